@@ -1,0 +1,3 @@
+from navd.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,275 @@
+"""The `navd` command line.
+
+Output for people goes to stdout; logs go to stderr (JSON lines, or human-readable on a TTY).
+Every expected failure (bad config, Solr unreachable, a bad query) exits non-zero with one line
+on stderr and no traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from navd import __version__
+from navd.config import NavdConfig, load_config
+from navd.errors import ConfigError, NavdError, SolrError
+from navd.logs import setup_logging
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NOT_RUNNING = 0, 1, 2, 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="navd", description="Metadata and lineage for Hadoop/Spark, in Solr.")
+    parser.add_argument("--version", action="version", version=f"navd {__version__}")
+    parser.add_argument("--config", metavar="FILE",
+                        help="config file (default: $NAVD_CONFIG, else /etc/navd/navd.toml)")
+    parser.add_argument("--log-format", choices=["auto", "json", "console"],
+                        help="override [logging] format")
+    parser.add_argument("--log-level", choices=["debug", "info", "warning", "error"],
+                        help="override [logging] level")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    solr = commands.add_parser("solr", help="the embedded Solr server and the cores")
+    solr_commands = solr.add_subparsers(dest="solr_command", metavar="ACTION", required=True)
+    for name, text in (("start", "start the embedded Solr (idempotent)"),
+                       ("stop", "stop the embedded Solr"),
+                       ("status", "is the embedded Solr running (exit 3 if not)")):
+        sub = solr_commands.add_parser(name, help=text)
+        sub.add_argument("--home", metavar="DIR", help="Solr home (data, logs, pid file)")
+        sub.add_argument("--port", type=int, metavar="N", help="port on 127.0.0.1")
+        if name == "start":
+            sub.add_argument("--heap", metavar="SIZE", help="JVM heap, e.g. 512m (default from config)")
+        if name == "status":
+            sub.add_argument("--json", action="store_true", help="print JSON")
+        sub.set_defaults(handler={"start": cmd_solr_start, "stop": cmd_solr_stop,
+                                  "status": cmd_solr_status}[name])
+    fetch = solr_commands.add_parser("fetch", help="fetch the Solr jars from Maven Central (idempotent)")
+    fetch.set_defaults(handler=cmd_solr_fetch)
+    init = solr_commands.add_parser("init", help="create or update the cores/collections (idempotent)")
+    init.set_defaults(handler=cmd_solr_init)
+
+    search = commands.add_parser("search", help="raw Solr query, e.g. 'queryText:*temp_table*'")
+    search.add_argument("query", help="Solr (Lucene) query syntax")
+    search.add_argument("--core", default="elements", choices=["elements", "relations", "runs"])
+    search.add_argument("--rows", type=int, default=20, metavar="N")
+    search.add_argument("--sort", metavar="SPEC", help="Solr sort, e.g. 'lastModified desc'")
+    search.add_argument("--json", action="store_true", help="print JSON")
+    search.set_defaults(handler=cmd_search)
+
+    entity = commands.add_parser("entity", help="show one element by qualifiedName or identity")
+    entity.add_argument("name", metavar="QUALIFIED_NAME_OR_IDENTITY")
+    entity.add_argument("--json", action="store_true", help="print JSON")
+    entity.set_defaults(handler=cmd_entity)
+
+    quickstart = commands.add_parser(
+        "quickstart", help="start the embedded Solr, create the cores and index a small sample")
+    quickstart.set_defaults(handler=cmd_quickstart)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"navd: config error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    setup_logging(args.log_format or config.logging.format, args.log_level or config.logging.level)
+    handler: Callable[[argparse.Namespace, NavdConfig], int] = args.handler
+    try:
+        return handler(args, config)
+    except ConfigError as exc:
+        print(f"navd: config error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except NavdError as exc:
+        print(f"navd: error: {exc}", file=sys.stderr)
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        print("navd: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+def _index(config: NavdConfig, *, interactive: bool = True):  # -> SolrIndex
+    """The Solr client for a command. Interactive reads fail fast (one retry for a reloading
+    core) instead of backing off for a minute as the daemon's writers do."""
+    import dataclasses
+
+    from navd.index.client import SolrIndex
+    from navd.solr.server import effective_solr_config
+
+    solr = effective_solr_config(config.solr)
+    if interactive:
+        solr = dataclasses.replace(solr, retries=min(solr.retries, 1), backoff_seconds=0.2)
+    return SolrIndex(solr)
+
+
+def _embedded(args: argparse.Namespace, config: NavdConfig):
+    from navd.solr.server import embedded_server
+
+    if not config.solr.is_embedded:
+        raise ConfigError(f"[solr] url is set ({config.solr.url}): navd uses that Solr, not an "
+                          "embedded one; `navd solr start/stop/status` manage only the embedded server")
+    server = embedded_server(config.solr, home=getattr(args, "home", None), port=getattr(args, "port", None))
+    if getattr(args, "heap", None):
+        server.heap = args.heap
+    return server
+
+
+def _print_json(value: Any) -> None:
+    json.dump(value, sys.stdout, indent=2, ensure_ascii=False, sort_keys=False)
+    sys.stdout.write("\n")
+
+
+# -- solr -------------------------------------------------------------------------------------
+
+def cmd_solr_fetch(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.solr.server import SolrDistribution
+
+    dist = SolrDistribution(config.solr.embedded.version, config.solr.embedded.dist_path)
+    root = dist.ensure()
+    print(f"Solr {dist.version} ready in {root}")
+    return EXIT_OK
+
+
+def cmd_solr_start(args: argparse.Namespace, config: NavdConfig) -> int:
+    status = _embedded(args, config).start()
+    print(f"running: Solr {status.solr_version} on {status.url} (pid {status.pid}, home {status.home})")
+    return EXIT_OK
+
+
+def cmd_solr_stop(args: argparse.Namespace, config: NavdConfig) -> int:
+    server = _embedded(args, config)
+    stopped = server.stop()
+    print(f"stopped Solr (home {server.home})" if stopped else f"not running (home {server.home})")
+    return EXIT_OK
+
+
+def cmd_solr_status(args: argparse.Namespace, config: NavdConfig) -> int:
+    status = _embedded(args, config).status()
+    if args.json:
+        _print_json(status.as_dict())
+    elif status.running:
+        print(f"running: Solr {status.solr_version or '?'} on {status.url} "
+              f"(pid {status.pid}, home {status.home})")
+    else:
+        print(f"{status.detail} (home {status.home})")
+    return EXIT_OK if status.running else EXIT_NOT_RUNNING
+
+
+def cmd_solr_init(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.index.admin import init_solr
+
+    with _index(config) as index:
+        for result in init_solr(index):
+            print(f"{result.core}: {result.action} ({result.detail})")
+    return EXIT_OK
+
+
+# -- search and entity ------------------------------------------------------------------------
+
+def cmd_search(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.index.documents import display_document
+
+    if args.rows < 0:
+        raise ConfigError("--rows must be >= 0")
+    with _index(config) as index:
+        body = index.search(args.core, args.query, rows=args.rows, sort=args.sort)
+    found = body["response"]["numFound"]
+    docs = [display_document(d) for d in body["response"]["docs"]]
+    if args.json:
+        _print_json({"numFound": found, "docs": docs})
+        return EXIT_OK
+    print(f"{found} found ({body['responseHeader'].get('QTime', '?')} ms), showing {len(docs)}")
+    for doc in docs:
+        print(_summary_line(args.core, doc))
+    return EXIT_OK
+
+
+def _summary_line(core: str, doc: dict[str, Any]) -> str:
+    if core == "relations":
+        flags = " [unlinked]" if doc.get("unlinked") else ""
+        dep = f" {doc['dependencyType']}" if doc.get("dependencyType") else ""
+        return (f"{doc.get('identity')}  {doc.get('type')}{dep}  {doc.get('endpoint1QualifiedName')} -> "
+                f"{doc.get('endpoint2QualifiedName')}{flags}")
+    if core == "runs":
+        return f"{doc.get('identity')}  {doc.get('component')}  {doc.get('state')}  {doc.get('started')}"
+    flags = " [deleted]" if doc.get("deleted") else ""
+    return f"{doc.get('identity')}  {doc.get('sourceType')} {doc.get('type')}  {doc.get('qualifiedName')}{flags}"
+
+
+def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.index.documents import display_document
+
+    with _index(config) as index:
+        docs = [display_document(d) for d in find_entity(index, args.name)]
+    if not docs:
+        raise SolrError(f"no element with identity or qualifiedName {args.name!r}")
+    if args.json:
+        _print_json(docs[0] if len(docs) == 1 else docs)
+        return EXIT_OK
+    for number, doc in enumerate(docs):
+        if number:
+            print()
+        width = max(len(k) for k in doc)
+        for key, value in doc.items():
+            shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value
+            print(f"{key.ljust(width)}  {shown}")
+    return EXIT_OK
+
+
+def find_entity(index: Any, name: str) -> list[dict[str, Any]]:
+    """Elements whose identity or qualifiedName is `name` (or its normalised spelling)."""
+    from navd.model import InvalidName, path_qualified_name
+
+    candidates = {name}
+    if "@" in name and "://" not in name:
+        candidates.add(name.lower())  # Hive names are lower case
+    if "://" in name or name.startswith("file:"):
+        try:
+            candidates.add(path_qualified_name(name))
+        except InvalidName:
+            pass
+    terms = " OR ".join(_quote(c) for c in sorted(candidates))
+    body = index.search("elements", f"identity:({terms}) OR qualifiedName:({terms})", rows=50)
+    return list(body["response"]["docs"])
+
+
+def _quote(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# -- quickstart -------------------------------------------------------------------------------
+
+def cmd_quickstart(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.index.admin import init_solr
+    from navd.index.client import IndexWriter
+    from navd.sample import sample_records
+
+    if config.solr.is_embedded:
+        cmd_solr_start(argparse.Namespace(home=None, port=None, heap=None), config)
+    with _index(config, interactive=False) as index:
+        for result in init_solr(index):
+            print(f"{result.core}: {result.action} ({result.detail})")
+        writer = IndexWriter(index)
+        writer.write_all(sample_records(config.cluster.name))
+        if not writer.close():
+            raise SolrError("the sample was not completely written to Solr (see the log)")
+        for core in ("elements", "relations"):
+            index.commit(core, soft=True)
+        counts = writer.counts
+    print(f"indexed the sample: {counts['elements']} elements, {counts['relations']} relations")
+    print("try: navd search '*:*'   navd search 'originalName:*order*'   "
+          "navd entity sales.orders@" + config.cluster.name)
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,32 @@
+"""The one error hierarchy of navd.
+
+Every error a user can cause or meet (bad config, Solr down, bad query) is a NavdError whose
+message is one line that names the key, object or URL involved; the CLI prints it without a
+traceback. Anything else is a bug and keeps its traceback.
+"""
+
+from __future__ import annotations
+
+
+class NavdError(Exception):
+    """An expected failure, reported to the user as one line."""
+
+
+class ConfigError(NavdError):
+    """The configuration file or an environment override is wrong."""
+
+
+class SolrError(NavdError):
+    """Solr answered with an error (bad query, bad document, missing core)."""
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class SolrUnavailable(SolrError):
+    """Solr could not be reached, or kept answering 5xx, after all retries."""
+
+
+class EmbeddedSolrError(NavdError):
+    """The embedded Solr server could not be fetched, started or stopped."""

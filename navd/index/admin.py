@@ -1,0 +1,184 @@
+"""Create navd's cores (standalone Solr) or collections (SolrCloud) and keep their config current.
+
+Idempotent: each configset is identified by a hash of its files. Standalone: the conf directory
+is copied into the core's instance directory with the hash beside it, and the core is created
+through the CoreAdmin API or reloaded when the hash changed (the old conf is restored if the new
+one does not load). SolrCloud: the configset is uploaded as `<configset>-<hash>` through the
+Configsets API, collections are created through the Collections API, and a changed configset
+is switched in with MODIFYCOLLECTION + RELOAD.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import io
+import shutil
+import time
+import zipfile
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from navd.errors import ConfigError, SolrError
+from navd.index.client import SolrIndex
+from navd.logs import get_logger
+
+log = get_logger("navd.index.admin")
+
+# Logical core -> the configset in solr_conf/ that defines it.
+CONFIGSETS: dict[str, str] = {"elements": "nav_elements", "relations": "nav_relations", "runs": "nav_runs"}
+HASH_FILE = "navd-configset.sha256"
+
+
+@dataclasses.dataclass(frozen=True)
+class InitResult:
+    core: str
+    action: Literal["created", "updated", "unchanged"]
+    detail: str = ""
+
+
+def configset_dir(configset: str, root: Path | None = None) -> Path:
+    base = root if root is not None else Path(str(resources.files("navd.solr_conf")))
+    path = base / configset / "conf"
+    if not (path / "solrconfig.xml").is_file():
+        raise ConfigError(f"configset {configset!r} not found under {base}")
+    return path
+
+
+def configset_hash(conf: Path) -> str:
+    """A short hash of every file of a configset (names and contents)."""
+    digest = hashlib.sha256()
+    for file in sorted(p for p in conf.rglob("*") if p.is_file() and p.name != HASH_FILE):
+        digest.update(file.relative_to(conf).as_posix().encode() + b"\0")
+        digest.update(file.read_bytes() + b"\0")
+    return digest.hexdigest()[:12]
+
+
+def solr_mode(index: SolrIndex) -> Literal["standalone", "cloud"]:
+    detected: Literal["standalone", "cloud"] = (
+        "cloud" if index.system_info().get("mode") == "solrcloud" else "standalone")
+    wanted = index.config.mode
+    if wanted != "auto" and wanted != detected:
+        raise ConfigError(f"[solr] mode is {wanted!r} but {index.base_url} runs {detected} Solr")
+    return detected
+
+
+def init_solr(index: SolrIndex, *, conf_root: Path | None = None) -> list[InitResult]:
+    """Create or update every navd core/collection. Safe to run any number of times."""
+    mode = solr_mode(index)
+    results = []
+    for kind, configset in CONFIGSETS.items():
+        conf = configset_dir(configset, conf_root)
+        name = index.core(kind)
+        if mode == "cloud":
+            results.append(_init_collection(index, name, configset, conf))
+        else:
+            results.append(_init_core(index, name, conf))
+    return results
+
+
+# -- standalone -------------------------------------------------------------------------------
+
+def _core_status(index: SolrIndex, name: str) -> dict[str, Any]:
+    body = index.request("GET", "admin/cores", params={"action": "STATUS", "core": name,
+                                                       "indexInfo": "false"},
+                         what=f"status of core {name}")
+    return body.get("status", {}).get(name) or {}
+
+
+def _init_core(index: SolrIndex, name: str, conf: Path) -> InitResult:
+    wanted = configset_hash(conf)
+    status = _core_status(index, name)
+    if not status:
+        home = Path(index.system_info().get("core_root") or index.system_info()["solr_home"])
+        if not home.is_dir():
+            raise SolrError(f"cannot create core {name}: the Solr home {home} of {index.base_url} is "
+                            f"not on this host; copy solr_conf/{conf.parent.name} there, or use SolrCloud")
+        instance = home / name
+        _install_conf(conf, instance / "conf", wanted)
+        index.request("POST", "admin/cores", params={"action": "CREATE", "name": name,
+                                                     "instanceDir": str(instance)},
+                      what=f"create core {name}")
+        log.info("created core", core=name, configset_hash=wanted)
+        return InitResult(name, "created", f"configset {wanted}")
+    instance = Path(status["instanceDir"])
+    current = _read_hash(instance / "conf")
+    if current == wanted:
+        return InitResult(name, "unchanged", f"configset {wanted}")
+    if not instance.is_dir():
+        raise SolrError(f"core {name} needs configset {wanted} but its instance directory {instance} "
+                        f"is not on this host; copy solr_conf there and reload the core")
+    backup = instance / f"conf.previous-{int(time.time())}"
+    shutil.copytree(instance / "conf", backup)
+    _install_conf(conf, instance / "conf", wanted)
+    try:
+        index.request("POST", "admin/cores", params={"action": "RELOAD", "core": name},
+                      what=f"reload core {name}")
+    except SolrError:
+        shutil.rmtree(instance / "conf")
+        backup.rename(instance / "conf")
+        index.request("POST", "admin/cores", params={"action": "RELOAD", "core": name},
+                      what=f"reload core {name} with its previous configset")
+        raise
+    shutil.rmtree(backup, ignore_errors=True)
+    log.info("updated core configset", core=name, previous=current, configset_hash=wanted)
+    return InitResult(name, "updated", f"configset {current or 'unknown'} -> {wanted}")
+
+
+def _install_conf(source: Path, target: Path, digest: str) -> None:
+    if target.exists():
+        shutil.rmtree(target)
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    (target / HASH_FILE).write_text(digest + "\n")
+
+
+def _read_hash(conf: Path) -> str | None:
+    try:
+        return (conf / HASH_FILE).read_text().strip()
+    except OSError:
+        return None
+
+
+# -- SolrCloud --------------------------------------------------------------------------------
+
+def _init_collection(index: SolrIndex, name: str, configset: str, conf: Path) -> InitResult:
+    config_name = f"{configset}-{configset_hash(conf)}"
+    status = index.request("GET", "admin/collections", params={"action": "CLUSTERSTATUS"},
+                           what="SolrCloud cluster status")
+    collections = status.get("cluster", {}).get("collections", {})
+    existing = index.request("GET", "admin/configs", params={"action": "LIST"},
+                             what="list configsets").get("configSets", [])
+    if config_name not in existing:
+        _upload_configset(index, config_name, conf)
+    if name not in collections:
+        index.request("POST", "admin/collections",
+                      params={"action": "CREATE", "name": name, "collection.configName": config_name,
+                              "numShards": index.config.shards,
+                              "replicationFactor": index.config.replication_factor,
+                              "waitForFinalState": "true"},
+                      what=f"create collection {name}")
+        log.info("created collection", collection=name, configset=config_name,
+                 shards=index.config.shards)
+        return InitResult(name, "created", f"configset {config_name}, {index.config.shards} shard(s)")
+    previous = collections[name].get("configName")
+    if previous == config_name:
+        return InitResult(name, "unchanged", f"configset {config_name}")
+    index.request("POST", "admin/collections",
+                  params={"action": "MODIFYCOLLECTION", "collection": name,
+                          "collection.configName": config_name},
+                  what=f"switch collection {name} to configset {config_name}")
+    index.request("POST", "admin/collections", params={"action": "RELOAD", "name": name},
+                  what=f"reload collection {name}")
+    log.info("updated collection configset", collection=name, previous=previous, configset=config_name)
+    return InitResult(name, "updated", f"configset {previous} -> {config_name}")
+
+
+def _upload_configset(index: SolrIndex, name: str, conf: Path) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for file in sorted(p for p in conf.rglob("*") if p.is_file()):
+            archive.write(file, file.relative_to(conf).as_posix())
+    index.request("POST", "admin/configs", params={"action": "UPLOAD", "name": name},
+                  data=buffer.getvalue(), headers={"Content-Type": "application/octet-stream"},
+                  what=f"upload configset {name}")

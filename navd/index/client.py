@@ -1,0 +1,366 @@
+"""The one Solr client of navd: reads, writes, admin calls, retries and error messages.
+
+Every component goes through `SolrIndex`. Writes post pre-serialised JSON with one pooled
+`requests.Session` (no per-request sanitising pass, no per-request logging); bulk writes go
+through `CoreWriter`/`IndexWriter`, which batch, post from a few threads with a bounded number
+of batches in flight, and report in `close(timeout)` whether everything reached Solr.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import requests
+
+from navd.config import SolrConfig
+from navd.errors import ConfigError, SolrError, SolrUnavailable
+from navd.index.documents import element_document, relation_document
+from navd.logs import get_logger
+from navd.model import Element, Relation
+
+log = get_logger("navd.index")
+
+# Solr answers 503 while a core loads or reloads and 502/504 behind proxies: worth retrying.
+_RETRY_STATUS = frozenset({502, 503, 504})
+_JSON = {"Content-Type": "application/json"}
+
+
+def _session_for(config: SolrConfig) -> requests.Session:
+    session = requests.Session()
+    adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=max(8, config.writer_threads * 2))
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    session.verify = config.ca_bundle or config.verify_tls
+    if config.auth == "basic":
+        session.auth = (config.username, config.password)
+    elif config.auth == "kerberos":
+        try:
+            from requests_gssapi import OPTIONAL, HTTPSPNEGOAuth  # noqa: PLC0415 - optional extra
+        except ImportError:
+            raise ConfigError('[solr] auth = "kerberos" needs the requests-gssapi package '
+                              "(pip install 'navd[kerberos]')") from None
+        session.auth = HTTPSPNEGOAuth(mutual_authentication=OPTIONAL)
+    return session
+
+
+def _error_message(resp: requests.Response) -> str:
+    try:
+        body = resp.json()
+        msg = body.get("error", {}).get("msg") or body.get("error", {}).get("trace") or ""
+    except ValueError:
+        msg = ""
+    if not msg:
+        msg = resp.reason or "error"
+        if resp.status_code == 404:
+            msg = "not found (is the core or collection created? run `navd solr init`)"
+        elif resp.status_code == 401:
+            msg = "authentication required or refused (check [solr] auth, username, password)"
+        elif resp.status_code == 403:
+            msg = "forbidden for this user"
+    # Lucene's parser appends a long "Was expecting one of: ..." list; the first part says it.
+    msg = str(msg).split(". Was expecting")[0]
+    return " ".join(msg.split())[:500]
+
+
+class SolrIndex:
+    """Reader, writer and admin client of one Solr (standalone node or SolrCloud)."""
+
+    def __init__(self, config: SolrConfig, session: requests.Session | None = None) -> None:
+        self.config = config
+        self.base_url = config.base_url
+        self.session = session if session is not None else _session_for(config)
+
+    def close(self) -> None:
+        self.session.close()
+
+    def __enter__(self) -> SolrIndex:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    def core(self, name: str) -> str:
+        """`elements`/`relations`/`runs` or a configured core name -> the configured name."""
+        return self.config.core_name(name)
+
+    # -- the one request path -------------------------------------------------------------
+
+    def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
+                data: bytes | Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None,
+                files: Any = None, retries: int | None = None, what: str = "") -> dict[str, Any]:
+        """Send one request with retries and backoff; return the JSON body or raise SolrError."""
+        url = f"{self.base_url}/{path.lstrip('/')}"
+        query = {"wt": "json", **(params or {})}
+        attempts = (self.config.retries if retries is None else retries) + 1
+        delay = self.config.backoff_seconds
+        what = what or f"{method} {path.split('?')[0]}"
+        last_problem = ""
+        for attempt in range(1, attempts + 1):
+            try:
+                resp = self.session.request(method, url, params=query, data=data, headers=headers,
+                                            files=files, timeout=self.config.timeout_seconds)
+            except requests.exceptions.SSLError as exc:
+                raise SolrError(f"{what}: TLS error talking to {self.base_url}: {_first_line(exc)}") from None
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                last_problem = f"cannot reach Solr at {self.base_url}: {_connection_reason(exc)}"
+            else:
+                if resp.status_code < 300:
+                    try:
+                        return resp.json()
+                    except ValueError:
+                        raise SolrError(f"{what}: Solr sent a non-JSON answer "
+                                        f"(HTTP {resp.status_code})") from None
+                if resp.status_code not in _RETRY_STATUS:
+                    raise SolrError(f"{what}: HTTP {resp.status_code}: {_error_message(resp)}",
+                                    status=resp.status_code)
+                last_problem = f"HTTP {resp.status_code} from {self.base_url}: {_error_message(resp)}"
+            if attempt < attempts:
+                log.warning("Solr request failed; retrying", what=what, attempt=attempt,
+                            retry_in_seconds=round(delay, 2), problem=last_problem)
+                time.sleep(delay * (0.75 + random.random() / 2))  # noqa: S311 - jitter only
+                delay = min(delay * 2, self.config.max_backoff_seconds)
+        raise SolrUnavailable(f"{what}: {last_problem} (gave up after {attempts} attempts)")
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def post_update(self, core: str, body: bytes, *, params: Mapping[str, Any] | None = None) -> None:
+        """Post a pre-serialised JSON update body (a JSON array of documents, or commands)."""
+        name = self.core(core)
+        self.request("POST", f"{name}/update", data=body, headers=_JSON, params=params,
+                     what=f"update of {name}")
+
+    def add(self, core: str, docs: Iterable[Mapping[str, Any]]) -> int:
+        """Upsert documents synchronously in batches. Returns the number written."""
+        written = 0
+        for batch in _batches(docs, self.config.batch_size):
+            self.post_update(core, serialise(batch))
+            written += len(batch)
+        return written
+
+    def atomic_update(self, core: str, updates: Iterable[Mapping[str, Any]]) -> int:
+        """Partial updates, e.g. `{"identity": id, "deleted": {"set": True}}`.
+
+        Each update must name an existing document's identity; Solr rejects the batch otherwise
+        (the `_version_: 1` guard keeps a partial update from creating a stub document).
+        """
+        guarded = ({**u, "_version_": 1} for u in updates)
+        return self.add(core, guarded)
+
+    def delete_ids(self, core: str, ids: Iterable[str]) -> int:
+        deleted = 0
+        for batch in _batches(ids, self.config.batch_size):
+            self.post_update(core, json.dumps({"delete": batch}).encode())
+            deleted += len(batch)
+        return deleted
+
+    def delete_query(self, core: str, query: str) -> None:
+        self.post_update(core, json.dumps({"delete": {"query": query}}).encode())
+
+    def commit(self, core: str, *, soft: bool = False) -> None:
+        params = {"softCommit": "true"} if soft else {"commit": "true"}
+        self.post_update(core, b"{}", params={**params, "waitSearcher": "true"})
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def search(self, core: str, query: str, *, rows: int = 10, start: int = 0,
+               fl: str | None = None, sort: str | None = None,
+               filters: Iterable[str] = (), params: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """Raw Solr query syntax; returns Solr's JSON response."""
+        name = self.core(core)
+        query_params: dict[str, Any] = {"q": query, "rows": rows, "start": start,
+                                        "fq": list(filters), **(params or {})}
+        if fl:
+            query_params["fl"] = fl
+        if sort:
+            query_params["sort"] = sort
+        # Form-encoded POST: lineage queries with many ids would overflow a URL.
+        return self.request("POST", f"{name}/select", data=query_params,
+                            what=f"query {query!r} on {name}")
+
+    def get(self, core: str, ids: Iterable[str]) -> list[dict[str, Any]]:
+        """Real-time get by identity: sees documents before they are committed."""
+        name = self.core(core)
+        docs: list[dict[str, Any]] = []
+        for batch in _batches(ids, 500):
+            body = self.request("GET", f"{name}/get", params={"ids": ",".join(batch)},
+                                what=f"get from {name}")
+            docs.extend(body.get("response", {}).get("docs", []))
+        return docs
+
+    def count(self, core: str, query: str = "*:*", filters: Iterable[str] = ()) -> int:
+        return int(self.search(core, query, rows=0, filters=filters)["response"]["numFound"])
+
+    def scan(self, core: str, query: str = "*:*", *, fl: str | None = None,
+             filters: Iterable[str] = (), page_size: int = 1000) -> Iterator[dict[str, Any]]:
+        """Every matching document, streamed page by page with cursorMark (stable under writes)."""
+        name = self.core(core)
+        cursor = "*"
+        while True:
+            params: dict[str, Any] = {"q": query, "rows": page_size, "sort": "identity asc",
+                                      "cursorMark": cursor, "fq": list(filters)}
+            if fl:
+                params["fl"] = fl
+            body = self.request("POST", f"{name}/select", data=params,
+                                what=f"scan {query!r} of {name}")
+            yield from body["response"]["docs"]
+            next_cursor = body["nextCursorMark"]
+            if next_cursor == cursor:
+                return
+            cursor = next_cursor
+
+    def system_info(self) -> dict[str, Any]:
+        return self.request("GET", "admin/info/system", what="Solr system info")
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
+
+
+def _connection_reason(exc: BaseException) -> str:
+    text = str(exc)
+    for marker in ("Connection refused", "Name or service not known", "timed out",
+                   "No route to host", "Connection reset", "Remote end closed"):
+        if marker.lower() in text.lower():
+            return marker.lower()
+    return type(exc).__name__
+
+
+def serialise(docs: list[Mapping[str, Any]]) -> bytes:
+    return json.dumps(docs, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    batch: list[Any] = []
+    for item in items:
+        batch.append(item)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class CoreWriter:
+    """Batched, threaded upserts of documents into one core.
+
+    At most `2 * threads` batches are in memory at once, so producers are paced by Solr.
+    `flush()` returns once every document added so far is acknowledged by Solr (in its
+    transaction log): callers advance their own positions only after that.
+    """
+
+    def __init__(self, index: SolrIndex, core: str, *, batch_size: int | None = None,
+                 threads: int | None = None) -> None:
+        self.index = index
+        self.core = index.core(core)
+        self.batch_size = batch_size or index.config.batch_size
+        threads = threads or index.config.writer_threads
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"solr-{self.core}")
+        self._slots = threading.BoundedSemaphore(threads * 2)
+        self._pending: list[Mapping[str, Any]] = []
+        self._in_flight: set[Future[None]] = set()
+        self._lock = threading.Lock()
+        self._error: BaseException | None = None
+        self.written = 0
+
+    def add(self, doc: Mapping[str, Any]) -> None:
+        self._pending.append(doc)
+        if len(self._pending) >= self.batch_size:
+            self._submit()
+
+    def add_many(self, docs: Iterable[Mapping[str, Any]]) -> None:
+        for doc in docs:
+            self.add(doc)
+
+    def _submit(self) -> None:
+        self._raise_if_failed()
+        batch, self._pending = self._pending, []
+        body = serialise(batch)
+        self._slots.acquire()
+        future = self._pool.submit(self._post, body, len(batch))
+        with self._lock:
+            self._in_flight.add(future)
+        future.add_done_callback(self._done)
+
+    def _post(self, body: bytes, count: int) -> None:
+        self.index.post_update(self.core, body)
+        with self._lock:
+            self.written += count
+
+    def _done(self, future: Future[None]) -> None:
+        self._slots.release()
+        with self._lock:
+            self._in_flight.discard(future)
+            if future.exception() is not None and self._error is None:
+                self._error = future.exception()
+
+    def _raise_if_failed(self) -> None:
+        if self._error is not None:
+            raise self._error
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Post what is pending and wait until Solr has acknowledged everything."""
+        if self._pending:
+            self._submit()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            with self._lock:
+                waiting = list(self._in_flight)
+            if not waiting:
+                break
+            remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            try:
+                waiting[0].result(timeout=remaining)
+            except TimeoutError:
+                raise SolrUnavailable(f"writes to {self.core} not acknowledged within {timeout}s") from None
+            except Exception:  # noqa: BLE001 - recorded by _done, raised below
+                break
+        self._raise_if_failed()
+
+    def close(self, timeout: float | None = None) -> bool:
+        """Flush and stop the threads. True when every document reached Solr."""
+        try:
+            self.flush(timeout)
+            return True
+        except SolrError as exc:
+            log.error("documents not written to Solr", core=self.core, error=str(exc))
+            return False
+        finally:
+            self._pool.shutdown(wait=timeout is None, cancel_futures=True)
+
+
+class IndexWriter:
+    """Writes Element and Relation records to their cores: the writer every extractor uses."""
+
+    def __init__(self, index: SolrIndex, *, batch_size: int | None = None,
+                 threads: int | None = None) -> None:
+        self.elements = CoreWriter(index, "elements", batch_size=batch_size, threads=threads)
+        self.relations = CoreWriter(index, "relations", batch_size=batch_size, threads=threads)
+
+    def write(self, record: Element | Relation) -> None:
+        if isinstance(record, Element):
+            self.elements.add(element_document(record))
+        elif isinstance(record, Relation):
+            self.relations.add(relation_document(record))
+        else:
+            raise TypeError(f"cannot index {type(record).__name__}: expected Element or Relation")
+
+    def write_all(self, records: Iterable[Element | Relation]) -> None:
+        for record in records:
+            self.write(record)
+
+    def flush(self, timeout: float | None = None) -> None:
+        self.elements.flush(timeout)
+        self.relations.flush(timeout)
+
+    def close(self, timeout: float | None = None) -> bool:
+        return all([self.elements.close(timeout), self.relations.close(timeout)])
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {"elements": self.elements.written, "relations": self.relations.written}

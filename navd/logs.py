@@ -1,0 +1,68 @@
+"""The one logger setup: structlog over the standard library, to stderr.
+
+JSON lines by default (for journald and log shippers), human-readable on a TTY. Every component
+logs under its own dotted name (`navd.extractor.hdfs`, `navd.linker`, `navd.index`) so an admin
+can grep one component's story, as Navigator's troubleshooting guide does.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import MutableMapping
+from typing import Any, TextIO
+
+import structlog
+
+_SECRET_KEYS = frozenset({"password", "passwd", "secret", "token", "authorization", "keytab_password"})
+
+
+def _redact_secrets(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
+    for key in list(event):
+        if key.lower() in _SECRET_KEYS:
+            event[key] = "***"
+    return event
+
+
+def setup_logging(fmt: str = "auto", level: str = "info", stream: TextIO | None = None) -> None:
+    """Configure structlog and the stdlib root logger. Safe to call more than once."""
+    stream = sys.stderr if stream is None else stream
+    if fmt == "auto":
+        fmt = "console" if stream.isatty() else "json"
+    shared: list[Any] = [
+        structlog.contextvars.merge_contextvars,
+        structlog.stdlib.add_logger_name,
+        structlog.stdlib.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        _redact_secrets,
+    ]
+    renderer: Any
+    if fmt == "json":
+        renderer = structlog.processors.JSONRenderer()
+        shared.append(structlog.processors.format_exc_info)
+    else:
+        renderer = structlog.dev.ConsoleRenderer(colors=stream.isatty())
+    formatter = structlog.stdlib.ProcessorFormatter(
+        foreign_pre_chain=shared,
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
+    )
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level.upper())
+    # Third-party clients log every request at INFO/DEBUG; keep them out of navd's story.
+    for noisy in ("urllib3", "pysolr", "requests"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    structlog.configure(
+        processors=[structlog.stdlib.filter_by_level, *shared,
+                    structlog.stdlib.ProcessorFormatter.wrap_for_formatter],
+        logger_factory=structlog.stdlib.LoggerFactory(),
+        wrapper_class=structlog.stdlib.BoundLogger,
+        cache_logger_on_first_use=False,
+    )
+
+
+def get_logger(component: str) -> structlog.stdlib.BoundLogger:
+    """A logger named after the component, e.g. `navd.extractor.hdfs`."""
+    return structlog.stdlib.get_logger(component)

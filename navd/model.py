@@ -1,0 +1,263 @@
+"""Elements and relations in Navigator's vocabulary, and the one identity function.
+
+Every element has a `qualified_name`:
+- Hive/catalog objects follow Atlas: `db@cluster`, `db.table@cluster`, `db.table.column@cluster`
+  (partitions: `db.table@cluster/k=v/k2=v2`), all lower case;
+- files and directories use their normalised URI: `hdfs://nameservice/path`, `file:///tmp/x`;
+  one spelling per path, no trailing slash;
+- operations and executions use a name scoped by source, e.g. `spark://app-2026.../1`.
+
+Identity is the MD5 (as Navigator) of (sourceType, qualifiedName), so re-extracting an entity
+upserts the same Solr document. A relation's identity is a function of its type and endpoint
+identities, so re-extracting a relation also upserts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import posixpath
+from collections.abc import Mapping
+from datetime import datetime
+from types import MappingProxyType
+from urllib.parse import urlsplit
+
+from navd.errors import NavdError
+
+
+class ElementType(enum.StrEnum):
+    DATABASE = "DATABASE"
+    TABLE = "TABLE"
+    VIEW = "VIEW"
+    FIELD = "FIELD"
+    PARTITION = "PARTITION"
+    DIRECTORY = "DIRECTORY"
+    FILE = "FILE"
+    OPERATION = "OPERATION"
+    OPERATION_EXECUTION = "OPERATION_EXECUTION"
+
+
+class SourceType(enum.StrEnum):
+    HDFS = "HDFS"
+    HIVE = "HIVE"
+    SPARK = "SPARK"
+    YARN = "YARN"
+    IMPALA = "IMPALA"
+
+
+class RelationType(enum.StrEnum):
+    PARENT_CHILD = "PARENT_CHILD"
+    LOGICAL_PHYSICAL = "LOGICAL_PHYSICAL"
+    INSTANCE_OF = "INSTANCE_OF"
+    DATA_FLOW = "DATA_FLOW"
+    CONTROL_FLOW = "CONTROL_FLOW"
+
+
+class DependencyType(enum.StrEnum):
+    """How a column-level DATA_FLOW target depends on its source (Atlas' vocabulary)."""
+
+    SIMPLE = "SIMPLE"
+    EXPRESSION = "EXPRESSION"
+    SCRIPT = "SCRIPT"
+
+
+# Endpoint 1 and endpoint 2 of each relation type, named as Navigator names them.
+ENDPOINT_ROLES: Mapping[RelationType, tuple[str, str]] = MappingProxyType({
+    RelationType.PARENT_CHILD: ("parent", "child"),
+    RelationType.LOGICAL_PHYSICAL: ("logical", "physical"),
+    RelationType.INSTANCE_OF: ("template", "instance"),
+    RelationType.DATA_FLOW: ("source", "target"),
+    RelationType.CONTROL_FLOW: ("source", "target"),
+})
+
+
+class InvalidName(NavdError):
+    """A qualified name or path that cannot be normalised."""
+
+
+def identity(source_type: SourceType | str, qualified_name: str) -> str:
+    """The identity of an element: MD5 of (sourceType, qualifiedName), hex."""
+    key = f"{SourceType(source_type).value}\x1f{qualified_name}"
+    return hashlib.md5(key.encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+# --- qualified names -------------------------------------------------------------------------
+
+def hive_qualified_name(cluster: str, database: str, table: str | None = None,
+                        column: str | None = None) -> str:
+    """Atlas-style `db[.table[.column]]@cluster`, lower case; surrounding backticks dropped."""
+    parts = [_hive_part(database, "database")]
+    if table is not None:
+        parts.append(_hive_part(table, "table"))
+    if column is not None:
+        if table is None:
+            raise InvalidName(f"column {column!r} given without a table")
+        parts.append(_hive_part(column, "column"))
+    return ".".join(parts) + "@" + cluster.strip().lower()
+
+
+def _hive_part(value: str, what: str) -> str:
+    cleaned = value.strip().strip("`").strip().lower()
+    if not cleaned:
+        raise InvalidName(f"empty Hive {what} name")
+    return cleaned
+
+
+def partition_qualified_name(cluster: str, database: str, table: str,
+                             spec: Mapping[str, str]) -> str:
+    table_qn = hive_qualified_name(cluster, database, table)
+    return table_qn + "/" + "/".join(f"{k.lower()}={v}" for k, v in spec.items())
+
+
+def path_qualified_name(path: str, default_fs: str = "") -> str:
+    """The one spelling of a file system path.
+
+    `hdfs://NN:8020/a//b/` -> `hdfs://nn:8020/a/b`; `file:/x` and `file:///x` -> `file:///x`;
+    a bare `/p` is qualified with `default_fs` (required then). Characters are kept as given
+    (no percent-decoding): callers pass decoded paths, as the NameNode reports them.
+    Aliases between different authorities (`nn:8020` vs a nameservice) are the linker's job.
+    """
+    if not path:
+        raise InvalidName("empty path")
+    if path.startswith("/"):
+        if not default_fs:
+            raise InvalidName(f"path {path!r} has no scheme and no default file system is configured")
+        return path_qualified_name(default_fs.rstrip("/") + path)
+    scheme, sep, rest = path.partition(":")
+    if not sep or not scheme or not scheme.replace("+", "").replace("-", "").replace(".", "").isalnum():
+        raise InvalidName(f"path {path!r} is neither absolute nor a URI")
+    scheme = scheme.lower()
+    if rest.startswith("//"):
+        authority, slash, tail = rest[2:].partition("/")
+        tail = slash + tail
+    else:
+        authority, tail = "", rest
+    if not tail.startswith("/"):
+        tail = "/" + tail
+    # Lower-case only the host part of the authority; user info is case-sensitive.
+    if authority:
+        netloc = urlsplit(f"{scheme}://{authority}/")
+        host = (netloc.hostname or "").lower()
+        userinfo = authority.rpartition("@")[0] if "@" in authority else ""
+        authority = (userinfo + "@" if userinfo else "") + host + (f":{netloc.port}" if netloc.port else "")
+    normalised = posixpath.normpath(tail)
+    if normalised.startswith("//"):
+        normalised = "/" + normalised.lstrip("/")
+    return f"{scheme}://{authority}{normalised}"
+
+
+def operation_qualified_name(source_type: SourceType | str, *parts: str) -> str:
+    """Operations and executions: `spark://<app name>` or `yarn://<app id>` and so on."""
+    clean = [p.strip() for p in parts]
+    if not clean or any(not p for p in clean):
+        raise InvalidName(f"operation name parts must be non-empty: {parts!r}")
+    return f"{SourceType(source_type).value.lower()}://" + "/".join(clean)
+
+
+# --- records ---------------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EntityRef:
+    """A pointer to an element: enough to compute its identity and to link it later."""
+
+    source_type: SourceType
+    qualified_name: str
+    type: ElementType
+
+    @property
+    def identity(self) -> str:
+        return identity(self.source_type, self.qualified_name)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Element:
+    """An entity in nav_elements. Optional fields are None when the source does not know them."""
+
+    source_type: SourceType
+    type: ElementType
+    qualified_name: str
+    name: str
+    parent: EntityRef | None = None
+    file_system_path: str | None = None
+    owner: str | None = None
+    group: str | None = None
+    permissions: str | None = None
+    size: int | None = None
+    block_size: int | None = None
+    replication: int | None = None
+    created: datetime | None = None
+    last_modified: datetime | None = None
+    last_accessed: datetime | None = None
+    started: datetime | None = None
+    ended: datetime | None = None
+    principal: str | None = None
+    query_text: str | None = None
+    description: str | None = None
+    data_type: str | None = None
+    internal_type: str | None = None
+    source_id: str | None = None
+    extractor_run_id: str | None = None
+    deleted: bool = False
+    delete_time: datetime | None = None
+    properties: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source_type", SourceType(self.source_type))
+        object.__setattr__(self, "type", ElementType(self.type))
+        if not self.qualified_name:
+            raise InvalidName(f"{self.type} element {self.name!r} has an empty qualifiedName")
+        if self.deleted and self.delete_time is None:
+            raise ValueError(f"deleted element {self.qualified_name} needs a delete_time")
+        object.__setattr__(self, "properties", MappingProxyType(dict(self.properties)))
+
+    @property
+    def identity(self) -> str:
+        return identity(self.source_type, self.qualified_name)
+
+    @property
+    def ref(self) -> EntityRef:
+        return EntityRef(self.source_type, self.qualified_name, self.type)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Relation:
+    """A directed edge in nav_relations: endpoint 1 -> endpoint 2 in the roles of its type.
+
+    `linked1`/`linked2` say whether the extractor knows that endpoint is indexed; a relation
+    with an endpoint not known to be indexed is stored `unlinked` and carries that endpoint's
+    qualifiedName, so the linker can resolve it once the element appears (possibly under an
+    alias). `discriminator` separates parallel edges between the same two endpoints, e.g. a
+    column edge seen through two different executions.
+    """
+
+    type: RelationType
+    endpoint1: EntityRef
+    endpoint2: EntityRef
+    linked1: bool = True
+    linked2: bool = True
+    dependency_type: DependencyType | None = None
+    expression: str | None = None
+    discriminator: str = ""
+    extractor_run_id: str | None = None
+    properties: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "type", RelationType(self.type))
+        if self.dependency_type is not None:
+            object.__setattr__(self, "dependency_type", DependencyType(self.dependency_type))
+        object.__setattr__(self, "properties", MappingProxyType(dict(self.properties)))
+
+    @property
+    def identity(self) -> str:
+        key = "\x1f".join((self.type.value, self.endpoint1.identity, self.endpoint2.identity,
+                           self.discriminator))
+        return hashlib.md5(key.encode("utf-8"), usedforsecurity=False).hexdigest()
+
+    @property
+    def unlinked(self) -> bool:
+        return not (self.linked1 and self.linked2)
+
+    @property
+    def roles(self) -> tuple[str, str]:
+        return ENDPOINT_ROLES[self.type]

@@ -1,0 +1,345 @@
+"""Fetch, start, stop and inspect navd's embedded Solr 9 server.
+
+The jars come from Maven Central through Maven (`mvn dependency:copy-dependencies`), once per
+Solr version, into a cache directory; a tiny launcher class (jvm/NavdSolr.java, compiled with
+javac on fetch) runs a real Solr node with JettySolrRunner, bound to 127.0.0.1, as a separate
+process whose pid is kept in the solr home.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from importlib import resources
+from pathlib import Path
+
+import requests
+
+from navd.config import DEFAULT_SOLR_PORT, SolrConfig, default_solr_home, state_dir
+from navd.errors import EmbeddedSolrError
+from navd.logs import get_logger
+
+LAUNCHER_CLASS = "NavdSolr"
+PID_FILE_NAME = "navd-solr.pid"
+CURRENT_FILE_NAME = "embedded-solr.json"
+log = get_logger("navd.solr")
+
+
+def _jvm_resource(name: str) -> Path:
+    return Path(str(resources.files("navd.solr") / "jvm" / name))
+
+
+def _find_tool(name: str) -> str:
+    java_home = os.environ.get("JAVA_HOME")
+    if java_home and (Path(java_home) / "bin" / name).exists():
+        return str(Path(java_home) / "bin" / name)
+    found = shutil.which(name)
+    if not found:
+        raise EmbeddedSolrError(f"{name} not found on PATH (nor in JAVA_HOME): the embedded Solr "
+                                f"needs a JDK 17+ and Maven")
+    return found
+
+
+@dataclasses.dataclass(frozen=True)
+class SolrDistribution:
+    """The jars of one Solr version plus the compiled launcher, under `cache_dir`."""
+
+    version: str
+    cache_dir: Path
+
+    @property
+    def root(self) -> Path:
+        return self.cache_dir / f"solr-{self.version}"
+
+    @property
+    def classpath(self) -> str:
+        return f"{self.root / 'classes'}{os.pathsep}{self.root / 'lib' / '*'}"
+
+    def is_complete(self) -> bool:
+        return (self.root / ".complete").is_file()
+
+    def ensure(self) -> Path:
+        """Fetch the jars and compile the launcher unless already done. Idempotent."""
+        if self.is_complete():
+            return self.root
+        mvn = _find_tool("mvn")
+        javac = _find_tool("javac")
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        log.info("fetching Solr from Maven Central", version=self.version, into=str(self.root))
+        with tempfile.TemporaryDirectory(dir=self.cache_dir, prefix=".fetch-") as tmp:
+            work = Path(tmp)
+            shutil.copy(_jvm_resource("pom.xml"), work / "pom.xml")
+            lib, classes = work / "dist" / "lib", work / "dist" / "classes"
+            _run([mvn, "-B", "-q", "-f", str(work / "pom.xml"), "dependency:copy-dependencies",
+                  f"-Dsolr.version={self.version}", f"-DoutputDirectory={lib}",
+                  "-DincludeScope=runtime"], what=f"Maven fetch of Solr {self.version}")
+            classes.mkdir(parents=True)
+            _run([javac, "-d", str(classes), "-cp", str(lib / "*"),
+                  str(_jvm_resource(f"{LAUNCHER_CLASS}.java"))], what="compiling the Solr launcher")
+            (work / "dist" / ".complete").write_text(self.version + "\n")
+            if self.root.exists():
+                shutil.rmtree(self.root)
+            try:
+                (work / "dist").rename(self.root)
+            except OSError:
+                if not self.is_complete():  # another process may have won the race
+                    raise
+        return self.root
+
+
+def _run(cmd: list[str], *, what: str) -> None:
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        detail = (proc.stdout + proc.stderr).strip().splitlines()
+        tail = " | ".join(detail[-5:]) if detail else f"exit code {proc.returncode}"
+        raise EmbeddedSolrError(f"{what} failed: {tail}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerStatus:
+    running: bool
+    home: Path
+    port: int | None = None
+    pid: int | None = None
+    solr_version: str | None = None
+    detail: str = ""
+
+    @property
+    def url(self) -> str | None:
+        return f"http://127.0.0.1:{self.port}/solr" if self.port else None
+
+    def as_dict(self) -> dict[str, object]:
+        return {"running": self.running, "home": str(self.home), "port": self.port, "pid": self.pid,
+                "url": self.url, "solrVersion": self.solr_version, "detail": self.detail}
+
+
+class EmbeddedSolr:
+    """One embedded Solr node whose data and pid file live under `home`."""
+
+    def __init__(self, home: Path, port: int, heap: str, distribution: SolrDistribution) -> None:
+        self.home = home.expanduser().resolve()
+        self.port = port
+        self.heap = heap
+        self.distribution = distribution
+
+    @property
+    def pid_file(self) -> Path:
+        return self.home / PID_FILE_NAME
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/solr"
+
+    # -- status -----------------------------------------------------------------------------
+
+    def _recorded(self) -> tuple[int, int] | None:
+        try:
+            data = json.loads(self.pid_file.read_text())
+            return int(data["pid"]), int(data["port"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+
+    def _is_our_process(self, pid: int) -> bool:
+        """Alive, and really our launcher for this home (pids get reused)."""
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            return False
+        return LAUNCHER_CLASS.encode() in cmdline and str(self.home).encode() in cmdline
+
+    def status(self) -> ServerStatus:
+        recorded = self._recorded()
+        if recorded is None:
+            return ServerStatus(False, self.home, detail="not running (no pid file)")
+        pid, port = recorded
+        if not self._is_our_process(pid):
+            return ServerStatus(False, self.home, port=port,
+                                detail=f"not running (stale pid file, pid {pid} is gone)")
+        version = _solr_version(port)
+        if version is None:
+            return ServerStatus(True, self.home, port=port, pid=pid,
+                                detail="process is up but Solr does not answer yet")
+        return ServerStatus(True, self.home, port=port, pid=pid, solr_version=version,
+                            detail="running")
+
+    # -- start / stop -----------------------------------------------------------------------
+
+    def start(self, timeout: float = 180.0) -> ServerStatus:
+        """Start Solr unless it already runs from this home; wait until it answers."""
+        current = self.status()
+        if current.running:
+            if current.port != self.port:
+                raise EmbeddedSolrError(f"Solr from {self.home} already runs on port {current.port}, "
+                                        f"not {self.port}: stop it first")
+            status = self._wait_until_up(current.pid or 0, timeout)
+            _remember_current(self)
+            return status
+        if _port_in_use(self.port):
+            raise EmbeddedSolrError(f"port {self.port} on 127.0.0.1 is in use by another process")
+        self.distribution.ensure()
+        java = _find_tool("java")
+        self.home.mkdir(parents=True, exist_ok=True)
+        logs = self.home / "logs"
+        logs.mkdir(exist_ok=True)
+        if not (self.home / "solr.xml").exists():
+            shutil.copy(_jvm_resource("solr.xml"), self.home / "solr.xml")
+        cmd = [java, f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC",
+               "-XX:+ExitOnOutOfMemoryError", "-Dfile.encoding=UTF-8",
+               f"-Dsolr.log.dir={logs}", f"-Dlog4j2.configurationFile={_jvm_resource('log4j2.xml')}",
+               f"-Dsolr.solr.home={self.home}", "-Dhost=127.0.0.1", "-Djetty.host=127.0.0.1",
+               "-cp", self.distribution.classpath, LAUNCHER_CLASS, str(self.home), str(self.port)]
+        console = open(logs / "console.log", "ab")  # noqa: SIM115 - handed to the child
+        try:
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=console,
+                                    stderr=subprocess.STDOUT, cwd=self.home,
+                                    start_new_session=True)
+        finally:
+            console.close()
+        tmp = self.pid_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps({"pid": proc.pid, "port": self.port}))
+        tmp.replace(self.pid_file)
+        log.info("starting embedded Solr", pid=proc.pid, port=self.port, home=str(self.home))
+        status = self._wait_until_up(proc.pid, timeout, proc)
+        _remember_current(self)
+        return status
+
+    def _wait_until_up(self, pid: int, timeout: float,
+                       proc: subprocess.Popen[bytes] | None = None) -> ServerStatus:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            version = _solr_version(self.port)
+            if version is not None:
+                return ServerStatus(True, self.home, port=self.port, pid=pid,
+                                    solr_version=version, detail="running")
+            exited = proc.poll() if proc is not None else (None if self._is_our_process(pid) else 1)
+            if exited is not None:
+                self.pid_file.unlink(missing_ok=True)
+                raise EmbeddedSolrError(f"Solr exited during start-up; see {self.home / 'logs'}: "
+                                        f"{_tail(self.home / 'logs' / 'console.log')}")
+            time.sleep(0.25)
+        raise EmbeddedSolrError(f"Solr did not answer on port {self.port} within {timeout:.0f}s; "
+                                f"see {self.home / 'logs'}")
+
+    def stop(self, timeout: float = 30.0) -> bool:
+        """Stop Solr (SIGTERM, then SIGKILL after `timeout`). False if it was not running."""
+        recorded = self._recorded()
+        if recorded is None or not self._is_our_process(recorded[0]):
+            self.pid_file.unlink(missing_ok=True)
+            return False
+        pid = recorded[0]
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while self._is_our_process(pid) and time.monotonic() < deadline:
+            _reap(pid)
+            time.sleep(0.2)
+        if self._is_our_process(pid):
+            log.warning("Solr did not stop in time; killing it", pid=pid, timeout=timeout)
+            os.kill(pid, signal.SIGKILL)
+            while self._is_our_process(pid):
+                _reap(pid)
+                time.sleep(0.1)
+        self.pid_file.unlink(missing_ok=True)
+        log.info("stopped embedded Solr", pid=pid, home=str(self.home))
+        return True
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status if the server is our own child, so it does not linger as a zombie."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
+def _port_in_use(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def _solr_version(port: int) -> str | None:
+    """The Solr version answering on the port, or None when nothing (yet) answers as Solr."""
+    try:
+        resp = requests.get(f"http://127.0.0.1:{port}/solr/admin/info/system",
+                            params={"wt": "json"}, timeout=2)
+    except requests.RequestException:
+        return None
+    if resp.status_code == 401:
+        return "unknown (authentication required)"
+    if resp.status_code != 200:
+        return None
+    try:
+        return str(resp.json()["lucene"]["solr-spec-version"])
+    except (ValueError, KeyError):
+        return None
+
+
+def _tail(path: Path, lines: int = 3) -> str:
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return "(no console log)"
+    return " | ".join(text[-lines:]) or "(empty console log)"
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now (for tests and benchmarks)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+# -- which embedded server: flags, config, the last one started, defaults ---------------------
+
+def _current_record() -> dict[str, object]:
+    try:
+        data = json.loads((state_dir() / CURRENT_FILE_NAME).read_text())
+        return data if isinstance(data, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def _remember_current(server: EmbeddedSolr) -> None:
+    directory = state_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = directory / (CURRENT_FILE_NAME + ".tmp")
+    tmp.write_text(json.dumps({"home": str(server.home), "port": server.port}))
+    tmp.replace(directory / CURRENT_FILE_NAME)
+
+
+def embedded_server(config: SolrConfig, *, home: str | None = None,
+                    port: int | None = None) -> EmbeddedSolr:
+    """The embedded server meant by CLI flags, else config, else the last started, else defaults."""
+    embedded = config.embedded
+    record = _current_record()
+    chosen_home = Path(home or embedded.home or str(record.get("home") or "") or default_solr_home())
+    chosen_home = chosen_home.expanduser().resolve()
+    chosen_port = port or embedded.port
+    if not chosen_port:
+        server = EmbeddedSolr(chosen_home, DEFAULT_SOLR_PORT, embedded.heap,
+                              SolrDistribution(embedded.version, embedded.dist_path))
+        recorded = server._recorded()
+        if recorded is not None:
+            chosen_port = recorded[1]
+        elif str(record.get("home")) == str(chosen_home) and isinstance(record.get("port"), int):
+            chosen_port = int(record["port"])  # type: ignore[call-overload]
+        else:
+            chosen_port = DEFAULT_SOLR_PORT
+    return EmbeddedSolr(chosen_home, chosen_port, embedded.heap,
+                        SolrDistribution(embedded.version, embedded.dist_path))
+
+
+def effective_solr_config(config: SolrConfig, server: EmbeddedSolr | None = None) -> SolrConfig:
+    """For the embedded default, point the config at the resolved server's port."""
+    if not config.is_embedded:
+        return config
+    server = server or embedded_server(config)
+    embedded = dataclasses.replace(config.embedded, home=str(server.home), port=server.port)
+    return dataclasses.replace(config, embedded=embedded)

@@ -1,0 +1,1 @@
+"""Solr configsets of navd's cores (data only; located with importlib.resources)."""
