@@ -98,8 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 # -- helpers ----------------------------------------------------------------------------------
 
 def _index(config: NavdConfig, *, interactive: bool = True):  # -> SolrIndex
-    """The Solr client for a command. Interactive reads fail fast (one retry for a reloading
-    core) instead of backing off for a minute as the daemon's writers do."""
+    """The Solr client for a command. Interactive reads fail at once with one line instead of
+    backing off for a minute as the daemon's writers do."""
     import dataclasses
 
     from navd.index.client import SolrIndex
@@ -107,7 +107,7 @@ def _index(config: NavdConfig, *, interactive: bool = True):  # -> SolrIndex
 
     solr = effective_solr_config(config.solr)
     if interactive:
-        solr = dataclasses.replace(solr, retries=min(solr.retries, 1), backoff_seconds=0.2)
+        solr = dataclasses.replace(solr, retries=0)
     return SolrIndex(solr)
 
 

@@ -64,8 +64,8 @@ def _error_message(resp: requests.Response) -> str:
         elif resp.status_code == 403:
             msg = "forbidden for this user"
     # Lucene's parser appends a long "Was expecting one of: ..." list; the first part says it.
-    msg = str(msg).split(". Was expecting")[0]
-    return " ".join(msg.split())[:500]
+    msg = " ".join(str(msg).split()).split(". Was expecting")[0]
+    return msg[:500]
 
 
 class SolrIndex:
