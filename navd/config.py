@@ -84,7 +84,7 @@ class SolrConfig:
     verify_tls: bool = True
     ca_bundle: str = ""
     timeout_seconds: float = 30.0
-    retries: int = 6
+    retries: int = 8
     backoff_seconds: float = 0.5
     max_backoff_seconds: float = 30.0
     batch_size: int = 1000

@@ -3,7 +3,8 @@
 The jars come from Maven Central through Maven (`mvn dependency:copy-dependencies`), once per
 Solr version, into a cache directory; a tiny launcher class (jvm/NavdSolr.java, compiled with
 javac on fetch) runs a real Solr node with JettySolrRunner, bound to 127.0.0.1, as a separate
-process whose pid is kept in the solr home.
+process whose pid is kept in the solr home. With `cloud=True` the node runs SolrCloud with the
+ZooKeeper Solr itself embeds (-DzkRun, as `bin/solr start -c` does), on 127.0.0.1 too.
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ from navd.logs import get_logger
 LAUNCHER_CLASS = "NavdSolr"
 PID_FILE_NAME = "navd-solr.pid"
 CURRENT_FILE_NAME = "embedded-solr.json"
+# Solr's own convention (bin/solr -c): the embedded ZooKeeper listens on the Solr port + 1000.
+ZK_PORT_OFFSET = 1000
+# Solr reads the embedded ZooKeeper's config from the solr home; its presence marks a SolrCloud home.
+ZOO_CFG = "zoo.cfg"
 log = get_logger("navd.solr")
 
 
@@ -121,13 +126,20 @@ class ServerStatus:
 
 
 class EmbeddedSolr:
-    """One embedded Solr node whose data and pid file live under `home`."""
+    """One embedded Solr node whose data and pid file live under `home`.
 
-    def __init__(self, home: Path, port: int, heap: str, distribution: SolrDistribution) -> None:
+    `cloud=True` sets a new home up as a single SolrCloud node with an embedded ZooKeeper on
+    127.0.0.1:`port + 1000` (its data in the home). A home keeps the mode it was set up with
+    (a SolrCloud home holds zoo.cfg), so later starts of a SolrCloud home need not say `cloud`.
+    """
+
+    def __init__(self, home: Path, port: int, heap: str, distribution: SolrDistribution,
+                 cloud: bool = False) -> None:
         self.home = home.expanduser().resolve()
         self.port = port
         self.heap = heap
         self.distribution = distribution
+        self.cloud = cloud
 
     @property
     def pid_file(self) -> Path:
@@ -136,6 +148,20 @@ class EmbeddedSolr:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/solr"
+
+    @property
+    def is_cloud(self) -> bool:
+        """SolrCloud if asked for, or if the home was set up as SolrCloud before."""
+        return self.cloud or (self.home / ZOO_CFG).is_file()
+
+    @property
+    def zk_port(self) -> int | None:
+        return self.port + ZK_PORT_OFFSET if self.is_cloud else None
+
+    @property
+    def zk_host(self) -> str | None:
+        """The embedded ZooKeeper's connect string (for zkcli, or a second node), if SolrCloud."""
+        return f"127.0.0.1:{self.zk_port}" if self.zk_port else None
 
     # -- status -----------------------------------------------------------------------------
 
@@ -173,6 +199,10 @@ class EmbeddedSolr:
 
     def start(self, timeout: float = 180.0) -> ServerStatus:
         """Start Solr unless it already runs from this home; wait until it answers."""
+        if self.cloud and (self.home / "solr.xml").exists() and not (self.home / ZOO_CFG).exists():
+            # Its cores were created without ZooKeeper and would not join a SolrCloud cluster.
+            raise EmbeddedSolrError(f"Solr home {self.home} holds a standalone Solr: use another "
+                                    f"--home for SolrCloud")
         current = self.status()
         if current.running:
             if current.port != self.port:
@@ -181,20 +211,31 @@ class EmbeddedSolr:
             status = self._wait_until_up(current.pid or 0, timeout)
             _remember_current(self)
             return status
-        if _port_in_use(self.port):
-            raise EmbeddedSolrError(f"port {self.port} on 127.0.0.1 is in use by another process")
+        for port in (self.port, self.zk_port):
+            if port is not None and not 0 < port < 65536:
+                raise EmbeddedSolrError(f"port {port} (the embedded ZooKeeper's: Solr port + "
+                                        f"{ZK_PORT_OFFSET}) is not a TCP port; choose a lower --port")
+            if port is not None and _port_in_use(port):
+                raise EmbeddedSolrError(f"port {port} on 127.0.0.1 is in use by another process")
         self.distribution.ensure()
         java = _find_tool("java")
         self.home.mkdir(parents=True, exist_ok=True)
         logs = self.home / "logs"
         logs.mkdir(exist_ok=True)
+        cloud = self.is_cloud
+        if cloud and not (self.home / ZOO_CFG).exists():
+            shutil.copy(_jvm_resource(ZOO_CFG), self.home / ZOO_CFG)
         if not (self.home / "solr.xml").exists():
-            shutil.copy(_jvm_resource("solr.xml"), self.home / "solr.xml")
+            shutil.copy(_jvm_resource("solr-cloud.xml" if cloud else "solr.xml"), self.home / "solr.xml")
         cmd = [java, f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC",
                "-XX:+ExitOnOutOfMemoryError", "-Dfile.encoding=UTF-8",
                f"-Dsolr.log.dir={logs}", f"-Dlog4j2.configurationFile={_jvm_resource('log4j2.xml')}",
-               f"-Dsolr.solr.home={self.home}", "-Dhost=127.0.0.1", "-Djetty.host=127.0.0.1",
-               "-cp", self.distribution.classpath, LAUNCHER_CLASS, str(self.home), str(self.port)]
+               f"-Dsolr.solr.home={self.home}", "-Dhost=127.0.0.1", "-Djetty.host=127.0.0.1"]
+        if cloud:
+            # zkRun starts ZooKeeper inside Solr (data in <home>/zoo_data) and puts Solr in cloud
+            # mode; the explicit port keeps it in step with zk_port whatever zoo.cfg says.
+            cmd += [f"-DzkRun={self.zk_host}", "-Dsolr.zk.embedded.host=127.0.0.1"]
+        cmd += ["-cp", self.distribution.classpath, LAUNCHER_CLASS, str(self.home), str(self.port)]
         console = open(logs / "console.log", "ab")  # noqa: SIM115 - handed to the child
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=console,
@@ -205,7 +246,8 @@ class EmbeddedSolr:
         tmp = self.pid_file.with_suffix(".tmp")
         tmp.write_text(json.dumps({"pid": proc.pid, "port": self.port}))
         tmp.replace(self.pid_file)
-        log.info("starting embedded Solr", pid=proc.pid, port=self.port, home=str(self.home))
+        log.info("starting embedded Solr", pid=proc.pid, port=self.port, home=str(self.home),
+                 zk_host=self.zk_host)
         status = self._wait_until_up(proc.pid, timeout, proc)
         _remember_current(self)
         return status

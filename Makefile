@@ -1,0 +1,38 @@
+# navd: the two commands a newcomer needs are `make quickstart` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+NAVD   := $(BIN)/navd
+
+.PHONY: setup test quickstart bench dev-up dev-down clean
+
+# Idempotent: the venv and the editable install are redone only when pyproject.toml changes;
+# `navd solr fetch` returns at once when the Solr jars are already cached.
+setup: $(VENV)/.installed
+	$(NAVD) solr fetch
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "navd needs Python >= 3.11"'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $@
+
+test: setup
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+quickstart: setup
+	$(NAVD) quickstart
+	$(NAVD) search '*:*' --rows 50
+
+bench: setup
+	$(BIN)/python tests/bench/bench_writer.py
+
+dev-up: setup
+	$(BIN)/python deploy/dev/devstack.py up
+
+dev-down: setup
+	$(BIN)/python deploy/dev/devstack.py down
+
+clean:
+	rm -rf $(VENV) .pytest_cache .bench build *.egg-info

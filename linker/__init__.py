@@ -1,0 +1,1 @@
+"""The linker: resolves unlinked relations once their far end is indexed (issue 5)."""

@@ -1,0 +1,117 @@
+"""The `navd` command, run as a user runs it: exit codes, one-line errors, output."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from navd import __version__
+from navd.solr.server import EmbeddedSolr, free_port
+
+
+def assert_one_line_error(result, *fragments: str) -> None:  # type: ignore[no-untyped-def]
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.startswith("navd:")]
+    assert len(lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0], lines[0]
+
+
+def test_version(navd) -> None:  # type: ignore[no-untyped-def]
+    result = navd("--version")
+    assert result.returncode == 0 and result.stdout.strip() == f"navd {__version__}"
+
+
+def test_embedded_server_lifecycle_through_the_cli(navd, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`navd solr start --home X --port N && navd solr status`, then init, sample, search, stop."""
+    # The embedded default (no config file), for a user with no embedded Solr recorded yet.
+    env = {k: v for k, v in os.environ.items() if k != "NAVD_CONFIG"}
+    env["XDG_STATE_HOME"] = str(tmp_path / "state")
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    home, port = tmp_path / "x", free_port()
+    try:
+        started = navd("solr", "start", "--home", str(home), "--port", str(port), env=env)
+        assert started.returncode == 0, started.stderr
+        status = navd("solr", "status", env=env)
+        assert status.returncode == 0, status.stderr
+        assert "running: Solr 9." in status.stdout and f"127.0.0.1:{port}/solr" in status.stdout
+        again = navd("solr", "start", "--home", str(home), "--port", str(port), env=env)
+        assert again.returncode == 0 and again.stdout == started.stdout
+        quickstart = navd("quickstart", env=env)
+        assert quickstart.returncode == 0, quickstart.stderr
+        assert "nav_elements: created" in quickstart.stdout
+        assert "indexed the sample: 18 elements, 22 relations" in quickstart.stdout
+        search = navd("search", "*:*", "--rows", "100", "--json", env=env)
+        names = {d["qualifiedName"] for d in json.loads(search.stdout)["docs"]}
+        assert {"sales.orders@primary", "sales.daily_revenue.revenue@primary",
+                "hdfs://nameservice1/data/raw/orders"} <= names
+        status_json = json.loads(navd("solr", "status", "--json", env=env).stdout)
+        assert status_json["running"] and status_json["port"] == port
+    finally:
+        stopped = navd("solr", "stop", env=env)
+    assert stopped.returncode == 0 and "stopped Solr" in stopped.stdout
+    after = navd("solr", "status", env=env)
+    assert after.returncode == 3 and "not running" in after.stdout
+
+
+def test_init_twice_then_quickstart_against_a_configured_solr(navd) -> None:  # type: ignore[no-untyped-def]
+    first = navd("solr", "init")
+    second = navd("solr", "init")
+    assert first.returncode == 0 and second.returncode == 0
+    assert second.stdout.count(": unchanged (") == 3
+    result = navd("quickstart")
+    assert result.returncode == 0, result.stderr
+    entity = navd("entity", "SALES.ORDERS@primary", "--json")  # Hive names are case-insensitive
+    doc = json.loads(entity.stdout)
+    assert doc["qualifiedName"] == "sales.orders@primary" and doc["type"] == "TABLE"
+    assert doc["properties"] == {"format": "parquet", "tableType": "MANAGED_TABLE"}
+    by_identity = json.loads(navd("entity", doc["identity"], "--json").stdout)
+    assert by_identity == doc
+    by_alias = navd("entity", "HDFS://NameService1/data/raw/orders/")
+    assert by_alias.returncode == 0 and "hdfs://nameservice1/data/raw/orders" in by_alias.stdout
+    unlinked = navd("search", "unlinked:true", "--core", "relations")
+    assert "sales.orders@primary -> hdfs://nameservice1/user/hive/warehouse/sales.db/orders [unlinked]" \
+        in unlinked.stdout
+    text = navd("search", "originalName:*ORD*", "--rows", "50")
+    assert text.returncode == 0 and "sales.orders@primary" in text.stdout
+
+
+def test_bad_query_is_one_line(navd) -> None:  # type: ignore[no-untyped-def]
+    assert_one_line_error(navd("search", "type:("), "HTTP 400", "Cannot parse")
+
+
+def test_unknown_entity_is_one_line(navd) -> None:  # type: ignore[no-untyped-def]
+    assert_one_line_error(navd("entity", "nope.nothing@primary"), "no element", "nope.nothing@primary")
+
+
+def test_unreachable_solr_is_one_line(navd, navd_env) -> None:  # type: ignore[no-untyped-def]
+    env = {**navd_env, "NAVD_SOLR_URL": f"http://127.0.0.1:{free_port()}/solr"}
+    result = navd("search", "*:*", env=env)
+    assert result.returncode == 1
+    assert_one_line_error(result, "cannot reach Solr", "connection refused")
+
+
+def test_bad_config_is_one_line(navd, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    config = tmp_path / "bad.toml"
+    config.write_text('[solr]\ntimeout_seconds = -1\n')
+    result = navd("--config", str(config), "search", "*:*")
+    assert result.returncode == 2
+    assert_one_line_error(result, "[solr] timeout_seconds: must be > 0", str(config))
+
+
+def test_embedded_commands_refuse_when_a_url_is_configured(navd) -> None:  # type: ignore[no-untyped-def]
+    assert_one_line_error(navd("solr", "start"), "[solr] url is set")
+
+
+def test_logs_are_json_lines_named_by_component(navd) -> None:  # type: ignore[no-untyped-def]
+    result = navd("solr", "init")
+    records = [json.loads(line) for line in result.stderr.splitlines() if line.startswith("{")]
+    assert all(r["logger"].startswith("navd.") for r in records)
+
+
+def test_status_of_a_stopped_home_exits_3(navd, tmp_path: Path, solr_server: EmbeddedSolr) -> None:  # type: ignore[no-untyped-def]
+    env = {k: v for k, v in os.environ.items() if k != "NAVD_CONFIG"}
+    result = navd("solr", "status", "--home", str(tmp_path), "--port", str(free_port()), env=env)
+    assert result.returncode == 3 and "not running" in result.stdout

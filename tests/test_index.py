@@ -1,0 +1,150 @@
+"""The index client and the cores, against the session's real Solr 9."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from navd.errors import SolrError
+from navd.index.admin import configset_dir, init_solr
+from navd.index.client import IndexWriter, SolrIndex
+from navd.index.documents import element_document
+from navd.model import Element, ElementType, EntityRef, Relation, RelationType, SourceType, identity
+
+
+def file_element(qualified_name: str, name: str, **extra: object) -> Element:
+    return Element(SourceType.HDFS, ElementType.FILE, qualified_name, name=name, **extra)  # type: ignore[arg-type]
+
+
+def test_second_init_is_a_no_op(index: SolrIndex) -> None:
+    results = init_solr(index)
+    assert [(r.core, r.action) for r in results] == [
+        ("nav_elements", "unchanged"), ("nav_relations", "unchanged"), ("nav_runs", "unchanged")]
+
+
+def test_changed_schema_is_applied_and_reverted(index: SolrIndex, tmp_path: Path, unique: str) -> None:
+    conf_root = tmp_path / "solr_conf"
+    for configset in ("nav_elements", "nav_relations", "nav_runs"):
+        shutil.copytree(configset_dir(configset), conf_root / configset / "conf")
+    schema = conf_root / "nav_elements" / "conf" / "schema.xml"
+    schema.write_text(schema.read_text().replace(
+        '<field name="dataType"', '<field name="navdTestField" type="string" indexed="true" stored="true"/>\n'
+                                  '  <field name="dataType"'))
+    try:
+        changed = {r.core: r.action for r in init_solr(index, conf_root=conf_root)}
+        assert changed == {"nav_elements": "updated", "nav_relations": "unchanged", "nav_runs": "unchanged"}
+        doc = {**element_document(file_element(f"file:///{unique}", unique)), "navdTestField": "x"}
+        index.add("elements", [doc])
+        index.commit("elements")
+        assert index.count("elements", "navdTestField:x") == 1
+    finally:
+        index.delete_query("elements", "navdTestField:*")
+        index.commit("elements")
+        reverted = {r.core: r.action for r in init_solr(index)}
+    assert reverted["nav_elements"] == "updated"
+    with pytest.raises(SolrError, match="undefined field navdTestField"):
+        index.search("elements", "navdTestField:x")
+
+
+def test_broken_schema_is_refused_and_the_core_keeps_working(index: SolrIndex, tmp_path: Path) -> None:
+    conf_root = tmp_path / "solr_conf"
+    for configset in ("nav_elements", "nav_relations", "nav_runs"):
+        shutil.copytree(configset_dir(configset), conf_root / configset / "conf")
+    schema = conf_root / "nav_relations" / "conf" / "schema.xml"
+    schema.write_text(schema.read_text().replace('type="string"', 'type="no_such_type"', 1))
+    with pytest.raises(SolrError, match="reload core nav_relations"):
+        init_solr(index, conf_root=conf_root)
+    assert index.count("relations") >= 0  # the previous configset was restored and reloaded
+    assert {r.core: r.action for r in init_solr(index)}["nav_relations"] == "unchanged"
+
+
+def test_indexing_the_same_element_twice_leaves_one_document(index: SolrIndex, unique: str) -> None:
+    element = file_element(f"hdfs://ns/{unique}/a.csv", "a.csv", size=1)
+    writer = IndexWriter(index)
+    writer.write(element)
+    writer.write(element)
+    assert writer.close()
+    IndexWriter(index).write_all([file_element(f"hdfs://ns/{unique}/a.csv", "a.csv", size=2)])
+    index.add("elements", [element_document(element)])  # and once more through the plain add
+    index.commit("elements")
+    docs = index.search("elements", f'qualifiedName:"hdfs://ns/{unique}/a.csv"')["response"]["docs"]
+    assert len(docs) == 1
+    assert docs[0]["identity"] == identity(SourceType.HDFS, f"hdfs://ns/{unique}/a.csv")
+
+
+def test_writer_streams_many_batches_and_counts(index: SolrIndex, unique: str) -> None:
+    writer = IndexWriter(index, batch_size=100, threads=2)
+    root = EntityRef(SourceType.HDFS, f"hdfs://ns/{unique}", ElementType.DIRECTORY)
+    for number in range(2_345):
+        child = file_element(f"hdfs://ns/{unique}/f{number}", f"f{number}", parent=root)
+        writer.write(child)
+        writer.write(Relation(RelationType.PARENT_CHILD, root, child.ref))
+    assert writer.close()
+    assert writer.counts == {"elements": 2_345, "relations": 2_345}
+    for core in ("elements", "relations"):
+        index.commit(core)
+    assert index.count("elements", f"parentQualifiedName:\"hdfs://ns/{unique}\"") == 2_345
+    assert index.count("relations", f"endpoint1QualifiedName:\"hdfs://ns/{unique}\"") == 2_345
+
+
+def test_scan_returns_every_document_once(index: SolrIndex, unique: str) -> None:
+    index.add("elements", (element_document(file_element(f"hdfs://ns/{unique}/{n}", f"{unique}-{n}"))
+                           for n in range(2_500)))
+    index.commit("elements")
+    seen = [d["qualifiedName"] for d in index.scan("elements", f"originalName:{unique}-*",
+                                                      fl="qualifiedName", page_size=1000)]
+    assert len(seen) == 2_500 and len(set(seen)) == 2_500
+
+
+def test_partial_update_real_time_get_and_deletes(index: SolrIndex, unique: str) -> None:
+    element = file_element(f"hdfs://ns/{unique}/p", "p", owner="etl")
+    index.add("elements", [element_document(element)])
+    now = "2026-11-22T10:00:00.000Z"
+    index.atomic_update("elements", [{"identity": element.identity, "deleted": {"set": True},
+                                      "deleteTime": {"set": now}}])
+    [doc] = index.get("elements", [element.identity])  # real-time get: no commit needed
+    assert doc["deleted"] is True and doc["deleteTime"] == "2026-11-22T10:00:00Z"
+    assert doc["owner"] == "etl"
+    with pytest.raises(SolrError, match="HTTP 409"):
+        index.atomic_update("elements", [{"identity": "0" * 32, "deleted": {"set": True}}])
+    assert index.get("elements", ["0" * 32]) == []  # no stub document was created
+    index.delete_ids("elements", [element.identity])
+    assert index.get("elements", [element.identity]) == []
+
+
+def test_substring_and_free_text_search(index: SolrIndex, unique: str) -> None:
+    when = datetime(2026, 11, 3, tzinfo=UTC)
+    records = [
+        file_element(f"hdfs://ns/data/raw/2026/11/{unique}-Orders.csv", f"{unique}-Orders.csv",
+                     file_system_path=f"/data/raw/2026/11/{unique}-Orders.csv", last_modified=when),
+        Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION, f"spark://{unique}/1", name=f"{unique} job",
+                query_text=f"INSERT INTO sample_merge SELECT * FROM default.temp_sample_08_{unique};"),
+        file_element(f"hdfs://ns/data/{unique}/données été.csv", "données été.csv"),
+    ]
+    writer = IndexWriter(index)
+    writer.write_all(records)
+    assert writer.close()
+    index.commit("elements")
+
+    def found(query: str) -> set[str]:
+        return {d["qualifiedName"] for d in index.search("elements", query, rows=50)["response"]["docs"]}
+
+    assert found(f"originalName:*{unique}-ORD*") == {records[0].qualified_name}
+    assert found(f"fileSystemPath:*2026/11/{unique}*") == {records[0].qualified_name}
+    assert found(f"queryText:*temp_sample_08_{unique}*") == {records[1].qualified_name}
+    assert found(f'originalName:"données été.csv" AND qualifiedName:*{unique}*') == {records[2].qualified_name}
+    assert records[0].qualified_name in found(f"{unique} orders")  # catch-all text field
+    assert found(f"lastModified:[2026-11-01T00:00:00Z TO 2026-11-05T00:00:00Z] AND originalName:{unique}*") \
+        == {records[0].qualified_name}
+
+
+def test_solr_errors_are_one_clear_line(index: SolrIndex) -> None:
+    with pytest.raises(SolrError) as bad_query:
+        index.search("elements", "type:(")
+    assert bad_query.value.status == 400
+    assert "Cannot parse" in str(bad_query.value) and "\n" not in str(bad_query.value)
+    with pytest.raises(SolrError, match=r"update of nav_elements: HTTP 400: \[doc=x\] missing required field: qualifiedName$"):
+        index.add("elements", [{"identity": "x", "type": "FILE", "sourceType": "HDFS"}])

@@ -1,0 +1,33 @@
+"""Logging: JSON lines by default, one logger name per component, secrets redacted."""
+
+from __future__ import annotations
+
+import io
+import json
+
+from navd.logs import get_logger, setup_logging
+
+
+def test_json_lines_carry_the_component_name_and_redact_secrets() -> None:
+    stream = io.StringIO()
+    setup_logging("auto", "info", stream=stream)  # not a TTY -> JSON
+    get_logger("navd.extractor.hdfs").warning("listing failed", path="/data", password="hunter2")
+    get_logger("navd.linker").debug("not shown at info level")
+    lines = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert len(lines) == 1
+    record = lines[0]
+    assert record["logger"] == "navd.extractor.hdfs"
+    assert record["level"] == "warning"
+    assert record["event"] == "listing failed" and record["path"] == "/data"
+    assert record["password"] == "***"
+    assert "hunter2" not in stream.getvalue()
+    assert record["timestamp"].endswith("Z")
+
+
+def test_console_format_is_human_readable() -> None:
+    stream = io.StringIO()
+    setup_logging("console", "debug", stream=stream)
+    get_logger("navd.purge").info("purged", relations=3)
+    text = stream.getvalue()
+    assert "purged" in text and "navd.purge" in text and "relations=3" in text
+    assert not text.lstrip().startswith("{")
