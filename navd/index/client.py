@@ -294,10 +294,12 @@ class CoreWriter:
 
     def _done(self, future: Future[None]) -> None:
         self._slots.release()
+        problem = (SolrUnavailable(f"a batch for {self.core} was abandoned at close")
+                   if future.cancelled() else future.exception())
         with self._lock:
             self._in_flight.discard(future)
-            if future.exception() is not None and self._error is None:
-                self._error = future.exception()
+            if problem is not None and self._error is None:
+                self._error = problem
 
     def _raise_if_failed(self) -> None:
         if self._error is not None:
