@@ -42,6 +42,9 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("--port", type=int, metavar="N", help="port on 127.0.0.1")
         if name == "start":
             sub.add_argument("--heap", metavar="SIZE", help="JVM heap, e.g. 512m (default from config)")
+            sub.add_argument("--cloud", action="store_true",
+                             help="set a new home up as a one-node SolrCloud with an embedded ZooKeeper "
+                                  "on 127.0.0.1, port + 1000 (that home then always starts so)")
         if name == "status":
             sub.add_argument("--json", action="store_true", help="print JSON")
         sub.set_defaults(handler={"start": cmd_solr_start, "stop": cmd_solr_stop,
@@ -120,6 +123,8 @@ def _embedded(args: argparse.Namespace, config: NavdConfig):
     server = embedded_server(config.solr, home=getattr(args, "home", None), port=getattr(args, "port", None))
     if getattr(args, "heap", None):
         server.heap = args.heap
+    if getattr(args, "cloud", False):
+        server.cloud = True
     return server
 
 

@@ -5,7 +5,8 @@ is copied into the core's instance directory with the hash beside it, and the co
 through the CoreAdmin API or reloaded when the hash changed (the old conf is restored if the new
 one does not load). SolrCloud: the configset is uploaded as `<configset>-<hash>` through the
 Configsets API, collections are created through the Collections API, and a changed configset
-is switched in with MODIFYCOLLECTION + RELOAD.
+is switched in with MODIFYCOLLECTION (which reloads the collection), and switched back if
+the cores reject it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import io
+import re
 import shutil
 import time
 import zipfile
@@ -152,26 +154,86 @@ def _init_collection(index: SolrIndex, name: str, configset: str, conf: Path) ->
     if config_name not in existing:
         _upload_configset(index, config_name, conf)
     if name not in collections:
-        index.request("POST", "admin/collections",
-                      params={"action": "CREATE", "name": name, "collection.configName": config_name,
-                              "numShards": index.config.shards,
-                              "replicationFactor": index.config.replication_factor,
-                              "waitForFinalState": "true"},
-                      what=f"create collection {name}")
+        _collections_api(index, {"action": "CREATE", "name": name, "collection.configName": config_name,
+                                 "numShards": index.config.shards,
+                                 "replicationFactor": index.config.replication_factor,
+                                 "waitForFinalState": "true"},
+                         what=f"create collection {name}")
         log.info("created collection", collection=name, configset=config_name,
                  shards=index.config.shards)
         return InitResult(name, "created", f"configset {config_name}, {index.config.shards} shard(s)")
+    shards = len(collections[name].get("shards") or {})
+    if shards != index.config.shards:
+        # numShards counts only at CREATE; changing it later needs SPLITSHARD or a new collection.
+        log.warning("collection has another number of shards than [solr] shards; navd does not "
+                    "reshard", collection=name, shards=shards, configured=index.config.shards)
     previous = collections[name].get("configName")
     if previous == config_name:
         return InitResult(name, "unchanged", f"configset {config_name}")
-    index.request("POST", "admin/collections",
-                  params={"action": "MODIFYCOLLECTION", "collection": name,
-                          "collection.configName": config_name},
-                  what=f"switch collection {name} to configset {config_name}")
-    index.request("POST", "admin/collections", params={"action": "RELOAD", "name": name},
-                  what=f"reload collection {name}")
+    try:
+        _switch_configset(index, name, config_name)
+    except SolrError as exc:
+        # The cores keep serving with the configset they had loaded, but would come up with the
+        # rejected one at the next restart: switch back, as the standalone path restores conf/.
+        if not previous:
+            raise
+        try:
+            _switch_configset(index, name, previous)
+        except SolrError as again:
+            raise SolrError(f"{exc}; switching back to configset {previous} failed too: {again}",
+                            status=exc.status) from None
+        raise SolrError(f"{exc}; switched back to configset {previous}", status=exc.status) from None
     log.info("updated collection configset", collection=name, previous=previous, configset=config_name)
     return InitResult(name, "updated", f"configset {previous} -> {config_name}")
+
+
+def _switch_configset(index: SolrIndex, name: str, config_name: str) -> None:
+    # MODIFYCOLLECTION of collection.configName also reloads the collection (since Solr 8): a
+    # RELOAD after it would load every core a second time.
+    _collections_api(index, {"action": "MODIFYCOLLECTION", "collection": name,
+                             "collection.configName": config_name},
+                     what=f"switch collection {name} to configset {config_name}")
+
+
+def _collections_api(index: SolrIndex, params: dict[str, Any], *, what: str) -> dict[str, Any]:
+    """One Collections API call. Solr reports some failures (cores that reject a configset on
+    reload) as HTTP 200 with a `failure` map of node -> error: those raise SolrError too."""
+    body = index.request("POST", "admin/collections", params=params, what=what)
+    failure = body.get("failure") or {}
+    if failure:
+        node, text = next(iter(failure.items()))
+        message = _java_message(text)
+        raise SolrError(f"{what}: {message} (node {node}){_core_failure(index, node, message)}")
+    if body.get("exception"):
+        raise SolrError(f"{what}: {_java_message(body['exception'].get('msg'))}")
+    return body
+
+
+# Solr passes node errors on as "<exception class>:Error from server at <url>: <message>".
+_JAVA_PREFIX = re.compile(r"^(?:(?:[\w$]+\.)+[\w$]+:\s*)+(?:Error from server at \S+: )?")
+
+
+def _java_message(text: object) -> str:
+    """The message of a Java exception's text, on one line, without the class names."""
+    return _JAVA_PREFIX.sub("", " ".join(str(text).split()))[:500] or "failed"
+
+
+def _core_failure(index: SolrIndex, node: str, message: str) -> str:
+    """Why the core named in "Unable to reload core [<core>]" failed, as ": <reason>", when it
+    is on the node we talk to (the Collections API does not say), else ""."""
+    core = re.search(r"core \[([^\]]+)\]", message)
+    if core is None:
+        return ""
+    try:
+        if index.system_info().get("node") != node:
+            return ""  # another node: its log has the reason
+        failures = index.request("GET", "admin/cores", params={"action": "STATUS", "core": core.group(1),
+                                                               "indexInfo": "false"},
+                                 what=f"status of core {core.group(1)}").get("initFailures", {})
+    except SolrError:
+        return ""
+    reason = failures.get(core.group(1))
+    return f": {_java_message(reason)}" if reason else ""
 
 
 def _upload_configset(index: SolrIndex, name: str, conf: Path) -> None:

@@ -10,6 +10,7 @@ ZooKeeper Solr itself embeds (-DzkRun, as `bin/solr start -c` does), on 127.0.0.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import shutil
@@ -64,39 +65,64 @@ class SolrDistribution:
         return self.cache_dir / f"solr-{self.version}"
 
     @property
+    def classes_dir(self) -> Path:
+        # Named by the launcher source's hash: a changed NavdSolr.java is compiled anew (by
+        # ensure) even into a cache whose jars are complete, and a running server keeps its own.
+        return self.root / f"classes-{_launcher_hash()}"
+
+    @property
     def classpath(self) -> str:
-        return f"{self.root / 'classes'}{os.pathsep}{self.root / 'lib' / '*'}"
+        return f"{self.classes_dir}{os.pathsep}{self.root / 'lib' / '*'}"
 
     def is_complete(self) -> bool:
-        return (self.root / ".complete").is_file()
+        return (self.root / ".complete").is_file() and self.classes_dir.is_dir()
 
     def ensure(self) -> Path:
         """Fetch the jars and compile the launcher unless already done. Idempotent."""
-        if self.is_complete():
-            return self.root
+        if not (self.root / ".complete").is_file():
+            self._fetch_jars()
+        if not self.classes_dir.is_dir():
+            self._compile_launcher()
+        return self.root
+
+    def _fetch_jars(self) -> None:
         mvn = _find_tool("mvn")
-        javac = _find_tool("javac")
+        _find_tool("javac")  # fail before the long download, not after it
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         log.info("fetching Solr from Maven Central", version=self.version, into=str(self.root))
         with tempfile.TemporaryDirectory(dir=self.cache_dir, prefix=".fetch-") as tmp:
             work = Path(tmp)
             shutil.copy(_jvm_resource("pom.xml"), work / "pom.xml")
-            lib, classes = work / "dist" / "lib", work / "dist" / "classes"
+            lib = work / "dist" / "lib"
             _run([mvn, "-B", "-q", "-f", str(work / "pom.xml"), "dependency:copy-dependencies",
                   f"-Dsolr.version={self.version}", f"-DoutputDirectory={lib}",
                   "-DincludeScope=runtime"], what=f"Maven fetch of Solr {self.version}")
-            classes.mkdir(parents=True)
-            _run([javac, "-d", str(classes), "-cp", str(lib / "*"),
-                  str(_jvm_resource(f"{LAUNCHER_CLASS}.java"))], what="compiling the Solr launcher")
             (work / "dist" / ".complete").write_text(self.version + "\n")
             if self.root.exists():
                 shutil.rmtree(self.root)
             try:
                 (work / "dist").rename(self.root)
             except OSError:
-                if not self.is_complete():  # another process may have won the race
+                if not (self.root / ".complete").is_file():  # another process may have won the race
                     raise
-        return self.root
+
+    def _compile_launcher(self) -> None:
+        javac = _find_tool("javac")
+        target = self.classes_dir
+        with tempfile.TemporaryDirectory(dir=self.root, prefix=".javac-") as tmp:
+            classes = Path(tmp) / "classes"
+            classes.mkdir()
+            _run([javac, "-d", str(classes), "-cp", str(self.root / "lib" / "*"),
+                  str(_jvm_resource(f"{LAUNCHER_CLASS}.java"))], what="compiling the Solr launcher")
+            try:
+                classes.rename(target)
+            except OSError:
+                if not target.is_dir():  # another process may have won the race
+                    raise
+
+
+def _launcher_hash() -> str:
+    return hashlib.sha256(_jvm_resource(f"{LAUNCHER_CLASS}.java").read_bytes()).hexdigest()[:12]
 
 
 def _run(cmd: list[str], *, what: str) -> None:
@@ -160,7 +186,7 @@ class EmbeddedSolr:
 
     @property
     def zk_host(self) -> str | None:
-        """The embedded ZooKeeper's connect string (for zkcli, or a second node), if SolrCloud."""
+        """The embedded ZooKeeper's connect string (for `bin/solr zk` and the like), if SolrCloud."""
         return f"127.0.0.1:{self.zk_port}" if self.zk_port else None
 
     # -- status -----------------------------------------------------------------------------
@@ -211,12 +237,14 @@ class EmbeddedSolr:
             status = self._wait_until_up(current.pid or 0, timeout)
             _remember_current(self)
             return status
-        for port in (self.port, self.zk_port):
-            if port is not None and not 0 < port < 65536:
-                raise EmbeddedSolrError(f"port {port} (the embedded ZooKeeper's: Solr port + "
-                                        f"{ZK_PORT_OFFSET}) is not a TCP port; choose a lower --port")
-            if port is not None and _port_in_use(port):
-                raise EmbeddedSolrError(f"port {port} on 127.0.0.1 is in use by another process")
+        if _port_in_use(self.port):
+            raise EmbeddedSolrError(f"port {self.port} on 127.0.0.1 is in use by another process")
+        if self.zk_port is not None:
+            zk = f"port {self.zk_port} (for the embedded ZooKeeper: Solr port + {ZK_PORT_OFFSET})"
+            if self.zk_port >= 65536:
+                raise EmbeddedSolrError(f"{zk} is not a TCP port: choose a lower --port")
+            if _port_in_use(self.zk_port):
+                raise EmbeddedSolrError(f"{zk} on 127.0.0.1 is in use by another process")
         self.distribution.ensure()
         java = _find_tool("java")
         self.home.mkdir(parents=True, exist_ok=True)
@@ -255,19 +283,23 @@ class EmbeddedSolr:
     def _wait_until_up(self, pid: int, timeout: float,
                        proc: subprocess.Popen[bytes] | None = None) -> ServerStatus:
         deadline = time.monotonic() + timeout
+        waiting_for = f"Solr did not answer on port {self.port}"
         while time.monotonic() < deadline:
             version = _solr_version(self.port)
             if version is not None:
-                return ServerStatus(True, self.home, port=self.port, pid=pid,
-                                    solr_version=version, detail="running")
+                # SolrCloud answers before the cores it hosts have registered in ZooKeeper and
+                # elected shard leaders; until then updates to them fail.
+                if not self.is_cloud or _replicas_active(self.port):
+                    return ServerStatus(True, self.home, port=self.port, pid=pid,
+                                        solr_version=version, detail="running")
+                waiting_for = f"not every replica on the SolrCloud node on port {self.port} became active"
             exited = proc.poll() if proc is not None else (None if self._is_our_process(pid) else 1)
             if exited is not None:
                 self.pid_file.unlink(missing_ok=True)
                 raise EmbeddedSolrError(f"Solr exited during start-up; see {self.home / 'logs'}: "
                                         f"{_tail(self.home / 'logs' / 'console.log')}")
             time.sleep(0.25)
-        raise EmbeddedSolrError(f"Solr did not answer on port {self.port} within {timeout:.0f}s; "
-                                f"see {self.home / 'logs'}")
+        raise EmbeddedSolrError(f"{waiting_for} within {timeout:.0f}s; see {self.home / 'logs'}")
 
     def stop(self, timeout: float = 30.0) -> bool:
         """Stop Solr (SIGTERM, then SIGKILL after `timeout`). False if it was not running."""
@@ -287,9 +319,32 @@ class EmbeddedSolr:
             while self._is_our_process(pid):
                 _reap(pid)
                 time.sleep(0.1)
+        # The JVM's cmdline empties before its last threads have closed its sockets: wait for
+        # those, or a start right after this finds its ports (ZooKeeper's, mostly) still taken.
+        deadline = time.monotonic() + 10
+        while not _exited(pid) and time.monotonic() < deadline:
+            _reap(pid)
+            time.sleep(0.05)
         self.pid_file.unlink(missing_ok=True)
         log.info("stopped embedded Solr", pid=pid, home=str(self.home))
         return True
+
+
+def _exited(pid: int) -> bool:
+    """Every thread of the process has exited, so its sockets are closed. (The main thread
+    turns zombie, and its cmdline empties, while other threads still hold them.)"""
+    try:
+        tasks = list(Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return True
+    for task in tasks:
+        try:
+            state = (task / "stat").read_text().rsplit(")", 1)[-1].split()[0]
+        except (OSError, IndexError):
+            continue  # exited meanwhile
+        if state not in ("Z", "X"):
+            return False
+    return True
 
 
 def _reap(pid: int) -> None:
@@ -321,6 +376,24 @@ def _solr_version(port: int) -> str | None:
         return str(resp.json()["lucene"]["solr-spec-version"])
     except (ValueError, KeyError):
         return None
+
+
+def _replicas_active(port: int) -> bool:
+    """This SolrCloud node is live and every replica it hosts is active."""
+    node = f"127.0.0.1:{port}_solr"
+    try:
+        resp = requests.get(f"http://127.0.0.1:{port}/solr/admin/collections",
+                            params={"action": "CLUSTERSTATUS", "wt": "json"}, timeout=5)
+        cluster = resp.json()["cluster"]
+    except (requests.RequestException, ValueError, KeyError, TypeError):
+        return False
+    if node not in cluster.get("live_nodes", []):
+        return False
+    return all(replica.get("state") == "active"
+               for collection in cluster.get("collections", {}).values()
+               for shard in collection.get("shards", {}).values()
+               for replica in shard.get("replicas", {}).values()
+               if replica.get("node_name") == node)
 
 
 def _tail(path: Path, lines: int = 3) -> str:
