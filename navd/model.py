@@ -78,8 +78,8 @@ class InvalidName(NavdError):
 
 def identity(source_type: SourceType | str, qualified_name: str) -> str:
     """The identity of an element: MD5 of (sourceType, qualifiedName), hex."""
-    key = f"{SourceType(source_type).value}\x1f{qualified_name}"
-    return hashlib.md5(key.encode("utf-8"), usedforsecurity=False).hexdigest()
+    kind = source_type.value if isinstance(source_type, SourceType) else SourceType(source_type).value
+    return hashlib.md5(f"{kind}\x1f{qualified_name}".encode(), usedforsecurity=False).hexdigest()
 
 
 # --- qualified names -------------------------------------------------------------------------
@@ -164,10 +164,13 @@ class EntityRef:
     source_type: SourceType
     qualified_name: str
     type: ElementType
+    # Computed once: every document and relation written needs it, some twice.
+    identity: str = dataclasses.field(init=False, repr=False, compare=False)
 
-    @property
-    def identity(self) -> str:
-        return identity(self.source_type, self.qualified_name)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source_type", SourceType(self.source_type))
+        object.__setattr__(self, "type", ElementType(self.type))
+        object.__setattr__(self, "identity", identity(self.source_type, self.qualified_name))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -201,6 +204,7 @@ class Element:
     deleted: bool = False
     delete_time: datetime | None = None
     properties: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    identity: str = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "source_type", SourceType(self.source_type))
@@ -210,10 +214,7 @@ class Element:
         if self.deleted and self.delete_time is None:
             raise ValueError(f"deleted element {self.qualified_name} needs a delete_time")
         object.__setattr__(self, "properties", MappingProxyType(dict(self.properties)))
-
-    @property
-    def identity(self) -> str:
-        return identity(self.source_type, self.qualified_name)
+        object.__setattr__(self, "identity", identity(self.source_type, self.qualified_name))
 
     @property
     def ref(self) -> EntityRef:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import operator
 import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -16,9 +17,12 @@ _FILE_SYSTEM_TYPES = frozenset({ElementType.DIRECTORY, ElementType.FILE})
 
 def solr_date(value: datetime) -> str:
     """Solr's date format: UTC, ISO-8601, `Z` suffix, milliseconds."""
-    if value.tzinfo is None:
+    offset = value.utcoffset()
+    if offset is None:
         raise ValueError(f"naive datetime {value!r}: navd stores only timezone-aware times")
-    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{value.microsecond // 1000:03d}Z"
+    if offset:
+        value = value.astimezone(UTC)
+    return value.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 def property_field(key: str) -> str:
@@ -47,6 +51,13 @@ _ELEMENT_DATES: tuple[tuple[str, str], ...] = (
 )
 
 
+# One C-level call fetches all optional values of an element (this is the indexing hot path).
+_scalar_values = operator.attrgetter(*(attr for attr, _ in _ELEMENT_SCALARS))
+_date_values = operator.attrgetter(*(attr for attr, _ in _ELEMENT_DATES))
+_SCALAR_FIELDS = tuple(field for _, field in _ELEMENT_SCALARS)
+_DATE_FIELDS = tuple(field for _, field in _ELEMENT_DATES)
+
+
 def element_document(element: Element) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "identity": element.identity,
@@ -61,12 +72,10 @@ def element_document(element: Element) -> dict[str, Any]:
         doc["parentQualifiedName"] = element.parent.qualified_name
         if element.file_system_path is not None and element.type in _FILE_SYSTEM_TYPES:
             doc["parentPath"] = _parent_path(element.file_system_path)
-    for attr, field in _ELEMENT_SCALARS:
-        value = getattr(element, attr)
+    for field, value in zip(_SCALAR_FIELDS, _scalar_values(element)):
         if value is not None:
             doc[field] = value
-    for attr, field in _ELEMENT_DATES:
-        value = getattr(element, attr)
+    for field, value in zip(_DATE_FIELDS, _date_values(element)):
         if value is not None:
             doc[field] = solr_date(value)
     _put_properties(doc, element.properties)
