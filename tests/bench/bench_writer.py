@@ -9,7 +9,9 @@ the cores with `navd.index.admin.init_solr`, and measures, into an emptied core 
           one requests.Session from the same number of threads navd uses: the ceiling of any
           Python writer on this machine (Solr's own indexing speed plus HTTP);
 - navd:   `IndexWriter(index).write_all(records)` + `close()`, timed from the first record, so
-          it pays for document building and serialisation: that is what a writer costs;
+          it pays for document building and serialisation: that is what a writer costs. The
+          Element records are made before the clock starts, as the raw path's bodies are (making
+          them is the extractor's work, not the writer's); that cost is measured and printed;
 - pysolr: the same documents through `pysolr.Solr(...).add(docs, commit=False)`, batched and
           threaded like navd, so the CHANGELOG can cite a measured reason for navd's own writer.
 
@@ -36,8 +38,7 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -71,6 +72,8 @@ SEED = 20261122  # fixed: every run and every path indexes exactly the same docu
 GOAL = 0.9  # the issue's goal: navd >= 0.9 of the raw rate
 QUERY = "originalName:*ord*"
 QUERY_ROWS = 20  # `navd search` asks for 20 rows by default
+# The issue asks for "well under a second"; half a second, whatever the cache, is what we call that.
+QUERY_BUDGET_MS = 500.0
 CORE = "elements"
 FS = "hdfs://nameservice1"
 CLUSTER = "primary"
@@ -82,10 +85,11 @@ CLUSTER = "primary"
 _ZONES = ("raw", "staging", "curated", "archive")
 _DATASETS = ("clickstream", "payments", "customers", "inventory", "sessions", "shipments",
              "invoices", "ad_impressions", "sensor_readings", "ledger_entries", "returns", "web_logs")
-_FORMATS = ((".snappy.parquet", 0.6), (".c000.snappy.orc", 0.15), (".avro", 0.15), (".csv.gz", 0.1))
+# Weighted by repetition: mostly Parquet, as Spark writes it.
+_FORMATS = (".snappy.parquet",) * 12 + (".c000.snappy.orc",) * 3 + (".avro",) * 3 + (".csv.gz",) * 2
 _DATABASES = ("sales", "marketing", "finance", "ops", "web")
-# Exactly 40 columns: a table's columns are `_COLUMNS[i % 40]` for the records i // 40 groups,
-# which keeps qualified names unique without numbered column names.
+# Exactly 40 columns: the column records i of table i // 40 are named `_COLUMNS[i % 40]`, which
+# keeps qualified names unique without numbered column names.
 _COLUMNS: tuple[tuple[str, str], ...] = (
     ("customer_id", "bigint"), ("session_id", "string"), ("event_time", "timestamp"),
     ("event_type", "string"), ("amount", "decimal(18,2)"), ("currency", "string"),
@@ -99,23 +103,191 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("status", "string"), ("is_test", "boolean"), ("created_at", "timestamp"),
     ("updated_at", "timestamp"), ("dt", "string"), ("顧客名", "string"), ("load id", "string"),
 )
+_ODD_DIRECTORIES = ("/data/shared/Finance Team/Berichte", "/user/日本/レポート", "/data/landing/café menus")
 _OWNERS = ("etl", "spark", "hive", "svc_ingest", "alice", "bob")
 _GROUPS = ("hadoop", "analysts", "finance", "datascience")
 _FILE_PERMISSIONS = ("rw-r-----", "rw-r--r--", "rw-rw----", "rw-------")
 _DIR_PERMISSIONS = ("rwxr-x---", "rwxr-xr-x", "rwxrwx---")
 _JOBS = ("sessionize_clicks", "daily_revenue", "customer_360", "inventory_snapshot",
          "fraud_scoring", "ad_attribution")
-_ORD_SHARE = 0.05
+_BLOCK_SIZES = (134_217_728, 268_435_456)
+_REPLICATION = (3, 3, 3, 2)
 _NOW = datetime(2026, 11, 22, 6, 0, tzinfo=UTC)
+_RUN = "bench##1"
 
 
-def _fmt(rnd: random.Random) -> str:
-    roll, total = rnd.random(), 0.0
-    for suffix, share in _FORMATS:
-        total += share
-        if roll < total:
-            return suffix
-    return _FORMATS[0][0]
+class _Dice:
+    """Draws from one big random integer per record.
+
+    random.choice()/randrange() cost about a microsecond each; at a dozen draws per record the
+    benchmark's own dice would take a visible share of navd's timed path. Taking digits of one
+    getrandbits(256) is an order of magnitude cheaper and just as deterministic.
+    """
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def below(self, n: int) -> int:
+        self.value, digit = divmod(self.value, n)
+        return digit
+
+    def pick(self, options: tuple[Any, ...]) -> Any:
+        return options[self.below(len(options))]
+
+    def chance(self, percent: float) -> bool:
+        return self.below(10_000) < percent * 100
+
+
+class _Cluster:
+    """A deterministic stream of the elements of one cluster, in the order extractors emit them.
+
+    Files come in directory listings (a few to ~60 files per directory, named as Spark names
+    its output), so parent references are computed once per listing, as an HDFS extractor does.
+    """
+
+    def __init__(self, seed: int) -> None:
+        self.rnd = random.Random(seed)
+        self.listing_dir = ""
+        self.listing_ref: EntityRef | None = None
+        self.listing_job = ""
+        self.listing_left = 0
+
+    def elements(self, count: int) -> Iterator[Element]:
+        draw = self.rnd.getrandbits
+        for i in range(count):
+            dice = _Dice(draw(256))
+            kind = dice.below(100)
+            ordish = dice.chance(5)  # ~5% of names contain "ord"
+            odd = dice.chance(2)  # spaces and non-ASCII letters
+            modified = _NOW - timedelta(seconds=dice.below(90 * 86_400))
+            if kind < 70:
+                yield self._file(dice, i, ordish, odd, modified)
+            elif kind < 80:
+                yield self._directory(dice, i, ordish, odd, modified)
+            elif kind < 92:
+                yield self._column(dice, i, ordish)
+            elif kind < 95:
+                yield self._table(dice, i, ordish, modified)
+            elif kind < 98:
+                yield self._partition(dice, i, ordish, modified)
+            else:
+                yield self._execution(dice, i, ordish, modified)
+
+    def _date(self, dice: _Dice) -> tuple[int, int, int]:
+        return 2024 + dice.below(3), 1 + dice.below(12), 1 + dice.below(28)
+
+    def _file(self, dice: _Dice, i: int, ordish: bool, odd: bool, modified: datetime) -> Element:
+        if ordish:
+            year, month, day = self._date(dice)
+            directory = f"/data/raw/orders/{year}/{month:02d}"
+            tag = f"{i:07d}"
+            name = (f"orders_{year}-{month:02d}-{day:02d}_{tag}.csv", f"Order Export {tag}.json",
+                    f"purchase_order-{tag}.snappy.parquet")[dice.below(3)]
+            parent = _directory_ref(directory)
+        elif odd:
+            directory = dice.pick(_ODD_DIRECTORIES)
+            name = f"Q{dice.below(4) + 1} Umsätze {i:07d}.xlsx"
+            parent = _directory_ref(directory)
+        else:
+            if self.listing_left == 0 or self.listing_ref is None:
+                year, month, day = self._date(dice)
+                self.listing_dir = (f"/data/{dice.pick(_ZONES)}/{dice.pick(_DATASETS)}/"
+                                    f"{year}/{month:02d}/{day:02d}")
+                self.listing_ref = _directory_ref(self.listing_dir)
+                # Spark names every file of one job's output part-NNNNN-<job uuid>.
+                job = self.rnd.getrandbits(128)
+                self.listing_job = f"{job:032x}"
+                self.listing_left = 1 + dice.below(60)
+            self.listing_left -= 1
+            directory, parent = self.listing_dir, self.listing_ref
+            h = self.listing_job
+            name = (f"part-{self.listing_left:05d}-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+                    f"{dice.pick(_FORMATS)}")
+        path = f"{directory}/{name}"
+        return Element(SourceType.HDFS, ElementType.FILE, path_qualified_name(path, FS), name,
+                       parent=parent, file_system_path=path, owner=dice.pick(_OWNERS),
+                       group=dice.pick(_GROUPS), permissions=dice.pick(_FILE_PERMISSIONS),
+                       size=min(int(self.rnd.lognormvariate(17, 2)), 50 * 1024**3),
+                       block_size=dice.pick(_BLOCK_SIZES), replication=dice.pick(_REPLICATION),
+                       last_modified=modified,
+                       last_accessed=modified + timedelta(seconds=dice.below(2 * 86_400)),
+                       extractor_run_id=_RUN)
+
+    def _directory(self, dice: _Dice, i: int, ordish: bool, odd: bool, modified: datetime) -> Element:
+        year, month, day = self._date(dice)
+        if ordish:
+            parent, name = f"/data/raw/orders/{year}/{month:02d}", f"order_batch={i}"
+        elif odd:
+            parent, name = "/data/shared/Finance Team", f"Ablage {i} für Prüfung"
+        else:
+            parent = f"/data/{dice.pick(_ZONES)}/{dice.pick(_DATASETS)}/{year}/{month:02d}/{day:02d}"
+            name = f"batch_id={i}"
+        path = f"{parent}/{name}"
+        return Element(SourceType.HDFS, ElementType.DIRECTORY, path_qualified_name(path, FS), name,
+                       parent=_directory_ref(parent), file_system_path=path,
+                       owner=dice.pick(_OWNERS), group=dice.pick(_GROUPS),
+                       permissions=dice.pick(_DIR_PERMISSIONS), last_modified=modified,
+                       extractor_run_id=_RUN)
+
+    def _column(self, dice: _Dice, i: int, ordish: bool) -> Element:
+        database = _DATABASES[(i // 40) % len(_DATABASES)]
+        table = f"{_DATASETS[(i // 40) % len(_DATASETS)]}_{i // 40:05d}"
+        column, data_type = _COLUMNS[i % 40]
+        if ordish:
+            column = f"order_{column}"  # still unique in its table: no base column starts with order_
+        return Element(SourceType.HIVE, ElementType.FIELD,
+                       hive_qualified_name(CLUSTER, database, table, column), column,
+                       parent=EntityRef(SourceType.HIVE, hive_qualified_name(CLUSTER, database, table),
+                                        ElementType.TABLE),
+                       data_type=data_type, extractor_run_id=_RUN,
+                       description="Business key from the source system" if dice.chance(10) else None,
+                       properties={"position": str(i % 40)})
+
+    def _table(self, dice: _Dice, i: int, ordish: bool, modified: datetime) -> Element:
+        database = dice.pick(_DATABASES)
+        table = f"{'orders' if ordish else dice.pick(_DATASETS)}_{i:07d}"
+        return Element(SourceType.HIVE, ElementType.TABLE, hive_qualified_name(CLUSTER, database, table),
+                       table, parent=EntityRef(SourceType.HIVE, hive_qualified_name(CLUSTER, database),
+                                               ElementType.DATABASE),
+                       file_system_path=f"/user/hive/warehouse/{database}.db/{table}",
+                       owner=dice.pick(_OWNERS), created=modified - timedelta(days=dice.below(400)),
+                       last_modified=modified, extractor_run_id=_RUN,
+                       description=f"Daily snapshot of {table}" if dice.chance(30) else None,
+                       properties={"tableType": dice.pick(("MANAGED_TABLE", "EXTERNAL_TABLE")),
+                                   "format": "parquet", "numRows": str(dice.below(10**9)),
+                                   "transactional": "false"})
+
+    def _partition(self, dice: _Dice, i: int, ordish: bool, modified: datetime) -> Element:
+        database = dice.pick(_DATABASES)
+        table = "orders" if ordish else dice.pick(_DATASETS)
+        year, month, day = self._date(dice)
+        spec = {"dt": f"{year}-{month:02d}-{day:02d}", "batch": str(i)}
+        name = "/".join(f"{k}={v}" for k, v in spec.items())
+        if ordish:
+            name = f"{table}/{name}"
+        return Element(SourceType.HIVE, ElementType.PARTITION,
+                       partition_qualified_name(CLUSTER, database, table, spec), name,
+                       parent=EntityRef(SourceType.HIVE, hive_qualified_name(CLUSTER, database, table),
+                                        ElementType.TABLE),
+                       file_system_path=f"/user/hive/warehouse/{database}.db/{table}/{name}",
+                       created=modified, extractor_run_id=_RUN)
+
+    def _execution(self, dice: _Dice, i: int, ordish: bool, modified: datetime) -> Element:
+        job = "order_enrichment" if ordish else dice.pick(_JOBS)
+        app = f"application_1730440000000_{i:07d}"
+        source, target = dice.pick(_DATASETS), dice.pick(_DATASETS)
+        return Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION,
+                       operation_qualified_name(SourceType.SPARK, app, "1"), f"{job} ({app})",
+                       principal=dice.pick(_OWNERS), started=modified,
+                       ended=modified + timedelta(seconds=30 + dice.below(7200)),
+                       query_text=f"INSERT OVERWRITE TABLE curated.{target} SELECT customer_id, "
+                                  f"sum(amount) AS total FROM raw.{source} WHERE dt = "
+                                  f"'{modified:%Y-%m-%d}' GROUP BY customer_id",
+                       extractor_run_id=_RUN,
+                       properties={"outcome": dice.pick(("SUCCEEDED", "SUCCEEDED", "FAILED")),
+                                   "sparkVersion": "4.0.1", "spark.executor.memory": "8g"})
 
 
 def _directory_ref(path: str) -> EntityRef:
@@ -125,142 +297,12 @@ def _directory_ref(path: str) -> EntityRef:
 def realistic_elements(count: int, seed: int = SEED) -> Iterator[Element]:
     """`count` elements with the mix of a real cluster, generated lazily and deterministically.
 
-    ~70% HDFS files, ~10% directories, ~12% Hive columns, ~3% tables, ~3% partitions and ~2%
-    Spark executions; ~2% of paths and names carry spaces or non-ASCII letters; ~5% of names
-    contain "ord". Qualified names are unique (the ordinal `i` or a seeded UUID is in each),
-    so `count` records make `count` Solr documents.
+    ~70% HDFS files (in directory listings), ~10% directories, ~12% Hive columns, ~3% tables,
+    ~3% partitions and ~2% Spark executions; ~2% of paths and names carry spaces or non-ASCII
+    letters, ~5% of names contain "ord". Qualified names are unique (each holds the ordinal or a
+    job UUID with a part number), so `count` records make `count` Solr documents.
     """
-    rnd = random.Random(seed)
-    run = "hdfs##bench"
-    for i in range(count):
-        roll = rnd.random()
-        ordish = rnd.random() < _ORD_SHARE
-        odd = rnd.random() < 0.02  # spaces and unicode in the name
-        year, month, day = rnd.choice((2024, 2025, 2026)), rnd.randint(1, 12), rnd.randint(1, 28)
-        modified = _NOW - timedelta(seconds=rnd.randrange(90 * 86_400))
-        if roll < 0.70:
-            yield _file(rnd, i, ordish, odd, year, month, day, modified, run)
-        elif roll < 0.80:
-            yield _directory(rnd, i, ordish, odd, year, month, day, modified, run)
-        elif roll < 0.92:
-            yield _column(rnd, i, ordish, run)
-        elif roll < 0.95:
-            yield _table(rnd, i, ordish, modified, run)
-        elif roll < 0.98:
-            yield _partition(rnd, i, ordish, year, month, day, modified, run)
-        else:
-            yield _execution(rnd, i, ordish, modified, run)
-
-
-def _file(rnd: random.Random, i: int, ordish: bool, odd: bool, year: int, month: int, day: int,
-          modified: datetime, run: str) -> Element:
-    uid = uuid.UUID(int=rnd.getrandbits(128), version=4)
-    zone, dataset = rnd.choice(_ZONES), rnd.choice(_DATASETS)
-    if ordish:
-        directory = f"/data/raw/orders/{year}/{month:02d}"
-        name = rnd.choice((f"orders_{year}-{month:02d}-{day:02d}_{uid.hex[:8]}.csv",
-                           f"Order Export {uid.hex[:8]}.json",
-                           f"part-{i % 100_000:05d}-{uid}-purchase_order.snappy.parquet"))
-    elif odd:
-        directory = rnd.choice(("/data/shared/Finance Team/Berichte", "/user/日本/レポート",
-                                "/data/landing/café menus"))
-        name = f"Q{month % 4 + 1} Umsätze {uid.hex[:8]}.xlsx"
-    else:
-        directory = f"/data/{zone}/{dataset}/{year}/{month:02d}/{day:02d}"
-        name = f"part-{i % 100_000:05d}-{uid}{_fmt(rnd)}"
-    path = f"{directory}/{name}"
-    return Element(SourceType.HDFS, ElementType.FILE, path_qualified_name(path, FS), name,
-                   parent=_directory_ref(directory), file_system_path=path,
-                   owner=rnd.choice(_OWNERS), group=rnd.choice(_GROUPS),
-                   permissions=rnd.choice(_FILE_PERMISSIONS),
-                   size=min(int(rnd.lognormvariate(17, 2)), 50 * 1024**3),
-                   block_size=rnd.choice((134_217_728, 268_435_456)),
-                   replication=rnd.choice((3, 3, 3, 2)), last_modified=modified,
-                   last_accessed=modified + timedelta(hours=rnd.randrange(48)),
-                   extractor_run_id=run)
-
-
-def _directory(rnd: random.Random, i: int, ordish: bool, odd: bool, year: int, month: int,
-               day: int, modified: datetime, run: str) -> Element:
-    zone, dataset = rnd.choice(_ZONES), rnd.choice(_DATASETS)
-    if ordish:
-        parent, name = f"/data/raw/orders/{year}/{month:02d}", f"order_batch={i}"
-    elif odd:
-        parent, name = "/data/shared/Finance Team", f"Ablage {i} für Prüfung"
-    else:
-        parent, name = f"/data/{zone}/{dataset}/{year}/{month:02d}/{day:02d}", f"batch_id={i}"
-    path = f"{parent}/{name}"
-    return Element(SourceType.HDFS, ElementType.DIRECTORY, path_qualified_name(path, FS), name,
-                   parent=_directory_ref(parent), file_system_path=path,
-                   owner=rnd.choice(_OWNERS), group=rnd.choice(_GROUPS),
-                   permissions=rnd.choice(_DIR_PERMISSIONS), last_modified=modified,
-                   extractor_run_id=run)
-
-
-def _table_name(i: int, ordish: bool) -> str:
-    return f"{'orders' if ordish else _DATASETS[i % len(_DATASETS)]}_{i:07d}"
-
-
-def _column(rnd: random.Random, i: int, ordish: bool, run: str) -> Element:
-    database = _DATABASES[(i // 40) % len(_DATABASES)]
-    table = f"{_DATASETS[(i // 40) % len(_DATASETS)]}_{i // 40:05d}"
-    column, data_type = _COLUMNS[i % 40]
-    if ordish:
-        column = f"order_{column}"  # still unique in its table: no base column starts with order_
-    return Element(SourceType.HIVE, ElementType.FIELD,
-                   hive_qualified_name(CLUSTER, database, table, column), column,
-                   parent=EntityRef(SourceType.HIVE, hive_qualified_name(CLUSTER, database, table),
-                                    ElementType.TABLE),
-                   data_type=data_type, extractor_run_id=run,
-                   description="Business key from the source system" if rnd.random() < 0.1 else None,
-                   properties={"position": str(i % 40)})
-
-
-def _table(rnd: random.Random, i: int, ordish: bool, modified: datetime, run: str) -> Element:
-    database = rnd.choice(_DATABASES)
-    table = _table_name(i, ordish)
-    return Element(SourceType.HIVE, ElementType.TABLE, hive_qualified_name(CLUSTER, database, table),
-                   table, parent=EntityRef(SourceType.HIVE, hive_qualified_name(CLUSTER, database),
-                                           ElementType.DATABASE),
-                   file_system_path=f"/user/hive/warehouse/{database}.db/{table}",
-                   owner=rnd.choice(_OWNERS), created=modified - timedelta(days=rnd.randrange(400)),
-                   last_modified=modified, extractor_run_id=run,
-                   description=f"Daily snapshot of {table}" if rnd.random() < 0.3 else None,
-                   properties={"tableType": rnd.choice(("MANAGED_TABLE", "EXTERNAL_TABLE")),
-                               "format": "parquet", "numRows": str(rnd.randrange(10**9)),
-                               "transactional": "false"})
-
-
-def _partition(rnd: random.Random, i: int, ordish: bool, year: int, month: int, day: int,
-               modified: datetime, run: str) -> Element:
-    database = rnd.choice(_DATABASES)
-    table = "orders" if ordish else _DATASETS[i % len(_DATASETS)]
-    spec = {"dt": f"{year}-{month:02d}-{day:02d}", "batch": str(i)}
-    name = "/".join(f"{k}={v}" for k, v in spec.items())
-    if ordish:
-        name = f"{table}/{name}"
-    return Element(SourceType.HIVE, ElementType.PARTITION,
-                   partition_qualified_name(CLUSTER, database, table, spec), name,
-                   parent=EntityRef(SourceType.HIVE, hive_qualified_name(CLUSTER, database, table),
-                                    ElementType.TABLE),
-                   file_system_path=f"/user/hive/warehouse/{database}.db/{table}/{name}",
-                   created=modified, extractor_run_id=run)
-
-
-def _execution(rnd: random.Random, i: int, ordish: bool, modified: datetime, run: str) -> Element:
-    job = "order_enrichment" if ordish else rnd.choice(_JOBS)
-    app = f"application_1730440000000_{i:07d}"
-    source, target = rnd.sample(_DATASETS, 2)
-    return Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION,
-                   operation_qualified_name(SourceType.SPARK, app, "1"), f"{job} ({app})",
-                   principal=rnd.choice(_OWNERS), started=modified,
-                   ended=modified + timedelta(seconds=rnd.randrange(30, 7200)),
-                   query_text=f"INSERT OVERWRITE TABLE curated.{target} SELECT customer_id, "
-                              f"sum(amount) AS total FROM raw.{source} WHERE dt = '{modified:%Y-%m-%d}' "
-                              f"GROUP BY customer_id",
-                   extractor_run_id=run,
-                   properties={"outcome": rnd.choice(("SUCCEEDED", "SUCCEEDED", "FAILED")),
-                               "sparkVersion": "4.0.1", "spark.executor.memory": "8g"})
+    return _Cluster(seed).elements(count)
 
 
 def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
@@ -292,7 +334,7 @@ class Corpus:
 def build_corpus(docs: int, batch_size: int) -> Corpus:
     """Serialise the benchmark's documents exactly as navd does, batch by batch.
 
-    Only the bodies are kept (about 0.6 kB a document); the Element records and dicts of one
+    Only the bodies are kept (about 0.7 kB a document); the Element records and dicts of one
     batch are dropped before the next is made, so memory stays bounded. Timing the three stages
     separately shows what navd's producer thread has to do per document.
     """
@@ -307,7 +349,7 @@ def build_corpus(docs: int, batch_size: int) -> Corpus:
         t1 = clock()
         if not elements:
             break
-        documents = [element_document(e) for e in elements]
+        documents: list[Mapping[str, Any]] = [element_document(e) for e in elements]
         t2 = clock()
         body = serialise(documents)
         t3 = clock()
@@ -397,7 +439,7 @@ def write_pysolr(core_url: str, records: Iterable[Element], batch_size: int, thr
                 solr.session.close()
 
 
-# --- Solr housekeeping -------------------------------------------------------------------------
+# --- Solr housekeeping and CPU accounting ------------------------------------------------------
 
 
 def clear_core(index: SolrIndex) -> None:
@@ -416,25 +458,66 @@ def verify_count(index: SolrIndex, docs: int, label: str) -> None:
         raise RuntimeError(f"{label}: numFound {found} after commit, expected {docs}")
 
 
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _cpu_snapshot(solr_pid: int | None) -> tuple[float, float, float] | None:
+    """(CPU-seconds used by the whole host, by this process, by the Solr JVM), from /proc.
+
+    Solr and the Python writer share this host's CPUs, so a rate alone does not say whether
+    navd lost time to Solr, Solr to navd, or both to someone else's process: the split does.
+    None where /proc is not available (the benchmark then prints rates only).
+    """
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+        user, nice, system, _idle, _iowait, irq, softirq, steal = fields
+        host = (user + nice + system + irq + softirq + steal) / _TICKS
+        solr = 0.0
+        if solr_pid:
+            stat = Path(f"/proc/{solr_pid}/stat").read_text().rsplit(")", 1)[1].split()
+            solr = (int(stat[11]) + int(stat[12])) / _TICKS  # utime + stime, all JVM threads
+    except (OSError, ValueError, IndexError):
+        return None
+    own = os.times()
+    return host, own.user + own.system, solr
+
+
+@dataclasses.dataclass(frozen=True)
+class Run:
+    seconds: float
+    python_cpu: float | None = None  # this process, every thread: producer, writers, HTTP
+    solr_cpu: float | None = None  # the embedded Solr JVM
+    other_cpu: float | None = None  # every other process on the host: noise when large
+
+
 @dataclasses.dataclass
 class PathResult:
     label: str
-    key: str
-    seconds: list[float] = dataclasses.field(default_factory=list)
+    runs: list[Run] = dataclasses.field(default_factory=list)
 
     def rates(self, docs: int) -> list[float]:
-        return [docs / s for s in self.seconds]
+        return [docs / r.seconds for r in self.runs]
 
     def best(self, docs: int) -> float:
         return max(self.rates(docs))
 
 
+def timed(step: Callable[[], float], solr_pid: int | None) -> Run:
+    before = _cpu_snapshot(solr_pid)
+    seconds = step()
+    after = _cpu_snapshot(solr_pid)
+    if before is None or after is None:
+        return Run(seconds)
+    host, python, solr = (b - a for a, b in zip(before, after))
+    return Run(seconds, python, solr, max(0.0, host - python - solr))
+
+
 def measure_query(index: SolrIndex, runs: int, expected: int) -> dict[str, Any]:
     """`navd search 'originalName:*ord*'` as the CLI sends it: SolrIndex.search, rows=20.
 
-    Repeats of one query are answered from Solr's queryResultCache, so the first run (a new
-    searcher after the commit) is reported on its own, and the same query with {!cache=false}
-    shows what every run costs when it misses the cache (e.g. after each soft commit).
+    Repeats of one query are answered from Solr's queryResultCache, so the first run (on the
+    new searcher after the commit) matters most; the same query with {!cache=false} shows what
+    every run costs when it misses the cache, as it does after each soft commit of a live index.
     """
     def series(query: str) -> dict[str, Any]:
         wall: list[float] = []
@@ -448,7 +531,7 @@ def measure_query(index: SolrIndex, runs: int, expected: int) -> dict[str, Any]:
             found = int(body["response"]["numFound"])
         if found != expected:
             raise RuntimeError(f"query {query!r}: numFound {found}, expected {expected} names with 'ord'")
-        return {"query": query, "runs": runs, "numFound": found,
+        return {"query": query, "rows": QUERY_ROWS, "runs": runs, "numFound": found,
                 "wall_ms": {"first": wall[0], "median": statistics.median(wall), "max": max(wall)},
                 "qtime_ms": {"first": qtime[0], "median": statistics.median(qtime), "max": max(qtime)}}
 
@@ -462,46 +545,72 @@ def _rate(value: float) -> str:
     return f"{value:,.0f}/s"
 
 
+def _noisy(run: dict[str, Any], cpus: int) -> bool:
+    """Other processes took more than 10% of the host's CPU during the run."""
+    other = run.get("other_cpu")
+    return other is not None and other > 0.1 * cpus * run["seconds"]
+
+
 def print_report(report: dict[str, Any]) -> None:
     setup, paths, query = report["setup"], report["paths"], report["query"]
-    docs = setup["docs"]
+    docs, cpus = setup["docs"], setup["cpus"]
     out = sys.stdout
     out.write(f"\nnavd writer benchmark: {docs:,} element docs, batch {setup['batch_size']:,}, "
               f"{setup['threads']} writer thread(s); Solr {setup['solr_version']} (heap "
-              f"{setup['heap']}), {setup['cpus']} CPU(s), Python {setup['python']}\n")
+              f"{setup['heap']}) on the same host; {cpus} CPU(s); Python {setup['python']}\n")
     out.write(f"documents: {setup['avg_doc_bytes']:.0f} B of JSON on average "
-              f"({setup['json_mb']:.0f} MB pre-serialised for the raw path)\n\n")
-    out.write(f"{'path':<52} {'run 1':>12} {'run 2':>12} {'best':>12} {'vs raw':>7}\n")
+              f"({setup['json_mb']:.0f} MB pre-serialised for the raw path); "
+              f"Solr warmed up with {setup['warmup_passes']} untimed raw pass(es)\n")
+    if setup["pinned"]:
+        out.write("--pin: this process on CPU 0, Solr on the other CPU(s)\n")
+    out.write("\n")
+    out.write(f"{'docs/s':<48} {'run 1':>12} {'run 2':>12} {'best':>12} {'vs raw':>7}\n")
     raw_best = paths["raw"]["best_docs_per_s"]
-    for key in ("raw", "navd", "pysolr", "raw_1_thread"):
-        if key not in paths:
-            continue
-        entry = paths[key]
-        runs = [_rate(r) for r in entry["docs_per_s"]] + ["-"] * (2 - len(entry["docs_per_s"]))
-        out.write(f"{entry['label']:<52} {runs[0]:>12} {runs[1]:>12} "
+    any_noisy = False
+    for entry in paths.values():
+        cells = []
+        for run in entry["runs"]:
+            noisy = _noisy(run, cpus)
+            any_noisy |= noisy
+            cells.append(_rate(docs / run["seconds"]) + ("*" if noisy else ""))
+        cells += ["-"] * (2 - len(cells))
+        out.write(f"{entry['label']:<48} {cells[0]:>12} {cells[1]:>12} "
                   f"{_rate(entry['best_docs_per_s']):>12} {entry['best_docs_per_s'] / raw_best:>7.2f}\n")
-    cpu = report["python_cpu"]
-    out.write(f"\n{'CPU of the producer alone (no Solr, from the corpus build)':<52}\n")
-    for label, key in (("  record generation (the extractor's share)", "generate_us_per_doc"),
-                       ("  element_document()", "document_us_per_doc"),
-                       ("  serialise()", "serialise_us_per_doc")):
-        out.write(f"{label:<52} {cpu[key]:>9.1f} us/doc\n")
-    out.write(f"{'  => one-core ceiling of the navd producer':<52} {_rate(cpu['producer_ceiling_docs_per_s']):>12}\n")
     verdict = report["verdict"]
-    out.write(f"\nnavd / raw ({setup['threads']} thread(s), best of 2 each): {verdict['ratio']:.3f}   "
-              f"goal >= {GOAL}: {'met' if verdict['met'] else 'NOT met'}\n")
-    out.write(f"pysolr / raw: {verdict['pysolr_ratio']:.3f}   navd / pysolr: {verdict['navd_vs_pysolr']:.2f}x\n")
+    out.write(f"\nnavd / raw ({setup['threads']} thread(s) each, best of 2): {verdict['ratio']:.3f}"
+              f"   goal >= {GOAL}: {'met' if verdict['met'] else 'NOT met'}\n")
+    out.write(f"pysolr / raw: {verdict['pysolr_ratio']:.3f}   navd is {verdict['navd_vs_pysolr']:.2f}x pysolr\n")
+    if any_noisy:
+        out.write("* other processes on this host used > 10% of its CPU during that run\n")
+
+    if all(r.get("python_cpu") is not None for e in paths.values() for r in e["runs"]):
+        out.write(f"\nCPU-seconds per run: this Python process / Solr JVM / other processes "
+                  f"(capacity = {cpus} CPUs x wall)\n")
+        for entry in paths.values():
+            for n, run in enumerate(entry["runs"], 1):
+                out.write(f"  {entry['label']:<46} run {n}: {run['python_cpu']:5.1f} / "
+                          f"{run['solr_cpu']:5.1f} / {run['other_cpu']:5.1f} of "
+                          f"{cpus * run['seconds']:5.1f}  ({run['seconds']:.1f} s wall)\n")
+    cpu = report["python_cpu"]
+    out.write("\nproducer CPU per document, measured alone (no Solr) while building the raw corpus:\n")
+    for label, key in (("record generation (an extractor's share)", "generate_us_per_doc"),
+                       ("navd element_document()", "document_us_per_doc"),
+                       ("navd serialise()", "serialise_us_per_doc")):
+        out.write(f"  {label:<46} {cpu[key]:6.1f} us\n")
+    out.write(f"  {'=> one-core ceiling of that producer':<46} {_rate(cpu['producer_ceiling_docs_per_s']):>9}\n")
+
     for key, title in (("as_navd_search", f"query {QUERY} (rows={QUERY_ROWS}, as `navd search`)"),
-                       ("uncached", "same query, {!cache=false} (every run misses the cache)")):
+                       ("uncached", "the same with {!cache=false} (every run misses the cache)")):
         q = query[key]
         w, t = q["wall_ms"], q["qtime_ms"]
-        out.write(f"\n{title}: numFound {q['numFound']:,}, {q['runs']} runs\n"
+        out.write(f"\n{title}: numFound {q['numFound']:,} of {docs:,}, {q['runs']} runs\n"
                   f"  wall  first {w['first']:7.1f} ms  median {w['median']:7.1f} ms  max {w['max']:7.1f} ms\n"
                   f"  QTime first {t['first']:7.0f} ms  median {t['median']:7.1f} ms  max {t['max']:7.0f} ms\n")
     worst = max(query[k]["wall_ms"]["max"] for k in query)
-    out.write(f"\nwildcard query, slowest of all runs: {worst:.1f} ms "
-              f"({'well under' if worst < 250 else 'NOT well under'} a second)\n")
-    out.write(f"figures written to {RESULT_FILE.relative_to(REPO)}\n")
+    out.write(f"slowest wildcard query of all runs: {worst:.1f} ms "
+              f"({'well under' if worst < QUERY_BUDGET_MS else 'NOT well under'} a second: "
+              f"budget {QUERY_BUDGET_MS:.0f} ms)\n")
+    out.write(f"\nfigures written to {RESULT_FILE.relative_to(REPO)}\n")
 
 
 def _git_commit() -> str:
@@ -513,8 +622,9 @@ def _git_commit() -> str:
 
 
 def profile_navd(index: SolrIndex, docs: int, batch_size: int, threads: int) -> str:
-    """cProfile of the navd path's calling thread (where documents are built and serialised;
-    the writer threads only wait on HTTP). Slower than the timed runs: shares, not speeds."""
+    """cProfile of the navd path's calling thread, where records are made, documents built and
+    batches serialised (the writer threads only wait on HTTP). cProfile slows Python down, so
+    this run is not timed: it shows shares, not speeds."""
     clear_core(index)
     profiler = cProfile.Profile()
     profiler.enable()
@@ -524,8 +634,25 @@ def profile_navd(index: SolrIndex, docs: int, batch_size: int, threads: int) -> 
     PROFILE_FILE.parent.mkdir(exist_ok=True)
     profiler.dump_stats(PROFILE_FILE)
     text = io.StringIO()
-    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(25)
+    stats = pstats.Stats(profiler, stream=text)
+    stats.sort_stats("tottime").print_stats(25)
+    stats.sort_stats("cumulative").print_stats(30)
     return text.getvalue()
+
+
+def pin_cpus(solr_pid: int | None) -> None:
+    """This process on CPU 0, every thread of the Solr JVM on the others (Linux only).
+
+    On a small host the Python producer and Solr compete for the same cores, so any CPU navd
+    spends per document comes straight out of Solr's indexing; separate cores show the writer
+    as it runs against a Solr on its own host. Threads created later inherit the affinity.
+    """
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2 or not solr_pid:
+        raise SystemExit("--pin needs at least 2 CPUs and the Solr pid")
+    for task in Path(f"/proc/{solr_pid}/task").iterdir():
+        os.sched_setaffinity(int(task.name), set(cpus[1:]))
+    os.sched_setaffinity(0, {cpus[0]})  # before any pool thread exists: they inherit it
 
 
 # --- main ------------------------------------------------------------------------------------
@@ -533,24 +660,28 @@ def profile_navd(index: SolrIndex, docs: int, batch_size: int, threads: int) -> 
 
 def main(argv: list[str] | None = None) -> int:
     defaults = SolrConfig()
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--docs", type=int, default=200_000, help="documents per run (default 200000)")
     parser.add_argument("--batch-size", type=int, default=defaults.batch_size,
                         help=f"documents per /update request (default {defaults.batch_size})")
     parser.add_argument("--threads", type=int, default=defaults.writer_threads,
                         help=f"writer threads (default {defaults.writer_threads}, navd's writer_threads)")
-    parser.add_argument("--warmup", type=int, default=20_000,
-                        help="documents indexed (raw, untimed) before the first run so the JIT is "
-                             "warm for every path (default 20000; 0 to skip)")
+    parser.add_argument("--warmup-passes", type=int, default=4,
+                        help="untimed raw passes of the corpus before the first timed run "
+                             "(default 4; 0 to skip)")
     parser.add_argument("--query-runs", type=int, default=10, help="runs of the wildcard query (default 10)")
     parser.add_argument("--heap", default="1g", help="Solr JVM heap (default 1g)")
     parser.add_argument("--profile", action="store_true",
-                        help=f"afterwards, one extra navd run under cProfile ({PROFILE_FILE.relative_to(REPO)})")
+                        help=f"afterwards, one extra navd run under cProfile (saved to "
+                             f"{PROFILE_FILE.relative_to(REPO)})")
+    parser.add_argument("--pin", action="store_true",
+                        help="run this process on CPU 0 and Solr on the other CPUs, as if Solr had "
+                             "its own host: shows the writer's cost without CPU contention")
     args = parser.parse_args(argv)
-    if min(args.docs, args.batch_size, args.threads, args.query_runs) < 1 or args.warmup < 0:
-        parser.error("--docs, --batch-size, --threads and --query-runs must be >= 1, --warmup >= 0")
+    if min(args.docs, args.batch_size, args.threads, args.query_runs) < 1 or args.warmup_passes < 0:
+        parser.error("--docs, --batch-size, --threads and --query-runs must be >= 1, --warmup-passes >= 0")
 
-    setup_logging("console", "warning")  # keep navd's structlog output out of the report
+    setup_logging("console", "warning")  # keep navd's structlog lines out of the report
     # EmbeddedSolr.start() records the server as "the current embedded Solr" in the state dir,
     # which `navd search` and friends then use; a benchmark must not repoint the user's CLI to a
     # temporary server that is gone a minute later, so this process gets its own state dir.
@@ -562,11 +693,13 @@ def main(argv: list[str] | None = None) -> int:
     try:
         distribution.ensure()
         status = server.start()
+        if args.pin:
+            pin_cpus(status.pid)
         config = dataclasses.replace(defaults, url=server.url, batch_size=args.batch_size,
                                      writer_threads=args.threads)
         with SolrIndex(config) as index:
             init_solr(index)
-            report = run(index, server, args, status.solr_version or "unknown")
+            report = run(index, args, status.solr_version or "unknown", status.pid)
             if args.profile:
                 print(profile_navd(index, args.docs, args.batch_size, args.threads))
     finally:
@@ -577,60 +710,61 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run(index: SolrIndex, server: EmbeddedSolr, args: argparse.Namespace, solr_version: str) -> dict[str, Any]:
+def run(index: SolrIndex, args: argparse.Namespace, solr_version: str,
+        solr_pid: int | None) -> dict[str, Any]:
     docs, batch_size, threads = args.docs, args.batch_size, args.threads
     base_url, core = index.base_url, index.core(CORE)
-    log = sys.stderr
+    progress = sys.stderr
 
-    log.write(f"building {docs:,} documents for the raw path ...\n")
+    progress.write(f"building {docs:,} documents for the raw path ...\n")
     corpus = build_corpus(docs, batch_size)
 
-    if args.warmup:
-        # Solr's first few seconds run interpreted/C1 code; without this the first timed run
-        # (raw) would be penalised and the ratio flattered.
-        warm = build_corpus(min(args.warmup, docs), batch_size).bodies
+    # Solr's indexing code runs interpreted and C1-compiled at first. Measured on a quiet 2-CPU
+    # host, 200k-document raw passes cost Solr 48, 25, 20, then a steady 13-15 CPU-seconds:
+    # without warm-up each timed run would be faster than the one before, and whichever path
+    # runs first (raw) would look slow.
+    for n in range(args.warmup_passes):
+        progress.write(f"warm-up pass {n + 1}/{args.warmup_passes} (raw, untimed) ...\n")
         clear_core(index)
-        post_raw(base_url, core, warm, threads)
-        del warm
+        post_raw(base_url, core, corpus.bodies, threads)
+
+    progress.write(f"building {docs:,} Element records for the navd and pysolr paths ...\n")
+    records = list(realistic_elements(docs))
 
     paths: dict[str, PathResult] = {
-        "raw": PathResult(f"raw JSON /update, {threads} thread(s) [baseline]", "raw"),
-        "navd": PathResult(f"navd IndexWriter, {threads} thread(s)", "navd"),
-        "pysolr": PathResult(f"pysolr {pysolr.__version__} Solr.add, {threads} thread(s)", "pysolr"),
+        "raw": PathResult(f"raw JSON /update, {threads} thread(s) [baseline]"),
+        "navd": PathResult(f"navd IndexWriter, {threads} thread(s)"),
+        "pysolr": PathResult(f"pysolr {pysolr.__version__} Solr.add, {threads} thread(s)"),
     }
     steps: list[tuple[str, Callable[[], float]]] = [
         ("raw", lambda: post_raw(base_url, core, corpus.bodies, threads)),
-        ("navd", lambda: write_navd(index, realistic_elements(docs), batch_size, threads, docs)),
-        ("pysolr", lambda: write_pysolr(f"{base_url}/{core}", realistic_elements(docs), batch_size, threads)),
+        ("navd", lambda: write_navd(index, records, batch_size, threads, docs)),
+        ("pysolr", lambda: write_pysolr(f"{base_url}/{core}", records, batch_size, threads)),
         ("raw", lambda: post_raw(base_url, core, corpus.bodies, threads)),
-        ("navd", lambda: write_navd(index, realistic_elements(docs), batch_size, threads, docs)),
+        ("navd", lambda: write_navd(index, records, batch_size, threads, docs)),
     ]
-    for key, step in steps:
-        clear_core(index)
-        log.write(f"{paths[key].label} ...")
-        log.flush()
-        seconds = step()
-        verify_count(index, docs, paths[key].label)
-        paths[key].seconds.append(seconds)
-        log.write(f" {seconds:.1f} s, {_rate(docs / seconds)}\n")
-
-    # The index now holds navd's 200k documents, committed: the state `navd search` would see.
-    log.write(f"query {QUERY} x {args.query_runs} ...\n")
-    reader = SolrIndex(dataclasses.replace(index.config, retries=0))  # as the CLI: no retries
-    try:
-        query = measure_query(reader, args.query_runs, corpus.ord_names)
-    finally:
-        reader.close()
-
     if threads > 1:
-        # Informational: what one sequential client gets, to show what the threads buy.
-        single = paths["raw_1_thread"] = PathResult("raw JSON /update, 1 thread (sequential)", "raw_1_thread")
+        # Informational, last: what one sequential client gets, to show what the threads buy.
+        paths["raw_1_thread"] = PathResult("raw JSON /update, 1 thread (sequential)")
+        steps.append(("raw_1_thread", lambda: post_raw(base_url, core, corpus.bodies, 1)))
+
+    query: dict[str, Any] = {}
+    for n, (key, step) in enumerate(steps):
         clear_core(index)
-        log.write(f"{single.label} ...")
-        log.flush()
-        single.seconds.append(post_raw(base_url, core, corpus.bodies, 1))
-        verify_count(index, docs, single.label)
-        log.write(f" {single.seconds[0]:.1f} s\n")
+        progress.write(f"{paths[key].label} ...")
+        progress.flush()
+        result = timed(step, solr_pid)
+        verify_count(index, docs, paths[key].label)
+        paths[key].runs.append(result)
+        progress.write(f" {result.seconds:.1f} s, {_rate(docs / result.seconds)}\n")
+        if n == 4:
+            # The index now holds navd's documents, committed: what `navd search` would see.
+            progress.write(f"query {QUERY} x {args.query_runs} ...\n")
+            reader = SolrIndex(dataclasses.replace(index.config, retries=0))  # as the CLI: no retries
+            try:
+                query = measure_query(reader, args.query_runs, corpus.ord_names)
+            finally:
+                reader.close()
 
     per_doc = 1e6 / docs
     cpu = {"generate_us_per_doc": corpus.generate_seconds * per_doc,
@@ -640,14 +774,16 @@ def run(index: SolrIndex, server: EmbeddedSolr, args: argparse.Namespace, solr_v
     raw_best, navd_best, pysolr_best = (paths[k].best(docs) for k in ("raw", "navd", "pysolr"))
     report: dict[str, Any] = {
         "setup": {"docs": docs, "batch_size": batch_size, "threads": threads, "seed": SEED,
-                  "warmup_docs": args.warmup, "solr_version": solr_version, "heap": args.heap,
-                  "cpus": os.cpu_count(), "python": platform.python_version(),
+                  "warmup_passes": args.warmup_passes, "pinned": args.pin,
+                  "solr_version": solr_version, "heap": args.heap,
+                  "cpus": os.cpu_count() or 1, "python": platform.python_version(),
                   "navd_version": navd.__version__, "pysolr_version": pysolr.__version__,
                   "git_commit": _git_commit(), "when": datetime.now(UTC).isoformat(timespec="seconds"),
                   "avg_doc_bytes": corpus.json_bytes / docs, "json_mb": corpus.json_bytes / 1e6,
                   "ord_names": corpus.ord_names},
-        "paths": {key: {"label": p.label, "seconds": p.seconds, "docs_per_s": p.rates(docs),
-                        "best_docs_per_s": p.best(docs)} for key, p in paths.items()},
+        "paths": {key: {"label": p.label, "runs": [dataclasses.asdict(r) for r in p.runs],
+                        "docs_per_s": p.rates(docs), "best_docs_per_s": p.best(docs)}
+                  for key, p in paths.items()},
         "python_cpu": cpu,
         "verdict": {"ratio": navd_best / raw_best, "goal": GOAL, "met": navd_best / raw_best >= GOAL,
                     "pysolr_ratio": pysolr_best / raw_best, "navd_vs_pysolr": navd_best / pysolr_best},
