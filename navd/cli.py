@@ -145,7 +145,11 @@ def cmd_solr_fetch(args: argparse.Namespace, config: NavdConfig) -> int:
 
 
 def cmd_solr_start(args: argparse.Namespace, config: NavdConfig) -> int:
-    status = _embedded(args, config).start()
+    from navd.solr.server import remember_current
+
+    server = _embedded(args, config)
+    status = server.start()
+    remember_current(server)
     print(f"running: Solr {status.solr_version} on {status.url} (pid {status.pid}, home {status.home})")
     return EXIT_OK
 

@@ -234,9 +234,7 @@ class EmbeddedSolr:
             if current.port != self.port:
                 raise EmbeddedSolrError(f"Solr from {self.home} already runs on port {current.port}, "
                                         f"not {self.port}: stop it first")
-            status = self._wait_until_up(current.pid or 0, timeout)
-            _remember_current(self)
-            return status
+            return self._wait_until_up(current.pid or 0, timeout)
         if _port_in_use(self.port):
             raise EmbeddedSolrError(f"port {self.port} on 127.0.0.1 is in use by another process")
         if self.zk_port is not None:
@@ -276,9 +274,7 @@ class EmbeddedSolr:
         tmp.replace(self.pid_file)
         log.info("starting embedded Solr", pid=proc.pid, port=self.port, home=str(self.home),
                  zk_host=self.zk_host)
-        status = self._wait_until_up(proc.pid, timeout, proc)
-        _remember_current(self)
-        return status
+        return self._wait_until_up(proc.pid, timeout, proc)
 
     def _wait_until_up(self, pid: int, timeout: float,
                        proc: subprocess.Popen[bytes] | None = None) -> ServerStatus:
@@ -421,7 +417,11 @@ def _current_record() -> dict[str, object]:
         return {}
 
 
-def _remember_current(server: EmbeddedSolr) -> None:
+def remember_current(server: EmbeddedSolr) -> None:
+    """Record the server a user started with `navd solr start`, for later commands without flags.
+
+    Only the CLI calls this: tests, benchmarks and the dev stack start servers of their own that
+    must not become the user's default."""
     directory = state_dir()
     directory.mkdir(parents=True, exist_ok=True)
     tmp = directory / (CURRENT_FILE_NAME + ".tmp")

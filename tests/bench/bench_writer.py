@@ -682,11 +682,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--docs, --batch-size, --threads and --query-runs must be >= 1, --warmup-passes >= 0")
 
     setup_logging("console", "warning")  # keep navd's structlog lines out of the report
-    # EmbeddedSolr.start() records the server as "the current embedded Solr" in the state dir,
-    # which `navd search` and friends then use; a benchmark must not repoint the user's CLI to a
-    # temporary server that is gone a minute later, so this process gets its own state dir.
-    state = Path(tempfile.mkdtemp(prefix="navd-bench-state-"))
-    os.environ["XDG_STATE_HOME"] = str(state)
     home = Path(tempfile.mkdtemp(prefix="navd-bench-solr-"))
     distribution = SolrDistribution(DEFAULT_SOLR_VERSION, default_solr_dist_dir())
     server = EmbeddedSolr(home, free_port(), args.heap, distribution)
@@ -705,7 +700,6 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         server.stop()
         shutil.rmtree(home, ignore_errors=True)
-        shutil.rmtree(state, ignore_errors=True)
     print_report(report)
     return 0
 
