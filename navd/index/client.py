@@ -139,7 +139,7 @@ class SolrIndex:
     def add(self, core: str, docs: Iterable[Mapping[str, Any]]) -> int:
         """Upsert documents synchronously in batches. Returns the number written."""
         written = 0
-        for batch in _batches(docs, self.config.batch_size):
+        for batch in batches(docs, self.config.batch_size):
             self.post_update(core, serialise(batch))
             written += len(batch)
         return written
@@ -155,7 +155,7 @@ class SolrIndex:
 
     def delete_ids(self, core: str, ids: Iterable[str]) -> int:
         deleted = 0
-        for batch in _batches(ids, self.config.batch_size):
+        for batch in batches(ids, self.config.batch_size):
             self.post_update(core, json.dumps({"delete": batch}).encode())
             deleted += len(batch)
         return deleted
@@ -188,7 +188,7 @@ class SolrIndex:
         """Real-time get by identity: sees documents before they are committed."""
         name = self.core(core)
         docs: list[dict[str, Any]] = []
-        for batch in _batches(ids, 500):
+        for batch in batches(ids, 500):
             body = self.request("GET", f"{name}/get", params={"ids": ",".join(batch)},
                                 what=f"get from {name}")
             docs.extend(body.get("response", {}).get("docs", []))
@@ -241,7 +241,8 @@ def serialise(docs: list[Mapping[str, Any]]) -> bytes:
     return orjson.dumps(docs)
 
 
-def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+def batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    """Lists of at most `size` items, streamed."""
     batch: list[Any] = []
     for item in items:
         batch.append(item)

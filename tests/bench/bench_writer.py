@@ -50,7 +50,7 @@ import requests
 import navd
 from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, default_solr_dist_dir
 from navd.index.admin import init_solr
-from navd.index.client import IndexWriter, SolrIndex, serialise
+from navd.index.client import IndexWriter, SolrIndex, batches, serialise
 from navd.index.documents import element_document
 from navd.logs import setup_logging
 from navd.model import (
@@ -305,17 +305,6 @@ def realistic_elements(count: int, seed: int = SEED) -> Iterator[Element]:
     return _Cluster(seed).elements(count)
 
 
-def _batches(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    batch: list[Any] = []
-    for item in items:
-        batch.append(item)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 # --- the measured paths ----------------------------------------------------------------------
 
 
@@ -425,7 +414,7 @@ def write_pysolr(core_url: str, records: Iterable[Element], batch_size: int, thr
     try:
         with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="pysolr") as pool:
             start = time.perf_counter()
-            for batch in _batches((element_document(r) for r in records), batch_size):
+            for batch in batches((element_document(r) for r in records), batch_size):
                 slots.acquire()
                 future = pool.submit(add, batch)
                 future.add_done_callback(lambda _f: slots.release())
