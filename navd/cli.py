@@ -67,6 +67,18 @@ def build_parser() -> argparse.ArgumentParser:
     entity.add_argument("--json", action="store_true", help="print JSON")
     entity.set_defaults(handler=cmd_entity)
 
+    lineage = commands.add_parser("lineage", help="where an entity came from and what depends on it")
+    lineage.add_argument("entity", metavar="ENTITY", help="qualifiedName or identity")
+    lineage.add_argument("--direction", choices=["upstream", "downstream", "both"], default="both")
+    lineage.add_argument("--depth", type=int, default=5, metavar="N",
+                         help="dataset hops per direction (executions do not count); default 5")
+    lineage.add_argument("--columns", action="store_true", help="add columns and column edges")
+    lineage.add_argument("--operations", action="store_true",
+                         help="show executions, operations and unresolved (unlinked) inputs")
+    lineage.add_argument("--deleted", action="store_true", help="show deleted entities")
+    lineage.add_argument("--format", choices=["text", "json"], default="text")
+    lineage.set_defaults(handler=cmd_lineage)
+
     quickstart = commands.add_parser(
         "quickstart", help="start the embedded Solr, create the cores and index a small sample")
     quickstart.set_defaults(handler=cmd_quickstart)
@@ -216,6 +228,7 @@ def _summary_line(core: str, doc: dict[str, Any]) -> str:
 
 def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> int:
     from navd.index.documents import display_document
+    from navd.index.lookup import find_entity
 
     with _index(config) as index:
         docs = [display_document(d) for d in find_entity(index, args.name)]
@@ -234,25 +247,20 @@ def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> int:
     return EXIT_OK
 
 
-def find_entity(index: Any, name: str) -> list[dict[str, Any]]:
-    """Elements whose identity or qualifiedName is `name` (or its normalised spelling)."""
-    from navd.model import InvalidName, path_qualified_name
+def cmd_lineage(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.lineage import LineageOptions, lineage, render_text
 
-    candidates = {name}
-    if "@" in name and "://" not in name:
-        candidates.add(name.lower())  # Hive names are lower case
-    if "://" in name or name.startswith("file:"):
-        try:
-            candidates.add(path_qualified_name(name))
-        except InvalidName:
-            pass
-    terms = " OR ".join(_quote(c) for c in sorted(candidates))
-    body = index.search("elements", f"identity:({terms}) OR qualifiedName:({terms})", rows=50)
-    return list(body["response"]["docs"])
-
-
-def _quote(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if args.depth < 1:
+        raise ConfigError("--depth must be >= 1")
+    options = LineageOptions(direction=args.direction, depth=args.depth, columns=args.columns,
+                             operations=args.operations, deleted=args.deleted)
+    with _index(config) as index:
+        graph = lineage(index, args.entity, options)
+    if args.format == "json":
+        _print_json(graph.as_dict())
+    else:
+        print(render_text(graph))
+    return EXIT_OK
 
 
 # -- quickstart -------------------------------------------------------------------------------

@@ -1,0 +1,177 @@
+"""Lineage queries over the real Solr: what is walked, what is shown, and the JSON shape."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+import pytest
+
+from navd.index.client import IndexWriter, SolrIndex
+from navd.lineage import EntityNotFound, LineageGraph, LineageOptions, lineage
+from navd.model import (
+    DependencyType,
+    Element,
+    ElementType,
+    EntityRef,
+    Relation,
+    RelationType,
+    SourceType,
+    hive_qualified_name,
+    operation_qualified_name,
+)
+
+CLUSTER = "primary"
+DROPPED = datetime(2026, 11, 20, tzinfo=UTC)
+
+
+def table(db: str, name: str, *, deleted: bool = False) -> Element:
+    return Element(SourceType.HIVE, ElementType.TABLE, hive_qualified_name(CLUSTER, db, name), name=name,
+                   deleted=deleted, delete_time=DROPPED if deleted else None)
+
+
+def column(parent: Element, name: str) -> Element:
+    return Element(SourceType.HIVE, ElementType.FIELD, parent.qualified_name.replace("@", f".{name}@"),
+                   name=name, parent=parent.ref)
+
+
+def execution(name: str) -> Element:
+    return Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION,
+                   operation_qualified_name(SourceType.SPARK, name, "1"), name=name)
+
+
+def flow(source: Element | EntityRef, target: Element | EntityRef, **extra: object) -> Relation:
+    one = source.ref if isinstance(source, Element) else source
+    two = target.ref if isinstance(target, Element) else target
+    return Relation(RelationType.DATA_FLOW, one, two, **extra)  # type: ignore[arg-type]
+
+
+def index_all(index: SolrIndex, records: list[Element | Relation]) -> None:
+    writer = IndexWriter(index)
+    writer.write_all(records)
+    assert writer.close()
+    for core in ("elements", "relations"):
+        index.commit(core, soft=True)
+
+
+def names(graph: LineageGraph) -> set[str]:
+    return {n.qualified_name for n in graph.nodes}
+
+
+def edges(graph: LineageGraph) -> set[tuple[str, str, str]]:
+    by_id = {n.id: n.qualified_name for n in graph.nodes}
+    return {(by_id[e.source], by_id[e.target], e.type) for e in graph.edges}
+
+
+@pytest.fixture
+def pipeline(index: SolrIndex, unique: str) -> dict[str, Element]:
+    """s --(job1)--> t --(job2)--> u, with columns, an input nobody indexed, and a template."""
+    s, t, u = table(unique, "s"), table(unique, "t"), table(unique, "u")
+    s_c, s_k, t_u = column(s, "c"), column(s, "k"), column(t, "u")
+    job1, job2 = execution(f"{unique}-job1"), execution(f"{unique}-job2")
+    template = Element(SourceType.SPARK, ElementType.OPERATION,
+                       operation_qualified_name(SourceType.SPARK, f"{unique}-ctas"), name="ctas")
+    never_seen = EntityRef(SourceType.HIVE, hive_qualified_name(CLUSTER, unique, "ghost"), ElementType.TABLE)
+    records: list[Element | Relation] = [s, t, u, s_c, s_k, t_u, job1, job2, template]
+    records += [Relation(RelationType.PARENT_CHILD, p.ref, c.ref) for p, c in ((s, s_c), (s, s_k), (t, t_u))]
+    records += [flow(s, job1), flow(job1, t), flow(t, job2), flow(job2, u),
+                flow(never_seen, job1, linked1=False),
+                Relation(RelationType.INSTANCE_OF, template.ref, job1.ref),
+                flow(s_c, t_u, dependency_type=DependencyType.EXPRESSION, expression="upper(c)",
+                     discriminator=job1.qualified_name),
+                Relation(RelationType.CONTROL_FLOW, s_k.ref, t_u.ref, discriminator=job1.qualified_name)]
+    index_all(index, records)
+    return {"s": s, "t": t, "u": u, "job1": job1, "template": template, "s_c": s_c, "s_k": s_k, "t_u": t_u}
+
+
+def test_upstream_collapses_executions(index: SolrIndex, pipeline: dict[str, Element]) -> None:
+    graph = lineage(index, pipeline["t"].qualified_name, LineageOptions(direction="upstream"))
+    assert graph.root == pipeline["t"].identity
+    assert edges(graph) == {(pipeline["s"].qualified_name, pipeline["t"].qualified_name, "DATA_FLOW")}
+
+
+def test_operations_show_executions_templates_and_unresolved_inputs(
+        index: SolrIndex, pipeline: dict[str, Element], unique: str) -> None:
+    graph = lineage(index, pipeline["t"].qualified_name, LineageOptions(direction="upstream", operations=True))
+    job1, ghost = pipeline["job1"].qualified_name, hive_qualified_name(CLUSTER, unique, "ghost")
+    assert edges(graph) == {
+        (pipeline["s"].qualified_name, job1, "DATA_FLOW"),
+        (ghost, job1, "DATA_FLOW"),
+        (job1, pipeline["t"].qualified_name, "DATA_FLOW"),
+        (pipeline["template"].qualified_name, job1, "INSTANCE_OF"),
+    }
+    [unresolved] = [n for n in graph.nodes if n.qualified_name == ghost]
+    assert unresolved.as_dict()["unlinked"] is True and unresolved.type == "TABLE"
+
+
+def test_columns_add_field_edges_with_dependency_types(index: SolrIndex, pipeline: dict[str, Element]) -> None:
+    graph = lineage(index, pipeline["t"].qualified_name, LineageOptions(direction="upstream", columns=True))
+    document = graph.as_dict()
+    by_id = {n["id"]: n["qualifiedName"] for n in document["nodes"]}
+    column_edges = {(by_id[e["source"]], by_id[e["target"]], e["type"], e.get("dependencyType"), e.get("expression"))
+                    for e in document["edges"] if e["type"] != "DATA_FLOW" or e.get("dependencyType")}
+    assert column_edges == {
+        (pipeline["s_c"].qualified_name, pipeline["t_u"].qualified_name, "DATA_FLOW", "EXPRESSION", "upper(c)"),
+        (pipeline["s_k"].qualified_name, pipeline["t_u"].qualified_name, "CONTROL_FLOW", None, None),
+    }
+    assert {"id", "qualifiedName", "type", "sourceType", "name", "deleted"} <= set(document["nodes"][0])
+
+
+def test_downstream_and_depth(index: SolrIndex, pipeline: dict[str, Element]) -> None:
+    one = lineage(index, pipeline["s"].qualified_name, LineageOptions(direction="downstream", depth=1))
+    assert names(one) == {pipeline["s"].qualified_name, pipeline["t"].qualified_name}
+    two = lineage(index, pipeline["s"].qualified_name, LineageOptions(direction="downstream", depth=2))
+    assert edges(two) == {(pipeline["s"].qualified_name, pipeline["t"].qualified_name, "DATA_FLOW"),
+                          (pipeline["t"].qualified_name, pipeline["u"].qualified_name, "DATA_FLOW")}
+    both = lineage(index, pipeline["t"].qualified_name, LineageOptions(direction="both", depth=1))
+    assert names(both) == {pipeline[k].qualified_name for k in ("s", "t", "u")}
+
+
+def test_deleted_temporaries_are_hidden_but_keep_the_connection(index: SolrIndex, unique: str) -> None:
+    """Seed 000's temporary tables: sample_07 -> temp (dropped) -> sample_merge."""
+    source, temp, merged = table(unique, "sample_07"), table(unique, "temp_sample_07", deleted=True), \
+        table(unique, "sample_merge")
+    create, insert = execution(f"{unique}-create"), execution(f"{unique}-insert")
+    index_all(index, [source, temp, merged, create, insert,
+                      flow(source, create), flow(create, temp), flow(temp, insert), flow(insert, merged)])
+    default = lineage(index, merged.qualified_name, LineageOptions(direction="upstream"))
+    assert edges(default) == {(source.qualified_name, merged.qualified_name, "DATA_FLOW")}
+    shown = lineage(index, merged.qualified_name, LineageOptions(direction="upstream", deleted=True))
+    assert edges(shown) == {(source.qualified_name, temp.qualified_name, "DATA_FLOW"),
+                            (temp.qualified_name, merged.qualified_name, "DATA_FLOW")}
+    assert [n.deleted for n in shown.nodes if n.qualified_name == temp.qualified_name] == [True]
+
+
+def test_a_path_read_leads_to_the_table_it_backs(index: SolrIndex, unique: str) -> None:
+    """A job reads a table's directory by path: upstream of its output lists the table."""
+    orders = table(unique, "orders")
+    directory = Element(SourceType.HDFS, ElementType.DIRECTORY,
+                        f"hdfs://ns1/warehouse/{unique}.db/orders", name="orders")
+    report, job = table(unique, "report"), execution(f"{unique}-report")
+    index_all(index, [orders, directory, report, job,
+                      Relation(RelationType.LOGICAL_PHYSICAL, orders.ref, directory.ref),
+                      flow(directory, job), flow(job, report)])
+    graph = lineage(index, report.qualified_name, LineageOptions(direction="upstream"))
+    assert orders.qualified_name in names(graph)
+    assert (orders.qualified_name, directory.qualified_name, "LOGICAL_PHYSICAL") in edges(graph)
+    # Seen from the table (the logical end), its directory is not lineage.
+    assert names(lineage(index, orders.qualified_name)) == {orders.qualified_name}
+
+
+def test_unknown_entity(index: SolrIndex) -> None:
+    with pytest.raises(EntityNotFound, match="no element with identity or qualifiedName 'nope@primary'"):
+        lineage(index, "nope@primary")
+
+
+def test_cli_json_shape(navd, index: SolrIndex, pipeline: dict[str, Element]) -> None:  # type: ignore[no-untyped-def]
+    result = navd("lineage", pipeline["t"].qualified_name.upper(), "--direction", "upstream", "--columns",
+                  "--format", "json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert set(document) == {"root", "nodes", "edges"}
+    by_id = {n["id"]: n["qualifiedName"] for n in document["nodes"]}
+    assert {"source", "target", "type"} <= set(document["edges"][0])
+    assert any(by_id[e["source"]] == pipeline["s_c"].qualified_name and e.get("dependencyType") == "EXPRESSION"
+               for e in document["edges"])
+    text = navd("lineage", pipeline["t"].qualified_name, "--direction", "upstream")
+    assert f"{pipeline['s'].qualified_name} (HIVE TABLE) -> {pipeline['t'].qualified_name} (HIVE TABLE)" in text.stdout
