@@ -14,11 +14,8 @@ import hashlib
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import tempfile
-import time
 from importlib import resources
 from pathlib import Path
 
@@ -27,9 +24,12 @@ import requests
 from navd.config import DEFAULT_SOLR_PORT, SolrConfig, default_solr_home, state_dir
 from navd.errors import EmbeddedSolrError
 from navd.logs import get_logger
+from navd.process import ManagedProcess, free_port, port_in_use
+
+__all__ = ["EmbeddedSolr", "ServerStatus", "SolrDistribution", "embedded_server", "effective_solr_config",
+           "free_port", "remember_current"]
 
 LAUNCHER_CLASS = "NavdSolr"
-PID_FILE_NAME = "navd-solr.pid"
 CURRENT_FILE_NAME = "embedded-solr.json"
 # Solr's own convention (bin/solr -c): the embedded ZooKeeper listens on the Solr port + 1000.
 ZK_PORT_OFFSET = 1000
@@ -166,10 +166,11 @@ class EmbeddedSolr:
         self.heap = heap
         self.distribution = distribution
         self.cloud = cloud
+        self.process = ManagedProcess("solr", self.home, LAUNCHER_CLASS, EmbeddedSolrError)
 
     @property
     def pid_file(self) -> Path:
-        return self.home / PID_FILE_NAME
+        return self.process.pid_file
 
     @property
     def url(self) -> str:
@@ -191,27 +192,20 @@ class EmbeddedSolr:
 
     # -- status -----------------------------------------------------------------------------
 
-    def _recorded(self) -> tuple[int, int] | None:
+    def recorded_port(self) -> int | None:
+        """The port in the pid file: where this home's server runs (or last ran)."""
+        recorded = self.process.recorded()
         try:
-            data = json.loads(self.pid_file.read_text())
-            return int(data["pid"]), int(data["port"])
-        except (OSError, ValueError, KeyError, TypeError):
+            return int(recorded["port"]) if recorded else None
+        except (KeyError, TypeError, ValueError):
             return None
 
-    def _is_our_process(self, pid: int) -> bool:
-        """Alive, and really our launcher for this home (pids get reused)."""
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            return False
-        return LAUNCHER_CLASS.encode() in cmdline and str(self.home).encode() in cmdline
-
     def status(self) -> ServerStatus:
-        recorded = self._recorded()
-        if recorded is None:
+        recorded, port = self.process.recorded(), self.recorded_port()
+        if recorded is None or port is None:
             return ServerStatus(False, self.home, detail="not running (no pid file)")
-        pid, port = recorded
-        if not self._is_our_process(pid):
+        pid = int(recorded["pid"])
+        if not self.process.is_alive(pid):
             return ServerStatus(False, self.home, port=port,
                                 detail=f"not running (stale pid file, pid {pid} is gone)")
         version = _solr_version(port)
@@ -235,13 +229,13 @@ class EmbeddedSolr:
                 raise EmbeddedSolrError(f"Solr from {self.home} already runs on port {current.port}, "
                                         f"not {self.port}: stop it first")
             return self._wait_until_up(current.pid or 0, timeout)
-        if _port_in_use(self.port):
+        if port_in_use(self.port):
             raise EmbeddedSolrError(f"port {self.port} on 127.0.0.1 is in use by another process")
         if self.zk_port is not None:
             zk = f"port {self.zk_port} (for the embedded ZooKeeper: Solr port + {ZK_PORT_OFFSET})"
             if self.zk_port >= 65536:
                 raise EmbeddedSolrError(f"{zk} is not a TCP port: choose a lower --port")
-            if _port_in_use(self.zk_port):
+            if port_in_use(self.zk_port):
                 raise EmbeddedSolrError(f"{zk} on 127.0.0.1 is in use by another process")
         self.distribution.ensure()
         java = _find_tool("java")
@@ -262,99 +256,30 @@ class EmbeddedSolr:
             # mode; the explicit port keeps it in step with zk_port whatever zoo.cfg says.
             cmd += [f"-DzkRun={self.zk_host}", "-Dsolr.zk.embedded.host=127.0.0.1"]
         cmd += ["-cp", self.distribution.classpath, LAUNCHER_CLASS, str(self.home), str(self.port)]
-        console = open(logs / "console.log", "ab")  # noqa: SIM115 - handed to the child
-        try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=console,
-                                    stderr=subprocess.STDOUT, cwd=self.home,
-                                    start_new_session=True)
-        finally:
-            console.close()
-        tmp = self.pid_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({"pid": proc.pid, "port": self.port}))
-        tmp.replace(self.pid_file)
+        proc = self.process.spawn(cmd, log_file=logs / "console.log", record={"port": self.port})
         log.info("starting embedded Solr", pid=proc.pid, port=self.port, home=str(self.home),
                  zk_host=self.zk_host)
         return self._wait_until_up(proc.pid, timeout, proc)
 
     def _wait_until_up(self, pid: int, timeout: float,
                        proc: subprocess.Popen[bytes] | None = None) -> ServerStatus:
-        deadline = time.monotonic() + timeout
-        waiting_for = f"Solr did not answer on port {self.port}"
-        while time.monotonic() < deadline:
-            version = _solr_version(self.port)
-            if version is not None:
-                # SolrCloud answers before the cores it hosts have registered in ZooKeeper and
-                # elected shard leaders; until then updates to them fail.
-                if not self.is_cloud or _replicas_active(self.port):
-                    return ServerStatus(True, self.home, port=self.port, pid=pid,
-                                        solr_version=version, detail="running")
-                waiting_for = f"not every replica on the SolrCloud node on port {self.port} became active"
-            exited = proc.poll() if proc is not None else (None if self._is_our_process(pid) else 1)
-            if exited is not None:
-                self.pid_file.unlink(missing_ok=True)
-                raise EmbeddedSolrError(f"Solr exited during start-up; see {self.home / 'logs'}: "
-                                        f"{_tail(self.home / 'logs' / 'console.log')}")
-            time.sleep(0.25)
-        raise EmbeddedSolrError(f"{waiting_for} within {timeout:.0f}s; see {self.home / 'logs'}")
+        def ready() -> str | None:
+            if _solr_version(self.port) is None:
+                return f"Solr did not answer on port {self.port}"
+            # SolrCloud answers before the cores it hosts have registered in ZooKeeper and
+            # elected shard leaders; until then updates to them fail.
+            if self.is_cloud and not _replicas_active(self.port):
+                return f"not every replica on the SolrCloud node on port {self.port} became active"
+            return None
+
+        self.process.wait_ready(pid, ready, timeout=timeout, proc=proc,
+                                log_file=self.home / "logs" / "console.log")
+        return ServerStatus(True, self.home, port=self.port, pid=pid,
+                            solr_version=_solr_version(self.port), detail="running")
 
     def stop(self, timeout: float = 30.0) -> bool:
         """Stop Solr (SIGTERM, then SIGKILL after `timeout`). False if it was not running."""
-        recorded = self._recorded()
-        if recorded is None or not self._is_our_process(recorded[0]):
-            self.pid_file.unlink(missing_ok=True)
-            return False
-        pid = recorded[0]
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while self._is_our_process(pid) and time.monotonic() < deadline:
-            _reap(pid)
-            time.sleep(0.2)
-        if self._is_our_process(pid):
-            log.warning("Solr did not stop in time; killing it", pid=pid, timeout=timeout)
-            os.kill(pid, signal.SIGKILL)
-            while self._is_our_process(pid):
-                _reap(pid)
-                time.sleep(0.1)
-        # The JVM's cmdline empties before its last threads have closed its sockets: wait for
-        # those, or a start right after this finds its ports (ZooKeeper's, mostly) still taken.
-        deadline = time.monotonic() + 10
-        while not _exited(pid) and time.monotonic() < deadline:
-            _reap(pid)
-            time.sleep(0.05)
-        self.pid_file.unlink(missing_ok=True)
-        log.info("stopped embedded Solr", pid=pid, home=str(self.home))
-        return True
-
-
-def _exited(pid: int) -> bool:
-    """Every thread of the process has exited, so its sockets are closed. (The main thread
-    turns zombie, and its cmdline empties, while other threads still hold them.)"""
-    try:
-        tasks = list(Path(f"/proc/{pid}/task").iterdir())
-    except OSError:
-        return True
-    for task in tasks:
-        try:
-            state = (task / "stat").read_text().rsplit(")", 1)[-1].split()[0]
-        except (OSError, IndexError):
-            continue  # exited meanwhile
-        if state not in ("Z", "X"):
-            return False
-    return True
-
-
-def _reap(pid: int) -> None:
-    """Collect the exit status if the server is our own child, so it does not linger as a zombie."""
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
-
-
-def _port_in_use(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
+        return self.process.stop(timeout)
 
 
 def _solr_version(port: int) -> str | None:
@@ -392,21 +317,6 @@ def _replicas_active(port: int) -> bool:
                if replica.get("node_name") == node)
 
 
-def _tail(path: Path, lines: int = 3) -> str:
-    try:
-        text = path.read_text(errors="replace").strip().splitlines()
-    except OSError:
-        return "(no console log)"
-    return " | ".join(text[-lines:]) or "(empty console log)"
-
-
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 right now (for tests and benchmarks)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 # -- which embedded server: flags, config, the last one started, defaults ---------------------
 
 def _current_record() -> dict[str, object]:
@@ -440,9 +350,9 @@ def embedded_server(config: SolrConfig, *, home: str | None = None,
     if not chosen_port:
         server = EmbeddedSolr(chosen_home, DEFAULT_SOLR_PORT, embedded.heap,
                               SolrDistribution(embedded.version, embedded.dist_path))
-        recorded = server._recorded()
+        recorded = server.recorded_port()
         if recorded is not None:
-            chosen_port = recorded[1]
+            chosen_port = recorded
         elif str(record.get("home")) == str(chosen_home) and isinstance(record.get("port"), int):
             chosen_port = int(record["port"])  # type: ignore[call-overload]
         else:
