@@ -52,7 +52,7 @@ def setup_logging(fmt: str = "auto", level: str = "info", stream: TextIO | None 
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     # Third-party clients log every request at INFO/DEBUG; keep them out of navd's story.
-    for noisy in ("urllib3", "pysolr", "requests"):
+    for noisy in ("urllib3", "pysolr", "requests", "pyhive", "py4j"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
     structlog.configure(
         processors=[structlog.stdlib.filter_by_level, *shared,

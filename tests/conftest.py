@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, default_solr_dist_dir
+from navd.dev.spark_thrift import SparkThriftServer
 from navd.errors import NavdError
 from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
@@ -63,6 +64,18 @@ def index(solr_config: SolrConfig) -> Iterator[SolrIndex]:
     with SolrIndex(solr_config) as client:
         init_solr(client)
         yield client
+
+
+@pytest.fixture(scope="session")
+def spark_thrift(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkThriftServer]:
+    """A real HiveServer2 (Spark's Thrift Server), started once, only for the tests that ask."""
+    server = SparkThriftServer(tmp_path_factory.mktemp("spark-thrift"), free_port())
+    try:
+        server.start()
+    except NavdError as exc:
+        pytest.fail(f"the Spark Thrift Server did not start: {exc}", pytrace=False)
+    yield server
+    server.stop()
 
 
 @pytest.fixture
