@@ -3,9 +3,10 @@
     python deploy/dev/devstack.py up     # start (idempotent) and write .dev/navd.toml
     python deploy/dev/devstack.py down   # stop
 
-For now the stack is Solr; the HDFS, HiveServer2/metastore and YARN services join it here.
-Ports default to 8984 (Solr) so the stack does not clash with `navd quickstart` on 8983;
-override with DEV_SOLR_PORT.
+The stack: Solr, and Spark's Thrift Server as HiveServer2 (its event log is where the Spark
+extractor finds the SQL text of what ran through it). HDFS and YARN join it here.
+Ports: Solr 8984 (so it does not clash with `navd quickstart` on 8983), Thrift Server 10015;
+override with DEV_SOLR_PORT, DEV_THRIFT_PORT.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 from navd.config import load_config
+from navd.dev.spark_thrift import SparkThriftServer
 from navd.errors import NavdError
 from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
@@ -34,13 +36,20 @@ def solr_server() -> EmbeddedSolr:
                         SolrDistribution(defaults.version, defaults.dist_path))
 
 
-def write_config(solr: EmbeddedSolr) -> None:
+def thrift_server() -> SparkThriftServer:
+    return SparkThriftServer(DEV / "spark-thrift", int(os.environ.get("DEV_THRIFT_PORT", "10015")),
+                             event_log_dir=DEV / "spark-events")
+
+
+def write_config(solr: EmbeddedSolr, thrift: SparkThriftServer) -> None:
     CONFIG.write_text(
         "# Written by `make dev-up`: navd pointed at the development services under .dev/.\n"
         "# Use it with: export NAVD_CONFIG=$PWD/.dev/navd.toml\n\n"
         "[cluster]\nname = \"primary\"\n\n"
         "[logging]\nformat = \"auto\"\n\n"
-        f"[solr.embedded]\nhome = \"{solr.home}\"\nport = {solr.port}\n"
+        f"[solr.embedded]\nhome = \"{solr.home}\"\nport = {solr.port}\n\n"
+        f"[hive]\nenabled = true\nhost = \"127.0.0.1\"\nport = {thrift.port}\n\n"
+        f"[spark]\nenabled = true\nevent_log_dirs = [\"{thrift.event_log_dir}\"]\n"
     )
 
 
@@ -49,7 +58,11 @@ def up() -> None:
     solr = solr_server()
     status = solr.start()
     print(f"solr: running {status.solr_version} on {status.url} (home {status.home})")
-    write_config(solr)
+    thrift = thrift_server()
+    thrift.start()
+    print(f"hive: Spark Thrift Server (HiveServer2) on 127.0.0.1:{thrift.port}, "
+          f"event log {thrift.event_log_dir}")
+    write_config(solr, thrift)
     config = load_config(str(CONFIG), environ={})
     with SolrIndex(effective_solr_config(config.solr, solr)) as index:
         for result in init_solr(index):
@@ -58,8 +71,8 @@ def up() -> None:
 
 
 def down() -> None:
-    solr = solr_server()
-    print("solr: stopped" if solr.stop() else "solr: was not running")
+    print("hive: stopped" if thrift_server().stop() else "hive: was not running")
+    print("solr: stopped" if solr_server().stop() else "solr: was not running")
 
 
 def main() -> int:
