@@ -1,0 +1,568 @@
+"""Spark event logs -> lineage records. Pure: no I/O; the caller reads the log and feeds it.
+
+One `ApplicationProcessor` per application log, fed its events in order (parsed dicts with
+`feed`, or raw JSON lines with `feed_line`); `finish()` returns an `ApplicationRun` (frozen,
+typed, what was understood) and `records(run)` turns it into navd.model records:
+
+- the application as an OPERATION (`spark://<app name>`), its run as an OPERATION_EXECUTION
+  (`spark://<app id>/<attempt or 1>`: user, start/end, outcome), joined by INSTANCE_OF;
+- each SQL execution that read or wrote data (or changed the catalog) as an OPERATION_EXECUTION
+  child of the run, `spark://<app id>/<attempt>/sql/<root execution id>`; nested executions
+  (same `rootExecutionId`: a CTAS and the insert it runs, saveAsTable, V1 fallbacks of V2
+  writes) are folded into their root; DATA_FLOW input dataset -> execution -> output dataset,
+  with the dataset endpoint unlinked (the HDFS/HMS extractors own those elements);
+- `queryText` from the execution's description when it is SQL text (the Thrift Server sets the
+  statement as the job description; otherwise Spark puts a call site such as
+  `sql at NativeMethodAccessorImpl.java:0` there, which is not stored);
+- catalog events (create/drop/rename/alter of tables and databases) on the execution that ran
+  them, as `catalogEvents` property and in `ApplicationRun.catalog_events` (events outside any
+  execution go on the application run).
+
+Dataset names: session-catalog tables (`spark_catalog.db.t`, `db.t`) are HIVE tables
+`db.t@cluster`; paths are HDFS elements named by `path_qualified_name` (bare paths get the
+configured default FS, else the application's fs.defaultFS), typed FILE when plainly a file
+(`part-*`, a data-file suffix) else DIRECTORY; tables of other (V2) catalogs, which no extractor
+owns yet, are SPARK tables `<catalog>.<ns>.<table>@cluster` (provisional).
+
+Bad input never raises: an invalid JSON line, a non-object, an unknown event type, a known
+event missing its fields, an unreadable plan, or a log from Spark < 2 is skipped, counted in
+`ApplicationRun.skipped` by reason, and logged once per reason with the line number.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from navd.logs import get_logger
+from navd.model import (
+    Element,
+    ElementType,
+    EntityRef,
+    InvalidName,
+    Relation,
+    RelationType,
+    SourceType,
+    hive_qualified_name,
+    operation_qualified_name,
+    path_qualified_name,
+)
+
+from .plans import SESSION_CATALOG, PlanError, PlanIO, Read, TableId, Write, plan_io
+
+Record = Element | Relation
+
+_SQL_PREFIX = "org.apache.spark.sql.execution.ui."
+_CATALOG_PREFIX = "org.apache.spark.sql.catalyst.catalog."
+SQL_START = _SQL_PREFIX + "SparkListenerSQLExecutionStart"
+SQL_END = _SQL_PREFIX + "SparkListenerSQLExecutionEnd"
+SQL_AQE_UPDATE = _SQL_PREFIX + "SparkListenerSQLAdaptiveExecutionUpdate"
+
+#: Known event types with nothing for lineage: accepted silently (everything else unknown).
+IGNORED_EVENTS = frozenset({
+    "SparkListenerResourceProfileAdded", "SparkListenerExecutorAdded", "SparkListenerExecutorRemoved",
+    "SparkListenerExecutorBlacklisted", "SparkListenerExecutorExcluded", "SparkListenerExecutorUnblacklisted",
+    "SparkListenerExecutorUnexcluded", "SparkListenerNodeBlacklisted", "SparkListenerNodeExcluded",
+    "SparkListenerNodeUnblacklisted", "SparkListenerNodeUnexcluded", "SparkListenerExecutorBlacklistedForStage",
+    "SparkListenerExecutorExcludedForStage", "SparkListenerNodeBlacklistedForStage",
+    "SparkListenerNodeExcludedForStage", "SparkListenerJobEnd", "SparkListenerStageSubmitted",
+    "SparkListenerStageCompleted", "SparkListenerTaskStart", "SparkListenerTaskEnd",
+    "SparkListenerTaskGettingResult", "SparkListenerSpeculativeTaskSubmitted", "SparkListenerUnschedulableTaskSetAdded",
+    "SparkListenerUnschedulableTaskSetRemoved", "SparkListenerExecutorMetricsUpdate",
+    "SparkListenerStageExecutorMetrics", "SparkListenerBlockManagerAdded", "SparkListenerBlockManagerRemoved",
+    "SparkListenerBlockUpdated", "SparkListenerUnpersistRDD", "SparkListenerMiscellaneousProcessAdded",
+    "SparkListenerExecutorDecommissioned",
+    _SQL_PREFIX + "SparkListenerDriverAccumUpdates",
+    _SQL_PREFIX + "SparkListenerSQLAdaptiveSQLMetricUpdates",
+    "org.apache.spark.sql.streaming.StreamingQueryListener$QueryStartedEvent",
+    "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent",
+    "org.apache.spark.sql.streaming.StreamingQueryListener$QueryIdleEvent",
+    "org.apache.spark.sql.streaming.StreamingQueryListener$QueryTerminatedEvent",
+})
+
+#: ExternalCatalog events (the *PreEvent twins are ignored: the post event says it happened).
+CATALOG_ACTIONS: Mapping[str, str] = {
+    "CreateDatabaseEvent": "CREATE_DATABASE", "DropDatabaseEvent": "DROP_DATABASE",
+    "AlterDatabaseEvent": "ALTER_DATABASE", "CreateTableEvent": "CREATE_TABLE",
+    "DropTableEvent": "DROP_TABLE", "RenameTableEvent": "RENAME_TABLE", "AlterTableEvent": "ALTER_TABLE",
+    "CreateFunctionEvent": "CREATE_FUNCTION", "DropFunctionEvent": "DROP_FUNCTION",
+    "RenameFunctionEvent": "RENAME_FUNCTION", "AlterFunctionEvent": "ALTER_FUNCTION",
+}
+
+# `<method> at <File>.<ext>:<line>`: Spark's call-site description, not SQL text.
+_CALL_SITE = re.compile(r"^\S+ at [\w$.-]+:\d+$")
+_SPARK_VERSION = re.compile(r"^(\d+)\.(\d+)")
+
+_log = get_logger("navd.extractor.spark")
+
+
+# --- what one application log says ------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Dataset:
+    """A dataset endpoint, resolved to the element the owning extractor indexes."""
+
+    ref: EntityRef
+    #: plan node(s) it came from, e.g. "Scan parquet spark_catalog.sales.s"
+    via: str
+    truncated: bool = False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CatalogEvent:
+    action: str
+    database: str
+    name: str | None
+    new_name: str | None
+    qualified_name: str
+    new_qualified_name: str | None
+    execution_id: int | None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SqlExecution:
+    """A root SQL execution with its nested executions folded in."""
+
+    execution_id: int
+    nested_ids: tuple[int, ...]
+    description: str
+    query_text: str | None
+    started: datetime | None
+    ended: datetime | None
+    outcome: str            # SUCCEEDED | FAILED | RUNNING
+    error: str | None
+    inputs: tuple[Dataset, ...]
+    outputs: tuple[Dataset, ...]
+    write_commands: tuple[str, ...]
+    catalog_events: tuple[CatalogEvent, ...]
+    unparsed_nodes: tuple[str, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ApplicationRun:
+    app_name: str | None
+    app_id: str | None
+    attempt: str
+    user: str | None
+    spark_version: str | None
+    started: datetime | None
+    ended: datetime | None
+    outcome: str            # SUCCEEDED | FAILED | INCOMPLETE
+    executions: tuple[SqlExecution, ...]
+    catalog_events: tuple[CatalogEvent, ...]
+    skipped: Mapping[str, int]
+    events: int
+
+
+@dataclasses.dataclass(slots=True)
+class _ExecState:
+    execution_id: int
+    root_id: int
+    description: str = ""
+    job_description: str | None = None
+    started: datetime | None = None
+    ended: datetime | None = None
+    error: str | None = None
+    finished: bool = False
+    io: PlanIO = dataclasses.field(default_factory=PlanIO)
+
+
+class ApplicationProcessor:
+    """The state machine of one application's event log. Feed events in order, then finish()."""
+
+    def __init__(self, *, cluster: str, default_fs: str = "", source_name: str = "") -> None:
+        if not cluster:
+            raise ValueError("cluster is required (the Hive qualified names' @cluster)")
+        self.cluster = cluster
+        self.default_fs = default_fs
+        self.source_name = source_name     # e.g. the log file, only for messages
+        self._line = 0
+        self._events = 0
+        self._skipped: Counter[str] = Counter()
+        self._unsupported = False
+        self._app_name: str | None = None
+        self._app_id: str | None = None
+        self._attempt: str | None = None
+        self._user: str | None = None
+        self._version: str | None = None
+        self._started: datetime | None = None
+        self._ended: datetime | None = None
+        self._exit_code: int | None = None
+        self._env_default_fs = ""
+        self._catalog_classes: dict[str, list[str]] = {}
+        self._execs: dict[int, _ExecState] = {}
+        self._open: list[int] = []
+        self._catalog_events: list[CatalogEvent] = []
+
+    # -- input --------------------------------------------------------------------------------
+
+    def feed_lines(self, lines: Iterable[str | bytes]) -> None:
+        for line in lines:
+            self.feed_line(line)
+
+    def feed_line(self, line: str | bytes) -> None:
+        self._line += 1
+        if isinstance(line, bytes):
+            line = line.decode("utf-8", errors="replace")
+        if not line.strip():
+            return
+        try:
+            event = json.loads(line)
+        except ValueError as exc:
+            self._skip("invalid_json", f"line is not JSON ({exc.__class__.__name__}: {exc})")
+            return
+        self._feed(event)
+
+    def feed(self, event: Any) -> None:
+        self._line += 1
+        self._feed(event)
+
+    def _feed(self, event: Any) -> None:
+        if not isinstance(event, Mapping) or not isinstance(event.get("Event"), str):
+            self._skip("not_an_event", "not a JSON object with an \"Event\" string")
+            return
+        self._events += 1
+        kind: str = event["Event"]
+        if self._unsupported:
+            self._skip("unsupported_spark_version", f"Spark {self._version} log")
+            return
+        handler = _HANDLERS.get(kind)
+        try:
+            if handler is not None:
+                handler(self, event)
+            elif kind.startswith(_CATALOG_PREFIX):
+                self._on_catalog(event, kind[len(_CATALOG_PREFIX):])
+            elif kind not in IGNORED_EVENTS:
+                self._skip("unknown_event", f"unknown event type {kind!r}")
+        except (KeyError, TypeError, ValueError, InvalidName) as exc:
+            # PlanError is a ValueError: its message names the plan node.
+            self._skip("malformed_event", f"{kind}: {exc.__class__.__name__}: {exc}")
+
+    def _skip(self, reason: str, message: str) -> None:
+        first = reason not in self._skipped
+        self._skipped[reason] += 1
+        if first:
+            _log.warning("event skipped", reason=reason, detail=message, line=self._line,
+                         log=self.source_name or None, app_id=self._app_id)
+
+    # -- handlers -----------------------------------------------------------------------------
+
+    def _on_log_start(self, event: Mapping[str, Any]) -> None:
+        self._version = str(event.get("Spark Version") or "") or None
+        match = _SPARK_VERSION.match(self._version or "")
+        if match and int(match.group(1)) < 2:
+            self._unsupported = True
+            self._skip("unsupported_spark_version", f"Spark {self._version} logs are not supported (2.0+)")
+
+    def _on_environment(self, event: Mapping[str, Any]) -> None:
+        hadoop = event.get("Hadoop Properties") or {}
+        self._env_default_fs = str(hadoop.get("fs.defaultFS") or "")
+        spark = event.get("Spark Properties") or {}
+        for key, value in spark.items():
+            # spark.sql.catalog.<name> = <implementation class>
+            parts = str(key).split(".")
+            if len(parts) == 4 and parts[:3] == ["spark", "sql", "catalog"]:
+                simple = str(value).rsplit(".", 1)[-1]
+                self._catalog_classes.setdefault(simple, []).append(parts[3])
+
+    def _on_app_start(self, event: Mapping[str, Any]) -> None:
+        self._app_name = str(event["App Name"])
+        self._app_id = str(event.get("App ID") or "") or None
+        attempt = event.get("App Attempt ID")
+        self._attempt = str(attempt) if attempt not in (None, "") else None
+        self._user = str(event.get("User") or "") or None
+        self._started = _time(event.get("Timestamp"))
+
+    def _on_app_end(self, event: Mapping[str, Any]) -> None:
+        self._ended = _time(event.get("Timestamp"))
+        code = event.get("ExitCode")
+        self._exit_code = int(code) if code is not None else 0
+
+    def _on_sql_start(self, event: Mapping[str, Any]) -> None:
+        execution_id = int(event["executionId"])
+        root = event.get("rootExecutionId")
+        state = _ExecState(execution_id, int(root) if root is not None and int(root) >= 0 else execution_id,
+                           description=str(event.get("description") or ""),
+                           started=_time(event.get("time")))
+        self._execs[execution_id] = state
+        self._open.append(execution_id)
+        self._add_plan(state, event)
+
+    def _on_aqe_update(self, event: Mapping[str, Any]) -> None:
+        state = self._execs.get(int(event["executionId"]))
+        if state is None:
+            self._skip("orphan_event", f"adaptive update for unknown execution {event['executionId']}")
+            return
+        self._add_plan(state, event)
+
+    def _add_plan(self, state: _ExecState, event: Mapping[str, Any]) -> None:
+        try:
+            io = plan_io(event.get("sparkPlanInfo"), event.get("physicalPlanDescription"))
+        except PlanError as exc:
+            self._skip("unreadable_plan", f"execution {state.execution_id}: {exc}")
+            return
+        state.io = state.io | io
+
+    def _on_sql_end(self, event: Mapping[str, Any]) -> None:
+        execution_id = int(event["executionId"])
+        state = self._execs.get(execution_id)
+        if state is None:
+            self._skip("orphan_event", f"end of unknown execution {execution_id}")
+            return
+        state.ended = _time(event.get("time"))
+        state.finished = True
+        error = event.get("errorMessage")
+        state.error = str(error) if error else None
+        if execution_id in self._open:
+            self._open.remove(execution_id)
+
+    def _on_job_start(self, event: Mapping[str, Any]) -> None:
+        props = event.get("Properties") or {}
+        execution_id = props.get("spark.sql.execution.id")
+        description = props.get("spark.job.description")
+        if execution_id is None or not description:
+            return
+        state = self._execs.get(int(execution_id))
+        if state is not None and state.job_description is None:
+            state.job_description = str(description)
+
+    def _on_catalog(self, event: Mapping[str, Any], kind: str) -> None:
+        if kind.endswith("PreEvent"):
+            return
+        action = CATALOG_ACTIONS.get(kind)
+        if action is None:
+            self._skip("unknown_event", f"unknown catalog event {kind!r}")
+            return
+        database = str(event["database"])
+        name = event.get("name")
+        new_name = event.get("newName")
+        if action.endswith("_DATABASE"):
+            qn, new_qn = hive_qualified_name(self.cluster, database), None
+        elif action.endswith("_FUNCTION"):
+            qn = hive_qualified_name(self.cluster, database, str(name)) + "#function"
+            new_qn = hive_qualified_name(self.cluster, database, str(new_name)) + "#function" if new_name else None
+        else:
+            qn = hive_qualified_name(self.cluster, database, str(name))
+            new_qn = hive_qualified_name(self.cluster, database, str(new_name)) if new_name else None
+        current = self._open[-1] if self._open else None
+        root = self._execs[current].root_id if current is not None else None
+        self._catalog_events.append(CatalogEvent(action, database, str(name) if name else None,
+                                                 str(new_name) if new_name else None, qn, new_qn, root))
+
+    # -- output -------------------------------------------------------------------------------
+
+    def finish(self) -> ApplicationRun:
+        """What the log said, as far as it went (an in-progress log gives outcome INCOMPLETE)."""
+        if self._ended is None:
+            outcome = "INCOMPLETE"
+        else:
+            outcome = "SUCCEEDED" if not self._exit_code else "FAILED"
+        groups: dict[int, list[_ExecState]] = {}
+        for state in self._execs.values():
+            groups.setdefault(state.root_id, []).append(state)
+        executions = []
+        for root_id in sorted(groups):
+            execution = self._execution(root_id, groups[root_id])
+            if execution.inputs or execution.outputs or execution.catalog_events:
+                executions.append(execution)
+        return ApplicationRun(self._app_name, self._app_id, self._attempt or "1", self._user,
+                              self._version, self._started, self._ended, outcome, tuple(executions),
+                              tuple(self._catalog_events), dict(self._skipped), self._events)
+
+    def _execution(self, root_id: int, states: list[_ExecState]) -> SqlExecution:
+        states.sort(key=lambda s: s.execution_id)
+        root = next((s for s in states if s.execution_id == root_id), states[0])
+        io = PlanIO()
+        for state in states:
+            io = io | state.io
+        creates = {w.table for w in io.writes if w.creates_table and w.table is not None}
+        outputs: dict[str, Dataset] = {}
+        for write in sorted(io.writes):
+            if write.table is None and write.path is not None and creates:
+                # The nested insert of a CTAS/saveAsTable names only the new table's location.
+                continue
+            dataset = self._write_dataset(write)
+            if dataset is not None:
+                outputs.setdefault(dataset.ref.qualified_name, dataset)
+        inputs: dict[str, Dataset] = {}
+        for read in sorted(io.reads):
+            dataset = self._read_dataset(read)
+            if dataset is not None:
+                inputs.setdefault(dataset.ref.qualified_name, dataset)
+        query_text = root.job_description or (None if _CALL_SITE.match(root.description) or not root.description
+                                               else root.description)
+        errors = [s.error for s in states if s.error]
+        if errors:
+            outcome = "FAILED"
+        elif all(s.finished for s in states):
+            outcome = "SUCCEEDED"
+        else:
+            outcome = "RUNNING"
+        ends = [s.ended for s in states if s.ended is not None]
+        return SqlExecution(
+            execution_id=root_id,
+            nested_ids=tuple(s.execution_id for s in states if s.execution_id != root_id),
+            description=root.description,
+            query_text=query_text,
+            started=min((s.started for s in states if s.started), default=None),
+            ended=max(ends) if ends and outcome != "RUNNING" else None,
+            outcome=outcome,
+            error=errors[0] if errors else None,
+            inputs=tuple(inputs[k] for k in sorted(inputs)),
+            outputs=tuple(outputs[k] for k in sorted(outputs)),
+            write_commands=tuple(sorted({w.command for w in io.writes})),
+            catalog_events=tuple(e for e in self._catalog_events if e.execution_id == root_id),
+            unparsed_nodes=io.unparsed,
+        )
+
+    # -- qualified names ----------------------------------------------------------------------
+
+    def _table_ref(self, table: TableId, catalog_class: str | None = None) -> EntityRef:
+        catalog = table.catalog
+        if catalog is None and catalog_class is not None:
+            names = self._catalog_classes.get(catalog_class, [])
+            catalog = names[0] if len(names) == 1 else None
+        if catalog_class is None and catalog in (None, SESSION_CATALOG):
+            return EntityRef(SourceType.HIVE, hive_qualified_name(self.cluster, table.namespace, table.name),
+                             ElementType.TABLE)
+        # A table of another (V2) catalog: no extractor owns it yet; named <catalog>.<ns>.<table>.
+        prefix = (catalog or "unknown_catalog").strip("`").lower()
+        qn = f"{prefix}." + hive_qualified_name(self.cluster, table.namespace or "default", table.name)
+        return EntityRef(SourceType.SPARK, qn, ElementType.TABLE)
+
+    def _path_ref(self, path: str) -> EntityRef:
+        """A path read or written; the configured default FS qualifies bare paths, else the
+        application's own fs.defaultFS (from its environment event)."""
+        default_fs = self.default_fs or self._env_default_fs
+        qn = path_qualified_name(path, default_fs)
+        return EntityRef(SourceType.HDFS, qn, _path_type(qn))
+
+    def _write_dataset(self, write: Write) -> Dataset | None:
+        if write.table is not None:
+            return Dataset(self._table_ref(write.table, write.catalog_class), write.command)
+        if write.path is not None:
+            return Dataset(self._path_ref(write.path), write.command)
+        return None
+
+    def _read_dataset(self, read: Read) -> Dataset | None:
+        if read.table is not None:
+            return Dataset(self._table_ref(read.table, read.catalog_class), read.node)
+        if read.path is not None:
+            return Dataset(self._path_ref(read.path), read.node, read.truncated)
+        return None
+
+
+_HANDLERS = {
+    "SparkListenerLogStart": ApplicationProcessor._on_log_start,
+    "SparkListenerEnvironmentUpdate": ApplicationProcessor._on_environment,
+    "SparkListenerApplicationStart": ApplicationProcessor._on_app_start,
+    "SparkListenerApplicationEnd": ApplicationProcessor._on_app_end,
+    "SparkListenerJobStart": ApplicationProcessor._on_job_start,
+    SQL_START: ApplicationProcessor._on_sql_start,
+    SQL_END: ApplicationProcessor._on_sql_end,
+    SQL_AQE_UPDATE: ApplicationProcessor._on_aqe_update,
+}
+
+
+_FILE_SUFFIXES = frozenset({"csv", "tsv", "txt", "json", "jsonl", "parquet", "orc", "avro", "gz", "bz2",
+                            "snappy", "zst", "lz4", "xml", "seq", "deflate"})
+
+
+def _path_type(qualified_name: str) -> ElementType:
+    """FILE for what is plainly a file (`part-00000-...`, a data-file suffix), else DIRECTORY.
+
+    Spark's plans do not say which a root path is; this is only the type hint of an unlinked
+    endpoint (the linker resolves by qualified name, whatever the type).
+    """
+    last = qualified_name.rsplit("/", 1)[-1]
+    suffix = last.rsplit(".", 1)[-1].lower() if "." in last else ""
+    return ElementType.FILE if last.startswith("part-") or suffix in _FILE_SUFFIXES else ElementType.DIRECTORY
+
+
+def _time(millis: Any) -> datetime | None:
+    if millis is None or isinstance(millis, bool):
+        return None
+    value = int(millis)
+    return datetime.fromtimestamp(value / 1000, tz=UTC) if value > 0 else None
+
+
+# --- records ---------------------------------------------------------------------------------
+
+def records(run: ApplicationRun, *, extractor_run_id: str | None = None) -> Iterator[Record]:
+    """navd.model records of one application: elements first, then relations."""
+    if run.app_id is None or run.app_name is None:
+        return  # no SparkListenerApplicationStart: nothing to hang records on
+    template = Element(SourceType.SPARK, ElementType.OPERATION,
+                       operation_qualified_name(SourceType.SPARK, run.app_name), name=run.app_name,
+                       extractor_run_id=extractor_run_id)
+    props = {"outcome": run.outcome, "appId": run.app_id, "attempt": run.attempt}
+    if run.spark_version:
+        props["sparkVersion"] = run.spark_version
+    loose = [e for e in run.catalog_events if e.execution_id is None]
+    if loose:  # catalog changes made outside any SQL execution (e.g. through the Catalog API)
+        props["catalogEvents"] = _catalog_text(loose)
+    if run.skipped:
+        props["skippedEvents"] = ",".join(f"{k}={v}" for k, v in sorted(run.skipped.items()))
+    app = Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION,
+                  operation_qualified_name(SourceType.SPARK, run.app_id, run.attempt),
+                  name=f"{run.app_name} ({run.app_id})", principal=run.user, started=run.started,
+                  ended=run.ended, source_id=run.app_id, extractor_run_id=extractor_run_id,
+                  properties=props)
+    children = [_execution_element(run, app, e, extractor_run_id) for e in run.executions]
+    yield template
+    yield app
+    yield from children
+    yield Relation(RelationType.INSTANCE_OF, template.ref, app.ref, extractor_run_id=extractor_run_id)
+    for execution, element in zip(run.executions, children, strict=True):
+        yield Relation(RelationType.PARENT_CHILD, app.ref, element.ref, extractor_run_id=extractor_run_id)
+        for dataset in execution.inputs:
+            yield Relation(RelationType.DATA_FLOW, dataset.ref, element.ref, linked1=False,
+                           extractor_run_id=extractor_run_id, properties={"via": dataset.via})
+        for dataset in execution.outputs:
+            yield Relation(RelationType.DATA_FLOW, element.ref, dataset.ref, linked2=False,
+                           extractor_run_id=extractor_run_id, properties={"via": dataset.via})
+
+
+def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecution,
+                       extractor_run_id: str | None) -> Element:
+    props = {"outcome": execution.outcome, "executionId": str(execution.execution_id)}
+    if execution.nested_ids:
+        props["nestedExecutionIds"] = ",".join(map(str, execution.nested_ids))
+    if execution.write_commands:
+        props["writeCommands"] = ",".join(execution.write_commands)
+    if execution.catalog_events:
+        props["catalogEvents"] = _catalog_text(execution.catalog_events)
+    if execution.error:
+        props["error"] = execution.error[:2000]
+    if any(d.truncated for d in execution.inputs):
+        props["inputsTruncated"] = "true"
+    if execution.unparsed_nodes:
+        props["unparsedNodes"] = ",".join(execution.unparsed_nodes)
+    assert run.app_id is not None
+    return Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION,
+                   operation_qualified_name(SourceType.SPARK, run.app_id, run.attempt, "sql",
+                                            str(execution.execution_id)),
+                   name=f"{run.app_name} sql {execution.execution_id}", parent=app.ref,
+                   principal=run.user, started=execution.started, ended=execution.ended,
+                   query_text=execution.query_text, description=execution.description or None,
+                   source_id=f"{run.app_id}/{run.attempt}/sql/{execution.execution_id}",
+                   extractor_run_id=extractor_run_id, properties=props)
+
+
+def _catalog_text(events: Iterable[CatalogEvent]) -> str:
+    return "; ".join(f"{e.action} {e.qualified_name}" + (f" -> {e.new_qualified_name}" if e.new_qualified_name else "")
+                     for e in events)
+
+
+def process_lines(lines: Iterable[str | bytes], *, cluster: str, default_fs: str = "",
+                  extractor_run_id: str | None = None, source_name: str = "") -> tuple[ApplicationRun, list[Record]]:
+    """One application's log lines -> (what was understood, its records)."""
+    processor = ApplicationProcessor(cluster=cluster, default_fs=default_fs, source_name=source_name)
+    processor.feed_lines(lines)
+    run = processor.finish()
+    return run, list(records(run, extractor_run_id=extractor_run_id))
