@@ -262,3 +262,17 @@ class Relation:
     @property
     def roles(self) -> tuple[str, str]:
         return ENDPOINT_ROLES[self.type]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ElementStub:
+    """An element known only from another source's reference, e.g. a table a Spark job read.
+
+    Indexed only if no document with its identity exists, so it never overwrites the richer
+    document of the extractor that owns the entity (the HMS extractor for tables); that
+    extractor's document replaces the stub when it arrives. It lets lineage start from, and
+    show, entities (such as a temporary table dropped between two HMS extractions) that only an
+    operation ever mentioned.
+    """
+
+    element: Element

@@ -12,7 +12,16 @@ from navd.errors import SolrError
 from navd.index.admin import configset_dir, init_solr
 from navd.index.client import IndexWriter, SolrIndex
 from navd.index.documents import element_document
-from navd.model import Element, ElementType, EntityRef, Relation, RelationType, SourceType, identity
+from navd.model import (
+    Element,
+    ElementStub,
+    ElementType,
+    EntityRef,
+    Relation,
+    RelationType,
+    SourceType,
+    identity,
+)
 
 
 def file_element(qualified_name: str, name: str, **extra: object) -> Element:
@@ -67,7 +76,9 @@ def test_indexing_the_same_element_twice_leaves_one_document(index: SolrIndex, u
     writer.write(element)
     writer.write(element)
     assert writer.close()
-    IndexWriter(index).write_all([file_element(f"hdfs://ns/{unique}/a.csv", "a.csv", size=2)])
+    again = IndexWriter(index)
+    again.write(file_element(f"hdfs://ns/{unique}/a.csv", "a.csv", size=2))
+    assert again.close()
     index.add("elements", [element_document(element)])  # and once more through the plain add
     index.commit("elements")
     docs = index.search("elements", f'qualifiedName:"hdfs://ns/{unique}/a.csv"')["response"]["docs"]
@@ -83,11 +94,32 @@ def test_writer_streams_many_batches_and_counts(index: SolrIndex, unique: str) -
         writer.write(child)
         writer.write(Relation(RelationType.PARENT_CHILD, root, child.ref))
     assert writer.close()
-    assert writer.counts == {"elements": 2_345, "relations": 2_345}
+    assert writer.counts == {"elements": 2_345, "relations": 2_345, "stubs": 0}
     for core in ("elements", "relations"):
         index.commit(core)
     assert index.count("elements", f"parentQualifiedName:\"hdfs://ns/{unique}\"") == 2_345
     assert index.count("relations", f"endpoint1QualifiedName:\"hdfs://ns/{unique}\"") == 2_345
+
+
+def test_stubs_never_overwrite_the_owners_document(index: SolrIndex, unique: str) -> None:
+    """A Spark job's reference to a table creates it only if the HMS extractor has not."""
+    owned = Element(SourceType.HIVE, ElementType.TABLE, f"{unique}.owned@primary", name="owned", owner="hms")
+    only_referenced = Element(SourceType.HIVE, ElementType.TABLE, f"{unique}.temp@primary", name="temp")
+    first = IndexWriter(index)
+    first.write(owned)
+    assert first.close()
+    writer = IndexWriter(index, batch_size=2)
+    writer.write_all([ElementStub(Element(SourceType.HIVE, ElementType.TABLE, owned.qualified_name, name="owned")),
+                      ElementStub(only_referenced), ElementStub(only_referenced)])
+    assert writer.close()
+    docs = {d["qualifiedName"]: d for d in index.get("elements", [owned.identity, only_referenced.identity])}
+    assert docs[owned.qualified_name]["owner"] == "hms"  # kept, not replaced by the stub
+    assert docs[only_referenced.qualified_name]["originalName"] == "temp"
+    owner = IndexWriter(index)
+    owner.write(Element(SourceType.HIVE, ElementType.TABLE, only_referenced.qualified_name, name="temp",
+                        owner="hms"))  # the owner's document wins
+    assert owner.close()
+    assert index.get("elements", [only_referenced.identity])[0]["owner"] == "hms"
 
 
 def test_scan_returns_every_document_once(index: SolrIndex, unique: str) -> None:

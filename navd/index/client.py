@@ -23,7 +23,7 @@ from navd.config import SolrConfig
 from navd.errors import ConfigError, SolrError, SolrUnavailable
 from navd.index.documents import element_document, relation_document
 from navd.logs import get_logger
-from navd.model import Element, Relation
+from navd.model import Element, ElementStub, Relation
 
 log = get_logger("navd.index")
 
@@ -262,9 +262,10 @@ class CoreWriter:
     """
 
     def __init__(self, index: SolrIndex, core: str, *, batch_size: int | None = None,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, params: Mapping[str, str] | None = None) -> None:
         self.index = index
         self.core = index.core(core)
+        self.params = dict(params or {})
         self.batch_size = batch_size or index.config.batch_size
         threads = threads or index.config.writer_threads
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"solr-{self.core}")
@@ -295,7 +296,7 @@ class CoreWriter:
         future.add_done_callback(self._done)
 
     def _post(self, body: bytes, count: int) -> None:
-        self.index.post_update(self.core, body)
+        self.index.post_update(self.core, body, params=self.params)
         with self._lock:
             self.written += count
 
@@ -343,33 +344,43 @@ class CoreWriter:
             self._pool.shutdown(wait=timeout is None, cancel_futures=True)
 
 
+Record = Element | Relation | ElementStub
+
+
 class IndexWriter:
-    """Writes Element and Relation records to their cores: the writer every extractor uses."""
+    """Writes Element, Relation and ElementStub records: the writer every extractor uses."""
 
     def __init__(self, index: SolrIndex, *, batch_size: int | None = None,
                  threads: int | None = None) -> None:
         self.elements = CoreWriter(index, "elements", batch_size=batch_size, threads=threads)
         self.relations = CoreWriter(index, "relations", batch_size=batch_size, threads=threads)
+        # `_version_: -1` means "only if absent"; failOnVersionConflicts=false makes Solr skip
+        # the stubs whose element exists instead of failing their whole batch.
+        self.stubs = CoreWriter(index, "elements", batch_size=batch_size, threads=1,
+                                params={"failOnVersionConflicts": "false"})
 
-    def write(self, record: Element | Relation) -> None:
+    def write(self, record: Record) -> None:
         if isinstance(record, Element):
             self.elements.add(element_document(record))
         elif isinstance(record, Relation):
             self.relations.add(relation_document(record))
+        elif isinstance(record, ElementStub):
+            self.stubs.add({**element_document(record.element), "_version_": -1})
         else:
-            raise TypeError(f"cannot index {type(record).__name__}: expected Element or Relation")
+            raise TypeError(f"cannot index {type(record).__name__}: expected Element, Relation or ElementStub")
 
-    def write_all(self, records: Iterable[Element | Relation]) -> None:
+    def write_all(self, records: Iterable[Record]) -> None:
         for record in records:
             self.write(record)
 
     def flush(self, timeout: float | None = None) -> None:
-        self.elements.flush(timeout)
-        self.relations.flush(timeout)
+        for writer in (self.elements, self.stubs, self.relations):
+            writer.flush(timeout)
 
     def close(self, timeout: float | None = None) -> bool:
-        return all([self.elements.close(timeout), self.relations.close(timeout)])
+        return all([w.close(timeout) for w in (self.elements, self.stubs, self.relations)])
 
     @property
     def counts(self) -> dict[str, int]:
-        return {"elements": self.elements.written, "relations": self.relations.written}
+        return {"elements": self.elements.written, "relations": self.relations.written,
+                "stubs": self.stubs.written}
