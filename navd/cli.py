@@ -67,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     entity.add_argument("--json", action="store_true", help="print JSON")
     entity.set_defaults(handler=cmd_entity)
 
+    extract = commands.add_parser("extract", help="run an extractor now")
+    extract.add_argument("source", choices=["spark"], help="which extractor (hdfs, hms, yarn: later)")
+    extract.add_argument("--once", action="store_true",
+                         help="one pass, then exit (default: keep polling every [spark] poll_seconds)")
+    extract.set_defaults(handler=cmd_extract)
+
     lineage = commands.add_parser("lineage", help="where an entity came from and what depends on it")
     lineage.add_argument("entity", metavar="ENTITY", help="qualifiedName or identity")
     lineage.add_argument("--direction", choices=["upstream", "downstream", "both"], default="both")
@@ -245,6 +251,37 @@ def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> int:
             shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value
             print(f"{key.ljust(width)}  {shown}")
     return EXIT_OK
+
+
+def cmd_extract(args: argparse.Namespace, config: NavdConfig) -> int:
+    import time
+    from pathlib import Path
+
+    from navd.config import state_dir
+    from navd.extractors.spark.extractor import SparkExtractor
+    from navd.index.client import IndexWriter
+
+    if not config.spark.event_log_dirs:
+        raise ConfigError("[spark] event_log_dirs: no event log directory configured")
+    state = Path(config.spark.state_dir).expanduser() if config.spark.state_dir else state_dir() / "spark"
+    extractor = SparkExtractor.from_config(config, state)
+    with _index(config, interactive=False) as index:
+        writer = IndexWriter(index)
+        try:
+            while True:
+                report = extractor.run_pass(writer)
+                if args.once or report.records:
+                    print(f"spark: {report.lines} new lines, {report.records} records written, "
+                          f"{report.warnings} warnings")
+                if args.once:
+                    # A one-shot run is followed by queries: make its records visible now rather
+                    # than at the next automatic soft commit.
+                    for core in ("elements", "relations"):
+                        index.commit(core, soft=True)
+                    return EXIT_OK
+                time.sleep(config.spark.poll_seconds)
+        finally:
+            writer.close()
 
 
 def cmd_lineage(args: argparse.Namespace, config: NavdConfig) -> int:

@@ -1,0 +1,188 @@
+"""The Spark push extractor: tails event logs, turns them into records, checkpoints positions.
+
+One pass (`extract`) reads what is new in every event log (extractors.spark.logfiles), feeds
+each application's lines to its processor (extractors.spark.events), and yields the records of
+the applications that changed, plus stubs for the datasets and columns they touched (so lineage
+can start from a table only a Spark job has mentioned so far). The caller writes the records,
+flushes the writer, then calls `commit()`: positions become durable only after Solr has the
+records of the lines before them.
+
+Restarts: an application's processor state lives in memory. A log that was complete when last
+read is never read again; a log still in progress is read again from its start after a restart,
+so the records of its first part are rebuilt with the context of the whole application (app
+name, user, open executions). Records are idempotent upserts: nothing is lost or duplicated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+from navd.config import NavdConfig
+from navd.index.client import IndexWriter
+from navd.extractors.spark.events import ApplicationProcessor, SqlExecution, records
+from navd.extractors.spark.logfiles import CursorStore, EventLog, EventLogTailer, LocalFileSystem, LogCursor
+from navd.logs import get_logger
+from navd.model import (
+    Element,
+    ElementStub,
+    ElementType,
+    EntityRef,
+    Relation,
+    RelationType,
+    SourceType,
+)
+
+log = get_logger("navd.extractor.spark")
+Record = Element | Relation | ElementStub
+
+
+@dataclasses.dataclass
+class _Application:
+    processor: ApplicationProcessor
+    #: per SQL execution id: the snapshot last emitted, to emit only what changed
+    emitted: dict[int, SqlExecution] = dataclasses.field(default_factory=dict)
+    touched: bool = False
+    skipped_reported: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class PassReport:
+    lines: int
+    records: int
+    warnings: int  # lines or events skipped as unreadable, each logged with file and line
+
+
+class SparkExtractor:
+    name = "spark"
+
+    def __init__(self, *, cluster: str, directories: Iterable[str], state_dir: Path, default_fs: str = "",
+                 extractor_run_id: str | None = None) -> None:
+        self.cluster = cluster
+        self.default_fs = default_fs
+        self.extractor_run_id = extractor_run_id or f"spark##{datetime.now(UTC):%Y%m%dT%H%M%S}"
+        self.tailer = EventLogTailer(LocalFileSystem(), list(directories), CursorStore(state_dir))
+        self._apps: dict[str, _Application] = {}
+        self._lines = 0
+        self._warnings = 0
+        self._forget_unfinished()
+
+    @classmethod
+    def from_config(cls, config: NavdConfig, state_dir: Path) -> SparkExtractor:
+        return cls(cluster=config.cluster.name, directories=config.spark.event_log_dirs, state_dir=state_dir,
+                   default_fs=config.hdfs.default_fs)
+
+    def _forget_unfinished(self) -> None:
+        """Read applications whose log was still being written when we stopped from their start:
+        every file of a rolling log (its first file has the application's start), the file of a
+        single-file log."""
+        unfinished = {_log_of(key) for key, cursor in self.tailer.committed.items() if not cursor.done}
+        for key, cursor in list(self.tailer.committed.items()):
+            if _log_of(key) in unfinished:
+                # size -1 never matches the file: the tailer reads it again, from `resume`.
+                self.tailer.committed[key] = dataclasses.replace(cursor, resume=0, skip=0, size=-1, done=False)
+
+    def extract(self, since: datetime | None = None) -> Iterator[Record]:
+        """Records of everything new in the event logs since the last pass (`since` is unused:
+        positions say what is new)."""
+        del since
+        finished: list[str] = []
+        for event_log, line in self.tailer.poll():
+            app = self._apps.get(event_log.path)
+            if app is None:
+                app = self._apps[event_log.path] = _Application(
+                    ApplicationProcessor(cluster=self.cluster, default_fs=self.default_fs, source_name=event_log.path))
+            if line.text:
+                app.processor.feed_line(line.text)
+                self._lines += 1
+            app.touched = True
+            self.tailer.advance(line.cursor)
+            if event_log.complete and _is_last(event_log, line.cursor):
+                finished.append(event_log.path)
+        for path, app in list(self._apps.items()):
+            if app.touched:
+                yield from self._records_of(app)
+                app.touched = False
+        for path in finished:
+            self._apps.pop(path, None)  # complete: never read again, its state is not needed
+
+    def _records_of(self, app: _Application) -> Iterator[Record]:
+        run = app.processor.finish()
+        changed = tuple(e for e in run.executions if app.emitted.get(e.execution_id) != e)
+        for execution in changed:
+            app.emitted[execution.execution_id] = execution
+        skipped = sum(run.skipped.values())
+        self._warnings += skipped - app.skipped_reported
+        app.skipped_reported = skipped
+        partial = dataclasses.replace(run, executions=changed)
+        emitted = list(records(partial, extractor_run_id=self.extractor_run_id))
+        yield from stubs_for(emitted, self.extractor_run_id)
+        yield from emitted
+
+    def commit(self) -> None:
+        """Make the positions of everything extracted so far durable. Call after the writer flushed."""
+        self.tailer.checkpoint()
+
+    def run_pass(self, writer: IndexWriter) -> PassReport:
+        """One pass: extract, write, flush, then commit positions. Raises if Solr did not take it;
+        then positions stay where they were and this extractor must be discarded."""
+        lines, warnings, count = self._lines, self._warnings, 0
+        for record in self.extract():
+            writer.write(record)
+            count += 1
+        writer.flush()
+        self.commit()
+        return PassReport(lines=self._lines - lines, records=count, warnings=self._warnings - warnings)
+
+
+def _log_of(key: str) -> str:
+    """The event log a cursor key belongs to: a rolling log's directory, or the file itself."""
+    parent, _, _name = key.rpartition("/")
+    return parent if parent.rsplit("/", 1)[-1].startswith("eventlog_v2_") else key
+
+
+def _is_last(event_log: EventLog, cursor: LogCursor) -> bool:
+    return cursor.done and bool(event_log.files) and cursor.key == event_log.files[-1].key
+
+
+def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None) -> Iterator[Record]:
+    """Stubs for the unlinked dataset and column endpoints of `emitted` relations.
+
+    Tables and paths a job read or wrote, and the columns of column-level edges, get an element
+    (indexed only if absent, see ElementStub) and columns a PARENT_CHILD from their table, so
+    lineage can start from them and `--columns` finds them under their table.
+    """
+    seen: set[str] = set()
+    for record in emitted:
+        if not isinstance(record, Relation) or record.type not in (RelationType.DATA_FLOW, RelationType.CONTROL_FLOW):
+            continue
+        for ref, linked in ((record.endpoint1, record.linked1), (record.endpoint2, record.linked2)):
+            if linked or ref.identity in seen:
+                continue
+            seen.add(ref.identity)
+            yield ElementStub(_stub_element(ref, extractor_run_id))
+            if ref.type is ElementType.FIELD:
+                table = _field_table(ref)
+                if table is not None and table.identity not in seen:
+                    seen.add(table.identity)
+                    yield ElementStub(_stub_element(table, extractor_run_id))
+                if table is not None:
+                    yield Relation(RelationType.PARENT_CHILD, table, ref, extractor_run_id=extractor_run_id)
+
+
+def _stub_element(ref: EntityRef, extractor_run_id: str | None) -> Element:
+    name = ref.qualified_name.split("@", 1)[0].rstrip("/")
+    name = name.rsplit("/", 1)[-1] if ref.source_type is SourceType.HDFS or "://" in name else name.rsplit(".", 1)[-1]
+    return Element(ref.source_type, ref.type, ref.qualified_name, name=name or ref.qualified_name,
+                   extractor_run_id=extractor_run_id, properties={"knownFrom": "spark"})
+
+
+def _field_table(field: EntityRef) -> EntityRef | None:
+    """`db.table.column@cluster` -> the table `db.table@cluster`."""
+    path, at, cluster = field.qualified_name.rpartition("@")
+    table, dot, _column = path.rpartition(".")
+    if not (at and dot and table):
+        return None
+    return EntityRef(field.source_type, f"{table}@{cluster}", ElementType.TABLE)
