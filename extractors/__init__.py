@@ -10,9 +10,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Protocol
 
-from navd.model import Element, Relation
-
-Record = Element | Relation
+from navd.model import Record
 
 
 class Extractor(Protocol):

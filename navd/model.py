@@ -276,3 +276,7 @@ class ElementStub:
     """
 
     element: Element
+
+
+#: What extractors yield and the index writer takes.
+Record = Element | Relation | ElementStub

@@ -30,13 +30,13 @@ from navd.model import (
     ElementStub,
     ElementType,
     EntityRef,
+    Record,
     Relation,
     RelationType,
     SourceType,
 )
 
 log = get_logger("navd.extractor.spark")
-Record = Element | Relation | ElementStub
 
 
 @dataclasses.dataclass

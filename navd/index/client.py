@@ -23,7 +23,7 @@ from navd.config import SolrConfig
 from navd.errors import ConfigError, SolrError, SolrUnavailable
 from navd.index.documents import element_document, relation_document
 from navd.logs import get_logger
-from navd.model import Element, ElementStub, Relation
+from navd.model import Element, ElementStub, Record, Relation
 
 log = get_logger("navd.index")
 
@@ -342,9 +342,6 @@ class CoreWriter:
             return False
         finally:
             self._pool.shutdown(wait=timeout is None, cancel_futures=True)
-
-
-Record = Element | Relation | ElementStub
 
 
 class IndexWriter:
