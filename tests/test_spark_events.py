@@ -25,10 +25,8 @@ from navd.extractors.spark.events import (
     records,
 )
 from navd.extractors.spark.plans import (
-    ColumnSource,
     PlanError,
     TableId,
-    column_flows,
     location_paths,
     parse_identifier,
     plan_io,
@@ -114,7 +112,7 @@ def test_relation_structure(case: str) -> None:
     for relation in relations:
         for ref, linked in ((relation.endpoint1, relation.linked1), (relation.endpoint2, relation.linked2)):
             assert linked == (ref.identity in emitted), (relation, ref)
-        if relation.type is RelationType.DATA_FLOW:
+        if relation.type in (RelationType.DATA_FLOW, RelationType.CONTROL_FLOW):
             assert relation.unlinked
         else:
             assert not relation.unlinked
@@ -345,47 +343,7 @@ def test_catalog_event_outside_an_execution_goes_on_the_application() -> None:
     assert app.properties["outcome"] == "INCOMPLETE"
 
 
-# --- column lineage from expression ids (plans.column_flows; not wired into records yet) -----
-
-def _plan_description(case: str, execution_id: int) -> str:
-    for line in fixture_lines(case):
-        event = json.loads(line)
-        if event["Event"].endswith("SQLExecutionStart") and event["executionId"] == execution_id:
-            return str(event["physicalPlanDescription"])
-    raise AssertionError(f"no execution {execution_id} in {case}")
-
-
-def _source_text(source: ColumnSource) -> str:
-    if source.table is not None:
-        return f"{source.table.namespace}.{source.table.name}.{source.column}"
-    return f"{source.paths[0].rsplit('/', 1)[-1]}:{source.column}"
-
-
-COLUMN_CASES = [
-    # CTAS nested insert: u = upper(s.c)
-    ("ctas_expression", 7, [("u", ["sales.s.c"], "upper(c)")]),
-    # join + aggregate into a Hive table
-    ("insert_overwrite_join", 6, [("name", ["shop.customers.name"], None),
-                                  ("total", ["shop.orders.amount"], "sum(amount)")]),
-    # path reads, join of three, renames through projections
-    ("dataframe_paths", 6, [("id", ["events_parquet:id"], None),
-                            ("k", ["events_parquet:k"], "upper(k)"),
-                            ("w", ["events_parquet:v", "extra_json:v"], "(v + extra_v)")]),
-    # a column whose name is an expression (`sum(w)`), through partial and final aggregates
-    ("dataframe_paths", 9, [("k", ["events_parquet:k"], "upper(k)"),
-                            ("sum(w)", ["events_parquet:v", "extra_json:v"], "sum(w)")]),
-    ("multi_output", 8, [("id", ["mo.hive_copy.id"], None), ("name", ["mo.hive_copy.name"], None)]),
-    ("multi_output", 21, [("id", ["app.v2_out.id"], None), ("name", ["app.v2_out.name"], None)]),
-    # plans that write nothing
-    ("catalog_ops", 1, []),
-]
-
-
-@pytest.mark.parametrize(("case", "execution_id", "expected"), COLUMN_CASES)
-def test_column_flows(case: str, execution_id: int, expected: list[tuple[str, list[str], str | None]]) -> None:
-    flows = column_flows(_plan_description(case, execution_id))
-    got = [(f.target, sorted(_source_text(s) for s in f.sources), f.expression) for f in flows]
-    assert got == expected
+# Column lineage (plans.column_flows and its records) is tested in tests/test_spark_plans.py.
 
 
 def test_split_list_respects_nesting() -> None:

@@ -72,6 +72,9 @@ def test_ctas_lineage_through_the_cli(navd, index: SolrIndex, solr_server: Embed
     assert names[graph["root"]] == "sales.t@primary"
     edges = {(names[e["source"]], names[e["target"]], e["type"], e.get("dependencyType")) for e in graph["edges"]}
     assert ("sales.s@primary", "sales.t@primary", "DATA_FLOW", None) in edges
+    assert ("sales.s.c@primary", "sales.t.u@primary", "DATA_FLOW", "EXPRESSION") in edges
+    [column_edge] = [e for e in graph["edges"] if names[e["source"]] == "sales.s.c@primary"]
+    assert column_edge["expression"] == "upper(c)"
     again = navd("extract", "spark", "--once", env=env)  # nothing new: no lines, no records
     assert again.returncode == 0 and again.stdout.startswith("spark: 0 new lines, 0 records written")
 

@@ -14,6 +14,17 @@ typed, what was understood) and `records(run)` turns it into navd.model records:
 - `queryText` from the execution's description when it is SQL text (the Thrift Server sets the
   statement as the job description; otherwise Spark puts a call site such as
   `sql at NativeMethodAccessorImpl.java:0` there, which is not stored);
+- column lineage of each execution that writes a catalog table (plans.column_flows over the
+  physicalPlanDescription; with AQE, the last re-plan): DATA_FLOW source FIELD -> target FIELD
+  with dependencyType SIMPLE (copied or renamed) or EXPRESSION (with the expression in
+  source-column names, at most 1,000 characters), and CONTROL_FLOW from the columns that only
+  filter, join, group or order the rows; discriminator = the execution's qualifiedName, both
+  ends unlinked (the HMS extractor owns FIELD elements). Field names are the table's name plus
+  the column: `db.t.col@cluster` (HIVE), `<catalog>.db.t.col@cluster` (SPARK, other catalogs).
+  Paths get no column lineage in this version (no extractor owns columns of files): an
+  execution writing a path, or reading one into a table, says so in its `columnLineageSkipped`
+  property ("path output", "path sources"), as it does for plans over
+  plans.MAX_PLAN_CHARS ("plan too large for column lineage");
 - catalog events (create/drop/rename/alter of tables and databases) on the execution that ran
   them, as `catalogEvents` property and in `ApplicationRun.catalog_events` (events outside any
   execution go on the application run).
@@ -41,10 +52,12 @@ from typing import Any
 
 from navd.logs import get_logger
 from navd.model import (
+    DependencyType,
     Element,
     ElementType,
     EntityRef,
     InvalidName,
+    Record,
     Relation,
     RelationType,
     SourceType,
@@ -53,9 +66,20 @@ from navd.model import (
     path_qualified_name,
 )
 
-from .plans import SESSION_CATALOG, PlanError, PlanIO, Read, TableId, Write, plan_io
+from .plans import (
+    SESSION_CATALOG,
+    ColumnFlow,
+    ColumnSource,
+    PlanError,
+    PlanIO,
+    PlanTooLarge,
+    Read,
+    TableId,
+    Write,
+    column_flows,
+    plan_io,
+)
 
-Record = Element | Relation
 
 _SQL_PREFIX = "org.apache.spark.sql.execution.ui."
 _CATALOG_PREFIX = "org.apache.spark.sql.catalyst.catalog."
@@ -124,6 +148,21 @@ class CatalogEvent:
     execution_id: int | None
 
 
+@dataclasses.dataclass(frozen=True, slots=True, order=True)
+class ColumnEdge:
+    """One column-level edge of an execution: DATA_FLOW (SIMPLE or EXPRESSION) or CONTROL_FLOW
+    from a read column to a written column, both FIELD refs of the tables' owning source."""
+
+    target: EntityRef
+    kind: RelationType
+    source: EntityRef
+    dependency_type: DependencyType | None = None
+    expression: str | None = None
+
+    def sort_key(self) -> tuple[str, str, str]:
+        return (self.target.qualified_name, self.kind.value, self.source.qualified_name)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class SqlExecution:
     """A root SQL execution with its nested executions folded in."""
@@ -141,6 +180,10 @@ class SqlExecution:
     write_commands: tuple[str, ...]
     catalog_events: tuple[CatalogEvent, ...]
     unparsed_nodes: tuple[str, ...]
+    #: column lineage of the written catalog tables, ordered by (target, kind, source)
+    columns: tuple[ColumnEdge, ...] = ()
+    #: why some column lineage was not recorded (path outputs or inputs, plans too large, ...)
+    column_notes: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -170,6 +213,9 @@ class _ExecState:
     error: str | None = None
     finished: bool = False
     io: PlanIO = dataclasses.field(default_factory=PlanIO)
+    #: column flows of this execution's last plan that had any (AQE: the final plan)
+    flows: tuple[ColumnFlow, ...] = ()
+    column_note: str | None = None
 
 
 class ApplicationProcessor:
@@ -307,6 +353,23 @@ class ApplicationProcessor:
             self._skip("unreadable_plan", f"execution {state.execution_id}: {exc}")
             return
         state.io = state.io | io
+        plan = event.get("sparkPlanInfo")
+        description = event.get("physicalPlanDescription")
+        if not description or (isinstance(plan, Mapping) and plan.get("nodeName") == "CommandResult"):
+            return  # a CommandResult repeats a command that ran (and was read) before
+        try:
+            flows = column_flows(str(description))
+        except PlanTooLarge:
+            state.column_note = "plan too large for column lineage"
+            return
+        except PlanError as exc:
+            state.column_note = "column lineage not read"
+            self._skip("unreadable_column_lineage", f"execution {state.execution_id}: {exc}")
+            return
+        if flows:
+            # AQE re-plans keep the expression ids; the latest plan is the one that ran.
+            state.flows = flows
+            state.column_note = None
 
     def _on_sql_end(self, event: Mapping[str, Any]) -> None:
         execution_id = int(event["executionId"])
@@ -394,6 +457,7 @@ class ApplicationProcessor:
             dataset = self._read_dataset(read)
             if dataset is not None:
                 inputs.setdefault(dataset.ref.qualified_name, dataset)
+        columns, column_notes = self._column_edges(states, io, list(outputs.values()))
         query_text = root.job_description or (None if _CALL_SITE.match(root.description) or not root.description
                                                else root.description)
         errors = [s.error for s in states if s.error]
@@ -418,7 +482,67 @@ class ApplicationProcessor:
             write_commands=tuple(sorted({w.command for w in io.writes})),
             catalog_events=tuple(e for e in self._catalog_events if e.execution_id == root_id),
             unparsed_nodes=io.unparsed,
+            columns=columns,
+            column_notes=column_notes,
         )
+
+    def _column_edges(self, states: list[_ExecState], io: PlanIO,
+                      outputs: list[Dataset]) -> tuple[tuple[ColumnEdge, ...], tuple[str, ...]]:
+        """Column edges of the catalog tables written, from each state's column flows.
+
+        A state's flows go to the table its own plan writes; a nested insert that names only a
+        path (CTAS, saveAsTable) writes the table the execution creates, when there is exactly one.
+        Paths (outputs and inputs) get no column lineage in this version: no extractor owns FIELD
+        elements of files; the execution says so in its `columnLineageSkipped` property.
+        """
+        notes: list[str] = []
+        edges: dict[tuple[str, str, str], ColumnEdge] = {}
+        tables_out = [d for d in outputs if d.ref.type is ElementType.TABLE]
+        for state in states:
+            if state.column_note:
+                notes.append(state.column_note)
+            if not state.flows:
+                continue
+            own = sorted({w for w in state.io.writes if w.table is not None and not w.creates_table})
+            if len({(w.table, w.catalog_class) for w in own}) == 1:
+                target_table: EntityRef | None = self._table_ref(own[0].table, own[0].catalog_class)  # type: ignore[arg-type]
+            elif own:
+                notes.append("several tables written by one plan")
+                continue
+            elif len(tables_out) == 1:
+                target_table = tables_out[0].ref
+            elif any(w.path is not None for w in state.io.writes):
+                notes.append("path output")
+                continue
+            else:
+                notes.append("no single table written")
+                continue
+            for flow in state.flows:
+                target = _field_ref(target_table, flow.target)
+                if target is None:
+                    continue
+                kinds = [(RelationType.DATA_FLOW, s) for s in sorted(flow.sources)] + [
+                    (RelationType.CONTROL_FLOW, s) for s in sorted(flow.controls)]
+                for kind, column in kinds:
+                    source = self._source_field(column)
+                    if source is None:
+                        notes.append("path sources")
+                        continue
+                    key = (target.qualified_name, kind.value, source.qualified_name)
+                    if kind is RelationType.DATA_FLOW:
+                        edge = ColumnEdge(target, kind, source,
+                                          DependencyType.SIMPLE if flow.expression is None else DependencyType.EXPRESSION,
+                                          flow.expression)
+                    else:
+                        edge = ColumnEdge(target, kind, source)
+                    edges.setdefault(key, edge)
+        ordered = tuple(edges[k] for k in sorted(edges))
+        return ordered, tuple(dict.fromkeys(notes))
+
+    def _source_field(self, column: ColumnSource) -> EntityRef | None:
+        if column.table is None:
+            return None
+        return _field_ref(self._table_ref(column.table), column.column)
 
     # -- qualified names ----------------------------------------------------------------------
 
@@ -455,6 +579,15 @@ class ApplicationProcessor:
         if read.path is not None:
             return Dataset(self._path_ref(read.path), read.node, read.truncated)
         return None
+
+
+def _field_ref(table: EntityRef, column: str) -> EntityRef | None:
+    """The FIELD `db.t.column@cluster` of a table ref `db.t@cluster` (same source type)."""
+    name = column.strip().strip("`").strip().lower()
+    path, at, cluster = table.qualified_name.rpartition("@")
+    if not name or not at:
+        return None
+    return EntityRef(table.source_type, f"{path}.{name}@{cluster}", ElementType.FIELD)
 
 
 _HANDLERS = {
@@ -526,6 +659,11 @@ def records(run: ApplicationRun, *, extractor_run_id: str | None = None) -> Iter
         for dataset in execution.outputs:
             yield Relation(RelationType.DATA_FLOW, element.ref, dataset.ref, linked2=False,
                            extractor_run_id=extractor_run_id, properties={"via": dataset.via})
+        for edge in execution.columns:
+            # Both ends unlinked: the HMS extractor owns FIELD elements.
+            yield Relation(edge.kind, edge.source, edge.target, linked1=False, linked2=False,
+                           dependency_type=edge.dependency_type, expression=edge.expression,
+                           discriminator=element.qualified_name, extractor_run_id=extractor_run_id)
 
 
 def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecution,
@@ -543,6 +681,8 @@ def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecutio
         props["inputsTruncated"] = "true"
     if execution.unparsed_nodes:
         props["unparsedNodes"] = ",".join(execution.unparsed_nodes)
+    if execution.column_notes:
+        props["columnLineageSkipped"] = "; ".join(execution.column_notes)
     assert run.app_id is not None
     return Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION,
                    operation_qualified_name(SourceType.SPARK, run.app_id, run.attempt, "sql",

@@ -1,4 +1,6 @@
-"""Table-level reads and writes of one Spark SQL execution, from its plan. Pure.
+"""Table-level reads and writes of one Spark SQL execution, and its column lineage, from its
+plan. Pure. (`plan_io` for the datasets; `column_flows` for the columns, see "column lineage"
+below.)
 
 Input: the `sparkPlanInfo` tree (nodeName, simpleString, metadata, children) and the
 `physicalPlanDescription` text of a SparkListenerSQLExecutionStart or
@@ -33,6 +35,7 @@ What Spark 4.3 writes (checked against the captured fixtures in tests/fixtures/s
 from __future__ import annotations
 
 import dataclasses
+import io
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -311,14 +314,42 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
     return PlanIO(frozenset(reads), frozenset(writes), tuple(dict.fromkeys(unparsed)))
 
 
-# --- column lineage (first part of issue 3, item 3; not wired into records yet) ---------------
+# --- column lineage --------------------------------------------------------------------------
 #
 # Spark's formatted plan (physicalPlanDescription) gives every attribute an expression id:
 # `Output [1]: [upper(c#9) AS u#8]` defines #8 from #9; a scan's `Output` introduces the ids of
-# the columns it reads; `WriteFiles`' `Input` lists, in order, what is written. Following ids from
-# the written attributes back to scans gives column-level flows. Filter and join conditions
-# (indirect dependencies), Union (only its first child's ids survive), Window, Expand and
-# Generate are not followed yet.
+# the columns it reads; `WriteFiles`' `Input` lists, in order, what is written. Ids are unique in
+# one plan (the AQE final and initial plans and the subquery plans share them), so following ids
+# from the written attributes back to scans gives column-level flows:
+#
+# - data (DATA_FLOW): Project/aggregate `Output`/`Results`/`Aggregate Attributes` aliases,
+#   Window expressions (without their window spec), Generate outputs (from the generator),
+#   Expand outputs (every projection's value at that position), Union outputs (every child's
+#   column at that position: Spark keeps the first child's ids), BatchEvalPython /
+#   ArrowEvalPython results (from the UDF's arguments), scalar subqueries (their output);
+#   SIMPLE when only copies and renames lie on the way, else EXPRESSION with the outermost
+#   expression, written in source-column names.
+# - control (CONTROL_FLOW): Filter conditions, join keys and join conditions (for every column
+#   passing through the filter/join), grouping keys (for every column of the aggregate), global
+#   Sort orders (ORDER BY), Window partition and order columns (for the window's columns only);
+#   a column that is already a data source of an output is not also listed as its control source.
+#   Local sorts and exchanges (physical artefacts of joins, windows and aggregates) are ignored.
+#
+# Not followed (yet): V2 writes without WriteFiles (AppendData/OverwriteByExpression and their
+# V1 fallbacks, whose query is a logical plan in `Arguments`), pandas map/cogroup nodes
+# (MapInPandas, FlatMapGroupsInPandas, ...: opaque outputs), streaming writes. ArrowEvalPython is
+# read like BatchEvalPython (same `Arguments` shape) but has no captured fixture (no pyarrow).
+
+#: Plans longer than this are not read for column lineage (time and memory guard); the caller
+#: records that the plan was too large.
+MAX_PLAN_CHARS = 16 * 1024 * 1024
+#: Expressions longer than this are cut and end with `...`.
+MAX_EXPRESSION_CHARS = 1000
+
+
+class PlanTooLarge(PlanError):
+    """A physicalPlanDescription longer than MAX_PLAN_CHARS."""
+
 
 @dataclasses.dataclass(frozen=True, slots=True, order=True)
 class ColumnSource:
@@ -330,97 +361,366 @@ class ColumnSource:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class ColumnFlow:
-    """One written column and the scanned columns it is computed from."""
+    """One written column, the scanned columns it is computed from, and those that control it."""
 
     target: str
     sources: frozenset[ColumnSource]
-    #: None when the value is copied (possibly renamed); else the expression, ids stripped
+    #: None when the value is copied (possibly renamed); else the expression, in source names
     expression: str | None
+    #: columns used only to filter, join, group or order the rows (CONTROL_FLOW)
+    controls: frozenset[ColumnSource] = frozenset()
 
 
 _ATTR = re.compile(r"([^\s\[\](),]+)#(\d+)L?$")
 _NAMED_ATTR = re.compile(r"^(.+)#(\d+)L?$", re.S)   # also `sum(w)#51`: a column named "sum(w)"
 _REF_ID = re.compile(r"#(\d+)L?\b")
-_ALIAS = re.compile(r"^(?P<expr>.*) AS (?P<name>.+?)#(?P<id>\d+)L?$", re.S)
+_REF_TOKEN = re.compile(r"([A-Za-z_][\w$]*)?#(\d+)L?\b")
 _COUNT_SUFFIX = re.compile(r"\s*\[\d+\]$")
+_TREE_LINE = re.compile(r"^(?P<lead>[ :|+\-]*?)(?P<marker>[+:]- )?(?:\* )?(?P<name>[A-Za-z=].*?)"
+                        r"(?: \((?P<num>\d+)\))?(?:, .*)?$")
+_SUBQUERY = re.compile(r"^Subquery:\d+ Hosting operator id = \d+ Hosting Expression = (?!ReusedSubquery)"
+                       r".*?\b(?:subquery|scalar-subquery)#(\d+)")
+_WINDOW_SPEC = " windowspecdefinition("
+# `Subquery subquery#68, [id=#852]`: #852 numbers a plan, not an attribute
+_PLAN_ID = re.compile(r",? \[id=#\d+\]")
+_GLOBAL_SORT = re.compile(r",\s*true,\s*\d+\s*$")
 
 
 def split_list(text: str) -> list[str]:
     """`[a#1, f(b#2, c#3) AS d#4]` -> ['a#1', 'f(b#2, c#3) AS d#4'] (top-level commas only)."""
     text = text.strip()
-    if text.startswith("[") and text.endswith("]"):
+    if text.startswith("[") and text.endswith("]") and _closing(text, 0) == len(text) - 1:
         text = text[1:-1]
     items, depth, start = [], 0, 0
-    for i, ch in enumerate(text):
+    # Only brackets and commas matter: jump between them instead of looking at every character.
+    for match in _LIST_PUNCT.finditer(text):
+        ch = match.group()
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
             depth -= 1
-        elif ch == "," and depth == 0:
-            items.append(text[start:i].strip())
-            start = i + 1
+        elif depth == 0:
+            items.append(text[start:match.start()].strip())
+            start = match.end()
     if text[start:].strip():
         items.append(text[start:].strip())
     return items
 
 
+_LIST_PUNCT = re.compile(r"[()\[\]{},]")
+
+
+def _closing(text: str, start: int) -> int:
+    """Index of the bracket closing the one at `start` (-1 when unbalanced)."""
+    depth = 0
+    for match in _LIST_PUNCT.finditer(text, start):
+        ch = match.group()
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return match.start()
+    return -1
+
+
+def _split_alias(item: str) -> tuple[str, str, int] | None:
+    """`expr AS name#7` -> (expr, name, 7); None when the item is not an alias."""
+    cut = item.rfind(" AS ")
+    if cut < 0:
+        return None
+    named = _NAMED_ATTR.match(item[cut + 4:])
+    if not named:
+        return None
+    return item[:cut], named.group(1), int(named.group(2))
+
+
+def _ids(text: str) -> list[int]:
+    return [int(x) for x in _REF_ID.findall(_PLAN_ID.sub("", text))]
+
+
+def _bounded(text: str) -> str:
+    return text if len(text) <= MAX_EXPRESSION_CHARS else text[:MAX_EXPRESSION_CHARS] + "..."
+
+
 def _strip_ids(expression: str) -> str:
-    return _REF_ID.sub("", expression)
+    return _bounded(_REF_ID.sub("", expression))
+
+
+@dataclasses.dataclass(slots=True)
+class _Graph:
+    origins: dict[int, ColumnSource] = dataclasses.field(default_factory=dict)
+    #: id -> (data ids, expression or None for a plain copy)
+    defs: dict[int, tuple[tuple[int, ...], str | None]] = dataclasses.field(default_factory=dict)
+    #: id -> more data ids copied into it (Union branches)
+    copies: dict[int, set[int]] = dataclasses.field(default_factory=dict)
+    #: id -> ids controlling it
+    controls: dict[int, set[int]] = dataclasses.field(default_factory=dict)
+    names: dict[int, str] = dataclasses.field(default_factory=dict)
+
+    def define(self, attr_id: int, deps: Iterator[int] | list[int], expression: str | None) -> None:
+        if attr_id not in self.defs and attr_id not in self.origins:
+            self.defs[attr_id] = (tuple(d for d in deps if d != attr_id), expression)
+
+    def control(self, targets: set[int] | list[int], by: list[int]) -> None:
+        if by:
+            for target in targets:
+                self.controls.setdefault(target, set()).update(by)
+
+
+def _attr_ids(text: str) -> list[int]:
+    """Ids of a list of plain attributes (`[a#1, b#2L]`)."""
+    out = []
+    for item in split_list(text):
+        named = _NAMED_ATTR.match(item)
+        if named:
+            out.append(int(named.group(2)))
+    return out
 
 
 def column_flows(description: str) -> tuple[ColumnFlow, ...]:
-    """Column-level flows of the write in one formatted plan; () when it writes nothing."""
-    origins: dict[int, ColumnSource] = {}
-    defs: dict[int, tuple[frozenset[int], str]] = {}
+    """Column-level flows of the write in one formatted plan; () when it writes nothing.
+
+    Raises PlanTooLarge for a description longer than MAX_PLAN_CHARS.
+    """
+    if len(description) > MAX_PLAN_CHARS:
+        raise PlanTooLarge(f"physicalPlanDescription of {len(description)} characters "
+                           f"(more than {MAX_PLAN_CHARS}) not read for column lineage")
+    graph = _Graph()
     written: list[tuple[str, int]] = []
-    for name, raw_fields in description_sections(description):
-        fields = {_COUNT_SUFFIX.sub("", k): v for k, v in raw_fields.items()}
-        if name.startswith(("Scan ", "BatchScan ")):
-            table_text = name.split(" ", 2)[2].strip() if name.count(" ") >= 2 else ""
-            jdbc = _JDBC_V2_SCAN.match(name)
-            if jdbc:
-                table_text = jdbc.group(1)
-            table = parse_identifier(table_text) if table_text and _PLAIN_IDENT.match(table_text) else None
-            paths: tuple[str, ...] = ()
-            if table is None and fields.get("Location"):
-                paths = tuple(location_paths(fields["Location"])[0])
-            for item in split_list(fields.get("Output", "")):
-                attr = _NAMED_ATTR.match(item)
-                if attr:
-                    origins[int(attr.group(2))] = ColumnSource(name.strip(), table, paths, attr.group(1))
+    names: dict[int, str] = {}
+    children: dict[int, list[int]] = {}
+    outputs: dict[int, list[int]] = {}       # node -> its Output/Results ids (when listed)
+    inputs: dict[int, list[int]] = {}        # node -> its Input ids (when listed)
+    scoped: list[tuple[int, list[int]]] = []  # (node, control ids) for every column through it
+    pending_subqueries: list[int] = []        # subquery expression ids waiting for their plan root
+    subquery_roots: dict[int, int] = {}
+    section: int | None = None
+    fields: dict[str, str] = {}
+    stack: list[tuple[int, int | None]] = []  # tree parsing: (column, node number or None)
+
+    def finish_section() -> None:
+        if section is not None:
+            _read_section(section, names.get(section, ""), fields, graph, outputs, inputs, scoped,
+                          written)
+
+    for line in io.StringIO(description):
+        line = line.rstrip("\n")
+        if not line.strip():
             continue
-        if name == "WriteFiles":
-            written = []
-            for item in split_list(fields.get("Input", "")):
-                attr = _NAMED_ATTR.match(item)
-                if attr:
-                    written.append((attr.group(1), int(attr.group(2))))
+        header = _SECTION.match(line)
+        if header:
+            finish_section()
+            section, fields = int(header.group(1)), {}
+            names[section] = header.group(2)
             continue
-        for key in ("Output", "Results", "Aggregate Attributes", "Projections"):
-            for item in split_list(fields.get(key, "")):
-                alias = _ALIAS.match(item)
-                if alias:
-                    deps = frozenset(int(x) for x in _REF_ID.findall(alias.group("expr")))
-                    defs.setdefault(int(alias.group("id")), (deps, alias.group("expr")))
-                    continue
-                # `sum(w#43)#50`: an aggregate result named by its id
-                agg = re.match(r"^(?P<expr>.+\))#(?P<id>\d+)L?$", item, re.S)
-                if agg:
-                    deps = frozenset(int(x) for x in _REF_ID.findall(agg.group("expr")))
-                    defs.setdefault(int(agg.group("id")), (deps, agg.group("expr")))
+        if line.startswith(("== ", "===== ", "Subquery:")):
+            # `Subquery:1 Hosting operator id = 3 Hosting Expression = Subquery subquery#68, ...`
+            # then the subquery's own tree and sections
+            finish_section()
+            section, fields, stack = None, {}, []
+            subquery = _SUBQUERY.match(line)
+            if subquery:
+                pending_subqueries.append(int(subquery.group(1)))
+            continue
+        if section is not None:
+            key, sep, value = line.partition(":")
+            if sep and key and not key.startswith(" "):
+                fields[_COUNT_SUFFIX.sub("", key.strip())] = _PLAN_ID.sub("", value.strip())
+                continue
+        if section is None:
+            _tree_line(line, stack, children, pending_subqueries, subquery_roots)
+    finish_section()
+
+    def node_output(node: int, depth: int = 0) -> list[int]:
+        if node in outputs and outputs[node]:
+            return outputs[node]
+        kids = children.get(node, [])
+        name = names.get(node, "")
+        if depth > 200:
+            return inputs.get(node, [])
+        if "Join" in name and kids:
+            if any(t in name for t in ("LeftSemi", "LeftAnti", "ExistenceJoin")):
+                return node_output(kids[0], depth + 1)
+            return [i for k in kids for i in node_output(k, depth + 1)]
+        if name.startswith("Union") and kids:
+            return node_output(kids[0], depth + 1)
+        if node in inputs and not name.startswith(("Window", "Generate", "BatchEvalPython", "ArrowEvalPython")):
+            return inputs[node]
+        if kids:
+            return node_output(kids[0], depth + 1)
+        return inputs.get(node, [])
+
+    # Union: the first child's ids carry every child's column at the same position.
+    for node, name in names.items():
+        if name.startswith("Union") and len(children.get(node, [])) > 1:
+            kids = children[node]
+            first = node_output(kids[0])
+            for other in kids[1:]:
+                for position, attr_id in enumerate(node_output(other)):
+                    if position < len(first) and first[position] != attr_id:
+                        graph.copies.setdefault(first[position], set()).add(attr_id)
+    # Controls of filters and joins apply to every column going through the node.
+    for node, by in scoped:
+        kids = children.get(node, [])
+        through = [i for k in kids for i in node_output(k)] if kids else inputs.get(node, [])
+        graph.control(through or inputs.get(node, []), by)
+    # Scalar subqueries: the subquery's expression id stands for its plan's output.
+    for expr_id, root in subquery_roots.items():
+        graph.define(expr_id, node_output(root), None)
+
     flows = []
     for target, attr_id in written:
-        sources, transformed, expression = _resolve(attr_id, origins, defs)
+        sources, expression = _resolve(attr_id, graph)
+        controls = _resolve_controls(attr_id, graph) - sources
         flows.append(ColumnFlow(target, frozenset(sources),
-                                _strip_ids(expression) if transformed and expression else None))
+                                _render(expression, graph, sources) if expression is not None else None,
+                                frozenset(controls)))
     return tuple(flows)
 
 
-def _resolve(attr_id: int, origins: Mapping[int, ColumnSource],
-             defs: Mapping[int, tuple[frozenset[int], str]]) -> tuple[set[ColumnSource], bool, str | None]:
-    """(scanned columns, whether any expression other than a rename applies, outermost expression)."""
+def _tree_line(line: str, stack: list[tuple[int, int | None]], children: dict[int, list[int]],
+               pending_subqueries: list[int], subquery_roots: dict[int, int]) -> None:
+    """One line of the plan tree: link the node to its parent (the node whose name starts at
+    the column of this line's `+-`/`:-` marker)."""
+    match = _TREE_LINE.match(line)
+    if not match:
+        return
+    marker = match.group("marker")
+    lead = len(match.group("lead"))
+    column = lead + 3 if marker else lead
+    number = int(match.group("num")) if match.group("num") else None
+    name = match.group("name")
+    if name.startswith("=="):
+        number = None   # `== Final Plan ==`: a header inside AdaptiveSparkPlan, transparent
+    while stack and stack[-1][0] >= column:
+        stack.pop()
+    if marker:
+        parent = next((n for c, n in reversed(stack) if n is not None and c < column), None)
+        if parent is not None and number is not None:
+            kids = children.setdefault(parent, [])
+            if number not in kids:
+                kids.append(number)
+    elif number is not None and pending_subqueries:
+        subquery_roots[pending_subqueries.pop()] = number
+    stack.append((column, number))
+
+
+def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph,
+                  outputs: dict[int, list[int]], inputs: dict[int, list[int]],
+                  scoped: list[tuple[int, list[int]]], written: list[tuple[str, int]]) -> None:
+    if "Input" in fields:
+        inputs[node] = _attr_ids(fields["Input"])
+    if name.startswith(("Scan ", "BatchScan ")):
+        table_text = name.split(" ", 2)[2].strip() if name.count(" ") >= 2 else ""
+        jdbc = _JDBC_V2_SCAN.match(name)
+        if jdbc:
+            table_text = jdbc.group(1)
+        table = parse_identifier(table_text) if table_text and _PLAIN_IDENT.match(table_text) else None
+        paths: tuple[str, ...] = ()
+        if table is None and fields.get("Location"):
+            paths = tuple(location_paths(fields["Location"])[0])
+        ids = []
+        for item in split_list(fields.get("Output", "")):
+            attr = _NAMED_ATTR.match(item)
+            if attr:
+                attr_id = int(attr.group(2))
+                ids.append(attr_id)
+                graph.origins.setdefault(attr_id, ColumnSource(name.strip(), table, paths, attr.group(1)))
+                graph.names.setdefault(attr_id, attr.group(1))
+        outputs[node] = ids
+        return
+    if name == "WriteFiles":
+        written.clear()
+        for item in split_list(fields.get("Input", "")):
+            attr = _NAMED_ATTR.match(item)
+            if attr:
+                written.append((attr.group(1), int(attr.group(2))))
+        return
+    for key in ("Output", "Results", "Aggregate Attributes"):
+        if key not in fields:
+            continue
+        ids = []
+        for item in split_list(fields[key]):
+            alias = _split_alias(item)
+            if alias:
+                expression, alias_name, attr_id = alias
+                graph.define(attr_id, _ids(expression), expression)
+                graph.names.setdefault(attr_id, alias_name)
+                ids.append(attr_id)
+                continue
+            named = _NAMED_ATTR.match(item)
+            if named:
+                attr_id = int(named.group(2))
+                ids.append(attr_id)
+                graph.names.setdefault(attr_id, named.group(1))
+                if named.group(1).endswith(")"):  # `sum(w#43)#50`: an aggregate result by its id
+                    graph.define(attr_id, _ids(named.group(1)), named.group(1))
+        if key != "Aggregate Attributes":
+            outputs.setdefault(node, ids)
+    arguments = fields.get("Arguments", "")
+    if name.startswith("Filter"):
+        scoped.append((node, _ids(fields.get("Condition", ""))))
+    elif "Join" in name:
+        by = _ids(fields.get("Left keys", "")) + _ids(fields.get("Right keys", "")) + _ids(
+            fields.get("Join condition", ""))
+        scoped.append((node, by))
+    elif "Aggregate" in name and "Keys" in fields:
+        keys = _ids(fields["Keys"])
+        graph.control(outputs.get(node, []) + _attr_ids(fields.get("Aggregate Attributes", "")), keys)
+    elif name.startswith("Sort") and arguments and _GLOBAL_SORT.search(arguments):
+        scoped.append((node, _ids(split_list(arguments)[0]) if split_list(arguments) else []))
+    elif name.startswith("Window") and arguments:
+        parts = split_list(arguments)
+        spec = [i for part in parts[1:3] for i in _ids(part)]
+        for item in split_list(parts[0]) if parts else []:
+            alias = _split_alias(item)
+            if not alias:
+                continue
+            expression, alias_name, attr_id = alias
+            function = expression.split(_WINDOW_SPEC, 1)[0]
+            # `sum(x) windowspecdefinition(p, o ASC NULLS FIRST, specifiedwindowframe(...))`
+            # -> `sum(x) OVER (PARTITION BY p ORDER BY o ASC NULLS FIRST)` (frame left out)
+            over = []
+            if len(parts) > 1 and split_list(parts[1]):
+                over.append("PARTITION BY " + ", ".join(split_list(parts[1])))
+            if len(parts) > 2 and split_list(parts[2]):
+                over.append("ORDER BY " + ", ".join(split_list(parts[2])))
+            graph.define(attr_id, _ids(function), f"{function} OVER ({' '.join(over)})")
+            graph.names.setdefault(attr_id, alias_name)
+            graph.control([attr_id], spec)
+    elif name.startswith("Generate") and arguments:
+        parts = split_list(arguments)
+        if len(parts) >= 4:
+            generator = parts[0]
+            for attr_id in _attr_ids(parts[3]):
+                graph.define(attr_id, _ids(generator), generator)
+    elif name.startswith("Expand") and arguments:
+        parts = split_list(arguments)
+        if len(parts) >= 2:
+            projections = [split_list(p) for p in split_list(parts[0])]
+            for position, item in enumerate(split_list(parts[1])):
+                named = _NAMED_ATTR.match(item)
+                if not named:
+                    continue
+                values = [p[position] for p in projections if position < len(p)]
+                deps = [i for v in values for i in _ids(v)]
+                plain = all(_ATTR.fullmatch(v) or v == "null" or not _ids(v) for v in values)
+                graph.define(int(named.group(2)), deps, None if plain else values[0])
+    elif name.endswith("EvalPython") and arguments:
+        parts = split_list(arguments)
+        if len(parts) >= 2:
+            for udf, result in zip(split_list(parts[0]), split_list(parts[1]), strict=False):
+                named = _NAMED_ATTR.match(result)
+                call = _NAMED_ATTR.match(udf)
+                if named:
+                    expression = call.group(1) if call else udf
+                    graph.define(int(named.group(2)), _ids(expression), expression)
+
+
+def _resolve(attr_id: int, graph: _Graph) -> tuple[set[ColumnSource], str | None]:
+    """(scanned columns, the outermost expression other than a copy or rename, if any)."""
     sources: set[ColumnSource] = set()
-    transformed = False
     outermost: str | None = None
     stack, seen = [attr_id], set()
     while stack:
@@ -428,14 +728,80 @@ def _resolve(attr_id: int, origins: Mapping[int, ColumnSource],
         if current in seen:
             continue
         seen.add(current)
-        if current in origins:
-            sources.add(origins[current])
+        stack.extend(graph.copies.get(current, ()))
+        if current in graph.origins:
+            sources.add(graph.origins[current])
             continue
-        if current in defs:
-            deps, expression = defs[current]
-            if not _ATTR.fullmatch(expression.strip()) or len(deps) != 1:
-                transformed = True
-                if outermost is None:
-                    outermost = expression
+        if current in graph.defs:
+            deps, expression = graph.defs[current]
+            if expression is not None and not _ATTR.fullmatch(expression.strip()) and outermost is None:
+                outermost = expression
             stack.extend(deps)
-    return sources, transformed, outermost
+    return sources, outermost
+
+
+def _resolve_controls(attr_id: int, graph: _Graph) -> set[ColumnSource]:
+    """Scanned columns that control `attr_id`: those of every control id met on its data path,
+    with everything (data and control) they depend on in turn."""
+    data_path, stack = set(), [attr_id]
+    while stack:
+        current = stack.pop()
+        if current in data_path:
+            continue
+        data_path.add(current)
+        stack.extend(graph.copies.get(current, ()))
+        if current in graph.defs:
+            stack.extend(graph.defs[current][0])
+    controlling = {c for i in data_path for c in graph.controls.get(i, ())}
+    sources: set[ColumnSource] = set()
+    stack, seen = list(controlling), set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        stack.extend(graph.copies.get(current, ()))
+        stack.extend(graph.controls.get(current, ()))
+        if current in graph.origins:
+            sources.add(graph.origins[current])
+        elif current in graph.defs:
+            stack.extend(graph.defs[current][0])
+    return sources
+
+
+def _source_label(source: ColumnSource) -> str:
+    if source.table is not None:
+        return f"{source.table.name}.{source.column}"
+    if source.paths:
+        return source.paths[0].rstrip("/").rsplit("/", 1)[-1] + "." + source.column
+    return source.column
+
+
+def _render(expression: str, graph: _Graph, sources: set[ColumnSource]) -> str:
+    """The expression in source-column names: `upper(k#12)` -> `upper(k)`, where each reference
+    is replaced by the scanned column it copies (`extra_v#30` -> `v`), or by its own expression
+    when it is computed (`w#45` -> `(v + extra_v)` -> `(v + v)`). Columns of the same name from
+    two sources are qualified by their table (or last path segment): `(events.v + extra.v)`.
+    Bounded to MAX_EXPRESSION_CHARS."""
+    budget = [MAX_EXPRESSION_CHARS * 4]
+    by_name: dict[str, set[ColumnSource]] = {}
+    for source in sources:
+        by_name.setdefault(source.column, set()).add(source)
+    ambiguous = {name for name, group in by_name.items() if len(group) > 1}
+
+    def expand(match: re.Match[str], depth: int) -> str:
+        name, attr_id = match.group(1), int(match.group(2))
+        if name is None:
+            return ""   # `sum(w#1)#50`: the id of an aggregate result; `[id=#852]`
+        found, outer = _resolve(attr_id, graph)
+        if outer is None:
+            if len(found) == 1:
+                (source,) = found
+                return _source_label(source) if source.column in ambiguous else source.column
+            return name
+        if depth >= 8 or budget[0] <= 0:
+            return name
+        budget[0] -= len(outer)
+        return _REF_TOKEN.sub(lambda m: expand(m, depth + 1), outer)
+
+    return _bounded(_REF_TOKEN.sub(lambda m: expand(m, 0), _PLAN_ID.sub("", expression)))
