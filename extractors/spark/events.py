@@ -275,8 +275,7 @@ class ApplicationProcessor:
         self._events += 1
         kind: str = event["Event"]
         if self._unsupported:
-            self._skip("unsupported_spark_version", f"Spark {self._version} log")
-            return
+            return  # the whole log was reported once, at its SparkListenerLogStart: one warning, not one a line
         handler = _HANDLERS.get(kind)
         try:
             if handler is not None:
