@@ -356,6 +356,8 @@ class ApplicationProcessor:
         description = event.get("physicalPlanDescription")
         if not description or (isinstance(plan, Mapping) and plan.get("nodeName") == "CommandResult"):
             return  # a CommandResult repeats a command that ran (and was read) before
+        if not state.io.writes:
+            return  # column lineage is kept only for what an execution writes: reads need none
         try:
             flows = column_flows(str(description))
         except PlanTooLarge:
