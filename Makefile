@@ -27,6 +27,7 @@ quickstart: setup
 
 bench: setup
 	$(BIN)/python tests/bench/bench_writer.py
+	$(BIN)/python tests/bench/bench_spark.py
 
 dev-up: setup
 	$(BIN)/python deploy/dev/devstack.py up

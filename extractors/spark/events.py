@@ -216,6 +216,10 @@ class _ExecState:
     #: column flows of this execution's last plan that had any (AQE: the final plan)
     flows: tuple[ColumnFlow, ...] = ()
     column_note: str | None = None
+    #: plan texts not walked for column lineage yet, oldest first. The walk is deferred to the
+    #: execution's end (or a snapshot of a running one) so that of an execution's AQE re-plans
+    #: normally only the final one is walked: walking each one cost more than the rest together.
+    pending_plans: list[str] = dataclasses.field(default_factory=list)
 
 
 class ApplicationProcessor:
@@ -358,19 +362,32 @@ class ApplicationProcessor:
             return  # a CommandResult repeats a command that ran (and was read) before
         if not state.io.writes:
             return  # column lineage is kept only for what an execution writes: reads need none
-        try:
-            flows = column_flows(str(description))
-        except PlanTooLarge:
-            state.column_note = "plan too large for column lineage"
-            return
-        except PlanError as exc:
-            state.column_note = "column lineage not read"
-            self._skip("unreadable_column_lineage", f"execution {state.execution_id}: {exc}")
-            return
-        if flows:
-            # AQE re-plans keep the expression ids; the latest plan is the one that ran.
-            state.flows = flows
-            state.column_note = None
+        state.pending_plans.append(str(description))
+
+    def _resolve_flows(self, state: _ExecState) -> None:
+        """Walk the pending plans, latest first, until one has column flows (AQE re-plans keep
+        the expression ids; the latest plan is the one that ran). A plan that fails after the
+        last one with flows leaves its note, as it would have in plan order."""
+        note: str | None = None
+        found: tuple[ColumnFlow, ...] = ()
+        for text in reversed(state.pending_plans):
+            try:
+                flows = column_flows(text)
+            except PlanTooLarge:
+                note = note or "plan too large for column lineage"
+                continue
+            except PlanError as exc:
+                note = note or "column lineage not read"
+                self._skip("unreadable_column_lineage", f"execution {state.execution_id}: {exc}")
+                continue
+            if flows:
+                found = flows
+                break
+        if state.pending_plans:
+            if found:
+                state.flows = found
+            state.column_note = note if (found or note) else state.column_note
+            state.pending_plans.clear()
 
     def _on_sql_end(self, event: Mapping[str, Any]) -> None:
         execution_id = int(event["executionId"])
@@ -380,6 +397,7 @@ class ApplicationProcessor:
             return
         state.ended = _time(event.get("time"))
         state.finished = True
+        self._resolve_flows(state)
         error = event.get("errorMessage")
         state.error = str(error) if error else None
         if execution_id in self._open:
@@ -422,6 +440,8 @@ class ApplicationProcessor:
 
     def finish(self) -> ApplicationRun:
         """What the log said, as far as it went (an in-progress log gives outcome INCOMPLETE)."""
+        for state in self._execs.values():
+            self._resolve_flows(state)
         if self._ended is None:
             outcome = "INCOMPLETE"
         else:
