@@ -12,8 +12,6 @@ and then read the diff: the expectation is what the job did, not what the code p
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,15 +32,8 @@ from navd.extractors.spark.plans import (
 )
 from navd.model import Element, ElementType, Relation, RelationType, SourceType
 
-FIXTURES = Path(__file__).parent / "fixtures" / "spark_events"
-CASES = sorted(p.stem for p in FIXTURES.glob("*.jsonl"))
-CLUSTER = "primary"
-DEFAULT_FS = "hdfs://nameservice1"
-UPDATE = os.environ.get("NAVD_UPDATE_GOLDEN") == "1"
+from spark_fixtures import CASES, CLUSTER, DEFAULT_FS, FIXTURES, UPDATE, fixture_lines
 
-
-def fixture_lines(case: str) -> list[str]:
-    return (FIXTURES / f"{case}.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
 
 
 def _endpoint(ref: Any) -> str:

@@ -24,10 +24,8 @@ Decisions these tests pin down (see plans.py, "column lineage"):
 from __future__ import annotations
 
 import json
-import os
 import time
 import tracemalloc
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -43,16 +41,9 @@ from navd.extractors.spark.plans import (
 )
 from navd.model import DependencyType, Element, ElementType, Relation, RelationType, SourceType
 
-FIXTURES = Path(__file__).parent / "fixtures" / "spark_events"
-CASES = sorted(p.stem for p in FIXTURES.glob("*.jsonl"))
-CLUSTER = "primary"
-DEFAULT_FS = "hdfs://nameservice1"
-UPDATE = os.environ.get("NAVD_UPDATE_GOLDEN") == "1"
+from spark_fixtures import CASES, CLUSTER, DEFAULT_FS, FIXTURES, UPDATE, fixture_lines
+
 SQL_PLAN_EVENTS = ("SQLExecutionStart", "SQLAdaptiveExecutionUpdate")
-
-
-def fixture_lines(case: str) -> list[str]:
-    return (FIXTURES / f"{case}.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
 
 
 def plan_descriptions(case: str, execution_id: int) -> list[str]:
