@@ -35,7 +35,6 @@ What Spark 4.3 writes (checked against the captured fixtures in tests/fixtures/s
 from __future__ import annotations
 
 import dataclasses
-import io
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -148,14 +147,17 @@ def description_sections(description: str) -> Iterator[tuple[str, dict[str, str]
 # --- the plan tree ---------------------------------------------------------------------------
 
 def walk(node: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """The nodes of a sparkPlanInfo tree, depth first, parents before children, in order."""
+    if not isinstance(node, Mapping):
+        return
     stack = [node]
     while stack:
         current = stack.pop()
-        if not isinstance(current, Mapping):
-            continue
         yield current
-        children = current.get("children") or []
-        stack.extend(reversed([c for c in children if isinstance(c, Mapping)]))
+        children = current.get("children")
+        if children:
+            # `type(c) is dict` first: JSON objects are dicts, and the Mapping test is slower
+            stack.extend(reversed([c for c in children if type(c) is dict or isinstance(c, Mapping)]))
 
 
 _LOCATION = re.compile(r"^\w+(?:\(\d+ paths?\))?\s*\[(.*)\]?$", re.S)
@@ -168,6 +170,11 @@ _WRITE_MARKERS = ("Insert", "Write", "AsSelect", "AppendData", "Overwrite", "Sav
 _V2_UNREAD = re.compile(r"^(Atomic)?(Create|Replace)TableAsSelect|^WriteToDataSourceV2|^MergeRows|"
                         r"^WriteToMicroBatchDataSource")
 NOOP_TABLE = "noop-table"
+#: How every node that plan_io reads or reports starts (_scan_reads, _tree_writes, _CTAS_COMMANDS
+#: with or without `Execute `, _WRITE_MARKERS under `Execute `, _V2_UNREAD): one C-level test
+#: skips the rest of the tree.
+_IO_NODE_PREFIXES = ("Scan ", "BatchScan ", "Execute ", "AppendData", "Overwrite", "Replace",
+                     "WriteDelta", "WriteTo", "MergeRows", "Atomic", "Create", "Optimized", "SaveAs")
 
 
 def location_paths(location: str) -> tuple[list[str], bool]:
@@ -296,11 +303,15 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
             # its description repeats that command's plan, but nothing is read or written.
             return PlanIO()
         for node in walk(spark_plan_info):
+            name = node.get("nodeName", "")
+            if type(name) is not str:
+                name = str(name)
+            if not name.startswith(_IO_NODE_PREFIXES):
+                continue   # most nodes (Project, Filter, Exchange, ...): nothing to read
             found_reads = _scan_reads(node)
             found_writes = _tree_writes(node)
             reads.update(found_reads)
             writes.update(found_writes)
-            name = str(node.get("nodeName", ""))
             if name.removeprefix("Execute ") in _CTAS_COMMANDS:
                 commands.add(name.removeprefix("Execute "))
             if not found_writes and name.removeprefix("Execute ") not in _CTAS_COMMANDS and (
@@ -387,41 +398,63 @@ _GLOBAL_SORT = re.compile(r",\s*true,\s*\d+\s*$")
 
 
 def split_list(text: str) -> list[str]:
-    """`[a#1, f(b#2, c#3) AS d#4]` -> ['a#1', 'f(b#2, c#3) AS d#4'] (top-level commas only)."""
+    """`[a#1, f(b#2, c#3) AS d#4]` -> ['a#1', 'f(b#2, c#3) AS d#4'] (top-level commas only).
+
+    Every bracket kind counts alike (`(`, `[`, `{` open, `)`, `]`, `}` close) and a comma splits
+    where that depth is 0. The text is cut at every comma by str.split and a comma-separated
+    piece's depth change is counted with str.count (C speed), instead of looking at every bracket
+    in Python: this runs for every list of every plan section.
+    """
     text = text.strip()
-    if text.startswith("[") and text.endswith("]") and _closing(text, 0) == len(text) - 1:
-        text = text[1:-1]
-    items, depth, start = [], 0, 0
-    # Only brackets and commas matter: jump between them instead of looking at every character.
-    for match in _LIST_PUNCT.finditer(text):
-        ch = match.group()
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif depth == 0:
-            items.append(text[start:match.start()].strip())
-            start = match.end()
-    if text[start:].strip():
-        items.append(text[start:].strip())
+    end = len(text)
+    if end >= 2 and text[0] == "[" and text[-1] == "]":
+        if _BRACKET.search(text, 1, end - 1) is None:   # `[a#1, b#2L]`: the usual attribute list
+            return _split_flat(text[1:-1])
+        if _balanced(text[1:-1]):   # the outer `[` closes at the end: a list in brackets
+            text = text[1:-1]
+            end -= 2
+    elif _BRACKET.search(text) is None:
+        return _split_flat(text)
+    items: list[str] = []
+    depth = 0
+    start = 0
+    pos = 0   # where the current piece ends: at a comma, or at the end of the text
+    for piece in text.split(","):
+        pos += len(piece)
+        if _BRACKET.search(piece) is not None:
+            depth += (piece.count("(") + piece.count("[") + piece.count("{")
+                      - piece.count(")") - piece.count("]") - piece.count("}"))
+        if depth == 0 and pos < end:
+            items.append(text[start:pos].strip())
+            start = pos + 1
+        pos += 1
+    tail = text[start:].strip()
+    if tail:
+        items.append(tail)
     return items
 
 
-_LIST_PUNCT = re.compile(r"[()\[\]{},]")
+_BRACKET = re.compile(r"[()\[\]{}]")
+_AS_PARENS = str.maketrans("[{]}", "(())")
 
 
-def _closing(text: str, start: int) -> int:
-    """Index of the bracket closing the one at `start` (-1 when unbalanced)."""
-    depth = 0
-    for match in _LIST_PUNCT.finditer(text, start):
-        ch = match.group()
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth == 0:
-                return match.start()
-    return -1
+def _split_flat(text: str) -> list[str]:
+    """split_list of a text without brackets: every comma splits; an empty last item is dropped."""
+    pieces = text.split(",")
+    last = pieces.pop().strip()
+    items = [piece.strip() for piece in pieces]
+    if last:
+        items.append(last)
+    return items
+
+
+def _balanced(text: str) -> bool:
+    """Whether the brackets of `text` (all kinds alike) pair up: the depth never goes below 0 and
+    ends at 0. Removing adjacent `()` pairs until none is left empties exactly such sequences."""
+    shape = "".join(_BRACKET.findall(text)).translate(_AS_PARENS)
+    while "()" in shape:
+        shape = shape.replace("()", "")
+    return not shape
 
 
 def _split_alias(item: str) -> tuple[str, str, int] | None:
@@ -436,7 +469,9 @@ def _split_alias(item: str) -> tuple[str, str, int] | None:
 
 
 def _ids(text: str) -> list[int]:
-    return [int(x) for x in _REF_ID.findall(_PLAN_ID.sub("", text))]
+    if "[id=#" in text:   # cheap test first: the substitution is rarely needed
+        text = _PLAN_ID.sub("", text)
+    return [int(x) for x in _REF_ID.findall(text)]
 
 
 def _bounded(text: str) -> str:
@@ -468,14 +503,30 @@ class _Graph:
                 self.controls.setdefault(target, set()).update(by)
 
 
-def _attr_ids(text: str) -> list[int]:
-    """Ids of a list of plain attributes (`[a#1, b#2L]`)."""
-    out = []
-    for item in split_list(text):
-        named = _NAMED_ATTR.match(item)
-        if named:
-            out.append(int(named.group(2)))
-    return out
+class _Lists:
+    """split_list, and the ids of attribute lists (`[a#1, b#2L]`), of one plan, each text read once: about half of a plan's field
+    values repeat (an AQE description lists the final and the initial plan, with the same
+    attribute lists; an operator's Input is its child's Output). The lists returned are shared:
+    callers do not change them."""
+
+    __slots__ = ("_items", "_ids")
+
+    def __init__(self) -> None:
+        self._items: dict[str, list[str]] = {}
+        self._ids: dict[str, list[int]] = {}
+
+    def split(self, text: str) -> list[str]:
+        items = self._items.get(text)
+        if items is None:
+            items = self._items[text] = split_list(text)
+        return items
+
+    def attr_ids(self, text: str) -> list[int]:
+        ids = self._ids.get(text)
+        if ids is None:
+            ids = self._ids[text] = [int(named.group(2)) for item in self.split(text)
+                                     if (named := _NAMED_ATTR.match(item))]
+        return ids
 
 
 def column_flows(description: str) -> tuple[ColumnFlow, ...]:
@@ -491,7 +542,10 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
     names: dict[int, str] = {}
     children: dict[int, list[int]] = {}
     outputs: dict[int, list[int]] = {}       # node -> its Output/Results ids (when listed)
-    inputs: dict[int, list[int]] = {}        # node -> its Input ids (when listed)
+    # node -> its Input text (when listed); parsed only when a node's input is asked for
+    # (node_output, filters and joins): most are never needed
+    inputs: dict[int, str] = {}
+    lists = _Lists()
     scoped: list[tuple[int, list[int]]] = []  # (node, control ids) for every column through it
     pending_subqueries: list[int] = []        # subquery expression ids waiting for their plan root
     subquery_roots: dict[int, int] = {}
@@ -502,13 +556,15 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
     def finish_section() -> None:
         if section is not None:
             _read_section(section, names.get(section, ""), fields, graph, outputs, inputs, scoped,
-                          written)
+                          written, lists)
 
-    for line in io.StringIO(description):
-        line = line.rstrip("\n")
-        if not line.strip():
+    # Lines end at "\n" only (as io.StringIO reads them). The cheap tests before each regex
+    # (a header starts with "(", a count suffix ends with "]", a plan id contains "[id=#") skip
+    # the regexes on the lines they cannot match.
+    for line in description.split("\n"):
+        if not line or line.isspace():
             continue
-        header = _SECTION.match(line)
+        header = _SECTION.match(line) if line[0] == "(" else None
         if header:
             finish_section()
             section, fields = int(header.group(1)), {}
@@ -526,11 +582,21 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
         if section is not None:
             key, sep, value = line.partition(":")
             if sep and key and not key.startswith(" "):
-                fields[_COUNT_SUFFIX.sub("", key.strip())] = _PLAN_ID.sub("", value.strip())
+                key = key.strip()
+                if key.endswith("]"):
+                    key = _COUNT_SUFFIX.sub("", key)
+                value = value.strip()
+                if "[id=#" in value:
+                    value = _PLAN_ID.sub("", value)
+                fields[key] = value
                 continue
         if section is None:
             _tree_line(line, stack, children, pending_subqueries, subquery_roots)
     finish_section()
+
+    def input_ids(node: int) -> list[int]:
+        text = inputs.get(node)
+        return lists.attr_ids(text) if text is not None else []
 
     def node_output(node: int, depth: int = 0) -> list[int]:
         if node in outputs and outputs[node]:
@@ -538,7 +604,7 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
         kids = children.get(node, [])
         name = names.get(node, "")
         if depth > 200:
-            return inputs.get(node, [])
+            return input_ids(node)
         if "Join" in name and kids:
             if any(t in name for t in ("LeftSemi", "LeftAnti", "ExistenceJoin")):
                 return node_output(kids[0], depth + 1)
@@ -546,10 +612,10 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
         if name.startswith("Union") and kids:
             return node_output(kids[0], depth + 1)
         if node in inputs and not name.startswith(("Window", "Generate", "BatchEvalPython", "ArrowEvalPython")):
-            return inputs[node]
+            return input_ids(node)
         if kids:
             return node_output(kids[0], depth + 1)
-        return inputs.get(node, [])
+        return input_ids(node)
 
     # Union: the first child's ids carry every child's column at the same position.
     for node, name in names.items():
@@ -563,8 +629,8 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
     # Controls of filters and joins apply to every column going through the node.
     for node, by in scoped:
         kids = children.get(node, [])
-        through = [i for k in kids for i in node_output(k)] if kids else inputs.get(node, [])
-        graph.control(through or inputs.get(node, []), by)
+        through = [i for k in kids for i in node_output(k)] if kids else input_ids(node)
+        graph.control(through or input_ids(node), by)
     # Scalar subqueries: the subquery's expression id stands for its plan's output.
     for expr_id, root in subquery_roots.items():
         graph.define(expr_id, node_output(root), None)
@@ -607,10 +673,12 @@ def _tree_line(line: str, stack: list[tuple[int, int | None]], children: dict[in
 
 
 def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph,
-                  outputs: dict[int, list[int]], inputs: dict[int, list[int]],
-                  scoped: list[tuple[int, list[int]]], written: list[tuple[str, int]]) -> None:
+                  outputs: dict[int, list[int]], inputs: dict[int, str],
+                  scoped: list[tuple[int, list[int]]], written: list[tuple[str, int]],
+                  lists: _Lists) -> None:
+    split = lists.split   # split_list, memoized for the plan
     if "Input" in fields:
-        inputs[node] = _attr_ids(fields["Input"])
+        inputs[node] = fields["Input"]
     if name.startswith(("Scan ", "BatchScan ")):
         table_text = name.split(" ", 2)[2].strip() if name.count(" ") >= 2 else ""
         jdbc = _JDBC_V2_SCAN.match(name)
@@ -621,7 +689,7 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
         if table is None and fields.get("Location"):
             paths = tuple(location_paths(fields["Location"])[0])
         ids = []
-        for item in split_list(fields.get("Output", "")):
+        for item in split(fields.get("Output", "")):
             attr = _NAMED_ATTR.match(item)
             if attr:
                 attr_id = int(attr.group(2))
@@ -632,7 +700,7 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
         return
     if name == "WriteFiles":
         written.clear()
-        for item in split_list(fields.get("Input", "")):
+        for item in split(fields.get("Input", "")):
             attr = _NAMED_ATTR.match(item)
             if attr:
                 written.append((attr.group(1), int(attr.group(2))))
@@ -641,7 +709,7 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
         if key not in fields:
             continue
         ids = []
-        for item in split_list(fields[key]):
+        for item in split(fields[key]):
             alias = _split_alias(item)
             if alias:
                 expression, alias_name, attr_id = alias
@@ -667,13 +735,13 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
         scoped.append((node, by))
     elif "Aggregate" in name and "Keys" in fields:
         keys = _ids(fields["Keys"])
-        graph.control(outputs.get(node, []) + _attr_ids(fields.get("Aggregate Attributes", "")), keys)
+        graph.control(outputs.get(node, []) + lists.attr_ids(fields.get("Aggregate Attributes", "")), keys)
     elif name.startswith("Sort") and arguments and _GLOBAL_SORT.search(arguments):
-        scoped.append((node, _ids(split_list(arguments)[0]) if split_list(arguments) else []))
+        scoped.append((node, _ids(split(arguments)[0]) if split(arguments) else []))
     elif name.startswith("Window") and arguments:
-        parts = split_list(arguments)
+        parts = split(arguments)
         spec = [i for part in parts[1:3] for i in _ids(part)]
-        for item in split_list(parts[0]) if parts else []:
+        for item in split(parts[0]) if parts else []:
             alias = _split_alias(item)
             if not alias:
                 continue
@@ -682,24 +750,24 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
             # `sum(x) windowspecdefinition(p, o ASC NULLS FIRST, specifiedwindowframe(...))`
             # -> `sum(x) OVER (PARTITION BY p ORDER BY o ASC NULLS FIRST)` (frame left out)
             over = []
-            if len(parts) > 1 and split_list(parts[1]):
-                over.append("PARTITION BY " + ", ".join(split_list(parts[1])))
-            if len(parts) > 2 and split_list(parts[2]):
-                over.append("ORDER BY " + ", ".join(split_list(parts[2])))
+            if len(parts) > 1 and split(parts[1]):
+                over.append("PARTITION BY " + ", ".join(split(parts[1])))
+            if len(parts) > 2 and split(parts[2]):
+                over.append("ORDER BY " + ", ".join(split(parts[2])))
             graph.define(attr_id, _ids(function), f"{function} OVER ({' '.join(over)})")
             graph.names.setdefault(attr_id, alias_name)
             graph.control([attr_id], spec)
     elif name.startswith("Generate") and arguments:
-        parts = split_list(arguments)
+        parts = split(arguments)
         if len(parts) >= 4:
             generator = parts[0]
-            for attr_id in _attr_ids(parts[3]):
+            for attr_id in lists.attr_ids(parts[3]):
                 graph.define(attr_id, _ids(generator), generator)
     elif name.startswith("Expand") and arguments:
-        parts = split_list(arguments)
+        parts = split(arguments)
         if len(parts) >= 2:
-            projections = [split_list(p) for p in split_list(parts[0])]
-            for position, item in enumerate(split_list(parts[1])):
+            projections = [split(p) for p in split(parts[0])]
+            for position, item in enumerate(split(parts[1])):
                 named = _NAMED_ATTR.match(item)
                 if not named:
                     continue
@@ -708,9 +776,9 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
                 plain = all(_ATTR.fullmatch(v) or v == "null" or not _ids(v) for v in values)
                 graph.define(int(named.group(2)), deps, None if plain else values[0])
     elif name.endswith("EvalPython") and arguments:
-        parts = split_list(arguments)
+        parts = split(arguments)
         if len(parts) >= 2:
-            for udf, result in zip(split_list(parts[0]), split_list(parts[1]), strict=False):
+            for udf, result in zip(split(parts[0]), split(parts[1]), strict=False):
                 named = _NAMED_ATTR.match(result)
                 call = _NAMED_ATTR.match(udf)
                 if named:
