@@ -24,6 +24,7 @@ Decisions these tests pin down (see plans.py, "column lineage"):
 from __future__ import annotations
 
 import json
+import random
 import time
 import tracemalloc
 from typing import Any
@@ -308,3 +309,51 @@ def test_wide_plan_under_the_cap_is_read_in_bounded_time() -> None:
 def test_split_list(text: str, items: list[str]) -> None:
     """Hand-written snippets of plan text (a parsing helper's unit test)."""
     assert split_list(text) == items
+
+
+def _split_list_reference(text: str) -> list[str]:
+    """split_list as first written: one character at a time (every bracket kind alike; a comma
+    splits at depth 0; the outer brackets go when the first one closes at the very end)."""
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        depth, closing = 0, -1
+        for index, ch in enumerate(text):
+            depth += ch in "([{"
+            depth -= ch in ")]}"
+            if ch in ")]}" and depth == 0:
+                closing = index
+                break
+        if closing == len(text) - 1:
+            text = text[1:-1]
+    items, depth, start = [], 0, 0
+    for index, ch in enumerate(text):
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(text[start:index].strip())
+            start = index + 1
+    if text[start:].strip():
+        items.append(text[start:].strip())
+    return items
+
+
+@pytest.mark.parametrize("text", [
+    "[a#1, , b#2,]", "[", "]", "[]", "[(a]", "[a), (b]", "a), (b, c", "[a], [b]", "[[a, b]",
+    "{x, y}, (z, w)", "[a#1, b#2L]  ", " x, y ", "(]", "[a, (b], c)", ",", "[,]", "[ , ]",
+])
+def test_split_list_edge_cases_match_the_reference(text: str) -> None:
+    """Unbalanced and odd texts split as the character-by-character reading splits them."""
+    assert split_list(text) == _split_list_reference(text)
+
+
+def test_split_list_matches_the_reference_on_random_texts() -> None:
+    """split_list counts brackets per comma-separated piece (str.count): same items as reading
+    one character at a time, on random bracket/comma soups."""
+    rng = random.Random(20260101)
+    for _ in range(20000):
+        text = "".join(rng.choice("()[]{},  ab#1") for _ in range(rng.randint(0, 16)))
+        if rng.random() < 0.3:
+            text = f"[{text}]"
+        assert split_list(text) == _split_list_reference(text), text

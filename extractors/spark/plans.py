@@ -504,10 +504,10 @@ class _Graph:
 
 
 class _Lists:
-    """split_list, and the ids of attribute lists (`[a#1, b#2L]`), of one plan, each text read once: about half of a plan's field
-    values repeat (an AQE description lists the final and the initial plan, with the same
-    attribute lists; an operator's Input is its child's Output). The lists returned are shared:
-    callers do not change them."""
+    """split_list, and the ids of attribute lists (`[a#1, b#2L]`), of one plan, each text read
+    once: about half of a plan's field values repeat (an AQE description lists the final and the
+    initial plan, with the same attribute lists; an operator's Input is its child's Output).
+    The lists returned are shared: callers do not change them."""
 
     __slots__ = ("_items", "_ids")
 
@@ -735,7 +735,8 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
         scoped.append((node, by))
     elif "Aggregate" in name and "Keys" in fields:
         keys = _ids(fields["Keys"])
-        graph.control(outputs.get(node, []) + lists.attr_ids(fields.get("Aggregate Attributes", "")), keys)
+        aggregated = lists.attr_ids(fields.get("Aggregate Attributes", ""))
+        graph.control(outputs.get(node, []) + aggregated, keys)
     elif name.startswith("Sort") and arguments and _GLOBAL_SORT.search(arguments):
         scoped.append((node, _ids(split(arguments)[0]) if split(arguments) else []))
     elif name.startswith("Window") and arguments:
