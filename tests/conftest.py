@@ -1,10 +1,13 @@
-"""Session fixtures: one real Solr 9, started through the same code users run (`navd solr start`).
+"""Session fixtures: one real Solr 9, started through the same code users run (`navd solr start`),
+and, for the tests that ask, a real HDFS and a real HiveServer2 (Spark's Thrift Server).
 
-No Solr mocks. A Solr that does not start fails the run (in CI and locally alike), never skips.
+No service mocks. A Solr that does not start fails the run (in CI and locally alike), never skips.
 """
 
 from __future__ import annotations
 
+import io
+import logging
 import os
 import subprocess
 import sys
@@ -13,13 +16,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import structlog
 
-from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, default_solr_dist_dir
+from hdfs import Client
+
+from navd.config import DEFAULT_SOLR_VERSION, HdfsConfig, SolrConfig, default_solr_dist_dir
+from navd.dev.hadoop import DevHdfs, HdfsPorts
 from navd.dev.spark_thrift import SparkThriftServer
 from navd.errors import NavdError
 from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
+from navd.logs import setup_logging
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
+from navd.webhdfs import make_client
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -78,6 +87,24 @@ def spark_thrift(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkThri
     server.stop()
 
 
+@pytest.fixture(scope="session")
+def hdfs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevHdfs]:
+    """A real HDFS (NameNode + DataNode, WebHDFS on), started once, only for the tests that ask."""
+    cluster = DevHdfs(tmp_path_factory.mktemp("hdfs"), HdfsPorts.free())
+    try:
+        cluster.start()
+    except NavdError as exc:
+        pytest.fail(f"HDFS did not start: {exc}", pytrace=False)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def hdfs_client(hdfs: DevHdfs) -> Client:
+    """A WebHDFS client acting as the HDFS superuser, for setting up test trees."""
+    return make_client(HdfsConfig(urls=(hdfs.webhdfs_url,), user=hdfs.superuser))
+
+
 @pytest.fixture
 def clean_index(index: SolrIndex) -> SolrIndex:
     """The session index with both data cores emptied, for tests that count everything."""
@@ -85,6 +112,20 @@ def clean_index(index: SolrIndex) -> SolrIndex:
         index.delete_query(core, "*:*")
         index.commit(core)
     return index
+
+
+@pytest.fixture
+def log_stream() -> Iterator[io.StringIO]:
+    """navd's JSON logs of the test, as an admin would see them."""
+    root = logging.getLogger()
+    handlers, level, config = root.handlers[:], root.level, structlog.get_config()
+    stream = io.StringIO()
+    setup_logging("json", "info", stream=stream)
+    yield stream
+    # Leave logging as the next test found it.
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    structlog.configure(**config)
 
 
 @pytest.fixture

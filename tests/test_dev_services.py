@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
 import zstandard
+from hdfs import Client
 from pyhive import hive
 
+from navd.dev.hadoop import FSSHELL_CLASS, DevHdfs
 from navd.dev.spark_thrift import SparkThriftServer
+from navd.webhdfs import list_status_batch, request_count
+
+from net import listening_addresses
 
 
 def event_lines(event_log_dir: Path) -> list[dict[str, object]]:
@@ -38,10 +44,33 @@ def test_thrift_server_runs_sql_and_logs_its_text(spark_thrift: SparkThriftServe
 
 
 def test_thrift_server_is_loopback_only_and_restart_is_idempotent(spark_thrift: SparkThriftServer) -> None:
-    listening = [line.split() for line in Path("/proc/net/tcp").read_text().splitlines()[1:]]
-    listening += [line.split() for line in Path("/proc/net/tcp6").read_text().splitlines()[1:]]
-    ours = [f[1] for f in listening if f[3] == "0A" and int(f[1].rsplit(":", 1)[1], 16) == spark_thrift.port]
-    assert ours and all(a.rsplit(":", 1)[0] in {"0100007F", "0000000000000000FFFF00000100007F"} for a in ours)
+    assert listening_addresses(spark_thrift.port) == {"127.0.0.1"}
     pid = spark_thrift.process.running_pid()
     spark_thrift.start()  # already running: returns at once, same process
     assert spark_thrift.process.running_pid() == pid
+
+
+def test_dev_hdfs_is_a_real_hdfs_on_loopback(hdfs: DevHdfs, hdfs_client: Client, unique: str) -> None:
+    """The NameNode and DataNode run from Hadoop's jars; a second start finds them running."""
+    pids = (hdfs.namenode.running_pid(), hdfs.datanode.running_pid())
+    hdfs.start()
+    assert (hdfs.namenode.running_pid(), hdfs.datanode.running_pid()) == pids
+    hdfs_client.write(f"/{unique}/a b ü.csv", data=b"x,y\n1,2\n")
+    [entry] = hdfs_client.list(f"/{unique}", status=True)
+    assert entry[0] == "a b ü.csv" and entry[1]["length"] == 8 and entry[1]["owner"] == hdfs.superuser
+    with hdfs_client.read(f"/{unique}/a b ü.csv") as reader:
+        assert reader.read() == b"x,y\n1,2\n"
+    # Hadoop's own CLI from the same jars sees the same file.
+    listing = hdfs.run_tool(FSSHELL_CLASS, "-ls", f"{hdfs.default_fs}/{unique}")
+    assert f"/{unique}/a b ü.csv" in listing
+    for port in dataclasses.asdict(hdfs.ports).values():
+        assert listening_addresses(port) == {"127.0.0.1"}, port
+
+
+def test_directory_listings_come_in_pages(hdfs: DevHdfs, hdfs_client: Client, unique: str) -> None:
+    names = [f"d{i:04d}" for i in range(2345)]
+    hdfs.run_tool(FSSHELL_CLASS, "-mkdir", "-p", *(f"{hdfs.default_fs}/{unique}/{name}" for name in names))
+    before = request_count(hdfs_client)
+    listed = [status["pathSuffix"] for status in list_status_batch(hdfs_client, f"/{unique}")]
+    assert listed == names
+    assert request_count(hdfs_client) - before == 3  # dfs.ls.limit = 1000 entries a page

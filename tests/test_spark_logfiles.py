@@ -12,7 +12,6 @@ from __future__ import annotations
 import collections
 import io
 import json
-import logging
 import random
 import shutil
 import subprocess
@@ -23,7 +22,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import structlog
 import zstandard
 
 from navd.extractors.spark.codecs import CorruptFrame, make_decoder
@@ -37,7 +35,6 @@ from navd.extractors.spark.logfiles import (
     discover,
     parse_log_name,
 )
-from navd.logs import setup_logging
 
 CODECS = ("", "lz4", "lzf", "snappy", "zstd")
 CONFIGS = [(f"{codec or 'plain'}{'_rolling' if rolling else ''}", codec, rolling)
@@ -98,20 +95,6 @@ def spark_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.fail(f"pyspark could not write the event logs:\n{done.stderr[-4000:]}", pytrace=False)
     print(f"spark wrote {len(CONFIGS)} event logs in {time.monotonic() - started:.1f}s")
     return out
-
-
-@pytest.fixture
-def log_stream() -> Iterator[io.StringIO]:
-    """navd's JSON logs of the test, as an admin would see them."""
-    root = logging.getLogger()
-    handlers, level, config = root.handlers[:], root.level, structlog.get_config()
-    stream = io.StringIO()
-    setup_logging("json", "info", stream=stream)
-    yield stream
-    # Leave logging as the next test found it.
-    root.handlers[:] = handlers
-    root.setLevel(level)
-    structlog.configure(**config)
 
 
 def records(stream: io.StringIO) -> list[dict]:

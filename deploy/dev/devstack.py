@@ -3,10 +3,12 @@
     python deploy/dev/devstack.py up     # start (idempotent) and write .dev/navd.toml
     python deploy/dev/devstack.py down   # stop
 
-The stack: Solr, and Spark's Thrift Server as HiveServer2 (its event log is where the Spark
-extractor finds the SQL text of what ran through it). HDFS and YARN join it here.
-Ports: Solr 8984 (so it does not clash with `navd quickstart` on 8983), Thrift Server 10015;
-override with DEV_SOLR_PORT, DEV_THRIFT_PORT.
+The stack: Solr, a real HDFS (NameNode + DataNode from Hadoop's Maven jars, WebHDFS on), and
+Spark's Thrift Server as HiveServer2 (its event log is where the Spark extractor finds the SQL
+text of what ran through it). YARN joins it here.
+Ports: Solr 8984 (so it does not clash with `navd quickstart` on 8983), Thrift Server 10015,
+HDFS Hadoop's defaults (NameNode RPC 8020, HTTP/WebHDFS 9870, DataNode 9866/9864/9867);
+override with DEV_SOLR_PORT, DEV_THRIFT_PORT, DEV_HDFS_RPC_PORT, DEV_HDFS_HTTP_PORT.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import sys
 from pathlib import Path
 
 from navd.config import load_config
+from navd.dev.hadoop import DevHdfs, HdfsPorts
 from navd.dev.spark_thrift import SparkThriftServer
 from navd.errors import NavdError
 from navd.index.admin import init_solr
@@ -41,13 +44,23 @@ def thrift_server() -> SparkThriftServer:
                              event_log_dir=DEV / "spark-events")
 
 
-def write_config(solr: EmbeddedSolr, thrift: SparkThriftServer) -> None:
+def hdfs_cluster() -> DevHdfs:
+    ports = HdfsPorts.dev_defaults()
+    ports = HdfsPorts(rpc=int(os.environ.get("DEV_HDFS_RPC_PORT", ports.rpc)),
+                      http=int(os.environ.get("DEV_HDFS_HTTP_PORT", ports.http)),
+                      datanode=ports.datanode, datanode_http=ports.datanode_http, datanode_ipc=ports.datanode_ipc)
+    return DevHdfs(DEV / "hdfs", ports)
+
+
+def write_config(solr: EmbeddedSolr, thrift: SparkThriftServer, hdfs: DevHdfs) -> None:
     CONFIG.write_text(
         "# Written by `make dev-up`: navd pointed at the development services under .dev/.\n"
         "# Use it with: export NAVD_CONFIG=$PWD/.dev/navd.toml\n\n"
         "[cluster]\nname = \"primary\"\n\n"
         "[logging]\nformat = \"auto\"\n\n"
         f"[solr.embedded]\nhome = \"{solr.home}\"\nport = {solr.port}\n\n"
+        f"[hdfs]\nenabled = true\nurls = [\"{hdfs.webhdfs_url}\"]\ndefault_fs = \"{hdfs.default_fs}\"\n"
+        f"user = \"{hdfs.superuser}\"\n\n"
         f"[hive]\nenabled = true\nhost = \"127.0.0.1\"\nport = {thrift.port}\n\n"
         f"[spark]\nenabled = true\nevent_log_dirs = [\"{thrift.event_log_dir}\"]\n"
     )
@@ -58,11 +71,14 @@ def up() -> None:
     solr = solr_server()
     status = solr.start()
     print(f"solr: running {status.solr_version} on {status.url} (home {status.home})")
+    hdfs = hdfs_cluster()
+    hdfs.start()
+    print(f"hdfs: NameNode {hdfs.default_fs}, WebHDFS {hdfs.webhdfs_url} (home {hdfs.home})")
     thrift = thrift_server()
     thrift.start()
     print(f"hive: Spark Thrift Server (HiveServer2) on 127.0.0.1:{thrift.port}, "
           f"event log {thrift.event_log_dir}")
-    write_config(solr, thrift)
+    write_config(solr, thrift, hdfs)
     config = load_config(str(CONFIG), environ={})
     with SolrIndex(effective_solr_config(config.solr, solr)) as index:
         for result in init_solr(index):
@@ -72,6 +88,7 @@ def up() -> None:
 
 def down() -> None:
     print("hive: stopped" if thrift_server().stop() else "hive: was not running")
+    print("hdfs: stopped" if hdfs_cluster().stop() else "hdfs: was not running")
     print("solr: stopped" if solr_server().stop() else "solr: was not running")
 
 

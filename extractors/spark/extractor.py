@@ -20,10 +20,16 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+from hdfs import Client
+
 from navd.config import NavdConfig
+from navd.errors import ConfigError
 from navd.index.client import IndexWriter
 from navd.extractors.spark.events import ApplicationProcessor, SqlExecution, records
-from navd.extractors.spark.logfiles import CursorStore, EventLog, EventLogTailer, LocalFileSystem, LogCursor
+from navd.extractors.spark.logfiles import (CursorStore, EventLog, EventLogTailer, FileSystem, LocalFileSystem,
+                                            LogCursor, RoutingFileSystem)
+from navd.extractors.spark.webhdfs_logs import WebHdfsFileSystem
+from navd.webhdfs import hdfs_path, make_client
 from navd.logs import get_logger
 from navd.model import (
     Element,
@@ -59,11 +65,24 @@ class SparkExtractor:
     name = "spark"
 
     def __init__(self, *, cluster: str, directories: Iterable[str], state_dir: Path, default_fs: str = "",
-                 extractor_run_id: str | None = None) -> None:
+                 extractor_run_id: str | None = None, hdfs_client: Client | None = None) -> None:
         self.cluster = cluster
         self.default_fs = default_fs
         self.extractor_run_id = extractor_run_id or f"spark##{datetime.now(UTC):%Y%m%dT%H%M%S}"
-        self.tailer = EventLogTailer(LocalFileSystem(), list(directories), CursorStore(state_dir))
+        directories = list(directories)
+        remote = [d for d in directories if "://" in d and not d.startswith("file://")]
+        if remote and hdfs_client is None:
+            raise ConfigError(f"[spark] event_log_dirs: {remote[0]} is on HDFS, which navd reads through "
+                              f"WebHDFS: set [hdfs] urls to the NameNode's http(s)://host:port")
+        for directory in remote:
+            hdfs_path(directory)  # a ConfigError for schemes other than HDFS's
+        by_scheme: dict[str, FileSystem] = {}
+        if hdfs_client is not None:
+            webhdfs = WebHdfsFileSystem(hdfs_client)
+            by_scheme = {scheme: webhdfs for scheme in ("hdfs", "webhdfs", "swebhdfs", "viewfs")}
+        directories = [d.removeprefix("file://") for d in directories]
+        self.tailer = EventLogTailer(RoutingFileSystem(LocalFileSystem(), by_scheme), directories,
+                                     CursorStore(state_dir))
         self._apps: dict[str, _Application] = {}
         self._lines = 0
         self._warnings = 0
@@ -71,8 +90,10 @@ class SparkExtractor:
 
     @classmethod
     def from_config(cls, config: NavdConfig, state_dir: Path) -> SparkExtractor:
+        on_hdfs = any("://" in d and not d.startswith("file://") for d in config.spark.event_log_dirs)
         return cls(cluster=config.cluster.name, directories=config.spark.event_log_dirs, state_dir=state_dir,
-                   default_fs=config.hdfs.default_fs)
+                   default_fs=config.hdfs.default_fs,
+                   hdfs_client=make_client(config.hdfs) if on_hdfs and config.hdfs.urls else None)
 
     def _forget_unfinished(self) -> None:
         """Read applications whose log was still being written when we stopped from their start:

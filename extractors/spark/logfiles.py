@@ -63,7 +63,15 @@ class FileStatus:
 
 
 class FileSystem(Protocol):
-    """The four calls the reader needs; a WebHDFS client implements the same."""
+    """The four calls the reader needs; a WebHDFS client implements the same.
+
+    `sizes_lag_while_writing`: the size a listing reports for a file still being written may be
+    behind what can be read (HDFS: the NameNode learns a block's length only when the block is
+    complete, while readers already see the writer's hflushed bytes). The reader then reads an
+    unfinished log until `read` returns nothing instead of stopping at the listed size.
+    """
+
+    sizes_lag_while_writing: bool
 
     def list_dir(self, path: str) -> list[FileStatus]:
         """Entries of a directory; raises FileNotFoundError when it is gone."""
@@ -82,6 +90,8 @@ class FileSystem(Protocol):
 
 
 class LocalFileSystem:
+    sizes_lag_while_writing = False
+
     def list_dir(self, path: str) -> list[FileStatus]:
         out = []
         with os.scandir(path) as entries:
@@ -113,6 +123,46 @@ def _status(path: str, name: str, st: os.stat_result) -> FileStatus:
     # file systems can change across reboots, which would make every log look replaced.
     return FileStatus(path, name, stat.S_ISDIR(st.st_mode), st.st_size, st.st_mtime_ns,
                       str(st.st_ino))
+
+
+class RoutingFileSystem:
+    """Local paths to one file system, `<scheme>://` URIs to the one registered for the scheme."""
+
+    def __init__(self, local: FileSystem, by_scheme: Mapping[str, FileSystem]) -> None:
+        self.local = local
+        self.by_scheme = dict(by_scheme)
+        self.sizes_lag_while_writing = any(fs.sizes_lag_while_writing for fs in self.by_scheme.values())
+
+    def lags(self, path: str) -> bool:
+        return self._fs(path).sizes_lag_while_writing
+
+    def _fs(self, path: str) -> FileSystem:
+        scheme, sep, _ = path.partition("://")
+        if not sep:
+            return self.local
+        try:
+            return self.by_scheme[scheme]
+        except KeyError:
+            raise OSError(f"no file system for {scheme}:// URIs is configured") from None
+
+    def list_dir(self, path: str) -> list[FileStatus]:
+        return self._fs(path).list_dir(path)
+
+    def stat(self, path: str) -> FileStatus | None:
+        return self._fs(path).stat(path)
+
+    def read(self, path: str, offset: int, length: int) -> bytes:
+        return self._fs(path).read(path, offset, length)
+
+    def join(self, directory: str, name: str) -> str:
+        return self._fs(directory).join(directory, name)
+
+
+def size_lags(fs: FileSystem, path: str) -> bool:
+    """Whether a listed size of `path` may be behind its readable bytes while it is written."""
+    if isinstance(fs, RoutingFileSystem):
+        return fs.lags(path)
+    return fs.sizes_lag_while_writing
 
 
 # --- discovery (pure over listings) ----------------------------------------------------------
@@ -369,10 +419,13 @@ class LogReader:
     def _lines(self, file: LogFile, live: _Live, to_skip: int, complete: bool) -> Iterator[Line]:
         path = file.status.path
         end = file.status.size
-        while live.read_to < end:
-            data = self.fs.read(path, live.read_to, min(self.read_size, end - live.read_to))
+        # An unfinished file whose listed size lags: read on until the file system has no more.
+        unbounded = not complete and size_lags(self.fs, path)
+        while unbounded or live.read_to < end:
+            want = self.read_size if unbounded else min(self.read_size, end - live.read_to)
+            data = self.fs.read(path, live.read_to, want)
             if not data:
-                break  # truncated under us; the next scan sees the new size
+                break  # truncated under us (or nothing new yet); the next scan sees the new size
             live.read_to += len(data)
             pieces = live.decoder.feed(data)
             while True:
@@ -557,13 +610,15 @@ class EventLogTailer:
         cursor = self.cursor(file.key)
         status = file.status
         complete = event_log.complete
-        if cursor is not None and (cursor.file_id != status.file_id or status.size < cursor.resume):
+        lagging = not complete and size_lags(self.fs, status.path)
+        if cursor is not None and (cursor.file_id != status.file_id
+                                   or (status.size < cursor.resume and not lagging)):
             log.warning("event log replaced, reading it again", file=status.path,
                         previous_size=cursor.size, size=status.size)
             self.reader.forget(file.key)
             cursor = None
         if cursor is not None and cursor.size == status.size and cursor.mtime_ns == status.mtime_ns \
-                and (cursor.done or not complete):
+                and (cursor.done or not complete) and not lagging:
             return  # unchanged since last read
         if cursor is None and file.name.compact and self._has_earlier(event_log, file):
             # Its events were read from the files it replaces; reading it again duplicates.

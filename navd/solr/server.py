@@ -23,6 +23,7 @@ import requests
 
 from navd.config import DEFAULT_SOLR_PORT, SolrConfig, default_solr_home, state_dir
 from navd.errors import EmbeddedSolrError
+from navd.jvm import fetch_maven_jars, find_tool, run_tool
 from navd.logs import get_logger
 from navd.process import ManagedProcess, free_port, port_in_use
 
@@ -43,14 +44,7 @@ def _jvm_resource(name: str) -> Path:
 
 
 def _find_tool(name: str) -> str:
-    java_home = os.environ.get("JAVA_HOME")
-    if java_home and (Path(java_home) / "bin" / name).exists():
-        return str(Path(java_home) / "bin" / name)
-    found = shutil.which(name)
-    if not found:
-        raise EmbeddedSolrError(f"{name} not found on PATH (nor in JAVA_HOME): the embedded Solr "
-                                f"needs a JDK 17+ and Maven")
-    return found
+    return find_tool(name, EmbeddedSolrError)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,25 +80,9 @@ class SolrDistribution:
         return self.root
 
     def _fetch_jars(self) -> None:
-        mvn = _find_tool("mvn")
         _find_tool("javac")  # fail before the long download, not after it
-        self.cache_dir.mkdir(parents=True, exist_ok=True)
-        log.info("fetching Solr from Maven Central", version=self.version, into=str(self.root))
-        with tempfile.TemporaryDirectory(dir=self.cache_dir, prefix=".fetch-") as tmp:
-            work = Path(tmp)
-            shutil.copy(_jvm_resource("pom.xml"), work / "pom.xml")
-            lib = work / "dist" / "lib"
-            _run([mvn, "-B", "-q", "-f", str(work / "pom.xml"), "dependency:copy-dependencies",
-                  f"-Dsolr.version={self.version}", f"-DoutputDirectory={lib}",
-                  "-DincludeScope=runtime"], what=f"Maven fetch of Solr {self.version}")
-            (work / "dist" / ".complete").write_text(self.version + "\n")
-            if self.root.exists():
-                shutil.rmtree(self.root)
-            try:
-                (work / "dist").rename(self.root)
-            except OSError:
-                if not (self.root / ".complete").is_file():  # another process may have won the race
-                    raise
+        fetch_maven_jars(_jvm_resource("pom.xml"), self.root, {"solr.version": self.version},
+                         what=f"Solr {self.version}", error=EmbeddedSolrError)
 
     def _compile_launcher(self) -> None:
         javac = _find_tool("javac")
@@ -126,11 +104,7 @@ def _launcher_hash() -> str:
 
 
 def _run(cmd: list[str], *, what: str) -> None:
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    if proc.returncode != 0:
-        detail = (proc.stdout + proc.stderr).strip().splitlines()
-        tail = " | ".join(detail[-5:]) if detail else f"exit code {proc.returncode}"
-        raise EmbeddedSolrError(f"{what} failed: {tail}")
+    run_tool(cmd, what=what, error=EmbeddedSolrError)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,0 +1,272 @@
+"""A real HDFS for development and tests: a NameNode and a DataNode from Hadoop's Maven jars.
+
+The jars (Hadoop 3.5.x: the first line that runs on Java 17 without --add-opens flags) come
+from Maven Central once into navd's cache. `DevHdfs` keeps everything in its home: generated
+configuration (conf/), metadata and blocks (data/), logs and pid files. It formats the NameNode
+on the first start, binds every port to 127.0.0.1, turns WebHDFS on, and waits until the
+DataNode has registered and the NameNode has left safe mode, so a client can write at once.
+The same jars run the `hdfs` command-line tools (`run_tool`): dfsadmin, oiv, FsShell.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import getpass
+import os
+import subprocess
+from importlib import resources
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+import requests
+
+from navd.config import default_solr_dist_dir
+from navd.dev.spark_thrift import DevServiceError
+from navd.jvm import fetch_maven_jars, find_tool, run_tool
+from navd.logs import get_logger
+from navd.process import ManagedProcess, free_port, port_in_use
+
+log = get_logger("navd.dev.hdfs")
+DEFAULT_HADOOP_VERSION = "3.5.0"
+NAMENODE_CLASS = "org.apache.hadoop.hdfs.server.namenode.NameNode"
+DATANODE_CLASS = "org.apache.hadoop.hdfs.server.datanode.DataNode"
+DFSADMIN_CLASS = "org.apache.hadoop.hdfs.tools.DFSAdmin"
+FSSHELL_CLASS = "org.apache.hadoop.fs.FsShell"
+OIV_CLASS = "org.apache.hadoop.hdfs.tools.offlineImageViewer.OfflineImageViewerPB"
+
+
+def _jvm_resource(name: str) -> Path:
+    return Path(str(resources.files("navd.dev") / "jvm" / name))
+
+
+@dataclasses.dataclass(frozen=True)
+class HadoopDistribution:
+    """The jars of one Hadoop version under `cache_dir` (navd's cache, beside Solr's)."""
+
+    version: str = DEFAULT_HADOOP_VERSION
+    cache_dir: Path = dataclasses.field(default_factory=default_solr_dist_dir)
+
+    @property
+    def root(self) -> Path:
+        return self.cache_dir / f"hadoop-{self.version}"
+
+    @property
+    def lib(self) -> Path:
+        return self.root / "lib"
+
+    def ensure(self) -> Path:
+        fetch_maven_jars(_jvm_resource("hadoop-pom.xml"), self.root, {"hadoop.version": self.version},
+                         what=f"Hadoop {self.version}", error=DevServiceError)
+        return self.root
+
+    def classpath(self, conf_dir: Path) -> str:
+        # The configuration directory first: Hadoop reads core-site.xml, hdfs-site.xml and
+        # log4j.properties as class-path resources.
+        return f"{conf_dir}{os.pathsep}{self.lib / '*'}"
+
+
+@dataclasses.dataclass(frozen=True)
+class HdfsPorts:
+    rpc: int
+    http: int
+    datanode: int
+    datanode_http: int
+    datanode_ipc: int
+
+    @classmethod
+    def free(cls) -> HdfsPorts:
+        return cls(free_port(), free_port(), free_port(), free_port(), free_port())
+
+    @classmethod
+    def dev_defaults(cls) -> HdfsPorts:
+        # Hadoop 3's own default ports: what people and their tools expect of a NameNode.
+        return cls(rpc=8020, http=9870, datanode=9866, datanode_http=9864, datanode_ipc=9867)
+
+
+class DevHdfs:
+    """One NameNode + one DataNode whose configuration, data, logs and pid files live in `home`."""
+
+    def __init__(self, home: Path, ports: HdfsPorts, distribution: HadoopDistribution | None = None,
+                 namenode_heap: str = "512m", datanode_heap: str = "256m") -> None:
+        self.home = home.expanduser().resolve()
+        self.ports = ports
+        self.distribution = distribution or HadoopDistribution()
+        self.namenode_heap = namenode_heap
+        self.datanode_heap = datanode_heap
+        self.namenode = ManagedProcess("hdfs-namenode", self.home, NAMENODE_CLASS, DevServiceError)
+        self.datanode = ManagedProcess("hdfs-datanode", self.home, DATANODE_CLASS, DevServiceError)
+
+    @property
+    def conf_dir(self) -> Path:
+        return self.home / "conf"
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.home / "logs"
+
+    @property
+    def webhdfs_url(self) -> str:
+        """The NameNode's HTTP address, as WebHDFS clients (the `hdfs` library) take it."""
+        return f"http://127.0.0.1:{self.ports.http}"
+
+    @property
+    def default_fs(self) -> str:
+        return f"hdfs://127.0.0.1:{self.ports.rpc}"
+
+    @property
+    def superuser(self) -> str:
+        """The NameNode's superuser: whoever runs it."""
+        return getpass.getuser()
+
+    def running(self) -> bool:
+        return self.namenode.running_pid() is not None and self.datanode.running_pid() is not None
+
+    # -- start / stop -----------------------------------------------------------------------
+
+    def start(self, timeout: float = 120.0) -> None:
+        """Start both daemons unless they run from this home already; wait until writable."""
+        self.distribution.ensure()
+        self._write_conf()
+        if not (self.home / "data" / "name" / "current" / "VERSION").is_file():
+            self._format()
+        namenode_pid = self.namenode.running_pid()
+        if namenode_pid is None:
+            self._check_free(self.ports.rpc, self.ports.http)
+            proc = self._spawn(self.namenode, NAMENODE_CLASS, self.namenode_heap)
+            self.namenode.wait_ready(proc.pid, self._namenode_ready, timeout=timeout, proc=proc,
+                                     log_file=self._log_file(self.namenode))
+        else:
+            self.namenode.wait_ready(namenode_pid, self._namenode_ready, timeout=timeout,
+                                     log_file=self._log_file(self.namenode))
+        datanode_pid = self.datanode.running_pid()
+        if datanode_pid is None:
+            self._check_free(self.ports.datanode, self.ports.datanode_http, self.ports.datanode_ipc)
+            proc = self._spawn(self.datanode, DATANODE_CLASS, self.datanode_heap)
+            self.datanode.wait_ready(proc.pid, self._writable, timeout=timeout, proc=proc,
+                                     log_file=self._log_file(self.datanode))
+        else:
+            self.datanode.wait_ready(datanode_pid, self._writable, timeout=timeout,
+                                     log_file=self._log_file(self.datanode))
+        log.info("HDFS is up", webhdfs=self.webhdfs_url, default_fs=self.default_fs, home=str(self.home))
+
+    def stop(self) -> bool:
+        """Stop the DataNode, then the NameNode. False if neither was running."""
+        stopped_datanode = self.datanode.stop(timeout=30)
+        stopped_namenode = self.namenode.stop(timeout=30)
+        return stopped_datanode or stopped_namenode
+
+    def _check_free(self, *ports: int) -> None:
+        for port in ports:
+            if port_in_use(port):
+                raise DevServiceError(f"port {port} on 127.0.0.1 is in use by another process")
+
+    def _log_file(self, process: ManagedProcess) -> Path:
+        return self.logs_dir / f"{process.name}.log"
+
+    def _java_cmd(self, main_class: str, heap: str, *args: str) -> list[str]:
+        return [find_tool("java", DevServiceError), f"-Xmx{heap}", "-XX:+ExitOnOutOfMemoryError",
+                "-Dfile.encoding=UTF-8", f"-Dhadoop.log.dir={self.logs_dir}", f"-Dhadoop.home.dir={self.home}",
+                "-Djava.net.preferIPv4Stack=true", "-cp", self.distribution.classpath(self.conf_dir),
+                main_class, *args]
+
+    def _spawn(self, process: ManagedProcess, main_class: str, heap: str) -> subprocess.Popen[bytes]:
+        cmd = self._java_cmd(main_class, heap)
+        proc = process.spawn(cmd, log_file=self._log_file(process), record=dataclasses.asdict(self.ports),
+                             env=self._env())
+        log.info("starting", service=process.name, pid=proc.pid, home=str(self.home))
+        return proc
+
+    def _env(self) -> dict[str, str]:
+        env = dict(os.environ)
+        # Settings of a real Hadoop installation on this machine must not leak into ours.
+        for key in ("HADOOP_CONF_DIR", "HADOOP_HOME", "HADOOP_USER_NAME", "HADOOP_OPTS"):
+            env.pop(key, None)
+        return env
+
+    def _format(self) -> None:
+        log.info("formatting the NameNode", home=str(self.home))
+        run_tool(self._java_cmd(NAMENODE_CLASS, "256m", "-format", "-nonInteractive", "-force"),
+                 what="formatting the NameNode", error=DevServiceError, env=self._env())
+
+    def run_tool(self, main_class: str, *args: str) -> str:
+        """Run one of Hadoop's command-line tools against this HDFS; its stdout."""
+        return run_tool(self._java_cmd(main_class, "256m", *args), what=f"{main_class.rsplit('.', 1)[-1]} "
+                        f"{' '.join(args)}", error=DevServiceError, env=self._env())
+
+    # -- readiness --------------------------------------------------------------------------
+
+    def _jmx(self, bean: str) -> dict[str, object] | None:
+        try:
+            resp = requests.get(f"{self.webhdfs_url}/jmx", params={"qry": bean}, timeout=3)
+            beans = resp.json().get("beans") or []
+        except (requests.RequestException, ValueError, AttributeError):
+            return None
+        return beans[0] if beans and isinstance(beans[0], dict) else None
+
+    def _namenode_ready(self) -> str | None:
+        try:
+            resp = requests.get(f"{self.webhdfs_url}/webhdfs/v1/", timeout=3,
+                                params={"op": "GETFILESTATUS", "user.name": self.superuser})
+        except requests.RequestException:
+            return f"WebHDFS did not answer on {self.webhdfs_url}"
+        return None if resp.status_code == 200 else f"WebHDFS answered HTTP {resp.status_code}"
+
+    def _writable(self) -> str | None:
+        state = self._jmx("Hadoop:service=NameNode,name=FSNamesystemState")
+        if not state or int(state.get("NumLiveDataNodes", 0) or 0) < 1:  # type: ignore[call-overload]
+            return "the DataNode did not register with the NameNode"
+        info = self._jmx("Hadoop:service=NameNode,name=NameNodeInfo")
+        if not info or info.get("Safemode"):
+            return "the NameNode did not leave safe mode"
+        return None
+
+    # -- configuration ----------------------------------------------------------------------
+
+    def _write_conf(self) -> None:
+        self.conf_dir.mkdir(parents=True, exist_ok=True)
+        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        data = self.home / "data"
+        core = {
+            "fs.defaultFS": self.default_fs,
+            "hadoop.tmp.dir": str(data / "tmp"),
+            "hadoop.security.authentication": "simple",
+        }
+        hdfs = {
+            "dfs.replication": "1",
+            "dfs.namenode.name.dir": str(data / "name"),
+            "dfs.datanode.data.dir": str(data / "data"),
+            "dfs.namenode.rpc-address": f"127.0.0.1:{self.ports.rpc}",
+            "dfs.namenode.http-address": f"127.0.0.1:{self.ports.http}",
+            "dfs.namenode.https-address": "127.0.0.1:0",
+            "dfs.namenode.secondary.http-address": "127.0.0.1:0",
+            "dfs.datanode.address": f"127.0.0.1:{self.ports.datanode}",
+            "dfs.datanode.http.address": f"127.0.0.1:{self.ports.datanode_http}",
+            "dfs.datanode.ipc.address": f"127.0.0.1:{self.ports.datanode_ipc}",
+            "dfs.datanode.hostname": "127.0.0.1",
+            "dfs.webhdfs.enabled": "true",
+            "dfs.permissions.enabled": "true",
+            "dfs.namenode.acls.enabled": "true",
+            # One DataNode: leave safe mode at once and never wait for a second replica.
+            "dfs.namenode.safemode.extension": "0",
+            "dfs.namenode.safemode.min.datanodes": "1",
+            "dfs.namenode.replication.min": "1",
+            # Small blocks keep test files' block counts realistic without big files.
+            "dfs.namenode.fs-limits.min-block-size": "1024",
+            # Directory listings come back in pages of this size (LISTSTATUS_BATCH): Hadoop's default.
+            "dfs.ls.limit": "1000",
+            "dfs.datanode.du.reserved": "0",
+            "dfs.namenode.resource.du.reserved": "0",
+            "dfs.namenode.resource.checked.volumes.minimum": "0",
+        }
+        _write_site(self.conf_dir / "core-site.xml", core)
+        _write_site(self.conf_dir / "hdfs-site.xml", hdfs)
+        (self.conf_dir / "log4j.properties").write_bytes(_jvm_resource("log4j.properties").read_bytes())
+
+
+def _write_site(path: Path, properties: dict[str, str]) -> None:
+    body = "".join(f"  <property><name>{escape(key)}</name><value>{escape(value)}</value></property>\n"
+                   for key, value in properties.items())
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(f"<?xml version=\"1.0\"?>\n<!-- Written by navd (navd/dev/hadoop.py). -->\n"
+                   f"<configuration>\n{body}</configuration>\n")
+    tmp.replace(path)
