@@ -68,9 +68,15 @@ def build_parser() -> argparse.ArgumentParser:
     entity.set_defaults(handler=cmd_entity)
 
     extract = commands.add_parser("extract", help="run an extractor now")
-    extract.add_argument("source", choices=["spark"], help="which extractor (hdfs, hms, yarn: later)")
+    extract.add_argument("source", choices=["spark", "hdfs"], help="which extractor (hms, yarn: later)")
     extract.add_argument("--once", action="store_true",
-                         help="one pass, then exit (default: keep polling every [spark] poll_seconds)")
+                         help="spark: one pass, then exit (default: keep polling every [spark] poll_seconds)")
+    extract.add_argument("--full", action="store_true",
+                         help="hdfs: list every directory, not only the changed ones (the first run is full)")
+    extract.add_argument("--from-fsimage", metavar="FILE", dest="fsimage",
+                         help="hdfs: bulk-load a NameNode fsimage dump (hdfs oiv -p Delimited) with PySpark")
+    extract.add_argument("--master", default="local[*]",
+                         help="hdfs --from-fsimage: Spark master (default local[*]; yarn for a cluster)")
     extract.set_defaults(handler=cmd_extract)
 
     lineage = commands.add_parser("lineage", help="where an entity came from and what depends on it")
@@ -254,6 +260,57 @@ def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> int:
 
 
 def cmd_extract(args: argparse.Namespace, config: NavdConfig) -> int:
+    if args.source == "hdfs":
+        return _extract_hdfs(args, config)
+    return _extract_spark(args, config)
+
+
+def _extract_hdfs(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.config import state_dir
+    from navd.extractors.hdfs.extractor import HdfsExtractor
+    from navd.index.client import IndexWriter
+
+    if not config.hdfs.default_fs:
+        raise ConfigError("[hdfs] default_fs: not set (the cluster's fs.defaultFS, e.g. hdfs://nameservice1)")
+    if args.fsimage:
+        from navd.extractors.hdfs.bulk import load_fsimage
+
+        import dataclasses
+
+        from navd.solr.server import effective_solr_config
+
+        roots = config.hdfs.roots
+        if len(roots) > 1:
+            raise ConfigError("[hdfs] roots: --from-fsimage loads one root; run it once per root with a config "
+                              "naming that root")
+        resolved = dataclasses.replace(config, solr=effective_solr_config(config.solr))
+        report = load_fsimage(resolved, args.fsimage, master=args.master, default_fs=config.hdfs.default_fs,
+                              root=roots[0] if roots else "/", extractor_run_id=f"hdfs-fsimage##{args.fsimage}")
+        print(f"hdfs fsimage: {report.elements} elements, {report.relations} relations, "
+              f"{report.bad_lines} bad lines skipped")
+        with _index(config, interactive=False) as index:
+            for core in ("elements", "relations"):
+                index.commit(core, soft=True)
+        return EXIT_OK
+    if not config.hdfs.urls:
+        raise ConfigError("[hdfs] urls: no WebHDFS URL configured (the NameNode's http(s)://host:port)")
+    with _index(config, interactive=False) as index:
+        extractor = HdfsExtractor.from_config(config, index, state_dir() / "hdfs" / config.cluster.name)
+        writer = IndexWriter(index)
+        try:
+            report = extractor.run_pass(writer, full=args.full)
+        finally:
+            writer.close()
+        # A one-shot run is followed by queries: make its records visible now.
+        for core in ("elements", "relations"):
+            index.commit(core, soft=True)
+    print(f"hdfs: {report.directories_listed} directories listed, {report.directories_unchanged} unchanged, "
+          f"{report.entries} entries, {report.deletions} deleted, {report.skipped} skipped, "
+          f"{report.requests} WebHDFS requests")
+    return EXIT_OK
+
+
+def _extract_spark(args: argparse.Namespace, config: NavdConfig) -> int:
     import time
     from pathlib import Path
 

@@ -278,5 +278,15 @@ class ElementStub:
     element: Element
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Deletion:
+    """An element a later extraction proved gone (missing from its parent's complete listing, or
+    from a snapshot diff): flagged deleted with deleteTime, if it is indexed. Its document and
+    relations stay, for lineage; views hide deleted entities by default."""
+
+    ref: EntityRef
+    delete_time: datetime
+
+
 #: What extractors yield and the index writer takes.
-Record = Element | Relation | ElementStub
+Record = Element | Relation | ElementStub | Deletion

@@ -22,7 +22,8 @@ from hdfs.client import _Request  # the library's request factory: HA failover a
 from navd.config import HdfsConfig
 from navd.errors import ConfigError, NavdError
 
-__all__ = ["CountingSession", "HdfsError", "WebHdfsError", "hdfs_path", "list_status_batch", "make_client"]
+__all__ = ["CountingSession", "HdfsError", "WebHdfsError", "hdfs_path", "list_status_batch", "make_client",
+           "request_count", "status_or_none"]
 
 DEFAULT_TIMEOUT = (10.0, 120.0)  # (connect, read) seconds
 
@@ -97,6 +98,17 @@ def list_status_batch(client: Client, path: str) -> Iterator[dict[str, Any]]:
         if last <= start_after:
             raise WebHdfsError(f"{path}: LISTSTATUS_BATCH did not advance past {start_after!r}")
         start_after = last
+
+
+def status_or_none(client: Client, path: str) -> dict[str, Any] | None:
+    """GETFILESTATUS, None if the path does not exist. (The library's `strict=False` also turns
+    "permission denied" and every other refusal into None, which would read as deleted.)"""
+    try:
+        return dict(client.status(path))
+    except HdfsError as exc:
+        if getattr(exc, "exception", None) == "FileNotFoundException":
+            return None
+        raise
 
 
 def hdfs_path(uri: str) -> str:

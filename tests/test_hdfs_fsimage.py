@@ -240,13 +240,12 @@ def test_fsimage_dump_gives_the_webhdfs_documents(hdfs: DevHdfs, hdfs_client: Cl
         assert got_elements[identity] == doc, doc["fileSystemPath"]
     assert got_relations == expected_relations
 
-    # Those are the only differences from the WebHDFS path's own documents: sourceId, and the
-    # times below the minute.
+    # The only difference from the WebHDFS path's own documents: the times below the minute.
     by_path = {d["fileSystemPath"]: d for d in got_elements.values()}
     for entry in walked:
         exact = document(records_for(entry, hdfs.default_fs, run_id)[0])
         bulk = by_path[entry.path]
-        assert exact.pop("sourceId") == str(entry.file_id)
+        assert "sourceId" not in exact
         for field in _DATE_FIELDS:
             if field in exact:
                 assert timedelta(0) <= exact.pop(field) - bulk.pop(field) < timedelta(minutes=1)

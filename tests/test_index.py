@@ -13,6 +13,7 @@ from navd.index.admin import configset_dir, init_solr
 from navd.index.client import IndexWriter, SolrIndex
 from navd.index.documents import element_document
 from navd.model import (
+    Deletion,
     Element,
     ElementStub,
     ElementType,
@@ -94,7 +95,7 @@ def test_writer_streams_many_batches_and_counts(index: SolrIndex, unique: str) -
         writer.write(child)
         writer.write(Relation(RelationType.PARENT_CHILD, root, child.ref))
     assert writer.close()
-    assert writer.counts == {"elements": 2_345, "relations": 2_345, "stubs": 0}
+    assert writer.counts == {"elements": 2_345, "relations": 2_345, "stubs": 0, "deletions": 0}
     for core in ("elements", "relations"):
         index.commit(core)
     assert index.count("elements", f"parentQualifiedName:\"hdfs://ns/{unique}\"") == 2_345
@@ -120,6 +121,22 @@ def test_stubs_never_overwrite_the_owners_document(index: SolrIndex, unique: str
                         owner="hms"))  # the owner's document wins
     assert owner.close()
     assert index.get("elements", [only_referenced.identity])[0]["owner"] == "hms"
+
+
+def test_deletions_flag_indexed_elements_and_never_create_documents(index: SolrIndex, unique: str) -> None:
+    kept = file_element(f"hdfs://nn/{unique}/gone.csv", "gone.csv", owner="etl", size=7)
+    first = IndexWriter(index)
+    first.write(kept)
+    assert first.close()
+    when = datetime(2026, 11, 22, 7, 0, tzinfo=UTC)
+    never_indexed = EntityRef(SourceType.HDFS, f"hdfs://nn/{unique}/never.csv", ElementType.FILE)
+    writer = IndexWriter(index, batch_size=1)
+    writer.write_all([Deletion(kept.ref, when), Deletion(never_indexed, when)])
+    assert writer.close() and writer.counts["deletions"] == 2
+    [flagged] = index.get("elements", [kept.identity])
+    assert flagged["deleted"] is True and flagged["deleteTime"] == "2026-11-22T07:00:00Z"
+    assert (flagged["owner"], flagged["size"]) == ("etl", 7)  # the rest of the document stays
+    assert index.get("elements", [never_indexed.identity]) == []
 
 
 def test_scan_returns_every_document_once(index: SolrIndex, unique: str) -> None:

@@ -21,7 +21,7 @@ import requests
 from hdfs import Client, HdfsError
 
 from navd.extractors.spark.logfiles import FileStatus
-from navd.webhdfs import hdfs_path, list_status_batch
+from navd.webhdfs import hdfs_path, list_status_batch, status_or_none
 
 _OUT_OF_RANGE = re.compile(r"Offset=\d+ out of the range \[0, (\d+)\)")
 
@@ -40,7 +40,7 @@ class WebHdfsFileSystem:
 
     def stat(self, path: str) -> FileStatus | None:
         with _os_errors(path):
-            entry = self.client.status(hdfs_path(path), strict=False)
+            entry = status_or_none(self.client, hdfs_path(path))
         return None if entry is None else _status(path, entry)
 
     def read(self, path: str, offset: int, length: int) -> bytes:

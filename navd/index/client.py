@@ -21,9 +21,9 @@ import requests
 
 from navd.config import SolrConfig
 from navd.errors import ConfigError, SolrError, SolrUnavailable
-from navd.index.documents import element_document, relation_document
+from navd.index.documents import element_document, relation_document, solr_date
 from navd.logs import get_logger
-from navd.model import Element, ElementStub, Record, Relation
+from navd.model import Deletion, Element, ElementStub, Record, Relation
 
 log = get_logger("navd.index")
 
@@ -355,6 +355,10 @@ class IndexWriter:
         # the stubs whose element exists instead of failing their whole batch.
         self.stubs = CoreWriter(index, "elements", batch_size=batch_size, threads=1,
                                 params={"failOnVersionConflicts": "false"})
+        # Deletions are atomic updates guarded by `_version_: 1` ("only if it exists"): flagging
+        # must never create a bare document for an element that was never indexed.
+        self.deletions = CoreWriter(index, "elements", batch_size=batch_size, threads=1,
+                                    params={"failOnVersionConflicts": "false"})
 
     def write(self, record: Record) -> None:
         if isinstance(record, Element):
@@ -363,21 +367,25 @@ class IndexWriter:
             self.relations.add(relation_document(record))
         elif isinstance(record, ElementStub):
             self.stubs.add({**element_document(record.element), "_version_": -1})
+        elif isinstance(record, Deletion):
+            self.deletions.add({"identity": record.ref.identity, "_version_": 1, "deleted": {"set": True},
+                                "deleteTime": {"set": solr_date(record.delete_time)}})
         else:
-            raise TypeError(f"cannot index {type(record).__name__}: expected Element, Relation or ElementStub")
+            raise TypeError(f"cannot index {type(record).__name__}: expected Element, Relation, ElementStub "
+                            f"or Deletion")
 
     def write_all(self, records: Iterable[Record]) -> None:
         for record in records:
             self.write(record)
 
     def flush(self, timeout: float | None = None) -> None:
-        for writer in (self.elements, self.stubs, self.relations):
+        for writer in (self.elements, self.stubs, self.relations, self.deletions):
             writer.flush(timeout)
 
     def close(self, timeout: float | None = None) -> bool:
-        return all([w.close(timeout) for w in (self.elements, self.stubs, self.relations)])
+        return all([w.close(timeout) for w in (self.elements, self.stubs, self.relations, self.deletions)])
 
     @property
     def counts(self) -> dict[str, int]:
         return {"elements": self.elements.written, "relations": self.relations.written,
-                "stubs": self.stubs.written}
+                "stubs": self.stubs.written, "deletions": self.deletions.written}

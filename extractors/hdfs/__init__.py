@@ -1,0 +1,1 @@
+"""HDFS pull extractor: WebHDFS crawl (full and incremental), deletions, fsimage bulk load."""

@@ -1,0 +1,475 @@
+"""The HDFS pull extractor: a WebHDFS crawl of the configured roots, full or incremental.
+
+Full run: every directory under the roots is listed (LISTSTATUS_BATCH pages, a few directories
+at once) and every entry becomes an element plus a PARENT_CHILD relation from its directory.
+Records stream to the writer as pages arrive: nothing holds the tree.
+
+Incremental run (the default after the first): a directory whose modification time is the one
+recorded when it was last listed completely has the same children, so it is not listed again;
+only its known subdirectories are looked at (GETFILESTATUS each, they may have changed
+inside). A directory without subdirectories costs no request at all. What this cannot see:
+changes that leave every directory time alone (appends, chmod/chown/setrep of a file, a
+setTimes); `--full` (or the snapshot-diff mode, where available) catches those.
+
+Deletions: a listed directory's children are compared with those indexed under it; one that is
+gone is proven deleted, with everything indexed below it. Deletions are applied only when the
+whole run succeeds; a failed run flags nothing (its proven deletions wait in the state, are
+checked again, and are applied by the next successful run).
+
+State (state_dir/hdfs-state.sqlite): per directory, the modification time at its last
+complete listing; the pending deletions. It is committed at checkpoints, only after the writer
+has flushed what came before, so a run killed midway redoes at most the work since the last
+checkpoint and loses nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import fnmatch
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import requests
+from hdfs import Client, HdfsError
+
+from navd.config import NavdConfig
+from navd.errors import NavdError
+from navd.extractors.hdfs.records import BadEntry, HdfsEntry, child_path, element_for, entry_from_webhdfs, records_for
+from navd.index.client import IndexWriter, SolrIndex
+from navd.index.lookup import solr_quote
+from navd.logs import get_logger
+from navd.model import Deletion, ElementType, EntityRef, Record, SourceType, identity, path_qualified_name
+from navd.webhdfs import WebHdfsError, hdfs_path, list_status_batch, make_client, request_count, status_or_none
+
+log = get_logger("navd.extractor.hdfs")
+
+DEFAULT_WORKERS = 4
+CHECKPOINT_DIRECTORIES = 2000
+PAGE_SIZE = 1000  # entries per LISTSTATUS_BATCH page: the NameNode's dfs.ls.limit default
+_RESULTS_BOUND = 16  # pages (<= dfs.ls.limit entries each) waiting for the consumer: memory stays flat
+
+
+class HdfsExtractionError(NavdError):
+    """The run failed (NameNode unreachable, a refused request): nothing was flagged deleted."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PathFilter:
+    """Include/exclude patterns: a plain path means it and everything below; `*?[` make a glob."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    def excluded(self, path: str) -> bool:
+        return any(_matches(path, pattern) for pattern in self.exclude)
+
+    def included(self, path: str) -> bool:
+        return not self.include or any(_matches(path, pattern) for pattern in self.include)
+
+    def worth_descending(self, directory: str) -> bool:
+        """Could anything included lie at or below `directory`?"""
+        if not self.include:
+            return True
+        prefix = directory.rstrip("/") + "/"
+        return any(_is_glob(p) or _matches(directory, p) or p.startswith(prefix) for p in self.include)
+
+
+def _is_glob(pattern: str) -> bool:
+    return any(c in pattern for c in "*?[")
+
+
+def _matches(path: str, pattern: str) -> bool:
+    if _is_glob(pattern):
+        return fnmatch.fnmatchcase(path, pattern)
+    base = pattern.rstrip("/") or "/"
+    return path == base or path.startswith(base.rstrip("/") + "/")
+
+
+# --- state -------------------------------------------------------------------------------------
+
+class HdfsState:
+    """Directory times at their last complete listing, and pending deletions (SQLite)."""
+
+    FILE_NAME = "hdfs-state.sqlite"
+
+    def __init__(self, state_dir: Path) -> None:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        self.path = state_dir / self.FILE_NAME
+        self.db = sqlite3.connect(self.path, check_same_thread=False)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript("""
+            CREATE TABLE IF NOT EXISTS dirs (path TEXT PRIMARY KEY, parent TEXT, mtime INTEGER,
+                                             entries INTEGER NOT NULL DEFAULT 0);
+            CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent);
+            CREATE TABLE IF NOT EXISTS pending_deletes (path TEXT PRIMARY KEY, is_dir INTEGER);
+        """)
+        self.db.commit()
+
+    def listed_mtime(self, path: str) -> int | None:
+        row = self.db.execute("SELECT mtime FROM dirs WHERE path = ?", (path,)).fetchone()
+        return None if row is None else row[0]
+
+    def listed_entries(self, path: str) -> int:
+        row = self.db.execute("SELECT entries FROM dirs WHERE path = ?", (path,)).fetchone()
+        return 0 if row is None else int(row[0])
+
+    def known(self, path: str) -> bool:
+        return self.db.execute("SELECT 1 FROM dirs WHERE path = ?", (path,)).fetchone() is not None
+
+    def subdirectories(self, path: str) -> list[tuple[str, int | None]]:
+        return list(self.db.execute("SELECT path, mtime FROM dirs WHERE parent = ?", (path,)))
+
+    def saw_directory(self, path: str, parent: str | None) -> None:
+        self.db.execute("INSERT OR IGNORE INTO dirs(path, parent, mtime) VALUES (?, ?, NULL)", (path, parent))
+
+    def listed(self, path: str, parent: str | None, mtime: int, entries: int) -> None:
+        self.db.execute("INSERT INTO dirs(path, parent, mtime, entries) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT(path) DO UPDATE SET mtime = excluded.mtime, entries = excluded.entries",
+                        (path, parent, mtime, entries))
+
+    def forget_subtree(self, path: str) -> None:
+        # '/' + 1 is '0': the range is exactly the paths below `path/`.
+        self.db.execute("DELETE FROM dirs WHERE path = ? OR (path >= ? AND path < ?)",
+                        (path, path + "/", path + "0"))
+
+    def add_pending_delete(self, path: str, is_dir: bool) -> None:
+        self.db.execute("INSERT OR REPLACE INTO pending_deletes(path, is_dir) VALUES (?, ?)", (path, int(is_dir)))
+
+    def pending_deletes(self) -> list[tuple[str, bool]]:
+        return [(p, bool(d)) for p, d in self.db.execute("SELECT path, is_dir FROM pending_deletes ORDER BY path")]
+
+    def drop_pending_delete(self, path: str) -> None:
+        self.db.execute("DELETE FROM pending_deletes WHERE path = ?", (path,))
+
+    def commit(self) -> None:
+        self.db.commit()
+
+    def rollback(self) -> None:
+        self.db.rollback()
+
+    def close(self) -> None:
+        self.db.close()
+
+
+# --- the crawl ---------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class HdfsReport:
+    directories_listed: int = 0
+    directories_unchanged: int = 0
+    entries: int = 0
+    records: int = 0
+    deletions: int = 0
+    skipped: int = 0       # unreadable directories (permissions) and bad entries, each logged
+    requests: int = 0      # WebHDFS requests of the run
+
+
+@dataclasses.dataclass
+class _Listing:
+    """A directory being listed: what the consumer tracks between its pages."""
+
+    path: str
+    mtime: int
+    compare: bool                       # listed before: compare children with the index
+    relist: bool = False                # unchanged, listed only for its subdirectories' times
+    entries: int = 0
+    names: set[str] = dataclasses.field(default_factory=set)
+
+
+class _Pool:
+    """Worker threads doing WebHDFS calls; results come back in a bounded queue.
+
+    Tasks are taken newest first (depth first), which keeps the backlog of directories small."""
+
+    def __init__(self, client: Client, workers: int) -> None:
+        self.client = client
+        self.tasks: queue.LifoQueue[tuple[str, str] | None] = queue.LifoQueue()
+        self.results: queue.Queue[tuple[str, str, Any]] = queue.Queue(maxsize=_RESULTS_BOUND)
+        self.stopping = threading.Event()
+        self.outstanding = 0
+        self.threads = [threading.Thread(target=self._work, name=f"navd-hdfs-{i}", daemon=True)
+                        for i in range(workers)]
+        for thread in self.threads:
+            thread.start()
+
+    def submit(self, kind: str, path: str) -> None:
+        self.outstanding += 1
+        self.tasks.put((kind, path))
+
+    def _put(self, item: tuple[str, str, Any]) -> bool:
+        while not self.stopping.is_set():
+            try:
+                self.results.put(item, timeout=0.2)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def _work(self) -> None:
+        while not self.stopping.is_set():
+            task = self.tasks.get()
+            if task is None:
+                return
+            kind, path = task
+            try:
+                if kind == "list":
+                    for page in _pages(self.client, path):
+                        if not self._put(("page", path, page)):
+                            return
+                    self._put(("listed", path, None))
+                else:
+                    self._put(("stat", path, status_or_none(self.client, path)))
+            except Exception as exc:  # handed to the consumer, which decides what it means
+                self._put(("error", path, exc))
+
+    def close(self) -> None:
+        self.stopping.set()
+        for _ in self.threads:
+            self.tasks.put(None)
+        for thread in self.threads:
+            thread.join(timeout=30)
+
+
+def _pages(client: Client, path: str) -> Iterator[list[dict[str, Any]]]:
+    page: list[dict[str, Any]] = []
+    for status in list_status_batch(client, path):
+        page.append(status)
+        if len(page) >= PAGE_SIZE:
+            yield page
+            page = []
+    if page:
+        yield page
+
+
+class HdfsExtractor:
+    name = "hdfs"
+
+    def __init__(self, client: Client, index: SolrIndex, *, default_fs: str, roots: Iterable[str], state_dir: Path,
+                 path_filter: PathFilter = PathFilter(), workers: int = DEFAULT_WORKERS,
+                 checkpoint_every: int = CHECKPOINT_DIRECTORIES, extractor_run_id: str | None = None,
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+        if not default_fs:
+            raise NavdError("[hdfs] default_fs: needed to name HDFS entities (hdfs://nameservice)")
+        self.client = client
+        self.index = index
+        self.default_fs = default_fs
+        self.roots = tuple(hdfs_path(r) if "://" in r else r for r in roots)
+        self.state = HdfsState(state_dir)
+        self.filter = path_filter
+        self.workers = workers
+        self.checkpoint_every = checkpoint_every
+        self.extractor_run_id = extractor_run_id or f"hdfs##{datetime.now(UTC):%Y%m%dT%H%M%S}"
+        self.clock = clock
+        self._since_checkpoint = 0
+        self._listings: dict[str, _Listing] = {}
+        self.report = HdfsReport()
+
+    @classmethod
+    def from_config(cls, config: NavdConfig, index: SolrIndex, state_dir: Path) -> HdfsExtractor:
+        return cls(make_client(config.hdfs), index, default_fs=config.hdfs.default_fs, roots=config.hdfs.roots,
+                   state_dir=state_dir, path_filter=PathFilter(config.hdfs.include, config.hdfs.exclude))
+
+    # -- the protocol ---------------------------------------------------------------------------
+
+    def extract(self, since: datetime | None = None, *, full: bool = False) -> Iterator[Record]:
+        """Records of one run; deletions last, and only if the whole crawl succeeded.
+
+        `full` lists every directory whatever the state says (the first run is full anyway)."""
+        full = full or since is None and not self._has_state()
+        self.report = HdfsReport()
+        requests_before = request_count(self.client)
+        pool = _Pool(self.client, self.workers)
+        try:
+            for root in self.roots:
+                yield from self._crawl_root(pool, root, full)
+            yield from self._apply_deletions()
+        except (HdfsError, requests.RequestException, WebHdfsError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            log.error("HDFS extraction failed; nothing flagged deleted, the next run retries", reason=reason)
+            raise HdfsExtractionError(f"HDFS extraction failed: {reason}") from None
+        finally:
+            pool.close()
+            self.report.requests = request_count(self.client) - requests_before
+
+    def checkpoint_due(self) -> bool:
+        return self._since_checkpoint >= self.checkpoint_every
+
+    def commit(self) -> None:
+        """Persist the state. Call only after the writer has flushed every record yielded so far."""
+        self.state.commit()
+        self._since_checkpoint = 0
+
+    def run_pass(self, writer: IndexWriter, *, full: bool = False) -> HdfsReport:
+        """One run: extract, write, flush and commit at checkpoints and at the end."""
+        try:
+            for record in self.extract(full=full):
+                writer.write(record)
+                self.report.records += 1
+                if self.checkpoint_due():
+                    writer.flush()
+                    self.commit()
+            writer.flush()
+            self.commit()
+        except BaseException:
+            self.state.rollback()
+            raise
+        return self.report
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _has_state(self) -> bool:
+        return any(self.state.listed_mtime(root.rstrip("/") or "/") is not None for root in self.roots)
+
+    def _crawl_root(self, pool: _Pool, root: str, full: bool) -> Iterator[Record]:
+        root = root.rstrip("/") or "/"
+        status = status_or_none(self.client, root)
+        if status is None:
+            log.warning("HDFS root does not exist; skipped", root=root)
+            return
+        entry = entry_from_webhdfs(root, status)
+        changed = full or self.state.listed_mtime(root) != entry.modified_ms
+        if changed and self.filter.included(root) and not self.filter.excluded(root):
+            # Above the root nothing is indexed: the root has no PARENT_CHILD relation.
+            yield element_for(entry, self.default_fs, self.extractor_run_id)
+            self.report.entries += 1
+        if not entry.is_dir:
+            return
+        self._listings = {}
+        self.state.saw_directory(root, None)
+        self._visit(pool, entry, full)
+        while pool.outstanding:
+            kind, path, payload = pool.results.get()
+            if kind == "page":
+                yield from self._page(pool, self._listings[path], payload, full)
+                continue
+            pool.outstanding -= 1
+            if kind == "listed":
+                self._listed(self._listings.pop(path))
+            elif kind == "stat":
+                yield from self._stat(pool, path, payload, full)
+            else:
+                self._failed(path, payload)
+
+    def _visit(self, pool: _Pool, entry: HdfsEntry, full: bool) -> None:
+        """A directory whose current status we have: list it, or, unchanged, look below it."""
+        if not self.filter.worth_descending(entry.path):
+            return
+        previous = self.state.listed_mtime(entry.path)
+        if full or previous is None or previous != entry.modified_ms:
+            self._listings[entry.path] = _Listing(entry.path, entry.modified_ms, compare=previous is not None)
+            pool.submit("list", entry.path)
+            return
+        self.report.directories_unchanged += 1
+        subdirectories = self.state.subdirectories(entry.path)
+        if not subdirectories:
+            return  # same children, none of them a directory: nothing below can have changed
+        # The subdirectories' times: one listing page per PAGE_SIZE entries, or one request each.
+        pages = max(1, -(-self.state.listed_entries(entry.path) // PAGE_SIZE))
+        if pages < len(subdirectories):
+            self._listings[entry.path] = _Listing(entry.path, entry.modified_ms, compare=False, relist=True)
+            pool.submit("list", entry.path)
+            return
+        for subdirectory, _mtime in subdirectories:
+            pool.submit("stat", subdirectory)
+
+    def _page(self, pool: _Pool, listing: _Listing, page: list[dict[str, Any]], full: bool) -> Iterator[Record]:
+        if listing.relist:
+            for status in page:
+                if status.get("type") == "DIRECTORY":
+                    yield from self._stat(pool, child_path(listing.path, status["pathSuffix"]), status, full)
+            return
+        listing.entries += len(page)
+        for status in page:
+            try:
+                entry = entry_from_webhdfs(listing.path, status)
+            except BadEntry as exc:
+                self.report.skipped += 1
+                log.warning("HDFS entry skipped", reason=str(exc))
+                continue
+            if self.filter.excluded(entry.path):
+                continue
+            if listing.compare:
+                listing.names.add(entry.name)
+            if self.filter.included(entry.path):
+                self.report.entries += 1
+                yield from records_for(entry, self.default_fs, self.extractor_run_id)
+            if entry.is_dir:
+                self.state.saw_directory(entry.path, listing.path)
+                self._visit(pool, entry, full)
+
+    def _listed(self, listing: _Listing) -> None:
+        """A complete listing: children indexed under it but absent are proven deleted."""
+        if listing.relist:
+            return
+        self.report.directories_listed += 1
+        if listing.compare:
+            for path, is_dir in self._indexed_children(listing.path):
+                if path.rsplit("/", 1)[-1] not in listing.names:
+                    self.state.add_pending_delete(path, is_dir)
+        parent = None if listing.path == "/" else (listing.path.rsplit("/", 1)[0] or "/")
+        self.state.listed(listing.path, parent, listing.mtime, listing.entries)
+        self._since_checkpoint += 1
+
+    def _stat(self, pool: _Pool, path: str, status: dict[str, Any] | None, full: bool) -> Iterator[Record]:
+        if status is None or self.filter.excluded(path):
+            return  # gone since its parent was listed (that parent's next listing proves it), or excluded now
+        try:
+            # A GETFILESTATUS, or an entry of a listing: `path` is already the entry's own.
+            entry = entry_from_webhdfs(path, {**status, "pathSuffix": ""})
+        except BadEntry as exc:
+            self.report.skipped += 1
+            log.warning("HDFS entry skipped", reason=str(exc))
+            return
+        if self.state.listed_mtime(path) != entry.modified_ms:
+            if self.filter.included(path):
+                self.report.entries += 1
+                yield from records_for(entry, self.default_fs, self.extractor_run_id)
+        self._visit(pool, entry, full)
+
+    def _failed(self, path: str, exc: BaseException) -> None:
+        self._listings.pop(path, None)
+        if isinstance(exc, HdfsError) and getattr(exc, "exception", None) in ("AccessControlException",
+                                                                              "FileNotFoundException"):
+            # Unreadable or gone meanwhile: skipped, its state untouched, so it is tried again and
+            # nothing under it is taken for deleted.
+            self.report.skipped += 1
+            log.warning("HDFS directory skipped", path=path, reason=str(exc).splitlines()[0])
+            return
+        raise exc
+
+    def _indexed_children(self, directory: str) -> Iterator[tuple[str, bool]]:
+        parent_id = identity(SourceType.HDFS, path_qualified_name(directory, self.default_fs))
+        for doc in self.index.scan("elements", f"parentId:{solr_quote(parent_id)}", filters=["deleted:false"],
+                                   fl="fileSystemPath,type"):
+            if "fileSystemPath" in doc:
+                yield str(doc["fileSystemPath"]), doc.get("type") == ElementType.DIRECTORY.value
+
+    def _apply_deletions(self) -> Iterator[Record]:
+        now = self.clock()
+        for path, is_dir in self.state.pending_deletes():
+            if status_or_none(self.client, path) is not None:
+                self.state.drop_pending_delete(path)  # re-created meanwhile: its listing indexed it
+                continue
+            qualified_name = path_qualified_name(path, self.default_fs)
+            kind = ElementType.DIRECTORY if is_dir else ElementType.FILE
+            yield Deletion(EntityRef(SourceType.HDFS, qualified_name, kind), now)
+            self.report.deletions += 1
+            if is_dir:
+                for doc in self.index.scan("elements", f"{{!prefix f=qualifiedName v={solr_quote(qualified_name + '/')}}}",
+                                           filters=["deleted:false"], fl="qualifiedName,type"):
+                    yield Deletion(EntityRef(SourceType.HDFS, str(doc["qualifiedName"]),
+                                             ElementType(str(doc["type"]))), now)
+                    self.report.deletions += 1
+                self.state.forget_subtree(path)
+            self.state.drop_pending_delete(path)
+            log.info("HDFS entity deleted", path=path, directory=is_dir)
+
+
+__all__ = ["HdfsExtractionError", "HdfsExtractor", "HdfsReport", "HdfsState", "PathFilter", "child_path"]

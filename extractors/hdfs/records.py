@@ -1,0 +1,118 @@
+"""HDFS file statuses -> navd elements and relations (pure: no I/O).
+
+One `HdfsEntry` per file or directory, from a WebHDFS FileStatus or a row of an fsimage dump
+(`hdfs oiv -p Delimited`); both paths of the HDFS extractor make their documents here, so the
+same tree gives the same documents whichever way it was read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from navd.model import Element, ElementType, EntityRef, Record, Relation, RelationType, SourceType, path_qualified_name
+
+_TYPES = {"FILE": ElementType.FILE, "DIRECTORY": ElementType.DIRECTORY}
+_RWX = "rwxrwxrwx"
+
+
+class BadEntry(ValueError):
+    """A status record that cannot become an element (names the path and the field)."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HdfsEntry:
+    path: str                 # absolute, decoded, no trailing slash ("/" for the root)
+    is_dir: bool
+    owner: str
+    group: str
+    permissions: str          # symbolic, as `hdfs dfs -ls` shows it without the type: rwxr-x--t
+    size: int
+    replication: int
+    block_size: int
+    modified_ms: int
+    accessed_ms: int
+    # The inode id. Not stored on the element: the fsimage dump has no such column, and both
+    # paths must write the same documents (Solr replaces whole documents).
+    file_id: int | None = None
+    symlink: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.path.rsplit("/", 1)[-1] or "/"
+
+    @property
+    def parent_path(self) -> str | None:
+        if self.path == "/":
+            return None
+        return self.path.rsplit("/", 1)[0] or "/"
+
+
+def child_path(directory: str, name: str) -> str:
+    return f"{directory.rstrip('/')}/{name}"
+
+
+def symbolic_permissions(octal: str) -> str:
+    """'755' -> 'rwxr-xr-x'; '1777' -> 'rwxrwxrwt' (sticky bit as `ls` shows it)."""
+    try:
+        value = int(octal, 8)
+    except ValueError:
+        raise BadEntry(f"permission {octal!r} is not octal") from None
+    chars = [c if value & (1 << (8 - i)) else "-" for i, c in enumerate(_RWX)]
+    if value & 0o1000:
+        chars[8] = "t" if chars[8] == "x" else "T"
+    return "".join(chars)
+
+
+def entry_from_webhdfs(directory: str, status: Mapping[str, Any]) -> HdfsEntry:
+    """An entry of `directory`'s LISTSTATUS(_BATCH), or a GETFILESTATUS of `directory` itself
+    (empty pathSuffix)."""
+    suffix = status.get("pathSuffix", "")
+    path = child_path(directory, suffix) if suffix else (directory.rstrip("/") or "/")
+    try:
+        kind = status["type"]
+        return HdfsEntry(path=path, is_dir=kind == "DIRECTORY", owner=str(status["owner"]),
+                         group=str(status["group"]), permissions=symbolic_permissions(str(status["permission"])),
+                         size=int(status["length"]), replication=int(status.get("replication", 0)),
+                         block_size=int(status.get("blockSize", 0)), modified_ms=int(status["modificationTime"]),
+                         accessed_ms=int(status.get("accessTime", 0)),
+                         file_id=int(status["fileId"]) if "fileId" in status else None, symlink=kind == "SYMLINK")
+    except KeyError as exc:
+        raise BadEntry(f"{path}: FileStatus has no {exc.args[0]!r}") from None
+    except (TypeError, ValueError) as exc:
+        raise BadEntry(f"{path}: bad FileStatus value: {exc}") from None
+
+
+def _time(ms: int) -> datetime | None:
+    return datetime.fromtimestamp(ms / 1000, UTC) if ms > 0 else None
+
+
+def directory_ref(path: str, default_fs: str) -> EntityRef:
+    return EntityRef(SourceType.HDFS, path_qualified_name(path, default_fs), ElementType.DIRECTORY)
+
+
+def element_for(entry: HdfsEntry, default_fs: str, extractor_run_id: str | None = None) -> Element:
+    parent = entry.parent_path
+    return Element(
+        SourceType.HDFS, ElementType.DIRECTORY if entry.is_dir else ElementType.FILE,
+        path_qualified_name(entry.path, default_fs), name=entry.name,
+        parent=directory_ref(parent, default_fs) if parent is not None else None,
+        file_system_path=entry.path, owner=entry.owner, group=entry.group, permissions=entry.permissions,
+        size=None if entry.is_dir else entry.size,
+        block_size=None if entry.is_dir else entry.block_size,
+        replication=None if entry.is_dir else entry.replication,
+        last_modified=_time(entry.modified_ms), last_accessed=_time(entry.accessed_ms),
+        extractor_run_id=extractor_run_id,
+        properties={"symlink": "true"} if entry.symlink else {},
+    )
+
+
+def records_for(entry: HdfsEntry, default_fs: str, extractor_run_id: str | None = None) -> list[Record]:
+    """The element of `entry` and, below the root, the PARENT_CHILD relation from its directory."""
+    element = element_for(entry, default_fs, extractor_run_id)
+    if element.parent is None:
+        return [element]
+    return [element, Relation(RelationType.PARENT_CHILD, element.parent, element.ref,
+                              extractor_run_id=extractor_run_id)]

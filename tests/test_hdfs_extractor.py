@@ -1,0 +1,230 @@
+"""The HDFS extractor against the real dev HDFS (WebHDFS) and the real Solr: full and incremental
+runs, deletions, odd names, big and unreadable directories, failures, and the CLI."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hdfs import Client
+
+from navd.config import HdfsConfig
+from navd.dev.hadoop import FSSHELL_CLASS, DevHdfs
+from navd.extractors.hdfs.extractor import HdfsExtractionError, HdfsExtractor, PathFilter
+from navd.index.client import IndexWriter, SolrIndex
+from navd.model import SourceType, identity, path_qualified_name
+from navd.process import free_port
+from navd.solr.server import EmbeddedSolr
+from navd.webhdfs import make_client
+
+# No ':' here: the NameNode refuses it in a name ("Invalid path name"), so no HDFS path has one.
+FILES = 12
+ODD_NAMES = ["with space.csv", "ünïcödé.txt", "100%.txt", "50%25 encoded?.txt", "hash#tag.txt",
+             "tab\tand'quote\".txt", "semi;colon&amp=.txt"]
+
+
+def make_extractor(hdfs: DevHdfs, client: Client, index: SolrIndex, root: str, state: Path,
+                   **kwargs: object) -> HdfsExtractor:
+    return HdfsExtractor(client, index, default_fs=hdfs.default_fs, roots=[root], state_dir=state,
+                         **kwargs)  # type: ignore[arg-type]
+
+
+def run(extractor: HdfsExtractor, index: SolrIndex, *, full: bool = False):  # -> HdfsReport
+    writer = IndexWriter(index)
+    try:
+        report = extractor.run_pass(writer, full=full)
+    finally:
+        assert writer.close()
+    for core in ("elements", "relations"):
+        index.commit(core)
+    return report
+
+
+def docs_under(index: SolrIndex, hdfs: DevHdfs, root: str) -> dict[str, dict]:
+    prefix = path_qualified_name(root, hdfs.default_fs)
+    return {d["fileSystemPath"]: d for d in index.scan("elements", f'{{!prefix f=qualifiedName v="{prefix}"}}')}
+
+
+def doc(index: SolrIndex, hdfs: DevHdfs, path: str) -> dict:
+    found = index.get("elements", [identity(SourceType.HDFS, path_qualified_name(path, hdfs.default_fs))])
+    assert found, path
+    return found[0]
+
+
+@pytest.fixture
+def tree(hdfs_client: Client, unique: str) -> Iterator[str]:
+    root = f"/{unique}"
+    hdfs_client.makedirs(f"{root}/raw/2026/11")
+    hdfs_client.makedirs(f"{root}/empty")
+    hdfs_client.makedirs(f"{root}/tmp/hadoop-yarn/staging/job_1")
+    hdfs_client.write(f"{root}/tmp/hadoop-yarn/staging/job_1/job.xml", data=b"<conf/>")
+    for name in ODD_NAMES:
+        hdfs_client.write(f"{root}/raw/2026/11/{name}", data=name.encode())
+    hdfs_client.write(f"{root}/raw/2026/11/a.csv", data=b"id,amount\n1,10\n")
+    hdfs_client.set_permission(f"{root}/raw/2026/11/a.csv", "640")
+    yield root
+
+
+def test_full_run_indexes_every_entry_with_its_attributes(hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,
+                                                           tree: str, tmp_path: Path) -> None:
+    extractor = make_extractor(hdfs, hdfs_client, index, tree, tmp_path,
+                               path_filter=PathFilter(exclude=(f"{tree}/tmp/hadoop-yarn/staging",)))
+    report = run(extractor, index)
+    docs = docs_under(index, hdfs, tree)
+    expected = {tree, f"{tree}/raw", f"{tree}/raw/2026", f"{tree}/raw/2026/11", f"{tree}/empty", f"{tree}/tmp",
+                f"{tree}/tmp/hadoop-yarn", f"{tree}/raw/2026/11/a.csv",
+                *(f"{tree}/raw/2026/11/{name}" for name in ODD_NAMES)}
+    assert set(docs) == expected  # the staging directory is excluded, and nothing below it
+    assert report.entries == len(expected) and report.deletions == 0
+    csv = docs[f"{tree}/raw/2026/11/a.csv"]
+    assert (csv["type"], csv["size"], csv["owner"], csv["group"], csv["permissions"]) == \
+        ("FILE", 15, hdfs.superuser, "supergroup", "rw-r-----")
+    assert csv["replication"] == 1 and csv["blockSize"] > 0 and csv["lastModified"].endswith("Z")
+    assert csv["parentPath"] == f"{tree}/raw/2026/11" and csv["deleted"] is False
+    assert csv["qualifiedName"] == f"{hdfs.default_fs}{tree}/raw/2026/11/a.csv"
+    odd = docs[f"{tree}/raw/2026/11/tab\tand'quote\".txt"]
+    assert odd["originalName"] == "tab\tand'quote\".txt" and odd["size"] == len(odd["originalName"].encode())
+    directory = docs[f"{tree}/raw/2026/11"]
+    assert directory["type"] == "DIRECTORY" and "size" not in directory and directory["permissions"] == "rwxr-xr-x"
+    # PARENT_CHILD from each directory to each child: one per non-root entry.
+    children = list(index.scan("relations", f'endpoint1Id:{doc(index, hdfs, f"{tree}/raw/2026/11")["identity"]}',
+                               filters=["type:PARENT_CHILD"]))
+    assert len(children) == len(ODD_NAMES) + 1
+
+
+def test_incremental_runs_follow_changes_with_few_requests(hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,
+                                                           tree: str, tmp_path: Path) -> None:
+    # A wide tree: 100 leaf directories of 12 files, under 4 parents.
+    for parent in range(4):
+        paths = [f"{hdfs.default_fs}{tree}/wide/p{parent}/d{leaf}/f{i}" for leaf in range(25) for i in range(FILES)]
+        hdfs.run_tool(FSSHELL_CLASS, "-mkdir", "-p",
+                      *{p.rsplit("/", 1)[0] for p in paths})
+        hdfs.run_tool(FSSHELL_CLASS, "-touchz", *paths)
+    client = make_client(HdfsConfig(urls=(hdfs.webhdfs_url,), user=hdfs.superuser))
+    extractor = make_extractor(hdfs, client, index, tree, tmp_path)
+    first = run(extractor, index)
+    assert first.directories_listed > 100
+    unchanged = run(make_extractor(hdfs, client, index, tree, tmp_path), index)
+    assert unchanged.entries == 0 and unchanged.deletions == 0
+    # Only directories with subdirectories cost a request (a listing page, or a status each).
+    assert unchanged.requests * 8 <= first.requests, (unchanged.requests, first.requests)
+
+    hdfs_client.write(f"{tree}/wide/p1/d3/new.csv", data=b"x")                # create
+    hdfs_client.delete(f"{tree}/wide/p2/d4/f7")                                # delete a file
+    hdfs_client.rename(f"{tree}/wide/p3/d5", f"{tree}/wide/p3/d5-renamed")    # rename a directory
+    hdfs_client.delete(f"{tree}/raw", recursive=True)                          # delete a subtree
+    changed = run(make_extractor(hdfs, client, index, tree, tmp_path), index)
+    assert doc(index, hdfs, f"{tree}/wide/p1/d3/new.csv")["deleted"] is False
+    gone = doc(index, hdfs, f"{tree}/wide/p2/d4/f7")
+    assert gone["deleted"] is True and gone["deleteTime"]
+    assert doc(index, hdfs, f"{tree}/wide/p3/d5")["deleted"] is True
+    assert doc(index, hdfs, f"{tree}/wide/p3/d5/f0")["deleted"] is True       # below a renamed directory
+    assert doc(index, hdfs, f"{tree}/wide/p3/d5-renamed/f0")["deleted"] is False
+    assert doc(index, hdfs, f"{tree}/raw/2026/11/a.csv")["deleted"] is True    # below a deleted subtree
+    assert changed.deletions == 1 + (1 + FILES) + (3 + 1 + len(ODD_NAMES))
+    assert changed.requests < first.requests / 2
+
+    hdfs_client.write(f"{tree}/wide/p2/d4/f7", data=b"back")                  # re-created: un-deleted
+    run(make_extractor(hdfs, client, index, tree, tmp_path), index)
+    back = doc(index, hdfs, f"{tree}/wide/p2/d4/f7")
+    assert back["deleted"] is False and back["size"] == 4 and "deleteTime" not in back
+
+
+def test_ten_thousand_entries_in_one_directory(hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,
+                                               unique: str, tmp_path: Path) -> None:
+    big = f"/{unique}/big"
+    hdfs.run_tool(FSSHELL_CLASS, "-mkdir", "-p", f"{hdfs.default_fs}{big}")
+    hdfs.run_tool(FSSHELL_CLASS, "-touchz", *(f"{hdfs.default_fs}{big}/part-{i:05d}" for i in range(10_000)))
+    report = run(make_extractor(hdfs, hdfs_client, index, f"/{unique}", tmp_path), index)
+    assert report.entries == 10_002
+    assert index.count("elements", f'parentPath:"{big}"') == 10_000
+
+
+def test_unreadable_subtree_is_skipped_not_deleted(hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,
+                                                   tree: str, tmp_path: Path, log_stream: io.StringIO) -> None:
+    hdfs_client.makedirs(f"{tree}/secret/inner")
+    hdfs_client.write(f"{tree}/secret/inner/payroll.csv", data=b"1")
+    run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path), index)  # as the superuser: all indexed
+    hdfs_client.set_permission(f"{tree}/secret", "700")
+    hdfs_client.write(f"{tree}/secret/added.csv", data=b"2")  # changed, so listed again: refused
+    hdfs_client.write(f"{tree}/new.txt", data=b"x")
+    alice = make_client(HdfsConfig(urls=(hdfs.webhdfs_url,), user="alice"))
+    report = run(make_extractor(hdfs, alice, index, tree, tmp_path), index)
+    assert report.skipped == 1 and report.deletions == 0
+    assert doc(index, hdfs, f"{tree}/secret/inner/payroll.csv")["deleted"] is False
+    skipped = [json.loads(line) for line in log_stream.getvalue().splitlines()
+               if json.loads(line).get("event") == "HDFS directory skipped"]
+    assert [s["path"] for s in skipped] == [f"{tree}/secret"] and "Permission denied" in skipped[0]["reason"]
+
+
+def test_unreachable_namenode_fails_the_run_and_flags_nothing(hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,
+                                                             tree: str, tmp_path: Path,
+                                                             log_stream: io.StringIO) -> None:
+    run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path), index)
+    hdfs_client.delete(f"{tree}/empty")
+    dead = make_client(HdfsConfig(urls=(f"http://127.0.0.1:{free_port()}",), user="navd"), timeout=(2.0, 2.0))
+    with pytest.raises(HdfsExtractionError, match="HDFS extraction failed"):
+        run(make_extractor(hdfs, dead, index, tree, tmp_path), index)
+    [error] = [json.loads(line) for line in log_stream.getvalue().splitlines() if json.loads(line)["level"] == "error"]
+    assert error["logger"] == "navd.extractor.hdfs"
+    assert doc(index, hdfs, f"{tree}/empty")["deleted"] is False
+    report = run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path), index)  # NameNode back: retried
+    assert report.deletions == 1 and doc(index, hdfs, f"{tree}/empty")["deleted"] is True
+
+
+def test_a_run_killed_midway_then_rerun_loses_and_duplicates_nothing(hdfs: DevHdfs, hdfs_client: Client,
+                                                                     index: SolrIndex, unique: str,
+                                                                     tmp_path: Path) -> None:
+    root = f"/{unique}"
+    hdfs.run_tool(FSSHELL_CLASS, "-mkdir", "-p", *(f"{hdfs.default_fs}{root}/d{i}" for i in range(30)))
+    hdfs.run_tool(FSSHELL_CLASS, "-touchz", *(f"{hdfs.default_fs}{root}/d{i}/f{j}" for i in range(30)
+                                               for j in range(5)))
+    killed = make_extractor(hdfs, hdfs_client, index, root, tmp_path / "state", checkpoint_every=5, workers=1)
+    writer = IndexWriter(index)
+    records = killed.extract()
+    for count, record in enumerate(records):
+        writer.write(record)
+        if killed.checkpoint_due():
+            writer.flush()
+            killed.commit()
+        if count == 80:
+            break  # killed: what came after the last checkpoint is written but not committed
+    records.close()
+    assert writer.close()
+    killed.state.close()
+    rerun = make_extractor(hdfs, hdfs_client, index, root, tmp_path / "state")
+    report = run(rerun, index)
+    assert report.deletions == 0
+    docs = docs_under(index, hdfs, root)
+    assert len(docs) == 1 + 30 + 150 and not any(d["deleted"] for d in docs.values())
+    relations = list(index.scan("relations", f'endpoint2Id:({" OR ".join(d["identity"] for d in docs.values())})'))
+    assert len(relations) == 30 + 150  # every PARENT_CHILD once
+    again = run(make_extractor(hdfs, hdfs_client, index, root, tmp_path / "state"), index)
+    assert again.entries == 0 and again.directories_listed == 0
+
+
+def test_cli_extract_then_entity(navd, hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,  # type: ignore[no-untyped-def]
+                                 solr_server: EmbeddedSolr, unique: str, tmp_path: Path) -> None:
+    """The issue's acceptance, scoped to a unique root: extract, show, delete, extract, show."""
+    config = tmp_path / "navd.toml"
+    config.write_text(f'[cluster]\nname = "{unique}"\n[solr]\nurl = "{solr_server.url}"\n[logging]\nformat = "json"\n'
+                      f'[hdfs]\nenabled = true\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
+                      f'user = "{hdfs.superuser}"\nroots = ["/{unique}"]\n')
+    env = {**os.environ, "NAVD_CONFIG": str(config)}
+    hdfs_client.write(f"/{unique}/data/raw/2026/11/a.csv", data=b"id,amount\n1,10\n")
+    extracted = navd("extract", "hdfs", env=env)
+    assert extracted.returncode == 0, extracted.stderr
+    assert extracted.stdout.startswith("hdfs: 5 directories listed")
+    shown = navd("entity", f"{hdfs.default_fs}/{unique}/data/raw/2026/11/a.csv", "--json", env=env)
+    assert shown.returncode == 0, shown.stderr
+    entity = json.loads(shown.stdout)
+    assert (entity["size"], entity["owner"], entity["deleted"]) == (15, hdfs.superuser, False)
+    hdfs_client.delete(f"/{unique}/data/raw/2026/11/a.csv")
+    again = navd("extract", "hdfs", env=env)
+    assert again.returncode == 0 and "1 deleted" in again.stdout, again.stdout + again.stderr
+    entity = json.loads(navd("entity", f"{hdfs.default_fs}/{unique}/data/raw/2026/11/a.csv", "--json", env=env).stdout)
+    assert entity["deleted"] is True
