@@ -132,6 +132,9 @@ class HdfsConfig:
     user: str = "hdfs"
     auth: Literal["insecure", "kerberos"] = "insecure"
     interval_minutes: float = 10.0
+    #: On roots an admin made snapshottable (`hdfs dfsadmin -allowSnapshot`), navd keeps one
+    #: snapshot of its own and runs incrementally from snapshot diffs.
+    snapshots: bool = True
 
 
 @dataclasses.dataclass(frozen=True)

@@ -23,7 +23,7 @@ from navd.config import HdfsConfig
 from navd.errors import ConfigError, NavdError
 
 __all__ = ["CountingSession", "HdfsError", "WebHdfsError", "hdfs_path", "list_status_batch", "make_client",
-           "request_count", "status_or_none"]
+           "request_count", "snapshot_diff", "status_or_none"]
 
 DEFAULT_TIMEOUT = (10.0, 120.0)  # (connect, read) seconds
 
@@ -78,6 +78,17 @@ def request_count(client: Client) -> int:
 # The attribute-name convention of HdfsCLI's client class cannot spell LISTSTATUS_BATCH (it
 # drops underscores), so the handler is made directly: it keeps HA failover and error mapping.
 _list_status_batch = _Request("GET").to_method("LISTSTATUS_BATCH")
+
+
+_get_snapshot_diff = _Request("GET").to_method("GETSNAPSHOTDIFF")
+
+
+def snapshot_diff(client: Client, path: str, old: str, new: str) -> list[dict[str, Any]]:
+    """The entries of `path`'s snapshot diff from snapshot `old` to `new`: dicts with `type`
+    (CREATE, DELETE, MODIFY, RENAME), `sourcePath` and for renames `targetPath`, relative to
+    `path` ("" is `path` itself)."""
+    report = _get_snapshot_diff(client, path, oldsnapshotname=old, snapshotname=new).json()
+    return list(report["SnapshotDiffReport"]["diffList"])
 
 
 def list_status_batch(client: Client, path: str) -> Iterator[dict[str, Any]]:

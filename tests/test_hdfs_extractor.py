@@ -13,7 +13,7 @@ import pytest
 from hdfs import Client
 
 from navd.config import HdfsConfig
-from navd.dev.hadoop import FSSHELL_CLASS, DevHdfs
+from navd.dev.hadoop import DFSADMIN_CLASS, FSSHELL_CLASS, DevHdfs
 from navd.extractors.hdfs.extractor import HdfsExtractionError, HdfsExtractor, PathFilter
 from navd.index.client import IndexWriter, SolrIndex
 from navd.model import SourceType, identity, path_qualified_name
@@ -132,6 +132,37 @@ def test_incremental_runs_follow_changes_with_few_requests(hdfs: DevHdfs, hdfs_c
     run(make_extractor(hdfs, client, index, tree, tmp_path), index)
     back = doc(index, hdfs, f"{tree}/wide/p2/d4/f7")
     assert back["deleted"] is False and back["size"] == 4 and "deleteTime" not in back
+
+
+def test_snapshottable_root_runs_from_snapshot_diffs(hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,
+                                                     tree: str, tmp_path: Path) -> None:
+    hdfs.run_tool(DFSADMIN_CLASS, "-allowSnapshot", tree)
+    hdfs.run_tool(FSSHELL_CLASS, "-mkdir", "-p", *(f"{hdfs.default_fs}{tree}/wide/d{leaf}" for leaf in range(20)))
+    hdfs.run_tool(FSSHELL_CLASS, "-touchz", *(f"{hdfs.default_fs}{tree}/wide/d{leaf}/f{i}" for leaf in range(20)
+                                               for i in range(FILES)))
+    first = run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path), index)
+    unchanged = run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path), index)
+    # The root's status, this run's snapshot, the diff. (Only the root is indexed again: taking a
+    # snapshot moves its modification time.)
+    assert unchanged.requests <= 4 < first.requests and unchanged.entries <= 1
+
+    hdfs_client.write(f"{tree}/wide/d3/new.csv", data=b"x")                  # create
+    hdfs_client.write(f"{tree}/raw/2026/11/a.csv", data=b"2,20\n", append=True)  # append: no directory time moves
+    hdfs_client.delete(f"{tree}/wide/d4/f7")                                  # delete a file
+    hdfs_client.rename(f"{tree}/wide/d5", f"{tree}/wide/d5-renamed")         # rename a directory
+    hdfs_client.makedirs(f"{tree}/fresh/inner")                                # a new subtree
+    hdfs_client.write(f"{tree}/fresh/inner/x.txt", data=b"x")
+    changed = run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path), index)
+    assert doc(index, hdfs, f"{tree}/wide/d3/new.csv")["deleted"] is False
+    assert doc(index, hdfs, f"{tree}/raw/2026/11/a.csv")["size"] == 15 + 5   # seen only through the diff
+    assert doc(index, hdfs, f"{tree}/wide/d4/f7")["deleted"] is True
+    assert doc(index, hdfs, f"{tree}/wide/d5/f0")["deleted"] is True
+    assert doc(index, hdfs, f"{tree}/wide/d5-renamed/f0")["deleted"] is False
+    assert doc(index, hdfs, f"{tree}/fresh/inner/x.txt")["deleted"] is False
+    assert changed.deletions == 1 + (1 + FILES)
+    assert changed.requests < first.requests  # about two per change: its status, or a listing
+    snapshots = hdfs_client.list(f"{tree}/.snapshot")
+    assert len(snapshots) == 1 and snapshots[0].startswith("navd-")  # navd keeps one
 
 
 def test_ten_thousand_entries_in_one_directory(hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,

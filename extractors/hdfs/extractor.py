@@ -45,7 +45,8 @@ from navd.index.client import IndexWriter, SolrIndex
 from navd.index.lookup import solr_quote
 from navd.logs import get_logger
 from navd.model import Deletion, ElementType, EntityRef, Record, SourceType, identity, path_qualified_name
-from navd.webhdfs import WebHdfsError, hdfs_path, list_status_batch, make_client, request_count, status_or_none
+from navd.webhdfs import (WebHdfsError, hdfs_path, list_status_batch, make_client, request_count, snapshot_diff,
+                          status_or_none)
 
 log = get_logger("navd.extractor.hdfs")
 
@@ -109,6 +110,7 @@ class HdfsState:
                                              entries INTEGER NOT NULL DEFAULT 0);
             CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent);
             CREATE TABLE IF NOT EXISTS pending_deletes (path TEXT PRIMARY KEY, is_dir INTEGER);
+            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
         """)
         self.db.commit()
 
@@ -147,6 +149,13 @@ class HdfsState:
 
     def drop_pending_delete(self, path: str) -> None:
         self.db.execute("DELETE FROM pending_deletes WHERE path = ?", (path,))
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
     def commit(self) -> None:
         self.db.commit()
@@ -248,12 +257,20 @@ def _pages(client: Client, path: str) -> Iterator[list[dict[str, Any]]]:
         yield page
 
 
+def _below(root: str, relative: str) -> str:
+    relative = relative.strip("/")
+    if relative in ("", "."):
+        return root
+    return child_path(root, relative.removeprefix("./"))
+
+
 class HdfsExtractor:
     name = "hdfs"
 
     def __init__(self, client: Client, index: SolrIndex, *, default_fs: str, roots: Iterable[str], state_dir: Path,
                  path_filter: PathFilter = PathFilter(), workers: int = DEFAULT_WORKERS,
-                 checkpoint_every: int = CHECKPOINT_DIRECTORIES, extractor_run_id: str | None = None,
+                 checkpoint_every: int = CHECKPOINT_DIRECTORIES, snapshots: bool = True,
+                 extractor_run_id: str | None = None,
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         if not default_fs:
             raise NavdError("[hdfs] default_fs: needed to name HDFS entities (hdfs://nameservice)")
@@ -265,6 +282,12 @@ class HdfsExtractor:
         self.filter = path_filter
         self.workers = workers
         self.checkpoint_every = checkpoint_every
+        self.snapshots = snapshots
+        # Snapshots this run made (deleted if it fails) and the ones it replaces (deleted once
+        # the state naming their successors is committed).
+        self._new_snapshots: list[tuple[str, str]] = []
+        self._obsolete_snapshots: list[tuple[str, str]] = []
+        self._finished = False
         self.extractor_run_id = extractor_run_id or f"hdfs##{datetime.now(UTC):%Y%m%dT%H%M%S}"
         self.clock = clock
         self._since_checkpoint = 0
@@ -274,7 +297,8 @@ class HdfsExtractor:
     @classmethod
     def from_config(cls, config: NavdConfig, index: SolrIndex, state_dir: Path) -> HdfsExtractor:
         return cls(make_client(config.hdfs), index, default_fs=config.hdfs.default_fs, roots=config.hdfs.roots,
-                   state_dir=state_dir, path_filter=PathFilter(config.hdfs.include, config.hdfs.exclude))
+                   state_dir=state_dir, path_filter=PathFilter(config.hdfs.include, config.hdfs.exclude),
+                   snapshots=config.hdfs.snapshots)
 
     # -- the protocol ---------------------------------------------------------------------------
 
@@ -286,15 +310,26 @@ class HdfsExtractor:
         self.report = HdfsReport()
         requests_before = request_count(self.client)
         pool = _Pool(self.client, self.workers)
+        self._new_snapshots, self._obsolete_snapshots = [], []
+        self._finished = False
+        succeeded = False
         try:
             for root in self.roots:
                 yield from self._crawl_root(pool, root, full)
             yield from self._apply_deletions()
+            # Only a complete run moves the diff base: a run that dies midway leaves it where
+            # it was, and the next diff covers its changes too.
+            for root, name in self._new_snapshots:
+                self.state.set_meta(f"snapshot:{root}", name)
+            self._finished = succeeded = True
         except (HdfsError, requests.RequestException, WebHdfsError) as exc:
             reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
             log.error("HDFS extraction failed; nothing flagged deleted, the next run retries", reason=reason)
             raise HdfsExtractionError(f"HDFS extraction failed: {reason}") from None
         finally:
+            if not succeeded:
+                self._drop_snapshots(self._new_snapshots)
+                self._new_snapshots, self._obsolete_snapshots = [], []
             pool.close()
             self.report.requests = request_count(self.client) - requests_before
 
@@ -305,6 +340,18 @@ class HdfsExtractor:
         """Persist the state. Call only after the writer has flushed every record yielded so far."""
         self.state.commit()
         self._since_checkpoint = 0
+        if self._finished and self._obsolete_snapshots:
+            # The state now names this run's snapshots: the previous ones are no longer needed.
+            self._drop_snapshots(self._obsolete_snapshots)
+            self._obsolete_snapshots = []
+
+    def _drop_snapshots(self, snapshots: list[tuple[str, str]]) -> None:
+        for root, name in snapshots:
+            try:
+                self.client.delete_snapshot(root, name)
+            except (HdfsError, requests.RequestException) as exc:
+                log.warning("could not delete navd's snapshot; delete it with hdfs dfs -deleteSnapshot",
+                            root=root, snapshot=name, reason=str(exc).splitlines()[0] if str(exc) else "")
 
     def run_pass(self, writer: IndexWriter, *, full: bool = False) -> HdfsReport:
         """One run: extract, write, flush and commit at checkpoints and at the end."""
@@ -319,6 +366,8 @@ class HdfsExtractor:
             self.commit()
         except BaseException:
             self.state.rollback()
+            self._drop_snapshots(self._new_snapshots)  # the diff base stays the previous snapshot
+            self._new_snapshots = []
             raise
         return self.report
 
@@ -343,7 +392,12 @@ class HdfsExtractor:
             return
         self._listings = {}
         self.state.saw_directory(root, None)
-        self._visit(pool, entry, full)
+        diff = self._snapshot_diff(root, full) if self.snapshots else None
+        if diff is None:
+            self._visit(pool, entry, full)
+        else:
+            yield from self._follow_diff(pool, root, diff)
+            full = True  # what the diff queued (created directories) is listed to the bottom
         while pool.outstanding:
             kind, path, payload = pool.results.get()
             if kind == "page":
@@ -356,6 +410,72 @@ class HdfsExtractor:
                 yield from self._stat(pool, path, payload, full)
             else:
                 self._failed(path, payload)
+
+    def _snapshot_diff(self, root: str, full: bool) -> list[dict[str, Any]] | None:
+        """Take this run's snapshot of `root`; the diff from the previous one, or None when the
+        root is not snapshottable or there is nothing to diff against (then the run crawls)."""
+        name = f"navd-{self.clock():%Y%m%dT%H%M%S%f}"
+        try:
+            self.client.create_snapshot(root, name)
+        except HdfsError as exc:
+            kind = getattr(exc, "exception", None)
+            if kind == "SnapshotException" or "not a snapshottable directory" in str(exc):
+                return None  # the usual case: an admin did not allow snapshots on this root
+            if kind == "AccessControlException":
+                log.warning("snapshottable root, but navd may not snapshot it (needs owner or superuser); "
+                            "crawling it instead", root=root)
+                return None
+            raise
+        self._new_snapshots.append((root, name))
+        previous = self.state.get_meta(f"snapshot:{root}")
+        if previous is not None:
+            self._obsolete_snapshots.append((root, previous))
+        if previous is None or full or self.state.listed_mtime(root) is None:
+            return None
+        try:
+            return snapshot_diff(self.client, root, previous, name)
+        except HdfsError as exc:
+            # Its snapshot deleted by hand, say: a crawl makes the index right again.
+            log.warning("snapshot diff failed; crawling instead", root=root, previous=previous,
+                        reason=str(exc).splitlines()[0])
+            self._obsolete_snapshots.pop()
+            return None
+
+    def _follow_diff(self, pool: _Pool, root: str, diff: list[dict[str, Any]]) -> Iterator[Record]:
+        """Deleted and renamed-away paths become pending deletions; created, renamed-to and
+        modified ones are read again (a created directory to the bottom)."""
+        self.report.directories_unchanged += 1
+        for change in diff:
+            kind = change.get("type")
+            source = _below(root, change.get("sourcePath", ""))
+            if kind in ("DELETE", "RENAME"):
+                self.state.add_pending_delete(source, self.state.known(source))
+            if kind == "RENAME":
+                target = _below(root, change.get("targetPath", ""))
+                yield from self._diffed(pool, target, created=True)
+            elif kind in ("CREATE", "MODIFY"):
+                yield from self._diffed(pool, source, created=kind == "CREATE")
+
+    def _diffed(self, pool: _Pool, path: str, *, created: bool) -> Iterator[Record]:
+        if self.filter.excluded(path):
+            return
+        status = status_or_none(self.client, path)
+        if status is None:
+            return  # gone again since the snapshot: the next diff says so
+        try:
+            entry = entry_from_webhdfs(path, {**status, "pathSuffix": ""})
+        except BadEntry as exc:
+            self.report.skipped += 1
+            log.warning("HDFS entry skipped", reason=str(exc))
+            return
+        if self.filter.included(path):
+            self.report.entries += 1
+            yield from (records_for(entry, self.default_fs, self.extractor_run_id) if entry.parent_path
+                        else [element_for(entry, self.default_fs, self.extractor_run_id)])
+        if entry.is_dir and created:
+            self.state.saw_directory(path, entry.parent_path)
+            self._listings[path] = _Listing(path, entry.modified_ms, compare=self.state.listed_mtime(path) is not None)
+            pool.submit("list", path)
 
     def _visit(self, pool: _Pool, entry: HdfsEntry, full: bool) -> None:
         """A directory whose current status we have: list it, or, unchanged, look below it."""
@@ -461,13 +581,13 @@ class HdfsExtractor:
             kind = ElementType.DIRECTORY if is_dir else ElementType.FILE
             yield Deletion(EntityRef(SourceType.HDFS, qualified_name, kind), now)
             self.report.deletions += 1
-            if is_dir:
-                for doc in self.index.scan("elements", f"{{!prefix f=qualifiedName v={solr_quote(qualified_name + '/')}}}",
-                                           filters=["deleted:false"], fl="qualifiedName,type"):
-                    yield Deletion(EntityRef(SourceType.HDFS, str(doc["qualifiedName"]),
-                                             ElementType(str(doc["type"]))), now)
-                    self.report.deletions += 1
-                self.state.forget_subtree(path)
+            # Whatever the path was, what is indexed below it went with it.
+            below = f"{{!prefix f=qualifiedName v={solr_quote(qualified_name + '/')}}}"
+            for doc in self.index.scan("elements", below, filters=["deleted:false"], fl="qualifiedName,type"):
+                yield Deletion(EntityRef(SourceType.HDFS, str(doc["qualifiedName"]), ElementType(str(doc["type"]))),
+                               now)
+                self.report.deletions += 1
+            self.state.forget_subtree(path)
             self.state.drop_pending_delete(path)
             log.info("HDFS entity deleted", path=path, directory=is_dir)
 
