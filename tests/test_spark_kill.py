@@ -1,0 +1,124 @@
+"""Killing the real `navd extract spark` process (SIGKILL, at random moments: reading, writing to
+Solr, committing positions) and running it again loses nothing and duplicates nothing: the
+index ends up exactly as after one clean run."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from navd.index.client import SolrIndex
+from navd.solr.server import EmbeddedSolr
+from test_spark_extractor import run_pyspark
+
+STATEMENTS = 12
+COPIES = 150
+
+
+@pytest.fixture(scope="module")
+def busy_job(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("spark-busy")
+    statements = [f'spark.sql("create table kill.t{i} as select upper(c) as u{i}, n * {i} as m from kill.s '
+                  f'where n > {i % 3}")' for i in range(STATEMENTS)]
+    run_pyspark("\n".join(['spark.sql("create database kill")',
+                           'spark.sql("create table kill.s (c string, n int) using parquet")',
+                           "spark.sql(\"insert into kill.s values ('a', 1), ('b', 2), ('c', 3)\")",
+                           *statements]), root, "kill_job")
+    # Enough work for kills to land mid-run: the application's log copied COPIES times, each as
+    # another application (its own id, so its executions are its own documents).
+    [rolling] = (root / "events").glob("eventlog_v2_*")
+    app_id = rolling.name.removeprefix("eventlog_v2_")
+    text = b"".join(zstandard.ZstdDecompressor().stream_reader(path.open("rb"), read_across_frames=True).read()
+                    for path in sorted(rolling.glob("events_*")))
+    copies = root / "copies"
+    copies.mkdir()
+    for number in range(COPIES):
+        copy_id = f"{app_id}{number:03d}"
+        (copies / copy_id).write_bytes(text.replace(app_id.encode(), copy_id.encode()))
+    return copies, app_id
+
+
+def queries(app_id: str) -> tuple[str, str]:
+    ours = f"*kill* OR *{app_id}*"
+    return (f"qualifiedName:({ours}) OR originalName:kill_job",
+            f"endpoint1QualifiedName:({ours}) OR endpoint2QualifiedName:({ours})")
+
+
+def snapshot(index: SolrIndex, app_id: str) -> tuple[dict[str, dict], dict[str, dict]]:
+    for core in ("elements", "relations"):
+        index.commit(core)
+    drop = ("lastIndexed", "_version_", "extractorRunId")
+    elements_query, relations_query = queries(app_id)
+    elements = {d["identity"]: {k: v for k, v in d.items() if k not in drop}
+                for d in index.scan("elements", elements_query)}
+    relations = {d["identity"]: {k: v for k, v in d.items() if k not in drop}
+                 for d in index.scan("relations", relations_query)}
+    return elements, relations
+
+
+def clear(index: SolrIndex, app_id: str) -> None:
+    elements_query, relations_query = queries(app_id)
+    index.delete_query("elements", elements_query)
+    index.delete_query("relations", relations_query)
+    for core in ("elements", "relations"):
+        index.commit(core)
+
+
+def test_sigkill_at_random_moments_then_rerun_gives_the_clean_index(index: SolrIndex, solr_server: EmbeddedSolr,
+                                                                    busy_job: tuple[Path, str], tmp_path: Path) -> None:
+    logs, app_id = busy_job
+    navd = str(Path(sys.executable).parent / "navd")
+
+    def config(name: str) -> dict[str, str]:
+        path = tmp_path / f"{name}.toml"
+        path.write_text(f'[solr]\nurl = "{solr_server.url}"\n[logging]\nformat = "json"\n'
+                        f'[spark]\nevent_log_dirs = ["{logs}"]\npoll_seconds = 0.2\n'
+                        f'state_dir = "{tmp_path / name}"\n')
+        return {**os.environ, "NAVD_CONFIG": str(path)}
+
+    started = time.monotonic()
+    clean = subprocess.run([navd, "extract", "spark", "--once"], env=config("clean"), capture_output=True,
+                           text=True, timeout=300, check=False)
+    clean_seconds = time.monotonic() - started
+    assert clean.returncode == 0, clean.stderr
+    expected = snapshot(index, app_id)
+    assert len(expected[0]) > COPIES * STATEMENTS  # tables, columns, applications, executions
+    clear(index, app_id)
+
+    env = config("killed")
+    # First kill: as soon as documents arrive in Solr, so surely between writing and committing
+    # positions (they are committed once the pass has written everything).
+    proc = subprocess.Popen([navd, "extract", "spark"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    elements_query, _ = queries(app_id)
+    while index.count("elements", elements_query) == 0 and proc.poll() is None:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    at_first_kill = len(snapshot(index, app_id)[0])
+    assert 0 < at_first_kill < len(expected[0])
+    # Then kill points spread over a run's time (start-up included), each run going on from
+    # whatever the one before committed.
+    rng = random.Random(7)
+    for _ in range(4):
+        proc = subprocess.Popen([navd, "extract", "spark"], env=env, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        time.sleep(clean_seconds * rng.uniform(0.3, 0.9))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    partial = snapshot(index, app_id)
+    final = subprocess.run([navd, "extract", "spark", "--once"], env=env, capture_output=True, text=True,
+                           timeout=300, check=False)
+    assert final.returncode == 0, final.stderr
+    print(f"clean run {clean_seconds:.1f}s; {at_first_kill} elements at the first kill, "
+          f"{len(partial[0])}/{len(expected[0])} after all kills; "
+          f"final run: {final.stdout.strip()}")
+    assert snapshot(index, app_id) == expected
