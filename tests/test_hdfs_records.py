@@ -1,0 +1,79 @@
+"""The pure parts of the HDFS extractor: statuses to elements, permissions, path filters, the
+WebHDFS client's configuration checks."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+from navd.config import HdfsConfig
+from navd.errors import ConfigError
+from navd.extractors.hdfs.extractor import PathFilter
+from navd.extractors.hdfs.records import BadEntry, entry_from_webhdfs, records_for, symbolic_permissions
+from navd.model import Element, ElementType, Relation, RelationType
+from navd.webhdfs import hdfs_path, make_client
+
+# A FileStatus as Hadoop 3.5.0's WebHDFS returned it for a file in the dev HDFS.
+FILE_STATUS = {"accessTime": 1795327009013, "blockSize": 134217728, "childrenNum": 0, "fileId": 16388,
+               "group": "supergroup", "length": 3, "modificationTime": 1795327009590, "owner": "root",
+               "pathSuffix": "a b ü.csv", "permission": "644", "replication": 1, "storagePolicy": 0, "type": "FILE"}
+
+
+@pytest.mark.parametrize(("octal", "symbolic"), [("755", "rwxr-xr-x"), ("640", "rw-r-----"), ("0", "---------"),
+                                                 ("1777", "rwxrwxrwt"), ("1776", "rwxrwxrwT"), ("700", "rwx------")])
+def test_permissions_read_as_ls_shows_them(octal: str, symbolic: str) -> None:
+    assert symbolic_permissions(octal) == symbolic
+
+
+def test_a_file_status_becomes_an_element_and_its_parent_child_relation() -> None:
+    entry = entry_from_webhdfs("/data/raw", FILE_STATUS)
+    element, relation = records_for(entry, "hdfs://NN:8020", "hdfs##1")
+    assert isinstance(element, Element) and isinstance(relation, Relation)
+    assert element.qualified_name == "hdfs://nn:8020/data/raw/a b ü.csv"
+    assert (element.type, element.name, element.size, element.owner, element.permissions) == \
+        (ElementType.FILE, "a b ü.csv", 3, "root", "rw-r--r--")
+    assert element.file_system_path == "/data/raw/a b ü.csv" and element.source_id is None
+    assert element.last_modified is not None and element.last_modified.isoformat() == "2026-11-22T05:56:49.590000+00:00"
+    assert relation.type is RelationType.PARENT_CHILD
+    assert relation.endpoint1.qualified_name == "hdfs://nn:8020/data/raw" and relation.endpoint2 == element.ref
+
+
+def test_the_root_has_no_parent() -> None:
+    root = entry_from_webhdfs("/", {**FILE_STATUS, "pathSuffix": "", "type": "DIRECTORY", "length": 0})
+    [element] = records_for(root, "hdfs://nn")
+    assert element.name == "/" and element.parent is None and element.size is None
+
+
+def test_a_bad_status_names_the_path_and_the_key() -> None:
+    broken = {k: v for k, v in FILE_STATUS.items() if k != "owner"}
+    with pytest.raises(BadEntry, match=r"/data/a b ü.csv: FileStatus has no 'owner'"):
+        entry_from_webhdfs("/data", broken)
+    with pytest.raises(BadEntry, match="permission 'rw' is not octal"):
+        entry_from_webhdfs("/data", {**FILE_STATUS, "permission": "rw"})
+
+
+def test_path_filters() -> None:
+    only_raw = PathFilter(include=("/data/raw",), exclude=("/data/raw/tmp", "*/_temporary"))
+    assert only_raw.included("/data/raw/x.csv") and not only_raw.included("/data/other")
+    assert only_raw.worth_descending("/data") and not only_raw.worth_descending("/user")
+    assert only_raw.excluded("/data/raw/tmp/y") and not only_raw.excluded("/data/raw/tmpfile")
+    assert only_raw.excluded("/data/raw/job/_temporary")
+    assert PathFilter().included("/anything") and not PathFilter().excluded("/anything")
+
+
+def test_webhdfs_config_is_checked() -> None:
+    with pytest.raises(ConfigError, match=r"\[hdfs\] urls: no WebHDFS URL"):
+        make_client(HdfsConfig())
+    with pytest.raises(ConfigError, match="is not a WebHDFS URL"):
+        make_client(HdfsConfig(urls=("hdfs://nn:8020",)))
+    with pytest.raises(ConfigError, match="not an HDFS path"):
+        hdfs_path("s3a://bucket/x")
+    assert hdfs_path("hdfs://nn:8020/a/b") == "/a/b" and hdfs_path("/a") == "/a"
+    kerberos = HdfsConfig(urls=("https://nn:9871",), auth="kerberos")
+    if importlib.util.find_spec("requests_kerberos") is None:
+        with pytest.raises(ConfigError, match="kerberos extra"):
+            make_client(kerberos)
+    else:
+        from hdfs.ext.kerberos import KerberosClient
+        assert isinstance(make_client(kerberos), KerberosClient)
