@@ -3,12 +3,14 @@
     python deploy/dev/devstack.py up     # start (idempotent) and write .dev/navd.toml
     python deploy/dev/devstack.py down   # stop
 
-The stack: Solr, a real HDFS (NameNode + DataNode from Hadoop's Maven jars, WebHDFS on), and
-Spark's Thrift Server as HiveServer2 (its event log is where the Spark extractor finds the SQL
-text of what ran through it). YARN joins it here.
-Ports: Solr 8984 (so it does not clash with `navd quickstart` on 8983), Thrift Server 10015,
+The stack: Solr, a real HDFS (NameNode + DataNode from Hadoop's Maven jars, WebHDFS on), a
+standalone Hive metastore and Spark's Thrift Server as HiveServer2 over it, its warehouse on the
+HDFS (its event log is where the Spark extractor finds the SQL text of what ran through it; PySpark
+jobs share the metastore with `spark.hadoop.hive.metastore.uris`). YARN joins it here.
+Ports: Solr 8984 (so it does not clash with `navd quickstart` on 8983), metastore 9083,
+Thrift Server 10015,
 HDFS Hadoop's defaults (NameNode RPC 8020, HTTP/WebHDFS 9870, DataNode 9866/9864/9867);
-override with DEV_SOLR_PORT, DEV_THRIFT_PORT, DEV_HDFS_RPC_PORT, DEV_HDFS_HTTP_PORT.
+override with DEV_SOLR_PORT, DEV_METASTORE_PORT, DEV_THRIFT_PORT, DEV_HDFS_RPC_PORT, DEV_HDFS_HTTP_PORT.
 """
 
 from __future__ import annotations
@@ -18,14 +20,16 @@ import os
 import sys
 from pathlib import Path
 
-from navd.config import load_config
+from navd.config import HdfsConfig, load_config
 from navd.dev.hadoop import DevHdfs, HdfsPorts
+from navd.dev.metastore import HiveMetastore
 from navd.dev.spark_thrift import SparkThriftServer
 from navd.errors import NavdError
 from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
 from navd.logs import setup_logging
 from navd.solr.server import EmbeddedSolr, SolrDistribution, effective_solr_config
+from navd.webhdfs import make_client
 
 REPO = Path(__file__).resolve().parents[2]
 DEV = REPO / ".dev"
@@ -39,9 +43,18 @@ def solr_server() -> EmbeddedSolr:
                         SolrDistribution(defaults.version, defaults.dist_path))
 
 
-def thrift_server() -> SparkThriftServer:
+WAREHOUSE = "/user/hive/warehouse"
+
+
+def metastore(hdfs: DevHdfs) -> HiveMetastore:
+    return HiveMetastore(DEV / "metastore", int(os.environ.get("DEV_METASTORE_PORT", "9083")),
+                         warehouse=f"{hdfs.default_fs}{WAREHOUSE}")
+
+
+def thrift_server(hdfs: DevHdfs, hms: HiveMetastore) -> SparkThriftServer:
     return SparkThriftServer(DEV / "spark-thrift", int(os.environ.get("DEV_THRIFT_PORT", "10015")),
-                             event_log_dir=DEV / "spark-events")
+                             event_log_dir=DEV / "spark-events", metastore_uri=hms.uri,
+                             warehouse=f"{hdfs.default_fs}{WAREHOUSE}")
 
 
 def hdfs_cluster() -> DevHdfs:
@@ -74,7 +87,16 @@ def up() -> None:
     hdfs = hdfs_cluster()
     hdfs.start()
     print(f"hdfs: NameNode {hdfs.default_fs}, WebHDFS {hdfs.webhdfs_url} (home {hdfs.home})")
-    thrift = thrift_server()
+    # As on a real cluster: a warehouse and a /tmp every user may write to (HiveServer2 acts as
+    # the connecting user), the sticky bit keeping users' files their own.
+    superuser = make_client(HdfsConfig(urls=(hdfs.webhdfs_url,), user=hdfs.superuser))
+    for shared in (WAREHOUSE, "/tmp"):
+        superuser.makedirs(shared)
+        superuser.set_permission(shared, "1777")
+    hms = metastore(hdfs)
+    hms.start()
+    print(f"hive: metastore {hms.uri} (warehouse {hdfs.default_fs}{WAREHOUSE})")
+    thrift = thrift_server(hdfs, hms)
     thrift.start()
     print(f"hive: Spark Thrift Server (HiveServer2) on 127.0.0.1:{thrift.port}, "
           f"event log {thrift.event_log_dir}")
@@ -87,7 +109,10 @@ def up() -> None:
 
 
 def down() -> None:
-    print("hive: stopped" if thrift_server().stop() else "hive: was not running")
+    hdfs = hdfs_cluster()
+    hms = metastore(hdfs)
+    print("hive: stopped" if thrift_server(hdfs, hms).stop() else "hive: was not running")
+    print("metastore: stopped" if hms.stop() else "metastore: was not running")
     print("hdfs: stopped" if hdfs_cluster().stop() else "hdfs: was not running")
     print("solr: stopped" if solr_server().stop() else "solr: was not running")
 

@@ -88,8 +88,11 @@ class SparkThriftServer:
                "--driver-memory", self.driver_memory, "--class", THRIFT_SERVER_CLASS]
         for key, value in conf.items():
             cmd += ["--conf", f"{key}={value}"]
+        # doAs off, as on clusters with Ranger/Sentry: statements run as the server's user. (With
+        # it on, local-mode tasks write as the server's user but commit as the client's user.)
         cmd += ["spark-internal", "--hiveconf", f"hive.server2.thrift.port={self.port}",
-                "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1"]
+                "--hiveconf", "hive.server2.thrift.bind.host=127.0.0.1",
+                "--hiveconf", "hive.server2.enable.doAs=false"]
         env = {**os.environ, "SPARK_HOME": str(spark_home()), "SPARK_LOCAL_IP": "127.0.0.1",
                "SPARK_LOG_DIR": str(self.home / "logs")}
         proc = self.process.spawn(cmd, log_file=self.log_file, record={"port": self.port}, env=env)

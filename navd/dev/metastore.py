@@ -1,0 +1,77 @@
+"""A real standalone Hive Metastore (Thrift, port 9083 style) from the pyspark jars.
+
+Spark ships hive-metastore 2.3.x; its `HiveMetaStore` main class runs the metastore service
+over an embedded Derby database kept in the home. Spark sessions and the Thrift Server share
+it through `hive.metastore.uris=thrift://127.0.0.1:<port>`, so tables a PySpark job creates
+are the tables HiveServer2 (and so navd's HMS extractor) lists. Binds to 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from navd.dev.spark_thrift import DevServiceError, spark_home
+from navd.jvm import find_tool
+from navd.logs import get_logger
+from navd.process import ManagedProcess, port_in_use
+
+log = get_logger("navd.dev.metastore")
+METASTORE_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"
+
+
+class HiveMetastore:
+    def __init__(self, home: Path, port: int, *, warehouse: str | None = None, heap: str = "512m") -> None:
+        self.home = home.expanduser().resolve()
+        self.port = port
+        self.warehouse = warehouse or (self.home / "warehouse").as_uri()
+        self.heap = heap
+        self.process = ManagedProcess("hive-metastore", self.home, METASTORE_CLASS, DevServiceError)
+
+    @property
+    def uri(self) -> str:
+        return f"thrift://127.0.0.1:{self.port}"
+
+    @property
+    def log_file(self) -> Path:
+        return self.home / "logs" / "metastore.log"
+
+    def start(self, timeout: float = 180.0) -> None:
+        pid = self.process.running_pid()
+        if pid is not None:
+            self.process.wait_ready(pid, self._ready, timeout=timeout, log_file=self.log_file)
+            return
+        if port_in_use(self.port):
+            raise DevServiceError(f"port {self.port} on 127.0.0.1 is in use by another process")
+        proc = self._spawn()
+        self.process.wait_ready(proc.pid, self._ready, timeout=timeout, log_file=self.log_file, proc=proc)
+
+    def _ready(self) -> str | None:
+        return None if port_in_use(self.port) else f"the metastore did not open port {self.port}"
+
+    def _spawn(self) -> subprocess.Popen[bytes]:
+        self.home.mkdir(parents=True, exist_ok=True)
+        database = self.home / "metastore_db"
+        hiveconf = {
+            # Without it the metastore fails on a missing LMAX disruptor class (async logging).
+            "hive.async.log.enabled": "false",
+            "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={database};create=true",
+            "datanucleus.schema.autoCreateAll": "true",
+            "hive.metastore.schema.verification": "false",
+            "hive.metastore.warehouse.dir": self.warehouse,
+            "hive.metastore.bind.host": "127.0.0.1",
+        }
+        cmd = [find_tool("java", DevServiceError), f"-Xmx{self.heap}", "-XX:+ExitOnOutOfMemoryError",
+               "-Dhive.async.log.enabled=false", f"-Dderby.system.home={self.home}",
+               "-Djava.net.preferIPv4Stack=true", "-cp", f"{spark_home() / 'jars' / '*'}",
+               METASTORE_CLASS, "-p", str(self.port)]
+        for key, value in hiveconf.items():
+            cmd += ["--hiveconf", f"{key}={value}"]
+        env = {k: v for k, v in os.environ.items() if k not in ("HADOOP_CONF_DIR", "HIVE_CONF_DIR")}
+        proc = self.process.spawn(cmd, log_file=self.log_file, record={"port": self.port}, env=env)
+        log.info("starting the Hive metastore", pid=proc.pid, port=self.port, home=str(self.home))
+        return proc
+
+    def stop(self) -> bool:
+        return self.process.stop(timeout=30)
