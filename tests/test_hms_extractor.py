@@ -1,0 +1,197 @@
+"""The HMS extractor against a real Spark Thrift Server (HiveServer2) and a real Solr."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyhive import hive
+
+from navd.dev.spark_thrift import SparkThriftServer
+from navd.extractors.hms.extractor import HmsExtractor
+from navd.index.client import IndexWriter, SolrIndex
+from navd.model import identity
+
+CLUSTER = "hmstest"
+
+
+class CountingCursor:
+    """Passes statements through and remembers them: the tests count what the extractor sends."""
+
+    def __init__(self, cursor: Any, log: list[str]) -> None:
+        self.cursor, self.log = cursor, log
+
+    def execute(self, sql: str) -> None:
+        self.log.append(sql)
+        self.cursor.execute(sql)
+
+    def fetchall(self) -> list[Any]:
+        return self.cursor.fetchall()
+
+    def close(self) -> None:
+        self.cursor.close()
+
+
+class CountingConnection:
+    def __init__(self, connection: Any) -> None:
+        self.connection, self.statements = connection, []  # type: ignore[var-annotated]
+
+    def cursor(self) -> CountingCursor:
+        return CountingCursor(self.connection.cursor(), self.statements)
+
+
+@pytest.fixture
+def sql(spark_thrift: SparkThriftServer) -> Iterator[Any]:
+    connection = hive.connect("127.0.0.1", spark_thrift.port, username="navd")
+    cursor = connection.cursor()
+
+    def run(*statements: str) -> None:
+        for statement in statements:
+            cursor.execute(statement)
+
+    yield run
+    cursor.close()
+    connection.close()
+
+
+def extractor(spark_thrift: SparkThriftServer, index: SolrIndex, state: Path, db_regex: str,
+              **kwargs: Any) -> tuple[HmsExtractor, CountingConnection]:
+    connection = CountingConnection(hive.connect("127.0.0.1", spark_thrift.port, username="navd"))
+    return HmsExtractor(connection, index, cluster=CLUSTER, default_fs="hdfs://ns", state_dir=state,
+                        database_regex=db_regex, **kwargs), connection
+
+
+def run(ex: HmsExtractor, index: SolrIndex, full: bool = False) -> Any:
+    writer = IndexWriter(index)
+    report = ex.run_pass(writer, full=full)
+    assert writer.close(60)
+    index.commit("elements")
+    index.commit("relations")
+    return report
+
+
+def doc(index: SolrIndex, qn: str) -> dict[str, Any] | None:
+    docs = index.get("elements", [identity("HIVE", qn)])
+    return docs[0] if docs else None
+
+
+def relations(index: SolrIndex, query: str) -> list[dict[str, Any]]:
+    return list(index.scan("relations", query))
+
+
+def qn(*parts: str) -> str:
+    return ".".join(parts) + "@" + CLUSTER
+
+
+def test_full_then_incremental(spark_thrift: SparkThriftServer, index: SolrIndex, sql: Any, unique: str,
+                               tmp_path: Path) -> None:
+    db = f"{unique}_sales"
+    ext_dir = tmp_path / "ext"
+    sql(f"CREATE DATABASE {db} COMMENT 'sales data'",
+        f"CREATE TABLE {db}.Orders (Id INT COMMENT 'order id', Amount DOUBLE, Region STRING) USING parquet "
+        f"PARTITIONED BY (Region) TBLPROPERTIES ('team'='shop')",
+        f"INSERT INTO {db}.orders VALUES (1, 2.0, 'eu'), (2, 3.0, 'us')",
+        f"CREATE TABLE {db}.ext (a INT, b STRING) USING parquet LOCATION '{ext_dir.as_uri()}'",
+        f"CREATE VIEW {db}.big AS SELECT Id, Amount * 2 AS dbl, region FROM {db}.orders WHERE Id > 0",
+        f"CREATE VIEW {db}.joined AS SELECT b.id, upper(b.region) AS r FROM {db}.big b JOIN {db}.ext e ON b.id = e.a")
+    ex, conn = extractor(spark_thrift, index, tmp_path / "state", f"{unique}_.*")
+    report = run(ex, index)
+    assert report.complete and report.skipped == 0 and report.tables == 4 and report.tables_described == 4
+
+    database = doc(index, qn(db))
+    assert database is not None and database["type"] == "DATABASE"
+    orders = doc(index, qn(db, "orders"))
+    assert orders is not None and orders["type"] == "TABLE" and orders["originalName"] == "orders"
+    assert orders["internalType"] == "MANAGED" if "internalType" in orders else True
+    assert orders["parentId"] == identity("HIVE", qn(db))
+    field = doc(index, qn(db, "orders", "id"))
+    assert field is not None and field["type"] == "FIELD" and field.get("description") == "order id"
+    region = doc(index, qn(db, "orders", "region"))
+    assert region is not None and "true" in str(region)  # partitionKey property
+    for value in ("eu", "us"):
+        partition = doc(index, qn(db, "orders") + f"/region={value}")
+        assert partition is not None and partition["type"] == "PARTITION"
+    ext = doc(index, qn(db, "ext"))
+    assert ext is not None and "EXTERNAL" in str(ext)
+    physical = relations(index, f"type:LOGICAL_PHYSICAL AND endpoint1Id:{identity('HIVE', qn(db, 'ext'))}")
+    assert [r["endpoint2QualifiedName"] for r in physical] == [f"file://{ext_dir}"]
+    assert physical[0]["endpoint2Linked"] is False
+
+    big = doc(index, qn(db, "big"))
+    assert big is not None and big["type"] == "VIEW" and "Amount * 2" in str(big)
+    flows = relations(index, f"type:DATA_FLOW AND endpoint2Id:{identity('HIVE', qn(db, 'big'))}")
+    assert [r["endpoint1QualifiedName"] for r in flows] == [qn(db, "orders")]
+    dbl = relations(index, f"type:DATA_FLOW AND endpoint2Id:{identity('HIVE', qn(db, 'big', 'dbl'))}")
+    assert [(r["endpoint1QualifiedName"], r["dependencyType"]) for r in dbl] == [(qn(db, "orders", "amount"),
+                                                                                 "EXPRESSION")]
+    assert "* 2" in dbl[0]["expression"]
+    joined = relations(index, f"type:DATA_FLOW AND endpoint2Id:{identity('HIVE', qn(db, 'joined'))}")
+    assert sorted(r["endpoint1QualifiedName"] for r in joined) == [qn(db, "big"), qn(db, "ext")]
+    r_col = relations(index, f"type:DATA_FLOW AND endpoint2Id:{identity('HIVE', qn(db, 'joined', 'r'))}")
+    assert [r["endpoint1QualifiedName"] for r in r_col] == [qn(db, "big", "region")]
+
+    # Unchanged metastore: no DESCRIBE FORMATTED, (almost) nothing written.
+    conn.statements.clear()
+    report = run(ex, index)
+    assert not [s for s in conn.statements if s.startswith("DESCRIBE FORMATTED")]
+    assert report.tables_unchanged == 4 and report.records == 0 and report.deletions == 0
+
+    # ALTER TABLE ADD COLUMNS: only that table is described again.
+    sql(f"ALTER TABLE {db}.ext ADD COLUMNS (c INT)")
+    conn.statements.clear()
+    report = run(ex, index)
+    assert [s for s in conn.statements if s.startswith("DESCRIBE FORMATTED")] == [f"DESCRIBE FORMATTED `{db}`.`ext`"]
+    assert doc(index, qn(db, "ext", "c")) is not None
+
+    # A new partition: its table's one SHOW PARTITIONS finds it, no DESCRIBE.
+    sql(f"INSERT INTO {db}.orders VALUES (3, 1.0, 'asia')")
+    conn.statements.clear()
+    run(ex, index)
+    assert not [s for s in conn.statements if s.startswith("DESCRIBE FORMATTED")]
+    assert doc(index, qn(db, "orders") + "/region=asia") is not None
+
+    # Dropped and re-created with other columns: old column flagged deleted, table live again.
+    sql(f"DROP TABLE {db}.ext", f"CREATE TABLE {db}.ext (z STRING) USING parquet")
+    report = run(ex, index)
+    assert doc(index, qn(db, "ext"))["deleted"] is False  # type: ignore[index]
+    assert doc(index, qn(db, "ext", "z"))["deleted"] is False  # type: ignore[index]
+    assert doc(index, qn(db, "ext", "a"))["deleted"] is True  # type: ignore[index]
+
+    # A dropped table: it and its columns are flagged deleted.
+    sql(f"DROP VIEW {db}.joined")
+    run(ex, index)
+    assert doc(index, qn(db, "joined"))["deleted"] is True  # type: ignore[index]
+    assert doc(index, qn(db, "joined", "r"))["deleted"] is True  # type: ignore[index]
+    assert doc(index, qn(db, "big"))["deleted"] is False  # type: ignore[index]
+
+    # full=True describes everything again.
+    conn.statements.clear()
+    report = run(ex, index, full=True)
+    assert report.tables_described == 3
+
+
+def test_dropped_database_and_filters(spark_thrift: SparkThriftServer, index: SolrIndex, sql: Any, unique: str,
+                                      tmp_path: Path) -> None:
+    keep, drop = f"{unique}_keep", f"{unique}_gone"
+    sql(f"CREATE DATABASE {keep}", f"CREATE DATABASE {drop}",
+        f"CREATE TABLE {keep}.t1 (a INT) USING parquet", f"CREATE TABLE {keep}.skipme (a INT) USING parquet",
+        f"CREATE TABLE {drop}.t2 (b INT) USING parquet")
+    ex, _ = extractor(spark_thrift, index, tmp_path / "state", f"{unique}_.*", table_regex="t[0-9]+")
+    report = run(ex, index)
+    assert report.tables == 2
+    assert doc(index, qn(keep, "skipme")) is None and doc(index, qn(drop, "t2", "b")) is not None
+
+    sql(f"DROP DATABASE {drop} CASCADE")
+    run(ex, index)
+    for name in (qn(drop), qn(drop, "t2"), qn(drop, "t2", "b")):
+        assert doc(index, name)["deleted"] is True, name  # type: ignore[index]
+    assert doc(index, qn(keep, "t1"))["deleted"] is False  # type: ignore[index]
+
+    # A filter file selects db:table pairs.
+    rules = tmp_path / "filter.txt"
+    rules.write_text(f"# only skipme\n{keep}:skip.*\n")
+    ex2, _ = extractor(spark_thrift, index, tmp_path / "state2", ".*", filter_file=rules)
+    report = run(ex2, index)
+    assert report.tables == 1 and doc(index, qn(keep, "skipme")) is not None
