@@ -1,0 +1,222 @@
+"""Alias rules of qualified names: which indexed names an unresolved endpoint name may mean.
+
+Pure functions, no I/O. Both the incremental linker and the Spark job use them, so they match
+the same way.
+
+The aliases real clusters produce:
+- paths: `file:/x` vs `file:///x`, trailing and doubled slashes, upper-case hosts (all settled
+  by `path_qualified_name`); a bare `/p` means `<default_fs>/p`; and different authorities of one
+  file system, `hdfs://nn1:8020/p` vs `hdfs://nameservice1/p`. Nothing in a name says that
+  `nn1:8020` serves `nameservice1`, so that alias is explicit: `fs_aliases` maps an authority
+  (`nn1:8020` or `hdfs://nn1:8020`) to its canonical file system (`hdfs://nameservice1`); the
+  configured `default_fs` is canonical for itself. Names are compared after mapping aliased
+  authorities to their canonical file system.
+- catalog names: `spark_catalog.db.t@c` (a SPARK name) is the HIVE table `db.t@c`; a name
+  without `@cluster` is on the configured cluster; Hive names are case-insensitive and may carry
+  backticks. Partition specs after the `/` keep their case (values are data).
+- anything else (operations, executions) is only ever its exact name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from navd.model import ElementType, InvalidName, SourceType, identity, path_qualified_name
+
+SESSION_CATALOG = "spark_catalog"
+_CATALOG_SOURCES = frozenset({SourceType.HIVE, SourceType.SPARK, SourceType.IMPALA})
+_CATALOG_TYPES = frozenset({ElementType.DATABASE, ElementType.TABLE, ElementType.VIEW, ElementType.FIELD,
+                            ElementType.PARTITION})
+# How many dotted parts a catalog name of each type has without a catalog prefix.
+_PARTS = {ElementType.DATABASE: 1, ElementType.TABLE: 2, ElementType.VIEW: 2, ElementType.PARTITION: 2,
+          ElementType.FIELD: 3}
+
+
+def _fs_prefix(uri: str) -> str:
+    """`hdfs://NN:8020/` -> `hdfs://nn:8020` (scheme and authority, normalised)."""
+    qualified = path_qualified_name(uri.rstrip("/") + "/")
+    scheme, _, rest = qualified.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}"
+
+
+@dataclasses.dataclass(frozen=True)
+class AliasRules:
+    """What the linker knows about a cluster's names.
+
+    `fs_aliases`: authority (`nn1:8020`, or with scheme `hdfs://nn1:8020`) -> the canonical file
+    system it belongs to (`hdfs://nameservice1`). A key without a scheme takes its value's.
+    """
+
+    cluster: str
+    default_fs: str = ""
+    fs_aliases: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    # Normalised: alias prefix -> canonical prefix, and canonical prefix -> all its members.
+    _canonical: Mapping[str, str] = dataclasses.field(init=False, repr=False, compare=False)
+    _members: Mapping[str, tuple[str, ...]] = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        canonical: dict[str, str] = {}
+        for key, value in self.fs_aliases.items():
+            target = _fs_prefix(value)
+            source = key if "://" in key else f"{target.split('://', 1)[0]}://{key}"
+            canonical[_fs_prefix(source)] = target
+        # Chains (a -> b -> c) resolve to their end, so every member names one canonical prefix.
+        for alias in list(canonical):
+            seen = {alias}
+            while canonical[alias] in canonical and canonical[alias] not in seen:
+                seen.add(canonical[alias])
+                canonical[alias] = canonical[canonical[alias]]
+        members: dict[str, list[str]] = {}
+        for alias, target in canonical.items():
+            if alias != target:
+                members.setdefault(target, [target]).append(alias)
+        object.__setattr__(self, "fs_aliases", MappingProxyType(dict(self.fs_aliases)))
+        object.__setattr__(self, "_canonical", MappingProxyType(canonical))
+        object.__setattr__(self, "_members", MappingProxyType(
+            {k: (v[0], *sorted(set(v[1:]))) for k, v in members.items()}))
+
+    @property
+    def default_prefix(self) -> str:
+        """The canonical file system of bare paths, or "" when no default FS is configured."""
+        if not self.default_fs:
+            return ""
+        prefix = _fs_prefix(self.default_fs)
+        return self._canonical.get(prefix, prefix)
+
+    # -- paths --------------------------------------------------------------------------------
+
+    def canonical_path(self, name: str) -> str | None:
+        """The canonical spelling of a path, or None when it is not a usable path."""
+        try:
+            qualified = path_qualified_name(name, self.default_fs)
+        except InvalidName:
+            return None
+        scheme, _, rest = qualified.partition("://")
+        authority, slash, path = rest.partition("/")
+        prefix = f"{scheme}://{authority}"
+        return self._canonical.get(prefix, prefix) + slash + path
+
+    def path_spellings(self, canonical: str) -> list[str]:
+        """Every full spelling of a canonical path: the canonical one first, then its aliases."""
+        scheme, _, rest = canonical.partition("://")
+        authority, slash, path = rest.partition("/")
+        prefix = f"{scheme}://{authority}"
+        return [member + slash + path for member in self._members.get(prefix, (prefix,))]
+
+    # -- catalog names ------------------------------------------------------------------------
+
+    def canonical_catalog(self, name: str, source_type: SourceType, type_: ElementType | None
+                          ) -> tuple[SourceType, str] | None:
+        """(source type, canonical name) of a table/column/database/partition name."""
+        head, at, rest = name.partition("@")
+        cluster, slash, spec = rest.partition("/")
+        if not at:
+            # No cluster: a partition spec, if any, follows the table name directly.
+            head, slash, spec = name.partition("/")
+            cluster = self.cluster
+        parts = [p.strip().strip("`").strip().lower() for p in head.split(".")]
+        if not parts or any(not p for p in parts) or not cluster.strip():
+            return None
+        expected = _PARTS.get(type_) if type_ is not None else None
+        source = source_type
+        if parts[0] == SESSION_CATALOG and len(parts) > 1 and (expected is None or len(parts) == expected + 1):
+            parts, source = parts[1:], SourceType.HIVE
+        return source, ".".join(parts) + "@" + cluster.strip().lower() + slash + spec
+
+
+def _source(value: SourceType | str) -> SourceType | None:
+    try:
+        return SourceType(value)
+    except ValueError:
+        return None
+
+
+def _type(value: ElementType | str | None) -> ElementType | None:
+    try:
+        return ElementType(value) if value else None
+    except ValueError:
+        return None
+
+
+def candidates(qualified_name: str, source_type: SourceType | str, type_: ElementType | str | None,
+               rules: AliasRules) -> list[tuple[SourceType, str]]:
+    """(source type, qualifiedName) of every element an endpoint name may mean, best first.
+
+    Best first: the canonical spelling, then the exact name given, then other aliases; the
+    linker takes the first candidate that is indexed (and is not a stub).
+    """
+    source = _source(source_type)
+    if source is None:
+        return []
+    kind = _type(type_)
+    found: list[tuple[SourceType, str]] = []
+    if source is SourceType.HDFS or kind in (ElementType.DIRECTORY, ElementType.FILE):
+        canonical = rules.canonical_path(qualified_name)
+        if canonical is not None:
+            spellings = rules.path_spellings(canonical)
+            found.append((source, spellings[0]))
+            found.append((source, qualified_name))
+            found.extend((source, s) for s in spellings[1:])
+    elif source in _CATALOG_SOURCES and (kind is None or kind in _CATALOG_TYPES):
+        canonical_name = rules.canonical_catalog(qualified_name, source, kind)
+        if canonical_name is not None:
+            found.append(canonical_name)
+    found.append((source, qualified_name))
+    unique: dict[tuple[SourceType, str], None] = {}
+    for item in found:
+        unique.setdefault(item, None)
+    return list(unique)
+
+
+def candidate_names(qualified_name: str, source_type: SourceType | str, type_: ElementType | str | None,
+                    *, default_fs: str = "", cluster: str = "",
+                    nameservice_aliases: Mapping[str, str] | None = None) -> list[str]:
+    """The qualifiedNames to look up for an endpoint name, best first (see `candidates`)."""
+    rules = AliasRules(cluster=cluster, default_fs=default_fs, fs_aliases=nameservice_aliases or {})
+    return [name for _, name in candidates(qualified_name, source_type, type_, rules)]
+
+
+def candidate_ids(qualified_name: str, source_type: SourceType | str, type_: ElementType | str | None,
+                  rules: AliasRules) -> list[str]:
+    """Identities of `candidates`, best first: what the linker fetches by real-time get."""
+    return [identity(s, n) for s, n in candidates(qualified_name, source_type, type_, rules)]
+
+
+def endpoint_spellings(qualified_name: str, source_type: SourceType | str, type_: ElementType | str | None,
+                       rules: AliasRules) -> list[tuple[SourceType, str]]:
+    """The endpoint names, as extractors write them, that resolve to an indexed element.
+
+    The reverse of `candidates` over the spellings navd's extractors produce (they normalise case
+    and doubled slashes): aliased authorities, trailing slashes, bare paths on the default FS, `file:/x`, and
+    `spark_catalog.` names. Used to find old unlinked relations when their element appears.
+    """
+    source = _source(source_type)
+    if source is None:
+        return []
+    kind = _type(type_)
+    found: list[tuple[SourceType, str]] = [(source, qualified_name)]
+    if source is SourceType.HDFS or kind in (ElementType.DIRECTORY, ElementType.FILE):
+        canonical = rules.canonical_path(qualified_name)
+        if canonical is not None:
+            spellings = rules.path_spellings(canonical)
+            found.extend((source, s) for s in spellings)
+            scheme, _, rest = canonical.partition("://")
+            path = "/" + rest.partition("/")[2]
+            if rules.default_prefix and canonical.startswith(rules.default_prefix + "/"):
+                found.append((source, path))
+            if scheme == "file":
+                found.append((source, "file:" + path))
+            # Trailing slashes: writers that keep a directory's URI as the user typed it.
+            found.extend([(s, n + "/") for s, n in found if n.rstrip("/") == n and n != "/"])
+    elif source in _CATALOG_SOURCES and (kind is None or kind in _CATALOG_TYPES):
+        canonical_name = rules.canonical_catalog(qualified_name, source, kind)
+        if canonical_name is not None:
+            found.append(canonical_name)
+            if canonical_name[0] is SourceType.HIVE:
+                found.append((SourceType.SPARK, f"{SESSION_CATALOG}.{canonical_name[1]}"))
+    unique: dict[tuple[SourceType, str], None] = {}
+    for item in found:
+        unique.setdefault(item, None)
+    return list(unique)
