@@ -104,23 +104,23 @@ def test_full_then_incremental(spark_thrift: SparkThriftServer, index: SolrIndex
     assert database is not None and database["type"] == "DATABASE"
     orders = doc(index, qn(db, "orders"))
     assert orders is not None and orders["type"] == "TABLE" and orders["originalName"] == "orders"
-    assert orders["internalType"] == "MANAGED" if "internalType" in orders else True
+    assert orders["internalType"] == "MANAGED"
     assert orders["parentId"] == identity("HIVE", qn(db))
     field = doc(index, qn(db, "orders", "id"))
     assert field is not None and field["type"] == "FIELD" and field.get("description") == "order id"
     region = doc(index, qn(db, "orders", "region"))
-    assert region is not None and "true" in str(region)  # partitionKey property
+    assert region is not None and region["dataType"] == "string" and "true" in str(region)  # partitionKey
     for value in ("eu", "us"):
         partition = doc(index, qn(db, "orders") + f"/region={value}")
         assert partition is not None and partition["type"] == "PARTITION"
     ext = doc(index, qn(db, "ext"))
-    assert ext is not None and "EXTERNAL" in str(ext)
+    assert ext is not None and ext["internalType"] == "EXTERNAL"
     physical = relations(index, f"type:LOGICAL_PHYSICAL AND endpoint1Id:{identity('HIVE', qn(db, 'ext'))}")
     assert [r["endpoint2QualifiedName"] for r in physical] == [f"file://{ext_dir}"]
     assert physical[0]["endpoint2Linked"] is False
 
     big = doc(index, qn(db, "big"))
-    assert big is not None and big["type"] == "VIEW" and "Amount * 2" in str(big)
+    assert big is not None and big["type"] == "VIEW" and "Amount * 2" in big["queryText"]
     flows = relations(index, f"type:DATA_FLOW AND endpoint2Id:{identity('HIVE', qn(db, 'big'))}")
     assert [r["endpoint1QualifiedName"] for r in flows] == [qn(db, "orders")]
     dbl = relations(index, f"type:DATA_FLOW AND endpoint2Id:{identity('HIVE', qn(db, 'big', 'dbl'))}")
