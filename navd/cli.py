@@ -68,11 +68,14 @@ def build_parser() -> argparse.ArgumentParser:
     entity.set_defaults(handler=cmd_entity)
 
     extract = commands.add_parser("extract", help="run an extractor now")
-    extract.add_argument("source", choices=["spark", "hdfs"], help="which extractor (hms, yarn: later)")
+    extract.add_argument("source", choices=["spark", "hdfs", "hms"], help="which extractor (yarn: later)")
     extract.add_argument("--once", action="store_true",
                          help="spark: one pass, then exit (default: keep polling every [spark] poll_seconds)")
     extract.add_argument("--full", action="store_true",
-                         help="hdfs: list every directory, not only the changed ones (the first run is full)")
+                         help="hdfs: list every directory, not only the changed ones; hms: describe every "
+                              "table (the first run is full)")
+    extract.add_argument("--filter-file", metavar="FILE", dest="filter_file",
+                         help="hms: only the tables of these `db:table` regex lines (as Atlas import-hive -f)")
     extract.add_argument("--from-fsimage", metavar="FILE", dest="fsimage",
                          help="hdfs: bulk-load a NameNode fsimage dump (hdfs oiv -p Delimited) with PySpark")
     extract.add_argument("--master", default="local[*]",
@@ -262,7 +265,35 @@ def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> int:
 def cmd_extract(args: argparse.Namespace, config: NavdConfig) -> int:
     if args.source == "hdfs":
         return _extract_hdfs(args, config)
+    if args.source == "hms":
+        return _extract_hms(args, config)
     return _extract_spark(args, config)
+
+
+def _extract_hms(args: argparse.Namespace, config: NavdConfig) -> int:
+    from pathlib import Path
+
+    from navd.config import state_dir
+    from navd.extractors.hms.extractor import HmsExtractor
+    from navd.index.client import IndexWriter
+
+    if not config.hive.host:
+        raise ConfigError("[hive] host: no HiveServer2 configured")
+    with _index(config, interactive=False) as index:
+        extractor = HmsExtractor.from_config(config, index, state_dir() / "hms" / config.cluster.name,
+                                             filter_file=Path(args.filter_file) if args.filter_file else None)
+        writer = IndexWriter(index)
+        try:
+            report = extractor.run_pass(writer, full=args.full)
+        finally:
+            writer.close()
+            extractor.close()
+        for core in ("elements", "relations"):
+            index.commit(core, soft=True)
+    print(f"hms: {report.databases} databases, {report.tables} tables ({report.tables_described} described, "
+          f"{report.tables_unchanged} unchanged), {report.partitions} partitions, {report.deletions} deleted, "
+          f"{report.skipped} skipped")
+    return EXIT_OK
 
 
 def _extract_hdfs(args: argparse.Namespace, config: NavdConfig) -> int:
