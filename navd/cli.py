@@ -82,6 +82,15 @@ def build_parser() -> argparse.ArgumentParser:
                          help="hdfs --from-fsimage: Spark master (default local[*]; yarn for a cluster)")
     extract.set_defaults(handler=cmd_extract)
 
+    link = commands.add_parser("link", help="resolve unlinked relations whose far end is indexed now")
+    link.add_argument("--full", action="store_true", help="every unlinked relation, not only what changed")
+    link.add_argument("--spark", action="store_true", help="run the full pass as a PySpark job (large backlogs)")
+    link.add_argument("--master", default="local[*]", help="--spark: Spark master (default local[*])")
+    link.add_argument("--fs-alias", action="append", default=[], metavar="AUTHORITY=FS", dest="fs_aliases",
+                      help="a NameNode address that names the default file system, e.g. "
+                           "nn1:8020=hdfs://nameservice1 (repeatable)")
+    link.set_defaults(handler=cmd_link)
+
     lineage = commands.add_parser("lineage", help="where an entity came from and what depends on it")
     lineage.add_argument("entity", metavar="ENTITY", help="qualifiedName or identity")
     lineage.add_argument("--direction", choices=["upstream", "downstream", "both"], default="both")
@@ -290,9 +299,10 @@ def _extract_hms(args: argparse.Namespace, config: NavdConfig) -> int:
             extractor.close()
         for core in ("elements", "relations"):
             index.commit(core, soft=True)
-    print(f"hms: {report.databases} databases, {report.tables} tables ({report.tables_described} described, "
-          f"{report.tables_unchanged} unchanged), {report.partitions} partitions, {report.deletions} deleted, "
-          f"{report.skipped} skipped")
+        print(f"hms: {report.databases} databases, {report.tables} tables ({report.tables_described} described, "
+              f"{report.tables_unchanged} unchanged), {report.partitions} partitions, {report.deletions} deleted, "
+              f"{report.skipped} skipped")
+        _link_after_extraction(index, config)
     return EXIT_OK
 
 
@@ -322,6 +332,7 @@ def _extract_hdfs(args: argparse.Namespace, config: NavdConfig) -> int:
         with _index(config, interactive=False) as index:
             for core in ("elements", "relations"):
                 index.commit(core, soft=True)
+            _link_after_extraction(index, config)
         return EXIT_OK
     if not config.hdfs.urls:
         raise ConfigError("[hdfs] urls: no WebHDFS URL configured (the NameNode's http(s)://host:port)")
@@ -335,9 +346,10 @@ def _extract_hdfs(args: argparse.Namespace, config: NavdConfig) -> int:
         # A one-shot run is followed by queries: make its records visible now.
         for core in ("elements", "relations"):
             index.commit(core, soft=True)
-    print(f"hdfs: {report.directories_listed} directories listed, {report.directories_unchanged} unchanged, "
-          f"{report.entries} entries, {report.deletions} deleted, {report.skipped} skipped, "
-          f"{report.requests} WebHDFS requests")
+        print(f"hdfs: {report.directories_listed} directories listed, {report.directories_unchanged} unchanged, "
+              f"{report.entries} entries, {report.deletions} deleted, {report.skipped} skipped, "
+              f"{report.requests} WebHDFS requests")
+        _link_after_extraction(index, config)
     return EXIT_OK
 
 
@@ -361,6 +373,8 @@ def _extract_spark(args: argparse.Namespace, config: NavdConfig) -> int:
                 if args.once or report.records:
                     print(f"spark: {report.lines} new lines, {report.records} records written, "
                           f"{report.warnings} warnings")
+                if report.records:
+                    _link_after_extraction(index, config)
                 if args.once:
                     # A one-shot run is followed by queries: make its records visible now rather
                     # than at the next automatic soft commit.
@@ -370,6 +384,44 @@ def _extract_spark(args: argparse.Namespace, config: NavdConfig) -> int:
                 time.sleep(config.spark.poll_seconds)
         finally:
             writer.close()
+
+
+def _fs_aliases(pairs: Sequence[str]) -> dict[str, str]:
+    aliases = {}
+    for pair in pairs:
+        authority, sep, target = pair.partition("=")
+        if not sep or not authority or "://" not in target:
+            raise ConfigError(f"--fs-alias {pair!r}: expected AUTHORITY=FS, e.g. nn1:8020=hdfs://nameservice1")
+        aliases[authority] = target
+    return aliases
+
+
+def cmd_link(args: argparse.Namespace, config: NavdConfig) -> int:
+    aliases = _fs_aliases(args.fs_aliases)
+    with _index(config, interactive=False) as index:
+        if args.spark:
+            from navd.linker.spark_link import spark_link
+
+            report = spark_link(index, cluster=config.cluster.name, default_fs=config.hdfs.default_fs,
+                                fs_aliases=aliases or None, master=args.master)
+        else:
+            report = _link(index, config, full=args.full, fs_aliases=aliases)
+    print(f"link: {report.examined} unlinked relations examined, {report.linked} linked, "
+          f"{report.still_unlinked} still unlinked")
+    return EXIT_OK
+
+
+def _link(index, config: NavdConfig, *, full: bool = False,  # type: ignore[no-untyped-def]
+          fs_aliases: dict[str, str] | None = None):  # -> LinkReport
+    """The linker pass every extraction ends with (and `navd link`)."""
+    from navd.linker.linker import Linker
+
+    return Linker.from_config(index, config, fs_aliases=fs_aliases or None).link(full=full)
+
+
+def _link_after_extraction(index, config: NavdConfig) -> None:  # type: ignore[no-untyped-def]
+    report = _link(index, config)
+    print(f"link: {report.linked} relations linked, {report.still_unlinked} still unlinked")
 
 
 def cmd_lineage(args: argparse.Namespace, config: NavdConfig) -> int:
