@@ -71,7 +71,7 @@ def test_init_twice_then_quickstart_against_a_configured_solr(navd) -> None:  # 
     assert by_identity == doc
     by_alias = navd("entity", "HDFS://NameService1/data/raw/orders/")
     assert by_alias.returncode == 0 and "hdfs://nameservice1/data/raw/orders" in by_alias.stdout
-    unlinked = navd("search", "unlinked:true", "--core", "relations")
+    unlinked = navd("search", 'unlinked:true AND endpoint1QualifiedName:"sales.orders@primary"', "--core", "relations")
     assert "sales.orders@primary -> hdfs://nameservice1/user/hive/warehouse/sales.db/orders [unlinked]" \
         in unlinked.stdout
     text = navd("search", "originalName:*ORD*", "--rows", "50")
