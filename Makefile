@@ -28,6 +28,7 @@ quickstart: setup
 bench: setup
 	$(BIN)/python tests/bench/bench_writer.py
 	$(BIN)/python tests/bench/bench_spark.py
+	$(BIN)/python tests/bench/bench_hdfs.py
 
 dev-up: setup
 	$(BIN)/python deploy/dev/devstack.py up
