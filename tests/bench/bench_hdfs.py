@@ -20,7 +20,7 @@ with `navd.index.admin.init_solr`), and measures navd issue's four HDFS figures:
 
 The tree (/bench/data/<dataset>/<yyyy>/<mm>/<dd>/part-NNNNN.snappy.parquet, a few hundred leaf
 directories, a fifth of them with more than 1000 files so listings page) is made once with FsShell
-(about 500 files/s on 2 cores) and cached in .bench/hdfs-<files>/ (gitignored), with its fsimage
+(about 400 files/s on 2 cores) and cached in .bench/hdfs-<files>/ (gitignored), with its fsimage
 dump; the incremental benchmark reverts its changes afterwards so the cache stays valid. Figures
 are printed and written to .bench/hdfs.json. Not collected by pytest (bench_*.py).
 """
