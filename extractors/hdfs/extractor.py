@@ -40,7 +40,8 @@ from hdfs import Client, HdfsError
 
 from navd.config import NavdConfig
 from navd.errors import NavdError
-from navd.extractors.hdfs.records import BadEntry, HdfsEntry, child_path, element_for, entry_from_webhdfs, records_for
+from navd.extractors.hdfs.records import (BadEntry, HdfsEntry, child_path, directory_ref, element_for, entry_from_webhdfs,
+                                         records_for)
 from navd.index.client import IndexWriter, SolrIndex
 from navd.index.lookup import solr_quote
 from navd.logs import get_logger
@@ -189,6 +190,7 @@ class _Listing:
     compare: bool                       # listed before: compare children with the index
     relist: bool = False                # unchanged, listed only for its subdirectories' times
     entries: int = 0
+    ref: EntityRef | None = None        # the directory's ref, the parent of every entry
     names: set[str] = dataclasses.field(default_factory=set)
 
 
@@ -519,7 +521,9 @@ class HdfsExtractor:
                 listing.names.add(entry.name)
             if self.filter.included(entry.path):
                 self.report.entries += 1
-                yield from records_for(entry, self.default_fs, self.extractor_run_id)
+                if listing.ref is None:
+                    listing.ref = directory_ref(listing.path, self.default_fs)
+                yield from records_for(entry, self.default_fs, self.extractor_run_id, listing.ref)
             if entry.is_dir:
                 self.state.saw_directory(entry.path, listing.path)
                 self._visit(pool, entry, full)

@@ -93,12 +93,21 @@ def directory_ref(path: str, default_fs: str) -> EntityRef:
     return EntityRef(SourceType.HDFS, path_qualified_name(path, default_fs), ElementType.DIRECTORY)
 
 
-def element_for(entry: HdfsEntry, default_fs: str, extractor_run_id: str | None = None) -> Element:
-    parent = entry.parent_path
+def element_for(entry: HdfsEntry, default_fs: str, extractor_run_id: str | None = None,
+                parent: EntityRef | None = None) -> Element:
+    """`parent`, when given, must be the ref of the entry's directory (a listing passes the same
+    one for every entry: normalising its path once per directory instead of once per entry)."""
+    if parent is not None:
+        # A name holds no '/', and the parent's name is normalised already.
+        base = parent.qualified_name
+        qualified_name = f"{base}{entry.name}" if base.endswith("/") else f"{base}/{entry.name}"
+    else:
+        qualified_name = path_qualified_name(entry.path, default_fs)
+        parent_path = entry.parent_path
+        parent = directory_ref(parent_path, default_fs) if parent_path is not None else None
     return Element(
         SourceType.HDFS, ElementType.DIRECTORY if entry.is_dir else ElementType.FILE,
-        path_qualified_name(entry.path, default_fs), name=entry.name,
-        parent=directory_ref(parent, default_fs) if parent is not None else None,
+        qualified_name, name=entry.name, parent=parent,
         file_system_path=entry.path, owner=entry.owner, group=entry.group, permissions=entry.permissions,
         size=None if entry.is_dir else entry.size,
         block_size=None if entry.is_dir else entry.block_size,
@@ -109,9 +118,10 @@ def element_for(entry: HdfsEntry, default_fs: str, extractor_run_id: str | None 
     )
 
 
-def records_for(entry: HdfsEntry, default_fs: str, extractor_run_id: str | None = None) -> list[Record]:
+def records_for(entry: HdfsEntry, default_fs: str, extractor_run_id: str | None = None,
+                parent: EntityRef | None = None) -> list[Record]:
     """The element of `entry` and, below the root, the PARENT_CHILD relation from its directory."""
-    element = element_for(entry, default_fs, extractor_run_id)
+    element = element_for(entry, default_fs, extractor_run_id, parent)
     if element.parent is None:
         return [element]
     return [element, Relation(RelationType.PARENT_CHILD, element.parent, element.ref,
