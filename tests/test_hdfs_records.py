@@ -10,7 +10,9 @@ import pytest
 from navd.config import HdfsConfig
 from navd.errors import ConfigError
 from navd.extractors.hdfs.extractor import PathFilter
-from navd.extractors.hdfs.records import BadEntry, entry_from_webhdfs, records_for, symbolic_permissions
+from navd.extractors.hdfs.records import (BadEntry, document_signature, element_for, entry_from_webhdfs, entry_signature,
+                                         records_for, symbolic_permissions)
+from navd.index.documents import element_document
 from navd.model import Element, ElementType, Relation, RelationType
 from navd.webhdfs import hdfs_path, make_client
 
@@ -77,3 +79,16 @@ def test_webhdfs_config_is_checked() -> None:
     else:
         from hdfs.ext.kerberos import KerberosClient
         assert isinstance(make_client(kerberos), KerberosClient)
+
+
+def test_an_entry_signature_matches_the_signature_of_its_own_document() -> None:
+    """Incremental runs skip entries whose indexed document has the same signature: the two
+    functions must agree for every kind of entry, or nothing (or everything) would be skipped."""
+    for status in (FILE_STATUS, {**FILE_STATUS, "type": "DIRECTORY", "length": 0, "permission": "1777"},
+                   {**FILE_STATUS, "modificationTime": 0, "accessTime": 0}):
+        entry = entry_from_webhdfs("/data", status)
+        document = element_document(element_for(entry, "hdfs://nn"))
+        assert entry_signature(entry) == document_signature(document)
+    changed = entry_from_webhdfs("/data", {**FILE_STATUS, "length": 4})
+    assert entry_signature(changed) != document_signature(element_document(element_for(
+        entry_from_webhdfs("/data", FILE_STATUS), "hdfs://nn")))

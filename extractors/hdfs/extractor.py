@@ -30,6 +30,7 @@ import queue
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -40,7 +41,8 @@ from hdfs import Client, HdfsError
 
 from navd.config import NavdConfig
 from navd.errors import NavdError
-from navd.extractors.hdfs.records import (BadEntry, HdfsEntry, child_path, directory_ref, element_for, entry_from_webhdfs,
+from navd.extractors.hdfs.records import (SIGNATURE_FIELDS, BadEntry, HdfsEntry, Signature, child_path, directory_ref,
+                                         document_signature, element_for, entry_from_webhdfs, entry_signature,
                                          records_for)
 from navd.index.client import IndexWriter, SolrIndex
 from navd.index.lookup import solr_quote
@@ -110,9 +112,14 @@ class HdfsState:
             CREATE TABLE IF NOT EXISTS dirs (path TEXT PRIMARY KEY, parent TEXT, mtime INTEGER,
                                              entries INTEGER NOT NULL DEFAULT 0);
             CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent);
-            CREATE TABLE IF NOT EXISTS pending_deletes (path TEXT PRIMARY KEY, is_dir INTEGER);
+            CREATE TABLE IF NOT EXISTS pending_deletes (path TEXT PRIMARY KEY, is_dir INTEGER, proven_by TEXT);
             CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
         """)
+        # Columns added since the first state files were written.
+        for table, column, kind in (("dirs", "entries", "INTEGER NOT NULL DEFAULT 0"),
+                                    ("pending_deletes", "proven_by", "TEXT")):
+            if column not in {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}:
+                self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
         self.db.commit()
 
     def listed_mtime(self, path: str) -> int | None:
@@ -142,11 +149,13 @@ class HdfsState:
         self.db.execute("DELETE FROM dirs WHERE path = ? OR (path >= ? AND path < ?)",
                         (path, path + "/", path + "0"))
 
-    def add_pending_delete(self, path: str, is_dir: bool) -> None:
-        self.db.execute("INSERT OR REPLACE INTO pending_deletes(path, is_dir) VALUES (?, ?)", (path, int(is_dir)))
+    def add_pending_delete(self, path: str, is_dir: bool, proven_by: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO pending_deletes(path, is_dir, proven_by) VALUES (?, ?, ?)",
+                        (path, int(is_dir), proven_by))
 
-    def pending_deletes(self) -> list[tuple[str, bool]]:
-        return [(p, bool(d)) for p, d in self.db.execute("SELECT path, is_dir FROM pending_deletes ORDER BY path")]
+    def pending_deletes(self) -> list[tuple[str, bool, str]]:
+        return [(p, bool(d), str(r)) for p, d, r in
+                self.db.execute("SELECT path, is_dir, proven_by FROM pending_deletes ORDER BY path")]
 
     def drop_pending_delete(self, path: str) -> None:
         self.db.execute("DELETE FROM pending_deletes WHERE path = ?", (path,))
@@ -191,7 +200,10 @@ class _Listing:
     relist: bool = False                # unchanged, listed only for its subdirectories' times
     entries: int = 0
     ref: EntityRef | None = None        # the directory's ref, the parent of every entry
-    names: set[str] = dataclasses.field(default_factory=set)
+    # What the index holds under it (name -> (is_dir, signature)), when listed before: entries
+    # whose signature is unchanged are not written again, names not seen are deleted.
+    indexed: dict[str, tuple[bool, Signature]] | None = None
+    seen: set[str] = dataclasses.field(default_factory=set)
 
 
 class _Pool:
@@ -290,6 +302,7 @@ class HdfsExtractor:
         self._new_snapshots: list[tuple[str, str]] = []
         self._obsolete_snapshots: list[tuple[str, str]] = []
         self._finished = False
+        self._run_token = ""
         self.extractor_run_id = extractor_run_id or f"hdfs##{datetime.now(UTC):%Y%m%dT%H%M%S}"
         self.clock = clock
         self._since_checkpoint = 0
@@ -314,6 +327,7 @@ class HdfsExtractor:
         pool = _Pool(self.client, self.workers)
         self._new_snapshots, self._obsolete_snapshots = [], []
         self._finished = False
+        self._run_token = uuid.uuid4().hex  # marks the deletions this run's own listings prove
         succeeded = False
         try:
             for root in self.roots:
@@ -451,7 +465,7 @@ class HdfsExtractor:
             kind = change.get("type")
             source = _below(root, change.get("sourcePath", ""))
             if kind in ("DELETE", "RENAME"):
-                self.state.add_pending_delete(source, self.state.known(source))
+                self.state.add_pending_delete(source, self.state.known(source), self._run_token)
             if kind == "RENAME":
                 target = _below(root, change.get("targetPath", ""))
                 yield from self._diffed(pool, target, created=True)
@@ -485,7 +499,10 @@ class HdfsExtractor:
             return
         previous = self.state.listed_mtime(entry.path)
         if full or previous is None or previous != entry.modified_ms:
-            self._listings[entry.path] = _Listing(entry.path, entry.modified_ms, compare=previous is not None)
+            listing = _Listing(entry.path, entry.modified_ms, compare=previous is not None)
+            if listing.compare:
+                listing.indexed = self._indexed_children(entry.path)
+            self._listings[entry.path] = listing
             pool.submit("list", entry.path)
             return
         self.report.directories_unchanged += 1
@@ -517,8 +534,14 @@ class HdfsExtractor:
                 continue
             if self.filter.excluded(entry.path):
                 continue
-            if listing.compare:
-                listing.names.add(entry.name)
+            if listing.indexed is not None:
+                listing.seen.add(entry.name)
+                known = listing.indexed.get(entry.name)
+                if not full and known is not None and known[1] == entry_signature(entry):
+                    if entry.is_dir:
+                        self.state.saw_directory(entry.path, listing.path)
+                        self._visit(pool, entry, full)
+                    continue  # indexed as it is
             if self.filter.included(entry.path):
                 self.report.entries += 1
                 if listing.ref is None:
@@ -533,10 +556,10 @@ class HdfsExtractor:
         if listing.relist:
             return
         self.report.directories_listed += 1
-        if listing.compare:
-            for path, is_dir in self._indexed_children(listing.path):
-                if path.rsplit("/", 1)[-1] not in listing.names:
-                    self.state.add_pending_delete(path, is_dir)
+        if listing.indexed is not None:
+            for name, (is_dir, _signature) in listing.indexed.items():
+                if name not in listing.seen:
+                    self.state.add_pending_delete(child_path(listing.path, name), is_dir, self._run_token)
         parent = None if listing.path == "/" else (listing.path.rsplit("/", 1)[0] or "/")
         self.state.listed(listing.path, parent, listing.mtime, listing.entries)
         self._since_checkpoint += 1
@@ -568,30 +591,33 @@ class HdfsExtractor:
             return
         raise exc
 
-    def _indexed_children(self, directory: str) -> Iterator[tuple[str, bool]]:
+    def _indexed_children(self, directory: str) -> dict[str, tuple[bool, Signature]]:
         parent_id = identity(SourceType.HDFS, path_qualified_name(directory, self.default_fs))
+        children = {}
         for doc in self.index.scan("elements", f"parentId:{solr_quote(parent_id)}", filters=["deleted:false"],
-                                   fl="fileSystemPath,type"):
-            if "fileSystemPath" in doc:
-                yield str(doc["fileSystemPath"]), doc.get("type") == ElementType.DIRECTORY.value
+                                   fl=f"originalName,{SIGNATURE_FIELDS}"):
+            children[str(doc["originalName"])] = (doc.get("type") == ElementType.DIRECTORY.value,
+                                                  document_signature(doc))
+        return children
 
     def _apply_deletions(self) -> Iterator[Record]:
         now = self.clock()
-        for path, is_dir in self.state.pending_deletes():
-            if status_or_none(self.client, path) is not None:
+        for path, is_dir, proven_by in self.state.pending_deletes():
+            # This run's own listings proved these; a failed run's are checked again first.
+            if proven_by != self._run_token and status_or_none(self.client, path) is not None:
                 self.state.drop_pending_delete(path)  # re-created meanwhile: its listing indexed it
                 continue
             qualified_name = path_qualified_name(path, self.default_fs)
             kind = ElementType.DIRECTORY if is_dir else ElementType.FILE
             yield Deletion(EntityRef(SourceType.HDFS, qualified_name, kind), now)
             self.report.deletions += 1
-            # Whatever the path was, what is indexed below it went with it.
-            below = f"{{!prefix f=qualifiedName v={solr_quote(qualified_name + '/')}}}"
-            for doc in self.index.scan("elements", below, filters=["deleted:false"], fl="qualifiedName,type"):
-                yield Deletion(EntityRef(SourceType.HDFS, str(doc["qualifiedName"]), ElementType(str(doc["type"]))),
-                               now)
-                self.report.deletions += 1
-            self.state.forget_subtree(path)
+            if is_dir:  # what is indexed below it went with it
+                below = f"{{!prefix f=qualifiedName v={solr_quote(qualified_name + '/')}}}"
+                for doc in self.index.scan("elements", below, filters=["deleted:false"], fl="qualifiedName,type"):
+                    yield Deletion(EntityRef(SourceType.HDFS, str(doc["qualifiedName"]),
+                                             ElementType(str(doc["type"]))), now)
+                    self.report.deletions += 1
+                self.state.forget_subtree(path)
             self.state.drop_pending_delete(path)
             log.info("HDFS entity deleted", path=path, directory=is_dir)
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from navd.index.documents import solr_date
 from navd.model import Element, ElementType, EntityRef, Record, Relation, RelationType, SourceType, path_qualified_name
 
 _TYPES = {"FILE": ElementType.FILE, "DIRECTORY": ElementType.DIRECTORY}
@@ -116,6 +117,24 @@ def element_for(entry: HdfsEntry, default_fs: str, extractor_run_id: str | None 
         extractor_run_id=extractor_run_id,
         properties={"symlink": "true"} if entry.symlink else {},
     )
+
+
+#: The fields of an HDFS element that a listing can change; equal signatures mean nothing to write.
+SIGNATURE_FIELDS = "type,size,lastModified,owner,group,permissions,replication,blockSize"
+Signature = tuple[Any, ...]
+
+
+def entry_signature(entry: HdfsEntry) -> Signature:
+    """What an unchanged entry's indexed document holds (access times left out: reading a file
+    moves them, and they alone are not worth rewriting a document for)."""
+    modified = _time(entry.modified_ms)
+    return ("DIRECTORY" if entry.is_dir else "FILE", None if entry.is_dir else entry.size,
+            solr_date(modified) if modified else None, entry.owner, entry.group, entry.permissions,
+            None if entry.is_dir else entry.replication, None if entry.is_dir else entry.block_size)
+
+
+def document_signature(doc: Mapping[str, Any]) -> Signature:
+    return tuple(doc.get(field) for field in SIGNATURE_FIELDS.split(","))
 
 
 def records_for(entry: HdfsEntry, default_fs: str, extractor_run_id: str | None = None,
