@@ -27,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import queue
-import sqlite3
 import threading
 import time
 import uuid
@@ -47,6 +46,7 @@ from navd.extractors.hdfs.records import (SIGNATURE_FIELDS, BadEntry, HdfsEntry,
 from navd.index.client import IndexWriter, SolrIndex
 from navd.index.lookup import solr_quote
 from navd.logs import get_logger
+from navd.state import SqliteState
 from navd.model import Deletion, ElementType, EntityRef, Record, SourceType, identity, path_qualified_name
 from navd.webhdfs import (WebHdfsError, hdfs_path, list_status_batch, make_client, request_count, snapshot_diff,
                           status_or_none)
@@ -97,30 +97,18 @@ def _matches(path: str, pattern: str) -> bool:
 
 # --- state -------------------------------------------------------------------------------------
 
-class HdfsState:
-    """Directory times at their last complete listing, and pending deletions (SQLite)."""
+class HdfsState(SqliteState):
+    """Directory times at their last complete listing, pending deletions, snapshot names."""
 
     FILE_NAME = "hdfs-state.sqlite"
-
-    def __init__(self, state_dir: Path) -> None:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        self.path = state_dir / self.FILE_NAME
-        self.db = sqlite3.connect(self.path, check_same_thread=False)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
-        self.db.executescript("""
-            CREATE TABLE IF NOT EXISTS dirs (path TEXT PRIMARY KEY, parent TEXT, mtime INTEGER,
-                                             entries INTEGER NOT NULL DEFAULT 0);
-            CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent);
-            CREATE TABLE IF NOT EXISTS pending_deletes (path TEXT PRIMARY KEY, is_dir INTEGER, proven_by TEXT);
-            CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-        """)
-        # Columns added since the first state files were written.
-        for table, column, kind in (("dirs", "entries", "INTEGER NOT NULL DEFAULT 0"),
-                                    ("pending_deletes", "proven_by", "TEXT")):
-            if column not in {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}:
-                self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
-        self.db.commit()
+    SCHEMA = """
+        CREATE TABLE IF NOT EXISTS dirs (path TEXT PRIMARY KEY, parent TEXT, mtime INTEGER,
+                                         entries INTEGER NOT NULL DEFAULT 0);
+        CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent);
+        CREATE TABLE IF NOT EXISTS pending_deletes (path TEXT PRIMARY KEY, is_dir INTEGER, proven_by TEXT);
+        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+    """
+    ADDED_COLUMNS = (("dirs", "entries", "INTEGER NOT NULL DEFAULT 0"), ("pending_deletes", "proven_by", "TEXT"))
 
     def listed_mtime(self, path: str) -> int | None:
         row = self.db.execute("SELECT mtime FROM dirs WHERE path = ?", (path,)).fetchone()
@@ -167,14 +155,6 @@ class HdfsState:
     def set_meta(self, key: str, value: str) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
 
-    def commit(self) -> None:
-        self.db.commit()
-
-    def rollback(self) -> None:
-        self.db.rollback()
-
-    def close(self) -> None:
-        self.db.close()
 
 
 # --- the crawl ---------------------------------------------------------------------------------
@@ -478,11 +458,8 @@ class HdfsExtractor:
         status = status_or_none(self.client, path)
         if status is None:
             return  # gone again since the snapshot: the next diff says so
-        try:
-            entry = entry_from_webhdfs(path, {**status, "pathSuffix": ""})
-        except BadEntry as exc:
-            self.report.skipped += 1
-            log.warning("HDFS entry skipped", reason=str(exc))
+        entry = self._entry(path, {**status, "pathSuffix": ""})
+        if entry is None:
             return
         if self.filter.included(path):
             self.report.entries += 1
@@ -526,13 +503,8 @@ class HdfsExtractor:
             return
         listing.entries += len(page)
         for status in page:
-            try:
-                entry = entry_from_webhdfs(listing.path, status)
-            except BadEntry as exc:
-                self.report.skipped += 1
-                log.warning("HDFS entry skipped", reason=str(exc))
-                continue
-            if self.filter.excluded(entry.path):
+            entry = self._entry(listing.path, status)
+            if entry is None or self.filter.excluded(entry.path):
                 continue
             if listing.indexed is not None:
                 listing.seen.add(entry.name)
@@ -564,15 +536,21 @@ class HdfsExtractor:
         self.state.listed(listing.path, parent, listing.mtime, listing.entries)
         self._since_checkpoint += 1
 
-    def _stat(self, pool: _Pool, path: str, status: dict[str, Any] | None, full: bool) -> Iterator[Record]:
-        if status is None or self.filter.excluded(path):
-            return  # gone since its parent was listed (that parent's next listing proves it), or excluded now
+    def _entry(self, directory: str, status: dict[str, Any]) -> HdfsEntry | None:
+        """The entry of a status, or None (a logged skip) when the status is unusable."""
         try:
-            # A GETFILESTATUS, or an entry of a listing: `path` is already the entry's own.
-            entry = entry_from_webhdfs(path, {**status, "pathSuffix": ""})
+            return entry_from_webhdfs(directory, status)
         except BadEntry as exc:
             self.report.skipped += 1
             log.warning("HDFS entry skipped", reason=str(exc))
+            return None
+
+    def _stat(self, pool: _Pool, path: str, status: dict[str, Any] | None, full: bool) -> Iterator[Record]:
+        if status is None or self.filter.excluded(path):
+            return  # gone since its parent was listed (that parent's next listing proves it), or excluded now
+        # A GETFILESTATUS, or an entry of a listing: `path` is already the entry's own.
+        entry = self._entry(path, {**status, "pathSuffix": ""})
+        if entry is None:
             return
         if self.state.listed_mtime(path) != entry.modified_ms:
             if self.filter.included(path):

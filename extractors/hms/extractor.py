@@ -34,7 +34,6 @@ import dataclasses
 import hashlib
 import json
 import re
-import sqlite3
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -47,6 +46,7 @@ from navd.extractors.hms.records import (BadTable, database_records, field_ref, 
 from navd.extractors.hms.views import ViewSqlError, view_lineage
 from navd.index.client import IndexWriter, SolrIndex
 from navd.logs import get_logger
+from navd.state import SqliteState
 from navd.model import (DependencyType, Deletion, ElementType, EntityRef, Record, Relation, RelationType,
                         SourceType)
 
@@ -126,22 +126,14 @@ class TableState:
     owned: tuple[tuple[str, str], ...]
 
 
-class HmsState:
+class HmsState(SqliteState):
     FILE_NAME = "hms-state.sqlite"
-
-    def __init__(self, state_dir: Path) -> None:
-        state_dir.mkdir(parents=True, exist_ok=True)
-        self.path = state_dir / self.FILE_NAME
-        self.db = sqlite3.connect(self.path)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=FULL")
-        self.db.executescript("""
-            CREATE TABLE IF NOT EXISTS tables (db TEXT, name TEXT, fingerprint TEXT, partitions TEXT,
-                                               is_view INTEGER, location TEXT, columns TEXT, owned TEXT,
-                                               PRIMARY KEY (db, name));
-            CREATE TABLE IF NOT EXISTS databases (name TEXT PRIMARY KEY, fingerprint TEXT);
-        """)
-        self.db.commit()
+    SCHEMA = """
+        CREATE TABLE IF NOT EXISTS tables (db TEXT, name TEXT, fingerprint TEXT, partitions TEXT,
+                                           is_view INTEGER, location TEXT, columns TEXT, owned TEXT,
+                                           PRIMARY KEY (db, name));
+        CREATE TABLE IF NOT EXISTS databases (name TEXT PRIMARY KEY, fingerprint TEXT);
+    """
 
     def table(self, db: str, name: str) -> TableState | None:
         row = self.db.execute("SELECT fingerprint, partitions, is_view, location, columns, owned FROM tables "
@@ -182,14 +174,6 @@ class HmsState:
         self.db.execute("DELETE FROM databases WHERE name = ?", (name,))
         self.db.execute("DELETE FROM tables WHERE db = ?", (name,))
 
-    def commit(self) -> None:
-        self.db.commit()
-
-    def rollback(self) -> None:
-        self.db.rollback()
-
-    def close(self) -> None:
-        self.db.close()
 
 
 # --- the extractor -----------------------------------------------------------------------------
