@@ -22,6 +22,7 @@ from hdfs import Client
 
 from navd.config import DEFAULT_SOLR_VERSION, HdfsConfig, SolrConfig, default_solr_dist_dir
 from navd.dev.hadoop import DevHdfs, HdfsPorts
+from navd.dev.metastore import HiveMetastore
 from navd.dev.spark_thrift import SparkThriftServer
 from navd.errors import NavdError
 from navd.index.admin import init_solr
@@ -31,6 +32,7 @@ from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
 from navd.webhdfs import make_client
 
 REPO = Path(__file__).resolve().parent.parent
+WAREHOUSE = "/user/hive/warehouse"
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -76,9 +78,28 @@ def index(solr_config: SolrConfig) -> Iterator[SolrIndex]:
 
 
 @pytest.fixture(scope="session")
-def spark_thrift(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SparkThriftServer]:
-    """A real HiveServer2 (Spark's Thrift Server), started once, only for the tests that ask."""
-    server = SparkThriftServer(tmp_path_factory.mktemp("spark-thrift"), free_port())
+def hive_metastore(tmp_path_factory: pytest.TempPathFactory, hdfs: DevHdfs,
+                   hdfs_client: Client) -> Iterator[HiveMetastore]:
+    """A real standalone Hive metastore, its warehouse on the session HDFS (as on a cluster)."""
+    for shared in (WAREHOUSE, "/tmp"):
+        hdfs_client.makedirs(shared)
+        hdfs_client.set_permission(shared, "1777")
+    metastore = HiveMetastore(tmp_path_factory.mktemp("metastore"), free_port(),
+                              warehouse=f"{hdfs.default_fs}{WAREHOUSE}")
+    try:
+        metastore.start()
+    except NavdError as exc:
+        pytest.fail(f"the Hive metastore did not start: {exc}", pytrace=False)
+    yield metastore
+    metastore.stop()
+
+
+@pytest.fixture(scope="session")
+def spark_thrift(tmp_path_factory: pytest.TempPathFactory, hive_metastore: HiveMetastore) -> Iterator[SparkThriftServer]:
+    """A real HiveServer2 (Spark's Thrift Server) over the session metastore, started once, only
+    for the tests that ask. Its own event log stays local."""
+    server = SparkThriftServer(tmp_path_factory.mktemp("spark-thrift"), free_port(),
+                               metastore_uri=hive_metastore.uri, warehouse=hive_metastore.warehouse)
     try:
         server.start()
     except NavdError as exc:

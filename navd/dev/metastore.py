@@ -58,6 +58,9 @@ class HiveMetastore:
             "hive.async.log.enabled": "false",
             "javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={database};create=true",
             "datanucleus.schema.autoCreateAll": "true",
+            # Hive 2.3 defaults to BoneCP for some operations (DROP DATABASE ... CASCADE), which
+            # the pyspark jars lack; they ship HikariCP.
+            "datanucleus.connectionPoolingType": "HikariCP",
             "hive.metastore.schema.verification": "false",
             "hive.metastore.warehouse.dir": self.warehouse,
             "hive.metastore.bind.host": "127.0.0.1",

@@ -1,0 +1,68 @@
+"""Issue 5's first acceptance scenario, end to end on real services: a Spark job reads a Hive
+table's files by path; the HMS, HDFS and Spark extractors and the linker join the picture, and
+`navd lineage` of the job's output finds the table upstream through its LOGICAL_PHYSICAL link."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from pyhive import hive
+
+from navd.dev.hadoop import DevHdfs
+from navd.dev.spark_thrift import SparkThriftServer
+from navd.index.client import SolrIndex
+from navd.solr.server import EmbeddedSolr
+
+
+def test_a_table_read_by_path_is_upstream_of_the_jobs_output(navd, hdfs: DevHdfs,  # type: ignore[no-untyped-def]
+                                                              spark_thrift: SparkThriftServer,
+                                                              solr_server: EmbeddedSolr, index: SolrIndex,
+                                                              unique: str, tmp_path: Path) -> None:
+    database = f"{unique}_sales"
+    with hive.connect("127.0.0.1", spark_thrift.port, username="navd") as conn:
+        cursor = conn.cursor()
+        cursor.execute(f"CREATE DATABASE {database}")
+        cursor.execute(f"CREATE TABLE {database}.orders (id INT, amount INT) USING parquet")
+        cursor.execute(f"INSERT INTO {database}.orders VALUES (1, 10), (2, 20)")
+    table_dir = f"{hdfs.default_fs}/user/hive/warehouse/{database}.db/orders"
+    output = f"{hdfs.default_fs}/{unique}/out/order_total"
+    events = tmp_path / "events"
+    events.mkdir()
+    job = textwrap.dedent(f"""
+        from pyspark.sql import SparkSession
+        spark = (SparkSession.builder.master("local[1]").appName("orders_by_path")
+                 .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+                 .config("spark.driver.bindAddress", "127.0.0.1").config("spark.eventLog.enabled", "true")
+                 .config("spark.eventLog.dir", {events.as_uri()!r}).getOrCreate())
+        spark.read.parquet({table_dir!r}).groupBy().sum("amount").write.parquet({output!r})
+        spark.stop()
+    """)
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "HADOOP_USER_NAME": hdfs.superuser}
+    ran = subprocess.run([sys.executable, "-c", job], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+
+    config = tmp_path / "navd.toml"
+    config.write_text(f'[cluster]\nname = "{unique}"\n[solr]\nurl = "{solr_server.url}"\n[logging]\nformat = "json"\n'
+                      f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
+                      f'user = "{hdfs.superuser}"\n'
+                      f'roots = ["/user/hive/warehouse/{database}.db", "/{unique}"]\n'
+                      f'[hive]\nhost = "127.0.0.1"\nport = {spark_thrift.port}\ndatabase_regex = "{database}"\n'
+                      f'[spark]\nevent_log_dirs = ["{events}"]\nstate_dir = "{tmp_path / "spark-state"}"\n')
+    navd_env = {**os.environ, "NAVD_CONFIG": str(config)}
+    for command in (("extract", "spark", "--once"), ("extract", "hms"), ("extract", "hdfs"), ("link",)):
+        result = navd(*command, env=navd_env)
+        assert result.returncode == 0, f"{command}: {result.stderr[-2000:]}"
+    lineage = navd("lineage", output, "--direction", "upstream", "--format", "json", env=navd_env)
+    assert lineage.returncode == 0, lineage.stderr
+    graph = json.loads(lineage.stdout)
+    names = {node["id"]: node["qualifiedName"] for node in graph["nodes"]}
+    edges = {(names[e["source"]], names[e["target"]], e["type"]) for e in graph["edges"]}
+    table = f"{database}.orders@{unique}"
+    assert (table_dir, output, "DATA_FLOW") in edges
+    assert (table, table_dir, "LOGICAL_PHYSICAL") in edges
