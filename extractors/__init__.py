@@ -6,11 +6,14 @@ files; injected, typed) plus a pure processor turning what the client returns in
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from navd.model import Record
+
+if TYPE_CHECKING:
+    from navd.index.client import IndexWriter
 
 
 class Extractor(Protocol):
@@ -22,3 +25,21 @@ class Extractor(Protocol):
     def extract(self, since: datetime | None) -> Iterator[Record]:
         """Yield the records changed since `since` (everything when None), streaming."""
         ...
+
+
+def write_checkpointed(records: Iterable[Record], writer: IndexWriter, *, commit: Callable[[], None],
+                       checkpoint_due: Callable[[], bool] = lambda: False) -> int:
+    """Write `records`; at each due checkpoint and at the end flush the writer, then `commit` the
+    extractor's state, in that order: state (positions, directory times) never runs ahead of what
+    Solr holds, so a crash loses nothing. Returns the number of records written; raises if Solr
+    did not take them (the state then stays at the last commit)."""
+    count = 0
+    for record in records:
+        writer.write(record)
+        count += 1
+        if checkpoint_due():
+            writer.flush()
+            commit()
+    writer.flush()
+    commit()
+    return count

@@ -73,6 +73,21 @@ class ManagedProcess:
         tmp.replace(self.pid_file)
         return proc
 
+    def ensure_running(self, spawn: Callable[[], subprocess.Popen[bytes]], ready: Callable[[], str | None], *,
+                       ports: tuple[int, ...], timeout: float, log_file: Path) -> None:
+        """Start unless it already runs from this home (refusing ports someone else holds), then
+        wait until `ready`."""
+        pid = self.running_pid()
+        if pid is not None:
+            self.wait_ready(pid, ready, timeout=timeout, log_file=log_file)
+            return
+        for port in ports:
+            if port_in_use(port):
+                raise self.error(f"port {port} on 127.0.0.1 is in use by another process")
+        proc = spawn()
+        # Pass the child itself: until it has exec'd, its /proc cmdline is still ours.
+        self.wait_ready(proc.pid, ready, timeout=timeout, log_file=log_file, proc=proc)
+
     def wait_ready(self, pid: int, ready: Callable[[], str | None], *, timeout: float, log_file: Path,
                    proc: subprocess.Popen[bytes] | None = None) -> None:
         deadline = time.monotonic() + timeout

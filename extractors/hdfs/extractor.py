@@ -40,6 +40,7 @@ from hdfs import Client, HdfsError
 
 from navd.config import NavdConfig
 from navd.errors import NavdError
+from navd.extractors import write_checkpointed
 from navd.extractors.hdfs.records import (SIGNATURE_FIELDS, BadEntry, HdfsEntry, Signature, child_path, directory_ref,
                                          document_signature, element_for, entry_from_webhdfs, entry_signature,
                                          records_for)
@@ -352,14 +353,8 @@ class HdfsExtractor:
     def run_pass(self, writer: IndexWriter, *, full: bool = False) -> HdfsReport:
         """One run: extract, write, flush and commit at checkpoints and at the end."""
         try:
-            for record in self.extract(full=full):
-                writer.write(record)
-                self.report.records += 1
-                if self.checkpoint_due():
-                    writer.flush()
-                    self.commit()
-            writer.flush()
-            self.commit()
+            self.report.records = write_checkpointed(self.extract(full=full), writer, commit=self.commit,
+                                                     checkpoint_due=self.checkpoint_due)
         except BaseException:
             self.state.rollback()
             self._drop_snapshots(self._new_snapshots)  # the diff base stays the previous snapshot

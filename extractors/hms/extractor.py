@@ -45,6 +45,7 @@ from navd.extractors.hms.records import (BadTable, database_records, field_ref, 
                                          table_info, table_records, table_ref)
 from navd.extractors.hms.views import ViewSqlError, view_lineage
 from navd.index.client import IndexWriter, SolrIndex
+from navd.extractors import write_checkpointed
 from navd.logs import get_logger
 from navd.state import SqliteState
 from navd.model import (DependencyType, Deletion, ElementType, EntityRef, Record, Relation, RelationType,
@@ -265,14 +266,8 @@ class HmsExtractor:
     def run_pass(self, writer: IndexWriter, *, full: bool = False) -> HmsReport:
         """One run: extract, write; flush and commit after each database and at the end."""
         try:
-            for record in self.extract(full=full):
-                writer.write(record)
-                self.report.records += 1
-                if self.checkpoint_due():
-                    writer.flush()
-                    self.commit()
-            writer.flush()
-            self.commit()
+            self.report.records = write_checkpointed(self.extract(full=full), writer, commit=self.commit,
+                                                     checkpoint_due=self.checkpoint_due)
         except BaseException:
             self.state.rollback()
             raise

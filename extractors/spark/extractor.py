@@ -25,6 +25,7 @@ from hdfs import Client
 from navd.config import NavdConfig
 from navd.errors import ConfigError
 from navd.index.client import IndexWriter
+from navd.extractors import write_checkpointed
 from navd.extractors.spark.events import ApplicationProcessor, SqlExecution, records
 from navd.extractors.spark.logfiles import (CursorStore, EventLog, EventLogTailer, FileSystem, LocalFileSystem,
                                             LogCursor, RoutingFileSystem)
@@ -149,12 +150,8 @@ class SparkExtractor:
     def run_pass(self, writer: IndexWriter) -> PassReport:
         """One pass: extract, write, flush, then commit positions. Raises if Solr did not take it;
         then positions stay where they were and this extractor must be discarded."""
-        lines, warnings, count = self._lines, self._warnings, 0
-        for record in self.extract():
-            writer.write(record)
-            count += 1
-        writer.flush()
-        self.commit()
+        lines, warnings = self._lines, self._warnings
+        count = write_checkpointed(self.extract(), writer, commit=self.commit)
         return PassReport(lines=self._lines - lines, records=count, warnings=self._warnings - warnings)
 
 

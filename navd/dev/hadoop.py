@@ -24,7 +24,7 @@ from navd.config import default_solr_dist_dir
 from navd.dev.spark_thrift import DevServiceError
 from navd.jvm import fetch_maven_jars, find_tool, run_tool
 from navd.logs import get_logger
-from navd.process import ManagedProcess, free_port, port_in_use
+from navd.process import ManagedProcess, free_port
 
 log = get_logger("navd.dev.hdfs")
 DEFAULT_HADOOP_VERSION = "3.5.0"
@@ -129,24 +129,12 @@ class DevHdfs:
         self._write_conf()
         if not (self.home / "data" / "name" / "current" / "VERSION").is_file():
             self._format()
-        namenode_pid = self.namenode.running_pid()
-        if namenode_pid is None:
-            self._check_free(self.ports.rpc, self.ports.http)
-            proc = self._spawn(self.namenode, NAMENODE_CLASS, self.namenode_heap)
-            self.namenode.wait_ready(proc.pid, self._namenode_ready, timeout=timeout, proc=proc,
-                                     log_file=self._log_file(self.namenode))
-        else:
-            self.namenode.wait_ready(namenode_pid, self._namenode_ready, timeout=timeout,
-                                     log_file=self._log_file(self.namenode))
-        datanode_pid = self.datanode.running_pid()
-        if datanode_pid is None:
-            self._check_free(self.ports.datanode, self.ports.datanode_http, self.ports.datanode_ipc)
-            proc = self._spawn(self.datanode, DATANODE_CLASS, self.datanode_heap)
-            self.datanode.wait_ready(proc.pid, self._writable, timeout=timeout, proc=proc,
-                                     log_file=self._log_file(self.datanode))
-        else:
-            self.datanode.wait_ready(datanode_pid, self._writable, timeout=timeout,
-                                     log_file=self._log_file(self.datanode))
+        self.namenode.ensure_running(lambda: self._spawn(self.namenode, NAMENODE_CLASS, self.namenode_heap),
+                                     self._namenode_ready, ports=(self.ports.rpc, self.ports.http),
+                                     timeout=timeout, log_file=self._log_file(self.namenode))
+        self.datanode.ensure_running(lambda: self._spawn(self.datanode, DATANODE_CLASS, self.datanode_heap),
+                                     self._writable, timeout=timeout, log_file=self._log_file(self.datanode),
+                                     ports=(self.ports.datanode, self.ports.datanode_http, self.ports.datanode_ipc))
         log.info("HDFS is up", webhdfs=self.webhdfs_url, default_fs=self.default_fs, home=str(self.home))
 
     def stop(self) -> bool:
@@ -154,11 +142,6 @@ class DevHdfs:
         stopped_datanode = self.datanode.stop(timeout=30)
         stopped_namenode = self.namenode.stop(timeout=30)
         return stopped_datanode or stopped_namenode
-
-    def _check_free(self, *ports: int) -> None:
-        for port in ports:
-            if port_in_use(port):
-                raise DevServiceError(f"port {port} on 127.0.0.1 is in use by another process")
 
     def _log_file(self, process: ManagedProcess) -> Path:
         return self.logs_dir / f"{process.name}.log"

@@ -38,14 +38,9 @@ class HiveMetastore:
         return self.home / "logs" / "metastore.log"
 
     def start(self, timeout: float = 180.0) -> None:
-        pid = self.process.running_pid()
-        if pid is not None:
-            self.process.wait_ready(pid, self._ready, timeout=timeout, log_file=self.log_file)
-            return
-        if port_in_use(self.port):
-            raise DevServiceError(f"port {self.port} on 127.0.0.1 is in use by another process")
-        proc = self._spawn()
-        self.process.wait_ready(proc.pid, self._ready, timeout=timeout, log_file=self.log_file, proc=proc)
+        """Start unless already running from this home; wait until the metastore port answers."""
+        self.process.ensure_running(self._spawn, self._ready, ports=(self.port,), timeout=timeout,
+                                    log_file=self.log_file)
 
     def _ready(self) -> str | None:
         return None if port_in_use(self.port) else f"the metastore did not open port {self.port}"
