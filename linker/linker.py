@@ -45,12 +45,12 @@ import orjson
 
 from navd.config import NavdConfig
 from navd.index.client import SolrIndex, batches, serialise
+from navd.index.documents import is_stub
 from navd.logs import get_logger
-
 from navd.model import identity as element_identity
 
 from .aliases import AliasRules, endpoint_spellings
-from .relink import ELEMENT_FIELDS, Target, choose, endpoint_candidates, is_stub, relink
+from .relink import ELEMENT_FIELDS, Target, choose, endpoint_candidates, relink
 
 log = get_logger("navd.linker")
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -32,19 +31,6 @@ class Target:
     @classmethod
     def of(cls, doc: Mapping[str, Any]) -> Target:
         return cls(str(doc["identity"]), str(doc["qualifiedName"]), str(doc["type"]), str(doc["sourceType"]))
-
-
-def is_stub(doc: Mapping[str, Any]) -> bool:
-    """A stub element (ElementStub from another source's reference) is not a link target: it
-    has the unresolved name itself. The owning extractor's document replaces it wholesale, so
-    the mark disappears once the real element is indexed under the same identity."""
-    properties = doc.get("properties")
-    if not isinstance(properties, str) or "knownFrom" not in properties:
-        return False
-    try:
-        return "knownFrom" in json.loads(properties)
-    except ValueError:
-        return False
 
 
 def unlinked_ends(doc: Mapping[str, Any]) -> list[int]:

@@ -15,6 +15,11 @@ What is shown: without `operations`, executions and templates are contracted awa
 execution -> dataset becomes dataset -> dataset), and so are endpoints no extractor has indexed
 (unlinked); without `deleted`, deleted entities are contracted away too, so the connection
 through a dropped temporary table stays. `columns` adds FIELD nodes and column edges.
+
+A stub (an element known only from a job's reference, see model.ElementStub) counts as an entity
+when something proves it existed: an operation wrote it (it is the target of a DATA_FLOW) or
+dropped it (flagged deleted). A stub only ever read is an unresolved reference, shown like an
+unlinked endpoint (Navigator shows such an input only with operations on).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any, Literal
 
 from navd.errors import NavdError
 from navd.index.client import SolrIndex, batches
+from navd.index.documents import is_stub
 from navd.index.lookup import find_entity
 from navd.model import ElementType, RelationType
 
@@ -36,7 +42,7 @@ _FIELD = ElementType.FIELD.value
 _RELATION_FIELDS = ("identity,type,endpoint1Id,endpoint2Id,endpoint1QualifiedName,endpoint2QualifiedName,"
                     "endpoint1Type,endpoint2Type,endpoint1SourceType,endpoint2SourceType,"
                     "dependencyType,expression")
-_ELEMENT_FIELDS = "identity,qualifiedName,type,sourceType,originalName,deleted"
+_ELEMENT_FIELDS = "identity,qualifiedName,type,sourceType,originalName,deleted,properties"
 
 
 class EntityNotFound(NavdError):
@@ -218,12 +224,18 @@ def _field_ids(index: SolrIndex, dataset_ids: Iterable[str]) -> list[str]:
 def _load_nodes(index: SolrIndex, node_ids: set[str],
                 relations: Iterable[Mapping[str, Any]]) -> dict[str, Node]:
     nodes: dict[str, Node] = {}
+    live_stubs: list[str] = []
     for chunk in batches(sorted(node_ids), 500):
         for doc in index.scan("elements", "*:*", fl=_ELEMENT_FIELDS,
                               filters=[f"{{!terms f=identity}}{','.join(chunk)}"]):
+            deleted = bool(doc.get("deleted", False))
             nodes[str(doc["identity"])] = Node(str(doc["identity"]), str(doc["qualifiedName"]), str(doc["type"]),
                                                str(doc["sourceType"]), str(doc.get("originalName", "")),
-                                               bool(doc.get("deleted", False)), indexed=True)
+                                               deleted, indexed=True)
+            if not deleted and is_stub(doc):
+                live_stubs.append(str(doc["identity"]))
+    for node_id in _unresolved(index, live_stubs, {n: nodes[n].type for n in live_stubs}):
+        nodes[node_id] = dataclasses.replace(nodes[node_id], indexed=False)
     for relation in relations:  # endpoints no extractor has indexed: known from the relation only
         for end in (1, 2):
             node_id = str(relation[f"endpoint{end}Id"])
@@ -233,6 +245,42 @@ def _load_nodes(index: SolrIndex, node_ids: set[str],
                                       str(relation.get(f"endpoint{end}SourceType", "")),
                                       _last_segment(qualified_name), deleted=False, indexed=False)
     return nodes
+
+
+def _unresolved(index: SolrIndex, live_stubs: list[str], types: Mapping[str, str]) -> set[str]:
+    """The live (not deleted) stubs nothing proves existed: datasets no operation wrote, and
+    columns of such a dataset (a column is as real as its table)."""
+    fields = [n for n in live_stubs if types[n] == _FIELD]
+    parent_of: dict[str, str] = {}
+    for chunk in batches(fields, 500):
+        for relation in index.scan("relations", "*:*", fl="identity,endpoint1Id,endpoint2Id",
+                                   filters=["type:PARENT_CHILD", f"{{!terms f=endpoint2Id}}{','.join(chunk)}"]):
+            parent_of[str(relation["endpoint2Id"])] = str(relation["endpoint1Id"])
+    stub_datasets = {n for n in live_stubs if types[n] != _FIELD}
+    other_parents = set(parent_of.values()) - stub_datasets
+    proven_parents: set[str] = set()  # real elements, or deleted ones: they existed
+    for chunk in batches(sorted(other_parents), 500):
+        for doc in index.scan("elements", "*:*", fl="identity,deleted,properties",
+                              filters=[f"{{!terms f=identity}}{','.join(chunk)}"]):
+            if not doc.get("deleted", False) and is_stub(doc):
+                stub_datasets.add(str(doc["identity"]))
+            else:
+                proven_parents.add(str(doc["identity"]))
+    unproven = stub_datasets - _written(index, sorted(stub_datasets))
+    unresolved = {n for n in live_stubs if types[n] != _FIELD and n in unproven}
+    unresolved.update(f for f in fields if parent_of.get(f) not in proven_parents and
+                      (parent_of.get(f) is None or parent_of[f] in unproven))
+    return unresolved
+
+
+def _written(index: SolrIndex, element_ids: list[str]) -> set[str]:
+    """Those of `element_ids` that some DATA_FLOW leads into (an operation wrote them)."""
+    found: set[str] = set()
+    for chunk in batches(element_ids, 500):
+        found.update(str(r["endpoint2Id"]) for r in index.scan(
+            "relations", "*:*", fl="identity,endpoint2Id",
+            filters=["type:DATA_FLOW", f"{{!terms f=endpoint2Id}}{','.join(chunk)}"]))
+    return found
 
 
 def _last_segment(qualified_name: str) -> str:

@@ -11,6 +11,7 @@ and then read the diff: the expectation is what the job did, not what the code p
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -19,6 +20,8 @@ import pytest
 from navd.extractors.spark.events import (
     ApplicationProcessor,
     ApplicationRun,
+    CatalogEvent,
+    dropped,
     process_lines,
     records,
 )
@@ -30,7 +33,7 @@ from navd.extractors.spark.plans import (
     plan_io,
     split_list,
 )
-from navd.model import Element, ElementType, Relation, RelationType, SourceType
+from navd.model import Element, ElementType, Relation, RelationType, SourceType, hive_qualified_name
 
 from spark_fixtures import CASES, CLUSTER, DEFAULT_FS, FIXTURES, UPDATE, fixture_lines
 
@@ -340,3 +343,42 @@ def test_catalog_event_outside_an_execution_goes_on_the_application() -> None:
 def test_split_list_respects_nesting() -> None:
     assert split_list("[a#1, f(b#2, c#3) AS d#4, map(1, [2, 3])#5]") == [
         "a#1", "f(b#2, c#3) AS d#4", "map(1, [2, 3])#5"]
+
+
+def test_dropped_tables_and_databases_become_deletions() -> None:
+    """catalog_ops renames ops.a to ops.b, drops ops.b, drops ops2, then ops with cascade."""
+    run, _ = run_case(fixture_lines("catalog_ops"))
+    deletions = list(dropped(run, run.executions))
+    got = {(d.ref.qualified_name, d.ref.type.value) for d in deletions}
+    assert got == {(f"ops.a@{CLUSTER}", "TABLE"), (f"ops.b@{CLUSTER}", "TABLE"),
+                   (f"ops2@{CLUSTER}", "DATABASE"), (f"ops@{CLUSTER}", "DATABASE")}
+    by_name = {d.ref.qualified_name: d for d in deletions}
+    [drop_b] = [e for e in run.executions if any(c.action == "DROP_TABLE" for c in e.catalog_events)]
+    assert by_name[f"ops.b@{CLUSTER}"].delete_time == drop_b.ended
+    # Only the executions given are looked at (an incremental pass passes the changed ones).
+    others = dropped(run, [e for e in run.executions if e is not drop_b])
+    assert f"ops.b@{CLUSTER}" not in {d.ref.qualified_name for d in others}
+
+
+def test_a_table_re_created_later_in_the_application_is_not_deleted() -> None:
+    run, _ = run_case(fixture_lines("catalog_ops"))
+    qualified_name = hive_qualified_name(CLUSTER, "ops", "b")
+    again = CatalogEvent("CREATE_TABLE", "ops", "b", None, qualified_name, None, None)
+    run = dataclasses.replace(run, catalog_events=(*run.catalog_events, again))
+    assert qualified_name not in {d.ref.qualified_name for d in dropped(run, run.executions)}
+
+
+def test_dropped_table_takes_its_columns_from_the_applications_column_lineage() -> None:
+    run, _ = run_case(fixture_lines("ctas_expression"))
+    [ctas] = [e for e in run.executions if e.columns]
+    target = ctas.columns[0].target
+    table, _, column = target.qualified_name.rpartition("@")[0].rpartition(".")
+    database, _, name = table.partition(".")
+    drop = CatalogEvent("DROP_TABLE", database, name, None, hive_qualified_name(CLUSTER, database, name), None,
+                        ctas.execution_id)
+    dropper = dataclasses.replace(ctas, execution_id=999, catalog_events=(drop,), columns=())
+    run = dataclasses.replace(run, catalog_events=(*run.catalog_events, drop),
+                              executions=(*run.executions, dropper))
+    got = {d.ref.qualified_name: d.ref.type for d in dropped(run, [dropper])}
+    assert got[hive_qualified_name(CLUSTER, database, name)] is ElementType.TABLE
+    assert got[target.qualified_name] is ElementType.FIELD

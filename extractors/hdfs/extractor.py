@@ -28,7 +28,6 @@ import dataclasses
 import fnmatch
 import queue
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime

@@ -54,6 +54,7 @@ import orjson
 
 from navd.logs import get_logger
 from navd.model import (
+    Deletion,
     DependencyType,
     Element,
     ElementType,
@@ -733,6 +734,55 @@ def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecutio
                    query_text=execution.query_text, description=execution.description or None,
                    source_id=f"{run.app_id}/{run.attempt}/sql/{execution.execution_id}",
                    extractor_run_id=extractor_run_id, properties=props)
+
+
+def dropped(run: ApplicationRun, executions: Iterable[SqlExecution]) -> Iterator[Deletion]:
+    """Deletions for what `executions` dropped and the application did not re-create later.
+
+    A DROP TABLE (or the old name of a RENAME) flags the table deleted as of the execution's end,
+    with the columns of it that this application's column lineage named (the HMS extractor flags
+    the rest on its next pass); a DROP DATABASE flags the database. This is what keeps a
+    temporary table created and dropped between two HMS extractions in the lineage, flagged
+    deleted, instead of a dangling name. A later CREATE (or RENAME to the name) in the same
+    application wins over the drop.
+    """
+    last_action: dict[str, CatalogEvent] = {}
+    for event in run.catalog_events:
+        last_action[event.qualified_name] = event
+        if event.new_qualified_name:
+            last_action[event.new_qualified_name] = dataclasses.replace(event, action="CREATE_TABLE")
+    columns_of: dict[str, set[EntityRef]] = {}
+    for execution in run.executions:
+        for edge in execution.columns:
+            for column in (edge.source, edge.target):
+                table = field_table(column)
+                if table is not None:
+                    columns_of.setdefault(table.identity, set()).add(column)
+    for execution in executions:
+        when = execution.ended or execution.started
+        if when is None:
+            continue
+        for event in execution.catalog_events:
+            if last_action.get(event.qualified_name) is not event:
+                continue
+            if event.action == "DROP_DATABASE":
+                yield Deletion(EntityRef(SourceType.HIVE, event.qualified_name, ElementType.DATABASE), when)
+            elif event.action in ("DROP_TABLE", "RENAME_TABLE"):
+                table = EntityRef(SourceType.HIVE, event.qualified_name, ElementType.TABLE)
+                yield Deletion(table, when)
+                for column in sorted(columns_of.get(table.identity, ()), key=lambda c: c.qualified_name):
+                    yield Deletion(column, when)
+
+
+def field_table(field: EntityRef) -> EntityRef | None:
+    """`db.table.column@cluster` -> the table `db.table@cluster` (None for a non-FIELD or a bare name)."""
+    if field.type is not ElementType.FIELD:
+        return None
+    path, at, cluster = field.qualified_name.rpartition("@")
+    table, dot, _column = path.rpartition(".")
+    if not (at and dot and table):
+        return None
+    return EntityRef(field.source_type, f"{table}@{cluster}", ElementType.TABLE)
 
 
 def _catalog_text(events: Iterable[CatalogEvent]) -> str:

@@ -26,7 +26,7 @@ from navd.config import NavdConfig
 from navd.errors import ConfigError
 from navd.index.client import IndexWriter
 from navd.extractors import write_checkpointed
-from navd.extractors.spark.events import ApplicationProcessor, SqlExecution, records
+from navd.extractors.spark.events import ApplicationProcessor, SqlExecution, dropped, field_table, records
 from navd.extractors.spark.logfiles import (CursorStore, EventLog, EventLogTailer, FileSystem, LocalFileSystem,
                                             LogCursor, RoutingFileSystem)
 from navd.extractors.spark.webhdfs_logs import WebHdfsFileSystem
@@ -142,6 +142,7 @@ class SparkExtractor:
         emitted = list(records(partial, extractor_run_id=self.extractor_run_id))
         yield from stubs_for(emitted, self.extractor_run_id)
         yield from emitted
+        yield from dropped(run, changed)  # after the stubs: a deletion flags only what is indexed
 
     def commit(self) -> None:
         """Make the positions of everything extracted so far durable. Call after the writer flushed."""
@@ -182,7 +183,7 @@ def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None) -> Iterat
             seen.add(ref.identity)
             yield ElementStub(_stub_element(ref, extractor_run_id))
             if ref.type is ElementType.FIELD:
-                table = _field_table(ref)
+                table = field_table(ref)
                 if table is not None and table.identity not in seen:
                     seen.add(table.identity)
                     yield ElementStub(_stub_element(table, extractor_run_id))
@@ -195,12 +196,3 @@ def _stub_element(ref: EntityRef, extractor_run_id: str | None) -> Element:
     name = name.rsplit("/", 1)[-1] if ref.source_type is SourceType.HDFS or "://" in name else name.rsplit(".", 1)[-1]
     return Element(ref.source_type, ref.type, ref.qualified_name, name=name or ref.qualified_name,
                    extractor_run_id=extractor_run_id, properties={"knownFrom": "spark"})
-
-
-def _field_table(field: EntityRef) -> EntityRef | None:
-    """`db.table.column@cluster` -> the table `db.table@cluster`."""
-    path, at, cluster = field.qualified_name.rpartition("@")
-    table, dot, _column = path.rpartition(".")
-    if not (at and dot and table):
-        return None
-    return EntityRef(field.source_type, f"{table}@{cluster}", ElementType.TABLE)

@@ -12,7 +12,7 @@ import json
 import random
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
@@ -262,10 +262,12 @@ class CoreWriter:
     """
 
     def __init__(self, index: SolrIndex, core: str, *, batch_size: int | None = None,
-                 threads: int | None = None, params: Mapping[str, str] | None = None) -> None:
+                 threads: int | None = None, params: Mapping[str, str] | None = None,
+                 before_submit: Callable[[], None] | None = None) -> None:
         self.index = index
         self.core = index.core(core)
         self.params = dict(params or {})
+        self.before_submit = before_submit
         self.batch_size = batch_size or index.config.batch_size
         threads = threads or index.config.writer_threads
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"solr-{self.core}")
@@ -287,6 +289,8 @@ class CoreWriter:
 
     def _submit(self) -> None:
         self._raise_if_failed()
+        if self.before_submit is not None:
+            self.before_submit()
         batch, self._pending = self._pending, []
         body = serialise(batch)
         self._slots.acquire()
@@ -356,9 +360,16 @@ class IndexWriter:
         self.stubs = CoreWriter(index, "elements", batch_size=batch_size, threads=1,
                                 params={"failOnVersionConflicts": "false"})
         # Deletions are atomic updates guarded by `_version_: 1` ("only if it exists"): flagging
-        # must never create a bare document for an element that was never indexed.
+        # must never create a bare document for an element that was never indexed. So they go
+        # after every element and stub written before them is acknowledged (a table created and
+        # dropped within one batch would otherwise be skipped as absent).
         self.deletions = CoreWriter(index, "elements", batch_size=batch_size, threads=1,
-                                    params={"failOnVersionConflicts": "false"})
+                                    params={"failOnVersionConflicts": "false"},
+                                    before_submit=self._flush_elements)
+
+    def _flush_elements(self) -> None:
+        self.elements.flush()
+        self.stubs.flush()
 
     def write(self, record: Record) -> None:
         if isinstance(record, Element):

@@ -125,3 +125,17 @@ def display_document(doc: Mapping[str, Any]) -> dict[str, Any]:
         except ValueError:
             pass
     return shown
+
+
+def is_stub(doc: Mapping[str, Any]) -> bool:
+    """Whether an element document is a stub (an ElementStub: known only from another source's
+    reference, marked by the `knownFrom` property). Stubs are not link targets: they carry the
+    unresolved name itself. The owning extractor's document replaces a stub wholesale, so the
+    mark disappears once the real element is indexed under the same identity."""
+    properties = doc.get("properties")
+    if not isinstance(properties, str) or "knownFrom" not in properties:
+        return False
+    try:
+        return "knownFrom" in json.loads(properties)
+    except ValueError:
+        return False
