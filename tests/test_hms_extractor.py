@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ from pyhive import hive
 from navd.dev.spark_thrift import SparkThriftServer
 from navd.extractors.hms.extractor import HmsExtractor
 from navd.index.client import IndexWriter, SolrIndex
-from navd.model import identity
+from navd.model import Deletion, ElementType, EntityRef, SourceType, identity
 
 CLUSTER = "hmstest"
 
@@ -165,6 +166,20 @@ def test_full_then_incremental(spark_thrift: SparkThriftServer, index: SolrIndex
     assert doc(index, qn(db, "joined"))["deleted"] is True  # type: ignore[index]
     assert doc(index, qn(db, "joined", "r"))["deleted"] is True  # type: ignore[index]
     assert doc(index, qn(db, "big"))["deleted"] is False  # type: ignore[index]
+
+    # Flagged deleted by another source (an old Spark log's DROP read late) though the metastore
+    # has it: the next incremental run describes it again and it is live, columns too.
+    writer = IndexWriter(index)
+    for name in (qn(db, "big"), qn(db, "big", "dbl")):
+        writer.write(Deletion(EntityRef(SourceType.HIVE, name, ElementType.TABLE), datetime.now(UTC)))
+    assert writer.close(60)
+    index.commit("elements")
+    assert doc(index, qn(db, "big"))["deleted"] is True  # type: ignore[index]
+    conn.statements.clear()
+    report = run(ex, index)
+    assert [s for s in conn.statements if s.startswith("DESCRIBE FORMATTED")] == [f"DESCRIBE FORMATTED `{db}`.`big`"]
+    assert doc(index, qn(db, "big"))["deleted"] is False  # type: ignore[index]
+    assert doc(index, qn(db, "big", "dbl"))["deleted"] is False  # type: ignore[index]
 
     # full=True describes everything again.
     conn.statements.clear()

@@ -49,7 +49,7 @@ from navd.extractors import write_checkpointed
 from navd.logs import get_logger
 from navd.state import SqliteState
 from navd.model import (DependencyType, Deletion, ElementType, EntityRef, Record, Relation, RelationType,
-                        SourceType)
+                        SourceType, hive_qualified_name)
 
 log = get_logger("navd.extractor.hms")
 
@@ -291,7 +291,8 @@ class HmsExtractor:
         fingerprint = _sha(json.dumps(sorted(details.items())))
         db_records = database_records(self.cluster, db, details, self.default_fs, self.extractor_run_id)
         listed.update(qn for qn, _ in owned_names(db_records))
-        if full or self.state.database(db) != fingerprint:
+        flagged = self._flagged_deleted(db)
+        if full or self.state.database(db) != fingerprint or hive_qualified_name(self.cluster, db) in flagged:
             yield from db_records
             self.state.put_database(db, fingerprint)
         rows = self._query(cursor, f"SHOW TABLE EXTENDED IN {_quote(db)} LIKE '*'")
@@ -302,9 +303,27 @@ class HmsExtractor:
                 continue
             seen.add(name)
             self.report.tables += 1
-            yield from self._table(cursor, db, name, information, full, listed, views)
+            rewrite = full or hive_qualified_name(self.cluster, db, name) in flagged
+            yield from self._table(cursor, db, name, information, rewrite, listed, views)
         for gone in set(self.state.tables_of(db)) - seen:
             self.state.drop_table(db, gone)
+
+    def _flagged_deleted(self, db: str) -> set[str]:
+        """Qualified names of `db` and its tables and views that the index has flagged deleted.
+
+        Another source can flag a table the metastore still has (a DROP in an old Spark event log
+        read late, for an earlier table of the same name): whatever is listed now and flagged is
+        rewritten, fingerprint or not, so the metastore's word on existence wins on its next run.
+        """
+        database = hive_qualified_name(self.cluster, db)
+        prefix = database.rsplit("@", 1)[0]
+        docs = self.index.scan("elements", "*:*", fl="identity,qualifiedName", filters=[
+            "sourceType:HIVE", "deleted:true", "type:(DATABASE OR TABLE OR VIEW)",
+            f"{{!prefix f=qualifiedName}}{prefix}"])
+        cluster = "@" + database.rsplit("@", 1)[1]
+        return {str(d["qualifiedName"]) for d in docs
+                if str(d["qualifiedName"]) == database
+                or (str(d["qualifiedName"]).startswith(prefix + ".") and str(d["qualifiedName"]).endswith(cluster))}
 
     def _table(self, cursor: Any, db: str, name: str, information: str, full: bool, listed: set[str],
                views: list[tuple[Any, EntityRef]]) -> Iterator[Record]:

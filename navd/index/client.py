@@ -69,6 +69,23 @@ def _error_message(resp: requests.Response) -> str:
     return msg[:500]
 
 
+#: Matches above which `SolrIndex.scan` splits its cursor by identity range.
+SCAN_PARTITION_ABOVE = 20_000
+
+
+def identity_ranges(matches: int, per_range: int) -> list[str]:
+    """Solr range syntax covering every string, cut at hex prefixes into about
+    `matches / per_range` ranges: `[* TO "08"}`, `["08" TO "10"}`, ..., `["f8" TO *]`."""
+    wanted = max(1, -(-matches // per_range))
+    digits = 1
+    while 16 ** digits < wanted and digits < 4:
+        digits += 1
+    count = min(wanted, 16 ** digits)
+    bounds = sorted({format(i * 16 ** digits // count, f"0{digits}x") for i in range(1, count)})
+    edges = ["*", *(f'"{b}"' for b in bounds), "*"]
+    return [f"[{low} TO {high}{'}' if high != '*' else ']'}" for low, high in zip(edges, edges[1:])]
+
+
 class SolrIndex:
     """Reader, writer and admin client of one Solr (standalone node or SolrCloud)."""
 
@@ -198,22 +215,47 @@ class SolrIndex:
         return int(self.search(core, query, rows=0, filters=filters)["response"]["numFound"])
 
     def scan(self, core: str, query: str = "*:*", *, fl: str | None = None,
-             filters: Iterable[str] = (), page_size: int = 1000) -> Iterator[dict[str, Any]]:
-        """Every matching document, streamed page by page with cursorMark (stable under writes)."""
+             filters: Iterable[str] = (), page_size: int = 1000,
+             partition_above: int = SCAN_PARTITION_ABOVE) -> Iterator[dict[str, Any]]:
+        """Every matching document in identity order, streamed page by page with cursorMark
+        (stable under writes).
+
+        Each cursorMark page costs Solr a pass over every matching document after the cursor,
+        and with soft commits every second the filters are recomputed for most pages, so one
+        cursor over N documents costs O(N^2 / page_size). Above `partition_above` matches the
+        scan is split into identity ranges of about that many documents each (identities of
+        elements and relations are uniform MD5 hex), one cursor per range, keeping each page
+        cheap; the ranges cover every string, so nothing is missed.
+        """
         name = self.core(core)
+        first = self._scan_page(name, query, fl, list(filters), page_size, "*")
+        matches = int(first["response"]["numFound"])
+        if matches <= partition_above:
+            yield from self._scan_from(name, query, fl, list(filters), page_size, first)
+            return
+        for identity_range in identity_ranges(matches, partition_above):
+            ranged = [*filters, f"identity:{identity_range}"]
+            page = self._scan_page(name, query, fl, ranged, page_size, "*")
+            yield from self._scan_from(name, query, fl, ranged, page_size, page)
+
+    def _scan_page(self, name: str, query: str, fl: str | None, filters: list[str], page_size: int,
+                   cursor: str) -> dict[str, Any]:
+        params: dict[str, Any] = {"q": query, "rows": page_size, "sort": "identity asc",
+                                  "cursorMark": cursor, "fq": filters}
+        if fl:
+            params["fl"] = fl
+        return self.request("POST", f"{name}/select", data=params, what=f"scan {query!r} of {name}")
+
+    def _scan_from(self, name: str, query: str, fl: str | None, filters: list[str], page_size: int,
+                   body: dict[str, Any]) -> Iterator[dict[str, Any]]:
         cursor = "*"
         while True:
-            params: dict[str, Any] = {"q": query, "rows": page_size, "sort": "identity asc",
-                                      "cursorMark": cursor, "fq": list(filters)}
-            if fl:
-                params["fl"] = fl
-            body = self.request("POST", f"{name}/select", data=params,
-                                what=f"scan {query!r} of {name}")
             yield from body["response"]["docs"]
             next_cursor = body["nextCursorMark"]
             if next_cursor == cursor:
                 return
             cursor = next_cursor
+            body = self._scan_page(name, query, fl, filters, page_size, cursor)
 
     def system_info(self) -> dict[str, Any]:
         return self.request("GET", "admin/info/system", what="Solr system info")
