@@ -1,28 +1,28 @@
 """`navd link --spark`: the linker's matching as a PySpark join, for large backlogs.
 
-Always a full pass. Steps: the unlinked relations and the non-stub elements are exported with
-cursorMark scans to JSON lines in a temporary directory; Spark explodes each relation's unlinked
-endpoints into candidate identities with the same pure function the incremental linker uses
-(`relink.endpoint_candidates`), joins them with the element identities, keeps the best-ranked
-match per endpoint, and each partition writes its adds and deletes with the same
-`plan_page`/`write_result` (adds, then deletes by id). So the result equals the incremental
-linker's on the same data; the watermark moves as after a full pass.
+Always a full pass. Steps: Spark tasks read the unlinked relations and the non-stub elements
+straight from Solr, one task per identity range (`client.identity_ranges`, about 20,000
+documents each), so nothing is staged on the driver's disk and the read is as parallel as the
+cluster (`--master yarn` works: executors only need to reach Solr). Spark explodes each
+relation's unlinked endpoints into candidate identities with the same pure function the
+incremental linker uses (`relink.endpoint_candidates`), joins them with the element identities,
+keeps the best-ranked match per endpoint, and each partition writes its adds and deletes with
+the same `plan_page`/`write_result` (adds, then deletes by id). So the result equals the
+incremental linker's on the same data; the watermark moves as after a full pass.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
-from collections.abc import Iterator, Mapping
-from pathlib import Path
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import orjson
 
 from navd.config import SolrConfig
-from navd.index.client import SolrIndex, batches
+from navd.index.client import SolrIndex, batches, identity_ranges
 from navd.logs import get_logger
 
 from .linker import Linker, LinkReport, plan_page, write_result
@@ -30,18 +30,38 @@ from .relink import ELEMENT_FIELDS, Target
 
 log = get_logger("navd.linker")
 
-_EXPORT_FILE_ROWS = 200_000
+_RANGE_DOCUMENTS = 20_000
 
 
-def _export(docs: Iterator[dict[str, Any]], directory: Path, line: Any) -> int:
-    """JSON lines, several files so Spark reads them in parallel."""
-    directory.mkdir(parents=True)
-    count = 0
-    for number, chunk in enumerate(batches(docs, _EXPORT_FILE_ROWS)):
-        with open(directory / f"part-{number:05d}.json", "wb") as out:
-            out.write(b"\n".join(orjson.dumps(line(doc)) for doc in chunk) + b"\n")
-        count += len(chunk)
-    return count
+def _read_range(ranges: Iterator[str], solr: SolrConfig, core: str, filters: list[str], fl: str | None,
+                line: Callable[[dict[str, Any]], tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
+    """Executor side: the rows of the documents in some identity ranges of a core."""
+    index = SolrIndex(solr)
+    try:
+        for identity_range in ranges:
+            for doc in index.scan(core, "*:*", fl=fl, filters=[*filters, f"identity:{identity_range}"],
+                                  page_size=5000, partition_above=sys.maxsize):
+                yield line(doc)
+    finally:
+        index.close()
+
+
+def _solr_frame(spark: Any, index: SolrIndex, core: str, filters: list[str], fl: str | None,
+                line: Callable[[dict[str, Any]], tuple[Any, ...]], schema: str) -> Any:
+    """A DataFrame of a core's matching documents, read by Spark tasks, one per identity range."""
+    ranges = identity_ranges(index.count(core, "*:*", filters), _RANGE_DOCUMENTS)
+    solr = index.config
+    rows = spark.sparkContext.parallelize(ranges, len(ranges)).mapPartitions(
+        lambda part: _read_range(part, solr, core, filters, fl, line))
+    return spark.createDataFrame(rows, schema)
+
+
+def _relation_row(doc: dict[str, Any]) -> tuple[Any, ...]:
+    return (doc["identity"], orjson.dumps(doc).decode())
+
+
+def _element_row(doc: dict[str, Any]) -> tuple[Any, ...]:
+    return (doc["identity"], doc["qualifiedName"], doc["type"], doc["sourceType"])
 
 
 def _write_partition(rows: Iterator[Any], solr: SolrConfig, page_size: int) -> Iterator[tuple[int, int, int]]:
@@ -63,7 +83,7 @@ def _write_partition(rows: Iterator[Any], solr: SolrConfig, page_size: int) -> I
 
 def spark_link(index: SolrIndex, *, cluster: str, default_fs: str = "",
                fs_aliases: Mapping[str, str] | None = None, master: str = "local[*]",
-               state_id: str = "linker", page_size: int = 2000, workdir: Path | None = None) -> LinkReport:
+               state_id: str = "linker", page_size: int = 2000) -> LinkReport:
     """A full link pass run as a Spark job; see the module docstring."""
     from pyspark.sql import SparkSession, functions as F  # noqa: PLC0415 - heavy, only for --spark
     from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, StructType  # noqa: PLC0415
@@ -74,24 +94,18 @@ def spark_link(index: SolrIndex, *, cluster: str, default_fs: str = "",
     started, _last = linker.prepare()
     solr = index.config
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    with tempfile.TemporaryDirectory(prefix="navd-link-", dir=workdir) as tmp:
-        rel_dir, el_dir = Path(tmp) / "relations", Path(tmp) / "elements"
-        total = _export(index.scan("relations", "*:*", filters=["unlinked:true"], page_size=5000), rel_dir,
-                        lambda d: {"identity": d["identity"], "doc": orjson.dumps(d).decode()})
-        _export(index.scan("elements", "*:*", fl=ELEMENT_FIELDS, filters=["-prop_knownFrom:*"], page_size=5000),
-                el_dir, lambda d: {"eid": d["identity"], "qn": d["qualifiedName"], "etype": d["type"],
-                                   "esource": d["sourceType"]})
-        spark = (SparkSession.builder.master(master).appName("navd-link")
-                 .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "8")
-                 .getOrCreate())
-        try:
-            examined, linked, still = _job(spark, F, ArrayType, IntegerType, StringType, StructField, StructType,
-                                           rel_dir, el_dir, cluster, default_fs, aliases, solr, page_size)
-        finally:
-            spark.stop()
-    if examined != total:  # every exported relation is planned exactly once
-        log.warning("spark link examined a different number of relations than exported",
-                    exported=total, examined=examined)
+    total = index.count("relations", "*:*", ["unlinked:true"])
+    spark = (SparkSession.builder.master(master).appName("navd-link")
+             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "8")
+             .getOrCreate())
+    try:
+        examined, linked, still = _job(spark, F, ArrayType, IntegerType, StringType, StructField, StructType,
+                                       index, cluster, default_fs, aliases, solr, page_size)
+    finally:
+        spark.stop()
+    if examined != total:  # relations written unlinked during the pass are left to the next one
+        log.info("spark link examined a different number of relations than were unlinked at its start",
+                 unlinked_at_start=total, examined=examined)
     report = LinkReport(examined, linked, still, True, round(time.monotonic() - clock, 3))
     linker.finish(started, report)
     log.info("spark link pass done", **report.as_dict())
@@ -99,7 +113,7 @@ def spark_link(index: SolrIndex, *, cluster: str, default_fs: str = "",
 
 
 def _job(spark: Any, F: Any, ArrayType: Any, IntegerType: Any, StringType: Any, StructField: Any,  # noqa: N803
-         StructType: Any, rel_dir: Path, el_dir: Path, cluster: str, default_fs: str,
+         StructType: Any, index: SolrIndex, cluster: str, default_fs: str,
          aliases: dict[str, str], solr: SolrConfig, page_size: int) -> tuple[int, int, int]:
     candidate_type = ArrayType(StructType([StructField("end", IntegerType()), StructField("rank", IntegerType()),
                                            StructField("cid", StringType())]))
@@ -112,8 +126,12 @@ def _job(spark: Any, F: Any, ArrayType: Any, IntegerType: Any, StringType: Any, 
         return [(end, rank, cid) for end, ids in endpoint_candidates(orjson.loads(doc), rules).items()
                 for rank, cid in enumerate(ids)]
 
-    rels = spark.read.schema("identity string, doc string").json(str(rel_dir))
-    elements = spark.read.schema("eid string, qn string, etype string, esource string").json(str(el_dir))
+    # Persisted: the explode and the final join both need it, and it must be read once, before
+    # any partition writes (the writes delete the unlinked documents being read).
+    rels = _solr_frame(spark, index, "relations", ["unlinked:true"], None, _relation_row,
+                       "identity string, doc string").persist()
+    elements = _solr_frame(spark, index, "elements", ["-prop_knownFrom:*"], ELEMENT_FIELDS, _element_row,
+                           "eid string, qn string, etype string, esource string")
     exploded = (rels.select(F.col("identity").alias("rid"), F.explode(F.udf(candidates_of, candidate_type)("doc"))
                             .alias("c"))
                 .select("rid", "c.end", "c.rank", "c.cid"))
@@ -123,5 +141,7 @@ def _job(spark: Any, F: Any, ArrayType: Any, IntegerType: Any, StringType: Any, 
             .groupBy("rid")
             .agg(F.collect_list(F.struct("end", "m.eid", "m.qn", "m.etype", "m.esource")).alias("matches")))
     joined = rels.join(best, rels.identity == best.rid, "left").select("doc", "matches")
+    rels.count()  # materialise the read before the join's writes start
     counts = joined.rdd.mapPartitions(lambda rows: _write_partition(rows, solr, page_size)).collect()
+    rels.unpersist()
     return (sum(c[0] for c in counts), sum(c[1] for c in counts), sum(c[2] for c in counts))
