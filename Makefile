@@ -29,6 +29,8 @@ bench: setup
 	$(BIN)/python tests/bench/bench_writer.py
 	$(BIN)/python tests/bench/bench_spark.py
 	$(BIN)/python tests/bench/bench_hdfs.py
+	$(BIN)/python tests/bench/bench_hms.py
+	$(BIN)/python tests/bench/bench_linker.py
 
 dev-up: setup
 	$(BIN)/python deploy/dev/devstack.py up
