@@ -86,6 +86,7 @@ from .plans import (
 
 _SQL_PREFIX = "org.apache.spark.sql.execution.ui."
 _CATALOG_PREFIX = "org.apache.spark.sql.catalyst.catalog."
+_THRIFT_PREFIX = "org.apache.spark.sql.hive.thriftserver.ui."
 SQL_START = _SQL_PREFIX + "SparkListenerSQLExecutionStart"
 SQL_END = _SQL_PREFIX + "SparkListenerSQLExecutionEnd"
 SQL_AQE_UPDATE = _SQL_PREFIX + "SparkListenerSQLAdaptiveExecutionUpdate"
@@ -110,6 +111,14 @@ IGNORED_EVENTS = frozenset({
     "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent",
     "org.apache.spark.sql.streaming.StreamingQueryListener$QueryIdleEvent",
     "org.apache.spark.sql.streaming.StreamingQueryListener$QueryTerminatedEvent",
+    # The Thrift Server's sessions and operations: the statement text already reaches each SQL
+    # execution as its job description.
+    *(_THRIFT_PREFIX + name for name in (
+        "SparkListenerThriftServerSessionCreated", "SparkListenerThriftServerSessionClosed",
+        "SparkListenerThriftServerOperationStart", "SparkListenerThriftServerOperationParsed",
+        "SparkListenerThriftServerOperationCanceled", "SparkListenerThriftServerOperationTimeout",
+        "SparkListenerThriftServerOperationError", "SparkListenerThriftServerOperationFinish",
+        "SparkListenerThriftServerOperationClosed")),
 })
 
 #: ExternalCatalog events (the *PreEvent twins are ignored: the post event says it happened).
