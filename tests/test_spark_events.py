@@ -337,6 +337,22 @@ def test_catalog_event_outside_an_execution_goes_on_the_application() -> None:
     assert app.properties["outcome"] == "INCOMPLETE"
 
 
+def test_partition_and_thrift_server_events_are_known() -> None:
+    """As the Thrift Server logs them (captured): partition events name their table; its session
+    and operation events are accepted without a warning."""
+    processor = ApplicationProcessor(cluster=CLUSTER)
+    processor.feed({"Event": "SparkListenerApplicationStart", "App Name": "a", "App ID": "app-9",
+                    "Timestamp": 1000, "User": "u"})
+    processor.feed({"Event": "org.apache.spark.sql.catalyst.catalog.CreatePartitionsEvent", "database": "s",
+                    "name": "orders", "partSpecs": [{"Region": "eu"}, {"Region": "us"}]})
+    processor.feed({"Event": "org.apache.spark.sql.hive.thriftserver.ui.SparkListenerThriftServerOperationStart",
+                    "id": "x", "sessionId": "y", "statement": "SELECT 1", "groupId": "z", "startTime": 1,
+                    "userName": "ann"})
+    run = processor.finish()
+    assert [(e.action, e.qualified_name) for e in run.catalog_events] == [("CREATE_PARTITIONS", "s.orders@primary")]
+    assert dict(run.skipped) == {}
+
+
 # Column lineage (plans.column_flows and its records) is tested in tests/test_spark_plans.py.
 
 

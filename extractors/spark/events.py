@@ -128,6 +128,9 @@ CATALOG_ACTIONS: Mapping[str, str] = {
     "DropTableEvent": "DROP_TABLE", "RenameTableEvent": "RENAME_TABLE", "AlterTableEvent": "ALTER_TABLE",
     "CreateFunctionEvent": "CREATE_FUNCTION", "DropFunctionEvent": "DROP_FUNCTION",
     "RenameFunctionEvent": "RENAME_FUNCTION", "AlterFunctionEvent": "ALTER_FUNCTION",
+    # Partition events name the table (`partSpecs` lists the partitions; not kept, it can be long).
+    "CreatePartitionsEvent": "CREATE_PARTITIONS", "DropPartitionsEvent": "DROP_PARTITIONS",
+    "AlterPartitionsEvent": "ALTER_PARTITIONS", "RenamePartitionsEvent": "RENAME_PARTITIONS",
 }
 
 # `<method> at <File>.<ext>:<line>`: Spark's call-site description, not SQL text.
