@@ -19,6 +19,24 @@ from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr
 
 
+def run_job(app_name: str, body: str, hdfs: DevHdfs, tmp_path: Path) -> Path:
+    """Run a PySpark job (`spark` in scope) as the HDFS superuser; returns its event log dir."""
+    events = tmp_path / "events"
+    events.mkdir()
+    job = textwrap.dedent(f"""
+        from pyspark.sql import SparkSession
+        spark = (SparkSession.builder.master("local[1]").appName({app_name!r})
+                 .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
+                 .config("spark.driver.bindAddress", "127.0.0.1").config("spark.eventLog.enabled", "true")
+                 .config("spark.eventLog.dir", {events.as_uri()!r}).getOrCreate())
+    """) + textwrap.dedent(body) + "spark.stop()\n"
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "HADOOP_USER_NAME": hdfs.superuser}
+    ran = subprocess.run([sys.executable, "-c", job], env=env, capture_output=True, text=True, timeout=600,
+                         check=False)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    return events
+
+
 def test_a_table_read_by_path_is_upstream_of_the_jobs_output(navd, hdfs: DevHdfs,  # type: ignore[no-untyped-def]
                                                               spark_thrift: SparkThriftServer,
                                                               solr_server: EmbeddedSolr, index: SolrIndex,
@@ -31,21 +49,9 @@ def test_a_table_read_by_path_is_upstream_of_the_jobs_output(navd, hdfs: DevHdfs
         cursor.execute(f"INSERT INTO {database}.orders VALUES (1, 10), (2, 20)")
     table_dir = f"{hdfs.default_fs}/user/hive/warehouse/{database}.db/orders"
     output = f"{hdfs.default_fs}/{unique}/out/order_total"
-    events = tmp_path / "events"
-    events.mkdir()
-    job = textwrap.dedent(f"""
-        from pyspark.sql import SparkSession
-        spark = (SparkSession.builder.master("local[1]").appName("orders_by_path")
-                 .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
-                 .config("spark.driver.bindAddress", "127.0.0.1").config("spark.eventLog.enabled", "true")
-                 .config("spark.eventLog.dir", {events.as_uri()!r}).getOrCreate())
+    events = run_job("orders_by_path", f"""
         spark.read.parquet({table_dir!r}).groupBy().sum("amount").write.parquet({output!r})
-        spark.stop()
-    """)
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "HADOOP_USER_NAME": hdfs.superuser}
-    ran = subprocess.run([sys.executable, "-c", job], env=env, capture_output=True, text=True, timeout=600,
-                         check=False)
-    assert ran.returncode == 0, ran.stderr[-3000:]
+    """, hdfs, tmp_path)
 
     config = tmp_path / "navd.toml"
     config.write_text(f'[cluster]\nname = "{unique}"\n[solr]\nurl = "{solr_server.url}"\n[logging]\nformat = "json"\n'
@@ -78,22 +84,10 @@ def test_a_path_written_by_spark_links_to_the_directory_of_a_later_external_tabl
     source = f"/{unique}/landing/events.csv"
     hdfs_client.write(source, data="1,click\n2,view\n", overwrite=True)
     written = f"{hdfs.default_fs}/{unique}/curated/events"
-    events = tmp_path / "events"
-    events.mkdir()
-    job = textwrap.dedent(f"""
-        from pyspark.sql import SparkSession
-        spark = (SparkSession.builder.master("local[1]").appName("curate_events")
-                 .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
-                 .config("spark.driver.bindAddress", "127.0.0.1").config("spark.eventLog.enabled", "true")
-                 .config("spark.eventLog.dir", {events.as_uri()!r}).getOrCreate())
+    events = run_job("curate_events", f"""
         (spark.read.csv({hdfs.default_fs + source!r}).toDF("id", "kind")
               .selectExpr("cast(id as int) as id", "kind").write.parquet({written + "/"!r}))
-        spark.stop()
-    """)
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "HADOOP_USER_NAME": hdfs.superuser}
-    ran = subprocess.run([sys.executable, "-c", job], env=env, capture_output=True, text=True, timeout=600,
-                         check=False)
-    assert ran.returncode == 0, ran.stderr[-3000:]
+    """, hdfs, tmp_path)
     with hive.connect("127.0.0.1", spark_thrift.port, username="navd") as conn:
         cursor = conn.cursor()
         cursor.execute(f"CREATE DATABASE {database}")
