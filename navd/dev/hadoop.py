@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import getpass
+import hashlib
 import os
 import subprocess
 from importlib import resources
@@ -48,7 +49,10 @@ class HadoopDistribution:
 
     @property
     def root(self) -> Path:
-        return self.cache_dir / f"hadoop-{self.version}"
+        # The pom's hash in the name: a changed list of artifacts is fetched anew, not mixed
+        # with a cache made from the old one.
+        pom = hashlib.sha256(_jvm_resource("hadoop-pom.xml").read_bytes()).hexdigest()[:8]
+        return self.cache_dir / f"hadoop-{self.version}-{pom}"
 
     @property
     def lib(self) -> Path:
