@@ -68,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
     entity.set_defaults(handler=cmd_entity)
 
     extract = commands.add_parser("extract", help="run an extractor now")
-    extract.add_argument("source", choices=["spark", "hdfs", "hms"], help="which extractor (yarn: later)")
+    extract.add_argument("source", choices=["spark", "hdfs", "hms", "yarn"], help="which extractor")
     extract.add_argument("--once", action="store_true",
                          help="spark: one pass, then exit (default: keep polling every [spark] poll_seconds)")
     extract.add_argument("--full", action="store_true",
@@ -276,7 +276,31 @@ def cmd_extract(args: argparse.Namespace, config: NavdConfig) -> int:
         return _extract_hdfs(args, config)
     if args.source == "hms":
         return _extract_hms(args, config)
+    if args.source == "yarn":
+        return _extract_yarn(args, config)
     return _extract_spark(args, config)
+
+
+def _extract_yarn(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.config import state_dir
+    from navd.extractors.yarn.extractor import YarnExtractor
+    from navd.index.client import IndexWriter
+
+    if not config.yarn.urls:
+        raise ConfigError("[yarn] urls: no ResourceManager configured")
+    with _index(config, interactive=False) as index:
+        extractor = YarnExtractor.from_config(config, state_dir() / "yarn" / config.cluster.name)
+        writer = IndexWriter(index)
+        try:
+            report = extractor.run_pass(writer, full=args.full)
+        finally:
+            writer.close()
+        for core in ("elements", "relations"):
+            index.commit(core, soft=True)
+        print(f"yarn: {report.applications} applications ({report.finished} finished since the last run, "
+              f"{report.unfinished} not finished), {report.records} records written, {report.skipped} skipped")
+        _link_after_extraction(index, config)
+    return EXIT_OK
 
 
 def _extract_hms(args: argparse.Namespace, config: NavdConfig) -> int:

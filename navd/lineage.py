@@ -9,6 +9,8 @@ What is walked, as in Navigator:
 - LOGICAL_PHYSICAL only from the physical end to the logical one: a directory leads to the table
   it backs, a YARN application to the Spark execution it ran; seen from the logical end the
   physical one is not lineage;
+- PARENT_CHILD from an execution down to the executions inside it (a Spark run's SQL
+  executions), so a YARN application reaches the datasets its Spark work read and wrote;
 - INSTANCE_OF from an execution to its operation template, shown with `operations`.
 
 What is shown: without `operations`, executions and templates are contracted away (dataset ->
@@ -202,6 +204,11 @@ def _hops(index: SolrIndex, node_ids: list[str], direction: str, *, columns: boo
     if not columns:
         # Physical -> logical only (see the module docstring), in either walking direction.
         queries.append(("type:LOGICAL_PHYSICAL", 2, 1))
+        # An application run to the executions inside it (a YARN application's Spark run to
+        # its SQL executions); never upwards, so a dataset's lineage does not fan out to every
+        # sibling execution of the job that wrote it.
+        queries.append(("type:PARENT_CHILD AND endpoint1Type:OPERATION_EXECUTION AND "
+                        "endpoint2Type:OPERATION_EXECUTION", 1, 2))
         if operations:
             queries.append(("type:INSTANCE_OF", 2, 1))  # execution -> its template
     for type_filter, near, far in queries:

@@ -5,7 +5,8 @@ One `ApplicationProcessor` per application log, fed its events in order (parsed 
 typed, what was understood) and `records(run)` turns it into navd.model records:
 
 - the application as an OPERATION (`spark://<app name>`), its run as an OPERATION_EXECUTION
-  (`spark://<app id>/<attempt or 1>`: user, start/end, outcome), joined by INSTANCE_OF;
+  (`spark://<app id>/<attempt or 1>`: user, start/end, outcome), joined by INSTANCE_OF; a run on
+  YARN (`application_...` id) gets LOGICAL_PHYSICAL to the YARN execution `yarn://<app id>`;
 - each SQL execution that read or wrote data (or changed the catalog) as an OPERATION_EXECUTION
   child of the run, `spark://<app id>/<attempt>/sql/<root execution id>`; nested executions
   (same `rootExecutionId`: a CTAS and the insert it runs, saveAsTable, V1 fallbacks of V2
@@ -705,6 +706,13 @@ def records(run: ApplicationRun, *, extractor_run_id: str | None = None) -> Iter
     yield app
     yield from children
     yield Relation(RelationType.INSTANCE_OF, template.ref, app.ref, extractor_run_id=extractor_run_id)
+    if run.app_id.startswith("application_"):
+        # Ran on YARN: the YARN application (physical) ran this Spark run (logical). The YARN
+        # extractor writes the same relation; unlinked until its side is indexed.
+        yarn_app = EntityRef(SourceType.YARN, operation_qualified_name(SourceType.YARN, run.app_id),
+                             ElementType.OPERATION_EXECUTION)
+        yield Relation(RelationType.LOGICAL_PHYSICAL, app.ref, yarn_app, linked2=False,
+                       extractor_run_id=extractor_run_id)
     for execution, element in zip(run.executions, children, strict=True):
         yield Relation(RelationType.PARENT_CHILD, app.ref, element.ref, extractor_run_id=extractor_run_id)
         for dataset in execution.inputs:

@@ -1,0 +1,217 @@
+"""YARN pull extractor: applications from the ResourceManager's REST API (`/ws/v1/cluster/apps`).
+
+A run asks for two lists: the applications that finished since the last run (`finishedTimeBegin`
+= the newest finish time seen, minus a safety overlap, on the RM's own clock), and those not
+finished yet (`states=NEW,...,RUNNING`). So a run costs what happened since the last one, an
+application that started and ended between two runs is caught by the first list, and a running
+one is written again, with its final state, once it has finished. The first run (and `--full`)
+takes every application the RM remembers (`yarn.resourcemanager.max-completed-applications`).
+Finished applications already written (the overlap re-reads the last minutes) are recognised by
+id and finish time, kept in the state file for the overlap window only, and not written again.
+
+RM HA: `[yarn] urls` lists every ResourceManager; a run asks each `/ws/v1/cluster/info` and uses
+the one whose haState is ACTIVE (a non-HA RM reports none). SPNEGO with `auth = "kerberos"`
+(requests-kerberos, the `kerberos` extra). Failures: no RM reachable, no active RM, an HTTP error
+or a body that is not the apps JSON end the run with one YarnExtractionError line under
+navd.extractor.yarn and the watermark stays; a malformed application record is skipped and
+logged with its id.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from navd.config import NavdConfig
+from navd.errors import ConfigError, NavdError
+from navd.extractors import write_checkpointed
+from navd.index.client import IndexWriter
+from navd.logs import get_logger
+from navd.model import Record
+
+from .records import UNFINISHED_STATES, BadApplication, application_records, parse_application
+
+log = get_logger("navd.extractor.yarn")
+OVERLAP_MS = 5 * 60 * 1000
+
+
+class YarnExtractionError(NavdError):
+    """A YARN extraction run failed (RM unreachable, no active RM, an HTTP error, a bad body)."""
+
+
+@dataclasses.dataclass
+class YarnReport:
+    applications: int = 0
+    finished: int = 0
+    unfinished: int = 0
+    skipped: int = 0
+    records: int = 0
+    resourcemanager: str = ""
+
+
+def make_session(auth: str) -> requests.Session:
+    session = requests.Session()
+    session.headers["Accept"] = "application/json"
+    if auth == "kerberos":
+        try:
+            from requests_kerberos import OPTIONAL, HTTPKerberosAuth  # noqa: PLC0415 - optional extra
+        except ImportError as exc:
+            raise ConfigError(f"[yarn] auth = \"kerberos\" needs the kerberos extra "
+                              f"(pip install 'navd[kerberos]'): {exc}") from None
+        session.auth = HTTPKerberosAuth(mutual_authentication=OPTIONAL)
+    return session
+
+
+class YarnExtractor:
+    name = "yarn"
+
+    def __init__(self, urls: Sequence[str], state_dir: Path, *, session: requests.Session | None = None,
+                 timeout: float = 30.0, extractor_run_id: str | None = None) -> None:
+        if not urls:
+            raise ConfigError("[yarn] urls: no ResourceManager configured")
+        self.urls = [u.rstrip("/") for u in urls]
+        self.session = session or make_session("none")
+        self.timeout = timeout
+        self.state_file = state_dir / "yarn-state.json"
+        self.extractor_run_id = extractor_run_id or f"yarn##{datetime.now().strftime('%Y%m%dT%H%M%S')}"
+        self.report = YarnReport()
+        self._watermark, self._recent = self._load_state()
+        self._newest_finish = self._watermark
+        self._pending: dict[str, int] = {}
+
+    @classmethod
+    def from_config(cls, config: NavdConfig, state_dir: Path) -> YarnExtractor:
+        return cls(config.yarn.urls, state_dir, session=make_session(config.yarn.auth))
+
+    # -- the protocol ---------------------------------------------------------------------------
+
+    def extract(self, since: datetime | None = None, *, full: bool = False) -> Iterator[Record]:
+        """Records of the applications finished since the watermark and of those still running.
+
+        `since` is accepted for the extractor protocol; the RM-clock watermark decides."""
+        del since
+        self.report = YarnReport()
+        self._pending = {}
+        self._newest_finish = self._watermark
+        rm = self._active_resourcemanager()
+        self.report.resourcemanager = rm
+        begin = None if full or self._watermark is None else max(0, self._watermark - OVERLAP_MS)
+        finished_params = {"finishedTimeBegin": str(begin)} if begin is not None else {}
+        seen: set[str] = set()
+        for params, counter in ((finished_params, "finished"), ({"states": ",".join(UNFINISHED_STATES)}, "unfinished")):
+            for raw in self._applications(rm, params):
+                try:
+                    app = parse_application(raw)
+                except BadApplication as exc:
+                    self.report.skipped += 1
+                    log.warning("YARN application skipped", reason=str(exc))
+                    continue
+                if app.application_id in seen or (
+                        not full and app.finished_ms and self._recent.get(app.application_id) == app.finished_ms):
+                    continue
+                seen.add(app.application_id)
+                if app.finished_ms:  # remembered at commit, once Solr has the records
+                    self._pending[app.application_id] = app.finished_ms
+                self.report.applications += 1
+                setattr(self.report, counter, getattr(self.report, counter) + 1)
+                if app.finished_ms:
+                    self._newest_finish = max(self._newest_finish or 0, app.finished_ms)
+                yield from application_records(app, extractor_run_id=self.extractor_run_id)
+
+    def commit(self) -> None:
+        """Persist the watermark. Call only after the writer has flushed every record yielded."""
+        if self._newest_finish is None:
+            return
+        horizon = self._newest_finish - OVERLAP_MS
+        self._recent.update(self._pending)
+        self._pending = {}
+        self._recent = {app: finished for app, finished in self._recent.items() if finished >= horizon}
+        self.state_file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.state_file.with_suffix(".tmp")
+        with open(tmp, "w", encoding="utf-8") as out:
+            json.dump({"newestFinishedTime": self._newest_finish, "recent": self._recent}, out)
+            out.flush()
+            os.fsync(out.fileno())
+        tmp.replace(self.state_file)
+        self._watermark = self._newest_finish
+
+    def run_pass(self, writer: IndexWriter, *, full: bool = False) -> YarnReport:
+        self.report.records = 0
+        count = write_checkpointed(self.extract(full=full), writer, commit=self.commit)
+        self.report.records = count
+        return self.report
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _load_state(self) -> tuple[int | None, dict[str, int]]:
+        try:
+            state = json.loads(self.state_file.read_text(encoding="utf-8"))
+            newest, recent = state.get("newestFinishedTime"), state.get("recent") or {}
+        except FileNotFoundError:
+            return None, {}
+        except (OSError, ValueError, AttributeError) as exc:
+            log.warning("YARN state unreadable; next run reads every application", file=str(self.state_file),
+                        reason=str(exc))
+            return None, {}
+        if not isinstance(newest, int) or not isinstance(recent, dict):
+            return None, {}
+        return newest, {str(k): int(v) for k, v in recent.items() if isinstance(v, int)}
+
+    def _get(self, url: str, params: dict[str, str] | None = None) -> Any:
+        response = self.session.get(url, params=params, timeout=self.timeout, allow_redirects=False)
+        if response.status_code != 200:
+            raise YarnExtractionError(f"ResourceManager {url} answered HTTP {response.status_code}: "
+                                      f"{response.text.strip()[:200]!r}")
+        try:
+            return response.json()
+        except ValueError:
+            raise YarnExtractionError(f"ResourceManager {url} answered something other than JSON: "
+                                      f"{response.text.strip()[:200]!r}") from None
+
+    def _active_resourcemanager(self) -> str:
+        problems: list[str] = []
+        for base in self.urls:
+            try:
+                info = self._get(f"{base}/ws/v1/cluster/info").get("clusterInfo", {})
+            except (requests.RequestException, YarnExtractionError, AttributeError) as exc:
+                problems.append(f"{base}: {_first_line(exc)}")
+                continue
+            state = info.get("haState")
+            if state in (None, "", "ACTIVE", "NA") or len(self.urls) == 1 and state != "STANDBY":
+                return base
+            problems.append(f"{base}: haState {state}")
+        message = "no active ResourceManager: " + "; ".join(problems)
+        log.error("YARN extraction failed; nothing written, the next run retries", reason=message)
+        raise YarnExtractionError(message)
+
+    def _applications(self, rm: str, params: dict[str, str]) -> list[Any]:
+        try:
+            body = self._get(f"{rm}/ws/v1/cluster/apps", params)
+        except requests.RequestException as exc:
+            message = f"ResourceManager {rm} unreachable: {_first_line(exc)}"
+            log.error("YARN extraction failed; nothing written, the next run retries", reason=message)
+            raise YarnExtractionError(message) from None
+        except YarnExtractionError as exc:
+            log.error("YARN extraction failed; nothing written, the next run retries", reason=str(exc))
+            raise
+        apps = body.get("apps") if isinstance(body, dict) else None
+        if apps is None:  # the RM's way of saying "none"
+            return []
+        listed = apps.get("app") if isinstance(apps, dict) else None
+        if not isinstance(listed, list):
+            message = f"ResourceManager {rm} sent apps that are not a list: {str(body)[:200]!r}"
+            log.error("YARN extraction failed; nothing written, the next run retries", reason=message)
+            raise YarnExtractionError(message)
+        return listed
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
