@@ -24,6 +24,7 @@ from navd.config import DEFAULT_SOLR_VERSION, HdfsConfig, SolrConfig, default_so
 from navd.dev.hadoop import DevHdfs, HdfsPorts
 from navd.dev.metastore import HiveMetastore
 from navd.dev.spark_thrift import SparkThriftServer
+from navd.dev.yarn import DevYarn, YarnPorts
 from navd.errors import NavdError
 from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
@@ -116,6 +117,19 @@ def hdfs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevHdfs]:
         cluster.start()
     except NavdError as exc:
         pytest.fail(f"HDFS did not start: {exc}", pytrace=False)
+    yield cluster
+    cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def yarn(tmp_path_factory: pytest.TempPathFactory, hdfs: DevHdfs) -> Iterator[DevYarn]:
+    """A real YARN (ResourceManager + NodeManager) over the session HDFS, started once, only for
+    the tests that ask."""
+    cluster = DevYarn(tmp_path_factory.mktemp("yarn"), YarnPorts.free(), hdfs)
+    try:
+        cluster.start()
+    except NavdError as exc:
+        pytest.fail(f"YARN did not start: {exc}", pytrace=False)
     yield cluster
     cluster.stop()
 

@@ -201,8 +201,8 @@ class YarnExtractor:
         except YarnExtractionError as exc:
             log.error("YARN extraction failed; nothing written, the next run retries", reason=str(exc))
             raise
-        apps = body.get("apps") if isinstance(body, dict) else None
-        if apps is None:  # the RM's way of saying "none"
+        apps = body.get("apps", False) if isinstance(body, dict) else False
+        if apps is None or apps == {}:  # the RM's ways of saying "none": `{"apps": null}`, `{"apps": {}}`
             return []
         listed = apps.get("app") if isinstance(apps, dict) else None
         if not isinstance(listed, list):
