@@ -12,6 +12,7 @@ from pyhive import hive
 
 from navd.dev.hadoop import FSSHELL_CLASS, DevHdfs
 from navd.dev.spark_thrift import SparkThriftServer
+from navd.dev.yarn import DevYarn
 from navd.webhdfs import list_status_batch, request_count
 
 from net import listening_addresses
@@ -74,3 +75,13 @@ def test_directory_listings_come_in_pages(hdfs: DevHdfs, hdfs_client: Client, un
     listed = [status["pathSuffix"] for status in list_status_batch(hdfs_client, f"/{unique}")]
     assert listed == names
     assert request_count(hdfs_client) - before == 3  # dfs.ls.limit = 1000 entries a page
+
+
+def test_dev_yarn_listens_on_loopback_only_and_restart_is_idempotent(yarn: DevYarn) -> None:
+    for port in dataclasses.asdict(yarn.ports).values():
+        assert listening_addresses(port) <= {"127.0.0.1"}, port
+    assert listening_addresses(yarn.ports.rm_web) == {"127.0.0.1"}
+    pids = (yarn.resourcemanager.running_pid(), yarn.nodemanager.running_pid())
+    yarn.start()
+    assert (yarn.resourcemanager.running_pid(), yarn.nodemanager.running_pid()) == pids
+    assert (yarn.conf_dir / "yarn-site.xml").is_file() and (yarn.conf_dir / "core-site.xml").is_file()

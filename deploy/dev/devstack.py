@@ -6,9 +6,11 @@
 The stack: Solr, a real HDFS (NameNode + DataNode from Hadoop's Maven jars, WebHDFS on), a
 standalone Hive metastore and Spark's Thrift Server as HiveServer2 over it, its warehouse on the
 HDFS (its event log is where the Spark extractor finds the SQL text of what ran through it; PySpark
-jobs share the metastore with `spark.hadoop.hive.metastore.uris`). YARN joins it here.
+jobs share the metastore with `spark.hadoop.hive.metastore.uris`), and YARN (a ResourceManager and
+a NodeManager; `.dev/hadoop-conf/` is the client configuration: `HADOOP_CONF_DIR=$PWD/.dev/hadoop-conf
+spark-submit --master yarn ...`).
 Ports: Solr 8984 (so it does not clash with `navd quickstart` on 8983), metastore 9083,
-Thrift Server 10015,
+Thrift Server 10015, YARN Hadoop's defaults (RM 8032/8030/8031/8033, web/REST 8088, NM 8041/8042/8040),
 HDFS Hadoop's defaults (NameNode RPC 8020, HTTP/WebHDFS 9870, DataNode 9866/9864/9867);
 override with DEV_SOLR_PORT, DEV_METASTORE_PORT, DEV_THRIFT_PORT, DEV_HDFS_RPC_PORT, DEV_HDFS_HTTP_PORT.
 """
@@ -24,6 +26,7 @@ from navd.config import HdfsConfig, load_config
 from navd.dev.hadoop import DevHdfs, HdfsPorts
 from navd.dev.metastore import HiveMetastore
 from navd.dev.spark_thrift import SparkThriftServer
+from navd.dev.yarn import DevYarn, YarnPorts
 from navd.errors import NavdError
 from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
@@ -65,7 +68,11 @@ def hdfs_cluster() -> DevHdfs:
     return DevHdfs(DEV / "hdfs", ports)
 
 
-def write_config(solr: EmbeddedSolr, thrift: SparkThriftServer, hdfs: DevHdfs) -> None:
+def yarn_cluster(hdfs: DevHdfs) -> DevYarn:
+    return DevYarn(DEV / "yarn", YarnPorts.dev_defaults(), hdfs, conf_dir=DEV / "hadoop-conf")
+
+
+def write_config(solr: EmbeddedSolr, thrift: SparkThriftServer, hdfs: DevHdfs, yarn: DevYarn) -> None:
     CONFIG.write_text(
         "# Written by `make dev-up`: navd pointed at the development services under .dev/.\n"
         "# Use it with: export NAVD_CONFIG=$PWD/.dev/navd.toml\n\n"
@@ -75,6 +82,7 @@ def write_config(solr: EmbeddedSolr, thrift: SparkThriftServer, hdfs: DevHdfs) -
         f"[hdfs]\nenabled = true\nurls = [\"{hdfs.webhdfs_url}\"]\ndefault_fs = \"{hdfs.default_fs}\"\n"
         f"user = \"{hdfs.superuser}\"\n\n"
         f"[hive]\nenabled = true\nhost = \"127.0.0.1\"\nport = {thrift.port}\n\n"
+        f"[yarn]\nenabled = true\nurls = [\"{yarn.rm_url}\"]\n\n"
         f"[spark]\nenabled = true\nevent_log_dirs = [\"{thrift.event_log_dir}\"]\n"
     )
 
@@ -100,7 +108,11 @@ def up() -> None:
     thrift.start()
     print(f"hive: Spark Thrift Server (HiveServer2) on 127.0.0.1:{thrift.port}, "
           f"event log {thrift.event_log_dir}")
-    write_config(solr, thrift, hdfs)
+    yarn = yarn_cluster(hdfs)
+    yarn.start()
+    print(f"yarn: ResourceManager {yarn.rm_url}, client configuration {yarn.conf_dir} "
+          f"(HADOOP_CONF_DIR for spark-submit --master yarn)")
+    write_config(solr, thrift, hdfs, yarn)
     config = load_config(str(CONFIG), environ={})
     with SolrIndex(effective_solr_config(config.solr, solr)) as index:
         for result in init_solr(index):
@@ -111,6 +123,7 @@ def up() -> None:
 def down() -> None:
     hdfs = hdfs_cluster()
     hms = metastore(hdfs)
+    print("yarn: stopped" if yarn_cluster(hdfs).stop() else "yarn: was not running")
     print("hive: stopped" if thrift_server(hdfs, hms).stop() else "hive: was not running")
     print("metastore: stopped" if hms.stop() else "metastore: was not running")
     print("hdfs: stopped" if hdfs_cluster().stop() else "hdfs: was not running")

@@ -56,8 +56,10 @@ class DevYarn:
     """One ResourceManager + one NodeManager whose files live in `home`, using `hdfs`."""
 
     def __init__(self, home: Path, ports: YarnPorts, hdfs: DevHdfs, distribution: HadoopDistribution | None = None,
-                 node_memory_mb: int = 6144, node_vcores: int = 4, heap: str = "384m") -> None:
+                 node_memory_mb: int = 6144, node_vcores: int = 4, heap: str = "384m",
+                 conf_dir: Path | None = None) -> None:
         self.home = home.expanduser().resolve()
+        self._conf_dir = conf_dir.expanduser().resolve() if conf_dir else self.home / "conf"
         self.ports = ports
         self.hdfs = hdfs
         self.distribution = distribution or hdfs.distribution
@@ -71,7 +73,7 @@ class DevYarn:
     @property
     def conf_dir(self) -> Path:
         """A HADOOP_CONF_DIR for clients: spark-submit --master yarn, the hdfs/yarn tools."""
-        return self.home / "conf"
+        return self._conf_dir
 
     @property
     def logs_dir(self) -> Path:
