@@ -337,7 +337,7 @@ def test_catalog_event_outside_an_execution_goes_on_the_application() -> None:
     assert app.properties["outcome"] == "INCOMPLETE"
 
 
-def test_partition_and_thrift_server_events_are_known() -> None:
+def test_partition_thrift_server_and_yarn_am_events_are_known() -> None:
     """As the Thrift Server logs them (captured): partition events name their table; its session
     and operation events are accepted without a warning."""
     processor = ApplicationProcessor(cluster=CLUSTER)
@@ -345,6 +345,8 @@ def test_partition_and_thrift_server_events_are_known() -> None:
                     "Timestamp": 1000, "User": "u"})
     processor.feed({"Event": "org.apache.spark.sql.catalyst.catalog.CreatePartitionsEvent", "database": "s",
                     "name": "orders", "partSpecs": [{"Region": "eu"}, {"Region": "us"}]})
+    processor.feed({"Event": "org.apache.spark.scheduler.SparkListenerMiscellaneousProcessAdded", "time": 1,
+                    "processId": "yarn-am", "info": {}})
     processor.feed({"Event": "org.apache.spark.sql.hive.thriftserver.ui.SparkListenerThriftServerOperationStart",
                     "id": "x", "sessionId": "y", "statement": "SELECT 1", "groupId": "z", "startTime": 1,
                     "userName": "ann"})

@@ -120,6 +120,7 @@ def test_yarn_applications_and_their_spark_lineage(navd, yarn: DevYarn, hdfs: De
     # The Spark side: the succeeding job's event log; LOGICAL_PHYSICAL links the two runs.
     spark = navd("extract", "spark", "--once", env=env)
     assert spark.returncode == 0, spark.stderr[-2000:]
+    assert ", 0 warnings" in spark.stdout, spark.stderr[-3000:]  # every event of a YARN run is understood
     ok_id = apps[ok_name]["id"]
     index.commit("relations")
     [physical] = list(index.scan("relations", "type:LOGICAL_PHYSICAL", fl="identity,unlinked,endpoint1QualifiedName",

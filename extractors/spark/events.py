@@ -106,6 +106,8 @@ IGNORED_EVENTS = frozenset({
     "SparkListenerStageExecutorMetrics", "SparkListenerBlockManagerAdded", "SparkListenerBlockManagerRemoved",
     "SparkListenerBlockUpdated", "SparkListenerUnpersistRDD", "SparkListenerMiscellaneousProcessAdded",
     "SparkListenerExecutorDecommissioned",
+    # Logged under its full class name (the YARN client-mode AM registers itself with it).
+    "org.apache.spark.scheduler.SparkListenerMiscellaneousProcessAdded",
     _SQL_PREFIX + "SparkListenerDriverAccumUpdates",
     _SQL_PREFIX + "SparkListenerSQLAdaptiveSQLMetricUpdates",
     "org.apache.spark.sql.streaming.StreamingQueryListener$QueryStartedEvent",
