@@ -36,7 +36,7 @@ FSSHELL_CLASS = "org.apache.hadoop.fs.FsShell"
 OIV_CLASS = "org.apache.hadoop.hdfs.tools.offlineImageViewer.OfflineImageViewerPB"
 
 
-def _jvm_resource(name: str) -> Path:
+def jvm_resource(name: str) -> Path:
     return Path(str(resources.files("navd.dev") / "jvm" / name))
 
 
@@ -51,7 +51,7 @@ class HadoopDistribution:
     def root(self) -> Path:
         # The pom's hash in the name: a changed list of artifacts is fetched anew, not mixed
         # with a cache made from the old one.
-        pom = hashlib.sha256(_jvm_resource("hadoop-pom.xml").read_bytes()).hexdigest()[:8]
+        pom = hashlib.sha256(jvm_resource("hadoop-pom.xml").read_bytes()).hexdigest()[:8]
         return self.cache_dir / f"hadoop-{self.version}-{pom}"
 
     @property
@@ -59,7 +59,7 @@ class HadoopDistribution:
         return self.root / "lib"
 
     def ensure(self) -> Path:
-        fetch_maven_jars(_jvm_resource("hadoop-pom.xml"), self.root, {"hadoop.version": self.version},
+        fetch_maven_jars(jvm_resource("hadoop-pom.xml"), self.root, {"hadoop.version": self.version},
                          what=f"Hadoop {self.version}", error=DevServiceError)
         return self.root
 
@@ -151,10 +151,7 @@ class DevHdfs:
         return self.logs_dir / f"{process.name}.log"
 
     def _java_cmd(self, main_class: str, heap: str, *args: str) -> list[str]:
-        return [find_tool("java", DevServiceError), f"-Xmx{heap}", "-XX:+ExitOnOutOfMemoryError",
-                "-Dfile.encoding=UTF-8", f"-Dhadoop.log.dir={self.logs_dir}", f"-Dhadoop.home.dir={self.home}",
-                "-Djava.net.preferIPv4Stack=true", "-cp", self.distribution.classpath(self.conf_dir),
-                main_class, *args]
+        return hadoop_java_cmd(self.distribution, self.conf_dir, self.logs_dir, self.home, main_class, heap, *args)
 
     def _spawn(self, process: ManagedProcess, main_class: str, heap: str) -> subprocess.Popen[bytes]:
         cmd = self._java_cmd(main_class, heap)
@@ -164,11 +161,7 @@ class DevHdfs:
         return proc
 
     def _env(self) -> dict[str, str]:
-        env = dict(os.environ)
-        # Settings of a real Hadoop installation on this machine must not leak into ours.
-        for key in ("HADOOP_CONF_DIR", "HADOOP_HOME", "HADOOP_USER_NAME", "HADOOP_OPTS"):
-            env.pop(key, None)
-        return env
+        return hadoop_env()
 
     def _format(self) -> None:
         log.info("formatting the NameNode", home=str(self.home))
@@ -245,12 +238,30 @@ class DevHdfs:
             "dfs.namenode.resource.du.reserved": "0",
             "dfs.namenode.resource.checked.volumes.minimum": "0",
         }
-        _write_site(self.conf_dir / "core-site.xml", core)
-        _write_site(self.conf_dir / "hdfs-site.xml", hdfs)
-        (self.conf_dir / "log4j.properties").write_bytes(_jvm_resource("log4j.properties").read_bytes())
+        write_site(self.conf_dir / "core-site.xml", core)
+        write_site(self.conf_dir / "hdfs-site.xml", hdfs)
+        (self.conf_dir / "log4j.properties").write_bytes(jvm_resource("log4j.properties").read_bytes())
 
 
-def _write_site(path: Path, properties: dict[str, str]) -> None:
+def hadoop_java_cmd(distribution: HadoopDistribution, conf_dir: Path, logs_dir: Path, home: Path, main_class: str,
+                    heap: str, *args: str) -> list[str]:
+    """The java command line of one Hadoop daemon or tool run from navd's jars."""
+    return [find_tool("java", DevServiceError), f"-Xmx{heap}", "-XX:+ExitOnOutOfMemoryError",
+            "-Dfile.encoding=UTF-8", f"-Dhadoop.log.dir={logs_dir}", f"-Dyarn.log.dir={logs_dir}",
+            f"-Dhadoop.home.dir={home}", "-Djava.net.preferIPv4Stack=true", "-cp", distribution.classpath(conf_dir),
+            main_class, *args]
+
+
+def hadoop_env() -> dict[str, str]:
+    """This process's environment without the settings of a real Hadoop installation on this
+    machine, which must not leak into navd's daemons."""
+    env = dict(os.environ)
+    for key in ("HADOOP_CONF_DIR", "YARN_CONF_DIR", "HADOOP_HOME", "HADOOP_USER_NAME", "HADOOP_OPTS"):
+        env.pop(key, None)
+    return env
+
+
+def write_site(path: Path, properties: dict[str, str]) -> None:
     body = "".join(f"  <property><name>{escape(key)}</name><value>{escape(value)}</value></property>\n"
                    for key, value in properties.items())
     tmp = path.with_suffix(".tmp")

@@ -13,15 +13,13 @@ NodeManager is RUNNING.
 from __future__ import annotations
 
 import dataclasses
-import os
 import subprocess
 from pathlib import Path
 
 import requests
 
-from navd.dev.hadoop import DevHdfs, HadoopDistribution, _jvm_resource, _write_site
+from navd.dev.hadoop import DevHdfs, HadoopDistribution, hadoop_env, hadoop_java_cmd, jvm_resource, write_site
 from navd.dev.spark_thrift import DevServiceError
-from navd.jvm import find_tool
 from navd.logs import get_logger
 from navd.process import ManagedProcess, free_port
 
@@ -113,14 +111,9 @@ class DevYarn:
         return self.logs_dir / f"{process.name}.log"
 
     def _spawn(self, process: ManagedProcess, main_class: str) -> subprocess.Popen[bytes]:
-        cmd = [find_tool("java", DevServiceError), f"-Xmx{self.heap}", "-XX:+ExitOnOutOfMemoryError",
-               "-Dfile.encoding=UTF-8", f"-Dhadoop.log.dir={self.logs_dir}", f"-Dyarn.log.dir={self.logs_dir}",
-               f"-Dhadoop.home.dir={self.home}", "-Djava.net.preferIPv4Stack=true",
-               "-cp", self.distribution.classpath(self.conf_dir), main_class]
-        env = dict(os.environ)
-        for key in ("HADOOP_CONF_DIR", "HADOOP_HOME", "HADOOP_USER_NAME", "HADOOP_OPTS", "YARN_CONF_DIR"):
-            env.pop(key, None)
-        proc = process.spawn(cmd, log_file=self._log_file(process), record=dataclasses.asdict(self.ports), env=env)
+        cmd = hadoop_java_cmd(self.distribution, self.conf_dir, self.logs_dir, self.home, main_class, self.heap)
+        proc = process.spawn(cmd, log_file=self._log_file(process), record=dataclasses.asdict(self.ports),
+                             env=hadoop_env())
         log.info("starting", service=process.name, pid=proc.pid, home=str(self.home))
         return proc
 
@@ -187,8 +180,8 @@ class DevYarn:
             "yarn.scheduler.capacity.root.default.maximum-capacity": "100",
             "yarn.scheduler.capacity.maximum-am-resource-percent": "0.5",
         }
-        _write_site(self.conf_dir / "core-site.xml", core)
-        _write_site(self.conf_dir / "hdfs-site.xml", {"dfs.replication": "1"})
-        _write_site(self.conf_dir / "yarn-site.xml", yarn)
-        _write_site(self.conf_dir / "capacity-scheduler.xml", capacity)
-        (self.conf_dir / "log4j.properties").write_bytes(_jvm_resource("log4j.properties").read_bytes())
+        write_site(self.conf_dir / "core-site.xml", core)
+        write_site(self.conf_dir / "hdfs-site.xml", {"dfs.replication": "1"})
+        write_site(self.conf_dir / "yarn-site.xml", yarn)
+        write_site(self.conf_dir / "capacity-scheduler.xml", capacity)
+        (self.conf_dir / "log4j.properties").write_bytes(jvm_resource("log4j.properties").read_bytes())
