@@ -91,6 +91,15 @@ def build_parser() -> argparse.ArgumentParser:
                            "nn1:8020=hdfs://nameservice1 (repeatable)")
     link.set_defaults(handler=cmd_link)
 
+    purge = commands.add_parser("purge", help="remove old executions and long-deleted entities (Navigator's rules)")
+    purge.add_argument("--older-than-days", type=float, default=None, metavar="N",
+                       help="threshold age (default [purge] older_than_days, 60)")
+    purge.add_argument("--dry-run", action="store_true", help="count what would be removed, remove nothing")
+    purge.add_argument("--runtime-cap-minutes", type=float, default=None, metavar="M",
+                       help="stop after M minutes; the next run continues (default [purge] runtime_cap_minutes)")
+    purge.add_argument("--json", action="store_true", help="print the report as JSON")
+    purge.set_defaults(handler=cmd_purge)
+
     lineage = commands.add_parser("lineage", help="where an entity came from and what depends on it")
     lineage.add_argument("entity", metavar="ENTITY", help="qualifiedName or identity")
     lineage.add_argument("--direction", choices=["upstream", "downstream", "both"], default="both")
@@ -418,6 +427,28 @@ def _fs_aliases(pairs: Sequence[str]) -> dict[str, str]:
             raise ConfigError(f"--fs-alias {pair!r}: expected AUTHORITY=FS, e.g. nn1:8020=hdfs://nameservice1")
         aliases[authority] = target
     return aliases
+
+
+def cmd_purge(args: argparse.Namespace, config: NavdConfig) -> int:
+    from datetime import UTC, datetime, timedelta
+
+    from navd.purge.purge import CATEGORIES, Purger
+
+    days = config.purge.older_than_days if args.older_than_days is None else args.older_than_days
+    cap = config.purge.runtime_cap_minutes if args.runtime_cap_minutes is None else args.runtime_cap_minutes
+    if days < 0 or cap < 0:
+        raise ConfigError("purge: --older-than-days and --runtime-cap-minutes must be >= 0")
+    with _index(config, interactive=False) as index:
+        report = Purger(index, threshold=datetime.now(UTC) - timedelta(days=days), dry_run=args.dry_run,
+                        runtime_cap_seconds=cap * 60).run()
+    if args.json:
+        _print_json(report.as_dict())
+        return EXIT_OK
+    verb = "would remove" if args.dry_run else "removed"
+    print(f"purge (older than {report.threshold}): {verb} "
+          + ", ".join(f"{report.removed[c]} {c.replace('_', ' ')}" for c in CATEGORIES)
+          + ("" if report.complete else "; stopped at the runtime cap, run again to continue"))
+    return EXIT_OK
 
 
 def cmd_link(args: argparse.Namespace, config: NavdConfig) -> int:

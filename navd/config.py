@@ -168,6 +168,15 @@ class SparkConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class PurgeConfig:
+    # Navigator's defaults: entities deleted, and executions run, more than 60 days ago; a run
+    # stops after runtime_cap_minutes (rerunning continues where it stopped).
+    older_than_days: float = 60.0
+    runtime_cap_minutes: float = 720.0
+    interval_days: float = 7.0
+
+
+@dataclasses.dataclass(frozen=True)
 class NavdConfig:
     cluster: ClusterConfig = ClusterConfig()
     solr: SolrConfig = SolrConfig()
@@ -176,6 +185,7 @@ class NavdConfig:
     hive: HiveConfig = HiveConfig()
     yarn: YarnConfig = YarnConfig()
     spark: SparkConfig = SparkConfig()
+    purge: PurgeConfig = PurgeConfig()
     source: str = "<defaults>"
 
 
@@ -253,7 +263,10 @@ def _validate(config: NavdConfig, source: str) -> None:
                 "[hdfs] interval_minutes": config.hdfs.interval_minutes,
                 "[hive] interval_minutes": config.hive.interval_minutes,
                 "[yarn] interval_minutes": config.yarn.interval_minutes,
-                "[spark] poll_seconds": config.spark.poll_seconds}
+                "[spark] poll_seconds": config.spark.poll_seconds,
+                "[purge] older_than_days": config.purge.older_than_days,
+                "[purge] runtime_cap_minutes": config.purge.runtime_cap_minutes,
+                "[purge] interval_days": config.purge.interval_days}
     for key, value in positive.items():
         if value <= 0:
             raise fail(key, f"must be > 0, got {value}")

@@ -1,0 +1,169 @@
+"""Purge: retire old executions and long-deleted entities by Navigator's rules (seed 000,
+"Metadata Purge and Lineage"), relative to a threshold date:
+
+- instance_of: INSTANCE_OF relations (operation -> execution) of executions run before it;
+- data_flow / executions: an execution run before it that produced no output entity (neither it
+  nor the executions inside it has a DATA_FLOW to a dataset) loses its DATA_FLOW relations and
+  its PARENT_CHILD links, and the execution itself goes. Executions that produced something (a
+  Hive table, a file) are never removed, so the lineage of what exists stays whole;
+- hdfs_parent_child: PARENT_CHILD relations below an HDFS directory deleted before it;
+- deleted_entities: entities deleted before it go with their relations, except Hive databases,
+  tables, views and columns (never removed, even deleted) and any entity that is an end of a
+  LOGICAL_PHYSICAL relation: those relations are never removed, so neither are their ends.
+
+Everything is found by queries and removed by id, relations before the elements they touch, in
+batches: an interrupted run (or one stopped by the runtime cap) leaves a consistent index, and
+the next run continues. `dry_run` counts what a run would remove and removes nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable, Iterable, Iterator
+from datetime import datetime
+from typing import Any
+
+from navd.index.client import SolrIndex, batches
+from navd.index.documents import solr_date
+from navd.logs import get_logger
+
+log = get_logger("navd.purge")
+
+CATEGORIES = ("instance_of", "data_flow", "executions", "hdfs_parent_child", "deleted_entities")
+_BATCH = 500
+_EXECUTIONS = "type:(OPERATION OR OPERATION_EXECUTION)"
+
+
+@dataclasses.dataclass
+class PurgeReport:
+    threshold: str
+    dry_run: bool
+    removed: dict[str, int] = dataclasses.field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
+    complete: bool = False
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+class _CapReached(Exception):
+    pass
+
+
+class Purger:
+    def __init__(self, index: SolrIndex, *, threshold: datetime, dry_run: bool = False,
+                 runtime_cap_seconds: float = 720 * 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+        self.index = index
+        self.threshold = solr_date(threshold)
+        self.dry_run = dry_run
+        self.clock = clock
+        self.deadline = clock() + runtime_cap_seconds
+        self.report = PurgeReport(self.threshold, dry_run)
+
+    def run(self) -> PurgeReport:
+        started = self.clock()
+        for core in ("elements", "relations"):
+            self.index.commit(core, soft=True)
+        try:
+            self._old_executions()
+            self._deleted_directories()
+            self._deleted_entities()
+            self.report.complete = True
+        except _CapReached:
+            log.warning("purge stopped at its runtime cap; the next run continues", **self.report.removed)
+        finally:
+            if not self.dry_run:
+                for core in ("elements", "relations"):
+                    self.index.commit(core, soft=True)
+            self.report.seconds = round(self.clock() - started, 3)
+        log.info("purge done", dry_run=self.dry_run, complete=self.report.complete, threshold=self.threshold,
+                 **self.report.removed)
+        return self.report
+
+    # -- the rules ------------------------------------------------------------------------------
+
+    def _old_executions(self) -> None:
+        old = (f"type:OPERATION_EXECUTION AND (ended:[* TO {self.threshold}] OR "
+               f"(started:[* TO {self.threshold}] -ended:[* TO *]))")
+        for batch in self._batches("elements", old):
+            self._remove_relations("instance_of", "type:INSTANCE_OF", batch, ends=(2,))
+            idle = set(batch) - self._producing(batch) - self._physical_ends(batch)
+            if not idle:
+                continue
+            ids = sorted(idle)
+            self._remove_relations("data_flow", "type:(DATA_FLOW OR CONTROL_FLOW)", ids)
+            self._remove_relations(None, "type:PARENT_CHILD", ids)
+            self._remove_elements("executions", ids)
+
+    def _deleted_directories(self) -> None:
+        gone = f"sourceType:HDFS AND type:DIRECTORY AND deleted:true AND deleteTime:[* TO {self.threshold}]"
+        for batch in self._batches("elements", gone):
+            self._remove_relations("hdfs_parent_child", "type:PARENT_CHILD", batch, ends=(1,))
+
+    def _deleted_entities(self) -> None:
+        gone = (f"deleted:true AND deleteTime:[* TO {self.threshold}] "
+                f"-(sourceType:HIVE AND type:(DATABASE OR TABLE OR VIEW OR FIELD))")
+        for batch in self._batches("elements", gone):
+            ids = sorted(set(batch) - self._physical_ends(batch))
+            if not ids:
+                continue
+            self._remove_relations(None, "*:* -type:LOGICAL_PHYSICAL", ids)
+            self._remove_elements("deleted_entities", ids)
+
+    # -- lookups --------------------------------------------------------------------------------
+
+    def _producing(self, executions: list[str]) -> set[str]:
+        """Those of `executions` that, or whose child executions, wrote a dataset."""
+        children: dict[str, str] = {}
+        for relation in self.index.scan("relations", "*:*", fl="identity,endpoint1Id,endpoint2Id", filters=[
+                "type:PARENT_CHILD", "endpoint2Type:OPERATION_EXECUTION", _terms("endpoint1Id", executions)]):
+            children[str(relation["endpoint2Id"])] = str(relation["endpoint1Id"])
+        producing: set[str] = set()
+        sources = executions + sorted(children)
+        for chunk in batches(sources, _BATCH):
+            for relation in self.index.scan("relations", "*:*", fl="identity,endpoint1Id", filters=[
+                    "type:DATA_FLOW", f"-endpoint2Type:({' OR '.join(('OPERATION', 'OPERATION_EXECUTION'))})",
+                    _terms("endpoint1Id", chunk)]):
+                source = str(relation["endpoint1Id"])
+                producing.add(children.get(source, source))
+        return producing
+
+    def _physical_ends(self, ids: list[str]) -> set[str]:
+        ends: set[str] = set()
+        for end in (1, 2):
+            for relation in self.index.scan("relations", "*:*", fl="identity,endpoint1Id,endpoint2Id", filters=[
+                    "type:LOGICAL_PHYSICAL", _terms(f"endpoint{end}Id", ids)]):
+                ends.update((str(relation["endpoint1Id"]), str(relation["endpoint2Id"])))
+        return ends & set(ids)
+
+    # -- removal --------------------------------------------------------------------------------
+
+    def _batches(self, core: str, query: str) -> Iterator[list[str]]:
+        """Identities matching `query`, a batch at a time. Matches are listed before anything is
+        removed (ids only, so memory stays small per batch of the scan) and the cap is checked
+        between batches."""
+        for batch in batches((str(d["identity"]) for d in self.index.scan(core, query, fl="identity")), _BATCH):
+            if self.clock() > self.deadline:
+                raise _CapReached
+            yield batch
+
+    def _remove_relations(self, category: str | None, type_filter: str, element_ids: list[str],
+                          ends: tuple[int, ...] = (1, 2)) -> None:
+        """Relations matching `type_filter` with an end (of `ends`) among `element_ids`."""
+        ids = sorted({str(d["identity"]) for end in ends for d in self.index.scan(
+            "relations", "*:*", fl="identity", filters=[type_filter, _terms(f"endpoint{end}Id", element_ids)])})
+        if category is not None:
+            self.report.removed[category] += len(ids)
+        if ids and not self.dry_run:
+            for chunk in batches(ids, _BATCH):
+                self.index.delete_ids("relations", chunk)
+
+    def _remove_elements(self, category: str, ids: list[str]) -> None:
+        self.report.removed[category] += len(ids)
+        if not self.dry_run:
+            self.index.delete_ids("elements", ids)
+
+
+def _terms(field: str, ids: Iterable[str]) -> str:
+    return f"{{!terms f={field}}}{','.join(ids)}"
