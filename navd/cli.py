@@ -100,6 +100,10 @@ def build_parser() -> argparse.ArgumentParser:
     purge.add_argument("--json", action="store_true", help="print the report as JSON")
     purge.set_defaults(handler=cmd_purge)
 
+    status_parser = commands.add_parser("status", help="last run and last success per component; totals per core")
+    status_parser.add_argument("--json", action="store_true")
+    status_parser.set_defaults(handler=cmd_status)
+
     lineage = commands.add_parser("lineage", help="where an entity came from and what depends on it")
     lineage.add_argument("entity", metavar="ENTITY", help="qualifiedName or identity")
     lineage.add_argument("--direction", choices=["upstream", "downstream", "both"], default="both")
@@ -301,7 +305,9 @@ def _extract_yarn(args: argparse.Namespace, config: NavdConfig) -> int:
         extractor = YarnExtractor.from_config(config, state_dir() / "yarn" / config.cluster.name)
         writer = IndexWriter(index)
         try:
-            report = extractor.run_pass(writer, full=args.full)
+            with recorded_run(index, "extractor.yarn", extractor.extractor_run_id) as run:
+                report = extractor.run_pass(writer, full=args.full)
+                run.counts = _counts(report)
         finally:
             writer.close()
         for core in ("elements", "relations"):
@@ -326,7 +332,9 @@ def _extract_hms(args: argparse.Namespace, config: NavdConfig) -> int:
                                              filter_file=Path(args.filter_file) if args.filter_file else None)
         writer = IndexWriter(index)
         try:
-            report = extractor.run_pass(writer, full=args.full)
+            with recorded_run(index, "extractor.hms", extractor.extractor_run_id) as run:
+                report = extractor.run_pass(writer, full=args.full)
+                run.counts = _counts(report)
         finally:
             writer.close()
             extractor.close()
@@ -373,7 +381,9 @@ def _extract_hdfs(args: argparse.Namespace, config: NavdConfig) -> int:
         extractor = HdfsExtractor.from_config(config, index, state_dir() / "hdfs" / config.cluster.name)
         writer = IndexWriter(index)
         try:
-            report = extractor.run_pass(writer, full=args.full)
+            with recorded_run(index, "extractor.hdfs", extractor.extractor_run_id) as run:
+                report = extractor.run_pass(writer, full=args.full)
+                run.counts = _counts(report)
         finally:
             writer.close()
         # A one-shot run is followed by queries: make its records visible now.
@@ -400,9 +410,13 @@ def _extract_spark(args: argparse.Namespace, config: NavdConfig) -> int:
     extractor = SparkExtractor.from_config(config, state)
     with _index(config, interactive=False) as index:
         writer = IndexWriter(index)
+        passes = 0
         try:
             while True:
-                report = extractor.run_pass(writer)
+                passes += 1
+                with recorded_run(index, "extractor.spark", f"{extractor.extractor_run_id}#{passes}") as run:
+                    report = extractor.run_pass(writer)
+                    run.counts = _counts(report)
                 if args.once or report.records:
                     print(f"spark: {report.lines} new lines, {report.records} records written, "
                           f"{report.warnings} warnings")
@@ -429,6 +443,49 @@ def _fs_aliases(pairs: Sequence[str]) -> dict[str, str]:
     return aliases
 
 
+def recorded_run(index, component: str, run_id: str):  # type: ignore[no-untyped-def]
+    """navd.runs.recorded_run, imported when a run starts (the CLI imports lazily)."""
+    from navd.runs import recorded_run as record
+
+    return record(index, component, run_id)
+
+
+def _counts(report: Any) -> dict[str, int]:
+    """The integer fields of a run's report dataclass, as run-record counts."""
+    import dataclasses
+
+    return {k: v for k, v in dataclasses.asdict(report).items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
+def _run_id(component: str) -> str:
+    from datetime import UTC, datetime
+
+    return f"{component}##{datetime.now(UTC):%Y%m%dT%H%M%S%f}"
+
+
+def cmd_status(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.runs import status
+
+    with _index(config, interactive=False) as index:
+        current = status(index)
+    if args.json:
+        _print_json(current)
+        return EXIT_OK
+    for name, info in current["components"].items():
+        last = info["last_run"]
+        counts = ", ".join(f"{k[len('count_'):]} {v}" for k, v in sorted(last.items()) if k.startswith("count_"))
+        line = f"{name}: last run {last.get('state')} {last.get('started')} -> {last.get('ended', '...')}"
+        line += f" ({counts})" if counts else ""
+        line += f"; last success {info['last_success'] or 'never'}"
+        if last.get("error"):
+            line += f"; error: {last['error']}"
+        print(line)
+    if not current["components"]:
+        print("no runs recorded yet")
+    print("totals: " + ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in current["totals"].items()))
+    return EXIT_OK
+
+
 def cmd_purge(args: argparse.Namespace, config: NavdConfig) -> int:
     from datetime import UTC, datetime, timedelta
 
@@ -439,8 +496,14 @@ def cmd_purge(args: argparse.Namespace, config: NavdConfig) -> int:
     if days < 0 or cap < 0:
         raise ConfigError("purge: --older-than-days and --runtime-cap-minutes must be >= 0")
     with _index(config, interactive=False) as index:
-        report = Purger(index, threshold=datetime.now(UTC) - timedelta(days=days), dry_run=args.dry_run,
-                        runtime_cap_seconds=cap * 60).run()
+        purger = Purger(index, threshold=datetime.now(UTC) - timedelta(days=days), dry_run=args.dry_run,
+                        runtime_cap_seconds=cap * 60)
+        if args.dry_run:
+            report = purger.run()
+        else:
+            with recorded_run(index, "purge", _run_id("purge")) as run:
+                report = purger.run()
+                run.counts = dict(report.removed)
     if args.json:
         _print_json(report.as_dict())
         return EXIT_OK
@@ -471,7 +534,10 @@ def _link(index, config: NavdConfig, *, full: bool = False,  # type: ignore[no-u
     """The linker pass every extraction ends with (and `navd link`)."""
     from navd.linker.linker import Linker
 
-    return Linker.from_config(index, config, fs_aliases=fs_aliases or None).link(full=full)
+    with recorded_run(index, "linker", _run_id("linker")) as run:
+        report = Linker.from_config(index, config, fs_aliases=fs_aliases or None).link(full=full)
+        run.counts = _counts(report)
+    return report
 
 
 def _link_after_extraction(index, config: NavdConfig) -> None:  # type: ignore[no-untyped-def]
