@@ -294,27 +294,44 @@ def cmd_extract(args: argparse.Namespace, config: NavdConfig) -> int:
     return _extract_spark(args, config)
 
 
+def _make_visible(index) -> None:  # type: ignore[no-untyped-def]
+    """A one-shot command is followed by queries: soft-commit now rather than at the next
+    automatic soft commit."""
+    for core in ("elements", "relations"):
+        index.commit(core, soft=True)
+
+
+def _run_pull(index, config: NavdConfig, component: str, extractor: Any, *, full: bool,  # type: ignore[no-untyped-def]
+              summary: Callable[[Any], str]) -> None:
+    """One run of a pull extractor from the CLI: recorded, written, made visible, summarised
+    on stdout, then followed by a link pass."""
+    from navd.index.client import IndexWriter
+
+    writer = IndexWriter(index)
+    try:
+        with recorded_run(index, component, extractor.extractor_run_id) as run:
+            report = extractor.run_pass(writer, full=full)
+            run.counts = _counts(report)
+    finally:
+        writer.close()
+        if hasattr(extractor, "close"):
+            extractor.close()
+    _make_visible(index)
+    print(summary(report))
+    _link_after_extraction(index, config)
+
+
 def _extract_yarn(args: argparse.Namespace, config: NavdConfig) -> int:
     from navd.config import state_dir
     from navd.extractors.yarn.extractor import YarnExtractor
-    from navd.index.client import IndexWriter
 
     if not config.yarn.urls:
         raise ConfigError("[yarn] urls: no ResourceManager configured")
     with _index(config, interactive=False) as index:
         extractor = YarnExtractor.from_config(config, state_dir() / "yarn" / config.cluster.name)
-        writer = IndexWriter(index)
-        try:
-            with recorded_run(index, "extractor.yarn", extractor.extractor_run_id) as run:
-                report = extractor.run_pass(writer, full=args.full)
-                run.counts = _counts(report)
-        finally:
-            writer.close()
-        for core in ("elements", "relations"):
-            index.commit(core, soft=True)
-        print(f"yarn: {report.applications} applications ({report.finished} finished since the last run, "
-              f"{report.unfinished} not finished), {report.records} records written, {report.skipped} skipped")
-        _link_after_extraction(index, config)
+        _run_pull(index, config, "extractor.yarn", extractor, full=args.full, summary=lambda r: (
+            f"yarn: {r.applications} applications ({r.finished} finished since the last run, "
+            f"{r.unfinished} not finished), {r.records} records written, {r.skipped} skipped"))
     return EXIT_OK
 
 
@@ -323,34 +340,21 @@ def _extract_hms(args: argparse.Namespace, config: NavdConfig) -> int:
 
     from navd.config import state_dir
     from navd.extractors.hms.extractor import HmsExtractor
-    from navd.index.client import IndexWriter
 
     if not config.hive.host:
         raise ConfigError("[hive] host: no HiveServer2 configured")
     with _index(config, interactive=False) as index:
         extractor = HmsExtractor.from_config(config, index, state_dir() / "hms" / config.cluster.name,
                                              filter_file=Path(args.filter_file) if args.filter_file else None)
-        writer = IndexWriter(index)
-        try:
-            with recorded_run(index, "extractor.hms", extractor.extractor_run_id) as run:
-                report = extractor.run_pass(writer, full=args.full)
-                run.counts = _counts(report)
-        finally:
-            writer.close()
-            extractor.close()
-        for core in ("elements", "relations"):
-            index.commit(core, soft=True)
-        print(f"hms: {report.databases} databases, {report.tables} tables ({report.tables_described} described, "
-              f"{report.tables_unchanged} unchanged), {report.partitions} partitions, {report.deletions} deleted, "
-              f"{report.skipped} skipped")
-        _link_after_extraction(index, config)
+        _run_pull(index, config, "extractor.hms", extractor, full=args.full, summary=lambda r: (
+            f"hms: {r.databases} databases, {r.tables} tables ({r.tables_described} described, "
+            f"{r.tables_unchanged} unchanged), {r.partitions} partitions, {r.deletions} deleted, {r.skipped} skipped"))
     return EXIT_OK
 
 
 def _extract_hdfs(args: argparse.Namespace, config: NavdConfig) -> int:
     from navd.config import state_dir
     from navd.extractors.hdfs.extractor import HdfsExtractor
-    from navd.index.client import IndexWriter
 
     if not config.hdfs.default_fs:
         raise ConfigError("[hdfs] default_fs: not set (the cluster's fs.defaultFS, e.g. hdfs://nameservice1)")
@@ -371,28 +375,16 @@ def _extract_hdfs(args: argparse.Namespace, config: NavdConfig) -> int:
         print(f"hdfs fsimage: {report.elements} elements, {report.relations} relations, "
               f"{report.bad_lines} bad lines skipped")
         with _index(config, interactive=False) as index:
-            for core in ("elements", "relations"):
-                index.commit(core, soft=True)
+            _make_visible(index)
             _link_after_extraction(index, config)
         return EXIT_OK
     if not config.hdfs.urls:
         raise ConfigError("[hdfs] urls: no WebHDFS URL configured (the NameNode's http(s)://host:port)")
     with _index(config, interactive=False) as index:
         extractor = HdfsExtractor.from_config(config, index, state_dir() / "hdfs" / config.cluster.name)
-        writer = IndexWriter(index)
-        try:
-            with recorded_run(index, "extractor.hdfs", extractor.extractor_run_id) as run:
-                report = extractor.run_pass(writer, full=args.full)
-                run.counts = _counts(report)
-        finally:
-            writer.close()
-        # A one-shot run is followed by queries: make its records visible now.
-        for core in ("elements", "relations"):
-            index.commit(core, soft=True)
-        print(f"hdfs: {report.directories_listed} directories listed, {report.directories_unchanged} unchanged, "
-              f"{report.entries} entries, {report.deletions} deleted, {report.skipped} skipped, "
-              f"{report.requests} WebHDFS requests")
-        _link_after_extraction(index, config)
+        _run_pull(index, config, "extractor.hdfs", extractor, full=args.full, summary=lambda r: (
+            f"hdfs: {r.directories_listed} directories listed, {r.directories_unchanged} unchanged, "
+            f"{r.entries} entries, {r.deletions} deleted, {r.skipped} skipped, {r.requests} WebHDFS requests"))
     return EXIT_OK
 
 
@@ -423,10 +415,7 @@ def _extract_spark(args: argparse.Namespace, config: NavdConfig) -> int:
                 if report.records:
                     _link_after_extraction(index, config)
                 if args.once:
-                    # A one-shot run is followed by queries: make its records visible now rather
-                    # than at the next automatic soft commit.
-                    for core in ("elements", "relations"):
-                        index.commit(core, soft=True)
+                    _make_visible(index)
                     return EXIT_OK
                 time.sleep(config.spark.poll_seconds)
         finally:
@@ -577,8 +566,7 @@ def cmd_quickstart(args: argparse.Namespace, config: NavdConfig) -> int:
         writer.write_all(sample_records(config.cluster.name))
         if not writer.close():
             raise SolrError("the sample was not completely written to Solr (see the log)")
-        for core in ("elements", "relations"):
-            index.commit(core, soft=True)
+        _make_visible(index)
         counts = writer.counts
     print(f"indexed the sample: {counts['elements']} elements, {counts['relations']} relations")
     print("try: navd search '*:*'   navd search 'originalName:*order*'   "

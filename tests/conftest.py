@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 import uuid
+from typing import Any
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -50,12 +51,17 @@ def distribution() -> SolrDistribution:
     return SolrDistribution(DEFAULT_SOLR_VERSION, default_solr_dist_dir())
 
 
+def started(service: Any, what: str) -> None:
+    """Start a service the session needs; one that does not start fails the run (never a skip)."""
+    try:
+        service.start()
+    except NavdError as exc:
+        pytest.fail(f"{what} did not start: {exc}", pytrace=False)
+
+
 def start_server(home: Path, heap: str = "512m") -> EmbeddedSolr:
     server = EmbeddedSolr(home, free_port(), heap, distribution())
-    try:
-        server.start()
-    except NavdError as exc:
-        pytest.fail(f"the embedded Solr did not start: {exc}", pytrace=False)
+    started(server, "the embedded Solr")
     return server
 
 
@@ -87,10 +93,7 @@ def hive_metastore(tmp_path_factory: pytest.TempPathFactory, hdfs: DevHdfs,
         hdfs_client.set_permission(shared, "1777")
     metastore = HiveMetastore(tmp_path_factory.mktemp("metastore"), free_port(),
                               warehouse=f"{hdfs.default_fs}{WAREHOUSE}")
-    try:
-        metastore.start()
-    except NavdError as exc:
-        pytest.fail(f"the Hive metastore did not start: {exc}", pytrace=False)
+    started(metastore, "the Hive metastore")
     yield metastore
     metastore.stop()
 
@@ -101,10 +104,7 @@ def spark_thrift(tmp_path_factory: pytest.TempPathFactory, hive_metastore: HiveM
     for the tests that ask. Its own event log stays local."""
     server = SparkThriftServer(tmp_path_factory.mktemp("spark-thrift"), free_port(),
                                metastore_uri=hive_metastore.uri, warehouse=hive_metastore.warehouse)
-    try:
-        server.start()
-    except NavdError as exc:
-        pytest.fail(f"the Spark Thrift Server did not start: {exc}", pytrace=False)
+    started(server, "the Spark Thrift Server")
     yield server
     server.stop()
 
@@ -113,10 +113,7 @@ def spark_thrift(tmp_path_factory: pytest.TempPathFactory, hive_metastore: HiveM
 def hdfs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevHdfs]:
     """A real HDFS (NameNode + DataNode, WebHDFS on), started once, only for the tests that ask."""
     cluster = DevHdfs(tmp_path_factory.mktemp("hdfs"), HdfsPorts.free())
-    try:
-        cluster.start()
-    except NavdError as exc:
-        pytest.fail(f"HDFS did not start: {exc}", pytrace=False)
+    started(cluster, "HDFS")
     yield cluster
     cluster.stop()
 
@@ -126,10 +123,7 @@ def yarn(tmp_path_factory: pytest.TempPathFactory, hdfs: DevHdfs) -> Iterator[De
     """A real YARN (ResourceManager + NodeManager) over the session HDFS, started once, only for
     the tests that ask."""
     cluster = DevYarn(tmp_path_factory.mktemp("yarn"), YarnPorts.free(), hdfs)
-    try:
-        cluster.start()
-    except NavdError as exc:
-        pytest.fail(f"YARN did not start: {exc}", pytrace=False)
+    started(cluster, "YARN")
     yield cluster
     cluster.stop()
 

@@ -758,6 +758,9 @@ def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecutio
                    extractor_run_id=extractor_run_id, properties=props)
 
 
+_DROPPING = frozenset({"DROP_TABLE", "RENAME_TABLE", "DROP_DATABASE"})
+
+
 def dropped(run: ApplicationRun, executions: Iterable[SqlExecution]) -> Iterator[Deletion]:
     """Deletions for what `executions` dropped and the application did not re-create later.
 
@@ -768,6 +771,9 @@ def dropped(run: ApplicationRun, executions: Iterable[SqlExecution]) -> Iterator
     deleted, instead of a dangling name. A later CREATE (or RENAME to the name) in the same
     application wins over the drop.
     """
+    executions = [e for e in executions if any(c.action in _DROPPING for c in e.catalog_events)]
+    if not executions:  # the common pass: nothing dropped, nothing to scan
+        return
     last_action: dict[str, CatalogEvent] = {}
     for event in run.catalog_events:
         last_action[event.qualified_name] = event
