@@ -6,10 +6,12 @@ files; injected, typed) plus a pure processor turning what the client returns in
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
+from navd.errors import RunStopped
 from navd.model import Record
 
 if TYPE_CHECKING:
@@ -28,11 +30,15 @@ class Extractor(Protocol):
 
 
 def write_checkpointed(records: Iterable[Record], writer: IndexWriter, *, commit: Callable[[], None],
-                       checkpoint_due: Callable[[], bool] = lambda: False) -> int:
+                       checkpoint_due: Callable[[], bool] = lambda: False,
+                       stop: threading.Event | None = None) -> int:
     """Write `records`; at each due checkpoint and at the end flush the writer, then `commit` the
     extractor's state, in that order: state (positions, directory times) never runs ahead of what
     Solr holds, so a crash loses nothing. Returns the number of records written; raises if Solr
-    did not take them (the state then stays at the last commit)."""
+    did not take them (the state then stays at the last commit).
+
+    `stop` set (navd is shutting down): a due checkpoint is still flushed and committed, so the
+    work up to it is kept; then RunStopped is raised before the next record."""
     count = 0
     for record in records:
         writer.write(record)
@@ -40,6 +46,8 @@ def write_checkpointed(records: Iterable[Record], writer: IndexWriter, *, commit
         if checkpoint_due():
             writer.flush()
             commit()
+        if stop is not None and stop.is_set():
+            raise RunStopped("navd is stopping: run abandoned at the last checkpoint, the next run continues")
     writer.flush()
     commit()
     return count

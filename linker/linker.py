@@ -190,6 +190,7 @@ class Linker:
         full = full or last is None
         since = None if full else f"{last}-{int(self.overlap_seconds)}SECONDS"
         examined = linked = still = 0
+        self.examined_so_far = 0
         lock = threading.Lock()
 
         def work(page: list[dict[str, Any]]) -> None:
@@ -201,6 +202,7 @@ class Linker:
                 examined += result.examined
                 linked += result.linked
                 still += result.still_unlinked
+                self.examined_so_far = examined  # read by the progress line of `navd link`
 
         _run_pages(self._pages(since), work, self.threads)
         report = LinkReport(examined, linked, still, full, round(time.monotonic() - clock, 3))

@@ -68,7 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     entity.set_defaults(handler=cmd_entity)
 
     extract = commands.add_parser("extract", help="run an extractor now")
-    extract.add_argument("source", choices=["spark", "hdfs", "hms", "yarn"], help="which extractor")
+    extract.add_argument("source", choices=["spark", "hdfs", "hms", "yarn", "all"],
+                         help="which extractor; all: every configured one once")
     extract.add_argument("--once", action="store_true",
                          help="spark: one pass, then exit (default: keep polling every [spark] poll_seconds)")
     extract.add_argument("--full", action="store_true",
@@ -116,6 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
     lineage.add_argument("--format", choices=["text", "json"], default="text")
     lineage.set_defaults(handler=cmd_lineage)
 
+    run = commands.add_parser(
+        "run", help="the daemon, in the foreground (systemd Type=notify): scheduled extraction, linking, purge")
+    run.set_defaults(handler=cmd_run)
+
     quickstart = commands.add_parser(
         "quickstart", help="start the embedded Solr, create the cores and index a small sample")
     quickstart.set_defaults(handler=cmd_quickstart)
@@ -130,7 +135,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"navd: config error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    setup_logging(args.log_format or config.logging.format, args.log_level or config.logging.level)
+    try:
+        setup_logging(args.log_format or config.logging.format, args.log_level or config.logging.level,
+                      file=config.logging.file if args.handler is cmd_run else "")
+    except ConfigError as exc:
+        print(f"navd: config error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     handler: Callable[[argparse.Namespace, NavdConfig], int] = args.handler
     try:
         return handler(args, config)
@@ -285,13 +295,43 @@ def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> int:
 
 
 def cmd_extract(args: argparse.Namespace, config: NavdConfig) -> int:
-    if args.source == "hdfs":
-        return _extract_hdfs(args, config)
-    if args.source == "hms":
-        return _extract_hms(args, config)
-    if args.source == "yarn":
-        return _extract_yarn(args, config)
-    return _extract_spark(args, config)
+    if args.source == "spark":
+        return _extract_spark(args, config)
+    if args.source == "hdfs" and args.fsimage:
+        return _extract_fsimage(args, config)
+    if args.source != "all":
+        return _extract_pull(args, config, args.source)
+    # `all`: every configured extractor once (spark: one pass), each failure reported and the
+    # others still run; non-zero when any failed.
+    from navd.runner import check_pull_config, check_spark_config
+
+    failed = 0
+    ran = 0
+    for source in ("hdfs", "hms", "yarn", "spark"):
+        try:
+            if source == "spark":
+                check_spark_config(config)
+            else:
+                check_pull_config(source, config)
+        except ConfigError:
+            continue  # not configured here
+        ran += 1
+        try:
+            if source == "spark":
+                _extract_spark(argparse.Namespace(**{**vars(args), "once": True}), config)
+            else:
+                _extract_pull(args, config, source)
+        except NavdError as exc:
+            failed += 1
+            print(f"navd: error: {source}: {exc}", file=sys.stderr)
+    if not ran:
+        raise ConfigError("no extractor configured: set [hdfs], [hive], [yarn] or [spark] in the config")
+    return EXIT_FAILURE if failed else EXIT_OK
+
+
+def _waiting(what: str) -> Callable[[], None]:
+    return lambda: print(f"navd: waiting for the {what} run in progress (navd run or another navd) to finish",
+                         file=sys.stderr)
 
 
 def _make_visible(index) -> None:  # type: ignore[no-untyped-def]
@@ -301,125 +341,78 @@ def _make_visible(index) -> None:  # type: ignore[no-untyped-def]
         index.commit(core, soft=True)
 
 
-def _run_pull(index, config: NavdConfig, component: str, extractor: Any, *, full: bool,  # type: ignore[no-untyped-def]
-              summary: Callable[[Any], str]) -> None:
-    """One run of a pull extractor from the CLI: recorded, written, made visible, summarised
-    on stdout, then followed by a link pass."""
-    from navd.index.client import IndexWriter
-
-    writer = IndexWriter(index)
-    try:
-        with recorded_run(index, component, extractor.extractor_run_id) as run:
-            report = extractor.run_pass(writer, full=full)
-            run.counts = _counts(report)
-    finally:
-        writer.close()
-        if hasattr(extractor, "close"):
-            extractor.close()
-    _make_visible(index)
-    print(summary(report))
-    _link_after_extraction(index, config)
-
-
-def _extract_yarn(args: argparse.Namespace, config: NavdConfig) -> int:
-    from navd.config import state_dir
-    from navd.extractors.yarn.extractor import YarnExtractor
-
-    if not config.yarn.urls:
-        raise ConfigError("[yarn] urls: no ResourceManager configured")
-    with _index(config, interactive=False) as index:
-        extractor = YarnExtractor.from_config(config, state_dir() / "yarn" / config.cluster.name)
-        _run_pull(index, config, "extractor.yarn", extractor, full=args.full, summary=lambda r: (
-            f"yarn: {r.applications} applications ({r.finished} finished since the last run, "
-            f"{r.unfinished} not finished), {r.records} records written, {r.skipped} skipped"))
-    return EXIT_OK
-
-
-def _extract_hms(args: argparse.Namespace, config: NavdConfig) -> int:
+def _extract_pull(args: argparse.Namespace, config: NavdConfig, source: str) -> int:
+    """One run of a pull extractor: locked against the daemon's, recorded, written, made
+    visible, summarised on stdout, then followed by a link pass."""
     from pathlib import Path
 
-    from navd.config import state_dir
-    from navd.extractors.hms.extractor import HmsExtractor
+    from navd.runner import check_pull_config, run_pull, summary
 
-    if not config.hive.host:
-        raise ConfigError("[hive] host: no HiveServer2 configured")
+    check_pull_config(source, config)
+    filter_file = Path(args.filter_file) if source == "hms" and args.filter_file else None
     with _index(config, interactive=False) as index:
-        extractor = HmsExtractor.from_config(config, index, state_dir() / "hms" / config.cluster.name,
-                                             filter_file=Path(args.filter_file) if args.filter_file else None)
-        _run_pull(index, config, "extractor.hms", extractor, full=args.full, summary=lambda r: (
-            f"hms: {r.databases} databases, {r.tables} tables ({r.tables_described} described, "
-            f"{r.tables_unchanged} unchanged), {r.partitions} partitions, {r.deletions} deleted, {r.skipped} skipped"))
+        report = run_pull(index, config, source, full=args.full, on_wait=_waiting(f"{source} extraction"),
+                          filter_file=filter_file, show_progress=True)
+        _make_visible(index)
+        print(summary(source, report))
+        _link_after_extraction(index, config)
     return EXIT_OK
 
 
-def _extract_hdfs(args: argparse.Namespace, config: NavdConfig) -> int:
-    from navd.config import state_dir
-    from navd.extractors.hdfs.extractor import HdfsExtractor
+def _extract_fsimage(args: argparse.Namespace, config: NavdConfig) -> int:
+    import dataclasses
+
+    from navd.extractors.hdfs.bulk import load_fsimage
+    from navd.solr.server import effective_solr_config
 
     if not config.hdfs.default_fs:
         raise ConfigError("[hdfs] default_fs: not set (the cluster's fs.defaultFS, e.g. hdfs://nameservice1)")
-    if args.fsimage:
-        from navd.extractors.hdfs.bulk import load_fsimage
-
-        import dataclasses
-
-        from navd.solr.server import effective_solr_config
-
-        roots = config.hdfs.roots
-        if len(roots) > 1:
-            raise ConfigError("[hdfs] roots: --from-fsimage loads one root; run it once per root with a config "
-                              "naming that root")
-        resolved = dataclasses.replace(config, solr=effective_solr_config(config.solr))
-        report = load_fsimage(resolved, args.fsimage, master=args.master, default_fs=config.hdfs.default_fs,
-                              root=roots[0] if roots else "/", extractor_run_id=f"hdfs-fsimage##{args.fsimage}")
-        print(f"hdfs fsimage: {report.elements} elements, {report.relations} relations, "
-              f"{report.bad_lines} bad lines skipped")
-        with _index(config, interactive=False) as index:
-            _make_visible(index)
-            _link_after_extraction(index, config)
-        return EXIT_OK
-    if not config.hdfs.urls:
-        raise ConfigError("[hdfs] urls: no WebHDFS URL configured (the NameNode's http(s)://host:port)")
+    roots = config.hdfs.roots
+    if len(roots) > 1:
+        raise ConfigError("[hdfs] roots: --from-fsimage loads one root; run it once per root with a config "
+                          "naming that root")
+    resolved = dataclasses.replace(config, solr=effective_solr_config(config.solr))
+    report = load_fsimage(resolved, args.fsimage, master=args.master, default_fs=config.hdfs.default_fs,
+                          root=roots[0] if roots else "/", extractor_run_id=f"hdfs-fsimage##{args.fsimage}")
+    print(f"hdfs fsimage: {report.elements} elements, {report.relations} relations, "
+          f"{report.bad_lines} bad lines skipped")
     with _index(config, interactive=False) as index:
-        extractor = HdfsExtractor.from_config(config, index, state_dir() / "hdfs" / config.cluster.name)
-        _run_pull(index, config, "extractor.hdfs", extractor, full=args.full, summary=lambda r: (
-            f"hdfs: {r.directories_listed} directories listed, {r.directories_unchanged} unchanged, "
-            f"{r.entries} entries, {r.deletions} deleted, {r.skipped} skipped, {r.requests} WebHDFS requests"))
+        _make_visible(index)
+        _link_after_extraction(index, config)
     return EXIT_OK
 
 
 def _extract_spark(args: argparse.Namespace, config: NavdConfig) -> int:
     import time
-    from pathlib import Path
 
-    from navd.config import state_dir
-    from navd.extractors.spark.extractor import SparkExtractor
+    from navd.config import extractor_state_dir
     from navd.index.client import IndexWriter
+    from navd.locks import component_lock
+    from navd.runner import check_spark_config, spark_extractor, spark_pass, summary
 
-    if not config.spark.event_log_dirs:
-        raise ConfigError("[spark] event_log_dirs: no event log directory configured")
-    state = Path(config.spark.state_dir).expanduser() if config.spark.state_dir else state_dir() / "spark"
-    extractor = SparkExtractor.from_config(config, state)
-    with _index(config, interactive=False) as index:
+    check_spark_config(config)  # before waiting for the lock
+    with _index(config, interactive=False) as index, \
+            component_lock(extractor_state_dir(config), "extractor.spark", wait=True,
+                           on_wait=_waiting("spark extraction")):
+        extractor = spark_extractor(config)  # positions as the daemon left them, once it let go
         writer = IndexWriter(index)
         passes = 0
         try:
             while True:
                 passes += 1
-                with recorded_run(index, "extractor.spark", f"{extractor.extractor_run_id}#{passes}") as run:
-                    report = extractor.run_pass(writer)
-                    run.counts = _counts(report)
+                report = spark_pass(index, extractor, writer, passes)
                 if args.once or report.records:
-                    print(f"spark: {report.lines} new lines, {report.records} records written, "
-                          f"{report.warnings} warnings")
+                    print(summary("spark", report), flush=True)
                 if report.records:
                     _link_after_extraction(index, config)
                 if args.once:
+                    writer.close()  # the pass flushed everything
                     _make_visible(index)
                     return EXIT_OK
                 time.sleep(config.spark.poll_seconds)
-        finally:
-            writer.close()
+        except BaseException:
+            writer.abandon()  # positions are at the last commit: the next run rereads from there
+            raise
 
 
 def _fs_aliases(pairs: Sequence[str]) -> dict[str, str]:
@@ -432,26 +425,6 @@ def _fs_aliases(pairs: Sequence[str]) -> dict[str, str]:
     return aliases
 
 
-def recorded_run(index, component: str, run_id: str):  # type: ignore[no-untyped-def]
-    """navd.runs.recorded_run, imported when a run starts (the CLI imports lazily)."""
-    from navd.runs import recorded_run as record
-
-    return record(index, component, run_id)
-
-
-def _counts(report: Any) -> dict[str, int]:
-    """The integer fields of a run's report dataclass, as run-record counts."""
-    import dataclasses
-
-    return {k: v for k, v in dataclasses.asdict(report).items() if isinstance(v, int) and not isinstance(v, bool)}
-
-
-def _run_id(component: str) -> str:
-    from datetime import UTC, datetime
-
-    return f"{component}##{datetime.now(UTC):%Y%m%dT%H%M%S%f}"
-
-
 def cmd_status(args: argparse.Namespace, config: NavdConfig) -> int:
     from navd.runs import status
 
@@ -462,10 +435,17 @@ def cmd_status(args: argparse.Namespace, config: NavdConfig) -> int:
         return EXIT_OK
     for name, info in current["components"].items():
         last = info["last_run"]
-        counts = ", ".join(f"{k[len('count_'):]} {v}" for k, v in sorted(last.items()) if k.startswith("count_"))
-        line = f"{name}: last run {last.get('state')} {last.get('started')} -> {last.get('ended', '...')}"
-        line += f" ({counts})" if counts else ""
+        if last:
+            counts = ", ".join(f"{k[len('count_'):]} {v}" for k, v in sorted(last.items()) if k.startswith("count_"))
+            line = f"{name}: last run {last.get('state')} {last.get('started')} -> {last.get('ended', '...')}"
+            line += f" ({counts})" if counts else ""
+        else:
+            line = f"{name}: not run yet"
         line += f"; last success {info['last_success'] or 'never'}"
+        next_run = info.get("next_run")
+        if next_run:
+            line += "; next run " + {"NOT_SCHEDULED": "not scheduled (navd run is stopped)",
+                                     "AFTER_CURRENT_RUN": "interval after the run in progress"}.get(next_run, next_run)
         if last.get("error"):
             line += f"; error: {last['error']}"
         print(line)
@@ -476,23 +456,16 @@ def cmd_status(args: argparse.Namespace, config: NavdConfig) -> int:
 
 
 def cmd_purge(args: argparse.Namespace, config: NavdConfig) -> int:
-    from datetime import UTC, datetime, timedelta
-
-    from navd.purge.purge import CATEGORIES, Purger
+    from navd.purge.purge import CATEGORIES
+    from navd.runner import purge
 
     days = config.purge.older_than_days if args.older_than_days is None else args.older_than_days
     cap = config.purge.runtime_cap_minutes if args.runtime_cap_minutes is None else args.runtime_cap_minutes
     if days < 0 or cap < 0:
         raise ConfigError("purge: --older-than-days and --runtime-cap-minutes must be >= 0")
     with _index(config, interactive=False) as index:
-        purger = Purger(index, threshold=datetime.now(UTC) - timedelta(days=days), dry_run=args.dry_run,
-                        runtime_cap_seconds=cap * 60)
-        if args.dry_run:
-            report = purger.run()
-        else:
-            with recorded_run(index, "purge", _run_id("purge")) as run:
-                report = purger.run()
-                run.counts = dict(report.removed)
+        report = purge(index, config, older_than_days=days, runtime_cap_minutes=cap, dry_run=args.dry_run,
+                       on_wait=_waiting("purge"), show_progress=not args.json)
     if args.json:
         _print_json(report.as_dict())
         return EXIT_OK
@@ -504,6 +477,8 @@ def cmd_purge(args: argparse.Namespace, config: NavdConfig) -> int:
 
 
 def cmd_link(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.runner import link, summary
+
     aliases = _fs_aliases(args.fs_aliases)
     with _index(config, interactive=False) as index:
         if args.spark:
@@ -512,26 +487,23 @@ def cmd_link(args: argparse.Namespace, config: NavdConfig) -> int:
             report = spark_link(index, cluster=config.cluster.name, default_fs=config.hdfs.default_fs,
                                 fs_aliases=aliases or None, master=args.master)
         else:
-            report = _link(index, config, full=args.full, fs_aliases=aliases)
-    print(f"link: {report.examined} unlinked relations examined, {report.linked} linked, "
-          f"{report.still_unlinked} still unlinked")
+            report = link(index, config, full=args.full, fs_aliases=aliases, on_wait=_waiting("link"),
+                          show_progress=True)
+    print(summary("link", report))
     return EXIT_OK
 
 
-def _link(index, config: NavdConfig, *, full: bool = False,  # type: ignore[no-untyped-def]
-          fs_aliases: dict[str, str] | None = None):  # -> LinkReport
-    """The linker pass every extraction ends with (and `navd link`)."""
-    from navd.linker.linker import Linker
-
-    with recorded_run(index, "linker", _run_id("linker")) as run:
-        report = Linker.from_config(index, config, fs_aliases=fs_aliases or None).link(full=full)
-        run.counts = _counts(report)
-    return report
-
-
 def _link_after_extraction(index, config: NavdConfig) -> None:  # type: ignore[no-untyped-def]
-    report = _link(index, config)
+    from navd.runner import link
+
+    report = link(index, config, on_wait=_waiting("link"))
     print(f"link: {report.linked} relations linked, {report.still_unlinked} still unlinked")
+
+
+def cmd_run(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.daemon import Daemon
+
+    return Daemon(config, config_path=args.config, log_format=args.log_format, log_level=args.log_level).run()
 
 
 def cmd_lineage(args: argparse.Namespace, config: NavdConfig) -> int:

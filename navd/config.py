@@ -39,7 +39,17 @@ def default_solr_dist_dir() -> Path:
 
 
 def state_dir() -> Path:
+    """The invoking user's own state (which embedded Solr `navd solr start` last started)."""
     return _xdg_dir("XDG_STATE_HOME", ".local/state") / "navd"
+
+
+def extractor_state_dir(config: NavdConfig) -> Path:
+    """Where the extractors keep positions and the runs their locks: shared by `navd run` and
+    `navd extract`, so both must resolve it alike."""
+    if config.daemon.state_dir:
+        return Path(config.daemon.state_dir).expanduser()
+    systemd = os.environ.get("STATE_DIRECTORY", "").split(":")[0]
+    return Path(systemd) if systemd else state_dir()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,6 +129,8 @@ class SolrConfig:
 class LoggingConfig:
     format: Literal["auto", "json", "console"] = "auto"
     level: Literal["debug", "info", "warning", "error"] = "info"
+    #: log to this file instead of stderr (JSON lines; deploy/navd.logrotate rotates it)
+    file: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -177,6 +189,17 @@ class PurgeConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class DaemonConfig:
+    #: Extractor positions, watermarks and run locks. Unset: $STATE_DIRECTORY (systemd's
+    #: StateDirectory=), else ~/.local/state/navd. `navd extract` must see the daemon's, so
+    #: admins run it as the service user with the same config.
+    state_dir: str = ""
+    #: SIGTERM: runs still going after this many seconds are abandoned at their last checkpoint
+    #: (systemd's TimeoutStopSec in deploy/navd.service is 30).
+    stop_timeout_seconds: float = 20.0
+
+
+@dataclasses.dataclass(frozen=True)
 class NavdConfig:
     cluster: ClusterConfig = ClusterConfig()
     solr: SolrConfig = SolrConfig()
@@ -186,6 +209,7 @@ class NavdConfig:
     yarn: YarnConfig = YarnConfig()
     spark: SparkConfig = SparkConfig()
     purge: PurgeConfig = PurgeConfig()
+    daemon: DaemonConfig = DaemonConfig()
     source: str = "<defaults>"
 
 
@@ -266,7 +290,8 @@ def _validate(config: NavdConfig, source: str) -> None:
                 "[spark] poll_seconds": config.spark.poll_seconds,
                 "[purge] older_than_days": config.purge.older_than_days,
                 "[purge] runtime_cap_minutes": config.purge.runtime_cap_minutes,
-                "[purge] interval_days": config.purge.interval_days}
+                "[purge] interval_days": config.purge.interval_days,
+                "[daemon] stop_timeout_seconds": config.daemon.stop_timeout_seconds}
     for key, value in positive.items():
         if value <= 0:
             raise fail(key, f"must be > 0, got {value}")

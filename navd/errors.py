@@ -8,6 +8,13 @@ traceback. Anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 
+def first_line(exc: BaseException, max_chars: int | None = None) -> str:
+    """An exception as the one line a log line, a run record or the CLI carries."""
+    text = str(exc).strip()
+    line = text.splitlines()[0] if text else type(exc).__name__
+    return line[:max_chars] if max_chars else line
+
+
 class NavdError(Exception):
     """An expected failure, reported to the user as one line."""
 
@@ -26,6 +33,10 @@ class SolrError(NavdError):
 
 class SolrUnavailable(SolrError):
     """Solr could not be reached, or kept answering 5xx, after all retries."""
+
+
+class RunStopped(NavdError):
+    """navd is stopping: a run gave up at a record boundary, its state left at the last commit."""
 
 
 class EmbeddedSolrError(NavdError):

@@ -8,11 +8,15 @@ can grep one component's story, as Navigator's troubleshooting guide does.
 from __future__ import annotations
 
 import logging
+import logging.handlers
 import sys
+from pathlib import Path
 from collections.abc import MutableMapping
 from typing import Any, TextIO
 
 import structlog
+
+from navd.errors import ConfigError
 
 _SECRET_KEYS = frozenset({"password", "passwd", "secret", "token", "authorization", "keytab_password"})
 
@@ -24,11 +28,13 @@ def _redact_secrets(_logger: Any, _method: str, event: MutableMapping[str, Any])
     return event
 
 
-def setup_logging(fmt: str = "auto", level: str = "info", stream: TextIO | None = None) -> None:
-    """Configure structlog and the stdlib root logger. Safe to call more than once."""
+def setup_logging(fmt: str = "auto", level: str = "info", stream: TextIO | None = None, file: str = "") -> None:
+    """Configure structlog and the stdlib root logger. Safe to call more than once.
+
+    `file`: log there instead of stderr, reopening it when logrotate has moved it away."""
     stream = sys.stderr if stream is None else stream
     if fmt == "auto":
-        fmt = "console" if stream.isatty() else "json"
+        fmt = "console" if stream.isatty() and not file else "json"
     shared: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.stdlib.add_logger_name,
@@ -41,19 +47,29 @@ def setup_logging(fmt: str = "auto", level: str = "info", stream: TextIO | None 
         renderer = structlog.processors.JSONRenderer()
         shared.append(structlog.processors.format_exc_info)
     else:
-        renderer = structlog.dev.ConsoleRenderer(colors=stream.isatty())
+        renderer = structlog.dev.ConsoleRenderer(colors=stream.isatty() and not file)
     formatter = structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=shared,
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],
     )
-    handler = logging.StreamHandler(stream)
+    handler: logging.Handler
+    if file:
+        try:
+            handler = logging.handlers.WatchedFileHandler(Path(file).expanduser(), encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"[logging] file {file}: cannot open for writing: {exc.strerror}") from None
+    else:
+        handler = logging.StreamHandler(stream)
     handler.setFormatter(formatter)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     # Third-party clients log every request at INFO/DEBUG; keep them out of navd's story.
-    for noisy in ("urllib3", "pysolr", "requests", "pyhive", "py4j"):
+    for noisy in ("urllib3", "pysolr", "requests", "pyhive", "py4j", "apscheduler", "hdfs"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # Thrift logs a refused connection at ERROR before raising it; navd reports the failed run
+    # once, under the extractor's logger.
+    logging.getLogger("thrift").setLevel(logging.CRITICAL)
     structlog.configure(
         processors=[structlog.stdlib.filter_by_level, *shared,
                     structlog.stdlib.ProcessorFormatter.wrap_for_formatter],

@@ -9,13 +9,14 @@ the run's own outcome: a run record Solr does not take is logged and the run goe
 from __future__ import annotations
 
 import dataclasses
+import os
 import socket
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
-from navd.errors import NavdError
+from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex, serialise
 from navd.index.documents import solr_date
 from navd.logs import get_logger
@@ -30,6 +31,8 @@ class Run:
     component: str
     started: datetime
     counts: dict[str, int] = dataclasses.field(default_factory=dict)
+    #: set by a quiet run (a push poll that found nothing new): nothing is recorded for it
+    quiet: bool = False
 
     def document(self, state: str, *, ended: datetime | None = None, error: str | None = None) -> dict[str, Any]:
         doc: dict[str, Any] = {"identity": self.run_id, "kind": KIND, "component": self.component, "state": state,
@@ -51,30 +54,82 @@ def _post(index: SolrIndex, doc: Mapping[str, Any]) -> None:
 
 
 @contextmanager
-def recorded_run(index: SolrIndex, component: str, run_id: str) -> Iterator[Run]:
-    """Record the run of the `with` body; set `counts` on the yielded Run before it ends."""
+def recorded_run(index: SolrIndex, component: str, run_id: str, *, announce: bool = True) -> Iterator[Run]:
+    """Record the run of the `with` body; set `counts` on the yielded Run before it ends.
+
+    `announce=False` writes no RUNNING record first (push polls every few seconds: only their
+    outcome is worth a document, and none if the body sets `quiet`)."""
     run = Run(run_id, component, datetime.now(UTC))
-    _post(index, run.document("RUNNING"))
+    if announce:
+        _post(index, run.document("RUNNING"))
     try:
         yield run
     except BaseException as exc:
-        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        _post(index, run.document("FAILED", ended=datetime.now(UTC), error=message))
+        _post(index, run.document("FAILED", ended=datetime.now(UTC), error=first_line(exc)))
         raise
-    _post(index, run.document("SUCCEEDED", ended=datetime.now(UTC)))
+    if not run.quiet:
+        _post(index, run.document("SUCCEEDED", ended=datetime.now(UTC)))
+
+
+def schedule_identity(component: str) -> str:
+    return f"schedule#{component}"
+
+
+def publish_schedule(index: SolrIndex, schedule: Mapping[str, datetime | float | None]) -> None:
+    """Tell `navd status` when `navd run` starts each component next: a time, a poll interval in
+    seconds (push extractors), or None (not scheduled: the daemon stopped, or the config
+    disabled the component)."""
+    docs = []
+    for component, next_run in schedule.items():
+        doc: dict[str, Any] = {"identity": schedule_identity(component), "kind": "schedule",
+                               "component": component, "host": socket.gethostname(), "pid": os.getpid()}
+        if isinstance(next_run, datetime):
+            doc.update(state="SCHEDULED", nextRun=solr_date(next_run))
+        elif next_run is not None:
+            doc.update(state=f"POLLING every {next_run:g}s")
+        else:
+            doc.update(state="NOT_SCHEDULED")
+        docs.append(doc)
+    if not docs:
+        return
+    try:
+        index.post_update("runs", serialise(docs))
+        index.commit("runs", soft=True)
+    except NavdError as exc:
+        log.warning("schedule not published", reason=str(exc))
+
+
+def abandon_interrupted_runs(index: SolrIndex, is_running: Callable[[str], bool]) -> int:
+    """Mark FAILED the RUNNING records of this host whose component nothing runs now: what a
+    killed navd left behind. Returns how many."""
+    query = f'kind:{KIND} AND state:RUNNING AND host:"{socket.gethostname()}"'
+    stale = [doc for doc in index.scan("runs", query) if not is_running(str(doc["component"]))]
+    for doc in stale:
+        doc = {k: v for k, v in doc.items() if k not in ("_version_", "lastIndexed")}
+        doc.update(state="FAILED", ended=solr_date(datetime.now(UTC)),
+                   error="interrupted: navd stopped before the run ended")
+        _post(index, doc)
+    return len(stale)
 
 
 def status(index: SolrIndex) -> dict[str, Any]:
     """Per component the last run and the last success; totals per core."""
     components: dict[str, dict[str, Any]] = {}
-    facets = index.search("runs", f"kind:{KIND}", rows=0, params={
+    facets = index.search("runs", f"kind:({KIND} OR schedule)", rows=0, params={
         "facet": "true", "facet.field": "component", "facet.limit": "-1", "facet.mincount": "1"})
     counted = facets.get("facet_counts", {}).get("facet_fields", {}).get("component", [])
     names = sorted(str(name) for name in counted[::2])
+    schedules = {str(d["component"]): d for d in index.get("runs", [schedule_identity(n) for n in names])}
     for name in names:
         last = _latest(index, f'kind:{KIND} AND component:"{name}"')
         success = _latest(index, f'kind:{KIND} AND component:"{name}" AND state:SUCCEEDED')
-        components[name] = {"last_run": last, "last_success": success.get("ended") if success else None}
+        schedule = schedules.get(name, {})
+        next_run = schedule.get("nextRun") or schedule.get("state")
+        if last.get("state") == "RUNNING" and schedule.get("nextRun") and schedule["nextRun"] <= last["started"]:
+            # The schedule named the run now going on; the next is set when it completes.
+            next_run = "AFTER_CURRENT_RUN"
+        components[name] = {"last_run": last, "last_success": success.get("ended") if success else None,
+                            "next_run": next_run}
     totals = {"elements": index.count("elements"), "relations": index.count("relations"),
               "unlinked_relations": index.count("relations", "unlinked:true"),
               "deleted_elements": index.count("elements", "deleted:true")}

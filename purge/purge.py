@@ -19,6 +19,7 @@ the next run continues. `dry_run` counts what a run would remove and removes not
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
@@ -53,8 +54,11 @@ class _CapReached(Exception):
 
 class Purger:
     def __init__(self, index: SolrIndex, *, threshold: datetime, dry_run: bool = False,
-                 runtime_cap_seconds: float = 720 * 60.0, clock: Callable[[], float] = time.monotonic) -> None:
+                 runtime_cap_seconds: float = 720 * 60.0, clock: Callable[[], float] = time.monotonic,
+                 stop: threading.Event | None = None) -> None:
         self.index = index
+        #: set when navd is stopping: the run ends between batches as at the runtime cap
+        self.stop = stop
         self.threshold = solr_date(threshold)
         self.dry_run = dry_run
         self.clock = clock
@@ -144,7 +148,7 @@ class Purger:
         removed (ids only, so memory stays small per batch of the scan) and the cap is checked
         between batches."""
         for batch in batches((str(d["identity"]) for d in self.index.scan(core, query, fl="identity")), _BATCH):
-            if self.clock() > self.deadline:
+            if self.clock() > self.deadline or (self.stop is not None and self.stop.is_set()):
                 raise _CapReached
             yield batch
 

@@ -86,6 +86,7 @@ def test_sigkill_at_random_moments_then_rerun_gives_the_clean_index(index: SolrI
                         f'state_dir = "{tmp_path / name}"\n')
         return {**os.environ, "NAVD_CONFIG": str(path)}
 
+    clear(index, app_id)  # Hive names kill.* are shared with test_daemon's kill test
     started = time.monotonic()
     clean = subprocess.run([navd, "extract", "spark", "--once"], env=config("clean"), capture_output=True,
                            text=True, timeout=300, check=False)
@@ -126,3 +127,4 @@ def test_sigkill_at_random_moments_then_rerun_gives_the_clean_index(index: SolrI
           f"{len(partial[0])}/{len(expected[0])} after all kills; "
           f"final run: {final.stdout.strip()}")
     assert snapshot(index, app_id) == expected
+    clear(index, app_id)

@@ -38,7 +38,7 @@ import requests
 from hdfs import Client, HdfsError
 
 from navd.config import NavdConfig
-from navd.errors import NavdError
+from navd.errors import NavdError, first_line
 from navd.extractors import write_checkpointed
 from navd.extractors.hdfs.records import (SIGNATURE_FIELDS, BadEntry, HdfsEntry, Signature, child_path, directory_ref,
                                          document_signature, element_for, entry_from_webhdfs, entry_signature,
@@ -290,10 +290,11 @@ class HdfsExtractor:
         self.report = HdfsReport()
 
     @classmethod
-    def from_config(cls, config: NavdConfig, index: SolrIndex, state_dir: Path) -> HdfsExtractor:
+    def from_config(cls, config: NavdConfig, index: SolrIndex, state_dir: Path, *,
+                    extractor_run_id: str | None = None) -> HdfsExtractor:
         return cls(make_client(config.hdfs), index, default_fs=config.hdfs.default_fs, roots=config.hdfs.roots,
                    state_dir=state_dir, path_filter=PathFilter(config.hdfs.include, config.hdfs.exclude),
-                   snapshots=config.hdfs.snapshots)
+                   snapshots=config.hdfs.snapshots, extractor_run_id=extractor_run_id)
 
     # -- the protocol ---------------------------------------------------------------------------
 
@@ -319,15 +320,18 @@ class HdfsExtractor:
                 self.state.set_meta(f"snapshot:{root}", name)
             self._finished = succeeded = True
         except (HdfsError, requests.RequestException, WebHdfsError) as exc:
-            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            log.error("HDFS extraction failed; nothing flagged deleted, the next run retries", reason=reason)
-            raise HdfsExtractionError(f"HDFS extraction failed: {reason}") from None
+            reason = first_line(exc)
+            raise HdfsExtractionError(f"HDFS extraction failed: {reason} (nothing flagged deleted; "
+                                      "the next run retries)") from None
         finally:
             if not succeeded:
                 self._drop_snapshots(self._new_snapshots)
                 self._new_snapshots, self._obsolete_snapshots = [], []
             pool.close()
             self.report.requests = request_count(self.client) - requests_before
+
+    def close(self) -> None:
+        self.state.close()
 
     def checkpoint_due(self) -> bool:
         return self._since_checkpoint >= self.checkpoint_every
@@ -347,13 +351,14 @@ class HdfsExtractor:
                 self.client.delete_snapshot(root, name)
             except (HdfsError, requests.RequestException) as exc:
                 log.warning("could not delete navd's snapshot; delete it with hdfs dfs -deleteSnapshot",
-                            root=root, snapshot=name, reason=str(exc).splitlines()[0] if str(exc) else "")
+                            root=root, snapshot=name, reason=first_line(exc))
 
-    def run_pass(self, writer: IndexWriter, *, full: bool = False) -> HdfsReport:
+    def run_pass(self, writer: IndexWriter, *, full: bool = False,
+                 stop: threading.Event | None = None) -> HdfsReport:
         """One run: extract, write, flush and commit at checkpoints and at the end."""
         try:
             self.report.records = write_checkpointed(self.extract(full=full), writer, commit=self.commit,
-                                                     checkpoint_due=self.checkpoint_due)
+                                                     checkpoint_due=self.checkpoint_due, stop=stop)
         except BaseException:
             self.state.rollback()
             self._drop_snapshots(self._new_snapshots)  # the diff base stays the previous snapshot
@@ -427,7 +432,7 @@ class HdfsExtractor:
         except HdfsError as exc:
             # Its snapshot deleted by hand, say: a crawl makes the index right again.
             log.warning("snapshot diff failed; crawling instead", root=root, previous=previous,
-                        reason=str(exc).splitlines()[0])
+                        reason=first_line(exc))
             self._obsolete_snapshots.pop()
             return None
 
@@ -559,7 +564,7 @@ class HdfsExtractor:
             # Unreadable or gone meanwhile: skipped, its state untouched, so it is tried again and
             # nothing under it is taken for deleted.
             self.report.skipped += 1
-            log.warning("HDFS directory skipped", path=path, reason=str(exc).splitlines()[0])
+            log.warning("HDFS directory skipped", path=path, reason=first_line(exc))
             return
         raise exc
 

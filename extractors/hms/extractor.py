@@ -34,13 +34,14 @@ import dataclasses
 import hashlib
 import json
 import re
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from navd.config import HiveConfig, NavdConfig
-from navd.errors import NavdError
+from navd.errors import NavdError, first_line
 from navd.extractors.hms.records import (BadTable, database_records, field_ref, owned_names, partition_records,
                                          table_info, table_records, table_ref)
 from navd.extractors.hms.views import ViewSqlError, view_lineage
@@ -74,12 +75,7 @@ def connect(config: HiveConfig) -> Any:
         return hive.connect(**kwargs)
     except Exception as exc:  # thrift/SASL raise many types; the message says enough
         raise HmsExtractionError(f"cannot connect to HiveServer2 at {config.host}:{config.port} "
-                                 f"(auth {config.auth}): {_first_line(exc)}") from None
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+                                 f"(auth {config.auth}): {first_line(exc)}") from None
 
 
 # --- filters -----------------------------------------------------------------------------------
@@ -222,10 +218,11 @@ class HmsExtractor:
 
     @classmethod
     def from_config(cls, config: NavdConfig, index: SolrIndex, state_dir: Path, *,
-                    filter_file: Path | None = None) -> HmsExtractor:
+                    filter_file: Path | None = None, extractor_run_id: str | None = None) -> HmsExtractor:
         return cls(connect(config.hive), index, cluster=config.cluster.name, default_fs=config.hdfs.default_fs,
                    state_dir=state_dir, database_regex=config.hive.database_regex,
-                   table_regex=config.hive.table_regex, filter_file=filter_file)
+                   table_regex=config.hive.table_regex, filter_file=filter_file,
+                   extractor_run_id=extractor_run_id)
 
     # -- the protocol ---------------------------------------------------------------------------
 
@@ -249,9 +246,8 @@ class HmsExtractor:
         except Exception as exc:
             if isinstance(exc, NavdError):
                 raise
-            log.error("Hive metastore extraction failed; nothing flagged deleted, the next run retries",
-                      reason=_first_line(exc))
-            raise HmsExtractionError(f"Hive metastore extraction failed: {_first_line(exc)}") from None
+            raise HmsExtractionError(f"Hive metastore extraction failed: {first_line(exc)} (nothing flagged "
+                                     "deleted; the next run retries)") from None
         finally:
             cursor.close()
 
@@ -263,11 +259,12 @@ class HmsExtractor:
         self.state.commit()
         self._checkpoint = False
 
-    def run_pass(self, writer: IndexWriter, *, full: bool = False) -> HmsReport:
+    def run_pass(self, writer: IndexWriter, *, full: bool = False,
+                 stop: threading.Event | None = None) -> HmsReport:
         """One run: extract, write; flush and commit after each database and at the end."""
         try:
             self.report.records = write_checkpointed(self.extract(full=full), writer, commit=self.commit,
-                                                     checkpoint_due=self.checkpoint_due)
+                                                     checkpoint_due=self.checkpoint_due, stop=stop)
         except BaseException:
             self.state.rollback()
             raise
@@ -275,6 +272,10 @@ class HmsExtractor:
 
     def close(self) -> None:
         self.state.close()
+        try:
+            self.connection.close()
+        except Exception as exc:  # noqa: BLE001 - a dead HiveServer2 connection closes anyway
+            log.debug("HiveServer2 connection close failed", reason=first_line(exc))
 
     # -- internals ------------------------------------------------------------------------------
 

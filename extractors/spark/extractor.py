@@ -16,6 +16,7 @@ name, user, open executions). Records are idempotent upserts: nothing is lost or
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -90,10 +91,11 @@ class SparkExtractor:
         self._forget_unfinished()
 
     @classmethod
-    def from_config(cls, config: NavdConfig, state_dir: Path) -> SparkExtractor:
+    def from_config(cls, config: NavdConfig, state_dir: Path, *,
+                    extractor_run_id: str | None = None) -> SparkExtractor:
         on_hdfs = any("://" in d and not d.startswith("file://") for d in config.spark.event_log_dirs)
         return cls(cluster=config.cluster.name, directories=config.spark.event_log_dirs, state_dir=state_dir,
-                   default_fs=config.hdfs.default_fs,
+                   default_fs=config.hdfs.default_fs, extractor_run_id=extractor_run_id,
                    hdfs_client=make_client(config.hdfs) if on_hdfs and config.hdfs.urls else None)
 
     def _forget_unfinished(self) -> None:
@@ -148,11 +150,12 @@ class SparkExtractor:
         """Make the positions of everything extracted so far durable. Call after the writer flushed."""
         self.tailer.checkpoint()
 
-    def run_pass(self, writer: IndexWriter) -> PassReport:
-        """One pass: extract, write, flush, then commit positions. Raises if Solr did not take it;
-        then positions stay where they were and this extractor must be discarded."""
+    def run_pass(self, writer: IndexWriter, *, stop: threading.Event | None = None) -> PassReport:
+        """One pass: extract, write, flush, then commit positions. Raises if Solr did not take it
+        (or navd is stopping); then positions stay where they were and this extractor must be
+        discarded."""
         lines, warnings = self._lines, self._warnings
-        count = write_checkpointed(self.extract(), writer, commit=self.commit)
+        count = write_checkpointed(self.extract(), writer, commit=self.commit, stop=stop)
         return PassReport(lines=self._lines - lines, records=count, warnings=self._warnings - warnings)
 
 

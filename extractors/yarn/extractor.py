@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import threading
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -30,7 +31,7 @@ from typing import Any
 import requests
 
 from navd.config import NavdConfig
-from navd.errors import ConfigError, NavdError
+from navd.errors import ConfigError, NavdError, first_line
 from navd.extractors import write_checkpointed
 from navd.index.client import IndexWriter
 from navd.logs import get_logger
@@ -87,8 +88,10 @@ class YarnExtractor:
         self._pending: dict[str, int] = {}
 
     @classmethod
-    def from_config(cls, config: NavdConfig, state_dir: Path) -> YarnExtractor:
-        return cls(config.yarn.urls, state_dir, session=make_session(config.yarn.auth))
+    def from_config(cls, config: NavdConfig, state_dir: Path, *,
+                    extractor_run_id: str | None = None) -> YarnExtractor:
+        return cls(config.yarn.urls, state_dir, session=make_session(config.yarn.auth),
+                   extractor_run_id=extractor_run_id)
 
     # -- the protocol ---------------------------------------------------------------------------
 
@@ -142,11 +145,15 @@ class YarnExtractor:
         tmp.replace(self.state_file)
         self._watermark = self._newest_finish
 
-    def run_pass(self, writer: IndexWriter, *, full: bool = False) -> YarnReport:
+    def run_pass(self, writer: IndexWriter, *, full: bool = False,
+                 stop: threading.Event | None = None) -> YarnReport:
         self.report.records = 0
-        count = write_checkpointed(self.extract(full=full), writer, commit=self.commit)
+        count = write_checkpointed(self.extract(full=full), writer, commit=self.commit, stop=stop)
         self.report.records = count
         return self.report
+
+    def close(self) -> None:
+        self.session.close()
 
     # -- internals ------------------------------------------------------------------------------
 
@@ -181,37 +188,26 @@ class YarnExtractor:
             try:
                 info = self._get(f"{base}/ws/v1/cluster/info").get("clusterInfo", {})
             except (requests.RequestException, YarnExtractionError, AttributeError) as exc:
-                problems.append(f"{base}: {_first_line(exc)}")
+                problems.append(f"{base}: {first_line(exc, 300)}")
                 continue
             state = info.get("haState")
             if state in (None, "", "ACTIVE", "NA") or len(self.urls) == 1 and state != "STANDBY":
                 return base
             problems.append(f"{base}: haState {state}")
         message = "no active ResourceManager: " + "; ".join(problems)
-        log.error("YARN extraction failed; nothing written, the next run retries", reason=message)
         raise YarnExtractionError(message)
 
     def _applications(self, rm: str, params: dict[str, str]) -> list[Any]:
         try:
             body = self._get(f"{rm}/ws/v1/cluster/apps", params)
         except requests.RequestException as exc:
-            message = f"ResourceManager {rm} unreachable: {_first_line(exc)}"
-            log.error("YARN extraction failed; nothing written, the next run retries", reason=message)
-            raise YarnExtractionError(message) from None
-        except YarnExtractionError as exc:
-            log.error("YARN extraction failed; nothing written, the next run retries", reason=str(exc))
-            raise
+            raise YarnExtractionError(f"ResourceManager {rm} unreachable: {first_line(exc, 300)}") from None
         apps = body.get("apps", False) if isinstance(body, dict) else False
         if apps is None or apps == {}:  # the RM's ways of saying "none": `{"apps": null}`, `{"apps": {}}`
             return []
         listed = apps.get("app") if isinstance(apps, dict) else None
         if not isinstance(listed, list):
             message = f"ResourceManager {rm} sent apps that are not a list: {str(body)[:200]!r}"
-            log.error("YARN extraction failed; nothing written, the next run retries", reason=message)
             raise YarnExtractionError(message)
         return listed
 
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:300] if text else type(exc).__name__

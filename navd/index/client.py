@@ -20,7 +20,7 @@ import orjson
 import requests
 
 from navd.config import SolrConfig
-from navd.errors import ConfigError, SolrError, SolrUnavailable
+from navd.errors import ConfigError, SolrError, SolrUnavailable, first_line
 from navd.index.documents import element_document, relation_document, solr_date
 from navd.logs import get_logger
 from navd.model import Deletion, Element, ElementStub, Record, Relation
@@ -89,10 +89,13 @@ def identity_ranges(matches: int, per_range: int) -> list[str]:
 class SolrIndex:
     """Reader, writer and admin client of one Solr (standalone node or SolrCloud)."""
 
-    def __init__(self, config: SolrConfig, session: requests.Session | None = None) -> None:
+    def __init__(self, config: SolrConfig, session: requests.Session | None = None, *,
+                 stop: threading.Event | None = None) -> None:
         self.config = config
         self.base_url = config.base_url
         self.session = session if session is not None else _session_for(config)
+        #: set when navd is stopping: retries give up instead of backing off for a minute more
+        self.stop = stop
 
     def close(self) -> None:
         self.session.close()
@@ -124,7 +127,7 @@ class SolrIndex:
                 resp = self.session.request(method, url, params=query, data=data, headers=headers,
                                             files=files, timeout=self.config.timeout_seconds)
             except requests.exceptions.SSLError as exc:
-                raise SolrError(f"{what}: TLS error talking to {self.base_url}: {_first_line(exc)}") from None
+                raise SolrError(f"{what}: TLS error talking to {self.base_url}: {first_line(exc, 300)}") from None
             except (requests.ConnectionError, requests.Timeout) as exc:
                 last_problem = f"cannot reach Solr at {self.base_url}: {_connection_reason(exc)}"
             else:
@@ -139,11 +142,17 @@ class SolrIndex:
                                     status=resp.status_code)
                 last_problem = f"HTTP {resp.status_code} from {self.base_url}: {_error_message(resp)}"
             if attempt < attempts:
+                if self.stop is not None and self.stop.is_set():
+                    break
                 log.warning("Solr request failed; retrying", what=what, attempt=attempt,
                             retry_in_seconds=round(delay, 2), problem=last_problem)
-                time.sleep(delay * (0.75 + random.random() / 2))  # noqa: S311 - jitter only
+                pause = delay * (0.75 + random.random() / 2)  # noqa: S311 - jitter only
+                if self.stop is not None:
+                    self.stop.wait(pause)
+                else:
+                    time.sleep(pause)
                 delay = min(delay * 2, self.config.max_backoff_seconds)
-        raise SolrUnavailable(f"{what}: {last_problem} (gave up after {attempts} attempts)")
+        raise SolrUnavailable(f"{what}: {last_problem} (gave up after {attempt} attempts)")
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -259,10 +268,6 @@ class SolrIndex:
 
     def system_info(self) -> dict[str, Any]:
         return self.request("GET", "admin/info/system", what="Solr system info")
-
-
-def _first_line(exc: BaseException) -> str:
-    return str(exc).strip().splitlines()[0][:300] if str(exc).strip() else type(exc).__name__
 
 
 def _connection_reason(exc: BaseException) -> str:
@@ -389,6 +394,12 @@ class CoreWriter:
         finally:
             self._pool.shutdown(wait=timeout is None, cancel_futures=True)
 
+    def abandon(self) -> None:
+        """Drop what is not sent yet and stop the threads, without waiting: for a writer whose
+        run failed, whose records the next run writes again."""
+        self._pending = []
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
 
 class IndexWriter:
     """Writes Element, Relation and ElementStub records: the writer every extractor uses."""
@@ -437,6 +448,10 @@ class IndexWriter:
 
     def close(self, timeout: float | None = None) -> bool:
         return all([w.close(timeout) for w in (self.elements, self.stubs, self.relations, self.deletions)])
+
+    def abandon(self) -> None:
+        for writer in (self.elements, self.stubs, self.relations, self.deletions):
+            writer.abandon()
 
     @property
     def counts(self) -> dict[str, int]:

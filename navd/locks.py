@@ -1,0 +1,70 @@
+"""One run of a component at a time, across processes: `navd run` and `navd extract` share them.
+
+A lock is an flock(2) on `<state dir>/locks/<component>.lock`; the kernel drops it when its
+holder dies, so a killed daemon never leaves a stale lock behind.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from navd.errors import RunStopped
+
+
+class LockBusy(Exception):
+    """Another process (or thread) runs this component now."""
+
+
+def lock_path(state_root: Path, component: str) -> Path:
+    return state_root / "locks" / f"{component}.lock"
+
+
+@contextmanager
+def component_lock(state_root: Path, component: str, *, wait: bool,
+                   on_wait: Callable[[], None] | None = None,
+                   stop: threading.Event | None = None) -> Iterator[int | None]:
+    """Hold the component's lock for the `with` body; yields the pid of its previous holder.
+
+    `wait=False` raises LockBusy at once when it is held; `wait=True` calls `on_wait` once and
+    polls until it is free (or `stop` is set: RunStopped)."""
+    path = lock_path(state_root, component)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        waited = False
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not wait:
+                    raise LockBusy(component) from None
+                if not waited and on_wait is not None:
+                    on_wait()
+                waited = True
+                if stop is None:
+                    time.sleep(0.5)
+                elif stop.wait(0.5):
+                    raise RunStopped(f"navd is stopping: gave up waiting for the {component} lock") from None
+        previous = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        if previous != str(os.getpid()):  # a poll every few seconds need not rewrite its own pid
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield int(previous) if previous.isdigit() else None
+    finally:
+        os.close(fd)  # closing the descriptor releases the flock
+
+
+def is_locked(state_root: Path, component: str) -> bool:
+    """Whether some process holds the component's lock now."""
+    try:
+        with component_lock(state_root, component, wait=False):
+            return False
+    except LockBusy:
+        return True

@@ -1,0 +1,62 @@
+"""deploy/: the systemd unit verifies and is hardened as promised; the example config is the
+config navd loads; a logrotate-moved log file is reopened."""
+
+from __future__ import annotations
+
+import configparser
+import json
+import subprocess
+from pathlib import Path
+
+from navd.config import DaemonConfig, load_config
+from navd.logs import get_logger, setup_logging
+
+DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
+
+
+def unit() -> configparser.ConfigParser:
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    parser.read(DEPLOY / "navd.service")
+    return parser
+
+
+def test_systemd_analyze_verify_passes() -> None:
+    result = subprocess.run(["systemd-analyze", "verify", str(DEPLOY / "navd.service")], capture_output=True,
+                            text=True, timeout=60, check=False)
+    assert result.returncode == 0 and not result.stdout.strip() and "navd.service" not in result.stderr, result
+
+
+def test_unit_is_a_notify_service_of_its_own_user_hardened() -> None:
+    service = unit()["Service"]
+    assert service["Type"] == "notify"
+    assert service["User"] == "navd" and service["Group"] == "navd"
+    assert service["Restart"] == "on-failure"
+    assert service["ExecStart"].endswith("navd run")
+    assert service["ExecReload"] == "/bin/kill -HUP $MAINPID"
+    for key in ("NoNewPrivileges", "PrivateTmp", "ProtectHome"):
+        assert service[key] == "yes", key
+    assert service["ProtectSystem"] == "strict"
+    assert {service["StateDirectory"], service["LogsDirectory"], service["CacheDirectory"]} == {"navd"}
+    # systemd must not kill navd before it has stopped by itself.
+    assert float(service["TimeoutStopSec"].rstrip("s")) > DaemonConfig().stop_timeout_seconds
+
+
+def test_example_config_loads_with_the_defaults() -> None:
+    config = load_config(str(DEPLOY / "navd.toml"), environ={})
+    assert config.daemon == DaemonConfig()
+    assert config.purge.interval_days == 7.0
+
+
+def test_log_file_is_reopened_after_logrotate_moved_it(tmp_path: Path) -> None:
+    path = tmp_path / "navd.log"
+    setup_logging("auto", "info", file=str(path))
+    try:
+        get_logger("navd.daemon").info("before rotation")
+        path.rename(tmp_path / "navd.log.1")  # what logrotate does (create mode)
+        get_logger("navd.daemon").info("after rotation")
+    finally:
+        setup_logging("json", "info")
+    assert [json.loads(line)["event"] for line in (tmp_path / "navd.log.1").read_text().splitlines()] == [
+        "before rotation"]
+    assert [json.loads(line)["event"] for line in path.read_text().splitlines()] == ["after rotation"]
