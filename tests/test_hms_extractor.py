@@ -42,6 +42,9 @@ class CountingConnection:
     def cursor(self) -> CountingCursor:
         return CountingCursor(self.connection.cursor(), self.statements)
 
+    def close(self) -> None:
+        self.connection.close()
+
 
 @pytest.fixture
 def sql(spark_thrift: SparkThriftServer) -> Iterator[Any]:
@@ -57,11 +60,25 @@ def sql(spark_thrift: SparkThriftServer) -> Iterator[Any]:
     connection.close()
 
 
-def extractor(spark_thrift: SparkThriftServer, index: SolrIndex, state: Path, db_regex: str,
-              **kwargs: Any) -> tuple[HmsExtractor, CountingConnection]:
-    connection = CountingConnection(hive.connect("127.0.0.1", spark_thrift.port, username="navd"))
-    return HmsExtractor(connection, index, cluster=CLUSTER, default_fs="hdfs://ns", state_dir=state,
-                        database_regex=db_regex, **kwargs), connection
+@pytest.fixture
+def extractor(spark_thrift: SparkThriftServer, index: SolrIndex) -> Iterator[Any]:
+    """Makes HMS extractors on their own HiveServer2 sessions and closes each one at teardown.
+
+    An unclosed session is closed by the server when the client's socket goes away, at the same
+    time as the `sql` fixture's own CloseSession: the Thrift Server then sometimes drops that
+    connection ("TSocket read 0 bytes"). Closing every session in turn keeps teardown ordered.
+    """
+    made: list[HmsExtractor] = []
+
+    def make(state: Path, db_regex: str, **kwargs: Any) -> tuple[HmsExtractor, CountingConnection]:
+        connection = CountingConnection(hive.connect("127.0.0.1", spark_thrift.port, username="navd"))
+        made.append(HmsExtractor(connection, index, cluster=CLUSTER, default_fs="hdfs://ns", state_dir=state,
+                                 database_regex=db_regex, **kwargs))
+        return made[-1], connection
+
+    yield make
+    for ex in made:
+        ex.close()
 
 
 def run(ex: HmsExtractor, index: SolrIndex, full: bool = False) -> Any:
@@ -86,8 +103,7 @@ def qn(*parts: str) -> str:
     return ".".join(parts) + "@" + CLUSTER
 
 
-def test_full_then_incremental(spark_thrift: SparkThriftServer, index: SolrIndex, sql: Any, unique: str,
-                               tmp_path: Path) -> None:
+def test_full_then_incremental(index: SolrIndex, sql: Any, extractor: Any, unique: str, tmp_path: Path) -> None:
     db = f"{unique}_sales"
     ext_dir = tmp_path / "ext"
     sql(f"CREATE DATABASE {db} COMMENT 'sales data'",
@@ -97,7 +113,7 @@ def test_full_then_incremental(spark_thrift: SparkThriftServer, index: SolrIndex
         f"CREATE TABLE {db}.ext (a INT, b STRING) USING parquet LOCATION '{ext_dir.as_uri()}'",
         f"CREATE VIEW {db}.big AS SELECT Id, Amount * 2 AS dbl, region FROM {db}.orders WHERE Id > 0",
         f"CREATE VIEW {db}.joined AS SELECT b.id, upper(b.region) AS r FROM {db}.big b JOIN {db}.ext e ON b.id = e.a")
-    ex, conn = extractor(spark_thrift, index, tmp_path / "state", f"{unique}_.*")
+    ex, conn = extractor(tmp_path / "state", f"{unique}_.*")
     report = run(ex, index)
     assert report.complete and report.skipped == 0 and report.tables == 4 and report.tables_described == 4
 
@@ -187,13 +203,13 @@ def test_full_then_incremental(spark_thrift: SparkThriftServer, index: SolrIndex
     assert report.tables_described == 3
 
 
-def test_dropped_database_and_filters(spark_thrift: SparkThriftServer, index: SolrIndex, sql: Any, unique: str,
+def test_dropped_database_and_filters(index: SolrIndex, sql: Any, extractor: Any, unique: str,
                                       tmp_path: Path) -> None:
     keep, drop = f"{unique}_keep", f"{unique}_gone"
     sql(f"CREATE DATABASE {keep}", f"CREATE DATABASE {drop}",
         f"CREATE TABLE {keep}.t1 (a INT) USING parquet", f"CREATE TABLE {keep}.skipme (a INT) USING parquet",
         f"CREATE TABLE {drop}.t2 (b INT) USING parquet")
-    ex, _ = extractor(spark_thrift, index, tmp_path / "state", f"{unique}_.*", table_regex="t[0-9]+")
+    ex, _ = extractor(tmp_path / "state", f"{unique}_.*", table_regex="t[0-9]+")
     report = run(ex, index)
     assert report.tables == 2
     assert doc(index, qn(keep, "skipme")) is None and doc(index, qn(drop, "t2", "b")) is not None
@@ -207,6 +223,6 @@ def test_dropped_database_and_filters(spark_thrift: SparkThriftServer, index: So
     # A filter file selects db:table pairs.
     rules = tmp_path / "filter.txt"
     rules.write_text(f"# only skipme\n{keep}:skip.*\n")
-    ex2, _ = extractor(spark_thrift, index, tmp_path / "state2", ".*", filter_file=rules)
+    ex2, _ = extractor(tmp_path / "state2", ".*", filter_file=rules)
     report = run(ex2, index)
     assert report.tables == 1 and doc(index, qn(keep, "skipme")) is not None
