@@ -161,6 +161,9 @@ class HiveConfig:
     database_regex: str = ".*"
     table_regex: str = ".*"
     interval_minutes: float = 10.0
+    #: A HiveServer2 that accepts connections but stops answering (a long GC, a stuck metastore)
+    #: fails the run after this many seconds of silence on the socket instead of hanging it.
+    timeout_seconds: float = 600.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -286,6 +289,7 @@ def _validate(config: NavdConfig, source: str) -> None:
                 "[solr] replication_factor": solr.replication_factor,
                 "[hdfs] interval_minutes": config.hdfs.interval_minutes,
                 "[hive] interval_minutes": config.hive.interval_minutes,
+                "[hive] timeout_seconds": config.hive.timeout_seconds,
                 "[yarn] interval_minutes": config.yarn.interval_minutes,
                 "[spark] poll_seconds": config.spark.poll_seconds,
                 "[purge] older_than_days": config.purge.older_than_days,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,8 +13,9 @@ from typing import Any
 import pytest
 from pyhive import hive
 
+from navd.config import HiveConfig
 from navd.dev.spark_thrift import SparkThriftServer
-from navd.extractors.hms.extractor import HmsExtractor
+from navd.extractors.hms.extractor import HmsExtractionError, HmsExtractor, connect
 from navd.index.client import IndexWriter, SolrIndex
 from navd.model import Deletion, ElementType, EntityRef, SourceType, identity
 
@@ -226,3 +230,51 @@ def test_dropped_database_and_filters(index: SolrIndex, sql: Any, extractor: Any
     ex2, _ = extractor(tmp_path / "state2", ".*", filter_file=rules)
     report = run(ex2, index)
     assert report.tables == 1 and doc(index, qn(keep, "skipme")) is not None
+
+
+def test_a_hiveserver2_that_stops_answering_fails_the_run_after_the_timeout(
+        index: SolrIndex, spark_thrift: SparkThriftServer, unique: str, tmp_path: Path) -> None:
+    """The real Thrift Server frozen with SIGSTOP: the kernel still accepts connections and
+    nothing answers, as with a server in a long GC. The run must fail, not hang the extractor
+    (whose run lock would then block every later HMS run)."""
+    config = HiveConfig(enabled=True, host="127.0.0.1", port=spark_thrift.port, timeout_seconds=3.0)
+    healthy = HmsExtractor(connect(config), index, cluster=CLUSTER, default_fs="hdfs://ns",
+                           state_dir=tmp_path / "healthy", database_regex=f"{unique}_none")
+    try:
+        assert run(healthy, index).complete  # connect() builds a working transport (auth NONE)
+    finally:
+        healthy.close()
+
+    pid = spark_thrift.process.running_pid()
+    assert pid is not None
+    frozen = HmsExtractor(connect(config), index, cluster=CLUSTER, default_fs="hdfs://ns",
+                          state_dir=tmp_path / "frozen", database_regex=f"{unique}_none")
+    outcome: list[BaseException | None] = []
+
+    def attempt() -> None:
+        try:
+            run(frozen, index)
+            outcome.append(None)
+        except BaseException as exc:  # noqa: BLE001 - handed to the test thread
+            outcome.append(exc)
+
+    os.killpg(os.getpgid(pid), signal.SIGSTOP)
+    try:
+        worker = threading.Thread(target=attempt, daemon=True)
+        worker.start()
+        worker.join(120)  # a hang guard far above the 3 s timeout, not a speed check
+        assert not worker.is_alive(), "the HMS run hung on a silent HiveServer2"
+        with pytest.raises(HmsExtractionError, match=f"cannot connect to HiveServer2 at 127.0.0.1:{spark_thrift.port}"):
+            connect(config).close()  # the SASL handshake meets the same silence
+    finally:
+        os.killpg(os.getpgid(pid), signal.SIGCONT)
+    frozen.close()
+    assert len(outcome) == 1 and isinstance(outcome[0], HmsExtractionError), outcome
+    assert "timeout" in str(outcome[0]) and "nothing flagged deleted" in str(outcome[0])
+
+    recovered = HmsExtractor(connect(config), index, cluster=CLUSTER, default_fs="hdfs://ns",
+                             state_dir=tmp_path / "frozen", database_regex=f"{unique}_none")
+    try:
+        assert run(recovered, index).complete
+    finally:
+        recovered.close()

@@ -60,19 +60,37 @@ class HmsExtractionError(NavdError):
 
 
 def connect(config: HiveConfig) -> Any:
-    """A PyHive connection to HiveServer2 from [hive]; the password goes only to PyHive."""
+    """A PyHive connection to HiveServer2 from [hive]; the password goes only to PyHive.
+
+    PyHive has no timeout option, so the transport is the one PyHive would build (a Thrift
+    socket, SASL PLAIN or GSSAPI, or buffered for NOSASL) with `[hive] timeout_seconds` set on
+    the socket: a server that stops answering fails the run instead of hanging it."""
     from pyhive import hive  # noqa: PLC0415 - imported when a connection is made, not at import time
+    from thrift.transport.TSocket import TSocket  # noqa: PLC0415
+    from thrift.transport.TTransport import TBufferedTransport  # noqa: PLC0415
 
     if not config.host:
         raise NavdError("[hive] host: needed to reach HiveServer2")
-    kwargs: dict[str, Any] = {"host": config.host, "port": config.port, "username": config.username,
-                              "auth": config.auth}
-    if config.auth in ("LDAP", "CUSTOM"):
-        kwargs["password"] = config.password
-    if config.auth == "KERBEROS":
-        kwargs["kerberos_service_name"] = config.kerberos_service_name
+    socket = TSocket(config.host, config.port)
+    socket.setTimeout(config.timeout_seconds * 1000.0)
+    transport: Any
+    if config.auth == "NOSASL":
+        transport = TBufferedTransport(socket)
+    else:
+        import thrift_sasl  # noqa: PLC0415
+
+        mechanism = "GSSAPI" if config.auth == "KERBEROS" else "PLAIN"
+        service = config.kerberos_service_name if config.auth == "KERBEROS" else None
+        # PLAIN needs a non-empty password even where HiveServer2 checks none (auth NONE).
+        password = config.password if config.auth in ("LDAP", "CUSTOM") else "x"
+
+        def sasl_client() -> Any:
+            return hive.get_installed_sasl(host=config.host, sasl_auth=mechanism, service=service,
+                                           username=config.username, password=password)
+
+        transport = thrift_sasl.TSaslClientTransport(sasl_client, mechanism, socket)
     try:
-        return hive.connect(**kwargs)
+        return hive.connect(thrift_transport=transport, username=config.username)
     except Exception as exc:  # thrift/SASL raise many types; the message says enough
         raise HmsExtractionError(f"cannot connect to HiveServer2 at {config.host}:{config.port} "
                                  f"(auth {config.auth}): {first_line(exc)}") from None
