@@ -112,17 +112,35 @@ def abandon_interrupted_runs(index: SolrIndex, is_running: Callable[[str], bool]
     return len(stale)
 
 
-def status(index: SolrIndex) -> dict[str, Any]:
-    """Per component the last run and the last success; totals per core."""
-    components: dict[str, dict[str, Any]] = {}
+def _components(index: SolrIndex) -> list[str]:
     facets = index.search("runs", f"kind:({KIND} OR schedule)", rows=0, params={
         "facet": "true", "facet.field": "component", "facet.limit": "-1", "facet.mincount": "1"})
     counted = facets.get("facet_counts", {}).get("facet_fields", {}).get("component", [])
-    names = sorted(str(name) for name in counted[::2])
+    return sorted(str(name) for name in counted[::2])
+
+
+def _last_run_and_success(index: SolrIndex, component: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    last = _latest(index, f'kind:{KIND} AND component:"{component}"')
+    success = _latest(index, f'kind:{KIND} AND component:"{component}" AND state:SUCCEEDED')
+    return last, success
+
+
+def shown_run_ids(index: SolrIndex) -> set[str]:
+    """The run records `navd status` shows (each component's last run and last success): purge
+    keeps them however old."""
+    shown: set[str] = set()
+    for name in _components(index):
+        shown.update(str(doc["identity"]) for doc in _last_run_and_success(index, name) if doc)
+    return shown
+
+
+def status(index: SolrIndex) -> dict[str, Any]:
+    """Per component the last run and the last success; totals per core."""
+    components: dict[str, dict[str, Any]] = {}
+    names = _components(index)
     schedules = {str(d["component"]): d for d in index.get("runs", [schedule_identity(n) for n in names])}
     for name in names:
-        last = _latest(index, f'kind:{KIND} AND component:"{name}"')
-        success = _latest(index, f'kind:{KIND} AND component:"{name}" AND state:SUCCEEDED')
+        last, success = _last_run_and_success(index, name)
         schedule = schedules.get(name, {})
         next_run = schedule.get("nextRun") or schedule.get("state")
         if last.get("state") == "RUNNING" and schedule.get("nextRun") and schedule["nextRun"] <= last["started"]:

@@ -11,6 +11,12 @@
   tables, views and columns (never removed, even deleted) and any entity that is an end of a
   LOGICAL_PHYSICAL relation: those relations are never removed, so neither are their ends.
 
+navd adds one rule of its own, for its run records (`nav_runs`), which Navigator keeps elsewhere:
+
+- run_records: runs that ended before it, except each component's last run and last success
+  (what `navd status` shows). The Spark tailer records a run per pass that read something, so a
+  busy cluster adds thousands a day.
+
 Everything is found by queries and removed by id, relations before the elements they touch, in
 batches: an interrupted run (or one stopped by the runtime cap) leaves a consistent index, and
 the next run continues. `dry_run` counts what a run would remove and removes nothing.
@@ -28,10 +34,13 @@ from typing import Any
 from navd.index.client import SolrIndex, batches
 from navd.index.documents import solr_date
 from navd.logs import get_logger
+from navd.runs import KIND as RUN_KIND
+from navd.runs import shown_run_ids
 
 log = get_logger("navd.purge")
 
-CATEGORIES = ("instance_of", "data_flow", "executions", "hdfs_parent_child", "deleted_entities")
+CATEGORIES = ("instance_of", "data_flow", "executions", "hdfs_parent_child", "deleted_entities", "run_records")
+_CORES = ("elements", "relations", "runs")
 _BATCH = 500
 _EXECUTIONS = "type:(OPERATION OR OPERATION_EXECUTION)"
 
@@ -67,18 +76,19 @@ class Purger:
 
     def run(self) -> PurgeReport:
         started = self.clock()
-        for core in ("elements", "relations"):
+        for core in _CORES:
             self.index.commit(core, soft=True)
         try:
             self._old_executions()
             self._deleted_directories()
             self._deleted_entities()
+            self._old_run_records()
             self.report.complete = True
         except _CapReached:
             log.warning("purge stopped at its runtime cap; the next run continues", **self.report.removed)
         finally:
             if not self.dry_run:
-                for core in ("elements", "relations"):
+                for core in _CORES:
                     self.index.commit(core, soft=True)
             self.report.seconds = round(self.clock() - started, 3)
         log.info("purge done", dry_run=self.dry_run, complete=self.report.complete, threshold=self.threshold,
@@ -114,6 +124,14 @@ class Purger:
                 continue
             self._remove_relations(None, "*:* -type:LOGICAL_PHYSICAL", ids)
             self._remove_elements("deleted_entities", ids)
+
+    def _old_run_records(self) -> None:
+        kept = shown_run_ids(self.index)
+        for batch in self._batches("runs", f"kind:{RUN_KIND} AND ended:[* TO {self.threshold}]"):
+            ids = sorted(set(batch) - kept)
+            self.report.removed["run_records"] += len(ids)
+            if ids and not self.dry_run:
+                self.index.delete_ids("runs", ids)
 
     # -- lookups --------------------------------------------------------------------------------
 

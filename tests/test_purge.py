@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 
-from navd.index.client import IndexWriter, SolrIndex
+from navd.index.client import IndexWriter, SolrIndex, serialise
 from navd.model import Element, ElementType, Record, Relation, RelationType, SourceType
 from navd.purge.purge import Purger
+from navd.runs import Run, status
 
 NOW = datetime.now(UTC)
 OLD, RECENT = NOW - timedelta(days=100), NOW - timedelta(days=10)
@@ -60,6 +61,22 @@ def crafted() -> dict[str, Record]:
     }
 
 
+def crafted_runs(component: str) -> dict[str, dict[str, object]]:
+    """Run records of a component that stopped long ago: its last run failed, its last success
+    came before that, and older runs of both kinds; plus another component's old and recent runs."""
+    def record(name: str, state: str, ended: datetime, of: str = component) -> dict[str, object]:
+        return Run(f"{of}##{name}", of, ended - timedelta(minutes=1)).document(state, ended=ended)
+
+    return {
+        "older_success": record("older_success", "SUCCEEDED", OLD - timedelta(days=3)),
+        "older_failure": record("older_failure", "FAILED", OLD - timedelta(days=2)),
+        "last_success": record("last_success", "SUCCEEDED", OLD - timedelta(days=1)),
+        "last_run": record("last_run", "FAILED", OLD),
+        "other_old": record("old", "SUCCEEDED", OLD, of=f"{component}.other"),
+        "other_recent": record("recent", "SUCCEEDED", RECENT, of=f"{component}.other"),
+    }
+
+
 def present(index: SolrIndex, records: dict[str, Record]) -> set[str]:
     for core in ("elements", "relations"):
         index.commit(core)
@@ -78,11 +95,15 @@ def test_purge_rules_dry_run_and_cap(clean_index: SolrIndex, navd) -> None:  # t
     writer.write_all(records.values())
     assert writer.close(60)
     assert present(index, records) == set(records)
+    component = f"test.purge.{NOW:%H%M%S%f}"
+    runs = crafted_runs(component)
+    index.post_update("runs", serialise(list(runs.values())))
+    index.commit("runs")
 
     dry = Purger(index, threshold=THRESHOLD, dry_run=True).run()
     assert present(index, records) == set(records)  # nothing removed
     assert dry.complete and dry.removed == {"instance_of": 2, "data_flow": 1, "executions": 1,
-                                            "hdfs_parent_child": 2, "deleted_entities": 2}
+                                            "hdfs_parent_child": 2, "deleted_entities": 2, "run_records": 3}
 
     stopped = Purger(index, threshold=THRESHOLD, runtime_cap_seconds=0).run()
     assert not stopped.complete and sum(stopped.removed.values()) == 0
@@ -102,6 +123,12 @@ def test_purge_rules_dry_run_and_cap(clean_index: SolrIndex, navd) -> None:  # t
                  "physical", "backing_dir", "recent_reader", "recent_instance", "recent_in",
                  "recent_dir", "recent_file", "recent_child", "backing_file"):
         assert kept not in removed, kept
+    # Run records: old ones go, except what `navd status` shows (last run, last success).
+    remaining = {key for key, doc in runs.items() if index.get("runs", [str(doc["identity"])])}
+    assert remaining == {"last_success", "last_run", "other_recent"}
+    shown = status(index)["components"][component]
+    assert shown["last_run"]["identity"] == runs["last_run"]["identity"]
+    assert shown["last_success"] == runs["last_success"]["ended"]
 
     again = Purger(index, threshold=THRESHOLD).run()  # idempotent
     assert sum(again.removed.values()) == 0
