@@ -14,6 +14,7 @@ import socket
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from navd.errors import NavdError, first_line
@@ -143,6 +144,8 @@ def status(index: SolrIndex) -> dict[str, Any]:
         last, success = _last_run_and_success(index, name)
         schedule = schedules.get(name, {})
         next_run = schedule.get("nextRun") or schedule.get("state")
+        if next_run != "NOT_SCHEDULED" and _publisher_gone(schedule):
+            next_run = "NOT_SCHEDULED"  # a killed navd could not say so itself
         if last.get("state") == "RUNNING" and schedule.get("nextRun") and schedule["nextRun"] <= last["started"]:
             # The schedule named the run now going on; the next is set when it completes.
             next_run = "AFTER_CURRENT_RUN"
@@ -152,6 +155,18 @@ def status(index: SolrIndex) -> dict[str, Any]:
               "unlinked_relations": index.count("relations", "unlinked:true"),
               "deleted_elements": index.count("elements", "deleted:true")}
     return {"components": components, "totals": totals}
+
+
+def _publisher_gone(schedule: Mapping[str, Any]) -> bool:
+    """The schedule was published by a `navd run` on this host that no longer runs. Unknown
+    (another host, no /proc) counts as running."""
+    if schedule.get("host") != socket.gethostname() or "pid" not in schedule or not Path("/proc/self").exists():
+        return False
+    try:
+        cmdline = Path(f"/proc/{int(schedule['pid'])}/cmdline").read_bytes()
+    except OSError:
+        return True
+    return b"navd" not in cmdline  # the pid was reused by something else
 
 
 def _latest(index: SolrIndex, query: str) -> dict[str, Any]:

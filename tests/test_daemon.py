@@ -482,6 +482,9 @@ def test_kill_9_during_spark_tailing_and_hdfs_extraction_then_restart_gives_the_
         proc.wait(timeout=30)
         during_hdfs += bool(latest) and latest[-1]["state"] == "RUNNING"
         during_spark += not cursors or not all(c.done for c in cursors.values())
+    shown = navd_status(config("killed"))["components"]
+    assert shown["extractor.hdfs"]["next_run"] == "NOT_SCHEDULED", shown  # not the dead daemon's plan
+    assert shown["extractor.spark"]["next_run"] == "NOT_SCHEDULED", shown
     partial = _snapshot(index, hdfs, root, app_id)
     began = now()
     proc = start(config("killed"), killed_log)
