@@ -445,7 +445,7 @@ def cmd_status(args: argparse.Namespace, config: NavdConfig) -> int:
         next_run = info.get("next_run")
         if next_run:
             line += "; next run " + {"NOT_SCHEDULED": "not scheduled (navd run is stopped)",
-                                     "AFTER_CURRENT_RUN": "interval after the run in progress"}.get(next_run, next_run)
+                                     "AFTER_CURRENT_RUN": "interval after the run in progress (and its link pass)"}.get(next_run, next_run)
         if last.get("error"):
             line += f"; error: {last['error']}"
         print(line)

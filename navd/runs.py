@@ -146,8 +146,9 @@ def status(index: SolrIndex) -> dict[str, Any]:
         next_run = schedule.get("nextRun") or schedule.get("state")
         if next_run != "NOT_SCHEDULED" and _publisher_gone(schedule):
             next_run = "NOT_SCHEDULED"  # a killed navd could not say so itself
-        if last.get("state") == "RUNNING" and schedule.get("nextRun") and schedule["nextRun"] <= last["started"]:
-            # The schedule named the run now going on; the next is set when it completes.
+        if schedule.get("nextRun") and last.get("started") and schedule["nextRun"] <= last["started"]:
+            # The schedule still names the run that began last: the daemon sets the next one when
+            # it is done with that run, including the link pass that follows an extraction.
             next_run = "AFTER_CURRENT_RUN"
         components[name] = {"last_run": last, "last_success": success.get("ended") if success else None,
                             "next_run": next_run}

@@ -219,13 +219,19 @@ def test_daemon_runs_each_component_on_schedule_and_stops_cleanly(
         spark_pass = succeeded(index, "extractor.spark", began)[0]
         assert spark_pass["count_records"] > 0 and spark_pass["count_lines"] > 0
 
+        # From a run's start to the end of the link pass after it, the next run is not set yet;
+        # otherwise it is a time after the last run ended, never the one that began that run.
+        def hdfs_scheduled_after_last_run() -> bool:
+            shown = navd_status(config)["components"]["extractor.hdfs"]
+            assert shown["last_success"] is not None
+            if shown["next_run"] == "AFTER_CURRENT_RUN":
+                return False
+            assert shown["last_run"]["state"] != "RUNNING", shown
+            assert parse(shown["next_run"]) > parse(shown["last_run"]["ended"]), shown
+            return True
+
+        wait_until(hdfs_scheduled_after_last_run, 60, "a scheduled next HDFS run", proc, log)
         status = navd_status(config)
-        hdfs_status = status["components"]["extractor.hdfs"]
-        assert hdfs_status["last_success"] is not None
-        if hdfs_status["last_run"]["state"] == "RUNNING":
-            assert hdfs_status["next_run"] == "AFTER_CURRENT_RUN"
-        else:
-            assert parse(hdfs_status["next_run"]) > parse(hdfs_status["last_run"]["ended"])
         assert status["components"]["extractor.spark"]["next_run"] == "POLLING every 0.5s"
         assert parse(status["components"]["purge"]["next_run"]) > began
         assert status["totals"]["elements"] > 0
