@@ -444,8 +444,10 @@ def cmd_status(args: argparse.Namespace, config: NavdConfig) -> int:
         line += f"; last success {info['last_success'] or 'never'}"
         next_run = info.get("next_run")
         if next_run:
-            line += "; next run " + {"NOT_SCHEDULED": "not scheduled (navd run is stopped)",
-                                     "AFTER_CURRENT_RUN": "interval after the run in progress (and its link pass)"}.get(next_run, next_run)
+            line += "; next run " + {
+                "NOT_SCHEDULED": "not scheduled (navd run is stopped)",
+                "AFTER_CURRENT_RUN": "interval after the run in progress (and its link pass)",
+            }.get(next_run, next_run)
         if last.get("error"):
             line += f"; error: {last['error']}"
         print(line)

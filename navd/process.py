@@ -19,6 +19,15 @@ from navd.logs import get_logger
 log = get_logger("navd.process")
 
 
+def pid_runs(pid: int, *markers: str) -> bool:
+    """Process `pid` is alive and its command line holds every marker (pids get reused)."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return all(marker.encode() in cmdline for marker in markers)
+
+
 class ManagedProcess:
     """One long-running child process identified by `marker` and its home in its command line.
 
@@ -47,11 +56,7 @@ class ManagedProcess:
 
     def is_alive(self, pid: int) -> bool:
         """Alive, and really this service for this home (pids get reused)."""
-        try:
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-        except OSError:
-            return False
-        return self.marker.encode() in cmdline and str(self.home).encode() in cmdline
+        return pid_runs(pid, self.marker, str(self.home))
 
     def running_pid(self) -> int | None:
         recorded = self.recorded()

@@ -21,6 +21,7 @@ from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex, serialise
 from navd.index.documents import solr_date
 from navd.logs import get_logger
+from navd.process import pid_runs
 
 log = get_logger("navd.runs")
 KIND = "run"
@@ -163,11 +164,7 @@ def _publisher_gone(schedule: Mapping[str, Any]) -> bool:
     (another host, no /proc) counts as running."""
     if schedule.get("host") != socket.gethostname() or "pid" not in schedule or not Path("/proc/self").exists():
         return False
-    try:
-        cmdline = Path(f"/proc/{int(schedule['pid'])}/cmdline").read_bytes()
-    except OSError:
-        return True
-    return b"navd" not in cmdline  # the pid was reused by something else
+    return not pid_runs(int(schedule["pid"]), "navd")
 
 
 def _latest(index: SolrIndex, query: str) -> dict[str, Any]:

@@ -108,7 +108,7 @@ class Purger:
             ids = sorted(idle)
             self._remove_relations("data_flow", "type:(DATA_FLOW OR CONTROL_FLOW)", ids)
             self._remove_relations(None, "type:PARENT_CHILD", ids)
-            self._remove_elements("executions", ids)
+            self._remove_documents("executions", ids)
 
     def _deleted_directories(self) -> None:
         gone = f"sourceType:HDFS AND type:DIRECTORY AND deleted:true AND deleteTime:[* TO {self.threshold}]"
@@ -123,15 +123,12 @@ class Purger:
             if not ids:
                 continue
             self._remove_relations(None, "*:* -type:LOGICAL_PHYSICAL", ids)
-            self._remove_elements("deleted_entities", ids)
+            self._remove_documents("deleted_entities", ids)
 
     def _old_run_records(self) -> None:
         kept = shown_run_ids(self.index)
         for batch in self._batches("runs", f"kind:{RUN_KIND} AND ended:[* TO {self.threshold}]"):
-            ids = sorted(set(batch) - kept)
-            self.report.removed["run_records"] += len(ids)
-            if ids and not self.dry_run:
-                self.index.delete_ids("runs", ids)
+            self._remove_documents("run_records", sorted(set(batch) - kept), core="runs")
 
     # -- lookups --------------------------------------------------------------------------------
 
@@ -181,10 +178,10 @@ class Purger:
             for chunk in batches(ids, _BATCH):
                 self.index.delete_ids("relations", chunk)
 
-    def _remove_elements(self, category: str, ids: list[str]) -> None:
+    def _remove_documents(self, category: str, ids: list[str], core: str = "elements") -> None:
         self.report.removed[category] += len(ids)
-        if not self.dry_run:
-            self.index.delete_ids("elements", ids)
+        if ids and not self.dry_run:
+            self.index.delete_ids(core, ids)
 
 
 def _terms(field: str, ids: Iterable[str]) -> str:
