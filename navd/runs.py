@@ -147,7 +147,7 @@ def status(index: SolrIndex) -> dict[str, Any]:
         next_run = schedule.get("nextRun") or schedule.get("state")
         if next_run != "NOT_SCHEDULED" and _publisher_gone(schedule):
             next_run = "NOT_SCHEDULED"  # a killed navd could not say so itself
-        if schedule.get("nextRun") and last.get("started") and schedule["nextRun"] <= last["started"]:
+        elif schedule.get("nextRun") and last.get("started") and schedule["nextRun"] <= last["started"]:
             # The schedule still names the run that began last: the daemon sets the next one when
             # it is done with that run, including the link pass that follows an extraction.
             next_run = "AFTER_CURRENT_RUN"
