@@ -1,32 +1,138 @@
-"""Extractors: one module per source, each behind the small `Extractor` interface.
+"""Extractors: one package per source, each exporting one `Component` (see navd.registry).
 
-An extractor is a client (I/O against WebHDFS, HiveServer2, the ResourceManager or event-log
-files; injected, typed) plus a pure processor turning what the client returns into records.
+A component says what its config section is, how to check it, how to build its extractor and
+how to summarise a run. The extractor is what runs: `run_pass` writes one pass's records through
+the runner's IndexWriter and returns a report; `close` releases its clients. Inside, an extractor
+is a client (I/O against WebHDFS, HiveServer2, the ResourceManager or log files; injected,
+typed) plus a pure processor turning what the client returns into records.
+
+Pull components (HDFS, HMS, YARN) are built for one run and re-run `interval` after the previous
+run completed; push components (Spark event logs) are built once and polled every `interval`,
+keeping what they read between polls. navd.runner owns every run's life (lock, run record,
+writer, checkpoints, the link pass that follows) for both kinds; a component does none of that.
+
+To add a source: a package under extractors/ with its settings dataclass (the TOML section, a
+`validate()` naming the key), its extractor, and a `component.py` exporting a `Component`; then
+one entry point in pyproject.toml's `navd.components` group. Nothing else changes.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
-from collections.abc import Callable, Iterable, Iterator
-from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Iterable, Mapping
+from datetime import timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from navd.errors import RunStopped
 from navd.model import Record
 
 if TYPE_CHECKING:
-    from navd.index.client import IndexWriter
+    from navd.config import NavdConfig
+    from navd.index.client import IndexWriter, SolrIndex
+
+ReportT = TypeVar("ReportT")
+ReportT_co = TypeVar("ReportT_co", covariant=True)
+SettingsT = TypeVar("SettingsT", bound="SourceSettings")
 
 
-class Extractor(Protocol):
-    """What the scheduler and `navd extract` drive."""
+class Extractor(Protocol[ReportT_co]):
+    """What the runner drives, for `navd run` and `navd extract` alike."""
 
-    #: component name, also the logger suffix: navd.extractor.<name>
-    name: str
-
-    def extract(self, since: datetime | None) -> Iterator[Record]:
-        """Yield the records changed since `since` (everything when None), streaming."""
+    def run_pass(self, writer: IndexWriter, *, full: bool = False,
+                 stop: threading.Event | None = None) -> ReportT_co:
+        """Write one pass's records with `write_checkpointed` (state commits only after Solr took
+        what came before) and return the pass's report; its integer fields become the run
+        record's counts. Raises RunStopped at a checkpoint when `stop` is set."""
         ...
+
+    def close(self) -> None:
+        """Release clients and state handles; called once, after the last pass."""
+        ...
+
+
+class SourceSettings(Protocol):
+    """What every component's config section has besides its own keys."""
+
+    enabled: bool
+
+    @property
+    def interval(self) -> timedelta:
+        """Pull: the wait after a completed run; push: the wait between polls."""
+        ...
+
+    def validate(self) -> None:
+        """Load-time checks; raise ConfigError("[section] key: ...") naming the key."""
+        ...
+
+
+@dataclasses.dataclass(frozen=True)
+class CliOption:
+    """A flag of `navd extract` that only one component understands, e.g. HMS's --filter-file.
+    Its value reaches `build` as `options[dest]` (None when not given)."""
+
+    flag: str
+    dest: str
+    help: str
+    metavar: str | None = None
+    default: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildContext:
+    """What a component's `build` gets for one run (pull) or one tail (push)."""
+
+    config: NavdConfig
+    index: SolrIndex
+    #: the root of every component's state (extractor_state_dir)
+    state_root: Path
+    #: the run's id: the `extractorRunId` of what it writes and the run record's identity
+    run_id: str
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+    def state_dir(self, name: str) -> Path:
+        """A pull component's own state directory: one per cluster."""
+        return self.state_root / name / self.config.cluster.name
+
+
+def _no_check(config: NavdConfig, options: Mapping[str, Any]) -> None:
+    del config, options
+
+
+@dataclasses.dataclass(frozen=True)
+class Component(Generic[SettingsT, ReportT]):
+    """One source, as the registry, the runner, the daemon and the CLI see it."""
+
+    #: the source's name: `navd extract <name>`, the run records' `extractor.<name>`, the logger
+    name: str
+    #: its TOML section (`hive` for the HMS extractor) and that section's dataclass
+    section: str
+    settings_type: type[SettingsT]
+    mode: Literal["pull", "push"]
+    #: the extractor for one run (pull) or for the tail's lifetime (push)
+    build: Callable[[BuildContext], Extractor[ReportT]]
+    #: the one line a run ends with (stdout for `navd extract`, the log for `navd run`)
+    summary: Callable[[ReportT], str]
+    #: run-time check before anything is locked or recorded: raise ConfigError naming the
+    #: missing key (a section need not be enabled to be run by hand, but must be complete)
+    check: Callable[[NavdConfig, Mapping[str, Any]], None] = _no_check
+    cli_options: tuple[CliOption, ...] = ()
+    help: str = ""
+
+    @property
+    def id(self) -> str:
+        """The component's id in run records, locks and schedules."""
+        return f"extractor.{self.name}"
+
+    def settings(self, config: NavdConfig) -> SettingsT:
+        return config.section(self.section, self.settings_type)
+
+    def enabled(self, config: NavdConfig) -> bool:
+        return self.settings(config).enabled
+
+    def interval(self, config: NavdConfig) -> timedelta:
+        return self.settings(config).interval
 
 
 def write_checkpointed(records: Iterable[Record], writer: IndexWriter, *, commit: Callable[[], None],

@@ -43,7 +43,6 @@ from typing import Any
 
 import orjson
 
-from navd.config import NavdConfig
 from navd.index.client import SolrIndex, batches, serialise
 from navd.index.documents import is_stub
 from navd.logs import get_logger
@@ -143,12 +142,6 @@ class Linker:
         self.overlap_seconds = overlap_seconds
         self.threads = threads
         self.page_size = page_size
-
-    @classmethod
-    def from_config(cls, index: SolrIndex, config: NavdConfig, *,
-                    fs_aliases: Mapping[str, str] | None = None, **kwargs: Any) -> Linker:
-        return cls(index, cluster=config.cluster.name, default_fs=config.hdfs.default_fs,
-                   fs_aliases=fs_aliases, **kwargs)
 
     # -- state --------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from navd import __version__
 from navd.config import NavdConfig, load_config
 from navd.errors import ConfigError, NavdError, SolrError
 from navd.logs import setup_logging
+from navd.registry import components
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NOT_RUNNING = 0, 1, 2, 3
 
@@ -68,19 +69,18 @@ def build_parser() -> argparse.ArgumentParser:
     entity.set_defaults(handler=cmd_entity)
 
     extract = commands.add_parser("extract", help="run an extractor now")
-    extract.add_argument("source", choices=["spark", "hdfs", "hms", "yarn", "all"],
-                         help="which extractor; all: every configured one once")
+    registered = components()
+    extract.add_argument("source", choices=[*registered, "all"],
+                         help="which extractor (" + "; ".join(f"{c.name}: {c.help}" for c in registered.values())
+                              + "); all: every configured one once")
     extract.add_argument("--once", action="store_true",
-                         help="spark: one pass, then exit (default: keep polling every [spark] poll_seconds)")
+                         help="push extractors (spark): one pass, then exit (default: keep polling)")
     extract.add_argument("--full", action="store_true",
                          help="hdfs: list every directory, not only the changed ones; hms: describe every "
                               "table (the first run is full)")
-    extract.add_argument("--filter-file", metavar="FILE", dest="filter_file",
-                         help="hms: only the tables of these `db:table` regex lines (as Atlas import-hive -f)")
-    extract.add_argument("--from-fsimage", metavar="FILE", dest="fsimage",
-                         help="hdfs: bulk-load a NameNode fsimage dump (hdfs oiv -p Delimited) with PySpark")
-    extract.add_argument("--master", default="local[*]",
-                         help="hdfs --from-fsimage: Spark master (default local[*]; yarn for a cluster)")
+    for option in (o for c in registered.values() for o in c.cli_options):
+        extract.add_argument(option.flag, dest=option.dest, metavar=option.metavar, default=option.default,
+                             help=option.help)
     extract.set_defaults(handler=cmd_extract)
 
     link = commands.add_parser("link", help="resolve unlinked relations whose far end is indexed now")
@@ -89,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     link.add_argument("--master", default="local[*]", help="--spark: Spark master (default local[*])")
     link.add_argument("--fs-alias", action="append", default=[], metavar="AUTHORITY=FS", dest="fs_aliases",
                       help="a NameNode address that names the default file system, e.g. "
-                           "nn1:8020=hdfs://nameservice1 (repeatable)")
+                           "nn1:8020=hdfs://nameservice1 (repeatable; adds to [linker] fs_aliases)")
     link.set_defaults(handler=cmd_link)
 
     purge = commands.add_parser("purge", help="remove old executions and long-deleted entities (Navigator's rules)")
@@ -128,7 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    try:
+        parser = build_parser()  # lists the registered components: a broken registration is one line
+    except ConfigError as exc:
+        print(f"navd: config error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     args = parser.parse_args(argv)
     try:
         config = load_config(args.config)
@@ -295,134 +299,69 @@ def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> int:
 
 
 def cmd_extract(args: argparse.Namespace, config: NavdConfig) -> int:
-    if args.source == "spark":
-        return _extract_spark(args, config)
-    if args.source == "hdfs" and args.fsimage:
-        return _extract_fsimage(args, config)
     if args.source != "all":
-        return _extract_pull(args, config, args.source)
-    # `all`: every configured extractor once (spark: one pass), each failure reported and the
+        _extract(args, config, components()[args.source])
+        return EXIT_OK
+    # `all`: every configured extractor once (push ones: one pass), each failure reported and the
     # others still run; non-zero when any failed.
-    from navd.runner import check_pull_config, check_spark_config
-
     failed = 0
     ran = 0
-    for source in ("hdfs", "hms", "yarn", "spark"):
+    for component in components().values():
         try:
-            if source == "spark":
-                check_spark_config(config)
-            else:
-                check_pull_config(source, config)
+            component.check(config, {})
         except ConfigError:
             continue  # not configured here
         ran += 1
         try:
-            if source == "spark":
-                _extract_spark(argparse.Namespace(**{**vars(args), "once": True}), config)
-            else:
-                _extract_pull(args, config, source)
+            _extract(argparse.Namespace(**{**vars(args), "once": True}), config, component)
         except NavdError as exc:
             failed += 1
-            print(f"navd: error: {source}: {exc}", file=sys.stderr)
+            print(f"navd: error: {component.name}: {exc}", file=sys.stderr)
     if not ran:
-        raise ConfigError("no extractor configured: set [hdfs], [hive], [yarn] or [spark] in the config")
+        sections = ", ".join(f"[{c.section}]" for c in components().values())
+        raise ConfigError(f"no extractor configured: set {sections} in the config")
     return EXIT_FAILURE if failed else EXIT_OK
 
 
-def _waiting(what: str) -> Callable[[], None]:
-    return lambda: print(f"navd: waiting for the {what} run in progress (navd run or another navd) to finish",
-                         file=sys.stderr)
+def _waiting(what: str) -> None:
+    print(f"navd: waiting for the {what} run in progress (navd run or another navd) to finish", file=sys.stderr)
 
 
-def _make_visible(index) -> None:  # type: ignore[no-untyped-def]
-    """A one-shot command is followed by queries: soft-commit now rather than at the next
-    automatic soft commit."""
-    for core in ("elements", "relations"):
-        index.commit(core, soft=True)
+def _print_run(component: Any, result: Any) -> None:  # (Component, RunResult)
+    """The run's summary, then its link pass (whose failure fails the command, after the summary)."""
+    print(component.summary(result.report), flush=True)
+    if result.link_error:
+        raise NavdError(f"link pass failed: {result.link_error}")
+    if result.link is not None:
+        print(f"link: {result.link.linked} relations linked, {result.link.still_unlinked} still unlinked", flush=True)
 
 
-def _extract_pull(args: argparse.Namespace, config: NavdConfig, source: str) -> int:
-    """One run of a pull extractor: locked against the daemon's, recorded, written, made
-    visible, summarised on stdout, then followed by a link pass."""
-    from pathlib import Path
-
-    from navd.runner import check_pull_config, run_pull, summary
-
-    check_pull_config(source, config)
-    filter_file = Path(args.filter_file) if source == "hms" and args.filter_file else None
-    with _index(config, interactive=False) as index:
-        report = run_pull(index, config, source, full=args.full, on_wait=_waiting(f"{source} extraction"),
-                          filter_file=filter_file, show_progress=True)
-        _make_visible(index)
-        print(summary(source, report))
-        _link_after_extraction(index, config)
-    return EXIT_OK
-
-
-def _extract_fsimage(args: argparse.Namespace, config: NavdConfig) -> int:
-    import dataclasses
-
-    from navd.extractors.hdfs.bulk import load_fsimage
-    from navd.solr.server import effective_solr_config
-
-    if not config.hdfs.default_fs:
-        raise ConfigError("[hdfs] default_fs: not set (the cluster's fs.defaultFS, e.g. hdfs://nameservice1)")
-    roots = config.hdfs.roots
-    if len(roots) > 1:
-        raise ConfigError("[hdfs] roots: --from-fsimage loads one root; run it once per root with a config "
-                          "naming that root")
-    resolved = dataclasses.replace(config, solr=effective_solr_config(config.solr))
-    report = load_fsimage(resolved, args.fsimage, master=args.master, default_fs=config.hdfs.default_fs,
-                          root=roots[0] if roots else "/", extractor_run_id=f"hdfs-fsimage##{args.fsimage}")
-    print(f"hdfs fsimage: {report.elements} elements, {report.relations} relations, "
-          f"{report.bad_lines} bad lines skipped")
-    with _index(config, interactive=False) as index:
-        _make_visible(index)
-        _link_after_extraction(index, config)
-    return EXIT_OK
-
-
-def _extract_spark(args: argparse.Namespace, config: NavdConfig) -> int:
+def _extract(args: argparse.Namespace, config: NavdConfig, component: Any) -> None:
+    """One run of a pull component, or the tail of a push one (one pass with --once)."""
     import time
 
-    from navd.config import extractor_state_dir
-    from navd.index.client import IndexWriter
-    from navd.locks import component_lock
-    from navd.runner import check_spark_config, spark_extractor, spark_pass, summary
+    from navd.runner import PushTail, make_visible, run_extraction
 
-    check_spark_config(config)  # before waiting for the lock
-    with _index(config, interactive=False) as index, \
-            component_lock(extractor_state_dir(config), "extractor.spark", wait=True,
-                           on_wait=_waiting("spark extraction")):
-        extractor = spark_extractor(config)  # positions as the daemon left them, once it let go
-        writer = IndexWriter(index)
-        passes = 0
+    options = {o.dest: getattr(args, o.dest, None) for o in component.cli_options}
+    component.check(config, options)  # the missing key, before waiting for a lock
+    with _index(config, interactive=False) as index:
+        if component.mode == "pull":
+            result = run_extraction(index, config, component, options=options, full=args.full,
+                                    on_wait=_waiting, show_progress=True, visible_now=True)
+            _print_run(component, result)
+            return
+        tail = PushTail(index, config, component)
         try:
             while True:
-                passes += 1
-                report = spark_pass(index, extractor, writer, passes)
-                if args.once or report.records:
-                    print(summary("spark", report), flush=True)
-                if report.records:
-                    _link_after_extraction(index, config)
+                result = tail.poll(on_wait=_waiting)
+                if args.once or result.link is not None or result.link_error:
+                    _print_run(component, result)
                 if args.once:
-                    writer.close()  # the pass flushed everything
-                    _make_visible(index)
-                    return EXIT_OK
-                time.sleep(config.spark.poll_seconds)
-        except BaseException:
-            writer.abandon()  # positions are at the last commit: the next run rereads from there
-            raise
-
-
-def _fs_aliases(pairs: Sequence[str]) -> dict[str, str]:
-    aliases = {}
-    for pair in pairs:
-        authority, sep, target = pair.partition("=")
-        if not sep or not authority or "://" not in target:
-            raise ConfigError(f"--fs-alias {pair!r}: expected AUTHORITY=FS, e.g. nn1:8020=hdfs://nameservice1")
-        aliases[authority] = target
-    return aliases
+                    make_visible(index)
+                    return
+                time.sleep(component.interval(config).total_seconds())
+        finally:
+            tail.close()
 
 
 def cmd_status(args: argparse.Namespace, config: NavdConfig) -> int:
@@ -467,7 +406,7 @@ def cmd_purge(args: argparse.Namespace, config: NavdConfig) -> int:
         raise ConfigError("purge: --older-than-days and --runtime-cap-minutes must be >= 0")
     with _index(config, interactive=False) as index:
         report = purge(index, config, older_than_days=days, runtime_cap_minutes=cap, dry_run=args.dry_run,
-                       on_wait=_waiting("purge"), show_progress=not args.json)
+                       on_wait=_waiting, show_progress=not args.json)
     if args.json:
         _print_json(report.as_dict())
         return EXIT_OK
@@ -479,27 +418,15 @@ def cmd_purge(args: argparse.Namespace, config: NavdConfig) -> int:
 
 
 def cmd_link(args: argparse.Namespace, config: NavdConfig) -> int:
-    from navd.runner import link, summary
+    from navd.config import parse_fs_aliases
+    from navd.runner import link, link_summary
 
-    aliases = _fs_aliases(args.fs_aliases)
+    aliases = parse_fs_aliases(args.fs_aliases, "--fs-alias")
     with _index(config, interactive=False) as index:
-        if args.spark:
-            from navd.linker.spark_link import spark_link
-
-            report = spark_link(index, cluster=config.cluster.name, default_fs=config.hdfs.default_fs,
-                                fs_aliases=aliases or None, master=args.master)
-        else:
-            report = link(index, config, full=args.full, fs_aliases=aliases, on_wait=_waiting("link"),
-                          show_progress=True)
-    print(summary("link", report))
+        report = link(index, config, full=args.full, fs_aliases=aliases, on_wait=_waiting, show_progress=True,
+                      spark_master=args.master if args.spark else None)
+    print(link_summary(report))
     return EXIT_OK
-
-
-def _link_after_extraction(index, config: NavdConfig) -> None:  # type: ignore[no-untyped-def]
-    from navd.runner import link
-
-    report = link(index, config, on_wait=_waiting("link"))
-    print(f"link: {report.linked} relations linked, {report.still_unlinked} still unlinked")
 
 
 def cmd_run(args: argparse.Namespace, config: NavdConfig) -> int:
@@ -529,6 +456,7 @@ def cmd_lineage(args: argparse.Namespace, config: NavdConfig) -> int:
 def cmd_quickstart(args: argparse.Namespace, config: NavdConfig) -> int:
     from navd.index.admin import init_solr
     from navd.index.client import IndexWriter
+    from navd.runner import make_visible
     from navd.sample import sample_records
 
     if config.solr.is_embedded:
@@ -540,7 +468,7 @@ def cmd_quickstart(args: argparse.Namespace, config: NavdConfig) -> int:
         writer.write_all(sample_records(config.cluster.name))
         if not writer.close():
             raise SolrError("the sample was not completely written to Solr (see the log)")
-        _make_visible(index)
+        make_visible(index)
         counts = writer.counts
     print(f"indexed the sample: {counts['elements']} elements, {counts['relations']} relations")
     print("try: navd search '*:*'   navd search 'originalName:*order*'   "

@@ -13,9 +13,10 @@ import os
 import tomllib
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, Literal, TypeVar
 from urllib.parse import urlsplit
 
 from navd.errors import ConfigError
@@ -23,6 +24,7 @@ from navd.errors import ConfigError
 DEFAULT_CONFIG_PATH = Path("/etc/navd/navd.toml")
 DEFAULT_SOLR_VERSION = "9.10.1"
 DEFAULT_SOLR_PORT = 8983
+SectionT = TypeVar("SectionT")
 
 
 def _xdg_dir(env: str, fallback: str) -> Path:
@@ -134,55 +136,6 @@ class LoggingConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class HdfsConfig:
-    enabled: bool = False
-    urls: tuple[str, ...] = ()
-    default_fs: str = ""
-    roots: tuple[str, ...] = ("/",)
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ("/tmp/hadoop-yarn/staging",)
-    user: str = "hdfs"
-    auth: Literal["insecure", "kerberos"] = "insecure"
-    interval_minutes: float = 10.0
-    #: On roots an admin made snapshottable (`hdfs dfsadmin -allowSnapshot`), navd keeps one
-    #: snapshot of its own and runs incrementally from snapshot diffs.
-    snapshots: bool = True
-
-
-@dataclasses.dataclass(frozen=True)
-class HiveConfig:
-    enabled: bool = False
-    host: str = ""
-    port: int = 10000
-    username: str = "navd"
-    auth: Literal["NONE", "NOSASL", "LDAP", "KERBEROS", "CUSTOM"] = "NONE"
-    password: str = dataclasses.field(default="", repr=False)
-    kerberos_service_name: str = "hive"
-    database_regex: str = ".*"
-    table_regex: str = ".*"
-    interval_minutes: float = 10.0
-    #: A HiveServer2 that accepts connections but stops answering (a long GC, a stuck metastore)
-    #: fails the run after this many seconds of silence on the socket instead of hanging it.
-    timeout_seconds: float = 600.0
-
-
-@dataclasses.dataclass(frozen=True)
-class YarnConfig:
-    enabled: bool = False
-    urls: tuple[str, ...] = ()
-    auth: Literal["none", "kerberos"] = "none"
-    interval_minutes: float = 10.0
-
-
-@dataclasses.dataclass(frozen=True)
-class SparkConfig:
-    enabled: bool = False
-    event_log_dirs: tuple[str, ...] = ()
-    poll_seconds: float = 5.0
-    state_dir: str = ""
-
-
-@dataclasses.dataclass(frozen=True)
 class PurgeConfig:
     # Navigator's defaults: entities deleted, and executions run, more than 60 days ago; a run
     # stops after runtime_cap_minutes (rerunning continues where it stopped).
@@ -203,17 +156,49 @@ class DaemonConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class LinkerConfig:
+    #: NameNode addresses that name a default file system, as `AUTHORITY=FS`, e.g.
+    #: "nn1.example.com:8020=hdfs://nameservice1": paths written under either link alike. Used by
+    #: every link pass (the daemon's and `navd link`'s; `--fs-alias` adds to them).
+    fs_aliases: tuple[str, ...] = ()
+
+    @property
+    def aliases(self) -> dict[str, str]:
+        return parse_fs_aliases(self.fs_aliases, "[linker] fs_aliases")
+
+
+@dataclasses.dataclass(frozen=True)
 class NavdConfig:
     cluster: ClusterConfig = ClusterConfig()
     solr: SolrConfig = SolrConfig()
     logging: LoggingConfig = LoggingConfig()
-    hdfs: HdfsConfig = HdfsConfig()
-    hive: HiveConfig = HiveConfig()
-    yarn: YarnConfig = YarnConfig()
-    spark: SparkConfig = SparkConfig()
+    linker: LinkerConfig = LinkerConfig()
     purge: PurgeConfig = PurgeConfig()
     daemon: DaemonConfig = DaemonConfig()
+    #: The sections of the registered components (`[hdfs]`, `[hive]`, ...), by section name,
+    #: each validated into the component's own settings dataclass (see navd.registry).
+    sections: Mapping[str, Any] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
     source: str = "<defaults>"
+
+    def section(self, name: str, settings_type: type[SectionT]) -> SectionT:
+        """A component's section; its defaults when this config was built without it."""
+        value = self.sections.get(name)
+        if value is None:
+            return settings_type()
+        if not isinstance(value, settings_type):
+            raise TypeError(f"[{name}] is a {type(value).__name__}, not a {settings_type.__name__}")
+        return value
+
+
+def parse_fs_aliases(pairs: Iterable[str], key: str) -> dict[str, str]:
+    """`AUTHORITY=FS` pairs (config or `--fs-alias`) as {authority: file system}."""
+    aliases = {}
+    for pair in pairs:
+        authority, sep, target = pair.partition("=")
+        if not sep or not authority or "://" not in target:
+            raise ConfigError(f"{key} {pair!r}: expected AUTHORITY=FS, e.g. nn1:8020=hdfs://nameservice1")
+        aliases[authority] = target
+    return aliases
 
 
 def resolve_config_path(cli_path: str | None, environ: Mapping[str, str]) -> tuple[Path, bool]:
@@ -248,8 +233,16 @@ def load_config(cli_path: str | None = None,
 def parse_config(raw: Mapping[str, Any], *, source: str = "<inline>",
                  environ: Mapping[str, str] | None = None) -> NavdConfig:
     environ = {} if environ is None else environ
-    config = _build(NavdConfig, raw, source, section="", skip={"source"})
-    config = dataclasses.replace(config, source=source)
+    from navd.registry import section_types  # the registry imports the components, which import this
+
+    types_by_section = section_types()
+    if not isinstance(raw, Mapping):
+        raise ConfigError(f"{source}: top level: expected a table, got {type(raw).__name__}")
+    core = {k: v for k, v in raw.items() if k not in types_by_section}
+    config = _build(NavdConfig, core, source, section="", skip={"source", "sections"},
+                    extra_known=set(types_by_section))
+    sections = {name: _build(kind, raw.get(name, {}), source, name) for name, kind in types_by_section.items()}
+    config = dataclasses.replace(config, source=source, sections=MappingProxyType(sections))
     if environ.get("NAVD_SOLR_URL"):
         config = dataclasses.replace(
             config, solr=dataclasses.replace(config.solr, url=environ["NAVD_SOLR_URL"]))
@@ -258,6 +251,11 @@ def parse_config(raw: Mapping[str, Any], *, source: str = "<inline>",
         solr = dataclasses.replace(solr, password=_read_secret(solr.password_file, source))
         config = dataclasses.replace(config, solr=solr)
     _validate(config, source)
+    for settings in sections.values():
+        try:
+            settings.validate()
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
     return config
 
 
@@ -287,11 +285,6 @@ def _validate(config: NavdConfig, source: str) -> None:
     positive = {"[solr] timeout_seconds": solr.timeout_seconds, "[solr] batch_size": solr.batch_size,
                 "[solr] writer_threads": solr.writer_threads, "[solr] shards": solr.shards,
                 "[solr] replication_factor": solr.replication_factor,
-                "[hdfs] interval_minutes": config.hdfs.interval_minutes,
-                "[hive] interval_minutes": config.hive.interval_minutes,
-                "[hive] timeout_seconds": config.hive.timeout_seconds,
-                "[yarn] interval_minutes": config.yarn.interval_minutes,
-                "[spark] poll_seconds": config.spark.poll_seconds,
                 "[purge] older_than_days": config.purge.older_than_days,
                 "[purge] runtime_cap_minutes": config.purge.runtime_cap_minutes,
                 "[purge] interval_days": config.purge.interval_days,
@@ -309,29 +302,27 @@ def _validate(config: NavdConfig, source: str) -> None:
         raise fail("[solr.embedded] heap", f"{solr.embedded.heap!r} is not a JVM size such as 512m or 2g")
     if not config.cluster.name or config.cluster.name != config.cluster.name.strip():
         raise fail("[cluster] name", "must be a non-empty name without surrounding spaces")
-    for name, section in (("hdfs", config.hdfs), ("yarn", config.yarn)):
-        if section.enabled and not section.urls:
-            raise fail(f"[{name}] urls", f"[{name}] is enabled but has no urls")
-    if config.hive.enabled and not config.hive.host:
-        raise fail("[hive] host", "[hive] is enabled but has no host")
-    if config.spark.enabled and not config.spark.event_log_dirs:
-        raise fail("[spark] event_log_dirs", "[spark] is enabled but has no event_log_dirs")
+    try:
+        config.linker.aliases
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
 
 
 def _is_heap_size(value: str) -> bool:
     return len(value) >= 2 and value[:-1].isdigit() and value[-1].lower() in "kmg"
 
 
-def _build(cls: type, raw: Any, source: str, section: str, skip: frozenset[str] | set[str] = frozenset()):
+def _build(cls: type, raw: Any, source: str, section: str, skip: frozenset[str] | set[str] = frozenset(),
+           extra_known: set[str] | frozenset[str] = frozenset()):
     where = f"[{section}]" if section else "top level"
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{source}: {where}: expected a table, got {type(raw).__name__}")
     hints = typing.get_type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls) if f.name not in skip}
-    unknown = sorted(set(raw) - set(fields))
+    unknown = sorted(set(raw) - set(fields) - set(extra_known))
     if unknown:
         raise ConfigError(f"{source}: {where}: unknown key {unknown[0]!r} "
-                          f"(known: {', '.join(sorted(fields))})")
+                          f"(known: {', '.join(sorted({*fields, *extra_known}))})")
     values: dict[str, Any] = {}
     for name, value in raw.items():
         hint = hints[name]

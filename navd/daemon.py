@@ -3,8 +3,9 @@
 APScheduler starts each component; every job schedules its own next start when it ends, so a
 pull extractor's run starts `interval` after the previous one *completed* and two runs of one
 component never overlap (across processes too: runs take the component's lock, which a manual
-`navd extract` also takes). The Spark tailer polls every `[spark] poll_seconds`; the linker
-follows every extraction that wrote something; purge keeps its own weekly rhythm alongside.
+`navd extract` also takes). Push components (the Spark tailer) are polled every `interval` of
+their section. Components come from navd.registry and runs from navd.runner, which also links
+after every extraction; purge keeps its own weekly rhythm alongside.
 
 Signals: SIGTERM/SIGINT stop taking work, let running runs reach their next record or batch
 boundary (state stays at the last checkpoint, which is what a restart continues from), and exit
@@ -14,7 +15,6 @@ running config kept).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import signal
 import sys
@@ -27,41 +27,35 @@ from typing import Any
 from navd import __version__
 from navd.config import NavdConfig, extractor_state_dir, load_config
 from navd.errors import ConfigError, NavdError, RunStopped, SolrError, SolrUnavailable, first_line
-from navd.index.client import IndexWriter, SolrIndex
-from navd.locks import LockBusy, component_lock, is_locked
+from navd.extractors import Component
+from navd.index.client import SolrIndex
+from navd.locks import LockBusy, is_locked
 from navd.logs import get_logger, setup_logging
-from navd.runner import link, purge, run_pull, spark_extractor, spark_pass, summary
+from navd.registry import components
+from navd.runner import PURGE, PushTail, RunResult, purge, run_extraction
 from navd.runs import abandon_interrupted_runs, publish_schedule
 from navd.systemd import Notifier
 
 log = get_logger("navd.daemon")
 
-SPARK = "extractor.spark"
-PURGE = "purge"
-#: a failing Spark poll is retried with a doubling delay up to this, not every few seconds
-MAX_SPARK_RETRY_SECONDS = 60.0
+#: a failing push poll is retried with a doubling delay up to this, not every few seconds
+MAX_PUSH_RETRY_SECONDS = 60.0
 
 
 def enabled_components(config: NavdConfig) -> list[str]:
-    components = [f"extractor.{source}" for source, section in
-                  (("hdfs", config.hdfs), ("hms", config.hive), ("yarn", config.yarn)) if section.enabled]
-    if config.spark.enabled:
-        components.append(SPARK)
-    return components
+    """The ids of the registered components the config enables."""
+    return [c.id for c in components().values() if c.enabled(config)]
 
 
-def pull_interval(config: NavdConfig, component: str) -> timedelta:
-    section = {"extractor.hdfs": config.hdfs, "extractor.hms": config.hive, "extractor.yarn": config.yarn}[component]
-    return timedelta(minutes=section.interval_minutes)
+def _component(component_id: str) -> Component[Any, Any]:
+    return next(c for c in components().values() if c.id == component_id)
 
 
-@dataclasses.dataclass
-class _SparkTail:
-    """The push extractor between polls: it holds the applications whose logs are being read."""
-
-    extractor: Any
-    writer: IndexWriter
-    passes: int = 0
+def log_run(component: Component[Any, Any], result: RunResult) -> None:
+    """A run's summary under its component's logger, then its link pass's outcome."""
+    get_logger(f"navd.{component.id}").info(component.summary(result.report))
+    if result.link_error:
+        get_logger("navd.linker").error(f"link pass failed: {result.link_error}")
 
 
 class Daemon:
@@ -80,10 +74,12 @@ class Daemon:
         self.next_runs: dict[str, datetime | None] = {}
         self.running: set[str] = set()
         self._running_lock = threading.Lock()
-        self._spark: _SparkTail | None = None
-        self._spark_reset = False
-        self._spark_busy_logged = False
-        self._spark_failures = 0
+        self._tails: dict[str, PushTail] = {}
+        #: tails to rebuild from their committed positions at their next poll (config reloaded);
+        #: never closed from the reload itself, which may run while they poll
+        self._stale_tails: set[str] = set()
+        self._busy_logged: set[str] = set()
+        self._push_failures: dict[str, int] = {}
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -93,8 +89,9 @@ class Daemon:
 
         components = enabled_components(self.config)
         if not components:
-            raise ConfigError(f"{self.config.source}: nothing to run: enable at least one of [hdfs], [hive], "
-                              "[yarn], [spark] (enabled = true)")
+            sections = ", ".join(f"[{c.section}]" for c in components().values())
+            raise ConfigError(f"{self.config.source}: nothing to run: enable at least one of {sections} "
+                              "(enabled = true)")
         self._install_signal_handlers()
         log.info("navd starting", version=__version__, config=self.config.source, components=components,
                  solr=self.index.base_url, state_dir=str(extractor_state_dir(self.config)))
@@ -152,8 +149,9 @@ class Daemon:
             time.sleep(0.05)
         with self._running_lock:
             abandoned = sorted(self.running)
-        if SPARK not in abandoned:
-            self._close_spark()
+        for component_id in list(self._tails):
+            if component_id not in abandoned:
+                self._close_tail(component_id)
         publish_schedule(self.index, {c: None for c in self.next_runs})
         if abandoned:
             # Their state is at the last checkpoint: the next start continues from there.
@@ -188,7 +186,7 @@ class Daemon:
         self.scheduler.add_job(self._job, "date", run_date=when, id=component, args=[component],
                                replace_existing=True)
         self.next_runs[component] = when
-        if component != SPARK:  # the tailer polls every few seconds: its schedule is "polling"
+        if component == PURGE or _component(component).mode == "pull":  # a push schedule is "polling"
             publish_schedule(self.index, {component: when})
 
     def _reconcile(self, previous: list[str]) -> None:
@@ -198,8 +196,9 @@ class Daemon:
         for component in current:
             if component not in previous:
                 self._schedule(component, now)
-        if SPARK in current and SPARK not in previous:
-            publish_schedule(self.index, {SPARK: self.config.spark.poll_seconds})
+        for component in components().values():
+            if component.mode == "push" and component.id in current and component.id not in previous:
+                publish_schedule(self.index, {component.id: component.interval(self.config).total_seconds()})
         for component in previous:
             if component not in current:
                 if self.scheduler.get_job(component) is not None:
@@ -227,14 +226,14 @@ class Daemon:
     def _job(self, component: str) -> None:
         with self._running_lock:
             self.running.add(component)
-        delay = timedelta(seconds=self.config.spark.poll_seconds)
+        delay = timedelta(seconds=5)
         try:
-            if component == SPARK:
-                delay = self._spark_poll()
-            elif component == PURGE:
+            if component == PURGE:
                 delay = self._purge()
             else:
-                delay = self._pull(component)
+                source = _component(component)
+                delay = source.interval(self.config)
+                delay = self._pull(source) if source.mode == "pull" else self._push_poll(source)
         except Exception:  # a bug in one run must not stop the service
             get_logger(f"navd.{component}").exception("run failed with an unexpected error")
         finally:
@@ -247,9 +246,10 @@ class Daemon:
         """A changed interval moves a waiting run to `last completion + new interval`."""
         now = datetime.now(UTC)
         for component in enabled_components(new):
-            if component == SPARK or component not in enabled_components(old):
+            source = _component(component)
+            if source.mode == "push" or component not in enabled_components(old):
                 continue
-            before, after = pull_interval(old, component), pull_interval(new, component)
+            before, after = source.interval(old), source.interval(new)
             job = self.scheduler.get_job(component)
             if before != after and job is not None and job.next_run_time is not None:
                 self._schedule(component, max(now, job.next_run_time - before + after))
@@ -261,13 +261,12 @@ class Daemon:
 
     # -- the jobs ---------------------------------------------------------------------------
 
-    def _pull(self, component: str) -> timedelta:
-        source = component.removeprefix("extractor.")
+    def _pull(self, component: Component[Any, Any]) -> timedelta:
         config = self.config
-        component_log = get_logger(f"navd.{component}")
-        interval = pull_interval(config, component)
+        component_log = get_logger(f"navd.{component.id}")
+        interval = component.interval(config)
         try:
-            report = run_pull(self.index, config, source, stop=self.stop, wait_for_lock=False)
+            result = run_extraction(self.index, config, component, stop=self.stop, wait_for_lock=False)
         except LockBusy:
             component_log.info("run skipped: another navd process runs this extractor now",
                                next_run_in_minutes=interval.total_seconds() / 60)
@@ -278,64 +277,42 @@ class Daemon:
         except NavdError as exc:
             component_log.error(f"run failed: {first_line(exc)}", next_run_in_minutes=interval.total_seconds() / 60)
             return interval
-        component_log.info(summary(source, report))
-        self._link()
+        log_run(component, result)
         return interval
 
-    def _spark_poll(self) -> timedelta:
-        config = self.config
-        poll = config.spark.poll_seconds
-        spark_log = get_logger(f"navd.{SPARK}")
+    def _push_poll(self, component: Component[Any, Any]) -> timedelta:
+        poll = component.interval(self.config)
+        component_log = get_logger(f"navd.{component.id}")
+        if component.id in self._stale_tails:
+            self._stale_tails.discard(component.id)
+            self._close_tail(component.id)
+        tail = self._tails.get(component.id)
+        if tail is None:
+            tail = self._tails[component.id] = PushTail(self.index, self.config, component)
         try:
-            with component_lock(extractor_state_dir(config), SPARK, wait=False) as previous_holder:
-                self._spark_busy_logged = False
-                if self._spark is None or self._spark_reset or previous_holder not in (None, os.getpid()):
-                    # Another process read the logs since our last poll (navd extract spark), or
-                    # the config changed: start again from the committed positions.
-                    self._close_spark()
-                    self._spark_reset = False
-                    self._spark = _SparkTail(spark_extractor(config), IndexWriter(self.index))
-                tail = self._spark
-                tail.passes += 1
-                try:
-                    report = spark_pass(self.index, tail.extractor, tail.writer, tail.passes, stop=self.stop)
-                except BaseException:
-                    self._spark_failures += 1
-                    # Positions stay at the last commit and the next poll rereads from there:
-                    # what this writer still holds is written again then.
-                    self._spark = None
-                    tail.writer.abandon()
-                    raise
-                self._spark_failures = 0
+            result = tail.poll(stop=self.stop, wait_for_lock=False)
         except LockBusy:
-            if not self._spark_busy_logged:
-                spark_log.info("polls paused: another navd process reads the event logs now")
-                self._spark_busy_logged = True
-            return timedelta(seconds=poll)
+            if component.id not in self._busy_logged:
+                component_log.info("polls paused: another navd process reads the logs now")
+                self._busy_logged.add(component.id)
+            return poll
         except RunStopped:
-            return timedelta(seconds=poll)
+            return poll
         except NavdError as exc:
-            failures = max(self._spark_failures, 1)
-            retry = min(poll * 2 ** (failures - 1), max(MAX_SPARK_RETRY_SECONDS, poll))
-            spark_log.error(f"poll failed: {first_line(exc)}", retry_in_seconds=retry)
-            return timedelta(seconds=retry)
-        if report.records:
-            spark_log.info(summary("spark", report))
-            self._link()
-        return timedelta(seconds=poll)
+            failures = self._push_failures[component.id] = self._push_failures.get(component.id, 0) + 1
+            retry = min(poll * 2 ** (failures - 1), max(timedelta(seconds=MAX_PUSH_RETRY_SECONDS), poll))
+            component_log.error(f"poll failed: {first_line(exc)}", retry_in_seconds=retry.total_seconds())
+            return retry
+        self._busy_logged.discard(component.id)
+        self._push_failures[component.id] = 0
+        if result.link is not None or result.link_error:  # the pass wrote something
+            log_run(component, result)
+        return poll
 
-    def _close_spark(self) -> None:
-        tail, self._spark = self._spark, None
+    def _close_tail(self, component_id: str) -> None:
+        tail = self._tails.pop(component_id, None)
         if tail is not None:
-            tail.writer.close(timeout=5)
-
-    def _link(self) -> None:
-        try:
-            link(self.index, self.config, stop=self.stop)  # the linker logs its own pass
-        except RunStopped:
-            return
-        except NavdError as exc:
-            get_logger("navd.linker").error(f"link pass failed: {first_line(exc)}")
+            tail.close()
 
     def _purge(self) -> timedelta:
         config = self.config
@@ -372,9 +349,10 @@ class Daemon:
             return
         if new.solr != old.solr:
             self.index = self._new_index(new)
-        if (new.spark, new.hdfs, new.cluster, new.solr, new.daemon) != (old.spark, old.hdfs, old.cluster,
-                                                                        old.solr, old.daemon):
-            self._spark_reset = True
+        if (new.sections, new.cluster, new.solr, new.daemon, new.linker) != (old.sections, old.cluster, old.solr,
+                                                                             old.daemon, old.linker):
+            # Push tails start again from their committed positions with the new config.
+            self._stale_tails.update(self._tails)
         self.config = new
         self._reconcile(previous=previous)
         self._apply_intervals(old, new)

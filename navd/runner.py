@@ -1,27 +1,37 @@
-"""One run of a component, the same for `navd extract`/`link`/`purge` and for `navd run`.
+"""Every run's life, the same for `navd extract`/`link`/`purge` and for `navd run`.
 
 A run takes its component's lock (so a manual run and the daemon's scheduled one never overlap),
-is recorded in the runs core, writes through the one IndexWriter, and gives up cleanly at the
-next record or batch when `stop` is set (the daemon is stopping).
+is recorded in the runs core, writes through the one IndexWriter, gives up cleanly at the next
+record or batch when `stop` is set (the daemon is stopping), and is followed by a link pass when
+it wrote something the linker may resolve. Components (navd.registry) only build extractors and
+summarise reports; nothing else in navd locks, records or links.
+
+Pull components run through `run_extraction`; push components are polled through one `PushTail`
+each, which the daemon schedules and `navd extract <push>` loops over.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 from navd.config import NavdConfig, extractor_state_dir
-from navd.errors import ConfigError
+from navd.errors import NavdError, RunStopped, first_line
+from navd.extractors import BuildContext, Component, Extractor
 from navd.index.client import IndexWriter, SolrIndex
 from navd.locks import component_lock
 from navd.progress import Progress
 from navd.runs import recorded_run
 
-PULL_SOURCES = ("hdfs", "hms", "yarn")
+LINKER = "linker"
+PURGE = "purge"
+
+#: called with what is waited for ("hdfs extraction", "link") when another process holds its lock
+OnWait = Callable[[str], None]
 
 
 def new_run_id(name: str) -> str:
@@ -39,55 +49,46 @@ def written(writer: IndexWriter) -> dict[str, int]:
     return {f"written_{kind}": number for kind, number in writer.counts.items()}
 
 
-def check_pull_config(source: str, config: NavdConfig) -> None:
-    """Fail with the missing key before anything is locked or recorded."""
-    if source == "hdfs":
-        if not config.hdfs.default_fs:
-            raise ConfigError("[hdfs] default_fs: not set (the cluster's fs.defaultFS, e.g. hdfs://nameservice1)")
-        if not config.hdfs.urls:
-            raise ConfigError("[hdfs] urls: no WebHDFS URL configured (the NameNode's http(s)://host:port)")
-    elif source == "hms":
-        if not config.hive.host:
-            raise ConfigError("[hive] host: no HiveServer2 configured")
-    elif source == "yarn":
-        if not config.yarn.urls:
-            raise ConfigError("[yarn] urls: no ResourceManager configured")
-    else:
-        raise ConfigError(f"unknown pull extractor {source!r}: expected one of {', '.join(PULL_SOURCES)}")
+@dataclasses.dataclass(frozen=True)
+class RunResult:
+    """A run's report and the link pass that followed it (None: nothing to link, or navd is
+    stopping). A failed link pass does not fail the extraction: its first line is kept here."""
+
+    report: Any
+    link: Any = None
+    link_error: str | None = None
 
 
-def _pull_extractor(source: str, config: NavdConfig, index: SolrIndex, run_id: str,
-                    filter_file: Path | None) -> Any:
-    state = extractor_state_dir(config) / source / config.cluster.name
-    if source == "hdfs":
-        from navd.extractors.hdfs.extractor import HdfsExtractor
-
-        return HdfsExtractor.from_config(config, index, state, extractor_run_id=run_id)
-    if source == "hms":
-        from navd.extractors.hms.extractor import HmsExtractor
-
-        return HmsExtractor.from_config(config, index, state, filter_file=filter_file, extractor_run_id=run_id)
-    from navd.extractors.yarn.extractor import YarnExtractor
-
-    return YarnExtractor.from_config(config, state, extractor_run_id=run_id)
+def _waiter(on_wait: OnWait | None, what: str) -> Callable[[], None] | None:
+    return None if on_wait is None else (lambda: on_wait(what))
 
 
-def run_pull(index: SolrIndex, config: NavdConfig, source: str, *, full: bool = False,
-             stop: threading.Event | None = None, wait_for_lock: bool = True,
-             on_wait: Callable[[], None] | None = None, filter_file: Path | None = None,
-             show_progress: bool = False) -> Any:
-    """One run of a pull extractor; returns its report. Raises LockBusy (wait_for_lock=False)
-    when another process runs it now, and whatever failed the run (recorded FAILED first)."""
-    check_pull_config(source, config)
-    component = f"extractor.{source}"
-    with component_lock(extractor_state_dir(config), component, wait=wait_for_lock, on_wait=on_wait, stop=stop):
-        run_id = new_run_id(source)
+def make_visible(index: SolrIndex) -> None:
+    """A one-shot command is followed by queries: soft-commit now rather than at the next
+    automatic soft commit."""
+    for core in ("elements", "relations"):
+        index.commit(core, soft=True)
+
+
+def run_extraction(index: SolrIndex, config: NavdConfig, component: Component[Any, Any], *,
+                   options: Mapping[str, Any] | None = None, full: bool = False,
+                   stop: threading.Event | None = None, wait_for_lock: bool = True,
+                   on_wait: OnWait | None = None, show_progress: bool = False,
+                   visible_now: bool = False) -> RunResult:
+    """One run of a pull component, then a link pass. Raises LockBusy (wait_for_lock=False) when
+    another process runs it now, and whatever failed the run (recorded FAILED first)."""
+    options = dict(options or {})
+    component.check(config, options)  # the missing key, before anything is locked or recorded
+    state_root = extractor_state_dir(config)
+    with component_lock(state_root, component.id, wait=wait_for_lock, stop=stop,
+                        on_wait=_waiter(on_wait, f"{component.name} extraction")):
+        run_id = new_run_id(component.name)
         writer = IndexWriter(index)
-        extractor = None
+        extractor: Extractor[Any] | None = None
         try:
-            with recorded_run(index, component, run_id) as run:
-                extractor = _pull_extractor(source, config, index, run_id, filter_file)
-                with Progress(source, lambda: sum(writer.counts.values()), enabled=show_progress):
+            with recorded_run(index, component.id, run_id) as run:
+                extractor = component.build(BuildContext(config, index, state_root, run_id, options))
+                with Progress(component.name, lambda: sum(writer.counts.values()), enabled=show_progress):
                     report = extractor.run_pass(writer, full=full, stop=stop)
                 run.counts = {**counts(report), **written(writer)}
         except BaseException:
@@ -98,80 +99,135 @@ def run_pull(index: SolrIndex, config: NavdConfig, source: str, *, full: bool = 
         finally:
             if extractor is not None:
                 extractor.close()
-    return report
+    if visible_now:
+        make_visible(index)
+    return _linked(RunResult(report), index, config, stop=stop, on_wait=on_wait)
 
 
-def summary(source: str, report: Any) -> str:
-    """The one line a run ends with, on stdout for `navd extract`, in the log for `navd run`."""
-    r = report
-    if source == "hdfs":
-        return (f"hdfs: {r.directories_listed} directories listed, {r.directories_unchanged} unchanged, "
-                f"{r.entries} entries, {r.deletions} deleted, {r.skipped} skipped, {r.requests} WebHDFS requests")
-    if source == "hms":
-        return (f"hms: {r.databases} databases, {r.tables} tables ({r.tables_described} described, "
-                f"{r.tables_unchanged} unchanged), {r.partitions} partitions, {r.deletions} deleted, "
-                f"{r.skipped} skipped")
-    if source == "yarn":
-        return (f"yarn: {r.applications} applications ({r.finished} finished since the last run, "
-                f"{r.unfinished} not finished), {r.records} records written, {r.skipped} skipped")
-    if source == "spark":
-        return f"spark: {r.lines} new lines, {r.records} records written, {r.warnings} warnings"
-    if source == "link":
-        return f"link: {r.examined} unlinked relations examined, {r.linked} linked, {r.still_unlinked} still unlinked"
-    raise ValueError(f"no summary for {source!r}")
+def _linked(result: RunResult, index: SolrIndex, config: NavdConfig, *, stop: threading.Event | None,
+            on_wait: OnWait | None) -> RunResult:
+    """The link pass after an extraction: what it wrote unlinked may resolve now."""
+    try:
+        report = link(index, config, stop=stop, on_wait=on_wait)
+    except RunStopped:
+        return result
+    except NavdError as exc:
+        return dataclasses.replace(result, link_error=first_line(exc))
+    return dataclasses.replace(result, link=report)
 
 
-def check_spark_config(config: NavdConfig) -> None:
-    if not config.spark.event_log_dirs:
-        raise ConfigError("[spark] event_log_dirs: no event log directory configured")
+class PushTail:
+    """A push component between polls: its extractor holds what it has read (applications whose
+    logs are still being written), so it lives across polls. The daemon schedules `poll`;
+    `navd extract <push>` calls it in a loop. Each poll takes the component's lock, so a manual
+    tail and the daemon's alternate; whoever polls after the other rebuilds from the committed
+    positions."""
+
+    def __init__(self, index: SolrIndex, config: NavdConfig, component: Component[Any, Any]) -> None:
+        if component.mode != "push":
+            raise ValueError(f"{component.name} is a {component.mode} component, not a push one")
+        self.index = index
+        self.config = config
+        self.component = component
+        self._extractor: Extractor[Any] | None = None
+        self._writer: IndexWriter | None = None
+        self._run_id = ""
+        self._passes = 0
+
+    def poll(self, *, stop: threading.Event | None = None, wait_for_lock: bool = True,
+             on_wait: OnWait | None = None) -> RunResult:
+        """One pass, recorded only when it read something or failed (a poll runs every few
+        seconds), then a link pass if it wrote anything. Raises LockBusy (wait_for_lock=False)
+        and whatever failed the pass; after a failure the next poll starts again from the last
+        committed positions."""
+        component = self.component
+        component.check(self.config, {})
+        state_root = extractor_state_dir(self.config)
+        with component_lock(state_root, component.id, wait=wait_for_lock, stop=stop,
+                            on_wait=_waiter(on_wait, f"{component.name} extraction")) as previous_holder:
+            if previous_holder not in (None, os.getpid()):
+                self._discard(abandon=False)  # another process read the logs since our last poll
+            if self._extractor is None or self._writer is None:
+                self._run_id = new_run_id(component.name)
+                self._passes = 0
+                self._writer = IndexWriter(self.index)
+                self._extractor = component.build(BuildContext(self.config, self.index, state_root, self._run_id))
+            writer = self._writer
+            self._passes += 1
+            before = written(writer)
+            try:
+                with recorded_run(self.index, component.id, f"{self._run_id}#{self._passes}", announce=False) as run:
+                    report = self._extractor.run_pass(writer, stop=stop)
+                    wrote = {k: v - before.get(k, 0) for k, v in written(writer).items()}
+                    run.counts = {**counts(report), **wrote}
+                    run.quiet = not any(counts(report).values())
+            except BaseException:
+                # Positions stay at the last commit and the next poll rereads from there: what
+                # this writer still holds is written again then.
+                self._discard(abandon=True)
+                raise
+        result = RunResult(report)
+        if any(wrote.values()):
+            result = _linked(result, self.index, self.config, stop=stop, on_wait=on_wait)
+        return result
+
+    def _discard(self, *, abandon: bool) -> None:
+        extractor, writer = self._extractor, self._writer
+        self._extractor = self._writer = None
+        if writer is not None:
+            if abandon:
+                writer.abandon()
+            else:
+                writer.close(timeout=5)
+        if extractor is not None:
+            extractor.close()
+
+    def close(self) -> None:
+        """After the last poll: what the writer holds was flushed by the pass that wrote it."""
+        self._discard(abandon=False)
 
 
-def spark_state_dir(config: NavdConfig) -> Path:
-    return Path(config.spark.state_dir).expanduser() if config.spark.state_dir else extractor_state_dir(config) / "spark"
-
-
-def spark_extractor(config: NavdConfig) -> Any:
-    """The push extractor: kept across passes (it holds the applications being read)."""
-    from navd.extractors.spark.extractor import SparkExtractor
-
-    check_spark_config(config)
-    return SparkExtractor.from_config(config, spark_state_dir(config), extractor_run_id=new_run_id("spark"))
-
-
-def spark_pass(index: SolrIndex, extractor: Any, writer: IndexWriter, number: int, *,
-               stop: threading.Event | None = None) -> Any:
-    """One poll of the event logs, recorded only when it read something or failed (a poll runs
-    every few seconds). After a failure the extractor must be discarded (see run_pass)."""
-    before = written(writer)
-    with recorded_run(index, "extractor.spark", f"{extractor.extractor_run_id}#{number}", announce=False) as run:
-        report = extractor.run_pass(writer, stop=stop)
-        run.counts = {**counts(report), **{k: v - before[k] for k, v in written(writer).items()}}
-        run.quiet = not report.lines and not report.records
-    return report
-
-
-def link(index: SolrIndex, config: NavdConfig, *, full: bool = False, fs_aliases: Mapping[str, str] | None = None,
-         stop: threading.Event | None = None, on_wait: Callable[[], None] | None = None,
+def link(index: SolrIndex, config: NavdConfig, *, full: bool = False,
+         fs_aliases: Mapping[str, str] | None = None, spark_master: str | None = None,
+         stop: threading.Event | None = None, on_wait: OnWait | None = None,
          show_progress: bool = False) -> Any:
     """A linker pass (after every extraction, and `navd link`); one at a time across processes,
-    since each pass moves the linker's watermark."""
-    from navd.linker.linker import Linker
+    since each pass moves the linker's watermark. `[linker] fs_aliases` always apply;
+    `fs_aliases` adds to them (`navd link --fs-alias`). `spark_master`: the full pass as a PySpark
+    job (`navd link --spark`), recorded and locked like any other."""
+    from navd.extractors.hdfs.settings import hdfs_settings  # noqa: PLC0415 - default_fs names paths
+    from navd.linker.linker import Linker  # noqa: PLC0415
 
-    linker = Linker.from_config(index, config, fs_aliases=dict(fs_aliases) if fs_aliases else None)
-    with component_lock(extractor_state_dir(config), "linker", wait=True, on_wait=on_wait, stop=stop):
-        with recorded_run(index, "linker", new_run_id("linker")) as run, \
-                Progress("link", lambda: getattr(linker, "examined_so_far", 0), unit="relations examined",
-                         enabled=show_progress):
-            report = linker.link(full=full)
+    aliases = {**config.linker.aliases, **(fs_aliases or {})}
+    default_fs = hdfs_settings(config).default_fs
+    with component_lock(extractor_state_dir(config), LINKER, wait=True, on_wait=_waiter(on_wait, "link"),
+                        stop=stop):
+        with recorded_run(index, LINKER, new_run_id(LINKER)) as run:
+            if spark_master is not None:
+                from navd.linker.spark_link import spark_link  # noqa: PLC0415 - PySpark, only for --spark
+
+                report = spark_link(index, cluster=config.cluster.name, default_fs=default_fs,
+                                    fs_aliases=aliases or None, master=spark_master)
+            else:
+                linker = Linker(index, cluster=config.cluster.name, default_fs=default_fs,
+                                fs_aliases=aliases or None)
+                with Progress("link", lambda: getattr(linker, "examined_so_far", 0), unit="relations examined",
+                              enabled=show_progress):
+                    report = linker.link(full=full)
             run.counts = counts(report)
     return report
 
 
+def link_summary(report: Any) -> str:
+    return (f"link: {report.examined} unlinked relations examined, {report.linked} linked, "
+            f"{report.still_unlinked} still unlinked")
+
+
 def purge(index: SolrIndex, config: NavdConfig, *, older_than_days: float, runtime_cap_minutes: float,
           dry_run: bool = False, stop: threading.Event | None = None, wait_for_lock: bool = True,
-          on_wait: Callable[[], None] | None = None, show_progress: bool = False) -> Any:
+          on_wait: OnWait | None = None, show_progress: bool = False) -> Any:
     """A purge run by Navigator's rules (see purge/purge.py); a dry run is not recorded."""
-    from navd.purge.purge import Purger
+    from navd.purge.purge import Purger  # noqa: PLC0415
 
     purger = Purger(index, threshold=datetime.now(UTC) - timedelta(days=older_than_days), dry_run=dry_run,
                     runtime_cap_seconds=runtime_cap_minutes * 60, stop=stop)
@@ -179,8 +235,9 @@ def purge(index: SolrIndex, config: NavdConfig, *, older_than_days: float, runti
     if dry_run:
         with progress:
             return purger.run()
-    with component_lock(extractor_state_dir(config), "purge", wait=wait_for_lock, on_wait=on_wait, stop=stop):
-        with recorded_run(index, "purge", new_run_id("purge")) as run, progress:
+    with component_lock(extractor_state_dir(config), PURGE, wait=wait_for_lock, on_wait=_waiter(on_wait, "purge"),
+                        stop=stop):
+        with recorded_run(index, PURGE, new_run_id(PURGE)) as run, progress:
             report = purger.run()
             run.counts = dict(report.removed)
     return report

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import requests
 from hdfs import Client, HdfsError, InsecureClient
 from hdfs.client import _Request  # the library's request factory: HA failover and error mapping
 
-from navd.config import HdfsConfig
 from navd.errors import ConfigError, NavdError
 
 __all__ = ["CountingSession", "HdfsError", "WebHdfsError", "hdfs_path", "list_status_batch", "make_client",
@@ -50,7 +49,15 @@ class CountingSession(requests.Session):
         return super().request(method, url, *args, **kwargs)
 
 
-def make_client(config: HdfsConfig, *, timeout: tuple[float, float] = DEFAULT_TIMEOUT) -> Client:
+class WebHdfsSettings(Protocol):
+    """What a WebHDFS client needs of `[hdfs]` (navd.extractors.hdfs.settings.HdfsConfig)."""
+
+    urls: tuple[str, ...]
+    user: str
+    auth: str
+
+
+def make_client(config: WebHdfsSettings, *, timeout: tuple[float, float] = DEFAULT_TIMEOUT) -> Client:
     """The WebHDFS client for `[hdfs]`. Raises ConfigError on a config it cannot honour."""
     if not config.urls:
         raise ConfigError("[hdfs] urls: no WebHDFS URL configured (the NameNode's http(s)://host:port)")

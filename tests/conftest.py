@@ -21,7 +21,8 @@ import structlog
 
 from hdfs import Client
 
-from navd.config import DEFAULT_SOLR_VERSION, HdfsConfig, SolrConfig, default_solr_dist_dir
+from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, default_solr_dist_dir
+from navd.extractors.hdfs.settings import HdfsConfig
 from navd.dev.hadoop import DevHdfs, HdfsPorts
 from navd.dev.metastore import HiveMetastore
 from navd.dev.spark_thrift import SparkThriftServer

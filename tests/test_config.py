@@ -9,6 +9,7 @@ import pytest
 from navd import config as config_module
 from navd.config import load_config, parse_config
 from navd.errors import ConfigError
+from navd.extractors.spark.settings import spark_settings
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -84,9 +85,9 @@ def test_shipped_example_config_is_valid(tmp_path: Path) -> None:
     """deploy/navd.toml documents every section; it must load as it is."""
     cfg = load_config(str(REPO / "deploy" / "navd.toml"), environ={})
     assert cfg.cluster.name == "primary"
-    assert cfg.spark.poll_seconds == 5
+    assert spark_settings(cfg).poll_seconds == 5
 
 
 def test_lists_accept_a_single_string() -> None:
     cfg = parse_config({"spark": {"event_log_dirs": "hdfs:///spark-logs"}})
-    assert cfg.spark.event_log_dirs == ("hdfs:///spark-logs",)
+    assert spark_settings(cfg).event_log_dirs == ("hdfs:///spark-logs",)

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hdfs import Client
 
-from navd.config import HdfsConfig
+from navd.extractors.hdfs.settings import HdfsConfig
 from navd.dev.hadoop import DFSADMIN_CLASS, FSSHELL_CLASS, DevHdfs
 from navd.extractors.hdfs.extractor import HdfsExtractionError, HdfsExtractor, PathFilter
 from navd.index.client import IndexWriter, SolrIndex

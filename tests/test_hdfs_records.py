@@ -7,7 +7,7 @@ import importlib.util
 
 import pytest
 
-from navd.config import HdfsConfig
+from navd.extractors.hdfs.settings import HdfsConfig
 from navd.errors import ConfigError
 from navd.extractors.hdfs.extractor import PathFilter
 from navd.extractors.hdfs.records import (BadEntry, document_signature, element_for, entry_from_webhdfs, entry_signature,

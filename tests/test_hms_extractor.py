@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from pyhive import hive
 
-from navd.config import HiveConfig
+from navd.extractors.hms.settings import HiveConfig
 from navd.dev.spark_thrift import SparkThriftServer
 from navd.extractors.hms.extractor import HmsExtractionError, HmsExtractor, connect
 from navd.index.client import IndexWriter, SolrIndex

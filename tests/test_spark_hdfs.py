@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from hdfs import Client
 
-from navd.config import HdfsConfig, parse_config
+from navd.config import parse_config
+from navd.extractors.hdfs.settings import HdfsConfig
 from navd.dev.hadoop import DevHdfs
 from navd.errors import ConfigError
 from navd.extractors.spark.extractor import SparkExtractor

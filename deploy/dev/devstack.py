@@ -22,7 +22,8 @@ import os
 import sys
 from pathlib import Path
 
-from navd.config import HdfsConfig, load_config
+from navd.config import load_config
+from navd.extractors.hdfs.settings import HdfsConfig
 from navd.dev.hadoop import DevHdfs, HdfsPorts
 from navd.dev.metastore import HiveMetastore
 from navd.dev.spark_thrift import SparkThriftServer

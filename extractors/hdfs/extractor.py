@@ -40,6 +40,7 @@ from hdfs import Client, HdfsError
 from navd.config import NavdConfig
 from navd.errors import NavdError, first_line
 from navd.extractors import write_checkpointed
+from navd.extractors.hdfs.settings import hdfs_settings
 from navd.extractors.hdfs.records import (SIGNATURE_FIELDS, BadEntry, HdfsEntry, Signature, child_path, directory_ref,
                                          document_signature, element_for, entry_from_webhdfs, entry_signature,
                                          records_for)
@@ -292,9 +293,10 @@ class HdfsExtractor:
     @classmethod
     def from_config(cls, config: NavdConfig, index: SolrIndex, state_dir: Path, *,
                     extractor_run_id: str | None = None) -> HdfsExtractor:
-        return cls(make_client(config.hdfs), index, default_fs=config.hdfs.default_fs, roots=config.hdfs.roots,
-                   state_dir=state_dir, path_filter=PathFilter(config.hdfs.include, config.hdfs.exclude),
-                   snapshots=config.hdfs.snapshots, extractor_run_id=extractor_run_id)
+        hdfs = hdfs_settings(config)
+        return cls(make_client(hdfs), index, default_fs=hdfs.default_fs, roots=hdfs.roots,
+                   state_dir=state_dir, path_filter=PathFilter(hdfs.include, hdfs.exclude),
+                   snapshots=hdfs.snapshots, extractor_run_id=extractor_run_id)
 
     # -- the protocol ---------------------------------------------------------------------------
 

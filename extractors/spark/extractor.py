@@ -27,6 +27,8 @@ from navd.config import NavdConfig
 from navd.errors import ConfigError
 from navd.index.client import IndexWriter
 from navd.extractors import write_checkpointed
+from navd.extractors.hdfs.settings import hdfs_settings
+from navd.extractors.spark.settings import spark_settings
 from navd.extractors.spark.events import ApplicationProcessor, SqlExecution, dropped, field_table, records
 from navd.extractors.spark.logfiles import (CursorStore, EventLog, EventLogTailer, FileSystem, LocalFileSystem,
                                             LogCursor, RoutingFileSystem)
@@ -93,10 +95,11 @@ class SparkExtractor:
     @classmethod
     def from_config(cls, config: NavdConfig, state_dir: Path, *,
                     extractor_run_id: str | None = None) -> SparkExtractor:
-        on_hdfs = any("://" in d and not d.startswith("file://") for d in config.spark.event_log_dirs)
-        return cls(cluster=config.cluster.name, directories=config.spark.event_log_dirs, state_dir=state_dir,
-                   default_fs=config.hdfs.default_fs, extractor_run_id=extractor_run_id,
-                   hdfs_client=make_client(config.hdfs) if on_hdfs and config.hdfs.urls else None)
+        spark, hdfs = spark_settings(config), hdfs_settings(config)
+        on_hdfs = any("://" in d and not d.startswith("file://") for d in spark.event_log_dirs)
+        return cls(cluster=config.cluster.name, directories=spark.event_log_dirs, state_dir=state_dir,
+                   default_fs=hdfs.default_fs, extractor_run_id=extractor_run_id,
+                   hdfs_client=make_client(hdfs) if on_hdfs and hdfs.urls else None)
 
     def _forget_unfinished(self) -> None:
         """Read applications whose log was still being written when we stopped from their start:

@@ -33,6 +33,7 @@ import requests
 from navd.config import NavdConfig
 from navd.errors import ConfigError, NavdError, first_line
 from navd.extractors import write_checkpointed
+from navd.extractors.yarn.settings import yarn_settings
 from navd.index.client import IndexWriter
 from navd.logs import get_logger
 from navd.model import Record
@@ -90,7 +91,8 @@ class YarnExtractor:
     @classmethod
     def from_config(cls, config: NavdConfig, state_dir: Path, *,
                     extractor_run_id: str | None = None) -> YarnExtractor:
-        return cls(config.yarn.urls, state_dir, session=make_session(config.yarn.auth),
+        yarn = yarn_settings(config)
+        return cls(yarn.urls, state_dir, session=make_session(yarn.auth),
                    extractor_run_id=extractor_run_id)
 
     # -- the protocol ---------------------------------------------------------------------------

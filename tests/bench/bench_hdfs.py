@@ -49,7 +49,8 @@ from pathlib import Path
 from typing import Any
 
 import navd
-from navd.config import DEFAULT_SOLR_VERSION, HdfsConfig, NavdConfig, SolrConfig, default_solr_dist_dir
+from navd.config import DEFAULT_SOLR_VERSION, NavdConfig, SolrConfig, default_solr_dist_dir
+from navd.extractors.hdfs.settings import HdfsConfig
 from navd.dev.hadoop import DFSADMIN_CLASS, FSSHELL_CLASS, OIV_CLASS, DevHdfs, HdfsPorts
 from navd.extractors.hdfs.bulk import _spark_session, load_fsimage
 from navd.extractors.hdfs.extractor import DEFAULT_WORKERS, HdfsExtractor
@@ -353,7 +354,8 @@ _CHILD = """
 import json, resource, sys, time
 from pathlib import Path
 args = json.loads(sys.argv[1])
-from navd.config import HdfsConfig, SolrConfig
+from navd.config import SolrConfig
+from navd.extractors.hdfs.settings import HdfsConfig
 from navd.extractors.hdfs.extractor import HdfsExtractor
 from navd.index.client import IndexWriter, SolrIndex
 from navd.logs import setup_logging

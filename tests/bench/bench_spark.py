@@ -55,7 +55,8 @@ from typing import Any
 import zstandard
 
 import navd
-from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, SparkConfig, default_solr_dist_dir
+from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, default_solr_dist_dir
+from navd.extractors.spark.settings import SparkConfig
 from navd.extractors.spark.extractor import SparkExtractor
 from navd.index.admin import init_solr
 from navd.index.client import IndexWriter, SolrIndex

@@ -1,0 +1,44 @@
+"""The `[hdfs]` config section: which NameNode to read and how, and the cluster's default FS."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import timedelta
+from typing import Literal
+
+from navd.config import NavdConfig
+from navd.errors import ConfigError
+
+SECTION = "hdfs"
+
+
+@dataclasses.dataclass(frozen=True)
+class HdfsConfig:
+    enabled: bool = False
+    urls: tuple[str, ...] = ()
+    default_fs: str = ""
+    roots: tuple[str, ...] = ("/",)
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ("/tmp/hadoop-yarn/staging",)
+    user: str = "hdfs"
+    auth: Literal["insecure", "kerberos"] = "insecure"
+    interval_minutes: float = 10.0
+    #: On roots an admin made snapshottable (`hdfs dfsadmin -allowSnapshot`), navd keeps one
+    #: snapshot of its own and runs incrementally from snapshot diffs.
+    snapshots: bool = True
+
+    def validate(self) -> None:
+        """Load-time checks; messages start with the key (the loader adds the file)."""
+        if self.interval_minutes <= 0:
+            raise ConfigError(f"[hdfs] interval_minutes: must be > 0, got {self.interval_minutes}")
+        if self.enabled and not self.urls:
+            raise ConfigError("[hdfs] urls: [hdfs] is enabled but has no urls")
+
+    @property
+    def interval(self) -> timedelta:
+        return timedelta(minutes=self.interval_minutes)
+
+
+def hdfs_settings(config: NavdConfig) -> HdfsConfig:
+    """`[hdfs]` of a loaded config. Other sources read `default_fs` here: it names every path."""
+    return config.section(SECTION, HdfsConfig)

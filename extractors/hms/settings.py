@@ -1,0 +1,44 @@
+"""The `[hive]` config section: the HiveServer2 the Hive Metastore extractor reads through."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import timedelta
+from typing import Literal
+
+from navd.config import NavdConfig
+from navd.errors import ConfigError
+
+SECTION = "hive"
+
+
+@dataclasses.dataclass(frozen=True)
+class HiveConfig:
+    enabled: bool = False
+    host: str = ""
+    port: int = 10000
+    username: str = "navd"
+    auth: Literal["NONE", "NOSASL", "LDAP", "KERBEROS", "CUSTOM"] = "NONE"
+    password: str = dataclasses.field(default="", repr=False)
+    kerberos_service_name: str = "hive"
+    database_regex: str = ".*"
+    table_regex: str = ".*"
+    interval_minutes: float = 10.0
+    #: A HiveServer2 that accepts connections but stops answering (a long GC, a stuck metastore)
+    #: fails the run after this many seconds of silence on the socket instead of hanging it.
+    timeout_seconds: float = 600.0
+
+    def validate(self) -> None:
+        for key in ("interval_minutes", "timeout_seconds"):
+            if getattr(self, key) <= 0:
+                raise ConfigError(f"[hive] {key}: must be > 0, got {getattr(self, key)}")
+        if self.enabled and not self.host:
+            raise ConfigError("[hive] host: [hive] is enabled but has no host")
+
+    @property
+    def interval(self) -> timedelta:
+        return timedelta(minutes=self.interval_minutes)
+
+
+def hive_settings(config: NavdConfig) -> HiveConfig:
+    return config.section(SECTION, HiveConfig)
