@@ -67,6 +67,20 @@ class SourceSettings(Protocol):
         ...
 
 
+def check_section(section: str, settings: Any, *, positive: Iterable[str] = (),
+                  required_when_enabled: Iterable[str] = ()) -> None:
+    """The load-time checks most sections need, with the messages every section uses."""
+    from navd.errors import ConfigError  # noqa: PLC0415
+
+    for key in positive:
+        if getattr(settings, key) <= 0:
+            raise ConfigError(f"[{section}] {key}: must be > 0, got {getattr(settings, key)}")
+    if settings.enabled:
+        for key in required_when_enabled:
+            if not getattr(settings, key):
+                raise ConfigError(f"[{section}] {key}: [{section}] is enabled but has no {key}")
+
+
 @dataclasses.dataclass(frozen=True)
 class CliOption:
     """A flag of `navd extract` that only one component understands, e.g. HMS's --filter-file.

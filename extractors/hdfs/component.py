@@ -5,13 +5,19 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from navd.config import NavdConfig
 from navd.errors import ConfigError
 from navd.extractors import BuildContext, CliOption, Component, Extractor
 from navd.extractors.hdfs.settings import SECTION, HdfsConfig, hdfs_settings
 from navd.index.client import IndexWriter
+
+if TYPE_CHECKING:
+    from navd.extractors.hdfs.bulk import FsimageReport
+    from navd.extractors.hdfs.extractor import HdfsReport
+
+    Report = HdfsReport | FsimageReport
 
 FSIMAGE = "fsimage"
 MASTER = "master"
@@ -38,7 +44,7 @@ class FsimageLoad:
         self.context = context
 
     def run_pass(self, writer: IndexWriter, *, full: bool = False,
-                 stop: threading.Event | None = None) -> Any:
+                 stop: threading.Event | None = None) -> FsimageReport:
         from navd.extractors.hdfs.bulk import load_fsimage  # noqa: PLC0415 - PySpark, only for this path
 
         del writer, full, stop  # a Spark job is not stopped half-way: its upserts are idempotent
@@ -55,7 +61,7 @@ class FsimageLoad:
         pass
 
 
-def build(context: BuildContext) -> Extractor[Any]:
+def build(context: BuildContext) -> Extractor[Report]:
     if context.options.get(FSIMAGE):
         return FsimageLoad(context)
     from navd.extractors.hdfs.extractor import HdfsExtractor  # noqa: PLC0415 - imported when run
@@ -64,8 +70,10 @@ def build(context: BuildContext) -> Extractor[Any]:
                                      extractor_run_id=context.run_id)
 
 
-def summary(report: Any) -> str:
-    if hasattr(report, "bad_lines"):
+def summary(report: Report) -> str:
+    from navd.extractors.hdfs.bulk import FsimageReport  # noqa: PLC0415 - only the dataclass
+
+    if isinstance(report, FsimageReport):
         return (f"hdfs fsimage: {report.elements} elements, {report.relations} relations, "
                 f"{report.bad_lines} bad lines skipped")
     r = report
@@ -73,7 +81,7 @@ def summary(report: Any) -> str:
             f"{r.entries} entries, {r.deletions} deleted, {r.skipped} skipped, {r.requests} WebHDFS requests")
 
 
-COMPONENT: Component[HdfsConfig, Any] = Component(
+COMPONENT: Component[HdfsConfig, Report] = Component(
     name="hdfs", section=SECTION, settings_type=HdfsConfig, mode="pull", build=build, summary=summary,
     check=check, help="HDFS namespace over WebHDFS",
     cli_options=(

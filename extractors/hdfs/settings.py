@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Literal
 
 from navd.config import NavdConfig
-from navd.errors import ConfigError
+from navd.extractors import check_section
 
 SECTION = "hdfs"
 
@@ -29,10 +29,7 @@ class HdfsConfig:
 
     def validate(self) -> None:
         """Load-time checks; messages start with the key (the loader adds the file)."""
-        if self.interval_minutes <= 0:
-            raise ConfigError(f"[hdfs] interval_minutes: must be > 0, got {self.interval_minutes}")
-        if self.enabled and not self.urls:
-            raise ConfigError("[hdfs] urls: [hdfs] is enabled but has no urls")
+        check_section(SECTION, self, positive=("interval_minutes",), required_when_enabled=("urls",))
 
     @property
     def interval(self) -> timedelta:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from navd.config import NavdConfig
 from navd.errors import ConfigError
 from navd.extractors import BuildContext, CliOption, Component, Extractor
 from navd.extractors.hms.settings import SECTION, HiveConfig, hive_settings
+
+if TYPE_CHECKING:
+    from navd.extractors.hms.extractor import HmsReport
 
 FILTER_FILE = "filter_file"
 
@@ -20,7 +23,7 @@ def check(config: NavdConfig, options: Mapping[str, Any]) -> None:
         raise ConfigError("[hive] host: no HiveServer2 configured")
 
 
-def build(context: BuildContext) -> Extractor[Any]:
+def build(context: BuildContext) -> Extractor[HmsReport]:
     from navd.extractors.hms.extractor import HmsExtractor  # noqa: PLC0415 - PyHive, imported when run
 
     filter_file = context.options.get(FILTER_FILE)
@@ -29,13 +32,13 @@ def build(context: BuildContext) -> Extractor[Any]:
                                     extractor_run_id=context.run_id)
 
 
-def summary(r: Any) -> str:
+def summary(r: HmsReport) -> str:
     return (f"hms: {r.databases} databases, {r.tables} tables ({r.tables_described} described, "
             f"{r.tables_unchanged} unchanged), {r.partitions} partitions, {r.deletions} deleted, "
             f"{r.skipped} skipped")
 
 
-COMPONENT: Component[HiveConfig, Any] = Component(
+COMPONENT: Component[HiveConfig, HmsReport] = Component(
     name="hms", section=SECTION, settings_type=HiveConfig, mode="pull", build=build, summary=summary,
     check=check, help="Hive Metastore through HiveServer2",
     cli_options=(CliOption("--filter-file", FILTER_FILE, metavar="FILE",

@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Literal
 
 from navd.config import NavdConfig
-from navd.errors import ConfigError
+from navd.extractors import check_section
 
 SECTION = "hive"
 
@@ -29,11 +29,8 @@ class HiveConfig:
     timeout_seconds: float = 600.0
 
     def validate(self) -> None:
-        for key in ("interval_minutes", "timeout_seconds"):
-            if getattr(self, key) <= 0:
-                raise ConfigError(f"[hive] {key}: must be > 0, got {getattr(self, key)}")
-        if self.enabled and not self.host:
-            raise ConfigError("[hive] host: [hive] is enabled but has no host")
+        """Load-time checks; messages start with the key (the loader adds the file)."""
+        check_section(SECTION, self, positive=("interval_minutes", "timeout_seconds"), required_when_enabled=("host",))
 
     @property
     def interval(self) -> timedelta:

@@ -153,10 +153,16 @@ class SparkExtractor:
         """Make the positions of everything extracted so far durable. Call after the writer flushed."""
         self.tailer.checkpoint()
 
-    def run_pass(self, writer: IndexWriter, *, stop: threading.Event | None = None) -> PassReport:
+    def close(self) -> None:
+        """Nothing to release: each pass commits its positions, and the WebHDFS client holds no
+        connection between requests worth closing."""
+
+    def run_pass(self, writer: IndexWriter, *, full: bool = False,
+                 stop: threading.Event | None = None) -> PassReport:
         """One pass: extract, write, flush, then commit positions. Raises if Solr did not take it
         (or navd is stopping); then positions stay where they were and this extractor must be
         discarded."""
+        del full  # positions say what is new: a tail has no full pass
         lines, warnings = self._lines, self._warnings
         count = write_checkpointed(self.extract(), writer, commit=self.commit, stop=stop)
         return PassReport(lines=self._lines - lines, records=count, warnings=self._warnings - warnings)

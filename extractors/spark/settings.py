@@ -6,7 +6,7 @@ import dataclasses
 from datetime import timedelta
 
 from navd.config import NavdConfig
-from navd.errors import ConfigError
+from navd.extractors import check_section
 
 SECTION = "spark"
 
@@ -19,10 +19,8 @@ class SparkConfig:
     state_dir: str = ""
 
     def validate(self) -> None:
-        if self.poll_seconds <= 0:
-            raise ConfigError(f"[spark] poll_seconds: must be > 0, got {self.poll_seconds}")
-        if self.enabled and not self.event_log_dirs:
-            raise ConfigError("[spark] event_log_dirs: [spark] is enabled but has no event_log_dirs")
+        """Load-time checks; messages start with the key (the loader adds the file)."""
+        check_section(SECTION, self, positive=("poll_seconds",), required_when_enabled=("event_log_dirs",))
 
     @property
     def interval(self) -> timedelta:

@@ -7,7 +7,7 @@ from datetime import timedelta
 from typing import Literal
 
 from navd.config import NavdConfig
-from navd.errors import ConfigError
+from navd.extractors import check_section
 
 SECTION = "yarn"
 
@@ -20,10 +20,8 @@ class YarnConfig:
     interval_minutes: float = 10.0
 
     def validate(self) -> None:
-        if self.interval_minutes <= 0:
-            raise ConfigError(f"[yarn] interval_minutes: must be > 0, got {self.interval_minutes}")
-        if self.enabled and not self.urls:
-            raise ConfigError("[yarn] urls: [yarn] is enabled but has no urls")
+        """Load-time checks; messages start with the key (the loader adds the file)."""
+        check_section(SECTION, self, positive=("interval_minutes",), required_when_enabled=("urls",))
 
     @property
     def interval(self) -> timedelta:
