@@ -267,9 +267,30 @@ def path_qualified_name(path: str, default_fs: str = "") -> str:
 
 
 def child_path(directory: str, name: str) -> str:
-    """The path of entry `name` (no '/') of `directory` (a path or a qualified name: the root's
-    trailing '/' is not doubled)."""
-    return f"{directory.rstrip('/')}/{name}"
+    """The path of entry `name` (no '/') of `directory`: a bare path or a qualified name (a root's
+    trailing '/' is not doubled, `file:///` keeps its empty authority). Read back by
+    `parent_path`."""
+    base = directory.rstrip("/")
+    if base.endswith(":"):  # file:/// -> file: ; put back the empty authority
+        base += "//"
+    return f"{base}/{name}"
+
+
+def parent_path(path: str) -> str | None:
+    """The directory of a bare path or a qualified name (`/a/b` -> `/a`, `/a` -> `/`,
+    `hdfs://ns/a` -> `hdfs://ns/`, `file:///x` -> `file:///`); None for a root."""
+    after_scheme = path.find("://")
+    if after_scheme >= 0:
+        root = path.find("/", after_scheme + 3)  # the '/' after the authority
+        if root < 0:
+            return None
+        prefix, tail = path[:root], path[root:]
+    else:
+        prefix, tail = "", path
+    tail = tail.rstrip("/")
+    if not tail:
+        return None
+    return prefix + (tail.rpartition("/")[0] or "/")
 
 
 def path_ref(path: str, default_fs: str, type_: ElementType) -> EntityRef:
