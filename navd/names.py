@@ -348,8 +348,8 @@ def yarn_execution_ref(application_id: str) -> EntityRef:
 # --- display names ---------------------------------------------------------------------------
 
 def display_name(qualified_name: str, type_: ElementType | str | None = None) -> str:
-    """The short name shown for an element known only by its qualified name (a stub, an
-    endpoint not indexed): a path's last segment (`file.csv`), a Hive or catalog name's last
+    """The short name shown for an element known only by its qualified name (a Spark stub, a
+    lineage endpoint not indexed): a path's last segment (`file.csv`), a Hive or catalog name's last
     dotted part (`db.t.col@c` -> `col`), a partition's `k=v/k2=v2`; the whole name when
     nothing is left."""
     if type_ is not None and ElementType(type_) is ElementType.PARTITION and "@" in qualified_name:
