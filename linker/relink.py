@@ -7,9 +7,10 @@ they produce byte-for-byte the same relations.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 from collections.abc import Mapping
 from typing import Any
+
+from navd import names
 
 from .aliases import AliasRules, candidate_ids
 
@@ -50,10 +51,9 @@ def endpoint_candidates(doc: Mapping[str, Any], rules: AliasRules) -> dict[int, 
 
 
 def relation_identity(doc: Mapping[str, Any]) -> str:
-    """As `Relation.identity`: md5(type, endpoint1 identity, endpoint2 identity, discriminator)."""
-    key = "\x1f".join((str(doc["type"]), str(doc["endpoint1Id"]), str(doc["endpoint2Id"]),
-                       str(doc.get("discriminator", ""))))
-    return hashlib.md5(key.encode("utf-8"), usedforsecurity=False).hexdigest()
+    """The identity of a relation document, as `Relation.identity` computes it."""
+    return names.relation_identity(str(doc["type"]), str(doc["endpoint1Id"]), str(doc["endpoint2Id"]),
+                                   str(doc.get("discriminator", "")))
 
 
 def relink(doc: Mapping[str, Any], targets: Mapping[int, Target]) -> dict[str, Any] | None:

@@ -1,49 +1,32 @@
-"""Elements and relations in Navigator's vocabulary, and the one identity function.
+"""Elements and relations in Navigator's vocabulary: the records extractors yield.
 
-Every element has a `qualified_name`:
-- Hive/catalog objects follow Atlas: `db@cluster`, `db.table@cluster`, `db.table.column@cluster`
-  (partitions: `db.table@cluster/k=v/k2=v2`), all lower case;
-- files and directories use their normalised URI: `hdfs://nameservice/path`, `file:///tmp/x`;
-  one spelling per path, no trailing slash;
-- operations and executions use a name scoped by source, e.g. `spark://app-2026.../1`.
-
-Identity is the MD5 (as Navigator) of (sourceType, qualifiedName), so re-extracting an entity
-upserts the same Solr document. A relation's identity is a function of its type and endpoint
-identities, so re-extracting a relation also upserts.
+How elements are named (qualified names, references, identities) is navd.names; the names and
+builders that used to live here are re-exported from there, so `from navd.model import
+identity` keeps working. A relation's identity is a function of its type and endpoint
+identities (names.relation_identity), so re-extracting a relation upserts.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-import hashlib
-import posixpath
 from collections.abc import Mapping
 from datetime import datetime
 from types import MappingProxyType
-from urllib.parse import urlsplit
 
-from navd.errors import NavdError
-
-
-class ElementType(enum.StrEnum):
-    DATABASE = "DATABASE"
-    TABLE = "TABLE"
-    VIEW = "VIEW"
-    FIELD = "FIELD"
-    PARTITION = "PARTITION"
-    DIRECTORY = "DIRECTORY"
-    FILE = "FILE"
-    OPERATION = "OPERATION"
-    OPERATION_EXECUTION = "OPERATION_EXECUTION"
-
-
-class SourceType(enum.StrEnum):
-    HDFS = "HDFS"
-    HIVE = "HIVE"
-    SPARK = "SPARK"
-    YARN = "YARN"
-    IMPALA = "IMPALA"
+# Re-exported: defined once in navd.names, imported from here by much of navd.
+from navd.names import (
+    ElementType,
+    EntityRef,
+    InvalidName,
+    SourceType,
+    hive_qualified_name,
+    identity,
+    operation_qualified_name,
+    partition_qualified_name,
+    path_qualified_name,
+    relation_identity,
+)
 
 
 class RelationType(enum.StrEnum):
@@ -72,106 +55,7 @@ ENDPOINT_ROLES: Mapping[RelationType, tuple[str, str]] = MappingProxyType({
 })
 
 
-class InvalidName(NavdError):
-    """A qualified name or path that cannot be normalised."""
-
-
-def identity(source_type: SourceType | str, qualified_name: str) -> str:
-    """The identity of an element: MD5 of (sourceType, qualifiedName), hex."""
-    kind = source_type.value if isinstance(source_type, SourceType) else SourceType(source_type).value
-    return hashlib.md5(f"{kind}\x1f{qualified_name}".encode(), usedforsecurity=False).hexdigest()
-
-
-# --- qualified names -------------------------------------------------------------------------
-
-def hive_qualified_name(cluster: str, database: str, table: str | None = None,
-                        column: str | None = None) -> str:
-    """Atlas-style `db[.table[.column]]@cluster`, lower case; surrounding backticks dropped."""
-    parts = [_hive_part(database, "database")]
-    if table is not None:
-        parts.append(_hive_part(table, "table"))
-    if column is not None:
-        if table is None:
-            raise InvalidName(f"column {column!r} given without a table")
-        parts.append(_hive_part(column, "column"))
-    return ".".join(parts) + "@" + cluster.strip().lower()
-
-
-def _hive_part(value: str, what: str) -> str:
-    cleaned = value.strip().strip("`").strip().lower()
-    if not cleaned:
-        raise InvalidName(f"empty Hive {what} name")
-    return cleaned
-
-
-def partition_qualified_name(cluster: str, database: str, table: str,
-                             spec: Mapping[str, str]) -> str:
-    table_qn = hive_qualified_name(cluster, database, table)
-    return table_qn + "/" + "/".join(f"{k.lower()}={v}" for k, v in spec.items())
-
-
-def path_qualified_name(path: str, default_fs: str = "") -> str:
-    """The one spelling of a file system path.
-
-    `hdfs://NN:8020/a//b/` -> `hdfs://nn:8020/a/b`; `file:/x` and `file:///x` -> `file:///x`;
-    a bare `/p` is qualified with `default_fs` (required then). Characters are kept as given
-    (no percent-decoding): callers pass decoded paths, as the NameNode reports them.
-    Aliases between different authorities (`nn:8020` vs a nameservice) are the linker's job.
-    """
-    if not path:
-        raise InvalidName("empty path")
-    if path.startswith("/"):
-        if not default_fs:
-            raise InvalidName(f"path {path!r} has no scheme and no default file system is configured")
-        return path_qualified_name(default_fs.rstrip("/") + path)
-    scheme, sep, rest = path.partition(":")
-    if not sep or not scheme or not scheme.replace("+", "").replace("-", "").replace(".", "").isalnum():
-        raise InvalidName(f"path {path!r} is neither absolute nor a URI")
-    scheme = scheme.lower()
-    if rest.startswith("//"):
-        authority, slash, tail = rest[2:].partition("/")
-        tail = slash + tail
-    else:
-        authority, tail = "", rest
-    if not tail.startswith("/"):
-        tail = "/" + tail
-    # Lower-case only the host part of the authority; user info is case-sensitive.
-    if authority:
-        netloc = urlsplit(f"{scheme}://{authority}/")
-        host = (netloc.hostname or "").lower()
-        userinfo = authority.rpartition("@")[0] if "@" in authority else ""
-        authority = (userinfo + "@" if userinfo else "") + host + (f":{netloc.port}" if netloc.port else "")
-    normalised = posixpath.normpath(tail)
-    if normalised.startswith("//"):
-        normalised = "/" + normalised.lstrip("/")
-    return f"{scheme}://{authority}{normalised}"
-
-
-def operation_qualified_name(source_type: SourceType | str, *parts: str) -> str:
-    """Operations and executions: `spark://<app name>` or `yarn://<app id>` and so on."""
-    clean = [p.strip() for p in parts]
-    if not clean or any(not p for p in clean):
-        raise InvalidName(f"operation name parts must be non-empty: {parts!r}")
-    return f"{SourceType(source_type).value.lower()}://" + "/".join(clean)
-
-
 # --- records ---------------------------------------------------------------------------------
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class EntityRef:
-    """A pointer to an element: enough to compute its identity and to link it later."""
-
-    source_type: SourceType
-    qualified_name: str
-    type: ElementType
-    # Computed once: every document and relation written needs it, some twice.
-    identity: str = dataclasses.field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "source_type", SourceType(self.source_type))
-        object.__setattr__(self, "type", ElementType(self.type))
-        object.__setattr__(self, "identity", identity(self.source_type, self.qualified_name))
-
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Element:
@@ -251,9 +135,8 @@ class Relation:
 
     @property
     def identity(self) -> str:
-        key = "\x1f".join((self.type.value, self.endpoint1.identity, self.endpoint2.identity,
-                           self.discriminator))
-        return hashlib.md5(key.encode("utf-8"), usedforsecurity=False).hexdigest()
+        return relation_identity(self.type.value, self.endpoint1.identity, self.endpoint2.identity,
+                                 self.discriminator)
 
     @property
     def unlinked(self) -> bool:
@@ -290,3 +173,8 @@ class Deletion:
 
 #: What extractors yield and the index writer takes.
 Record = Element | Relation | ElementStub | Deletion
+
+
+__all__ = ["ENDPOINT_ROLES", "Deletion", "DependencyType", "Element", "ElementStub", "ElementType", "EntityRef",
+           "InvalidName", "Record", "Relation", "RelationType", "SourceType", "hive_qualified_name", "identity",
+           "operation_qualified_name", "partition_qualified_name", "path_qualified_name"]

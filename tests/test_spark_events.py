@@ -17,14 +17,8 @@ from typing import Any
 
 import pytest
 
-from navd.extractors.spark.events import (
-    ApplicationProcessor,
-    ApplicationRun,
-    CatalogEvent,
-    dropped,
-    process_lines,
-    records,
-)
+from navd.extractors.spark.events import ApplicationProcessor, ApplicationRun, CatalogEvent
+from navd.extractors.spark.records import dropped, process_lines, records
 from navd.extractors.spark.plans import (
     PlanError,
     TableId,

@@ -31,7 +31,8 @@ from typing import Any
 
 import pytest
 
-from navd.extractors.spark.events import ApplicationProcessor, process_lines, records
+from navd.extractors.spark.events import ApplicationProcessor
+from navd.extractors.spark.records import process_lines, records
 from navd.extractors.spark.plans import (
     MAX_EXPRESSION_CHARS,
     MAX_PLAN_CHARS,

@@ -13,7 +13,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from navd.index.documents import solr_date
-from navd.model import Element, ElementType, EntityRef, Record, Relation, RelationType, SourceType, path_qualified_name
+from navd.model import Element, ElementType, EntityRef, Record, Relation, RelationType, SourceType
+from navd.names import child_path, directory_ref, parent_path, path_qualified_name
 
 _TYPES = {"FILE": ElementType.FILE, "DIRECTORY": ElementType.DIRECTORY}
 _RWX = "rwxrwxrwx"
@@ -46,13 +47,7 @@ class HdfsEntry:
 
     @property
     def parent_path(self) -> str | None:
-        if self.path == "/":
-            return None
-        return self.path.rsplit("/", 1)[0] or "/"
-
-
-def child_path(directory: str, name: str) -> str:
-    return f"{directory.rstrip('/')}/{name}"
+        return parent_path(self.path)
 
 
 def symbolic_permissions(octal: str) -> str:
@@ -90,18 +85,13 @@ def _time(ms: int) -> datetime | None:
     return datetime.fromtimestamp(ms / 1000, UTC) if ms > 0 else None
 
 
-def directory_ref(path: str, default_fs: str) -> EntityRef:
-    return EntityRef(SourceType.HDFS, path_qualified_name(path, default_fs), ElementType.DIRECTORY)
-
-
 def element_for(entry: HdfsEntry, default_fs: str, extractor_run_id: str | None = None,
                 parent: EntityRef | None = None) -> Element:
     """`parent`, when given, must be the ref of the entry's directory (a listing passes the same
     one for every entry: normalising its path once per directory instead of once per entry)."""
     if parent is not None:
         # A name holds no '/', and the parent's name is normalised already.
-        base = parent.qualified_name
-        qualified_name = f"{base}{entry.name}" if base.endswith("/") else f"{base}/{entry.name}"
+        qualified_name = child_path(parent.qualified_name, entry.name)
     else:
         qualified_name = path_qualified_name(entry.path, default_fs)
         parent_path = entry.parent_path

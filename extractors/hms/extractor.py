@@ -51,8 +51,8 @@ from navd.index.client import IndexWriter, SolrIndex
 from navd.extractors import write_checkpointed
 from navd.logs import get_logger
 from navd.state import SqliteState
-from navd.model import (DependencyType, Deletion, ElementType, EntityRef, Record, Relation, RelationType,
-                        SourceType, hive_qualified_name)
+from navd.model import DependencyType, Deletion, ElementType, EntityRef, Record, Relation, RelationType, SourceType
+from navd.names import hive_qualified_name, parse_hive_name
 
 log = get_logger("navd.extractor.hms")
 
@@ -337,15 +337,18 @@ class HmsExtractor:
         read late, for an earlier table of the same name): whatever is listed now and flagged is
         rewritten, fingerprint or not, so the metastore's word on existence wins on its next run.
         """
-        database = hive_qualified_name(self.cluster, db)
-        prefix = database.rsplit("@", 1)[0]
+        database = parse_hive_name(hive_qualified_name(self.cluster, db))
+        assert database is not None  # hive_qualified_name always names a cluster
         docs = self.index.scan("elements", "*:*", fl="identity,qualifiedName", filters=[
             "sourceType:HIVE", "deleted:true", "type:(DATABASE OR TABLE OR VIEW)",
-            f"{{!prefix f=qualifiedName}}{prefix}"])
-        cluster = "@" + database.rsplit("@", 1)[1]
-        return {str(d["qualifiedName"]) for d in docs
-                if str(d["qualifiedName"]) == database
-                or (str(d["qualifiedName"]).startswith(prefix + ".") and str(d["qualifiedName"]).endswith(cluster))}
+            f"{{!prefix f=qualifiedName}}{database.database}"])
+        flagged = set()
+        for doc in docs:
+            name = parse_hive_name(str(doc["qualifiedName"]))
+            if (name is not None and name.database == database.database and name.cluster == database.cluster
+                    and name.partition is None):
+                flagged.add(str(doc["qualifiedName"]))
+        return flagged
 
     def _table(self, cursor: Any, db: str, name: str, information: str, full: bool, listed: set[str],
                views: list[tuple[Any, EntityRef]]) -> Iterator[Record]:
@@ -442,14 +445,12 @@ class HmsExtractor:
 
     def _in_scope(self, qualified_name: str) -> bool:
         """`db[.table[.column]]@cluster[/k=v...]` of this cluster, its db and table selected."""
-        names, at, rest = qualified_name.partition("@")
-        if not at or rest.split("/", 1)[0] != self.cluster.strip().lower():
+        name = parse_hive_name(qualified_name)
+        if name is None or name.cluster != self.cluster.strip().lower():
             return False
-        db, _, tail = names.partition(".")
-        if not self.filter.database(db):
+        if not self.filter.database(name.database):
             return False
-        table = tail.split(".", 1)[0]
-        return not table or self.filter.table(db, table)
+        return name.table is None or self.filter.table(name.database, name.table)
 
 
 

@@ -25,8 +25,9 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
-from navd.model import (Element, ElementType, EntityRef, Record, Relation, RelationType, SourceType,
-                        hive_qualified_name, partition_qualified_name, path_qualified_name)
+from navd.model import Element, ElementType, EntityRef, Record, Relation, RelationType, SourceType
+from navd.names import (InvalidName, child_path, directory_ref, hive_qualified_name, parse_partition_path,
+                        partition_path, partition_qualified_name)
 
 _SECTION_PARTITIONS = "# partition information"
 _PROPERTY = re.compile(r"(?:^|, )([^=,\[\]]+)=")
@@ -174,10 +175,6 @@ def field_ref(cluster: str, database: str, table: str, column: str) -> EntityRef
     return EntityRef(SourceType.HIVE, hive_qualified_name(cluster, database, table, column), ElementType.FIELD)
 
 
-def directory_ref(location: str, default_fs: str) -> EntityRef:
-    return EntityRef(SourceType.HDFS, path_qualified_name(location, default_fs), ElementType.DIRECTORY)
-
-
 def database_records(cluster: str, database: str, details: Mapping[str, str], default_fs: str,
                      extractor_run_id: str | None = None) -> list[Record]:
     """The DATABASE element from `DESCRIBE DATABASE EXTENDED` (key, value) rows."""
@@ -232,13 +229,10 @@ def table_records(info: TableInfo, cluster: str, default_fs: str,
 
 def parse_partition(text: str) -> dict[str, str]:
     """A `SHOW PARTITIONS` row, `k=v/k2=v2` (values escaped as in the directory names)."""
-    spec: dict[str, str] = {}
-    for part in text.split("/"):
-        key, sep, value = part.partition("=")
-        if not sep or not key:
-            raise BadTable(f"partition {text!r} is not k=v/k2=v2")
-        spec[key.lower()] = value
-    return spec
+    try:
+        return parse_partition_path(text)
+    except InvalidName as exc:
+        raise BadTable(str(exc)) from None
 
 
 def partition_records(cluster: str, database: str, table: str, partition: str, table_location: str | None,
@@ -248,8 +242,8 @@ def partition_records(cluster: str, database: str, table: str, partition: str, t
     given another location)."""
     spec = parse_partition(partition)
     parent = table_ref(cluster, database, table)
-    name = "/".join(f"{k}={v}" for k, v in spec.items())
-    location = f"{table_location.rstrip('/')}/{name}" if table_location else None
+    name = partition_path(spec)
+    location = child_path(table_location, name) if table_location else None
     element = Element(SourceType.HIVE, ElementType.PARTITION,
                       partition_qualified_name(cluster, database, table, spec), name=name, parent=parent,
                       file_system_path=location, extractor_run_id=extractor_run_id,

@@ -1,8 +1,8 @@
-"""Spark event logs -> lineage records. Pure: no I/O; the caller reads the log and feeds it.
+"""Spark event logs -> what each application did. Pure: no I/O; the caller reads the log and feeds it.
 
 One `ApplicationProcessor` per application log, fed its events in order (parsed dicts with
 `feed`, or raw JSON lines with `feed_line`); `finish()` returns an `ApplicationRun` (frozen,
-typed, what was understood) and `records(run)` turns it into navd.model records:
+typed, what was understood) and extractors.spark.records turns it into navd.model records:
 
 - the application as an OPERATION (`spark://<app name>`), its run as an OPERATION_EXECUTION
   (`spark://<app id>/<attempt or 1>`: user, start/end, outcome), joined by INSTANCE_OF; a run on
@@ -34,7 +34,8 @@ Dataset names: session-catalog tables (`spark_catalog.db.t`, `db.t`) are HIVE ta
 `db.t@cluster`; paths are HDFS elements named by `path_qualified_name` (bare paths get the
 configured default FS, else the application's fs.defaultFS), typed FILE when plainly a file
 (`part-*`, a data-file suffix) else DIRECTORY; tables of other (V2) catalogs, which no extractor
-owns yet, are SPARK tables `<catalog>.<ns>.<table>@cluster` (provisional).
+owns yet, are SPARK tables `<catalog>.<ns>.<table>@cluster` (provisional). All names are made by
+navd.names.
 
 Bad input never raises: an invalid JSON line, a non-object, an unknown event type, a known
 event missing its fields, an unreadable plan, or a log from Spark < 2 is skipped, counted in
@@ -47,26 +48,19 @@ import dataclasses
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
 from navd.logs import get_logger
-from navd.model import (
-    Deletion,
-    DependencyType,
-    Element,
-    ElementType,
-    EntityRef,
-    InvalidName,
-    Record,
-    Relation,
-    RelationType,
-    SourceType,
+from navd.model import DependencyType, ElementType, EntityRef, InvalidName, RelationType, SourceType
+from navd.names import (
+    catalog_table_qualified_name,
+    field_ref,
+    function_qualified_name,
     hive_qualified_name,
-    operation_qualified_name,
     path_qualified_name,
 )
 
@@ -458,8 +452,8 @@ class ApplicationProcessor:
         if action.endswith("_DATABASE"):
             qn, new_qn = hive_qualified_name(self.cluster, database), None
         elif action.endswith("_FUNCTION"):
-            qn = hive_qualified_name(self.cluster, database, str(name)) + "#function"
-            new_qn = hive_qualified_name(self.cluster, database, str(new_name)) + "#function" if new_name else None
+            qn = function_qualified_name(self.cluster, database, str(name))
+            new_qn = function_qualified_name(self.cluster, database, str(new_name)) if new_name else None
         else:
             qn = hive_qualified_name(self.cluster, database, str(name))
             new_qn = hive_qualified_name(self.cluster, database, str(new_name)) if new_name else None
@@ -611,16 +605,15 @@ class ApplicationProcessor:
         if catalog_class is None and catalog in (None, SESSION_CATALOG):
             return EntityRef(SourceType.HIVE, hive_qualified_name(self.cluster, table.namespace, table.name),
                              ElementType.TABLE)
-        # A table of another (V2) catalog: no extractor owns it yet; named <catalog>.<ns>.<table>.
-        prefix = (catalog or "unknown_catalog").strip("`").lower()
-        qn = f"{prefix}." + hive_qualified_name(self.cluster, table.namespace or "default", table.name)
+        # A table of another (V2) catalog: no extractor owns it yet.
+        qn = catalog_table_qualified_name(self.cluster, catalog or "unknown_catalog", table.namespace or "default",
+                                          table.name)
         return EntityRef(SourceType.SPARK, qn, ElementType.TABLE)
 
     def _path_ref(self, path: str) -> EntityRef:
         """A path read or written; the configured default FS qualifies bare paths, else the
         application's own fs.defaultFS (from its environment event)."""
-        default_fs = self.default_fs or self._env_default_fs
-        qn = path_qualified_name(path, default_fs)
+        qn = path_qualified_name(path, self.default_fs or self._env_default_fs)
         return EntityRef(SourceType.HDFS, qn, _path_type(qn))
 
     def _write_dataset(self, write: Write) -> Dataset | None:
@@ -639,12 +632,11 @@ class ApplicationProcessor:
 
 
 def _field_ref(table: EntityRef, column: str) -> EntityRef | None:
-    """The FIELD `db.t.column@cluster` of a table ref `db.t@cluster` (same source type)."""
-    name = column.strip().strip("`").strip().lower()
-    path, at, cluster = table.qualified_name.rpartition("@")
-    if not name or not at:
+    """The FIELD of `column` of `table`; None for a column without a name (no edge for it)."""
+    try:
+        return field_ref(table, column)
+    except InvalidName:
         return None
-    return EntityRef(table.source_type, f"{path}.{name}@{cluster}", ElementType.FIELD)
 
 
 _HANDLERS = {
@@ -679,149 +671,3 @@ def _time(millis: Any) -> datetime | None:
         return None
     value = int(millis)
     return datetime.fromtimestamp(value / 1000, tz=UTC) if value > 0 else None
-
-
-# --- records ---------------------------------------------------------------------------------
-
-def records(run: ApplicationRun, *, extractor_run_id: str | None = None) -> Iterator[Record]:
-    """navd.model records of one application: elements first, then relations."""
-    if run.app_id is None or run.app_name is None:
-        return  # no SparkListenerApplicationStart: nothing to hang records on
-    template = Element(SourceType.SPARK, ElementType.OPERATION,
-                       operation_qualified_name(SourceType.SPARK, run.app_name), name=run.app_name,
-                       extractor_run_id=extractor_run_id)
-    props = {"outcome": run.outcome, "appId": run.app_id, "attempt": run.attempt}
-    if run.spark_version:
-        props["sparkVersion"] = run.spark_version
-    loose = [e for e in run.catalog_events if e.execution_id is None]
-    if loose:  # catalog changes made outside any SQL execution (e.g. through the Catalog API)
-        props["catalogEvents"] = _catalog_text(loose)
-    if run.skipped:
-        props["skippedEvents"] = ",".join(f"{k}={v}" for k, v in sorted(run.skipped.items()))
-    app = Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION,
-                  operation_qualified_name(SourceType.SPARK, run.app_id, run.attempt),
-                  name=f"{run.app_name} ({run.app_id})", principal=run.user, started=run.started,
-                  ended=run.ended, source_id=run.app_id, extractor_run_id=extractor_run_id,
-                  properties=props)
-    children = [_execution_element(run, app, e, extractor_run_id) for e in run.executions]
-    yield template
-    yield app
-    yield from children
-    yield Relation(RelationType.INSTANCE_OF, template.ref, app.ref, extractor_run_id=extractor_run_id)
-    if run.app_id.startswith("application_"):
-        # Ran on YARN: the YARN application (physical) ran this Spark run (logical). The YARN
-        # extractor writes the same relation; unlinked until its side is indexed.
-        yarn_app = EntityRef(SourceType.YARN, operation_qualified_name(SourceType.YARN, run.app_id),
-                             ElementType.OPERATION_EXECUTION)
-        yield Relation(RelationType.LOGICAL_PHYSICAL, app.ref, yarn_app, linked2=False,
-                       extractor_run_id=extractor_run_id)
-    for execution, element in zip(run.executions, children, strict=True):
-        yield Relation(RelationType.PARENT_CHILD, app.ref, element.ref, extractor_run_id=extractor_run_id)
-        for dataset in execution.inputs:
-            yield Relation(RelationType.DATA_FLOW, dataset.ref, element.ref, linked1=False,
-                           extractor_run_id=extractor_run_id, properties={"via": dataset.via})
-        for dataset in execution.outputs:
-            yield Relation(RelationType.DATA_FLOW, element.ref, dataset.ref, linked2=False,
-                           extractor_run_id=extractor_run_id, properties={"via": dataset.via})
-        for edge in execution.columns:
-            # Both ends unlinked: the HMS extractor owns FIELD elements.
-            yield Relation(edge.kind, edge.source, edge.target, linked1=False, linked2=False,
-                           dependency_type=edge.dependency_type, expression=edge.expression,
-                           discriminator=element.qualified_name, extractor_run_id=extractor_run_id)
-
-
-def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecution,
-                       extractor_run_id: str | None) -> Element:
-    props = {"outcome": execution.outcome, "executionId": str(execution.execution_id)}
-    if execution.nested_ids:
-        props["nestedExecutionIds"] = ",".join(map(str, execution.nested_ids))
-    if execution.write_commands:
-        props["writeCommands"] = ",".join(execution.write_commands)
-    if execution.catalog_events:
-        props["catalogEvents"] = _catalog_text(execution.catalog_events)
-    if execution.error:
-        props["error"] = execution.error[:2000]
-    if any(d.truncated for d in execution.inputs):
-        props["inputsTruncated"] = "true"
-    if execution.unparsed_nodes:
-        props["unparsedNodes"] = ",".join(execution.unparsed_nodes)
-    if execution.column_notes:
-        props["columnLineageSkipped"] = "; ".join(execution.column_notes)
-    assert run.app_id is not None
-    return Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION,
-                   operation_qualified_name(SourceType.SPARK, run.app_id, run.attempt, "sql",
-                                            str(execution.execution_id)),
-                   name=f"{run.app_name} sql {execution.execution_id}", parent=app.ref,
-                   principal=run.user, started=execution.started, ended=execution.ended,
-                   query_text=execution.query_text, description=execution.description or None,
-                   source_id=f"{run.app_id}/{run.attempt}/sql/{execution.execution_id}",
-                   extractor_run_id=extractor_run_id, properties=props)
-
-
-_DROPPING = frozenset({"DROP_TABLE", "RENAME_TABLE", "DROP_DATABASE"})
-
-
-def dropped(run: ApplicationRun, executions: Iterable[SqlExecution]) -> Iterator[Deletion]:
-    """Deletions for what `executions` dropped and the application did not re-create later.
-
-    A DROP TABLE (or the old name of a RENAME) flags the table deleted as of the execution's end,
-    with the columns of it that this application's column lineage named (the HMS extractor flags
-    the rest on its next pass); a DROP DATABASE flags the database. This is what keeps a
-    temporary table created and dropped between two HMS extractions in the lineage, flagged
-    deleted, instead of a dangling name. A later CREATE (or RENAME to the name) in the same
-    application wins over the drop.
-    """
-    executions = [e for e in executions if any(c.action in _DROPPING for c in e.catalog_events)]
-    if not executions:  # the common pass: nothing dropped, nothing to scan
-        return
-    last_action: dict[str, CatalogEvent] = {}
-    for event in run.catalog_events:
-        last_action[event.qualified_name] = event
-        if event.new_qualified_name:
-            last_action[event.new_qualified_name] = dataclasses.replace(event, action="CREATE_TABLE")
-    columns_of: dict[str, set[EntityRef]] = {}
-    for execution in run.executions:
-        for edge in execution.columns:
-            for column in (edge.source, edge.target):
-                table = field_table(column)
-                if table is not None:
-                    columns_of.setdefault(table.identity, set()).add(column)
-    for execution in executions:
-        when = execution.ended or execution.started
-        if when is None:
-            continue
-        for event in execution.catalog_events:
-            if last_action.get(event.qualified_name) is not event:
-                continue
-            if event.action == "DROP_DATABASE":
-                yield Deletion(EntityRef(SourceType.HIVE, event.qualified_name, ElementType.DATABASE), when)
-            elif event.action in ("DROP_TABLE", "RENAME_TABLE"):
-                table = EntityRef(SourceType.HIVE, event.qualified_name, ElementType.TABLE)
-                yield Deletion(table, when)
-                for column in sorted(columns_of.get(table.identity, ()), key=lambda c: c.qualified_name):
-                    yield Deletion(column, when)
-
-
-def field_table(field: EntityRef) -> EntityRef | None:
-    """`db.table.column@cluster` -> the table `db.table@cluster` (None for a non-FIELD or a bare name)."""
-    if field.type is not ElementType.FIELD:
-        return None
-    path, at, cluster = field.qualified_name.rpartition("@")
-    table, dot, _column = path.rpartition(".")
-    if not (at and dot and table):
-        return None
-    return EntityRef(field.source_type, f"{table}@{cluster}", ElementType.TABLE)
-
-
-def _catalog_text(events: Iterable[CatalogEvent]) -> str:
-    return "; ".join(f"{e.action} {e.qualified_name}" + (f" -> {e.new_qualified_name}" if e.new_qualified_name else "")
-                     for e in events)
-
-
-def process_lines(lines: Iterable[str | bytes], *, cluster: str, default_fs: str = "",
-                  extractor_run_id: str | None = None, source_name: str = "") -> tuple[ApplicationRun, list[Record]]:
-    """One application's log lines -> (what was understood, its records)."""
-    processor = ApplicationProcessor(cluster=cluster, default_fs=default_fs, source_name=source_name)
-    processor.feed_lines(lines)
-    run = processor.finish()
-    return run, list(records(run, extractor_run_id=extractor_run_id))

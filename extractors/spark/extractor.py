@@ -1,8 +1,8 @@
 """The Spark push extractor: tails event logs, turns them into records, checkpoints positions.
 
 One pass (`extract`) reads what is new in every event log (extractors.spark.logfiles), feeds
-each application's lines to its processor (extractors.spark.events), and yields the records of
-the applications that changed, plus stubs for the datasets and columns they touched (so lineage
+each application's lines to its processor (extractors.spark.events), and yields the records
+(extractors.spark.records) of the applications that changed, plus stubs for the datasets and columns they touched (so lineage
 can start from a table only a Spark job has mentioned so far). The caller writes the records,
 flushes the writer, then calls `commit()`: positions become durable only after Solr has the
 records of the lines before them.
@@ -29,22 +29,14 @@ from navd.index.client import IndexWriter
 from navd.extractors import write_checkpointed
 from navd.extractors.hdfs.settings import hdfs_settings
 from navd.extractors.spark.settings import spark_settings
-from navd.extractors.spark.events import ApplicationProcessor, SqlExecution, dropped, field_table, records
+from navd.extractors.spark.events import ApplicationProcessor, SqlExecution
 from navd.extractors.spark.logfiles import (CursorStore, EventLog, EventLogTailer, FileSystem, LocalFileSystem,
                                             LogCursor, RoutingFileSystem)
+from navd.extractors.spark.records import dropped, records, stubs_for
 from navd.extractors.spark.webhdfs_logs import WebHdfsFileSystem
 from navd.webhdfs import hdfs_path, make_client
 from navd.logs import get_logger
-from navd.model import (
-    Element,
-    ElementStub,
-    ElementType,
-    EntityRef,
-    Record,
-    Relation,
-    RelationType,
-    SourceType,
-)
+from navd.model import Record
 
 log = get_logger("navd.extractor.spark")
 
@@ -176,35 +168,3 @@ def _log_of(key: str) -> str:
 
 def _is_last(event_log: EventLog, cursor: LogCursor) -> bool:
     return cursor.done and bool(event_log.files) and cursor.key == event_log.files[-1].key
-
-
-def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None) -> Iterator[Record]:
-    """Stubs for the unlinked dataset and column endpoints of `emitted` relations.
-
-    Tables and paths a job read or wrote, and the columns of column-level edges, get an element
-    (indexed only if absent, see ElementStub) and columns a PARENT_CHILD from their table, so
-    lineage can start from them and `--columns` finds them under their table.
-    """
-    seen: set[str] = set()
-    for record in emitted:
-        if not isinstance(record, Relation) or record.type not in (RelationType.DATA_FLOW, RelationType.CONTROL_FLOW):
-            continue
-        for ref, linked in ((record.endpoint1, record.linked1), (record.endpoint2, record.linked2)):
-            if linked or ref.identity in seen:
-                continue
-            seen.add(ref.identity)
-            yield ElementStub(_stub_element(ref, extractor_run_id))
-            if ref.type is ElementType.FIELD:
-                table = field_table(ref)
-                if table is not None and table.identity not in seen:
-                    seen.add(table.identity)
-                    yield ElementStub(_stub_element(table, extractor_run_id))
-                if table is not None:
-                    yield Relation(RelationType.PARENT_CHILD, table, ref, extractor_run_id=extractor_run_id)
-
-
-def _stub_element(ref: EntityRef, extractor_run_id: str | None) -> Element:
-    name = ref.qualified_name.split("@", 1)[0].rstrip("/")
-    name = name.rsplit("/", 1)[-1] if ref.source_type is SourceType.HDFS or "://" in name else name.rsplit(".", 1)[-1]
-    return Element(ref.source_type, ref.type, ref.qualified_name, name=name or ref.qualified_name,
-                   extractor_run_id=extractor_run_id, properties={"knownFrom": "spark"})

@@ -19,8 +19,8 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from navd.model import (Element, ElementType, EntityRef, Record, Relation, RelationType, SourceType,
-                        operation_qualified_name)
+from navd.model import Element, ElementType, Record, Relation, RelationType, SourceType
+from navd.names import spark_run_ref, yarn_application_ref, yarn_execution_ref
 
 #: YARN states in which an application can still change.
 UNFINISHED_STATES = ("NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING")
@@ -85,24 +85,9 @@ def parse_application(raw: Mapping[str, Any]) -> YarnApplication:
         tags=str(raw.get("applicationTags") or ""))
 
 
-def template_ref(app: YarnApplication) -> EntityRef:
-    return EntityRef(SourceType.YARN, operation_qualified_name(SourceType.YARN, app.application_type, app.name),
-                     ElementType.OPERATION)
-
-
-def execution_ref(application_id: str) -> EntityRef:
-    return EntityRef(SourceType.YARN, operation_qualified_name(SourceType.YARN, application_id),
-                     ElementType.OPERATION_EXECUTION)
-
-
-def spark_run_ref(application_id: str, attempt: str = "1") -> EntityRef:
-    """The Spark extractor's application run for a YARN application id (see events.records)."""
-    return EntityRef(SourceType.SPARK, operation_qualified_name(SourceType.SPARK, application_id, attempt),
-                     ElementType.OPERATION_EXECUTION)
-
-
 def application_records(app: YarnApplication, *, extractor_run_id: str | None = None) -> Iterator[Record]:
-    template = Element(SourceType.YARN, ElementType.OPERATION, template_ref(app).qualified_name, name=app.name,
+    template = Element(SourceType.YARN, ElementType.OPERATION,
+                       yarn_application_ref(app.application_type, app.name).qualified_name, name=app.name,
                        extractor_run_id=extractor_run_id, properties={"applicationType": app.application_type})
     props = {"applicationType": app.application_type, "queue": app.queue, "state": app.state,
              "finalStatus": app.final_status}
@@ -114,8 +99,8 @@ def application_records(app: YarnApplication, *, extractor_run_id: str | None = 
         props["applicationTags"] = app.tags
     if app.diagnostics and app.final_status not in ("SUCCEEDED", "UNDEFINED"):
         props["diagnostics"] = app.diagnostics[:_MAX_DIAGNOSTICS]
-    execution = Element(SourceType.YARN, ElementType.OPERATION_EXECUTION, execution_ref(app.application_id).qualified_name,
-                        name=f"{app.name} ({app.application_id})", principal=app.user, started=app.started,
+    execution = Element(SourceType.YARN, ElementType.OPERATION_EXECUTION,
+                        yarn_execution_ref(app.application_id).qualified_name, name=f"{app.name} ({app.application_id})", principal=app.user, started=app.started,
                         ended=app.finished, source_id=app.application_id, extractor_run_id=extractor_run_id,
                         properties=props)
     yield template

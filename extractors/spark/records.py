@@ -1,0 +1,192 @@
+"""A Spark application's run -> navd.model records. Pure: no I/O.
+
+`records(run)` turns what `events.ApplicationProcessor.finish()` understood (an
+`ApplicationRun`) into elements and relations (see extractors.spark.events for what each one
+means), `stubs_for` gives the stubs of the datasets and columns those relations leave unlinked,
+and `dropped` the deletions of what the application dropped. All names come from navd.names.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Iterator
+
+from navd.model import (
+    Deletion,
+    Element,
+    ElementStub,
+    ElementType,
+    EntityRef,
+    Record,
+    Relation,
+    RelationType,
+    SourceType,
+)
+from navd.names import (
+    display_name,
+    field_table,
+    spark_application_ref,
+    spark_execution_ref,
+    spark_run_ref,
+    yarn_execution_ref,
+)
+
+from .events import ApplicationProcessor, ApplicationRun, CatalogEvent, SqlExecution
+
+
+def records(run: ApplicationRun, *, extractor_run_id: str | None = None) -> Iterator[Record]:
+    """navd.model records of one application: elements first, then relations."""
+    if run.app_id is None or run.app_name is None:
+        return  # no SparkListenerApplicationStart: nothing to hang records on
+    template = Element(SourceType.SPARK, ElementType.OPERATION, spark_application_ref(run.app_name).qualified_name,
+                       name=run.app_name, extractor_run_id=extractor_run_id)
+    props = {"outcome": run.outcome, "appId": run.app_id, "attempt": run.attempt}
+    if run.spark_version:
+        props["sparkVersion"] = run.spark_version
+    loose = [e for e in run.catalog_events if e.execution_id is None]
+    if loose:  # catalog changes made outside any SQL execution (e.g. through the Catalog API)
+        props["catalogEvents"] = _catalog_text(loose)
+    if run.skipped:
+        props["skippedEvents"] = ",".join(f"{k}={v}" for k, v in sorted(run.skipped.items()))
+    app = Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION,
+                  spark_run_ref(run.app_id, run.attempt).qualified_name,
+                  name=f"{run.app_name} ({run.app_id})", principal=run.user, started=run.started,
+                  ended=run.ended, source_id=run.app_id, extractor_run_id=extractor_run_id,
+                  properties=props)
+    children = [_execution_element(run, app, e, extractor_run_id) for e in run.executions]
+    yield template
+    yield app
+    yield from children
+    yield Relation(RelationType.INSTANCE_OF, template.ref, app.ref, extractor_run_id=extractor_run_id)
+    if run.app_id.startswith("application_"):
+        # Ran on YARN: the YARN application (physical) ran this Spark run (logical). The YARN
+        # extractor writes the same relation; unlinked until its side is indexed.
+        yield Relation(RelationType.LOGICAL_PHYSICAL, app.ref, yarn_execution_ref(run.app_id), linked2=False,
+                       extractor_run_id=extractor_run_id)
+    for execution, element in zip(run.executions, children, strict=True):
+        yield Relation(RelationType.PARENT_CHILD, app.ref, element.ref, extractor_run_id=extractor_run_id)
+        for dataset in execution.inputs:
+            yield Relation(RelationType.DATA_FLOW, dataset.ref, element.ref, linked1=False,
+                           extractor_run_id=extractor_run_id, properties={"via": dataset.via})
+        for dataset in execution.outputs:
+            yield Relation(RelationType.DATA_FLOW, element.ref, dataset.ref, linked2=False,
+                           extractor_run_id=extractor_run_id, properties={"via": dataset.via})
+        for edge in execution.columns:
+            # Both ends unlinked: the HMS extractor owns FIELD elements.
+            yield Relation(edge.kind, edge.source, edge.target, linked1=False, linked2=False,
+                           dependency_type=edge.dependency_type, expression=edge.expression,
+                           discriminator=element.qualified_name, extractor_run_id=extractor_run_id)
+
+
+def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecution,
+                       extractor_run_id: str | None) -> Element:
+    props = {"outcome": execution.outcome, "executionId": str(execution.execution_id)}
+    if execution.nested_ids:
+        props["nestedExecutionIds"] = ",".join(map(str, execution.nested_ids))
+    if execution.write_commands:
+        props["writeCommands"] = ",".join(execution.write_commands)
+    if execution.catalog_events:
+        props["catalogEvents"] = _catalog_text(execution.catalog_events)
+    if execution.error:
+        props["error"] = execution.error[:2000]
+    if any(d.truncated for d in execution.inputs):
+        props["inputsTruncated"] = "true"
+    if execution.unparsed_nodes:
+        props["unparsedNodes"] = ",".join(execution.unparsed_nodes)
+    if execution.column_notes:
+        props["columnLineageSkipped"] = "; ".join(execution.column_notes)
+    assert run.app_id is not None
+    return Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION,
+                   spark_execution_ref(run.app_id, run.attempt, execution.execution_id).qualified_name,
+                   name=f"{run.app_name} sql {execution.execution_id}", parent=app.ref,
+                   principal=run.user, started=execution.started, ended=execution.ended,
+                   query_text=execution.query_text, description=execution.description or None,
+                   source_id=f"{run.app_id}/{run.attempt}/sql/{execution.execution_id}",
+                   extractor_run_id=extractor_run_id, properties=props)
+
+
+_DROPPING = frozenset({"DROP_TABLE", "RENAME_TABLE", "DROP_DATABASE"})
+
+
+def dropped(run: ApplicationRun, executions: Iterable[SqlExecution]) -> Iterator[Deletion]:
+    """Deletions for what `executions` dropped and the application did not re-create later.
+
+    A DROP TABLE (or the old name of a RENAME) flags the table deleted as of the execution's end,
+    with the columns of it that this application's column lineage named (the HMS extractor flags
+    the rest on its next pass); a DROP DATABASE flags the database. This is what keeps a
+    temporary table created and dropped between two HMS extractions in the lineage, flagged
+    deleted, instead of a dangling name. A later CREATE (or RENAME to the name) in the same
+    application wins over the drop.
+    """
+    executions = [e for e in executions if any(c.action in _DROPPING for c in e.catalog_events)]
+    if not executions:  # the common pass: nothing dropped, nothing to scan
+        return
+    last_action: dict[str, CatalogEvent] = {}
+    for event in run.catalog_events:
+        last_action[event.qualified_name] = event
+        if event.new_qualified_name:
+            last_action[event.new_qualified_name] = dataclasses.replace(event, action="CREATE_TABLE")
+    columns_of: dict[str, set[EntityRef]] = {}
+    for execution in run.executions:
+        for edge in execution.columns:
+            for column in (edge.source, edge.target):
+                table = field_table(column)
+                if table is not None:
+                    columns_of.setdefault(table.identity, set()).add(column)
+    for execution in executions:
+        when = execution.ended or execution.started
+        if when is None:
+            continue
+        for event in execution.catalog_events:
+            if last_action.get(event.qualified_name) is not event:
+                continue
+            if event.action == "DROP_DATABASE":
+                yield Deletion(EntityRef(SourceType.HIVE, event.qualified_name, ElementType.DATABASE), when)
+            elif event.action in ("DROP_TABLE", "RENAME_TABLE"):
+                table = EntityRef(SourceType.HIVE, event.qualified_name, ElementType.TABLE)
+                yield Deletion(table, when)
+                for column in sorted(columns_of.get(table.identity, ()), key=lambda c: c.qualified_name):
+                    yield Deletion(column, when)
+
+
+def _catalog_text(events: Iterable[CatalogEvent]) -> str:
+    return "; ".join(f"{e.action} {e.qualified_name}" + (f" -> {e.new_qualified_name}" if e.new_qualified_name else "")
+                     for e in events)
+
+
+def process_lines(lines: Iterable[str | bytes], *, cluster: str, default_fs: str = "",
+                  extractor_run_id: str | None = None, source_name: str = "") -> tuple[ApplicationRun, list[Record]]:
+    """One application's log lines -> (what was understood, its records)."""
+    processor = ApplicationProcessor(cluster=cluster, default_fs=default_fs, source_name=source_name)
+    processor.feed_lines(lines)
+    run = processor.finish()
+    return run, list(records(run, extractor_run_id=extractor_run_id))
+
+
+def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None) -> Iterator[Record]:
+    """Stubs for the unlinked dataset and column endpoints of `emitted` relations.
+
+    Tables and paths a job read or wrote, and the columns of column-level edges, get an element
+    (indexed only if absent, see ElementStub) and columns a PARENT_CHILD from their table, so
+    lineage can start from them and `--columns` finds them under their table.
+    """
+    seen: set[str] = set()
+    for record in emitted:
+        if not isinstance(record, Relation) or record.type not in (RelationType.DATA_FLOW, RelationType.CONTROL_FLOW):
+            continue
+        for ref, linked in ((record.endpoint1, record.linked1), (record.endpoint2, record.linked2)):
+            if linked or ref.identity in seen:
+                continue
+            seen.add(ref.identity)
+            yield ElementStub(_stub_element(ref, extractor_run_id))
+            table = field_table(ref)
+            if table is not None:
+                if table.identity not in seen:
+                    seen.add(table.identity)
+                    yield ElementStub(_stub_element(table, extractor_run_id))
+                yield Relation(RelationType.PARENT_CHILD, table, ref, extractor_run_id=extractor_run_id)
+
+
+def _stub_element(ref: EntityRef, extractor_run_id: str | None) -> Element:
+    return Element(ref.source_type, ref.type, ref.qualified_name, name=display_name(ref.qualified_name, ref.type),
+                   extractor_run_id=extractor_run_id, properties={"knownFrom": "spark"})

@@ -1,0 +1,363 @@
+"""What elements are called: the one place where qualified names, references and identities are
+built and read back.
+
+Every element has a `qualified_name`, unique within its source type:
+- Hive/catalog objects follow Atlas: `db@cluster`, `db.table@cluster`, `db.table.column@cluster`
+  (partitions: `db.table@cluster/k=v/k2=v2`), all lower case; functions `db.fn@cluster#function`;
+  tables of other (V2) Spark catalogs `<catalog>.db.table@cluster` (SPARK, provisional);
+- files and directories use their normalised URI: `hdfs://nameservice/path`, `file:///tmp/x`;
+  one spelling per path, no trailing slash;
+- operations and executions use a name scoped by source, e.g. `spark://<app id>/<attempt>`,
+  `yarn://<app id>`.
+
+Identity is the MD5 (as Navigator) of (sourceType, qualifiedName), so re-extracting an entity
+upserts the same Solr document. A relation's identity is a function of its type, its endpoint
+identities and a discriminator, so re-extracting (or re-linking) a relation also upserts.
+
+Each way of building a name has one function here, next to the one function that reads it back
+(`field_qualified_name` / `table_of_field`, `partition_qualified_name` / `split_partition`, ...);
+tests/test_names.py round-trips them. Extractors and the linker call these instead of splicing
+strings, so a name written by one source is the name another source looks up.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import hashlib
+import posixpath
+from collections.abc import Mapping
+from urllib.parse import urlsplit
+
+from navd.errors import NavdError
+
+
+class ElementType(enum.StrEnum):
+    DATABASE = "DATABASE"
+    TABLE = "TABLE"
+    VIEW = "VIEW"
+    FIELD = "FIELD"
+    PARTITION = "PARTITION"
+    DIRECTORY = "DIRECTORY"
+    FILE = "FILE"
+    OPERATION = "OPERATION"
+    OPERATION_EXECUTION = "OPERATION_EXECUTION"
+
+
+class SourceType(enum.StrEnum):
+    HDFS = "HDFS"
+    HIVE = "HIVE"
+    SPARK = "SPARK"
+    YARN = "YARN"
+    IMPALA = "IMPALA"
+
+
+class InvalidName(NavdError):
+    """A qualified name or path that cannot be normalised."""
+
+
+# --- identities ------------------------------------------------------------------------------
+
+def identity(source_type: SourceType | str, qualified_name: str) -> str:
+    """The identity of an element: MD5 of (sourceType, qualifiedName), hex."""
+    kind = source_type.value if isinstance(source_type, SourceType) else SourceType(source_type).value
+    return hashlib.md5(f"{kind}\x1f{qualified_name}".encode(), usedforsecurity=False).hexdigest()
+
+
+def relation_identity(relation_type: str, endpoint1_id: str, endpoint2_id: str, discriminator: str = "") -> str:
+    """The identity of a relation: MD5 of (type, endpoint 1 identity, endpoint 2 identity,
+    discriminator), hex. The extractors (Relation.identity) and the linker (a relinked document)
+    both call this, so a relation the linker rewrites lands on the document the extractor would
+    have written had it known the element."""
+    key = "\x1f".join((str(relation_type), endpoint1_id, endpoint2_id, discriminator))
+    return hashlib.md5(key.encode("utf-8"), usedforsecurity=False).hexdigest()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class EntityRef:
+    """A pointer to an element: enough to compute its identity and to link it later."""
+
+    source_type: SourceType
+    qualified_name: str
+    type: ElementType
+    # Computed once: every document and relation written needs it, some twice.
+    identity: str = dataclasses.field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "source_type", SourceType(self.source_type))
+        object.__setattr__(self, "type", ElementType(self.type))
+        object.__setattr__(self, "identity", identity(self.source_type, self.qualified_name))
+
+
+# --- Hive and catalog objects ----------------------------------------------------------------
+
+def hive_qualified_name(cluster: str, database: str, table: str | None = None,
+                        column: str | None = None) -> str:
+    """Atlas-style `db[.table[.column]]@cluster`, lower case; surrounding backticks dropped."""
+    if column is not None:
+        if table is None:
+            raise InvalidName(f"column {column!r} given without a table")
+        return field_qualified_name(hive_qualified_name(cluster, database, table), column)
+    parts = [_hive_part(database, "database")]
+    if table is not None:
+        parts.append(_hive_part(table, "table"))
+    return ".".join(parts) + "@" + cluster.strip().lower()
+
+
+def _hive_part(value: str, what: str) -> str:
+    cleaned = value.strip().strip("`").strip().lower()
+    if not cleaned:
+        raise InvalidName(f"empty Hive {what} name")
+    return cleaned
+
+
+def catalog_table_qualified_name(cluster: str, catalog: str, namespace: str, table: str) -> str:
+    """A table of another (V2) Spark catalog, which no extractor owns yet:
+    `<catalog>.<namespace>.<table>@cluster`, lower case (a SPARK element, provisional)."""
+    return f"{_hive_part(catalog, 'catalog')}." + hive_qualified_name(cluster, namespace, table)
+
+
+def function_qualified_name(cluster: str, database: str, function: str) -> str:
+    """A catalog function, `db.fn@cluster#function`: the suffix keeps it apart from a table of
+    the same name (catalog events name both)."""
+    return hive_qualified_name(cluster, database, function) + "#function"
+
+
+def field_qualified_name(table_qualified_name: str, column: str) -> str:
+    """The FIELD `<table name>.column@cluster` of a table `<table name>@cluster`, whatever its
+    source (HIVE `db.t`, SPARK `<catalog>.db.t`). Read back by `table_of_field`."""
+    name = _hive_part(column, "column")
+    path, at, cluster = table_qualified_name.rpartition("@")
+    if not at or not path:
+        raise InvalidName(f"table name {table_qualified_name!r} has no @cluster: no field {column!r} of it")
+    return f"{path}.{name}@{cluster}"
+
+
+def table_of_field(field_qualified_name: str) -> str | None:
+    """`db.table.column@cluster` -> `db.table@cluster`; None for a name without a table part.
+
+    The column is the last dotted part before the last '@' (a Spark column name may hold an
+    '@'; a cluster name may not). A column name holding a '.' does not read back.
+    """
+    path, at, cluster = field_qualified_name.rpartition("@")
+    table, dot, _column = path.rpartition(".")
+    if not (at and dot and table):
+        return None
+    return f"{table}@{cluster}"
+
+
+def field_ref(table: EntityRef, column: str) -> EntityRef:
+    """The FIELD ref of `column` of `table` (same source type); InvalidName for an empty column."""
+    return EntityRef(table.source_type, field_qualified_name(table.qualified_name, column), ElementType.FIELD)
+
+
+def field_table(field: EntityRef) -> EntityRef | None:
+    """The TABLE ref a FIELD ref belongs to (None for a non-FIELD or a bare name)."""
+    if field.type is not ElementType.FIELD:
+        return None
+    table = table_of_field(field.qualified_name)
+    return EntityRef(field.source_type, table, ElementType.TABLE) if table is not None else None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class HiveName:
+    """The parts of a HIVE qualified name (`db[.table[.column]]@cluster[/k=v...]`)."""
+
+    database: str
+    table: str | None
+    column: str | None
+    cluster: str
+    partition: str | None
+
+
+def parse_hive_name(qualified_name: str) -> HiveName | None:
+    """The parts of a HIVE qualified name; None when it has no `@cluster`.
+
+    The cluster ends at the first '@' (partition values may hold one); db and table names hold
+    no '.', so the column is whatever follows the table.
+    """
+    names, at, rest = qualified_name.partition("@")
+    if not at or not names:
+        return None
+    cluster, slash, partition = rest.partition("/")
+    database, _, tail = names.partition(".")
+    table, _, column = tail.partition(".")
+    return HiveName(database, table or None, column or None, cluster, partition if slash else None)
+
+
+def partition_path(spec: Mapping[str, str]) -> str:
+    """`k=v/k2=v2` of a partition spec, keys lower case, values as given (escaped as in Hive's
+    directory names): the partition's display name and its directory below the table's."""
+    parts = []
+    for key, value in spec.items():
+        if not key or "/" in key or "=" in key or "/" in value:
+            raise InvalidName(f"partition {key}={value} cannot be named: Hive escapes '/' and '=' in partition "
+                              f"directory names (%2F, %3D); pass the escaped form")
+        parts.append(f"{key.lower()}={value}")
+    if not parts:
+        raise InvalidName("empty partition spec")
+    return "/".join(parts)
+
+
+def parse_partition_path(text: str) -> dict[str, str]:
+    """`k=v/k2=v2` (a `SHOW PARTITIONS` row, or the tail of a partition's name) -> {k: v},
+    keys lower case. Read back of `partition_path`."""
+    spec: dict[str, str] = {}
+    for part in text.split("/"):
+        key, sep, value = part.partition("=")
+        if not sep or not key:
+            raise InvalidName(f"partition {text!r} is not k=v/k2=v2")
+        spec[key.lower()] = value
+    return spec
+
+
+def partition_qualified_name(cluster: str, database: str, table: str,
+                             spec: Mapping[str, str]) -> str:
+    """`db.table@cluster/k=v/k2=v2`. Read back by `split_partition`."""
+    return hive_qualified_name(cluster, database, table) + "/" + partition_path(spec)
+
+
+def split_partition(partition_qualified_name: str) -> tuple[str, dict[str, str]]:
+    """`db.table@cluster/k=v/k2=v2` -> (`db.table@cluster`, {k: v, k2: v2}); the table part ends
+    at the first '/' after the first '@' (partition values may hold '@')."""
+    names, at, rest = partition_qualified_name.partition("@")
+    cluster, slash, spec = rest.partition("/")
+    if not (names and at and slash):
+        raise InvalidName(f"{partition_qualified_name!r} is not a partition name (db.table@cluster/k=v)")
+    return f"{names}@{cluster}", parse_partition_path(spec)
+
+
+# --- file system paths -----------------------------------------------------------------------
+
+def path_qualified_name(path: str, default_fs: str = "") -> str:
+    """The one spelling of a file system path.
+
+    `hdfs://NN:8020/a//b/` -> `hdfs://nn:8020/a/b`; `file:/x` and `file:///x` -> `file:///x`;
+    a bare `/p` is qualified with `default_fs` (required then). Characters are kept as given
+    (no percent-decoding): callers pass decoded paths, as the NameNode reports them.
+    Aliases between different authorities (`nn:8020` vs a nameservice) are the linker's job.
+    """
+    if not path:
+        raise InvalidName("empty path")
+    if path.startswith("/"):
+        if not default_fs:
+            raise InvalidName(f"path {path!r} has no scheme and no default file system is configured")
+        return path_qualified_name(default_fs.rstrip("/") + path)
+    scheme, sep, rest = path.partition(":")
+    if not sep or not scheme or not scheme.replace("+", "").replace("-", "").replace(".", "").isalnum():
+        raise InvalidName(f"path {path!r} is neither absolute nor a URI")
+    scheme = scheme.lower()
+    if rest.startswith("//"):
+        authority, slash, tail = rest[2:].partition("/")
+        tail = slash + tail
+    else:
+        authority, tail = "", rest
+    if not tail.startswith("/"):
+        tail = "/" + tail
+    # Lower-case only the host part of the authority; user info is case-sensitive.
+    if authority:
+        netloc = urlsplit(f"{scheme}://{authority}/")
+        host = (netloc.hostname or "").lower()
+        userinfo = authority.rpartition("@")[0] if "@" in authority else ""
+        authority = (userinfo + "@" if userinfo else "") + host + (f":{netloc.port}" if netloc.port else "")
+    normalised = posixpath.normpath(tail)
+    if normalised.startswith("//"):
+        normalised = "/" + normalised.lstrip("/")
+    return f"{scheme}://{authority}{normalised}"
+
+
+def child_path(directory: str, name: str) -> str:
+    """The path of entry `name` (no '/') of `directory`: a bare path or a qualified name (a root's
+    trailing '/' is not doubled, `file:///` keeps its empty authority). Read back by
+    `parent_path`."""
+    base = directory.rstrip("/")
+    if base.endswith(":"):  # file:/// -> file: ; put back the empty authority
+        base += "//"
+    return f"{base}/{name}"
+
+
+def parent_path(path: str) -> str | None:
+    """The directory of a bare path or a qualified name (`/a/b` -> `/a`, `/a` -> `/`,
+    `hdfs://ns/a` -> `hdfs://ns/`, `file:///x` -> `file:///`); None for a root."""
+    after_scheme = path.find("://")
+    if after_scheme >= 0:
+        root = path.find("/", after_scheme + 3)  # the '/' after the authority
+        if root < 0:
+            return None
+        prefix, tail = path[:root], path[root:]
+    else:
+        prefix, tail = "", path
+    tail = tail.rstrip("/")
+    if not tail:
+        return None
+    return prefix + (tail.rpartition("/")[0] or "/")
+
+
+def path_ref(path: str, default_fs: str, type_: ElementType) -> EntityRef:
+    """The HDFS element of a path (bare paths qualified with `default_fs`)."""
+    return EntityRef(SourceType.HDFS, path_qualified_name(path, default_fs), type_)
+
+
+def directory_ref(path: str, default_fs: str) -> EntityRef:
+    """The HDFS DIRECTORY of a path: an entry's parent, a table's or database's location."""
+    return path_ref(path, default_fs, ElementType.DIRECTORY)
+
+
+# --- operations and executions ---------------------------------------------------------------
+
+def operation_qualified_name(source_type: SourceType | str, *parts: str) -> str:
+    """Operations and executions: `spark://<app name>` or `yarn://<app id>` and so on."""
+    clean = [p.strip() for p in parts]
+    if not clean or any(not p for p in clean):
+        raise InvalidName(f"operation name parts must be non-empty: {parts!r}")
+    return f"{SourceType(source_type).value.lower()}://" + "/".join(clean)
+
+
+def spark_application_ref(app_name: str) -> EntityRef:
+    """The Spark application (OPERATION, the template of its runs): `spark://<app name>`."""
+    return EntityRef(SourceType.SPARK, operation_qualified_name(SourceType.SPARK, app_name), ElementType.OPERATION)
+
+
+def spark_run_ref(application_id: str, attempt: str = "1") -> EntityRef:
+    """One run of a Spark application: `spark://<app id>/<attempt>`. Written by the Spark
+    extractor, named by the YARN extractor (LOGICAL_PHYSICAL) for a YARN application of type SPARK."""
+    return EntityRef(SourceType.SPARK, operation_qualified_name(SourceType.SPARK, application_id, attempt),
+                     ElementType.OPERATION_EXECUTION)
+
+
+def spark_execution_ref(application_id: str, attempt: str, execution_id: int) -> EntityRef:
+    """A (root) SQL execution of a Spark run: `spark://<app id>/<attempt>/sql/<execution id>`."""
+    return EntityRef(SourceType.SPARK, operation_qualified_name(SourceType.SPARK, application_id, attempt, "sql",
+                                                                str(execution_id)),
+                     ElementType.OPERATION_EXECUTION)
+
+
+def yarn_application_ref(application_type: str, name: str) -> EntityRef:
+    """A YARN application (OPERATION, the template of its runs): `yarn://<type>/<name>`."""
+    return EntityRef(SourceType.YARN, operation_qualified_name(SourceType.YARN, application_type, name),
+                     ElementType.OPERATION)
+
+
+def yarn_execution_ref(application_id: str) -> EntityRef:
+    """A YARN application run: `yarn://<app id>`. Written by the YARN extractor, named by the
+    Spark extractor (LOGICAL_PHYSICAL) for a Spark run on YARN."""
+    return EntityRef(SourceType.YARN, operation_qualified_name(SourceType.YARN, application_id),
+                     ElementType.OPERATION_EXECUTION)
+
+
+# --- display names ---------------------------------------------------------------------------
+
+def display_name(qualified_name: str, type_: ElementType | str | None = None) -> str:
+    """The short name shown for an element known only by its qualified name (a Spark stub, a
+    lineage endpoint not indexed): a path's last segment (`file.csv`), a Hive or catalog name's last
+    dotted part (`db.t.col@c` -> `col`), a partition's `k=v/k2=v2`; the whole name when
+    nothing is left."""
+    if type_ is not None and ElementType(type_) is ElementType.PARTITION and "@" in qualified_name:
+        spec = qualified_name.partition("@")[2].partition("/")[2]
+        if spec:
+            return spec
+    if "://" in qualified_name:  # a path (or an operation): '@' and '.' may be part of a segment
+        name = qualified_name.rstrip("/").rsplit("/", 1)[-1]
+    else:
+        name = qualified_name.split("@", 1)[0].rsplit(".", 1)[-1]
+    return name or qualified_name

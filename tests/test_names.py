@@ -1,0 +1,294 @@
+"""navd.names: every name that is built is read back to what it was built from (table-driven,
+as sqlglot's fixtures), and identities stay what they were (golden hex values computed with the
+code before navd.names existed: a change here would fork every indexed document)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from navd.linker.relink import relation_identity as document_relation_identity
+from navd.model import Relation, RelationType
+from navd.names import (
+    ElementType,
+    EntityRef,
+    HiveName,
+    InvalidName,
+    SourceType,
+    catalog_table_qualified_name,
+    child_path,
+    directory_ref,
+    display_name,
+    field_qualified_name,
+    field_ref,
+    field_table,
+    function_qualified_name,
+    hive_qualified_name,
+    identity,
+    parent_path,
+    parse_hive_name,
+    parse_partition_path,
+    partition_path,
+    partition_qualified_name,
+    path_qualified_name,
+    relation_identity,
+    spark_application_ref,
+    spark_execution_ref,
+    spark_run_ref,
+    split_partition,
+    table_of_field,
+    yarn_application_ref,
+    yarn_execution_ref,
+)
+
+# --- Hive names: build -> parse -> the parts, lower case -----------------------------------
+
+HIVE_NAMES: list[tuple[tuple[str, str, str | None, str | None], str, HiveName]] = [
+    # (cluster, database, table, column), qualified name, parsed back
+    (("Primary", "Sales", None, None), "sales@primary", HiveName("sales", None, None, "primary", None)),
+    (("primary", "Sales", "Orders", None), "sales.orders@primary",
+     HiveName("sales", "orders", None, "primary", None)),
+    (("primary", "`sales`", " ORDERS ", "Amount"), "sales.orders.amount@primary",
+     HiveName("sales", "orders", "amount", "primary", None)),
+    (("primary", "db", "t", "col with space"), "db.t.col with space@primary",
+     HiveName("db", "t", "col with space", "primary", None)),
+    (("primary", "données", "Tabelle", "Spalte_ß"), "données.tabelle.spalte_ß@primary",
+     HiveName("données", "tabelle", "spalte_ß", "primary", None)),
+    (("prod-EU", "db", "`T`", "`Mixed Case`"), "db.t.mixed case@prod-eu",
+     HiveName("db", "t", "mixed case", "prod-eu", None)),
+]
+
+
+@pytest.mark.parametrize(("parts", "expected", "parsed"), HIVE_NAMES)
+def test_hive_names_round_trip(parts: tuple[str, str, str | None, str | None], expected: str,
+                               parsed: HiveName) -> None:
+    qualified_name = hive_qualified_name(*parts)
+    assert qualified_name == expected
+    assert parse_hive_name(qualified_name) == parsed
+
+
+@pytest.mark.parametrize("name", ["sales", "", "@primary"])
+def test_names_without_a_cluster_do_not_parse(name: str) -> None:
+    assert parse_hive_name(name) is None
+
+
+# --- fields: table + column -> field -> the table ------------------------------------------
+
+FIELDS: list[tuple[str, str, str]] = [
+    # table qualified name, column, field qualified name
+    ("sales.orders@primary", "amount", "sales.orders.amount@primary"),
+    ("sales.orders@primary", " `Amount` ", "sales.orders.amount@primary"),
+    ("sales.orders@primary", "col with space", "sales.orders.col with space@primary"),
+    ("données.tabelle@primary", "Größe", "données.tabelle.größe@primary"),
+    ("sales.orders@primary", "e-mail@home", "sales.orders.e-mail@home@primary"),
+    # a V2 catalog's table (SPARK): one more dotted part in front
+    (catalog_table_qualified_name("Primary", "`Ice`", "db", "T"), "Col", "ice.db.t.col@primary"),
+    (catalog_table_qualified_name("primary", "unknown_catalog", "default", "t"), "c",
+     "unknown_catalog.default.t.c@primary"),
+]
+
+
+@pytest.mark.parametrize(("table", "column", "field"), FIELDS)
+def test_fields_round_trip(table: str, column: str, field: str) -> None:
+    assert field_qualified_name(table, column) == field
+    assert table_of_field(field) == table
+    for source in (SourceType.HIVE, SourceType.SPARK):
+        table_ref = EntityRef(source, table, ElementType.TABLE)
+        assert field_ref(table_ref, column) == EntityRef(source, field, ElementType.FIELD)
+        assert field_table(field_ref(table_ref, column)) == table_ref
+
+
+def test_hive_field_is_table_plus_column() -> None:
+    assert (hive_qualified_name("primary", "Sales", "Orders", "Amount")
+            == field_qualified_name(hive_qualified_name("primary", "Sales", "Orders"), "Amount"))
+
+
+@pytest.mark.parametrize(("table", "column", "message"), [
+    ("sales.orders@primary", "``", "empty Hive column name"),
+    ("sales.orders@primary", "  ", "empty Hive column name"),
+    ("sales.orders", "c", "has no @cluster"),
+])
+def test_fields_that_cannot_be_named(table: str, column: str, message: str) -> None:
+    with pytest.raises(InvalidName, match=message):
+        field_qualified_name(table, column)
+
+
+@pytest.mark.parametrize("ref", [
+    EntityRef(SourceType.HIVE, "sales.orders@primary", ElementType.TABLE),   # not a FIELD
+    EntityRef(SourceType.HIVE, "sales@primary", ElementType.FIELD),          # no table part
+    EntityRef(SourceType.HIVE, "orders", ElementType.FIELD),                 # no cluster
+])
+def test_field_table_of_what_is_not_a_field(ref: EntityRef) -> None:
+    assert field_table(ref) is None
+
+
+def test_function_names_are_apart_from_tables() -> None:
+    assert function_qualified_name("primary", "Sales", "`To_Eur`") == "sales.to_eur@primary#function"
+
+
+# --- partitions: spec -> name -> spec ------------------------------------------------------
+
+PARTITIONS: list[tuple[dict[str, str], str, dict[str, str]]] = [
+    ({"DT": "2026-11-01", "country": "FR"}, "sales.orders@primary/dt=2026-11-01/country=FR",
+     {"dt": "2026-11-01", "country": "FR"}),
+    # values keep '=' (only the first '=' splits) and Hive's escapes of '/' and ':'
+    ({"k": "a=b"}, "sales.orders@primary/k=a=b", {"k": "a=b"}),
+    ({"path": "x%2Fy", "ts": "10%3A00"}, "sales.orders@primary/path=x%2Fy/ts=10%3A00",
+     {"path": "x%2Fy", "ts": "10%3A00"}),
+    ({"who": "a@b", "city": "Zürich Nord"}, "sales.orders@primary/who=a@b/city=Zürich Nord",
+     {"who": "a@b", "city": "Zürich Nord"}),
+    ({"empty": ""}, "sales.orders@primary/empty=", {"empty": ""}),
+]
+
+
+@pytest.mark.parametrize(("spec", "expected", "parsed"), PARTITIONS)
+def test_partitions_round_trip(spec: dict[str, str], expected: str, parsed: dict[str, str]) -> None:
+    qualified_name = partition_qualified_name("Primary", "Sales", "Orders", spec)
+    assert qualified_name == expected
+    assert split_partition(qualified_name) == ("sales.orders@primary", parsed)
+    assert parse_partition_path(partition_path(spec)) == parsed
+    assert display_name(qualified_name, ElementType.PARTITION) == partition_path(spec)
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ({"k": "a/b"}, "escapes '/'"),
+    ({"k/x": "1"}, "escapes '/'"),
+    ({}, "empty partition spec"),
+])
+def test_partitions_that_cannot_be_named(spec: dict[str, str], message: str) -> None:
+    with pytest.raises(InvalidName, match=message):
+        partition_qualified_name("primary", "db", "t", spec)
+
+
+@pytest.mark.parametrize("text", ["junk", "k=v/junk", "=v"])
+def test_partition_specs_that_do_not_parse(text: str) -> None:
+    with pytest.raises(InvalidName, match="is not k=v/k2=v2"):
+        parse_partition_path(text)
+
+
+@pytest.mark.parametrize("qualified_name", ["sales.orders@primary", "sales.orders/k=v", "@primary/k=v"])
+def test_partition_names_that_do_not_parse(qualified_name: str) -> None:
+    with pytest.raises(InvalidName, match="is not a partition name"):
+        split_partition(qualified_name)
+
+
+# --- paths: directory + name -> child -> the directory ---------------------------------------
+
+PATHS: list[tuple[str, str, str]] = [
+    # directory (as given), entry name, child qualified name (default FS hdfs://ns1)
+    ("hdfs://NN1:8020/data//raw/", "part-00000.snappy.parquet", "hdfs://nn1:8020/data/raw/part-00000.snappy.parquet"),
+    ("hdfs://nameservice1/", "top", "hdfs://nameservice1/top"),
+    ("/warehouse/sales.db/orders", "dt=2026-11-01", "hdfs://ns1/warehouse/sales.db/orders/dt=2026-11-01"),
+    ("/data/with space", "ü file.csv", "hdfs://ns1/data/with space/ü file.csv"),
+    ("file:///", "tmp", "file:///tmp"),
+    ("file:/tmp/x/", "a.b.c", "file:///tmp/x/a.b.c"),
+    ("/", "user", "hdfs://ns1/user"),
+    ("hdfs://ns1/a@b", "c", "hdfs://ns1/a@b/c"),
+]
+
+
+@pytest.mark.parametrize(("directory", "name", "child"), PATHS)
+def test_paths_round_trip(directory: str, name: str, child: str) -> None:
+    parent = path_qualified_name(directory, "hdfs://ns1")
+    assert path_qualified_name(parent) == parent  # one spelling: normalising twice changes nothing
+    assert child_path(parent, name) == child
+    assert parent_path(child) == parent
+    assert directory_ref(directory, "hdfs://ns1") == EntityRef(SourceType.HDFS, parent, ElementType.DIRECTORY)
+    assert display_name(child, ElementType.FILE) == name
+
+
+@pytest.mark.parametrize(("directory", "name", "child"), [
+    ("/", "user", "/user"),
+    ("/data/raw", "x", "/data/raw/x"),
+    ("/data/raw/", "x", "/data/raw/x"),
+])
+def test_bare_paths_round_trip(directory: str, name: str, child: str) -> None:
+    assert child_path(directory, name) == child
+    assert parent_path(child) == (directory.rstrip("/") or "/")
+
+
+@pytest.mark.parametrize("root", ["/", "hdfs://ns1/", "file:///", "hdfs://ns1"])
+def test_roots_have_no_parent(root: str) -> None:
+    assert parent_path(root) is None
+
+
+# --- operations and executions: the names both sources use -----------------------------------
+
+@pytest.mark.parametrize(("ref", "source", "qualified_name", "type_"), [
+    (spark_application_ref(" nightly load "), SourceType.SPARK, "spark://nightly load", ElementType.OPERATION),
+    (spark_run_ref("application_1700000000000_0001"), SourceType.SPARK, "spark://application_1700000000000_0001/1",
+     ElementType.OPERATION_EXECUTION),
+    (spark_run_ref("local-1700000000000", "2"), SourceType.SPARK, "spark://local-1700000000000/2",
+     ElementType.OPERATION_EXECUTION),
+    (spark_execution_ref("app-1", "1", 3), SourceType.SPARK, "spark://app-1/1/sql/3", ElementType.OPERATION_EXECUTION),
+    (yarn_application_ref("SPARK", "nightly"), SourceType.YARN, "yarn://SPARK/nightly", ElementType.OPERATION),
+    (yarn_execution_ref("application_1700000000000_0001"), SourceType.YARN, "yarn://application_1700000000000_0001",
+     ElementType.OPERATION_EXECUTION),
+])
+def test_operation_refs(ref: EntityRef, source: SourceType, qualified_name: str, type_: ElementType) -> None:
+    assert ref == EntityRef(source, qualified_name, type_)
+
+
+def test_operation_names_need_every_part() -> None:
+    with pytest.raises(InvalidName, match="non-empty"):
+        spark_run_ref("app-1", " ")
+
+
+# --- display names ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("qualified_name", "type_", "expected"), [
+    ("sales@primary", ElementType.DATABASE, "sales"),
+    ("sales.orders@primary", ElementType.TABLE, "orders"),
+    ("sales.orders.amount@primary", ElementType.FIELD, "amount"),
+    ("ice.db.t.col@primary", ElementType.FIELD, "col"),
+    ("sales.orders@primary/dt=1/country=FR", ElementType.PARTITION, "dt=1/country=FR"),
+    ("hdfs://nn:8020/data/raw/file.csv", ElementType.FILE, "file.csv"),
+    ("hdfs://nn:8020/a.b/c.d", ElementType.DIRECTORY, "c.d"),
+    ("file:///tmp/x", ElementType.DIRECTORY, "x"),
+    ("hdfs://ns1/", ElementType.DIRECTORY, "ns1"),
+    ("spark://app-1/1/sql/3", ElementType.OPERATION_EXECUTION, "3"),
+    ("orders", None, "orders"),
+])
+def test_display_names(qualified_name: str, type_: ElementType | None, expected: str) -> None:
+    assert display_name(qualified_name, type_) == expected
+
+
+# --- identities: golden values from before navd.names ----------------------------------------
+
+@pytest.mark.parametrize(("source", "qualified_name", "expected"), [
+    (SourceType.HIVE, "sales.orders@primary", "272fcfca7443528767ec30dbdf5fb646"),
+    ("HDFS", "hdfs://ns1/data/raw/file.csv", "81a39e20be3be241fba478414ba34130"),
+    (SourceType.SPARK, "spark://application_1700000000000_0001/1", "bdf71a6c0b40081ba395e299f4211922"),
+    (SourceType.YARN, "yarn://application_1700000000000_0001", "594956e8375a0f026371fd3082f0837c"),
+    (SourceType.HIVE, "données.tabelle.col with space@primary", "417bc1b380f8b21c034dc785af05e306"),
+    (SourceType.HIVE, "sales.orders@primary/dt=2026-11-01/country=FR", "fe6121e7daa3311cf64ecda2f0102b71"),
+])
+def test_element_identity_is_stable(source: SourceType | str, qualified_name: str, expected: str) -> None:
+    assert identity(source, qualified_name) == expected
+    assert EntityRef(source, qualified_name, ElementType.TABLE).identity == expected  # type: ignore[arg-type]
+
+
+_TABLE = EntityRef(SourceType.HIVE, "sales.orders@primary", ElementType.TABLE)
+_DIRECTORY = EntityRef(SourceType.HDFS, "hdfs://ns/warehouse/sales.db/orders", ElementType.DIRECTORY)
+_SOURCE = EntityRef(SourceType.HIVE, "sales.orders.amount@primary", ElementType.FIELD)
+_TARGET = EntityRef(SourceType.HIVE, "sales.totals.amount@primary", ElementType.FIELD)
+
+
+@pytest.mark.parametrize(("relation", "expected"), [
+    (Relation(RelationType.LOGICAL_PHYSICAL, _TABLE, _DIRECTORY), "2a1adf69bbef4668b310d550f7297d09"),
+    (Relation(RelationType.LOGICAL_PHYSICAL, _TABLE, _DIRECTORY, linked2=False), "2a1adf69bbef4668b310d550f7297d09"),
+    (Relation(RelationType.DATA_FLOW, _SOURCE, _TARGET, discriminator="spark://app-1/1/sql/3"),
+     "260c41478eb582739dd51e882d96fe46"),
+    (Relation(RelationType.PARENT_CHILD, _TABLE, _SOURCE), "a600738aab876a7b4219a6cd9851527c"),
+    (Relation(RelationType.CONTROL_FLOW, _SOURCE, _TARGET), "06b77af34012b9ea77678adbabddf66d"),
+])
+def test_relation_identity_is_stable_and_shared_with_the_linker(relation: Relation, expected: str) -> None:
+    assert relation.identity == expected
+    assert relation_identity(relation.type, relation.endpoint1.identity, relation.endpoint2.identity,
+                             relation.discriminator) == expected
+    doc: dict[str, Any] = {"type": relation.type.value, "endpoint1Id": relation.endpoint1.identity,
+                           "endpoint2Id": relation.endpoint2.identity}
+    if relation.discriminator:
+        doc["discriminator"] = relation.discriminator
+    assert document_relation_identity(doc) == expected
