@@ -8,7 +8,8 @@ from datetime import UTC, datetime
 import pytest
 
 from navd.index.client import IndexWriter, SolrIndex
-from navd.lineage import EntityNotFound, LineageGraph, LineageOptions, lineage
+from navd.lineage import EntityNotFound, LineageGraph, LineageOptions
+from navd.query import lineage
 from navd.model import (
     DependencyType,
     Element,
