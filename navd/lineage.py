@@ -196,16 +196,17 @@ def _walk(store: LineageStore, root: StoredElement, direction: str,
 
 @dataclasses.dataclass(frozen=True)
 class _Query:
-    """Relation types the walk asks for together: same near end, same endpoint-type rule."""
+    """Relation types the walk asks the store for together."""
 
     types: tuple[str, ...]
     near_end: int
     both_ends: str | None
+    flow: bool = False  # walked in the direction asked
 
 
 def walked_queries(direction: str, *, columns: bool, operations: bool) -> tuple[_Query, ...]:
     """What the walk asks the store for at each level, from model.RELATION_SEMANTICS, in its
-    order; consecutive types with the same near end and endpoint rule share one query."""
+    order; the flow types (walked in the direction asked) share one query."""
     flow_near = 2 if direction == "upstream" else 1  # upstream: relations whose target is the node
     queries: list[_Query] = []
     for relation_type, semantics in RELATION_SEMANTICS.items():
@@ -215,10 +216,10 @@ def walked_queries(direction: str, *, columns: bool, operations: bool) -> tuple[
             continue
         near = flow_near if semantics.from_end is None else semantics.from_end
         both_ends = semantics.both_ends.value if semantics.both_ends is not None else None
-        if queries and (queries[-1].near_end, queries[-1].both_ends) == (near, both_ends):
+        if semantics.from_end is None and queries and queries[-1].flow:
             queries[-1] = dataclasses.replace(queries[-1], types=(*queries[-1].types, relation_type.value))
         else:
-            queries.append(_Query((relation_type.value,), near, both_ends))
+            queries.append(_Query((relation_type.value,), near, both_ends, flow=semantics.from_end is None))
     return tuple(queries)
 
 
