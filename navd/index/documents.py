@@ -62,6 +62,19 @@ _SCALAR_FIELDS = tuple(field for _, field in _ELEMENT_SCALARS)
 _DATE_FIELDS = tuple(field for _, field in _ELEMENT_DATES)
 
 
+_ELEMENT_FIELD_OF: Mapping[str, str] = {
+    "identity": "identity", "qualified_name": "qualifiedName", "source_type": "sourceType", "type": "type",
+    "name": "originalName", "deleted": "deleted", **dict(_ELEMENT_SCALARS), **dict(_ELEMENT_DATES)}
+
+
+def element_field(attribute: str) -> str:
+    """The document field of an Element attribute (`last_modified` -> `lastModified`)."""
+    try:
+        return _ELEMENT_FIELD_OF[attribute]
+    except KeyError:
+        raise ValueError(f"Element attribute {attribute!r} is not stored as a field of its own") from None
+
+
 def element_document(element: Element) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "identity": element.identity,
