@@ -194,17 +194,18 @@ UP, DOWN = "upstream", "downstream"
 class Case:
     id: str
     graph: Callable[[str], Graph]
-    start: str  # a label, or "=" + the name to look up (then `{db}` is replaced)
+    start: str  # the label of the root
     options: LineageOptions
     edges: frozenset[str]
-    nodes: frozenset[str] | None = None  # None: the ends of the edges and the root
+    nodes: frozenset[str] | None = None  # None: the ends of the edges
     truncated: bool = False
+    lookup: str | None = None  # the start spelled as a user may type it (`{db}`, `{DB}`: the database)
 
 
 def case(id_: str, graph: Callable[[str], Graph], start: str, edges: set[str], *, nodes: set[str] | None = None,
-         truncated: bool = False, **options: object) -> Case:
+         truncated: bool = False, lookup: str | None = None, **options: object) -> Case:
     return Case(id_, graph, start, LineageOptions(**options), frozenset(edges),  # type: ignore[arg-type]
-                None if nodes is None else frozenset(nodes), truncated)
+                None if nodes is None else frozenset(nodes), truncated, lookup)
 
 
 DF, CF, LP, PC, IO = "DATA_FLOW", "CONTROL_FLOW", "LOGICAL_PHYSICAL", "PARENT_CHILD", "INSTANCE_OF"
@@ -229,7 +230,8 @@ CASES: tuple[Case, ...] = (
          direction=DOWN, operations=True),
     case("an execution's own lineage", pipeline, "job1", {f"s -> job1 {DF}"}, direction=UP),
     case("an execution with operations", pipeline, "job1",
-         {f"s -> job1 {DF}", f"ghost [unlinked] -> job1 {DF}", f"template -> job1 {IO}"}, direction=UP, operations=True),
+         {f"s -> job1 {DF}", f"ghost [unlinked] -> job1 {DF}", f"template -> job1 {IO}"},
+         direction=UP, operations=True),
     case("a template's executions are not its lineage", pipeline, "template", set(), nodes={"template"},
          operations=True),
     # columns
@@ -290,15 +292,15 @@ CASES: tuple[Case, ...] = (
     case("a cycle both ways", cycle, "b", {f"a -> b {DF}", f"b -> a {DF}"}),
     case("the node cap truncates", temporaries, "merged", {f"temp [deleted] -> merged {DF}"}, truncated=True,
          direction=UP, deleted=True, max_nodes=3),
-    case("found by another spelling", pipeline, "={DB}.T@PRIMARY", {f"s -> t {DF}"}, direction=UP),
-    case("found by a path spelling", physical, "=hdfs://NS1/warehouse/{db}.db/orders/",
-         {f"dir -> report {DF}", f"orders -> dir {LP}"}, direction=DOWN),
+    case("found by another spelling", pipeline, "t", {f"s -> t {DF}"}, direction=UP, lookup="{DB}.T@PRIMARY"),
+    case("found by a path spelling", physical, "dir", {f"dir -> report {DF}", f"orders -> dir {LP}"},
+         direction=DOWN, lookup="hdfs://NS1/warehouse/{db}.db/orders/"),
 )
 
 
 def start_name(case_: Case, graph: Graph, db: str) -> str:
-    if case_.start.startswith("="):
-        return case_.start[1:].replace("{db}", db).replace("{DB}", db.upper())
+    if case_.lookup is not None:
+        return case_.lookup.replace("{db}", db).replace("{DB}", db.upper())
     return graph.identity(case_.start)
 
 

@@ -187,3 +187,4 @@ def test_rule_cases_on_solr(index: SolrIndex, unique: str, case: Case) -> None:
     result = lineage(index, start_name(case, graph, unique), case.options)
     nodes, edges = shown(result, graph.labels)
     assert (edges, nodes, result.truncated) == (case.edges, expected_nodes(case), case.truncated)
+    assert graph.labels[result.root] == case.start
