@@ -26,6 +26,7 @@ from hdfs import Client
 from navd.config import NavdConfig
 from navd.errors import ConfigError
 from navd.index.client import IndexWriter
+from navd.index.documents import STUB_MARK
 from navd.extractors import write_checkpointed
 from navd.extractors.spark.events import ApplicationProcessor, SqlExecution, dropped, field_table, records
 from navd.extractors.spark.logfiles import (CursorStore, EventLog, EventLogTailer, FileSystem, LocalFileSystem,
@@ -198,4 +199,4 @@ def _stub_element(ref: EntityRef, extractor_run_id: str | None) -> Element:
     name = ref.qualified_name.split("@", 1)[0].rstrip("/")
     name = name.rsplit("/", 1)[-1] if ref.source_type is SourceType.HDFS or "://" in name else name.rsplit(".", 1)[-1]
     return Element(ref.source_type, ref.type, ref.qualified_name, name=name or ref.qualified_name,
-                   extractor_run_id=extractor_run_id, properties={"knownFrom": "spark"})
+                   extractor_run_id=extractor_run_id, properties={STUB_MARK: "spark"})

@@ -174,6 +174,7 @@ def run_document(run_id: str, component: str, state: str, *, started: datetime, 
     doc.update({f"count_{name}": int(value) for name, value in (counts or {}).items()})
     return doc
 
+
 # -- reading stored documents back --------------------------------------------------------------
 
 #: The property that marks a stub (see model.ElementStub and `is_stub`).
@@ -193,7 +194,7 @@ ELEMENT_FIELDS = "identity,qualifiedName,type,sourceType,originalName,deleted,pr
 #: The fields `StoredRelation.from_doc` reads (for Solr's `fl`).
 RELATION_FIELDS = ",".join(["identity", "type", *(endpoint_field(end, suffix) for end in (1, 2)
                                                   for suffix in _ENDPOINT_SUFFIXES),
-                            "dependencyType", "expression", "discriminator", "unlinked"])
+                            "dependencyType", "expression", "discriminator"])
 #: A Solr filter leaving stubs out (the query-side twin of `is_stub`).
 NOT_STUB_FILTER = f"-{property_field(STUB_MARK)}:*"
 
