@@ -44,12 +44,12 @@ from typing import Any
 import orjson
 
 from navd.index.client import SolrIndex, batches, serialise
-from navd.index.documents import is_stub
+from navd.index.documents import ELEMENT_FIELDS, NOT_STUB_FILTER, StoredElement, endpoint_field
 from navd.logs import get_logger
 from navd.model import identity as element_identity
 
 from .aliases import AliasRules, endpoint_spellings
-from .relink import ELEMENT_FIELDS, Target, choose, endpoint_candidates, relink
+from .relink import Target, choose, endpoint_candidates, relink
 
 log = get_logger("navd.linker")
 
@@ -85,9 +85,9 @@ def fetch_targets(index: SolrIndex, ids: Iterable[str]) -> dict[str, Target]:
     for chunk in batches(sorted(set(ids)), _TERMS_CHUNK):
         body = index.search("elements", "*:*", rows=len(chunk), fl=ELEMENT_FIELDS,
                             filters=[f"{{!terms f=identity}}{','.join(chunk)}"])
-        for doc in body["response"]["docs"]:
-            if not is_stub(doc):
-                found[str(doc["identity"])] = Target.of(doc)
+        for element in map(StoredElement.from_doc, body["response"]["docs"]):
+            if not element.stub:
+                found[element.id] = element
     return found
 
 
@@ -222,16 +222,17 @@ class Linker:
         yield from batches(fresh(recent), self.page_size)
         # (b) old unlinked relations naming elements indexed since the last pass.
         elements = self.index.scan("elements", "*:*", fl="identity,qualifiedName,type,sourceType",
-                                   filters=[f"lastIndexed:[{since} TO *]", "-prop_knownFrom:*"],
+                                   filters=[f"lastIndexed:[{since} TO *]", NOT_STUB_FILTER],
                                    page_size=self.page_size)
-        for chunk in batches(elements, self.page_size):
-            ids = sorted({element_identity(s, n) for doc in chunk
-                          for s, n in endpoint_spellings(str(doc["qualifiedName"]), str(doc["sourceType"]),
-                                                         str(doc["type"]), self.rules)})
+        for chunk in batches(map(StoredElement.from_doc, elements), self.page_size):
+            ids = sorted({element_identity(s, n) for element in chunk
+                          for s, n in endpoint_spellings(element.qualified_name, element.source_type, element.type,
+                                                         self.rules)})
             for end in (1, 2):
                 for id_chunk in batches(ids, _TERMS_CHUNK):
                     found = self.index.scan("relations", "*:*", page_size=self.page_size, filters=[
-                        *filters, f"endpoint{end}Linked:false", f"{{!terms f=endpoint{end}Id}}{','.join(id_chunk)}"])
+                        *filters, f"{endpoint_field(end, 'Linked')}:false",
+                        f"{{!terms f={endpoint_field(end, 'Id')}}}{','.join(id_chunk)}"])
                     yield from batches(fresh(found), self.page_size)
 
 

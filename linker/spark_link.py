@@ -23,10 +23,11 @@ import orjson
 
 from navd.config import SolrConfig
 from navd.index.client import SolrIndex, batches, identity_ranges
+from navd.index.documents import ELEMENT_FIELDS, NOT_STUB_FILTER, StoredElement
 from navd.logs import get_logger
 
 from .linker import Linker, LinkReport, plan_page, write_result
-from .relink import ELEMENT_FIELDS, Target
+from .relink import Target
 
 log = get_logger("navd.linker")
 
@@ -61,7 +62,8 @@ def _relation_row(doc: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def _element_row(doc: dict[str, Any]) -> tuple[Any, ...]:
-    return (doc["identity"], doc["qualifiedName"], doc["type"], doc["sourceType"])
+    element = StoredElement.from_doc(doc)
+    return (element.id, element.qualified_name, element.type, element.source_type)
 
 
 def _write_partition(rows: Iterator[Any], solr: SolrConfig, page_size: int) -> Iterator[tuple[int, int, int]]:
@@ -130,7 +132,7 @@ def _job(spark: Any, F: Any, ArrayType: Any, IntegerType: Any, StringType: Any, 
     # any partition writes (the writes delete the unlinked documents being read).
     rels = _solr_frame(spark, index, "relations", ["unlinked:true"], None, _relation_row,
                        "identity string, doc string").persist()
-    elements = _solr_frame(spark, index, "elements", ["-prop_knownFrom:*"], ELEMENT_FIELDS, _element_row,
+    elements = _solr_frame(spark, index, "elements", [NOT_STUB_FILTER], ELEMENT_FIELDS, _element_row,
                            "eid string, qn string, etype string, esource string")
     exploded = (rels.select(F.col("identity").alias("rid"), F.explode(F.udf(candidates_of, candidate_type)("doc"))
                             .alias("c"))

@@ -248,19 +248,18 @@ def cmd_solr_init(args: argparse.Namespace, config: NavdConfig) -> int:
 # -- search and entity ------------------------------------------------------------------------
 
 def cmd_search(args: argparse.Namespace, config: NavdConfig) -> int:
-    from navd.index.documents import display_document
+    from navd.query import search
 
     if args.rows < 0:
         raise ConfigError("--rows must be >= 0")
     with _index(config) as index:
-        body = index.search(args.core, args.query, rows=args.rows, sort=args.sort)
-    found = body["response"]["numFound"]
-    docs = [display_document(d) for d in body["response"]["docs"]]
+        result = search(index, args.core, args.query, rows=args.rows, sort=args.sort)
     if args.json:
-        _print_json({"numFound": found, "docs": docs})
+        _print_json({"numFound": result.found, "docs": list(result.docs)})
         return EXIT_OK
-    print(f"{found} found ({body['responseHeader'].get('QTime', '?')} ms), showing {len(docs)}")
-    for doc in docs:
+    millis = "?" if result.millis is None else result.millis
+    print(f"{result.found} found ({millis} ms), showing {len(result.docs)}")
+    for doc in result.docs:
         print(_summary_line(args.core, doc))
     return EXIT_OK
 
@@ -278,13 +277,10 @@ def _summary_line(core: str, doc: dict[str, Any]) -> str:
 
 
 def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> int:
-    from navd.index.documents import display_document
-    from navd.index.lookup import find_entity
+    from navd.query import entity
 
     with _index(config) as index:
-        docs = [display_document(d) for d in find_entity(index, args.name)]
-    if not docs:
-        raise SolrError(f"no element with identity or qualifiedName {args.name!r}")
+        docs = entity(index, args.name)
     if args.json:
         _print_json(docs[0] if len(docs) == 1 else docs)
         return EXIT_OK
@@ -365,7 +361,7 @@ def _extract(args: argparse.Namespace, config: NavdConfig, component: Any) -> No
 
 
 def cmd_status(args: argparse.Namespace, config: NavdConfig) -> int:
-    from navd.runs import status
+    from navd.query import status
 
     with _index(config, interactive=False) as index:
         current = status(index)
@@ -436,7 +432,8 @@ def cmd_run(args: argparse.Namespace, config: NavdConfig) -> int:
 
 
 def cmd_lineage(args: argparse.Namespace, config: NavdConfig) -> int:
-    from navd.lineage import LineageOptions, lineage, render_text
+    from navd.lineage import LineageOptions, render_text
+    from navd.query import lineage
 
     if args.depth < 1:
         raise ConfigError("--depth must be >= 1")

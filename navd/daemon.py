@@ -33,7 +33,7 @@ from navd.locks import LockBusy, is_locked
 from navd.logs import get_logger, setup_logging
 from navd.registry import components
 from navd.runner import PURGE, PushTail, RunResult, purge, run_extraction
-from navd.runs import abandon_interrupted_runs, publish_schedule
+from navd.runs import abandon_interrupted_runs, last_started, publish_schedule
 from navd.systemd import Notifier
 
 log = get_logger("navd.daemon")
@@ -214,14 +214,10 @@ class Daemon:
         after navd last started (a service restarted weekly would never purge)."""
         interval = timedelta(days=self.config.purge.interval_days)
         try:
-            docs = self.index.search("runs", "kind:run AND component:purge", rows=1,
-                                     sort="started desc")["response"]["docs"]
+            last = last_started(self.index, PURGE)
         except SolrError:
-            docs = []
-        if not docs:
-            return now + interval
-        last = datetime.fromisoformat(str(docs[0]["started"]).replace("Z", "+00:00"))
-        return max(now, last + interval)
+            last = None
+        return now + interval if last is None else max(now, last + interval)
 
     def _job(self, component: str) -> None:
         with self._running_lock:

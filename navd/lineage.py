@@ -1,10 +1,13 @@
-"""Lineage queries: walk nav_relations from one entity, upstream and/or downstream.
+"""Lineage: walk relations from one entity, upstream and/or downstream. Pure: the walk reads the
+index only through a `LineageStore` (navd.index.lineage_store.SolrLineageStore in production,
+navd.lineage_memory.MemoryLineageStore in tests), so every rule is testable without Solr.
 
-The walk is a breadth-first search through the index client, one batched terms query per level
-(`{!terms f=endpoint2Id}` ...), so it works the same on one core and on a sharded SolrCloud
-collection (Solr's `{!graph}` parser silently returns partial results across shards).
+The walk is a breadth-first search, one batched store query per level and relation group (on
+Solr, `{!terms f=endpoint2Id}` ...), so it works the same on one core and on a sharded SolrCloud
+collection (Solr's `{!graph}` parser silently returns partial results across shards); it never
+loads the whole graph.
 
-What is walked, as in Navigator:
+What is walked, as in Navigator (the table is model.RELATION_SEMANTICS):
 - DATA_FLOW (and CONTROL_FLOW for columns): dataset -> execution -> dataset;
 - LOGICAL_PHYSICAL only from the physical end to the logical one: a directory leads to the table
   it backs, a YARN application to the Spark execution it ran; seen from the logical end the
@@ -28,27 +31,39 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Literal
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from typing import Any, Literal, Protocol
 
 from navd.errors import NavdError
-from navd.index.client import SolrIndex, batches
-from navd.index.documents import is_stub
-from navd.index.lookup import find_entity
-from navd.model import ElementType, RelationType
+from navd.index.documents import StoredElement, StoredRelation
+from navd.model import RELATION_SEMANTICS, ElementType, RelationType
+from navd.names import display_name
 
 Direction = Literal["upstream", "downstream", "both"]
 
 _OPERATION_TYPES = frozenset({ElementType.OPERATION.value, ElementType.OPERATION_EXECUTION.value})
 _FIELD = ElementType.FIELD.value
-_RELATION_FIELDS = ("identity,type,endpoint1Id,endpoint2Id,endpoint1QualifiedName,endpoint2QualifiedName,"
-                    "endpoint1Type,endpoint2Type,endpoint1SourceType,endpoint2SourceType,"
-                    "dependencyType,expression")
-_ELEMENT_FIELDS = "identity,qualifiedName,type,sourceType,originalName,deleted,properties"
+_PARENT_CHILD = RelationType.PARENT_CHILD.value
+_DATA_FLOW = RelationType.DATA_FLOW.value
 
 
 class EntityNotFound(NavdError):
     """The entity a lineage query starts from is not indexed."""
+
+
+class LineageStore(Protocol):
+    """What the walk reads. Implementations batch as they need; none loads the whole graph."""
+
+    def find(self, entity: str) -> StoredElement | None:
+        """The element whose identity or qualifiedName (or its normalised spelling) is `entity`."""
+
+    def elements(self, ids: Collection[str]) -> Mapping[str, StoredElement]:
+        """The indexed elements among `ids`, by identity."""
+
+    def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
+                  near_type: str | None = None, far_type: str | None = None) -> Iterable[StoredRelation]:
+        """Relations of `types` whose endpoint `near_end` is one of `ids`; with `near_type` /
+        `far_type`, only those whose near / far endpoint has that element type."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,53 +128,42 @@ class LineageGraph:
 
 # -- the walk ---------------------------------------------------------------------------------
 
-@dataclasses.dataclass(frozen=True)
-class _Hop:
-    """One relation seen from the node the walk is at."""
-
-    relation: Mapping[str, Any]
-    far_id: str
-    far_end: int  # 1 or 2: which endpoint of the relation the far node is
-
-
-def lineage(index: SolrIndex, entity: str, options: LineageOptions = LineageOptions()) -> LineageGraph:
-    matches = find_entity(index, entity)
-    if not matches:
+def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageOptions()) -> LineageGraph:
+    """The lineage graph of `entity` as shown with `options`. Reads the store, changes nothing."""
+    root = store.find(entity)
+    if root is None:
         raise EntityNotFound(f"no element with identity or qualifiedName {entity!r}")
-    root_doc = matches[0]
-    root = str(root_doc["identity"])
     directions: tuple[str, ...] = ("upstream", "downstream") if options.direction == "both" \
         else (options.direction,)
 
-    relations: dict[str, Mapping[str, Any]] = {}
-    node_ids: set[str] = {root}
+    relations: dict[str, StoredRelation] = {}
+    node_ids: set[str] = {root.id}
     truncated = False
     for direction in directions:
-        for relation in _walk(index, root_doc, direction, options):
-            relations[str(relation["identity"])] = relation
-            node_ids.update((str(relation["endpoint1Id"]), str(relation["endpoint2Id"])))
+        for relation in _walk(store, root, direction, options):
+            relations[relation.id] = relation
+            node_ids.update((relation.endpoint1.id, relation.endpoint2.id))
             if len(node_ids) > options.max_nodes:
                 truncated = True
                 break
-    nodes = _load_nodes(index, node_ids, relations.values())
-    edges = [Edge(str(r["endpoint1Id"]), str(r["endpoint2Id"]), str(r["type"]), r.get("dependencyType"),
-                  r.get("expression")) for r in relations.values()]
-    return _contract(root, nodes, edges, options, truncated)
+    nodes = _load_nodes(store, node_ids, relations.values())
+    edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression)
+             for r in relations.values()]
+    return _contract(root.id, nodes, edges, options, truncated)
 
 
-def _walk(index: SolrIndex, root_doc: Mapping[str, Any], direction: str,
-          options: LineageOptions) -> Iterator[Mapping[str, Any]]:
+def _walk(store: LineageStore, root: StoredElement, direction: str,
+          options: LineageOptions) -> Iterator[StoredRelation]:
     """Relations reachable from the root in one direction, level by level.
 
     Depth counts dataset hops: passing through an execution does not use up a level, so
     `depth=1` upstream of a table reaches the tables its producing jobs read.
     """
-    root = str(root_doc["identity"])
-    root_is_field = root_doc.get("type") == _FIELD
-    seen: set[str] = {root}
-    frontier: deque[tuple[str, int, bool]] = deque([(root, 0, root_is_field)])
+    root_is_field = root.type == _FIELD
+    seen: set[str] = {root.id}
+    frontier: deque[tuple[str, int, bool]] = deque([(root.id, 0, root_is_field)])
     if options.columns and not root_is_field:
-        for field_id in _field_ids(index, [root]):
+        for field_id in _field_ids(store, [root.id]):
             seen.add(field_id)
             frontier.append((field_id, 0, True))
     while frontier:
@@ -169,132 +173,128 @@ def _walk(index: SolrIndex, root_doc: Mapping[str, Any], direction: str,
         depth_of = {node: depth for node, depth, _ in level}
         for node, _depth, is_field in level:
             by_kind[is_field].append(node)
-        hops = list(_hops(index, by_kind[False], direction, columns=False, operations=options.operations))
+        hops = list(_hops(store, by_kind[False], direction, columns=False, operations=options.operations))
         if options.columns:
-            hops += list(_hops(index, by_kind[True], direction, columns=True, operations=False))
-        for near, hop in hops:
-            yield hop.relation
-            far = hop.far_id
-            if far in seen:
+            hops += list(_hops(store, by_kind[True], direction, columns=True, operations=False))
+        for near, relation, far_end in hops:
+            yield relation
+            far = relation.endpoint(far_end)
+            if far.id in seen:
                 continue
-            seen.add(far)
-            far_type = str(hop.relation[f"endpoint{hop.far_end}Type"])
-            depth = depth_of[near] + (0 if far_type in _OPERATION_TYPES else 1)
-            if depth >= options.depth and far_type not in _OPERATION_TYPES:
+            seen.add(far.id)
+            depth = depth_of[near] + (0 if far.type in _OPERATION_TYPES else 1)
+            if depth >= options.depth and far.type not in _OPERATION_TYPES:
                 continue
-            if hop.relation["type"] == RelationType.INSTANCE_OF.value:
-                continue  # a template is shown, not walked: its other executions are not lineage
-            frontier.append((far, depth, far_type == _FIELD))
-            if options.columns and far_type not in _OPERATION_TYPES and far_type != _FIELD:
-                for field_id in _field_ids(index, [far]):
+            if not RELATION_SEMANTICS[RelationType(relation.type)].onward:
+                continue
+            frontier.append((far.id, depth, far.type == _FIELD))
+            if options.columns and far.type not in _OPERATION_TYPES and far.type != _FIELD:
+                for field_id in _field_ids(store, [far.id]):
                     if field_id not in seen:
                         seen.add(field_id)
                         frontier.append((field_id, depth, True))
 
 
-def _hops(index: SolrIndex, node_ids: list[str], direction: str, *, columns: bool,
-          operations: bool) -> Iterator[tuple[str, _Hop]]:
-    """(near node, hop) for every lineage relation touching `node_ids` in `direction`."""
+@dataclasses.dataclass(frozen=True)
+class _Query:
+    """Relation types the walk asks the store for together."""
+
+    types: tuple[str, ...]
+    near_end: int
+    both_ends: str | None
+    flow: bool = False  # walked in the direction asked
+
+
+def walked_queries(direction: str, *, columns: bool, operations: bool) -> tuple[_Query, ...]:
+    """What the walk asks the store for at each level, from model.RELATION_SEMANTICS, in its
+    order; the flow types (walked in the direction asked) share one query."""
+    flow_near = 2 if direction == "upstream" else 1  # upstream: relations whose target is the node
+    queries: list[_Query] = []
+    for relation_type, semantics in RELATION_SEMANTICS.items():
+        if not (semantics.columns if columns else semantics.datasets):
+            continue
+        if semantics.only_with_operations and not operations:
+            continue
+        near = flow_near if semantics.from_end is None else semantics.from_end
+        both_ends = semantics.both_ends.value if semantics.both_ends is not None else None
+        if semantics.from_end is None and queries and queries[-1].flow:
+            queries[-1] = dataclasses.replace(queries[-1], types=(*queries[-1].types, relation_type.value))
+        else:
+            queries.append(_Query((relation_type.value,), near, both_ends, flow=semantics.from_end is None))
+    return tuple(queries)
+
+
+def _hops(store: LineageStore, node_ids: list[str], direction: str, *, columns: bool,
+          operations: bool) -> Iterator[tuple[str, StoredRelation, int]]:
+    """(near node, relation, far end) for every lineage relation touching `node_ids` in `direction`."""
     if not node_ids:
         return
-    flow_types = ["DATA_FLOW", "CONTROL_FLOW"] if columns else ["DATA_FLOW"]
-    # Upstream: relations whose target is the node; downstream: whose source is the node.
-    near_end, far_end = (2, 1) if direction == "upstream" else (1, 2)
-    queries: list[tuple[str, int, int]] = [(f"type:({' OR '.join(flow_types)})", near_end, far_end)]
-    if not columns:
-        # Physical -> logical only (see the module docstring), in either walking direction.
-        queries.append(("type:LOGICAL_PHYSICAL", 2, 1))
-        # An application run to the executions inside it (a YARN application's Spark run to
-        # its SQL executions); never upwards, so a dataset's lineage does not fan out to every
-        # sibling execution of the job that wrote it.
-        queries.append(("type:PARENT_CHILD AND endpoint1Type:OPERATION_EXECUTION AND "
-                        "endpoint2Type:OPERATION_EXECUTION", 1, 2))
-        if operations:
-            queries.append(("type:INSTANCE_OF", 2, 1))  # execution -> its template
-    for type_filter, near, far in queries:
-        for chunk in batches(node_ids, 500):
-            filters = [type_filter, f"{{!terms f=endpoint{near}Id}}{','.join(chunk)}"]
-            for relation in index.scan("relations", "*:*", fl=_RELATION_FIELDS, filters=filters):
-                yield str(relation[f"endpoint{near}Id"]), _Hop(relation, str(relation[f"endpoint{far}Id"]), far)
+    for query in walked_queries(direction, columns=columns, operations=operations):
+        far_end = 3 - query.near_end
+        for relation in store.relations(node_ids, query.types, query.near_end, near_type=query.both_ends,
+                                        far_type=query.both_ends):
+            yield relation.endpoint(query.near_end).id, relation, far_end
 
 
-def _field_ids(index: SolrIndex, dataset_ids: Iterable[str]) -> list[str]:
-    """The FIELD children of datasets (columns of tables and views)."""
-    ids: list[str] = []
-    for chunk in batches(list(dataset_ids), 500):
-        filters = ["type:PARENT_CHILD", "endpoint2Type:FIELD", f"{{!terms f=endpoint1Id}}{','.join(chunk)}"]
-        ids.extend(str(r["endpoint2Id"]) for r in index.scan("relations", "*:*", fl="identity,endpoint2Id",
-                                                              filters=filters))
-    return ids
+def _field_ids(store: LineageStore, dataset_ids: Collection[str]) -> list[str]:
+    """The FIELD children of datasets (columns of tables and views): with `columns`, they join
+    the walk at their dataset's depth."""
+    return [r.endpoint2.id for r in store.relations(dataset_ids, (_PARENT_CHILD,), 1, far_type=_FIELD)]
 
 
-def _load_nodes(index: SolrIndex, node_ids: set[str],
-                relations: Iterable[Mapping[str, Any]]) -> dict[str, Node]:
+def _load_nodes(store: LineageStore, node_ids: set[str],
+                relations: Iterable[StoredRelation]) -> dict[str, Node]:
     nodes: dict[str, Node] = {}
     live_stubs: list[str] = []
-    for chunk in batches(sorted(node_ids), 500):
-        for doc in index.scan("elements", "*:*", fl=_ELEMENT_FIELDS,
-                              filters=[f"{{!terms f=identity}}{','.join(chunk)}"]):
-            deleted = bool(doc.get("deleted", False))
-            nodes[str(doc["identity"])] = Node(str(doc["identity"]), str(doc["qualifiedName"]), str(doc["type"]),
-                                               str(doc["sourceType"]), str(doc.get("originalName", "")),
-                                               deleted, indexed=True)
-            if not deleted and is_stub(doc):
-                live_stubs.append(str(doc["identity"]))
-    for node_id in _unresolved(index, live_stubs, {n: nodes[n].type for n in live_stubs}):
+    for element in store.elements(sorted(node_ids)).values():
+        nodes[element.id] = Node(element.id, element.qualified_name, element.type, element.source_type,
+                                 element.name, element.deleted, indexed=True)
+        if not element.deleted and element.stub:
+            live_stubs.append(element.id)
+    for node_id in _unresolved(store, live_stubs, {n: nodes[n].type for n in live_stubs}):
         nodes[node_id] = dataclasses.replace(nodes[node_id], indexed=False)
     for relation in relations:  # endpoints no extractor has indexed: known from the relation only
-        for end in (1, 2):
-            node_id = str(relation[f"endpoint{end}Id"])
-            if node_id not in nodes:
-                qualified_name = str(relation.get(f"endpoint{end}QualifiedName", ""))
-                nodes[node_id] = Node(node_id, qualified_name, str(relation.get(f"endpoint{end}Type", "")),
-                                      str(relation.get(f"endpoint{end}SourceType", "")),
-                                      _last_segment(qualified_name), deleted=False, indexed=False)
+        for endpoint in (relation.endpoint1, relation.endpoint2):
+            if endpoint.id not in nodes:
+                nodes[endpoint.id] = Node(endpoint.id, endpoint.qualified_name, endpoint.type, endpoint.source_type,
+                                          display_name(endpoint.qualified_name, endpoint.type), deleted=False,
+                                          indexed=False)
     return nodes
 
 
-def _unresolved(index: SolrIndex, live_stubs: list[str], types: Mapping[str, str]) -> set[str]:
+def _unresolved(store: LineageStore, live_stubs: list[str], types: Mapping[str, str]) -> set[str]:
     """The live (not deleted) stubs nothing proves existed: datasets no operation wrote, and
     columns of such a dataset (a column is as real as its table)."""
     fields = [n for n in live_stubs if types[n] == _FIELD]
-    parent_of: dict[str, str] = {}
-    for chunk in batches(fields, 500):
-        for relation in index.scan("relations", "*:*", fl="identity,endpoint1Id,endpoint2Id",
-                                   filters=["type:PARENT_CHILD", f"{{!terms f=endpoint2Id}}{','.join(chunk)}"]):
-            parent_of[str(relation["endpoint2Id"])] = str(relation["endpoint1Id"])
+    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2)} \
+        if fields else {}
     stub_datasets = {n for n in live_stubs if types[n] != _FIELD}
     other_parents = set(parent_of.values()) - stub_datasets
     proven_parents: set[str] = set()  # real elements, or deleted ones: they existed
-    for chunk in batches(sorted(other_parents), 500):
-        for doc in index.scan("elements", "*:*", fl="identity,deleted,properties",
-                              filters=[f"{{!terms f=identity}}{','.join(chunk)}"]):
-            if not doc.get("deleted", False) and is_stub(doc):
-                stub_datasets.add(str(doc["identity"]))
-            else:
-                proven_parents.add(str(doc["identity"]))
-    unproven = stub_datasets - _written(index, sorted(stub_datasets))
+    for element in store.elements(sorted(other_parents)).values() if other_parents else ():
+        if not element.deleted and element.stub:
+            stub_datasets.add(element.id)
+        else:
+            proven_parents.add(element.id)
+    unproven = stub_datasets - _written(store, sorted(stub_datasets))
     unresolved = {n for n in live_stubs if types[n] != _FIELD and n in unproven}
     unresolved.update(f for f in fields if parent_of.get(f) not in proven_parents and
                       (parent_of.get(f) is None or parent_of[f] in unproven))
     return unresolved
 
 
-def _written(index: SolrIndex, element_ids: list[str]) -> set[str]:
+def _written(store: LineageStore, element_ids: list[str]) -> set[str]:
     """Those of `element_ids` that some DATA_FLOW leads into (an operation wrote them)."""
-    found: set[str] = set()
-    for chunk in batches(element_ids, 500):
-        found.update(str(r["endpoint2Id"]) for r in index.scan(
-            "relations", "*:*", fl="identity,endpoint2Id",
-            filters=["type:DATA_FLOW", f"{{!terms f=endpoint2Id}}{','.join(chunk)}"]))
-    return found
-
-
-def _last_segment(qualified_name: str) -> str:
-    return qualified_name.split("@", 1)[0].rstrip("/").rsplit("/", 1)[-1].rsplit(".", 1)[-1]
+    if not element_ids:
+        return set()
+    return {r.endpoint2.id for r in store.relations(element_ids, (_DATA_FLOW,), 2)}
 
 
 # -- what is shown ----------------------------------------------------------------------------
+
+#: Relation types along which a hidden node is passed through (model.RELATION_SEMANTICS).
+_CONTRACTED = frozenset(t.value for t, semantics in RELATION_SEMANTICS.items() if semantics.contracted)
+
 
 def _contract(root: str, nodes: Mapping[str, Node], edges: list[Edge], options: LineageOptions,
               truncated: bool) -> LineageGraph:
@@ -321,7 +321,7 @@ def _contract(root: str, nodes: Mapping[str, Node], edges: list[Edge], options: 
         stack, visited = [edge.target], {edge.target}
         while stack:
             for onward in outgoing.get(stack.pop(), []):
-                if onward.type not in ("DATA_FLOW", "CONTROL_FLOW", "LOGICAL_PHYSICAL"):
+                if onward.type not in _CONTRACTED:
                     continue
                 if hidden(onward.target):
                     if onward.target not in visited:

@@ -55,6 +55,48 @@ ENDPOINT_ROLES: Mapping[RelationType, tuple[str, str]] = MappingProxyType({
 })
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class LineageSemantics:
+    """How the lineage walk treats one relation type (navd/lineage.py applies it)."""
+
+    #: The end the walk comes from: 1 or 2, or None when the walk's direction decides
+    #: (upstream comes from the target, endpoint 2; downstream from the source, endpoint 1).
+    from_end: int | None
+    #: Walked between datasets (and the executions between them).
+    datasets: bool
+    #: Walked between columns (FIELD nodes), with `columns`.
+    columns: bool
+    #: Only relations whose both ends are of this type are walked.
+    both_ends: ElementType | None = None
+    #: Walked only when operations are shown.
+    only_with_operations: bool = False
+    #: The walk goes on from the far end (False: the far end is shown, not walked from).
+    onward: bool = True
+    #: When an end is hidden (an execution, an unlinked or a deleted entity), the connection
+    #: through it is kept along relations of this type.
+    contracted: bool = False
+
+
+# What lineage is, as in Navigator (see navd/lineage.py's docstring); the walk queries the types
+# in this order.
+RELATION_SEMANTICS: Mapping[RelationType, LineageSemantics] = MappingProxyType({
+    # dataset -> execution -> dataset, in the direction asked
+    RelationType.DATA_FLOW: LineageSemantics(None, datasets=True, columns=True, contracted=True),
+    # a column that filters or joins (not copied), for columns only
+    RelationType.CONTROL_FLOW: LineageSemantics(None, datasets=False, columns=True, contracted=True),
+    # physical -> logical only, in either direction: a directory leads to the table it backs;
+    # seen from the table, its directory is not lineage
+    RelationType.LOGICAL_PHYSICAL: LineageSemantics(2, datasets=True, columns=False, contracted=True),
+    # an application run down to the executions inside it, never upwards (a dataset's lineage
+    # must not fan out to every sibling execution of the job that wrote it)
+    RelationType.PARENT_CHILD: LineageSemantics(1, datasets=True, columns=False,
+                                                both_ends=ElementType.OPERATION_EXECUTION),
+    # an execution to its template: shown, not walked (its other executions are not lineage)
+    RelationType.INSTANCE_OF: LineageSemantics(2, datasets=True, columns=False, only_with_operations=True,
+                                               onward=False),
+})
+
+
 # --- records ---------------------------------------------------------------------------------
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -14,17 +14,15 @@ import socket
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex, serialise
-from navd.index.documents import solr_date
+from navd.index.documents import RUN_KIND, run_document, solr_date
 from navd.logs import get_logger
-from navd.process import pid_runs
 
 log = get_logger("navd.runs")
-KIND = "run"
+KIND = RUN_KIND
 
 
 @dataclasses.dataclass
@@ -37,14 +35,8 @@ class Run:
     quiet: bool = False
 
     def document(self, state: str, *, ended: datetime | None = None, error: str | None = None) -> dict[str, Any]:
-        doc: dict[str, Any] = {"identity": self.run_id, "kind": KIND, "component": self.component, "state": state,
-                               "started": solr_date(self.started), "host": socket.gethostname()}
-        if ended is not None:
-            doc["ended"] = solr_date(ended)
-        if error:
-            doc["error"] = error[:2000]
-        doc.update({f"count_{name}": int(value) for name, value in self.counts.items()})
-        return doc
+        return run_document(self.run_id, self.component, state, started=self.started, host=socket.gethostname(),
+                            ended=ended, error=error, counts=self.counts)
 
 
 def _post(index: SolrIndex, doc: Mapping[str, Any]) -> None:
@@ -114,57 +106,40 @@ def abandon_interrupted_runs(index: SolrIndex, is_running: Callable[[str], bool]
     return len(stale)
 
 
-def _components(index: SolrIndex) -> list[str]:
+def components(index: SolrIndex) -> list[str]:
+    """Every component with a run record or a published schedule, sorted."""
     facets = index.search("runs", f"kind:({KIND} OR schedule)", rows=0, params={
         "facet": "true", "facet.field": "component", "facet.limit": "-1", "facet.mincount": "1"})
     counted = facets.get("facet_counts", {}).get("facet_fields", {}).get("component", [])
     return sorted(str(name) for name in counted[::2])
 
 
-def _last_run_and_success(index: SolrIndex, component: str) -> tuple[dict[str, Any], dict[str, Any]]:
+def last_run_and_success(index: SolrIndex, component: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The component's newest run record and its newest successful one ({} when none)."""
     last = _latest(index, f'kind:{KIND} AND component:"{component}"')
     success = _latest(index, f'kind:{KIND} AND component:"{component}" AND state:SUCCEEDED')
     return last, success
+
+
+def last_started(index: SolrIndex, component: str) -> datetime | None:
+    """When the component's newest recorded run began, or None if it never ran. Solr errors
+    are the caller's to handle (the daemon schedules as if there were no run)."""
+    last = _latest(index, f'kind:{KIND} AND component:"{component}"')
+    return parse_solr_date(str(last["started"])) if last.get("started") else None
+
+
+def parse_solr_date(value: str) -> datetime:
+    """A Solr date (`2026-11-23T05:00:00.123Z`) as an aware datetime."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
 def shown_run_ids(index: SolrIndex) -> set[str]:
     """The run records `navd status` shows (each component's last run and last success): purge
     keeps them however old."""
     shown: set[str] = set()
-    for name in _components(index):
-        shown.update(str(doc["identity"]) for doc in _last_run_and_success(index, name) if doc)
+    for name in components(index):
+        shown.update(str(doc["identity"]) for doc in last_run_and_success(index, name) if doc)
     return shown
-
-
-def status(index: SolrIndex) -> dict[str, Any]:
-    """Per component the last run and the last success; totals per core."""
-    components: dict[str, dict[str, Any]] = {}
-    names = _components(index)
-    schedules = {str(d["component"]): d for d in index.get("runs", [schedule_identity(n) for n in names])}
-    for name in names:
-        last, success = _last_run_and_success(index, name)
-        schedule = schedules.get(name, {})
-        next_run = schedule.get("nextRun") or schedule.get("state")
-        if next_run != "NOT_SCHEDULED" and _publisher_gone(schedule):
-            next_run = "NOT_SCHEDULED"  # a killed navd could not say so itself
-        elif schedule.get("nextRun") and last.get("started") and schedule["nextRun"] <= last["started"]:
-            # The schedule still names the run that began last: the daemon sets the next one when
-            # it is done with that run, including the link pass that follows an extraction.
-            next_run = "AFTER_CURRENT_RUN"
-        components[name] = {"last_run": last, "last_success": success.get("ended") if success else None,
-                            "next_run": next_run}
-    totals = {"elements": index.count("elements"), "relations": index.count("relations"),
-              "unlinked_relations": index.count("relations", "unlinked:true"),
-              "deleted_elements": index.count("elements", "deleted:true")}
-    return {"components": components, "totals": totals}
-
-
-def _publisher_gone(schedule: Mapping[str, Any]) -> bool:
-    """The schedule was published by a `navd run` on this host that no longer runs. Unknown
-    (another host, no /proc) counts as running."""
-    if schedule.get("host") != socket.gethostname() or "pid" not in schedule or not Path("/proc/self").exists():
-        return False
-    return not pid_runs(int(schedule["pid"]), "navd")
 
 
 def _latest(index: SolrIndex, query: str) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from datetime import datetime
 from typing import Any
 
 from navd.index.client import SolrIndex, batches
-from navd.index.documents import solr_date
+from navd.index.documents import StoredRelation, endpoint_field, solr_date
 from navd.logs import get_logger
 from navd.runs import KIND as RUN_KIND
 from navd.runs import shown_run_ids
@@ -43,6 +43,8 @@ CATEGORIES = ("instance_of", "data_flow", "executions", "hdfs_parent_child", "de
 _CORES = ("elements", "relations", "runs")
 _BATCH = 500
 _EXECUTIONS = "type:(OPERATION OR OPERATION_EXECUTION)"
+_END1_ID, _END2_TYPE = endpoint_field(1, "Id"), endpoint_field(2, "Type")
+_ENDS = f"{_END1_ID},{endpoint_field(2, 'Id')}"
 
 
 @dataclasses.dataclass
@@ -135,26 +137,30 @@ class Purger:
     def _producing(self, executions: list[str]) -> set[str]:
         """Those of `executions` that, or whose child executions, wrote a dataset."""
         children: dict[str, str] = {}
-        for relation in self.index.scan("relations", "*:*", fl="identity,endpoint1Id,endpoint2Id", filters=[
-                "type:PARENT_CHILD", "endpoint2Type:OPERATION_EXECUTION", _terms("endpoint1Id", executions)]):
-            children[str(relation["endpoint2Id"])] = str(relation["endpoint1Id"])
+        for relation in self._relations(_ENDS, filters=[
+                "type:PARENT_CHILD", f"{_END2_TYPE}:OPERATION_EXECUTION", _terms(_END1_ID, executions)]):
+            children[relation.endpoint2.id] = relation.endpoint1.id
         producing: set[str] = set()
         sources = executions + sorted(children)
         for chunk in batches(sources, _BATCH):
-            for relation in self.index.scan("relations", "*:*", fl="identity,endpoint1Id", filters=[
-                    "type:DATA_FLOW", f"-endpoint2Type:({' OR '.join(('OPERATION', 'OPERATION_EXECUTION'))})",
-                    _terms("endpoint1Id", chunk)]):
-                source = str(relation["endpoint1Id"])
+            for relation in self._relations(_END1_ID, filters=[
+                    "type:DATA_FLOW", f"-{_END2_TYPE}:({' OR '.join(('OPERATION', 'OPERATION_EXECUTION'))})",
+                    _terms(_END1_ID, chunk)]):
+                source = relation.endpoint1.id
                 producing.add(children.get(source, source))
         return producing
 
     def _physical_ends(self, ids: list[str]) -> set[str]:
         ends: set[str] = set()
         for end in (1, 2):
-            for relation in self.index.scan("relations", "*:*", fl="identity,endpoint1Id,endpoint2Id", filters=[
-                    "type:LOGICAL_PHYSICAL", _terms(f"endpoint{end}Id", ids)]):
-                ends.update((str(relation["endpoint1Id"]), str(relation["endpoint2Id"])))
+            for relation in self._relations(_ENDS, filters=[
+                    "type:LOGICAL_PHYSICAL", _terms(endpoint_field(end, "Id"), ids)]):
+                ends.update((relation.endpoint1.id, relation.endpoint2.id))
         return ends & set(ids)
+
+    def _relations(self, fields: str, filters: list[str]) -> Iterator[StoredRelation]:
+        for doc in self.index.scan("relations", "*:*", fl=f"identity,{fields}", filters=filters):
+            yield StoredRelation.from_doc(doc)
 
     # -- removal --------------------------------------------------------------------------------
 
@@ -171,7 +177,7 @@ class Purger:
                           ends: tuple[int, ...] = (1, 2)) -> None:
         """Relations matching `type_filter` with an end (of `ends`) among `element_ids`."""
         ids = sorted({str(d["identity"]) for end in ends for d in self.index.scan(
-            "relations", "*:*", fl="identity", filters=[type_filter, _terms(f"endpoint{end}Id", element_ids)])})
+            "relations", "*:*", fl="identity", filters=[type_filter, _terms(endpoint_field(end, "Id"), element_ids)])})
         if category is not None:
             self.report.removed[category] += len(ids)
         if ids and not self.dry_run:

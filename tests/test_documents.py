@@ -5,10 +5,29 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta, timezone
 
-from navd.index.documents import display_document, element_document, property_field, relation_document
+import pytest
+
+from navd.index.documents import (
+    StoredElement,
+    StoredEndpoint,
+    StoredRelation,
+    deletion_update,
+    display_document,
+    element_document,
+    element_field,
+    is_stub,
+    property_field,
+    relation_document,
+    relinked_document,
+    run_document,
+    stored_relation_identity,
+    stub_document,
+)
 from navd.model import (
+    Deletion,
     DependencyType,
     Element,
+    ElementStub,
     ElementType,
     EntityRef,
     Relation,
@@ -67,3 +86,61 @@ def test_relation_document() -> None:
 def test_display_document_hides_internals() -> None:
     shown = display_document({"identity": "x", "_version_": 1, "prop_a": "1", "properties": '{"a": "1"}'})
     assert shown == {"identity": "x", "properties": {"a": "1"}}
+
+
+def test_stub_and_deletion_documents() -> None:
+    element = Element(SourceType.HIVE, ElementType.TABLE, "sales.raw@primary", name="raw",
+                      properties={"knownFrom": "spark"})
+    assert stub_document(ElementStub(element)) == {**element_document(element), "_version_": -1}
+    dropped = datetime(2026, 11, 2, tzinfo=UTC)
+    assert deletion_update(Deletion(element.ref, dropped)) == {
+        "identity": element.identity, "_version_": 1, "deleted": {"set": True},
+        "deleteTime": {"set": "2026-11-02T00:00:00.000Z"}}
+
+
+def test_run_document() -> None:
+    started = datetime(2026, 11, 2, tzinfo=UTC)
+    doc = run_document("hdfs##1", "extractor.hdfs", "FAILED", started=started, host="h",
+                       ended=started + timedelta(minutes=1), error="x" * 3000, counts={"elements": 3})
+    assert doc == {"identity": "hdfs##1", "kind": "run", "component": "extractor.hdfs", "state": "FAILED",
+                   "started": "2026-11-02T00:00:00.000Z", "host": "h", "ended": "2026-11-02T00:01:00.000Z",
+                   "error": "x" * 2000, "count_elements": 3}
+    assert "ended" not in run_document("r", "c", "RUNNING", started=started, host="h")
+
+
+def test_stored_views_read_what_the_builders_write() -> None:
+    stub = Element(SourceType.HIVE, ElementType.TABLE, "sales.raw@primary", name="raw",
+                   properties={"knownFrom": "spark"})
+    assert StoredElement.from_doc(element_document(stub)) == StoredElement(
+        stub.identity, "sales.raw@primary", "TABLE", "HIVE", "raw", deleted=False, stub=True)
+    assert is_stub(element_document(stub))
+    source = EntityRef(SourceType.HIVE, "sales.s.c@primary", ElementType.FIELD)
+    target = EntityRef(SourceType.HIVE, "sales.t.u@primary", ElementType.FIELD)
+    relation = Relation(RelationType.DATA_FLOW, source, target, linked2=False,
+                        dependency_type=DependencyType.SIMPLE, discriminator="spark://app/1")
+    stored = StoredRelation.from_doc(relation_document(relation))
+    assert stored.id == relation.identity and stored.type == "DATA_FLOW"
+    assert stored.endpoint(1) == StoredEndpoint(source.identity, "sales.s.c@primary", "HIVE", "FIELD", True)
+    assert stored.endpoint(2).linked is False and stored.unlinked_ends == (2,)
+    assert (stored.dependency_type, stored.expression, stored.discriminator) == ("SIMPLE", None, "spark://app/1")
+    # a query that fetched only some fields reads the rest as empty
+    partial = StoredRelation.from_doc({"identity": "r", "endpoint1Id": "a"})
+    assert partial.endpoint1.id == "a" and partial.endpoint2.id == "" and partial.unlinked_ends == ()
+
+
+def test_relinked_document_and_identity() -> None:
+    exe = EntityRef(SourceType.SPARK, "spark://app/1", ElementType.OPERATION_EXECUTION)
+    seen = EntityRef(SourceType.HDFS, "hdfs://nn1:8020/wh/t", ElementType.DIRECTORY)
+    real = EntityRef(SourceType.HDFS, "hdfs://ns1/wh/t", ElementType.DIRECTORY)
+    unlinked = relation_document(Relation(RelationType.DATA_FLOW, exe, seen, linked2=False))
+    assert stored_relation_identity(unlinked) == unlinked["identity"]
+    relinked = relinked_document({**unlinked, "_version_": 7, "lastIndexed": "x"},
+                                 {2: StoredElement(real.identity, real.qualified_name, "DIRECTORY", "HDFS")})
+    assert relinked == relation_document(Relation(RelationType.DATA_FLOW, exe, real))
+
+
+def test_element_field_names() -> None:
+    assert [element_field(a) for a in ("name", "last_modified", "block_size", "delete_time")] == \
+        ["originalName", "lastModified", "blockSize", "deleteTime"]
+    with pytest.raises(ValueError, match="'parent'"):
+        element_field("parent")

@@ -6,9 +6,11 @@ import json
 from datetime import UTC, datetime
 
 import pytest
+from lineage_cases import CASES, Case, expected_nodes, shown, start_name
 
 from navd.index.client import IndexWriter, SolrIndex
-from navd.lineage import EntityNotFound, LineageGraph, LineageOptions, lineage
+from navd.lineage import EntityNotFound, LineageGraph, LineageOptions
+from navd.query import lineage
 from navd.model import (
     DependencyType,
     Element,
@@ -175,3 +177,14 @@ def test_cli_json_shape(navd, index: SolrIndex, pipeline: dict[str, Element]) ->
                for e in document["edges"])
     text = navd("lineage", pipeline["t"].qualified_name, "--direction", "upstream")
     assert f"{pipeline['s'].qualified_name} (HIVE TABLE) -> {pipeline['t'].qualified_name} (HIVE TABLE)" in text.stdout
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_rule_cases_on_solr(index: SolrIndex, unique: str, case: Case) -> None:
+    """The rule cases (tests/test_lineage_rules.py runs them in memory) show the same through Solr."""
+    graph = case.graph(unique)
+    index_all(index, list(graph.records))  # type: ignore[arg-type]
+    result = lineage(index, start_name(case, graph, unique), case.options)
+    nodes, edges = shown(result, graph.labels)
+    assert (edges, nodes, result.truncated) == (case.edges, expected_nodes(case), case.truncated)
+    assert graph.labels[result.root] == case.start

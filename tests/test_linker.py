@@ -7,7 +7,8 @@ from typing import Any
 
 
 from navd.index.client import IndexWriter, SolrIndex
-from navd.lineage import LineageOptions, lineage
+from navd.lineage import LineageOptions
+from navd.query import lineage
 from navd.linker.linker import Linker
 from navd.model import Element, ElementStub, ElementType, EntityRef, Relation, RelationType, SourceType
 

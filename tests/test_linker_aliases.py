@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from navd.linker.aliases import AliasRules, candidate_names, candidates, endpoint_spellings
-from navd.linker.relink import Target, relink, relation_identity
+from navd.index.documents import stored_relation_identity as relation_identity
+from navd.linker.relink import Target, relink
 from navd.index.documents import relation_document
 from navd.model import ElementType, EntityRef, Relation, RelationType, SourceType
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from navd.linker.relink import relation_identity as document_relation_identity
+from navd.index.documents import stored_relation_identity as document_relation_identity
 from navd.model import Relation, RelationType
 from navd.names import (
     ElementType,

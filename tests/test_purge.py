@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 from navd.index.client import IndexWriter, SolrIndex, serialise
 from navd.model import Element, ElementType, Record, Relation, RelationType, SourceType
 from navd.purge.purge import Purger
-from navd.runs import Run, status
+from navd.query import status
+from navd.runs import Run
 
 NOW = datetime.now(UTC)
 OLD, RECENT = NOW - timedelta(days=100), NOW - timedelta(days=10)

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from navd.index.documents import solr_date
+from navd.index.documents import element_field, solr_date
 from navd.model import Element, ElementType, EntityRef, Record, Relation, RelationType, SourceType
 from navd.names import child_path, directory_ref, parent_path, path_qualified_name
 
@@ -110,7 +110,8 @@ def element_for(entry: HdfsEntry, default_fs: str, extractor_run_id: str | None 
 
 
 #: The fields of an HDFS element that a listing can change; equal signatures mean nothing to write.
-SIGNATURE_FIELDS = "type,size,lastModified,owner,group,permissions,replication,blockSize"
+SIGNATURE_FIELDS = ",".join(map(element_field, ("type", "size", "last_modified", "owner", "group", "permissions",
+                                                "replication", "block_size")))
 Signature = tuple[Any, ...]
 
 

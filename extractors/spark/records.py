@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator
 
+from navd.index.documents import STUB_MARK
 from navd.model import (
     Deletion,
     Element,
@@ -189,4 +190,4 @@ def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None) -> Iterat
 
 def _stub_element(ref: EntityRef, extractor_run_id: str | None) -> Element:
     return Element(ref.source_type, ref.type, ref.qualified_name, name=display_name(ref.qualified_name, ref.type),
-                   extractor_run_id=extractor_run_id, properties={"knownFrom": "spark"})
+                   extractor_run_id=extractor_run_id, properties={STUB_MARK: "spark"})

@@ -21,7 +21,7 @@ import requests
 
 from navd.config import SolrConfig
 from navd.errors import ConfigError, SolrError, SolrUnavailable, first_line
-from navd.index.documents import element_document, relation_document, solr_date
+from navd.index.documents import deletion_update, element_document, relation_document, stub_document
 from navd.logs import get_logger
 from navd.model import Deletion, Element, ElementStub, Record, Relation
 
@@ -430,10 +430,9 @@ class IndexWriter:
         elif isinstance(record, Relation):
             self.relations.add(relation_document(record))
         elif isinstance(record, ElementStub):
-            self.stubs.add({**element_document(record.element), "_version_": -1})
+            self.stubs.add(stub_document(record))
         elif isinstance(record, Deletion):
-            self.deletions.add({"identity": record.ref.identity, "_version_": 1, "deleted": {"set": True},
-                                "deleteTime": {"set": solr_date(record.delete_time)}})
+            self.deletions.add(deletion_update(record))
         else:
             raise TypeError(f"cannot index {type(record).__name__}: expected Element, Relation, ElementStub "
                             f"or Deletion")

@@ -1,15 +1,19 @@
-"""The one place where records become Solr documents (field names as in Navigator)."""
+"""The one place where records become Solr documents (field names as in Navigator), and where
+stored documents become typed read views (`StoredElement`, `StoredRelation`) for the readers:
+lineage, the linker and purge read fields through these, never by spelling them again.
+"""
 
 from __future__ import annotations
 
 import json
 import operator
 import re
+import dataclasses
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from navd.model import Element, ElementType, Relation
+from navd.model import Deletion, Element, ElementStub, ElementType, Relation, relation_identity
 
 _PROPERTY_KEY = re.compile(r"[^A-Za-z0-9_.]")
 _FILE_SYSTEM_TYPES = frozenset({ElementType.DIRECTORY, ElementType.FILE})
@@ -56,6 +60,19 @@ _scalar_values = operator.attrgetter(*(attr for attr, _ in _ELEMENT_SCALARS))
 _date_values = operator.attrgetter(*(attr for attr, _ in _ELEMENT_DATES))
 _SCALAR_FIELDS = tuple(field for _, field in _ELEMENT_SCALARS)
 _DATE_FIELDS = tuple(field for _, field in _ELEMENT_DATES)
+
+
+_ELEMENT_FIELD_OF: Mapping[str, str] = {
+    "identity": "identity", "qualified_name": "qualifiedName", "source_type": "sourceType", "type": "type",
+    "name": "originalName", "deleted": "deleted", **dict(_ELEMENT_SCALARS), **dict(_ELEMENT_DATES)}
+
+
+def element_field(attribute: str) -> str:
+    """The document field of an Element attribute (`last_modified` -> `lastModified`)."""
+    try:
+        return _ELEMENT_FIELD_OF[attribute]
+    except KeyError:
+        raise ValueError(f"Element attribute {attribute!r} is not stored as a field of its own") from None
 
 
 def element_document(element: Element) -> dict[str, Any]:
@@ -127,15 +144,165 @@ def display_document(doc: Mapping[str, Any]) -> dict[str, Any]:
     return shown
 
 
+#: `kind` of run records in the runs core.
+RUN_KIND = "run"
+
+
+def stub_document(stub: ElementStub) -> dict[str, Any]:
+    """An ElementStub's document: written only if no document with its identity exists
+    (`_version_: -1`), so it never overwrites the owning extractor's richer one."""
+    return {**element_document(stub.element), "_version_": -1}
+
+
+def deletion_update(deletion: Deletion) -> dict[str, Any]:
+    """An atomic update flagging an element deleted, only if it exists (`_version_: 1`): flagging
+    must never create a bare document for an element that was never indexed."""
+    return {"identity": deletion.ref.identity, "_version_": 1, "deleted": {"set": True},
+            "deleteTime": {"set": solr_date(deletion.delete_time)}}
+
+
+def run_document(run_id: str, component: str, state: str, *, started: datetime, host: str,
+                 ended: datetime | None = None, error: str | None = None,
+                 counts: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """A run record in the runs core: counts as `count_<name>`, the error cut to 2,000 chars."""
+    doc: dict[str, Any] = {"identity": run_id, "kind": RUN_KIND, "component": component, "state": state,
+                           "started": solr_date(started), "host": host}
+    if ended is not None:
+        doc["ended"] = solr_date(ended)
+    if error:
+        doc["error"] = error[:2000]
+    doc.update({f"count_{name}": int(value) for name, value in (counts or {}).items()})
+    return doc
+
+
+# -- reading stored documents back --------------------------------------------------------------
+
+#: The property that marks a stub (see model.ElementStub and `is_stub`).
+STUB_MARK = "knownFrom"
+
+
+def endpoint_field(end: int, suffix: str) -> str:
+    """`endpoint1Id`, `endpoint2QualifiedName`, ...: a relation's field of endpoint `end`."""
+    if end not in (1, 2):
+        raise ValueError(f"relation endpoint {end!r}: relations have endpoints 1 and 2")
+    return f"endpoint{end}{suffix}"
+
+
+_ENDPOINT_SUFFIXES = ("Id", "QualifiedName", "Type", "SourceType", "Linked")
+#: The fields `StoredElement.from_doc` reads (for Solr's `fl`).
+ELEMENT_FIELDS = "identity,qualifiedName,type,sourceType,originalName,deleted,properties"
+#: The fields `StoredRelation.from_doc` reads (for Solr's `fl`).
+RELATION_FIELDS = ",".join(["identity", "type", *(endpoint_field(end, suffix) for end in (1, 2)
+                                                  for suffix in _ENDPOINT_SUFFIXES),
+                            "dependencyType", "expression", "discriminator"])
+#: A Solr filter leaving stubs out (the query-side twin of `is_stub`).
+NOT_STUB_FILTER = f"-{property_field(STUB_MARK)}:*"
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StoredElement:
+    """An element document as the readers see it. Fields a query did not fetch read as empty."""
+
+    id: str
+    qualified_name: str
+    type: str
+    source_type: str
+    name: str = ""
+    deleted: bool = False
+    stub: bool = False
+
+    @classmethod
+    def from_doc(cls, doc: Mapping[str, Any]) -> StoredElement:
+        return cls(str(doc["identity"]), str(doc.get("qualifiedName", "")), str(doc.get("type", "")),
+                   str(doc.get("sourceType", "")), str(doc.get("originalName", "")),
+                   bool(doc.get("deleted", False)), is_stub(doc))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StoredEndpoint:
+    """One end of a stored relation: the element's identity and what the relation knows of it."""
+
+    id: str
+    qualified_name: str
+    source_type: str
+    type: str
+    #: False when the extractor did not know the element was indexed (see model.Relation).
+    linked: bool
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class StoredRelation:
+    """A relation document as the readers see it. Fields a query did not fetch read as empty."""
+
+    id: str
+    type: str
+    endpoint1: StoredEndpoint
+    endpoint2: StoredEndpoint
+    dependency_type: str | None = None
+    expression: str | None = None
+    discriminator: str = ""
+
+    @classmethod
+    def from_doc(cls, doc: Mapping[str, Any]) -> StoredRelation:
+        def end(n: int) -> StoredEndpoint:
+            return StoredEndpoint(str(doc.get(endpoint_field(n, "Id"), "")),
+                                  str(doc.get(endpoint_field(n, "QualifiedName"), "")),
+                                  str(doc.get(endpoint_field(n, "SourceType"), "")),
+                                  str(doc.get(endpoint_field(n, "Type"), "")),
+                                  doc.get(endpoint_field(n, "Linked")) is not False)
+
+        return cls(str(doc["identity"]), str(doc.get("type", "")), end(1), end(2), doc.get("dependencyType"),
+                   doc.get("expression"), str(doc.get("discriminator", "")))
+
+    def endpoint(self, end: int) -> StoredEndpoint:
+        if end == 1:
+            return self.endpoint1
+        if end == 2:
+            return self.endpoint2
+        raise ValueError(f"relation endpoint {end!r}: relations have endpoints 1 and 2")
+
+    @property
+    def unlinked_ends(self) -> tuple[int, ...]:
+        return tuple(end for end in (1, 2) if not self.endpoint(end).linked)
+
+
+def stored_relation_identity(doc: Mapping[str, Any]) -> str:
+    """A relation document's identity recomputed from its fields, as `Relation.identity`."""
+    return relation_identity(str(doc["type"]), str(doc[endpoint_field(1, "Id")]), str(doc[endpoint_field(2, "Id")]),
+                             str(doc.get("discriminator", "")))
+
+
+# Solr-maintained or derived fields that must not be copied into a rewritten document.
+_SOLR_MAINTAINED = frozenset({"_version_", "lastIndexed", "score"})
+
+
+def relinked_document(doc: Mapping[str, Any], targets: Mapping[int, StoredElement]) -> dict[str, Any]:
+    """A relation document with endpoints `targets` (end -> the element it resolved to) linked.
+
+    A resolved endpoint takes the element's identity, qualifiedName, type and source type and is
+    marked linked; the identity is recomputed from the new endpoints, exactly as the extractor
+    would have computed it had it known the element."""
+    new = {k: v for k, v in doc.items() if k not in _SOLR_MAINTAINED}
+    for end, target in targets.items():
+        new[endpoint_field(end, "Id")] = target.id
+        new[endpoint_field(end, "QualifiedName")] = target.qualified_name
+        new[endpoint_field(end, "Type")] = target.type
+        new[endpoint_field(end, "SourceType")] = target.source_type
+        new[endpoint_field(end, "Linked")] = True
+    new["unlinked"] = not (new.get(endpoint_field(1, "Linked"), True) and new.get(endpoint_field(2, "Linked"), True))
+    new["identity"] = stored_relation_identity(new)
+    return new
+
+
 def is_stub(doc: Mapping[str, Any]) -> bool:
     """Whether an element document is a stub (an ElementStub: known only from another source's
-    reference, marked by the `knownFrom` property). Stubs are not link targets: they carry the
+    reference, marked by the STUB_MARK property). Stubs are not link targets: they carry the
     unresolved name itself. The owning extractor's document replaces a stub wholesale, so the
     mark disappears once the real element is indexed under the same identity."""
     properties = doc.get("properties")
-    if not isinstance(properties, str) or "knownFrom" not in properties:
+    if not isinstance(properties, str) or STUB_MARK not in properties:
         return False
     try:
-        return "knownFrom" in json.loads(properties)
+        return STUB_MARK in json.loads(properties)
     except ValueError:
         return False

@@ -8,8 +8,9 @@ from navd.index.client import SolrIndex
 from navd.model import InvalidName, path_qualified_name
 
 
-def find_entity(index: SolrIndex, name: str) -> list[dict[str, Any]]:
-    """Elements whose identity or qualifiedName is `name` (or its normalised spelling)."""
+def entity_candidates(name: str) -> set[str]:
+    """The identities or qualified names `name` may stand for: itself, its lower-case spelling
+    (Hive names are lower case) and its normalised path."""
     candidates = {name}
     if "@" in name and "://" not in name:
         candidates.add(name.lower())  # Hive names are lower case
@@ -18,7 +19,12 @@ def find_entity(index: SolrIndex, name: str) -> list[dict[str, Any]]:
             candidates.add(path_qualified_name(name))
         except InvalidName:
             pass
-    terms = " OR ".join(solr_quote(c) for c in sorted(candidates))
+    return candidates
+
+
+def find_entity(index: SolrIndex, name: str) -> list[dict[str, Any]]:
+    """Elements whose identity or qualifiedName is `name` (or its normalised spelling)."""
+    terms = " OR ".join(solr_quote(c) for c in sorted(entity_candidates(name)))
     body = index.search("elements", f"identity:({terms}) OR qualifiedName:({terms})", rows=50)
     return list(body["response"]["docs"])
 

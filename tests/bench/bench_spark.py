@@ -14,7 +14,7 @@ creates the cores with `navd.index.admin.init_solr`, and measures navd issue 3's
   `[spark] poll_seconds`) in a thread, as `navd extract spark` does; a PySpark job writes K CTAS
   statements `create table fresh.t<i> as select ... from fresh.src` into it and records the time
   each statement returned (its SQL execution end event is in the log by then: Spark flushes
-  SQL events at once); the benchmark asks `navd.lineage.lineage(index, "fresh.t<i>@primary",
+  SQL events at once); the benchmark asks `navd.query.lineage(index, "fresh.t<i>@primary",
   upstream)` every 0.2 s until `fresh.src@primary` is upstream. Latency = found - statement end.
   Goal: p95 <= 10 s.
 
@@ -60,7 +60,8 @@ from navd.extractors.spark.settings import SparkConfig
 from navd.extractors.spark.extractor import SparkExtractor
 from navd.index.admin import init_solr
 from navd.index.client import IndexWriter, SolrIndex
-from navd.lineage import EntityNotFound, LineageOptions, lineage
+from navd.lineage import EntityNotFound, LineageOptions
+from navd.query import lineage
 from navd.logs import setup_logging
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
 

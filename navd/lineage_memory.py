@@ -1,0 +1,72 @@
+"""The lineage walk's store in memory: for tests of the rules and for small, local graphs.
+
+Built from records through the same document builders the index writer uses, and read back
+through the same views, so a graph here is what Solr would hold after writing those records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+
+from navd.index.documents import (
+    StoredElement,
+    StoredRelation,
+    deletion_update,
+    element_document,
+    relation_document,
+    stub_document,
+)
+from navd.index.lookup import entity_candidates
+from navd.model import Deletion, Element, ElementStub, Record, Relation
+
+
+class MemoryLineageStore:
+    """`navd.lineage.LineageStore` over elements and relations held in dicts."""
+
+    def __init__(self, elements: Iterable[StoredElement] = (), relations: Iterable[StoredRelation] = ()) -> None:
+        self._elements: dict[str, StoredElement] = {e.id: e for e in elements}
+        self._relations: dict[str, StoredRelation] = {r.id: r for r in relations}
+
+    @classmethod
+    def of(cls, records: Iterable[Record]) -> MemoryLineageStore:
+        """The store after an index writer wrote `records` in order: an element replaces its
+        document, a stub is written only if absent, a deletion flags only what exists."""
+        element_docs: dict[str, dict[str, object]] = {}
+        relation_docs: list[dict[str, object]] = []
+        for record in records:
+            if isinstance(record, Element):
+                doc = element_document(record)
+                element_docs[str(doc["identity"])] = doc
+            elif isinstance(record, ElementStub):
+                doc = {k: v for k, v in stub_document(record).items() if k != "_version_"}
+                element_docs.setdefault(str(doc["identity"]), doc)
+            elif isinstance(record, Deletion):
+                update = deletion_update(record)
+                existing = element_docs.get(str(update["identity"]))
+                if existing is not None:
+                    existing.update({k: v["set"] for k, v in update.items() if isinstance(v, dict)})
+            elif isinstance(record, Relation):
+                relation_docs.append(relation_document(record))
+            else:
+                raise TypeError(f"cannot store {type(record).__name__}: expected Element, Relation, ElementStub "
+                                f"or Deletion")
+        return cls(map(StoredElement.from_doc, element_docs.values()), map(StoredRelation.from_doc, relation_docs))
+
+    def find(self, entity: str) -> StoredElement | None:
+        candidates = entity_candidates(entity)
+        for element in sorted(self._elements.values(), key=lambda e: (e.id not in candidates, e.id)):
+            if element.id in candidates or element.qualified_name in candidates:
+                return element
+        return None
+
+    def elements(self, ids: Collection[str]) -> Mapping[str, StoredElement]:
+        return {i: self._elements[i] for i in ids if i in self._elements}
+
+    def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
+                  near_type: str | None = None, far_type: str | None = None) -> Iterable[StoredRelation]:
+        wanted, kinds = set(ids), set(types)
+        for relation in self._relations.values():
+            near, far = relation.endpoint(near_end), relation.endpoint(3 - near_end)
+            if relation.type in kinds and near.id in wanted and near_type in (None, near.type) \
+                    and far_type in (None, far.type):
+                yield relation

@@ -1,0 +1,117 @@
+"""The read facade: what `navd search/entity/lineage/status` (and any future server) ask of the
+index. Typed results, no printing, no argument parsing: callers format them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import socket
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypedDict
+
+from navd.index.client import SolrIndex
+from navd.index.documents import RUN_KIND, display_document
+from navd.index.lineage_store import SolrLineageStore
+from navd.index.lookup import find_entity, solr_quote
+from navd.lineage import EntityNotFound, LineageGraph, LineageOptions
+from navd.lineage import lineage as walk_lineage
+from navd.process import pid_runs
+from navd.runs import components, last_run_and_success, schedule_identity
+
+__all__ = ["ComponentStatus", "EntityNotFound", "RunPage", "SearchResult", "Status", "entity", "lineage",
+           "run_history", "search", "status"]
+
+
+# -- search and entity ------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class SearchResult:
+    found: int  # numFound: all matches, not only those returned
+    millis: int | None  # Solr's QTime, when it said
+    docs: tuple[dict[str, Any], ...]  # as users see them (documents.display_document)
+
+
+def search(index: SolrIndex, core: str, query: str, *, rows: int = 20, sort: str | None = None) -> SearchResult:
+    """A raw Solr query on one core."""
+    body = index.search(core, query, rows=rows, sort=sort)
+    return SearchResult(int(body["response"]["numFound"]), body.get("responseHeader", {}).get("QTime"),
+                        tuple(display_document(d) for d in body["response"]["docs"]))
+
+
+def entity(index: SolrIndex, name: str) -> tuple[dict[str, Any], ...]:
+    """The elements whose identity or qualifiedName is `name` (or its normalised spelling), as
+    users see them; EntityNotFound if none."""
+    docs = tuple(display_document(d) for d in find_entity(index, name))
+    if not docs:
+        raise EntityNotFound(f"no element with identity or qualifiedName {name!r}")
+    return docs
+
+
+# -- lineage ----------------------------------------------------------------------------------
+
+def lineage(index: SolrIndex, entity: str, options: LineageOptions = LineageOptions()) -> LineageGraph:
+    """The lineage graph of `entity` (navd/lineage.py) read from the index."""
+    return walk_lineage(SolrLineageStore(index), entity, options)
+
+
+# -- runs -------------------------------------------------------------------------------------
+
+class ComponentStatus(TypedDict):
+    last_run: dict[str, Any]  # {} when never run
+    last_success: str | None  # when the last successful run ended
+    next_run: str | None  # a Solr date, "POLLING every Ns", NOT_SCHEDULED or AFTER_CURRENT_RUN
+
+
+class Status(TypedDict):
+    components: dict[str, ComponentStatus]
+    totals: dict[str, int]
+
+
+def status(index: SolrIndex) -> Status:
+    """Per component the last run, the last success and the next run; totals per core."""
+    shown: dict[str, ComponentStatus] = {}
+    names = components(index)
+    schedules = {str(d["component"]): d for d in index.get("runs", [schedule_identity(n) for n in names])}
+    for name in names:
+        last, success = last_run_and_success(index, name)
+        schedule = schedules.get(name, {})
+        next_run = schedule.get("nextRun") or schedule.get("state")
+        if next_run != "NOT_SCHEDULED" and _publisher_gone(schedule):
+            next_run = "NOT_SCHEDULED"  # a killed navd could not say so itself
+        elif schedule.get("nextRun") and last.get("started") and schedule["nextRun"] <= last["started"]:
+            # The schedule still names the run that began last: the daemon sets the next one when
+            # it is done with that run, including the link pass that follows an extraction.
+            next_run = "AFTER_CURRENT_RUN"
+        shown[name] = {"last_run": last, "last_success": success.get("ended") if success else None,
+                       "next_run": next_run}
+    totals = {"elements": index.count("elements"), "relations": index.count("relations"),
+              "unlinked_relations": index.count("relations", "unlinked:true"),
+              "deleted_elements": index.count("elements", "deleted:true")}
+    return {"components": shown, "totals": totals}
+
+
+def _publisher_gone(schedule: Mapping[str, Any]) -> bool:
+    """The schedule was published by a `navd run` on this host that no longer runs. Unknown
+    (another host, no /proc) counts as running."""
+    if schedule.get("host") != socket.gethostname() or "pid" not in schedule or not Path("/proc/self").exists():
+        return False
+    return not pid_runs(int(schedule["pid"]), "navd")
+
+
+@dataclasses.dataclass(frozen=True)
+class RunPage:
+    found: int  # run records of the component in all
+    start: int
+    runs: tuple[dict[str, Any], ...]  # newest first, Solr-maintained fields dropped
+
+
+def run_history(index: SolrIndex, component: str, *, rows: int = 20, start: int = 0) -> RunPage:
+    """The component's run records, newest first, `rows` from `start`."""
+    if rows < 0 or start < 0:
+        raise ValueError(f"run history page rows={rows} start={start}: both must be >= 0")
+    body = index.search("runs", f"kind:{RUN_KIND} AND component:{solr_quote(component)}", rows=rows,
+                        start=start, sort="started desc")
+    runs = tuple({k: v for k, v in doc.items() if k not in ("_version_", "lastIndexed", "kind")}
+                 for doc in body["response"]["docs"])
+    return RunPage(int(body["response"]["numFound"]), start, runs)

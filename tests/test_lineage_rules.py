@@ -1,0 +1,68 @@
+"""The lineage rules without Solr: each case of tests/lineage_cases.py walked over the in-memory
+store, asserting every node and edge shown; the relation table the walk reads; and the store
+itself built the way the index writer writes."""
+
+from __future__ import annotations
+
+import pytest
+from lineage_cases import CASES, Case, expected_nodes, shown, start_name
+
+from navd.lineage import EntityNotFound, LineageOptions, lineage, render_text, walked_queries
+from navd.lineage_memory import MemoryLineageStore
+
+DB = "rules"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_rule(case: Case) -> None:
+    graph = case.graph(DB)
+    result = lineage(MemoryLineageStore.of(graph.records), start_name(case, graph, DB), case.options)
+    nodes, edges = shown(result, graph.labels)
+    assert edges == case.edges
+    assert nodes == expected_nodes(case)
+    assert result.truncated is case.truncated
+    assert graph.labels[result.root] == case.start
+
+
+def test_there_are_enough_cases() -> None:
+    assert len(CASES) >= 25
+    assert len({c.id for c in CASES}) == len(CASES)
+
+
+def test_missing_start_entity() -> None:
+    with pytest.raises(EntityNotFound, match="no element with identity or qualifiedName 'nope@primary'"):
+        lineage(MemoryLineageStore(), "nope@primary")
+
+
+def test_walked_queries_follow_the_relation_table() -> None:
+    def shape(direction: str, **flags: bool) -> list[tuple[tuple[str, ...], int, str | None]]:
+        return [(q.types, q.near_end, q.both_ends) for q in walked_queries(direction, **flags)]
+
+    assert shape("upstream", columns=False, operations=False) == [
+        (("DATA_FLOW",), 2, None), (("LOGICAL_PHYSICAL",), 2, None), (("PARENT_CHILD",), 1, "OPERATION_EXECUTION")]
+    assert shape("downstream", columns=False, operations=True) == [
+        (("DATA_FLOW",), 1, None), (("LOGICAL_PHYSICAL",), 2, None), (("PARENT_CHILD",), 1, "OPERATION_EXECUTION"),
+        (("INSTANCE_OF",), 2, None)]
+    assert shape("upstream", columns=True, operations=True) == [(("DATA_FLOW", "CONTROL_FLOW"), 2, None)]
+
+
+def test_the_walk_does_not_change_the_store() -> None:
+    graph = CASES[0].graph(DB)
+    store = MemoryLineageStore.of(graph.records)
+    before = (dict(store.elements(graph.labels)), sorted(r.id for r in store.relations(
+        graph.labels, ("DATA_FLOW", "PARENT_CHILD", "INSTANCE_OF", "CONTROL_FLOW"), 1)))
+    lineage(store, graph.identity("t"), LineageOptions(columns=True, operations=True, deleted=True))
+    after = (dict(store.elements(graph.labels)), sorted(r.id for r in store.relations(
+        graph.labels, ("DATA_FLOW", "PARENT_CHILD", "INSTANCE_OF", "CONTROL_FLOW"), 1)))
+    assert before == after
+
+
+def test_render_text() -> None:
+    graph = CASES[0].graph(DB)
+    store = MemoryLineageStore.of(graph.records)
+    text = render_text(lineage(store, graph.identity("t"), LineageOptions(direction="upstream")))
+    assert text.splitlines() == [
+        f"{DB}.t@primary (HIVE TABLE)",
+        f"  {DB}.s@primary (HIVE TABLE) -> {DB}.t@primary (HIVE TABLE)  [DATA_FLOW]"]
+    alone = render_text(lineage(store, graph.identity("s"), LineageOptions(direction="upstream")))
+    assert alone.splitlines() == [f"{DB}.s@primary (HIVE TABLE)", "  (no lineage)"]
