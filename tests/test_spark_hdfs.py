@@ -17,12 +17,12 @@ import pytest
 from hdfs import Client
 
 from navd.config import HdfsConfig, parse_config
-from navd.dev.hadoop import DevHdfs
 from navd.errors import ConfigError
 from navd.extractors.spark.extractor import SparkExtractor
 from navd.model import Relation, RelationType
 from navd.process import free_port
 from navd.webhdfs import make_client
+from navd_devstack.hadoop import DevHdfs
 
 
 def data_flows(records: list[object]) -> set[tuple[str, str]]:

@@ -12,12 +12,13 @@ import os
 import subprocess
 from pathlib import Path
 
-from navd.dev.spark_thrift import DevServiceError, spark_home
 from navd.jvm import find_tool
 from navd.logs import get_logger
 from navd.process import ManagedProcess, port_in_use
+from navd_devstack.errors import DevServiceError
+from navd_devstack.spark_thrift import spark_home
 
-log = get_logger("navd.dev.metastore")
+log = get_logger("navd_devstack.metastore")
 METASTORE_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 
 

@@ -14,16 +14,12 @@ from pathlib import Path
 
 import pyspark
 
-from navd.errors import NavdError
 from navd.logs import get_logger
 from navd.process import ManagedProcess, port_in_use
+from navd_devstack.errors import DevServiceError
 
-log = get_logger("navd.dev.thrift")
+log = get_logger("navd_devstack.spark_thrift")
 THRIFT_SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
-
-
-class DevServiceError(NavdError):
-    """A development service could not be started or stopped."""
 
 
 def spark_home() -> Path:
