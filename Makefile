@@ -6,16 +6,18 @@ NAVD   := $(BIN)/navd
 
 .PHONY: setup test quickstart bench dev-up dev-down clean
 
-# Idempotent: the venv and the editable install are redone only when pyproject.toml changes;
+# Idempotent: the venv and the editable installs are redone only when a pyproject.toml changes;
 # `navd solr fetch` returns at once when the Solr jars are already cached.
 setup: $(VENV)/.installed
 	$(NAVD) solr fetch
 
-$(VENV)/.installed: pyproject.toml
+# The dev services (deploy/dev, distribution navd-devstack) install beside navd, never inside it:
+# `make dev-up`, the tests and the benchmarks need them; `pip install .` of navd does not.
+$(VENV)/.installed: pyproject.toml deploy/dev/pyproject.toml
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "navd needs Python >= 3.11"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet -e '.[test]' -e deploy/dev
 	touch $@
 
 test: setup
@@ -39,4 +41,4 @@ dev-down: setup
 	$(BIN)/python deploy/dev/devstack.py down
 
 clean:
-	rm -rf $(VENV) .pytest_cache .bench build *.egg-info
+	rm -rf $(VENV) .pytest_cache .bench build *.egg-info deploy/dev/build deploy/dev/*.egg-info

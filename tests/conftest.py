@@ -23,16 +23,16 @@ from hdfs import Client
 
 from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, default_solr_dist_dir
 from navd.extractors.hdfs.settings import HdfsConfig
-from navd.dev.hadoop import DevHdfs, HdfsPorts
-from navd.dev.metastore import HiveMetastore
-from navd.dev.spark_thrift import SparkThriftServer
-from navd.dev.yarn import DevYarn, YarnPorts
 from navd.errors import NavdError
 from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
 from navd.logs import setup_logging
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
 from navd.webhdfs import make_client
+from navd_devstack.hadoop import DevHdfs, HdfsPorts
+from navd_devstack.metastore import HiveMetastore
+from navd_devstack.spark_thrift import SparkThriftServer
+from navd_devstack.yarn import DevYarn, YarnPorts
 
 REPO = Path(__file__).resolve().parent.parent
 WAREHOUSE = "/user/hive/warehouse"

@@ -23,14 +23,14 @@ import pytest
 from hdfs import Client
 from pyhive import hive
 
-from navd.dev.hadoop import FSSHELL_CLASS, DevHdfs
-from navd.dev.spark_thrift import SparkThriftServer
-from navd.dev.yarn import DevYarn
 from navd.extractors.spark.logfiles import CursorStore
 from navd.index.client import SolrIndex
 from navd.locks import component_lock
 from navd.model import path_qualified_name
 from navd.solr.server import EmbeddedSolr
+from navd_devstack.hadoop import FSSHELL_CLASS, DevHdfs
+from navd_devstack.spark_thrift import SparkThriftServer
+from navd_devstack.yarn import DevYarn
 from test_spark_kill import busy_job, queries  # noqa: F401 - busy_job is a fixture used here
 
 NAVD = str(Path(sys.executable).parent / "navd")

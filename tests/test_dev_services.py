@@ -10,10 +10,10 @@ import zstandard
 from hdfs import Client
 from pyhive import hive
 
-from navd.dev.hadoop import FSSHELL_CLASS, DevHdfs
-from navd.dev.spark_thrift import SparkThriftServer
-from navd.dev.yarn import DevYarn
 from navd.webhdfs import list_status_batch, request_count
+from navd_devstack.hadoop import FSSHELL_CLASS, DevHdfs
+from navd_devstack.spark_thrift import SparkThriftServer
+from navd_devstack.yarn import DevYarn
 
 from net import listening_addresses
 

@@ -13,13 +13,13 @@ import pytest
 from hdfs import Client
 
 from navd.extractors.hdfs.settings import HdfsConfig
-from navd.dev.hadoop import DFSADMIN_CLASS, FSSHELL_CLASS, DevHdfs
 from navd.extractors.hdfs.extractor import HdfsExtractionError, HdfsExtractor, PathFilter
 from navd.index.client import IndexWriter, SolrIndex
 from navd.model import SourceType, identity, path_qualified_name
 from navd.process import free_port
 from navd.solr.server import EmbeddedSolr
 from navd.webhdfs import make_client
+from navd_devstack.hadoop import DFSADMIN_CLASS, FSSHELL_CLASS, DevHdfs
 
 # No ':' here: the NameNode refuses it in a name ("Invalid path name"), so no HDFS path has one.
 FILES = 12

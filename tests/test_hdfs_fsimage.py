@@ -16,7 +16,6 @@ import pytest
 from hdfs import Client
 
 from navd.config import NavdConfig, SolrConfig
-from navd.dev.hadoop import DFSADMIN_CLASS, FSSHELL_CLASS, OIV_CLASS, DevHdfs
 from navd.extractors.hdfs import fsimage
 from navd.extractors.hdfs.bulk import BulkLoadError, load_fsimage, under_root
 from navd.extractors.hdfs.records import BadEntry, HdfsEntry, entry_from_webhdfs, records_for
@@ -25,6 +24,7 @@ from navd.index.documents import element_document, relation_document
 from navd.model import Element, Record
 from navd.process import free_port
 from navd.webhdfs import list_status_batch
+from navd_devstack.hadoop import DFSADMIN_CLASS, FSSHELL_CLASS, OIV_CLASS, DevHdfs
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hdfs"
 GOLDEN_TSV = FIXTURES / "oiv-delimited-3.5.0.tsv"     # `oiv -p Delimited` of the tree below

@@ -14,10 +14,10 @@ import pytest
 from pyhive import hive
 
 from navd.extractors.hms.settings import HiveConfig
-from navd.dev.spark_thrift import SparkThriftServer
 from navd.extractors.hms.extractor import HmsExtractionError, HmsExtractor, connect
 from navd.index.client import IndexWriter, SolrIndex
 from navd.model import Deletion, ElementType, EntityRef, SourceType, identity
+from navd_devstack.spark_thrift import SparkThriftServer
 
 CLUSTER = "hmstest"
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 from pyhive import hive
 
-from navd.dev.hadoop import DevHdfs
-from navd.dev.spark_thrift import SparkThriftServer
 from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr
+from navd_devstack.hadoop import DevHdfs
+from navd_devstack.spark_thrift import SparkThriftServer
 
 
 def run_job(app_name: str, body: str, hdfs: DevHdfs, tmp_path: Path) -> Path:

@@ -14,10 +14,10 @@ import pytest
 
 from pyhive import hive
 
-from navd.dev.spark_thrift import SparkThriftServer
 from navd.extractors.spark.extractor import SparkExtractor
 from navd.index.client import IndexWriter, SolrIndex
 from navd.solr.server import EmbeddedSolr
+from navd_devstack.spark_thrift import SparkThriftServer
 
 
 def run_pyspark(body: str, root: Path, app_name: str) -> None:

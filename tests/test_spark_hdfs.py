@@ -18,12 +18,12 @@ from hdfs import Client
 
 from navd.config import parse_config
 from navd.extractors.hdfs.settings import HdfsConfig
-from navd.dev.hadoop import DevHdfs
 from navd.errors import ConfigError
 from navd.extractors.spark.extractor import SparkExtractor
 from navd.model import Relation, RelationType
 from navd.process import free_port
 from navd.webhdfs import make_client
+from navd_devstack.hadoop import DevHdfs
 
 
 def data_flows(records: list[object]) -> set[tuple[str, str]]:

@@ -18,10 +18,10 @@ from typing import Any
 from hdfs import Client
 from pyhive import hive
 
-from navd.dev.hadoop import DevHdfs
-from navd.dev.spark_thrift import SparkThriftServer
 from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr
+from navd_devstack.hadoop import DevHdfs
+from navd_devstack.spark_thrift import SparkThriftServer
 
 COLUMNS = "code STRING, description STRING, total_emp INT, salary INT"
 

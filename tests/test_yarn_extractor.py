@@ -16,11 +16,11 @@ import pytest
 import requests
 from hdfs import Client
 
-from navd.dev.hadoop import DevHdfs
-from navd.dev.yarn import DevYarn
 from navd.index.client import SolrIndex
 from navd.model import identity
 from navd.solr.server import EmbeddedSolr
+from navd_devstack.hadoop import DevHdfs
+from navd_devstack.yarn import DevYarn
 
 
 def submit(yarn: DevYarn, hdfs: DevHdfs, events: Path, name: str, body: str, *, cluster_mode: bool = False,

@@ -24,16 +24,16 @@ from pathlib import Path
 
 from navd.config import load_config
 from navd.extractors.hdfs.settings import HdfsConfig
-from navd.dev.hadoop import DevHdfs, HdfsPorts
-from navd.dev.metastore import HiveMetastore
-from navd.dev.spark_thrift import SparkThriftServer
-from navd.dev.yarn import DevYarn, YarnPorts
 from navd.errors import NavdError
 from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
 from navd.logs import setup_logging
 from navd.solr.server import EmbeddedSolr, SolrDistribution, effective_solr_config
 from navd.webhdfs import make_client
+from navd_devstack.hadoop import DevHdfs, HdfsPorts
+from navd_devstack.metastore import HiveMetastore
+from navd_devstack.spark_thrift import SparkThriftServer
+from navd_devstack.yarn import DevYarn, YarnPorts
 
 REPO = Path(__file__).resolve().parents[2]
 DEV = REPO / ".dev"

@@ -2,7 +2,7 @@
 
 Run: python tests/bench/bench_hdfs.py [--files 200000] [--changed-dirs 20]
 
-It starts a real HDFS (navd's dev NameNode + DataNode from Hadoop's jars, `navd.dev.hadoop`) and
+It starts a real HDFS (navd's dev NameNode + DataNode from Hadoop's jars, `navd_devstack.hadoop`) and
 its own embedded Solr (navd's own server code, a temporary home, a free port, 1g heap; cores made
 with `navd.index.admin.init_solr`), and measures navd issue's four HDFS figures:
 
@@ -51,7 +51,6 @@ from typing import Any
 import navd
 from navd.config import DEFAULT_SOLR_VERSION, NavdConfig, SolrConfig, default_solr_dist_dir
 from navd.extractors.hdfs.settings import HdfsConfig
-from navd.dev.hadoop import DFSADMIN_CLASS, FSSHELL_CLASS, OIV_CLASS, DevHdfs, HdfsPorts
 from navd.extractors.hdfs.bulk import _spark_session, load_fsimage
 from navd.extractors.hdfs.extractor import DEFAULT_WORKERS, HdfsExtractor
 from navd.index.admin import init_solr
@@ -59,6 +58,7 @@ from navd.index.client import IndexWriter, SolrIndex
 from navd.logs import setup_logging
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
 from navd.webhdfs import list_status_batch, make_client, request_count
+from navd_devstack.hadoop import DFSADMIN_CLASS, FSSHELL_CLASS, OIV_CLASS, DevHdfs, HdfsPorts
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_writer import _git_commit  # noqa: E402  (same directory)

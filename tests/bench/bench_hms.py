@@ -3,8 +3,8 @@
 Run: python tests/bench/bench_hms.py [--databases 10] [--tables-per-db 500] [--columns 20]
 
 It starts a real standalone Hive metastore and the Spark Thrift Server over it (navd's dev
-services, `navd.dev.metastore` / `navd.dev.spark_thrift`, warehouse on local disk) and its own
-embedded Solr (temporary home, free port), and measures, in one process:
+services, `navd_devstack.metastore` / `navd_devstack.spark_thrift`, warehouse on local disk) and
+its own embedded Solr (temporary home, free port), and measures, in one process:
 
 1. full run: a fresh `HmsExtractor` (fresh state dir) `run_pass(IndexWriter, full=True)` +
    `writer.close()` into emptied cores, against a bare crawl through the same HiveServer2 that
@@ -32,12 +32,12 @@ from typing import Any
 from pyhive import hive
 
 from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, default_solr_dist_dir
-from navd.dev.metastore import HiveMetastore
-from navd.dev.spark_thrift import SparkThriftServer
 from navd.extractors.hms.extractor import HmsExtractor
 from navd.index.admin import init_solr
 from navd.index.client import IndexWriter, SolrIndex
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
+from navd_devstack.metastore import HiveMetastore
+from navd_devstack.spark_thrift import SparkThriftServer
 
 ROOT = Path(__file__).resolve().parents[2] / ".bench"
 

@@ -22,12 +22,12 @@ from xml.sax.saxutils import escape
 import requests
 
 from navd.config import default_solr_dist_dir
-from navd.dev.spark_thrift import DevServiceError
 from navd.jvm import fetch_maven_jars, find_tool, run_tool
 from navd.logs import get_logger
 from navd.process import ManagedProcess, free_port
+from navd_devstack.errors import DevServiceError
 
-log = get_logger("navd.dev.hdfs")
+log = get_logger("navd_devstack.hadoop")
 DEFAULT_HADOOP_VERSION = "3.5.0"
 NAMENODE_CLASS = "org.apache.hadoop.hdfs.server.namenode.NameNode"
 DATANODE_CLASS = "org.apache.hadoop.hdfs.server.datanode.DataNode"
@@ -37,7 +37,7 @@ OIV_CLASS = "org.apache.hadoop.hdfs.tools.offlineImageViewer.OfflineImageViewerP
 
 
 def jvm_resource(name: str) -> Path:
-    return Path(str(resources.files("navd.dev") / "jvm" / name))
+    return Path(str(resources.files("navd_devstack") / "jvm" / name))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -265,6 +265,6 @@ def write_site(path: Path, properties: dict[str, str]) -> None:
     body = "".join(f"  <property><name>{escape(key)}</name><value>{escape(value)}</value></property>\n"
                    for key, value in properties.items())
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(f"<?xml version=\"1.0\"?>\n<!-- Written by navd (navd/dev/hadoop.py). -->\n"
+    tmp.write_text(f"<?xml version=\"1.0\"?>\n<!-- Written by navd-devstack (navd_devstack/hadoop.py). -->\n"
                    f"<configuration>\n{body}</configuration>\n")
     tmp.replace(path)

@@ -12,12 +12,14 @@ import os
 import subprocess
 from pathlib import Path
 
-from navd.dev.spark_thrift import DevServiceError, spark_home
 from navd.jvm import find_tool
 from navd.logs import get_logger
-from navd.process import ManagedProcess, port_in_use
+from navd.process import ManagedProcess
+from navd_devstack.errors import DevServiceError
+from navd_devstack.service import start_listening
+from navd_devstack.spark_thrift import spark_home
 
-log = get_logger("navd.dev.metastore")
+log = get_logger("navd_devstack.metastore")
 METASTORE_CLASS = "org.apache.hadoop.hive.metastore.HiveMetaStore"
 
 
@@ -39,11 +41,8 @@ class HiveMetastore:
 
     def start(self, timeout: float = 180.0) -> None:
         """Start unless already running from this home; wait until the metastore port answers."""
-        self.process.ensure_running(self._spawn, self._ready, ports=(self.port,), timeout=timeout,
-                                    log_file=self.log_file)
-
-    def _ready(self) -> str | None:
-        return None if port_in_use(self.port) else f"the metastore did not open port {self.port}"
+        start_listening(self.process, self._spawn, self.port, what="the metastore", timeout=timeout,
+                        log_file=self.log_file)
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         self.home.mkdir(parents=True, exist_ok=True)

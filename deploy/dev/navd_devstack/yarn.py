@@ -1,6 +1,6 @@
 """A real YARN for development and tests: a ResourceManager and a NodeManager beside the dev HDFS.
 
-The same Hadoop jars as `navd.dev.hadoop` (the pom lists the RM and NM). `DevYarn` keeps its
+The same Hadoop jars as `navd_devstack.hadoop` (the pom lists the RM and NM). `DevYarn` keeps its
 generated configuration, NodeManager local and log directories, logs and pid files in its home.
 Its `conf/` directory is a complete client configuration (core-site.xml naming the dev HDFS,
 yarn-site.xml naming the ResourceManager): `HADOOP_CONF_DIR=<home>/conf spark-submit --master
@@ -18,12 +18,13 @@ from pathlib import Path
 
 import requests
 
-from navd.dev.hadoop import DevHdfs, HadoopDistribution, hadoop_env, hadoop_java_cmd, jvm_resource, write_site
-from navd.dev.spark_thrift import DevServiceError
 from navd.logs import get_logger
 from navd.process import ManagedProcess, free_port
+from navd_devstack.errors import DevServiceError
+from navd_devstack.hadoop import (DevHdfs, HadoopDistribution, hadoop_env, hadoop_java_cmd, jvm_resource,
+                                  write_site)
 
-log = get_logger("navd.dev.yarn")
+log = get_logger("navd_devstack.yarn")
 RESOURCEMANAGER_CLASS = "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager"
 NODEMANAGER_CLASS = "org.apache.hadoop.yarn.server.nodemanager.NodeManager"
 

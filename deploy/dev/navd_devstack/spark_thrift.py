@@ -14,16 +14,13 @@ from pathlib import Path
 
 import pyspark
 
-from navd.errors import NavdError
 from navd.logs import get_logger
-from navd.process import ManagedProcess, port_in_use
+from navd.process import ManagedProcess
+from navd_devstack.errors import DevServiceError
+from navd_devstack.service import start_listening
 
-log = get_logger("navd.dev.thrift")
+log = get_logger("navd_devstack.spark_thrift")
 THRIFT_SERVER_CLASS = "org.apache.spark.sql.hive.thriftserver.HiveThriftServer2"
-
-
-class DevServiceError(NavdError):
-    """A development service could not be started or stopped."""
 
 
 def spark_home() -> Path:
@@ -52,11 +49,8 @@ class SparkThriftServer:
 
     def start(self, timeout: float = 240.0) -> None:
         """Start unless already running from this home; wait until the Thrift port answers."""
-        self.process.ensure_running(self._spawn, self._ready, ports=(self.port,), timeout=timeout,
-                                    log_file=self.log_file)
-
-    def _ready(self) -> str | None:
-        return None if port_in_use(self.port) else f"the Thrift Server did not open port {self.port}"
+        start_listening(self.process, self._spawn, self.port, what="the Thrift Server", timeout=timeout,
+                        log_file=self.log_file)
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         self.home.mkdir(parents=True, exist_ok=True)

@@ -1,1 +1,0 @@
-"""Development and test services navd starts itself (Spark Thrift Server; HDFS and YARN later)."""
