@@ -15,7 +15,7 @@ from typing import Any
 
 from navd import __version__
 from navd.config import NavdConfig, load_config
-from navd.errors import ConfigError, NavdError, SolrError
+from navd.errors import ConfigError, NavdError
 from navd.logs import setup_logging
 from navd.registry import components
 
@@ -452,21 +452,14 @@ def cmd_lineage(args: argparse.Namespace, config: NavdConfig) -> int:
 
 def cmd_quickstart(args: argparse.Namespace, config: NavdConfig) -> int:
     from navd.index.admin import init_solr
-    from navd.index.client import IndexWriter
-    from navd.runner import make_visible
-    from navd.sample import sample_records
+    from navd.sample import index_sample
 
     if config.solr.is_embedded:
         cmd_solr_start(argparse.Namespace(home=None, port=None, heap=None), config)
     with _index(config, interactive=False) as index:
         for result in init_solr(index):
             print(f"{result.core}: {result.action} ({result.detail})")
-        writer = IndexWriter(index)
-        writer.write_all(sample_records(config.cluster.name))
-        if not writer.close():
-            raise SolrError("the sample was not completely written to Solr (see the log)")
-        make_visible(index)
-        counts = writer.counts
+        counts = index_sample(index, config.cluster.name)
     print(f"indexed the sample: {counts['elements']} elements, {counts['relations']} relations")
     print("try: navd search '*:*'   navd search 'originalName:*order*'   "
           "navd entity sales.orders@" + config.cluster.name)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
+from navd.errors import SolrError
+from navd.index.client import IndexWriter, SolrIndex
 from navd.model import (
     DependencyType,
     Element,
@@ -21,6 +23,18 @@ from navd.model import (
 
 SAMPLE_FS = "hdfs://nameservice1"
 SAMPLE_RUN_ID = "sample##1"
+
+
+def index_sample(index: SolrIndex, cluster: str) -> dict[str, int]:
+    """Write the sample and make it visible; what Solr acknowledged, per kind."""
+    from navd.runner import make_visible  # noqa: PLC0415 - the runner imports the extractors' contract
+
+    writer = IndexWriter(index)
+    writer.write_all(sample_records(cluster))
+    if not writer.close():
+        raise SolrError("the sample was not completely written to Solr (see the log)")
+    make_visible(index)
+    return dict(writer.counts)
 
 
 def sample_records(cluster: str) -> Iterator[Element | Relation]:
