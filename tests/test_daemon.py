@@ -26,7 +26,7 @@ from pyhive import hive
 from navd.dev.hadoop import FSSHELL_CLASS, DevHdfs
 from navd.dev.spark_thrift import SparkThriftServer
 from navd.dev.yarn import DevYarn
-from navd.extractors.spark.logfiles import CursorStore
+from navd.extractors.spark.logfiles import EventLogCursorStore as CursorStore
 from navd.index.client import SolrIndex
 from navd.locks import component_lock
 from navd.model import path_qualified_name

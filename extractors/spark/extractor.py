@@ -1,6 +1,6 @@
 """The Spark push extractor: tails event logs, turns them into records, checkpoints positions.
 
-One pass (`extract`) reads what is new in every event log (extractors.spark.logfiles), feeds
+One pass (`extract`) reads what is new in every event log (extractors.spark.logfiles over extractors.common), feeds
 each application's lines to its processor (extractors.spark.events), and yields the records of
 the applications that changed, plus stubs for the datasets and columns they touched (so lineage
 can start from a table only a Spark job has mentioned so far). The caller writes the records,
@@ -28,9 +28,9 @@ from navd.errors import ConfigError
 from navd.index.client import IndexWriter
 from navd.extractors import write_checkpointed
 from navd.extractors.spark.events import ApplicationProcessor, SqlExecution, dropped, field_table, records
-from navd.extractors.spark.logfiles import (CursorStore, EventLog, EventLogTailer, FileSystem, LocalFileSystem,
-                                            LogCursor, RoutingFileSystem)
-from navd.extractors.spark.webhdfs_logs import WebHdfsFileSystem
+from navd.extractors.common.cursors import LogCursor
+from navd.extractors.common.tailing import FileSystem, LocalFileSystem, RoutingFileSystem, WebHdfsFileSystem
+from navd.extractors.spark.logfiles import EventLog, EventLogCursorStore, EventLogTailer
 from navd.webhdfs import hdfs_path, make_client
 from navd.logs import get_logger
 from navd.model import (
@@ -84,11 +84,13 @@ class SparkExtractor:
             by_scheme = {scheme: webhdfs for scheme in ("hdfs", "webhdfs", "swebhdfs", "viewfs")}
         directories = [d.removeprefix("file://") for d in directories]
         self.tailer = EventLogTailer(RoutingFileSystem(LocalFileSystem(), by_scheme), directories,
-                                     CursorStore(state_dir))
+                                     EventLogCursorStore(state_dir))
         self._apps: dict[str, _Application] = {}
         self._lines = 0
         self._warnings = 0
-        self._forget_unfinished()
+        # An application's processor state lives in memory: one whose log was unfinished when
+        # navd stopped is read from its start, so its records get the whole application's context.
+        self.tailer.rewind_unfinished()
 
     @classmethod
     def from_config(cls, config: NavdConfig, state_dir: Path, *,
@@ -97,16 +99,6 @@ class SparkExtractor:
         return cls(cluster=config.cluster.name, directories=config.spark.event_log_dirs, state_dir=state_dir,
                    default_fs=config.hdfs.default_fs, extractor_run_id=extractor_run_id,
                    hdfs_client=make_client(config.hdfs) if on_hdfs and config.hdfs.urls else None)
-
-    def _forget_unfinished(self) -> None:
-        """Read applications whose log was still being written when we stopped from their start:
-        every file of a rolling log (its first file has the application's start), the file of a
-        single-file log."""
-        unfinished = {_log_of(key) for key, cursor in self.tailer.committed.items() if not cursor.done}
-        for key, cursor in list(self.tailer.committed.items()):
-            if _log_of(key) in unfinished:
-                # size -1 never matches the file: the tailer reads it again, from `resume`.
-                self.tailer.committed[key] = dataclasses.replace(cursor, resume=0, skip=0, size=-1, done=False)
 
     def extract(self, since: datetime | None = None) -> Iterator[Record]:
         """Records of everything new in the event logs since the last pass (`since` is unused:
@@ -157,12 +149,6 @@ class SparkExtractor:
         lines, warnings = self._lines, self._warnings
         count = write_checkpointed(self.extract(), writer, commit=self.commit, stop=stop)
         return PassReport(lines=self._lines - lines, records=count, warnings=self._warnings - warnings)
-
-
-def _log_of(key: str) -> str:
-    """The event log a cursor key belongs to: a rolling log's directory, or the file itself."""
-    parent, _, _name = key.rpartition("/")
-    return parent if parent.rsplit("/", 1)[-1].startswith("eventlog_v2_") else key
 
 
 def _is_last(event_log: EventLog, cursor: LogCursor) -> bool:
