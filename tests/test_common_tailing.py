@@ -15,12 +15,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import zstandard
 
+from navd.errors import ConfigError
 from navd.extractors.common.codecs import CODECS
 from navd.extractors.common.cursors import CursorStore, LogCursor
 from navd.extractors.common.lines import LogReader
-from navd.extractors.common.tailing import FileStatus, LocalFileSystem, RoutingFileSystem
+from navd.extractors.common.tailing import FileStatus, LocalFileSystem, RoutingFileSystem, tailing_file_system
 from navd.state import write_atomically
 
 
@@ -128,3 +130,10 @@ def test_the_common_pieces_do_not_import_spark() -> None:
             "print([m for m in sys.modules if m.startswith('navd.extractors.spark')])")
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
     assert out.strip() == "[]"
+
+
+def test_tailing_file_system_names_the_key_of_an_unreadable_directory(tmp_path: Path) -> None:
+    fs, directories = tailing_file_system([f"file://{tmp_path}", str(tmp_path)], None, key="[hive] lineage_log_dirs")
+    assert directories == [str(tmp_path), str(tmp_path)] and fs.list_dir(directories[0]) == []
+    with pytest.raises(ConfigError, match=r"^\[hive\] lineage_log_dirs: hdfs://nn/hive/lineage is on HDFS"):
+        tailing_file_system(["hdfs://nn/hive/lineage"], None, key="[hive] lineage_log_dirs")

@@ -23,12 +23,13 @@ import dataclasses
 import os
 import re
 import stat
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Protocol
 
 import requests
 from hdfs import Client, HdfsError
 
+from navd.errors import ConfigError
 from navd.webhdfs import hdfs_path, list_status_batch, status_or_none
 
 
@@ -137,6 +138,36 @@ class RoutingFileSystem:
 
     def join(self, directory: str, name: str) -> str:
         return self._fs(directory).join(directory, name)
+
+
+#: the URI schemes WebHDFS serves: a tailed directory with one of them is read through it
+HDFS_SCHEMES = ("hdfs", "webhdfs", "swebhdfs", "viewfs")
+
+
+def remote_directories(directories: Iterable[str]) -> list[str]:
+    """The directories that are not local (`<scheme>://`, `file://` excepted)."""
+    return [d for d in directories if "://" in d and not d.startswith("file://")]
+
+
+def tailing_file_system(directories: Iterable[str], hdfs_client: Client | None, *,
+                        key: str) -> tuple[RoutingFileSystem, list[str]]:
+    """The file system to tail `directories` with (local files, HDFS through `hdfs_client`) and
+    the directories as the tailer names them (`file://` dropped: cursor keys stay plain paths).
+
+    Raises ConfigError naming `key` (the config key listing the directories) for an HDFS
+    directory without a WebHDFS client, or a scheme navd cannot read."""
+    directories = list(directories)
+    remote = remote_directories(directories)
+    if remote and hdfs_client is None:
+        raise ConfigError(f"{key}: {remote[0]} is on HDFS, which navd reads through "
+                          f"WebHDFS: set [hdfs] urls to the NameNode's http(s)://host:port")
+    for directory in remote:
+        hdfs_path(directory)  # a ConfigError for schemes other than HDFS's
+    by_scheme: dict[str, FileSystem] = {}
+    if hdfs_client is not None:
+        webhdfs = WebHdfsFileSystem(hdfs_client)
+        by_scheme = {scheme: webhdfs for scheme in HDFS_SCHEMES}
+    return RoutingFileSystem(LocalFileSystem(), by_scheme), [d.removeprefix("file://") for d in directories]
 
 
 def size_lags(fs: FileSystem, path: str) -> bool:

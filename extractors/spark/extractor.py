@@ -24,14 +24,13 @@ from pathlib import Path
 from hdfs import Client
 
 from navd.config import NavdConfig
-from navd.errors import ConfigError
 from navd.index.client import IndexWriter
 from navd.extractors import write_checkpointed
 from navd.extractors.spark.events import ApplicationProcessor, SqlExecution, dropped, field_table, records
 from navd.extractors.common.cursors import LogCursor
-from navd.extractors.common.tailing import FileSystem, LocalFileSystem, RoutingFileSystem, WebHdfsFileSystem
+from navd.extractors.common.tailing import remote_directories, tailing_file_system
 from navd.extractors.spark.logfiles import EventLog, EventLogCursorStore, EventLogTailer
-from navd.webhdfs import hdfs_path, make_client
+from navd.webhdfs import make_client
 from navd.logs import get_logger
 from navd.model import (
     Element,
@@ -71,20 +70,8 @@ class SparkExtractor:
         self.cluster = cluster
         self.default_fs = default_fs
         self.extractor_run_id = extractor_run_id or f"spark##{datetime.now(UTC):%Y%m%dT%H%M%S}"
-        directories = list(directories)
-        remote = [d for d in directories if "://" in d and not d.startswith("file://")]
-        if remote and hdfs_client is None:
-            raise ConfigError(f"[spark] event_log_dirs: {remote[0]} is on HDFS, which navd reads through "
-                              f"WebHDFS: set [hdfs] urls to the NameNode's http(s)://host:port")
-        for directory in remote:
-            hdfs_path(directory)  # a ConfigError for schemes other than HDFS's
-        by_scheme: dict[str, FileSystem] = {}
-        if hdfs_client is not None:
-            webhdfs = WebHdfsFileSystem(hdfs_client)
-            by_scheme = {scheme: webhdfs for scheme in ("hdfs", "webhdfs", "swebhdfs", "viewfs")}
-        directories = [d.removeprefix("file://") for d in directories]
-        self.tailer = EventLogTailer(RoutingFileSystem(LocalFileSystem(), by_scheme), directories,
-                                     EventLogCursorStore(state_dir))
+        fs, directories = tailing_file_system(directories, hdfs_client, key="[spark] event_log_dirs")
+        self.tailer = EventLogTailer(fs, directories, EventLogCursorStore(state_dir))
         self._apps: dict[str, _Application] = {}
         self._lines = 0
         self._warnings = 0
@@ -95,7 +82,7 @@ class SparkExtractor:
     @classmethod
     def from_config(cls, config: NavdConfig, state_dir: Path, *,
                     extractor_run_id: str | None = None) -> SparkExtractor:
-        on_hdfs = any("://" in d and not d.startswith("file://") for d in config.spark.event_log_dirs)
+        on_hdfs = bool(remote_directories(config.spark.event_log_dirs))
         return cls(cluster=config.cluster.name, directories=config.spark.event_log_dirs, state_dir=state_dir,
                    default_fs=config.hdfs.default_fs, extractor_run_id=extractor_run_id,
                    hdfs_client=make_client(config.hdfs) if on_hdfs and config.hdfs.urls else None)
