@@ -167,6 +167,19 @@ def test_snapshottable_root_runs_from_snapshot_diffs(hdfs: DevHdfs, hdfs_client:
     assert len(snapshots) == 1 and snapshots[0].startswith("navd-")  # navd keeps one
 
 
+def test_snapshot_diff_deletions_go_through_the_fail_safe(hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,
+                                                           tree: str, tmp_path: Path) -> None:
+    hdfs.run_tool(DFSADMIN_CLASS, "-allowSnapshot", tree)
+    run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path), index)
+    indexed = len(docs_under(index, hdfs, tree)) - 1
+    for child in ("raw", "empty", "tmp"):  # the diff says DELETE for each: every entity below the root
+        hdfs_client.delete(f"{tree}/{child}", recursive=True)
+    report = run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path), index)
+    assert report.deletions == 0 and report.deletions_refused == indexed
+    assert f"would flag {indexed} of {indexed} indexed entities (100%)" in report.refused
+    assert not any(d["deleted"] for d in docs_under(index, hdfs, tree).values())
+
+
 def test_ten_thousand_entries_in_one_directory(hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,
                                                unique: str, tmp_path: Path) -> None:
     big = f"/{unique}/big"
