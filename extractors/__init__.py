@@ -44,7 +44,9 @@ class Extractor(Protocol[ReportT_co]):
                  stop: threading.Event | None = None) -> ReportT_co:
         """Write one pass's records with `write_checkpointed` (state commits only after Solr took
         what came before) and return the pass's report; its integer fields become the run
-        record's counts. Raises RunStopped at a checkpoint when `stop` is set."""
+        record's counts and a `refused: str` field, if any, the record's `refused` (what the run
+        would not do, e.g. flag deletions above the fail-safe). Raises RunStopped at a checkpoint
+        when `stop` is set."""
         ...
 
     def close(self) -> None:

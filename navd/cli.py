@@ -385,6 +385,8 @@ def cmd_status(args: argparse.Namespace, config: NavdConfig) -> int:
             }.get(next_run, next_run)
         if last.get("error"):
             line += f"; error: {last['error']}"
+        if last.get("refused"):
+            line += f"; refused: {last['refused']}"
         print(line)
     if not current["components"]:
         print("no runs recorded yet")

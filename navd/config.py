@@ -155,6 +155,18 @@ class DaemonConfig:
     stop_timeout_seconds: float = 20.0
 
 
+DEFAULT_MAX_SHARE_PERCENT = 75.0
+
+
+@dataclasses.dataclass(frozen=True)
+class DeletionsConfig:
+    """`[deletions]`: the share of the entities indexed under one scope (an HDFS root, the selected
+    Hive databases) one run may flag deleted; above it the run flags nothing there and says why
+    (see navd.extractors.common.deletions). DataHub's stale-entity removal uses 75 too."""
+
+    max_share_percent: float = DEFAULT_MAX_SHARE_PERCENT
+
+
 @dataclasses.dataclass(frozen=True)
 class LinkerConfig:
     #: NameNode addresses that name a default file system, as `AUTHORITY=FS`, e.g.
@@ -173,6 +185,7 @@ class NavdConfig:
     solr: SolrConfig = SolrConfig()
     logging: LoggingConfig = LoggingConfig()
     linker: LinkerConfig = LinkerConfig()
+    deletions: DeletionsConfig = DeletionsConfig()
     purge: PurgeConfig = PurgeConfig()
     daemon: DaemonConfig = DaemonConfig()
     #: The sections of the registered components (`[hdfs]`, `[hive]`, ...), by section name,
@@ -302,6 +315,9 @@ def _validate(config: NavdConfig, source: str) -> None:
         raise fail("[solr.embedded] heap", f"{solr.embedded.heap!r} is not a JVM size such as 512m or 2g")
     if not config.cluster.name or config.cluster.name != config.cluster.name.strip():
         raise fail("[cluster] name", "must be a non-empty name without surrounding spaces")
+    share = config.deletions.max_share_percent
+    if not 0 < share <= 100:
+        raise fail("[deletions] max_share_percent", f"must be > 0 and <= 100, got {share:g}")
     try:
         config.linker.aliases
     except ConfigError as exc:

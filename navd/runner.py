@@ -49,6 +49,12 @@ def written(writer: IndexWriter) -> dict[str, int]:
     return {f"written_{kind}": number for kind, number in writer.counts.items()}
 
 
+def refused(report: Any) -> str:
+    """What a run refused to do, from its report's `refused` field (the deletion fail-safe's
+    reasons): it goes on the run record and `navd status` shows it."""
+    return str(getattr(report, "refused", "") or "")
+
+
 @dataclasses.dataclass(frozen=True)
 class RunResult:
     """A run's report and the link pass that followed it (None: nothing to link, or navd is
@@ -91,6 +97,7 @@ def run_extraction(index: SolrIndex, config: NavdConfig, component: Component[An
                 with Progress(component.name, lambda: sum(writer.counts.values()), enabled=show_progress):
                     report = extractor.run_pass(writer, full=full, stop=stop)
                 run.counts = {**counts(report), **written(writer)}
+                run.refused = refused(report)
         except BaseException:
             writer.abandon()  # the state is at the last checkpoint: the next run writes the rest again
             raise
@@ -160,7 +167,8 @@ class PushTail:
                     report = self._extractor.run_pass(writer, stop=stop)
                     wrote = {k: v - before.get(k, 0) for k, v in written(writer).items()}
                     run.counts = {**counts(report), **wrote}
-                    run.quiet = not any(counts(report).values())
+                    run.refused = refused(report)
+                    run.quiet = not any(counts(report).values()) and not run.refused
             except BaseException:
                 # Positions stay at the last commit and the next poll rereads from there: what
                 # this writer still holds is written again then.

@@ -33,10 +33,12 @@ class Run:
     counts: dict[str, int] = dataclasses.field(default_factory=dict)
     #: set by a quiet run (a push poll that found nothing new): nothing is recorded for it
     quiet: bool = False
+    #: what the run refused to do and why (a report's `refused`, e.g. deletions the fail-safe held)
+    refused: str = ""
 
     def document(self, state: str, *, ended: datetime | None = None, error: str | None = None) -> dict[str, Any]:
         return run_document(self.run_id, self.component, state, started=self.started, host=socket.gethostname(),
-                            ended=ended, error=error, counts=self.counts)
+                            ended=ended, error=error, counts=self.counts, refused=self.refused)
 
 
 def _post(index: SolrIndex, doc: Mapping[str, Any]) -> None:

@@ -1,4 +1,5 @@
-"""navd's one way to keep an extractor's state between runs: a SQLite file in its state dir.
+"""navd's ways to keep an extractor's state between runs: a SQLite file in its state dir, or,
+for a small document replaced whole (log cursors, a watermark), one file written atomically.
 
 Extractors write their state in the same transaction as their progress and commit it only
 after the index writer has flushed the records that progress stands for; a crash rolls back to
@@ -7,6 +8,7 @@ the last commit, so state and index never disagree in the direction that loses d
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
@@ -42,3 +44,27 @@ class SqliteState:
 
     def close(self) -> None:
         self.db.close()
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` so that after a crash it holds the old or the new bytes, whole.
+
+    Written to a temporary file beside it, fsynced, renamed over it, then the directory fsynced:
+    the rename itself must reach the disk before the caller is told the state is durable.
+    Raises OSError (the caller names what the file is for)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)

@@ -23,7 +23,7 @@ import pytest
 from hdfs import Client
 from pyhive import hive
 
-from navd.extractors.spark.logfiles import CursorStore
+from navd.extractors.spark.logfiles import EventLogCursorStore as CursorStore
 from navd.index.client import SolrIndex
 from navd.locks import component_lock
 from navd.model import path_qualified_name

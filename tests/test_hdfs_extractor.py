@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 from hdfs import Client
 
+from navd.extractors.common.deletions import DeletionsConfig
+from navd.extractors.hdfs.extractor import HdfsExtractionError, HdfsExtractor
+from navd.extractors.hdfs.filters import PathFilter
 from navd.extractors.hdfs.settings import HdfsConfig
-from navd.extractors.hdfs.extractor import HdfsExtractionError, HdfsExtractor, PathFilter
 from navd.index.client import IndexWriter, SolrIndex
 from navd.model import SourceType, identity, path_qualified_name
 from navd.process import free_port
@@ -165,6 +167,19 @@ def test_snapshottable_root_runs_from_snapshot_diffs(hdfs: DevHdfs, hdfs_client:
     assert len(snapshots) == 1 and snapshots[0].startswith("navd-")  # navd keeps one
 
 
+def test_snapshot_diff_deletions_go_through_the_fail_safe(hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,
+                                                           tree: str, tmp_path: Path) -> None:
+    hdfs.run_tool(DFSADMIN_CLASS, "-allowSnapshot", tree)
+    run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path), index)
+    indexed = len(docs_under(index, hdfs, tree)) - 1
+    for child in ("raw", "empty", "tmp"):  # the diff says DELETE for each: every entity below the root
+        hdfs_client.delete(f"{tree}/{child}", recursive=True)
+    report = run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path), index)
+    assert report.deletions == 0 and report.deletions_refused == indexed
+    assert f"would flag {indexed} of {indexed} indexed entities (100%)" in report.refused
+    assert not any(d["deleted"] for d in docs_under(index, hdfs, tree).values())
+
+
 def test_ten_thousand_entries_in_one_directory(hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,
                                                unique: str, tmp_path: Path) -> None:
     big = f"/{unique}/big"
@@ -205,6 +220,46 @@ def test_unreachable_namenode_fails_the_run_and_flags_nothing(hdfs: DevHdfs, hdf
     assert doc(index, hdfs, f"{tree}/empty")["deleted"] is False
     report = run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path), index)  # NameNode back: retried
     assert report.deletions == 1 and doc(index, hdfs, f"{tree}/empty")["deleted"] is True
+
+
+def test_a_root_listed_empty_flags_nothing_and_says_why(hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,
+                                                        tree: str, tmp_path: Path, log_stream: io.StringIO) -> None:
+    run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path), index)
+    indexed = len(docs_under(index, hdfs, tree)) - 1  # everything below the root
+    for child in ("raw", "empty", "tmp"):
+        hdfs_client.delete(f"{tree}/{child}", recursive=True)
+    for _ in range(2):  # not recorded as a complete listing: the next run does not trust it either
+        report = run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path), index)
+        assert report.deletions == 0 and report.deletions_refused == indexed
+        assert report.refused == (f"deletions under {path_qualified_name(tree, hdfs.default_fs)} refused: its listing "
+                                  f"came back empty while {indexed} entities are indexed under it; nothing flagged")
+    assert not any(d["deleted"] for d in docs_under(index, hdfs, tree).values())
+    warnings = [json.loads(line) for line in log_stream.getvalue().splitlines()]
+    assert [w["level"] for w in warnings if w["event"] == report.refused] == ["warning", "warning"]
+
+
+def test_deletions_above_the_share_threshold_are_refused_until_allowed(hdfs: DevHdfs, hdfs_client: Client,
+                                                                       index: SolrIndex, tree: str,
+                                                                       tmp_path: Path) -> None:
+    run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path), index)
+    indexed = len(docs_under(index, hdfs, tree)) - 1
+    hdfs_client.delete(f"{tree}/raw", recursive=True)  # 3 directories and 8 files
+    hdfs_client.delete(f"{tree}/tmp", recursive=True)  # 4 directories and a file
+    refused = run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path), index)
+    share = round(100 * 16 / indexed)
+    assert refused.deletions == 0 and refused.deletions_refused == 16
+    assert refused.refused == (f"deletions under {path_qualified_name(tree, hdfs.default_fs)} refused: would flag "
+                               f"16 of {indexed} indexed entities ({share}%) deleted, above "
+                               f"[deletions] max_share_percent = 75; nothing flagged")
+    assert doc(index, hdfs, f"{tree}/raw/2026/11/a.csv")["deleted"] is False
+    assert doc(index, hdfs, f"{tree}/tmp")["deleted"] is False
+    # The operator looked and raised the threshold: the deletions proven then are applied now.
+    allowed = run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path,
+                                 deletions=DeletionsConfig(max_share_percent=100.0)), index)
+    assert allowed.deletions == 16 and allowed.deletions_refused == 0 and allowed.refused == ""
+    assert doc(index, hdfs, f"{tree}/raw/2026/11/a.csv")["deleted"] is True
+    assert doc(index, hdfs, f"{tree}/tmp")["deleted"] is True
+    assert doc(index, hdfs, f"{tree}/empty")["deleted"] is False
 
 
 def test_a_run_killed_midway_then_rerun_loses_and_duplicates_nothing(hdfs: DevHdfs, hdfs_client: Client,

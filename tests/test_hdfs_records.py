@@ -9,7 +9,7 @@ import pytest
 
 from navd.extractors.hdfs.settings import HdfsConfig
 from navd.errors import ConfigError
-from navd.extractors.hdfs.extractor import PathFilter
+from navd.extractors.hdfs.filters import PathFilter
 from navd.extractors.hdfs.records import (BadEntry, document_signature, element_for, entry_from_webhdfs, entry_signature,
                                          records_for, symbolic_permissions)
 from navd.index.documents import element_document

@@ -14,6 +14,7 @@ import pytest
 from pyhive import hive
 
 from navd.extractors.hms.settings import HiveConfig
+from navd.extractors.common.deletions import DeletionsConfig
 from navd.extractors.hms.extractor import HmsExtractionError, HmsExtractor, connect
 from navd.index.client import IndexWriter, SolrIndex
 from navd.model import Deletion, ElementType, EntityRef, SourceType, identity
@@ -230,6 +231,35 @@ def test_dropped_database_and_filters(index: SolrIndex, sql: Any, extractor: Any
     ex2, _ = extractor(tmp_path / "state2", ".*", filter_file=rules)
     report = run(ex2, index)
     assert report.tables == 1 and doc(index, qn(keep, "skipme")) is not None
+
+
+def test_deletion_fail_safe_refuses_a_mass_drop_and_an_empty_listing(index: SolrIndex, sql: Any, extractor: Any,
+                                                                      unique: str, tmp_path: Path) -> None:
+    keep, gone = f"{unique}_keep", f"{unique}_gone"
+    sql(f"CREATE DATABASE {keep}", f"CREATE DATABASE {gone}",
+        f"CREATE TABLE {gone}.t1 (a INT, b INT) USING parquet", f"CREATE TABLE {gone}.t2 (c INT) USING parquet")
+    ex, _ = extractor(tmp_path / "state", f"{unique}_.*")
+    run(ex, index)
+    scope = f"deletions under the selected Hive databases of cluster {CLUSTER} refused"
+
+    sql(f"DROP DATABASE {gone} CASCADE")  # 6 of the 7 elements in scope (86%)
+    report = run(ex, index)
+    assert report.deletions == 0 and report.deletions_refused == 6
+    assert report.refused == (f"{scope}: would flag 6 of 7 indexed entities (86%) deleted, above "
+                              "[deletions] max_share_percent = 75; nothing flagged")
+    assert doc(index, qn(gone, "t1", "a"))["deleted"] is False  # type: ignore[index]
+
+    allowed, _ = extractor(tmp_path / "state", f"{unique}_.*", deletions=DeletionsConfig(max_share_percent=90))
+    report = run(allowed, index)
+    assert report.deletions == 6 and report.refused == ""
+    assert doc(index, qn(gone, "t1", "a"))["deleted"] is True  # type: ignore[index]
+
+    sql(f"DROP DATABASE {keep}")  # nothing selected is listed any more: an empty listing
+    report = run(ex, index)
+    assert report.deletions == 0 and report.deletions_refused == 1
+    assert report.refused == (f"{scope}: its listing came back empty while 1 entities are indexed under it; "
+                              "nothing flagged")
+    assert doc(index, qn(keep))["deleted"] is False  # type: ignore[index]
 
 
 def test_a_hiveserver2_that_stops_answering_fails_the_run_after_the_timeout(

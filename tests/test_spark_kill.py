@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from navd.extractors.spark.logfiles import CursorStore
+from navd.extractors.spark.logfiles import EventLogCursorStore as CursorStore
 from navd.index.client import SolrIndex
 from navd.model import SourceType, identity, operation_qualified_name
 from navd.solr.server import EmbeddedSolr

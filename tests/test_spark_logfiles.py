@@ -23,17 +23,12 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from navd.extractors.spark.codecs import CorruptFrame, make_decoder
-from navd.extractors.spark.logfiles import (
-    CursorStore,
-    EventLogTailer,
-    LocalFileSystem,
-    LogCursor,
-    LogReader,
-    StateError,
-    discover,
-    parse_log_name,
-)
+from navd.extractors.common.codecs import CorruptFrame, make_decoder
+from navd.extractors.common.cursors import LogCursor, StateError
+from navd.extractors.common.lines import LogReader
+from navd.extractors.common.tailing import LocalFileSystem
+from navd.extractors.spark.logfiles import EventLogCursorStore as CursorStore
+from navd.extractors.spark.logfiles import EventLogTailer, discover, parse_log_name
 
 CODECS = ("", "lz4", "lzf", "snappy", "zstd")
 CONFIGS = [(f"{codec or 'plain'}{'_rolling' if rolling else ''}", codec, rolling)

@@ -14,19 +14,21 @@ setTimes); `--full` (or the snapshot-diff mode, where available) catches those.
 Deletions: a listed directory's children are compared with those indexed under it; one that is
 gone is proven deleted, with everything indexed below it. Deletions are applied only when the
 whole run succeeds; a failed run flags nothing (its proven deletions wait in the state, are
-checked again, and are applied by the next successful run).
+checked again, and are applied by the next successful run). Per root, the deletion fail-safe
+(extractors/common/deletions.py) refuses them when the root's listing came back empty or they
+would flag more than `[deletions] max_share_percent` of what is indexed under the root; refused
+deletions stay pending and the run report says why.
 
-State (state_dir/hdfs-state.sqlite): per directory, the modification time at its last
-complete listing; the pending deletions. It is committed at checkpoints, only after the writer
-has flushed what came before, so a run killed midway redoes at most the work since the last
-checkpoint and loses nothing.
+State (state_dir/hdfs-state.sqlite, hdfs/state.py): per directory, the modification time at
+its last complete listing; the pending deletions. It is committed at checkpoints, only after
+the writer has flushed what came before, so a run killed midway redoes at most the work since
+the last checkpoint and loses nothing. The WebHDFS calls run in hdfs/pool.py's workers; the
+include/exclude patterns are hdfs/filters.py.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
-import queue
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -41,121 +43,28 @@ from navd.config import NavdConfig
 from navd.errors import NavdError, first_line
 from navd.extractors import write_checkpointed
 from navd.extractors.hdfs.settings import hdfs_settings
+from navd.extractors.common.deletions import DeletionGuard, DeletionsConfig
+from navd.extractors.hdfs.filters import PathFilter
+from navd.extractors.hdfs.pool import PAGE_SIZE, Pool
 from navd.extractors.hdfs.records import (SIGNATURE_FIELDS, BadEntry, HdfsEntry, Signature, child_path, directory_ref,
                                          document_signature, element_for, entry_from_webhdfs, entry_signature,
                                          records_for)
+from navd.extractors.hdfs.state import HdfsState
 from navd.index.client import IndexWriter, SolrIndex
 from navd.index.lookup import solr_quote
 from navd.logs import get_logger
-from navd.state import SqliteState
 from navd.model import Deletion, ElementType, EntityRef, Record, SourceType, identity, path_qualified_name
-from navd.webhdfs import (WebHdfsError, hdfs_path, list_status_batch, make_client, request_count, snapshot_diff,
-                          status_or_none)
+from navd.webhdfs import WebHdfsError, hdfs_path, make_client, request_count, snapshot_diff, status_or_none
 
-log = get_logger("navd.extractor.hdfs")
+LOGGER = "navd.extractor.hdfs"
+log = get_logger(LOGGER)
 
 DEFAULT_WORKERS = 4
 CHECKPOINT_DIRECTORIES = 2000
-PAGE_SIZE = 1000  # entries per LISTSTATUS_BATCH page: the NameNode's dfs.ls.limit default
-_RESULTS_BOUND = 16  # pages (<= dfs.ls.limit entries each) waiting for the consumer: memory stays flat
 
 
 class HdfsExtractionError(NavdError):
     """The run failed (NameNode unreachable, a refused request): nothing was flagged deleted."""
-
-
-@dataclasses.dataclass(frozen=True)
-class PathFilter:
-    """Include/exclude patterns: a plain path means it and everything below; `*?[` make a glob."""
-
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-
-    def excluded(self, path: str) -> bool:
-        return any(_matches(path, pattern) for pattern in self.exclude)
-
-    def included(self, path: str) -> bool:
-        return not self.include or any(_matches(path, pattern) for pattern in self.include)
-
-    def worth_descending(self, directory: str) -> bool:
-        """Could anything included lie at or below `directory`?"""
-        if not self.include:
-            return True
-        prefix = directory.rstrip("/") + "/"
-        return any(_is_glob(p) or _matches(directory, p) or p.startswith(prefix) for p in self.include)
-
-
-def _is_glob(pattern: str) -> bool:
-    return any(c in pattern for c in "*?[")
-
-
-def _matches(path: str, pattern: str) -> bool:
-    if _is_glob(pattern):
-        return fnmatch.fnmatchcase(path, pattern)
-    base = pattern.rstrip("/") or "/"
-    return path == base or path.startswith(base.rstrip("/") + "/")
-
-
-# --- state -------------------------------------------------------------------------------------
-
-class HdfsState(SqliteState):
-    """Directory times at their last complete listing, pending deletions, snapshot names."""
-
-    FILE_NAME = "hdfs-state.sqlite"
-    SCHEMA = """
-        CREATE TABLE IF NOT EXISTS dirs (path TEXT PRIMARY KEY, parent TEXT, mtime INTEGER,
-                                         entries INTEGER NOT NULL DEFAULT 0);
-        CREATE INDEX IF NOT EXISTS dirs_parent ON dirs(parent);
-        CREATE TABLE IF NOT EXISTS pending_deletes (path TEXT PRIMARY KEY, is_dir INTEGER, proven_by TEXT);
-        CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
-    """
-    ADDED_COLUMNS = (("dirs", "entries", "INTEGER NOT NULL DEFAULT 0"), ("pending_deletes", "proven_by", "TEXT"))
-
-    def listed_mtime(self, path: str) -> int | None:
-        row = self.db.execute("SELECT mtime FROM dirs WHERE path = ?", (path,)).fetchone()
-        return None if row is None else row[0]
-
-    def listed_entries(self, path: str) -> int:
-        row = self.db.execute("SELECT entries FROM dirs WHERE path = ?", (path,)).fetchone()
-        return 0 if row is None else int(row[0])
-
-    def known(self, path: str) -> bool:
-        return self.db.execute("SELECT 1 FROM dirs WHERE path = ?", (path,)).fetchone() is not None
-
-    def subdirectories(self, path: str) -> list[tuple[str, int | None]]:
-        return list(self.db.execute("SELECT path, mtime FROM dirs WHERE parent = ?", (path,)))
-
-    def saw_directory(self, path: str, parent: str | None) -> None:
-        self.db.execute("INSERT OR IGNORE INTO dirs(path, parent, mtime) VALUES (?, ?, NULL)", (path, parent))
-
-    def listed(self, path: str, parent: str | None, mtime: int, entries: int) -> None:
-        self.db.execute("INSERT INTO dirs(path, parent, mtime, entries) VALUES (?, ?, ?, ?) "
-                        "ON CONFLICT(path) DO UPDATE SET mtime = excluded.mtime, entries = excluded.entries",
-                        (path, parent, mtime, entries))
-
-    def forget_subtree(self, path: str) -> None:
-        # '/' + 1 is '0': the range is exactly the paths below `path/`.
-        self.db.execute("DELETE FROM dirs WHERE path = ? OR (path >= ? AND path < ?)",
-                        (path, path + "/", path + "0"))
-
-    def add_pending_delete(self, path: str, is_dir: bool, proven_by: str) -> None:
-        self.db.execute("INSERT OR REPLACE INTO pending_deletes(path, is_dir, proven_by) VALUES (?, ?, ?)",
-                        (path, int(is_dir), proven_by))
-
-    def pending_deletes(self) -> list[tuple[str, bool, str]]:
-        return [(p, bool(d), str(r)) for p, d, r in
-                self.db.execute("SELECT path, is_dir, proven_by FROM pending_deletes ORDER BY path")]
-
-    def drop_pending_delete(self, path: str) -> None:
-        self.db.execute("DELETE FROM pending_deletes WHERE path = ?", (path,))
-
-    def get_meta(self, key: str) -> str | None:
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return None if row is None else str(row[0])
-
-    def set_meta(self, key: str, value: str) -> None:
-        self.db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (key, value))
-
 
 
 # --- the crawl ---------------------------------------------------------------------------------
@@ -169,6 +78,8 @@ class HdfsReport:
     deletions: int = 0
     skipped: int = 0       # unreadable directories (permissions) and bad entries, each logged
     requests: int = 0      # WebHDFS requests of the run
+    deletions_refused: int = 0  # entities the deletion fail-safe did not flag (see `refused`)
+    refused: str = ""      # why: one sentence per refused root, naming the config key
 
 
 @dataclasses.dataclass
@@ -187,71 +98,6 @@ class _Listing:
     seen: set[str] = dataclasses.field(default_factory=set)
 
 
-class _Pool:
-    """Worker threads doing WebHDFS calls; results come back in a bounded queue.
-
-    Tasks are taken newest first (depth first), which keeps the backlog of directories small."""
-
-    def __init__(self, client: Client, workers: int) -> None:
-        self.client = client
-        self.tasks: queue.LifoQueue[tuple[str, str] | None] = queue.LifoQueue()
-        self.results: queue.Queue[tuple[str, str, Any]] = queue.Queue(maxsize=_RESULTS_BOUND)
-        self.stopping = threading.Event()
-        self.outstanding = 0
-        self.threads = [threading.Thread(target=self._work, name=f"navd-hdfs-{i}", daemon=True)
-                        for i in range(workers)]
-        for thread in self.threads:
-            thread.start()
-
-    def submit(self, kind: str, path: str) -> None:
-        self.outstanding += 1
-        self.tasks.put((kind, path))
-
-    def _put(self, item: tuple[str, str, Any]) -> bool:
-        while not self.stopping.is_set():
-            try:
-                self.results.put(item, timeout=0.2)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def _work(self) -> None:
-        while not self.stopping.is_set():
-            task = self.tasks.get()
-            if task is None:
-                return
-            kind, path = task
-            try:
-                if kind == "list":
-                    for page in _pages(self.client, path):
-                        if not self._put(("page", path, page)):
-                            return
-                    self._put(("listed", path, None))
-                else:
-                    self._put(("stat", path, status_or_none(self.client, path)))
-            except Exception as exc:  # handed to the consumer, which decides what it means
-                self._put(("error", path, exc))
-
-    def close(self) -> None:
-        self.stopping.set()
-        for _ in self.threads:
-            self.tasks.put(None)
-        for thread in self.threads:
-            thread.join(timeout=30)
-
-
-def _pages(client: Client, path: str) -> Iterator[list[dict[str, Any]]]:
-    page: list[dict[str, Any]] = []
-    for status in list_status_batch(client, path):
-        page.append(status)
-        if len(page) >= PAGE_SIZE:
-            yield page
-            page = []
-    if page:
-        yield page
-
-
 def _below(root: str, relative: str) -> str:
     relative = relative.strip("/")
     if relative in ("", "."):
@@ -265,7 +111,7 @@ class HdfsExtractor:
     def __init__(self, client: Client, index: SolrIndex, *, default_fs: str, roots: Iterable[str], state_dir: Path,
                  path_filter: PathFilter = PathFilter(), workers: int = DEFAULT_WORKERS,
                  checkpoint_every: int = CHECKPOINT_DIRECTORIES, snapshots: bool = True,
-                 extractor_run_id: str | None = None,
+                 extractor_run_id: str | None = None, deletions: DeletionsConfig = DeletionsConfig(),
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         if not default_fs:
             raise NavdError("[hdfs] default_fs: needed to name HDFS entities (hdfs://nameservice)")
@@ -273,6 +119,7 @@ class HdfsExtractor:
         self.index = index
         self.default_fs = default_fs
         self.roots = tuple(hdfs_path(r) if "://" in r else r for r in roots)
+        self._root_paths = frozenset(r.rstrip("/") or "/" for r in self.roots)
         self.state = HdfsState(state_dir)
         self.filter = path_filter
         self.workers = workers
@@ -288,6 +135,8 @@ class HdfsExtractor:
         self.clock = clock
         self._since_checkpoint = 0
         self._listings: dict[str, _Listing] = {}
+        self.deletions = deletions
+        self.guard = DeletionGuard(deletions, LOGGER)
         self.report = HdfsReport()
 
     @classmethod
@@ -296,7 +145,8 @@ class HdfsExtractor:
         hdfs = hdfs_settings(config)
         return cls(make_client(hdfs), index, default_fs=hdfs.default_fs, roots=hdfs.roots,
                    state_dir=state_dir, path_filter=PathFilter(hdfs.include, hdfs.exclude),
-                   snapshots=hdfs.snapshots, extractor_run_id=extractor_run_id)
+                   snapshots=hdfs.snapshots, extractor_run_id=extractor_run_id,
+                   deletions=config.deletions)
 
     # -- the protocol ---------------------------------------------------------------------------
 
@@ -306,8 +156,9 @@ class HdfsExtractor:
         `full` lists every directory whatever the state says (the first run is full anyway)."""
         full = full or since is None and not self._has_state()
         self.report = HdfsReport()
+        self.guard = DeletionGuard(self.deletions, LOGGER)
         requests_before = request_count(self.client)
-        pool = _Pool(self.client, self.workers)
+        pool = Pool(self.client, self.workers)
         self._new_snapshots, self._obsolete_snapshots = [], []
         self._finished = False
         self._run_token = uuid.uuid4().hex  # marks the deletions this run's own listings prove
@@ -316,6 +167,7 @@ class HdfsExtractor:
             for root in self.roots:
                 yield from self._crawl_root(pool, root, full)
             yield from self._apply_deletions()
+            self.report.deletions_refused, self.report.refused = self.guard.refused_count, self.guard.reason
             # Only a complete run moves the diff base: a run that dies midway leaves it where
             # it was, and the next diff covers its changes too.
             for root, name in self._new_snapshots:
@@ -373,7 +225,7 @@ class HdfsExtractor:
     def _has_state(self) -> bool:
         return any(self.state.listed_mtime(root.rstrip("/") or "/") is not None for root in self.roots)
 
-    def _crawl_root(self, pool: _Pool, root: str, full: bool) -> Iterator[Record]:
+    def _crawl_root(self, pool: Pool, root: str, full: bool) -> Iterator[Record]:
         root = root.rstrip("/") or "/"
         status = status_or_none(self.client, root)
         if status is None:
@@ -438,7 +290,7 @@ class HdfsExtractor:
             self._obsolete_snapshots.pop()
             return None
 
-    def _follow_diff(self, pool: _Pool, root: str, diff: list[dict[str, Any]]) -> Iterator[Record]:
+    def _follow_diff(self, pool: Pool, root: str, diff: list[dict[str, Any]]) -> Iterator[Record]:
         """Deleted and renamed-away paths become pending deletions; created, renamed-to and
         modified ones are read again (a created directory to the bottom)."""
         self.report.directories_unchanged += 1
@@ -453,7 +305,7 @@ class HdfsExtractor:
             elif kind in ("CREATE", "MODIFY"):
                 yield from self._diffed(pool, source, created=kind == "CREATE")
 
-    def _diffed(self, pool: _Pool, path: str, *, created: bool) -> Iterator[Record]:
+    def _diffed(self, pool: Pool, path: str, *, created: bool) -> Iterator[Record]:
         if self.filter.excluded(path):
             return
         status = status_or_none(self.client, path)
@@ -471,7 +323,7 @@ class HdfsExtractor:
             self._listings[path] = _Listing(path, entry.modified_ms, compare=self.state.listed_mtime(path) is not None)
             pool.submit("list", path)
 
-    def _visit(self, pool: _Pool, entry: HdfsEntry, full: bool) -> None:
+    def _visit(self, pool: Pool, entry: HdfsEntry, full: bool) -> None:
         """A directory whose current status we have: list it, or, unchanged, look below it."""
         if not self.filter.worth_descending(entry.path):
             return
@@ -496,7 +348,7 @@ class HdfsExtractor:
         for subdirectory, _mtime in subdirectories:
             pool.submit("stat", subdirectory)
 
-    def _page(self, pool: _Pool, listing: _Listing, page: list[dict[str, Any]], full: bool) -> Iterator[Record]:
+    def _page(self, pool: Pool, listing: _Listing, page: list[dict[str, Any]], full: bool) -> Iterator[Record]:
         if listing.relist:
             for status in page:
                 if status.get("type") == "DIRECTORY":
@@ -529,6 +381,12 @@ class HdfsExtractor:
         if listing.relist:
             return
         self.report.directories_listed += 1
+        if listing.path in self._root_paths and listing.entries == 0 and listing.indexed:
+            indexed = self._indexed_below(listing.path)
+            if not self.guard.allows(self._scope(listing.path), would_flag=indexed, indexed=indexed, listed=0):
+                # Not trusted: it proves no deletion, and is not recorded as a complete listing,
+                # so the next run lists the root again.
+                return
         if listing.indexed is not None:
             for name, (is_dir, _signature) in listing.indexed.items():
                 if name not in listing.seen:
@@ -546,7 +404,7 @@ class HdfsExtractor:
             log.warning("HDFS entry skipped", reason=str(exc))
             return None
 
-    def _stat(self, pool: _Pool, path: str, status: dict[str, Any] | None, full: bool) -> Iterator[Record]:
+    def _stat(self, pool: Pool, path: str, status: dict[str, Any] | None, full: bool) -> Iterator[Record]:
         if status is None or self.filter.excluded(path):
             return  # gone since its parent was listed (that parent's next listing proves it), or excluded now
         # A GETFILESTATUS, or an entry of a listing: `path` is already the entry's own.
@@ -579,13 +437,40 @@ class HdfsExtractor:
                                                   document_signature(doc))
         return children
 
+    def _scope(self, root: str) -> str:
+        return path_qualified_name(root, self.default_fs)
+
+    def _root_of(self, path: str) -> str:
+        """The configured root `path` lies below (the deepest one), or "/" for a root since
+        removed from the configuration (its pending deletions are weighed against all of HDFS)."""
+        below = [r for r in self._root_paths if path == r or path.startswith(r.rstrip("/") + "/")]
+        return max(below, key=len) if below else "/"
+
+    def _indexed_below(self, path: str) -> int:
+        """Entities indexed below `path` and not deleted: one Solr count, nothing held."""
+        prefix = self._scope(path).rstrip("/") + "/"
+        return self.index.count("elements", f"{{!prefix f=qualifiedName v={solr_quote(prefix)}}}",
+                                filters=["deleted:false", f"sourceType:{SourceType.HDFS.value}"])
+
     def _apply_deletions(self) -> Iterator[Record]:
-        now = self.clock()
+        """Flag the proven deletions, root by root, each root only if the fail-safe allows it;
+        refused ones stay pending, so a later run (a higher threshold) can apply them."""
+        by_root: dict[str, list[tuple[str, bool]]] = {}
         for path, is_dir, proven_by in self.state.pending_deletes():
             # This run's own listings proved these; a failed run's are checked again first.
             if proven_by != self._run_token and status_or_none(self.client, path) is not None:
                 self.state.drop_pending_delete(path)  # re-created meanwhile: its listing indexed it
                 continue
+            by_root.setdefault(self._root_of(path), []).append((path, is_dir))
+        for root, pending in by_root.items():
+            # Decided before the first Deletion of the root is yielded: counts, not documents.
+            would_flag = sum(1 + (self._indexed_below(path) if is_dir else 0) for path, is_dir in pending)
+            if self.guard.allows(self._scope(root), would_flag=would_flag, indexed=self._indexed_below(root)):
+                yield from self._flag_deleted(pending)
+
+    def _flag_deleted(self, pending: list[tuple[str, bool]]) -> Iterator[Record]:
+        now = self.clock()
+        for path, is_dir in pending:
             qualified_name = path_qualified_name(path, self.default_fs)
             kind = ElementType.DIRECTORY if is_dir else ElementType.FILE
             yield Deletion(EntityRef(SourceType.HDFS, qualified_name, kind), now)
@@ -601,4 +486,4 @@ class HdfsExtractor:
             log.info("HDFS entity deleted", path=path, directory=is_dir)
 
 
-__all__ = ["HdfsExtractionError", "HdfsExtractor", "HdfsReport", "HdfsState", "PathFilter", "child_path"]
+__all__ = ["HdfsExtractionError", "HdfsExtractor", "HdfsReport"]

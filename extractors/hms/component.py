@@ -35,7 +35,8 @@ def build(context: BuildContext) -> Extractor[HmsReport]:
 def summary(r: HmsReport) -> str:
     return (f"hms: {r.databases} databases, {r.tables} tables ({r.tables_described} described, "
             f"{r.tables_unchanged} unchanged), {r.partitions} partitions, {r.deletions} deleted, "
-            f"{r.skipped} skipped")
+            f"{r.skipped} skipped"
+            + (f", {r.deletions_refused} deletions refused ([deletions] max_share_percent)" if r.refused else ""))
 
 
 COMPONENT: Component[HiveConfig, HmsReport] = Component(

@@ -20,7 +20,9 @@ the run so that every input described in the run is known.
 Deletions: what the metastore lists (plus what navd knows each unchanged table owns, from the
 state) is compared with the HIVE elements of this cluster indexed and not deleted; those in the
 databases and tables the filters select that are not listed any more are flagged deleted. Only
-a run that listed every selected database completely does this.
+a run that listed every selected database completely does this, and only when the deletion
+fail-safe (extractors/common/deletions.py) allows it: not after an empty listing while elements
+are indexed, nor for more than `[deletions] max_share_percent` of the indexed elements in scope.
 
 State (state_dir/hms-state.sqlite): per table its fingerprint, its partitions' fingerprint, its
 location, its columns (for view lineage) and the qualified names of the elements it owns; per
@@ -49,12 +51,14 @@ from navd.extractors.hms.records import (BadTable, database_records, field_ref, 
 from navd.extractors.hms.views import ViewSqlError, view_lineage
 from navd.index.client import IndexWriter, SolrIndex
 from navd.extractors import write_checkpointed
+from navd.extractors.common.deletions import DeletionGuard, DeletionsConfig
 from navd.logs import get_logger
 from navd.state import SqliteState
 from navd.model import DependencyType, Deletion, ElementType, EntityRef, Record, Relation, RelationType, SourceType
 from navd.names import hive_qualified_name, parse_hive_name
 
-log = get_logger("navd.extractor.hms")
+LOGGER = "navd.extractor.hms"
+log = get_logger(LOGGER)
 
 
 class HmsExtractionError(NavdError):
@@ -208,6 +212,8 @@ class HmsReport:
     skipped: int = 0        # bad tables and views (odd DESCRIBE output, unparseable SQL), each logged
     statements: int = 0     # statements sent to HiveServer2
     complete: bool = False
+    deletions_refused: int = 0  # entities the deletion fail-safe did not flag (see `refused`)
+    refused: str = ""       # why, naming the config key
 
 
 def _sha(text: str) -> str:
@@ -223,7 +229,7 @@ class HmsExtractor:
 
     def __init__(self, connection: Any, index: SolrIndex, *, cluster: str, default_fs: str, state_dir: Path,
                  database_regex: str = ".*", table_regex: str = ".*", filter_file: Path | None = None,
-                 extractor_run_id: str | None = None,
+                 extractor_run_id: str | None = None, deletions: DeletionsConfig = DeletionsConfig(),
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         self.connection = connection
         self.index = index
@@ -234,6 +240,7 @@ class HmsExtractor:
         self.extractor_run_id = extractor_run_id or f"hms##{datetime.now(UTC):%Y%m%dT%H%M%S}"
         self.clock = clock
         self.report = HmsReport()
+        self.deletions = deletions
         self._checkpoint = False
 
     @classmethod
@@ -243,7 +250,7 @@ class HmsExtractor:
         return cls(connect(hive), index, cluster=config.cluster.name, default_fs=hdfs_settings(config).default_fs,
                    state_dir=state_dir, database_regex=hive.database_regex,
                    table_regex=hive.table_regex, filter_file=filter_file,
-                   extractor_run_id=extractor_run_id)
+                   extractor_run_id=extractor_run_id, deletions=config.deletions)
 
     # -- the protocol ---------------------------------------------------------------------------
 
@@ -431,17 +438,34 @@ class HmsExtractor:
                                expression=edge.expression, extractor_run_id=self.extractor_run_id)
 
     def _deletions(self, selected: set[str], listed: set[str]) -> Iterator[Record]:
-        """HIVE elements of this cluster, indexed and not deleted, in the selected scope and no longer listed."""
-        now = self.clock()
+        """HIVE elements of this cluster, indexed and not deleted, in the selected scope and no
+        longer listed; nothing when the deletion fail-safe refuses (counted in a first scan, so
+        the decision comes before the first Deletion and no list of names is held)."""
+        indexed = would_flag = 0
+        for qualified_name, _type in self._indexed_in_scope():
+            indexed += 1
+            would_flag += qualified_name not in listed
+        guard = DeletionGuard(self.deletions, LOGGER)
+        # The metastore is one listing: its scope is every selected database of the cluster.
+        allowed = guard.allows(f"the selected Hive databases of cluster {self.cluster}", would_flag=would_flag,
+                               indexed=indexed, listed=len(selected), failed=not self.report.complete)
+        self.report.deletions_refused, self.report.refused = guard.refused_count, guard.reason
+        if allowed:
+            now = self.clock()
+            for qualified_name, kind in self._indexed_in_scope():
+                if qualified_name not in listed:
+                    yield Deletion(EntityRef(SourceType.HIVE, qualified_name, kind), now)
+                    self.report.deletions += 1
+            # Kept after a refusal: an unlisted database's fingerprints spare describing it again.
+            for db in set(self.state.databases()) - selected:
+                if self.filter.database(db):
+                    self.state.drop_database(db)
+
+    def _indexed_in_scope(self) -> Iterator[tuple[str, ElementType]]:
         for doc in self.index.scan("elements", "sourceType:HIVE", filters=["deleted:false"], fl="qualifiedName,type"):
             qualified_name = str(doc.get("qualifiedName", ""))
-            if qualified_name in listed or not self._in_scope(qualified_name):
-                continue
-            yield Deletion(EntityRef(SourceType.HIVE, qualified_name, ElementType(str(doc["type"]))), now)
-            self.report.deletions += 1
-        for db in set(self.state.databases()) - selected:
-            if self.filter.database(db):
-                self.state.drop_database(db)
+            if self._in_scope(qualified_name):
+                yield qualified_name, ElementType(str(doc["type"]))
 
     def _in_scope(self, qualified_name: str) -> bool:
         """`db[.table[.column]]@cluster[/k=v...]` of this cluster, its db and table selected."""

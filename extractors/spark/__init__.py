@@ -1,1 +1,1 @@
-"""Spark event logs: file discovery and incremental reading (logfiles, codecs) and their parsing."""
+"""Spark event logs: their file rules and tailer (logfiles, over navd.extractors.common) and their parsing."""

@@ -1,8 +1,9 @@
 """The Spark push extractor: tails event logs, turns them into records, checkpoints positions.
 
-One pass (`extract`) reads what is new in every event log (extractors.spark.logfiles), feeds
-each application's lines to its processor (extractors.spark.events), and yields the records
-(extractors.spark.records) of the applications that changed, plus stubs for the datasets and columns they touched (so lineage
+One pass (`extract`) reads what is new in every event log (extractors.spark.logfiles over
+extractors.common), feeds each application's lines to its processor (extractors.spark.events), and
+yields the records (extractors.spark.records) of the applications that changed, plus stubs for
+the datasets and columns they touched (so lineage
 can start from a table only a Spark job has mentioned so far). The caller writes the records,
 flushes the writer, then calls `commit()`: positions become durable only after Solr has the
 records of the lines before them.
@@ -24,17 +25,16 @@ from pathlib import Path
 from hdfs import Client
 
 from navd.config import NavdConfig
-from navd.errors import ConfigError
 from navd.index.client import IndexWriter
 from navd.extractors import write_checkpointed
+from navd.extractors.common.cursors import LogCursor
+from navd.extractors.common.tailing import remote_directories, tailing_file_system
 from navd.extractors.hdfs.settings import hdfs_settings
-from navd.extractors.spark.settings import spark_settings
 from navd.extractors.spark.events import ApplicationProcessor, SqlExecution
-from navd.extractors.spark.logfiles import (CursorStore, EventLog, EventLogTailer, FileSystem, LocalFileSystem,
-                                            LogCursor, RoutingFileSystem)
+from navd.extractors.spark.logfiles import EventLog, EventLogCursorStore, EventLogTailer
 from navd.extractors.spark.records import dropped, records, stubs_for
-from navd.extractors.spark.webhdfs_logs import WebHdfsFileSystem
-from navd.webhdfs import hdfs_path, make_client
+from navd.extractors.spark.settings import spark_settings
+from navd.webhdfs import make_client
 from navd.logs import get_logger
 from navd.model import Record
 
@@ -65,43 +65,23 @@ class SparkExtractor:
         self.cluster = cluster
         self.default_fs = default_fs
         self.extractor_run_id = extractor_run_id or f"spark##{datetime.now(UTC):%Y%m%dT%H%M%S}"
-        directories = list(directories)
-        remote = [d for d in directories if "://" in d and not d.startswith("file://")]
-        if remote and hdfs_client is None:
-            raise ConfigError(f"[spark] event_log_dirs: {remote[0]} is on HDFS, which navd reads through "
-                              f"WebHDFS: set [hdfs] urls to the NameNode's http(s)://host:port")
-        for directory in remote:
-            hdfs_path(directory)  # a ConfigError for schemes other than HDFS's
-        by_scheme: dict[str, FileSystem] = {}
-        if hdfs_client is not None:
-            webhdfs = WebHdfsFileSystem(hdfs_client)
-            by_scheme = {scheme: webhdfs for scheme in ("hdfs", "webhdfs", "swebhdfs", "viewfs")}
-        directories = [d.removeprefix("file://") for d in directories]
-        self.tailer = EventLogTailer(RoutingFileSystem(LocalFileSystem(), by_scheme), directories,
-                                     CursorStore(state_dir))
+        fs, directories = tailing_file_system(directories, hdfs_client, key="[spark] event_log_dirs")
+        self.tailer = EventLogTailer(fs, directories, EventLogCursorStore(state_dir))
         self._apps: dict[str, _Application] = {}
         self._lines = 0
         self._warnings = 0
-        self._forget_unfinished()
+        # An application's processor state lives in memory: one whose log was unfinished when
+        # navd stopped is read from its start, so its records get the whole application's context.
+        self.tailer.rewind_unfinished()
 
     @classmethod
     def from_config(cls, config: NavdConfig, state_dir: Path, *,
                     extractor_run_id: str | None = None) -> SparkExtractor:
         spark, hdfs = spark_settings(config), hdfs_settings(config)
-        on_hdfs = any("://" in d and not d.startswith("file://") for d in spark.event_log_dirs)
+        on_hdfs = bool(remote_directories(spark.event_log_dirs))
         return cls(cluster=config.cluster.name, directories=spark.event_log_dirs, state_dir=state_dir,
                    default_fs=hdfs.default_fs, extractor_run_id=extractor_run_id,
                    hdfs_client=make_client(hdfs) if on_hdfs and hdfs.urls else None)
-
-    def _forget_unfinished(self) -> None:
-        """Read applications whose log was still being written when we stopped from their start:
-        every file of a rolling log (its first file has the application's start), the file of a
-        single-file log."""
-        unfinished = {_log_of(key) for key, cursor in self.tailer.committed.items() if not cursor.done}
-        for key, cursor in list(self.tailer.committed.items()):
-            if _log_of(key) in unfinished:
-                # size -1 never matches the file: the tailer reads it again, from `resume`.
-                self.tailer.committed[key] = dataclasses.replace(cursor, resume=0, skip=0, size=-1, done=False)
 
     def extract(self, since: datetime | None = None) -> Iterator[Record]:
         """Records of everything new in the event logs since the last pass (`since` is unused:
@@ -158,12 +138,6 @@ class SparkExtractor:
         lines, warnings = self._lines, self._warnings
         count = write_checkpointed(self.extract(), writer, commit=self.commit, stop=stop)
         return PassReport(lines=self._lines - lines, records=count, warnings=self._warnings - warnings)
-
-
-def _log_of(key: str) -> str:
-    """The event log a cursor key belongs to: a rolling log's directory, or the file itself."""
-    parent, _, _name = key.rpartition("/")
-    return parent if parent.rsplit("/", 1)[-1].startswith("eventlog_v2_") else key
 
 
 def _is_last(event_log: EventLog, cursor: LogCursor) -> bool:

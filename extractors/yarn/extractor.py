@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import threading
 from collections.abc import Iterator, Sequence
 from datetime import datetime
@@ -37,6 +36,7 @@ from navd.extractors.yarn.settings import yarn_settings
 from navd.index.client import IndexWriter
 from navd.logs import get_logger
 from navd.model import Record
+from navd.state import write_atomically
 
 from .records import UNFINISHED_STATES, BadApplication, application_records, parse_application
 
@@ -138,13 +138,11 @@ class YarnExtractor:
         self._recent.update(self._pending)
         self._pending = {}
         self._recent = {app: finished for app, finished in self._recent.items() if finished >= horizon}
-        self.state_file.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.state_file.with_suffix(".tmp")
-        with open(tmp, "w", encoding="utf-8") as out:
-            json.dump({"newestFinishedTime": self._newest_finish, "recent": self._recent}, out)
-            out.flush()
-            os.fsync(out.fileno())
-        tmp.replace(self.state_file)
+        payload = json.dumps({"newestFinishedTime": self._newest_finish, "recent": self._recent}).encode()
+        try:
+            write_atomically(self.state_file, payload)
+        except OSError as exc:
+            raise YarnExtractionError(f"{self.state_file}: cannot write the YARN state: {exc.strerror}") from None
         self._watermark = self._newest_finish
 
     def run_pass(self, writer: IndexWriter, *, full: bool = False,

@@ -163,14 +163,17 @@ def deletion_update(deletion: Deletion) -> dict[str, Any]:
 
 def run_document(run_id: str, component: str, state: str, *, started: datetime, host: str,
                  ended: datetime | None = None, error: str | None = None,
-                 counts: Mapping[str, int] | None = None) -> dict[str, Any]:
-    """A run record in the runs core: counts as `count_<name>`, the error cut to 2,000 chars."""
+                 counts: Mapping[str, int] | None = None, refused: str = "") -> dict[str, Any]:
+    """A run record in the runs core: counts as `count_<name>`, the error and what the run refused
+    to do (the deletion fail-safe's reasons) cut to 2,000 chars."""
     doc: dict[str, Any] = {"identity": run_id, "kind": RUN_KIND, "component": component, "state": state,
                            "started": solr_date(started), "host": host}
     if ended is not None:
         doc["ended"] = solr_date(ended)
     if error:
         doc["error"] = error[:2000]
+    if refused:
+        doc["refused"] = refused[:2000]
     doc.update({f"count_{name}": int(value) for name, value in (counts or {}).items()})
     return doc
 

@@ -382,11 +382,12 @@ def measure_throughput(index: SolrIndex, corpus: Corpus, solr_pid: int | None) -
 def stage_breakdown(corpus: Corpus) -> dict[str, Any]:
     """Unprofiled seconds of the navd pass's stages without Solr, each run in full from a fresh
     state dir, best of 2: what each layer adds (cProfile inflates Python-heavy code unevenly)."""
-    from navd.extractors.spark.logfiles import CursorStore, EventLogTailer, LocalFileSystem
+    from navd.extractors.common.tailing import LocalFileSystem
+    from navd.extractors.spark.logfiles import EventLogCursorStore, EventLogTailer
 
     def tail(parse: bool) -> None:
         with tempfile.TemporaryDirectory(prefix="navd-bench-spark-state-") as state:
-            tailer = EventLogTailer(LocalFileSystem(), [str(corpus.events)], CursorStore(state))
+            tailer = EventLogTailer(LocalFileSystem(), [str(corpus.events)], EventLogCursorStore(state))
             loads = json.loads
             for _log, line in tailer.poll():
                 if parse and line.text:
@@ -397,7 +398,7 @@ def stage_breakdown(corpus: Corpus) -> dict[str, Any]:
         # Reading + ApplicationProcessor.feed_line (JSON, events, plans), no records built.
         from navd.extractors.spark.events import ApplicationProcessor
         with tempfile.TemporaryDirectory(prefix="navd-bench-spark-state-") as state:
-            tailer = EventLogTailer(LocalFileSystem(), [str(corpus.events)], CursorStore(state))
+            tailer = EventLogTailer(LocalFileSystem(), [str(corpus.events)], EventLogCursorStore(state))
             processors: dict[str, ApplicationProcessor] = {}
             for event_log, line in tailer.poll():
                 if line.text:

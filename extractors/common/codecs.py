@@ -1,4 +1,4 @@
-"""Incremental decoders for the codecs Spark writes event logs with: pure, no I/O.
+"""Incremental decoders for the codecs Spark (and other JVM writers) compress logs with: pure, no I/O.
 
 A decoder is fed the bytes of one file in order, from a known absolute offset, and yields
 `Piece`s of decompressed bytes. Each piece says where decoding can be resumed (a compressed

@@ -1,0 +1,83 @@
+"""Durable cursors of tailed log files: where reading of each file stands.
+
+A cursor is committed only after the records from the lines before it are in the index, so
+after a crash a tailer resumes at the last committed line: nothing lost, nothing duplicated.
+`CursorStore` keeps the cursors of one tailer in one JSON file under its state dir, replaced
+atomically (navd.state.write_atomically).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import ClassVar
+
+from navd.errors import NavdError
+from navd.state import write_atomically
+
+
+class StateError(NavdError):
+    """The cursor state file cannot be read or written."""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class LogCursor:
+    """Where reading of one log file stands, enough to resume after a restart.
+
+    Resume by decoding from compressed offset `resume` and dropping `skip` decompressed bytes
+    (0 for uncompressed files and frame-aligned positions; see codecs). `size`, `mtime_ns` and
+    `file_id` identify the file version read; `done` marks a complete file read to its end.
+    """
+
+    key: str
+    path: str
+    file_id: str
+    size: int
+    mtime_ns: int
+    codec: str
+    resume: int = 0
+    skip: int = 0
+    done: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_json(cls, raw: Mapping[str, object]) -> LogCursor:
+        fields = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{k: v for k, v in raw.items() if k in fields})  # type: ignore[arg-type]
+
+
+class CursorStore:
+    """Cursors of all files of one tailer in one JSON file under the state dir.
+
+    Each tailer names its own file (a subclass sets FILE_NAME, or pass `file_name`), so two
+    push extractors sharing a state dir never read each other's cursors."""
+
+    FILE_NAME: ClassVar[str] = "log-cursors.json"
+
+    def __init__(self, state_dir: str | os.PathLike[str], file_name: str | None = None) -> None:
+        self.path = Path(state_dir) / (file_name or self.FILE_NAME)
+
+    def load(self) -> dict[str, LogCursor]:
+        try:
+            raw = json.loads(self.path.read_text(encoding="utf-8"))
+            return {c["key"]: LogCursor.from_json(c) for c in raw["cursors"]}
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            # Refuse rather than start over: starting over would index every log again.
+            raise StateError(f"{self.path}: cannot read the log cursors: {exc}") from None
+
+    def commit(self, cursors: Mapping[str, LogCursor]) -> None:
+        """Persist `cursors` (all of them: keys absent are dropped). Call after Solr flushed."""
+        payload = json.dumps({"version": 1, "cursors": [c.to_json() for c in
+                                                         sorted(cursors.values(), key=lambda c: c.key)]},
+                             indent=1).encode()
+        try:
+            write_atomically(self.path, payload)
+        except OSError as exc:
+            raise StateError(f"{self.path}: cannot write the log cursors: {exc.strerror}") from None
