@@ -314,3 +314,45 @@ def test_cli_extract_then_entity(navd, hdfs: DevHdfs, hdfs_client: Client, index
     assert again.returncode == 0 and "1 deleted" in again.stdout, again.stdout + again.stderr
     entity = json.loads(navd("entity", f"{hdfs.default_fs}/{unique}/data/raw/2026/11/a.csv", "--json", env=env).stdout)
     assert entity["deleted"] is True
+
+
+def test_the_run_record_and_status_say_what_the_fail_safe_refused(navd, hdfs: DevHdfs,  # type: ignore[no-untyped-def]
+                                                                  hdfs_client: Client, index: SolrIndex,
+                                                                  solr_server: EmbeddedSolr, unique: str,
+                                                                  tmp_path: Path) -> None:
+    """Through `navd extract`: a mass deletion above [deletions] max_share_percent flags nothing,
+    and the run record, the summary and `navd status` say why, naming the key."""
+    def configured(share: float) -> dict[str, str]:
+        config = tmp_path / f"navd-{share:g}.toml"
+        config.write_text(f'[cluster]\nname = "{unique}"\n[solr]\nurl = "{solr_server.url}"\n[logging]\n'
+                          f'format = "json"\n[daemon]\nstate_dir = "{tmp_path / "state"}"\n'
+                          f'[deletions]\nmax_share_percent = {share}\n'
+                          f'[hdfs]\nenabled = true\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
+                          f'user = "{hdfs.superuser}"\nroots = ["/{unique}"]\n')
+        return {**os.environ, "NAVD_CONFIG": str(config)}
+
+    for number in range(4):
+        hdfs_client.write(f"/{unique}/d/part-{number}.csv", data=b"x")
+    hdfs_client.write(f"/{unique}/keep.csv", data=b"x")
+    assert navd("extract", "hdfs", env=configured(50)).returncode == 0
+    hdfs_client.delete(f"/{unique}/d", recursive=True)  # 5 of the 6 entities below the root
+
+    held = navd("extract", "hdfs", env=configured(50))
+    assert held.returncode == 0, held.stderr
+    root = path_qualified_name(f"/{unique}", hdfs.default_fs)
+    reason = (f"deletions under {root} refused: would flag 5 of 6 indexed entities (83%) deleted, above "
+              "[deletions] max_share_percent = 50; nothing flagged")
+    summary = held.stdout.splitlines()[0]
+    assert " 0 deleted, " in summary and summary.endswith(f"; {reason}")
+    index.commit("runs")
+    [record] = index.search("runs", 'kind:run AND component:"extractor.hdfs"', rows=1,
+                            sort="started desc")["response"]["docs"]
+    assert (record["state"], record["refused"], record["count_deletions_refused"]) == ("SUCCEEDED", reason, 5)
+    assert doc(index, hdfs, f"/{unique}/d/part-0.csv")["deleted"] is False
+    status = navd("status", env=configured(50))
+    [line] = [line for line in status.stdout.splitlines() if line.startswith("extractor.hdfs:")]
+    assert line.endswith(f"; refused: {reason}")
+
+    allowed = navd("extract", "hdfs", env=configured(100))
+    assert allowed.returncode == 0 and "5 deleted" in allowed.stdout and "refused" not in allowed.stdout
+    assert doc(index, hdfs, f"/{unique}/d/part-0.csv")["deleted"] is True

@@ -79,7 +79,7 @@ def summary(report: Report) -> str:
     r = report
     return (f"hdfs: {r.directories_listed} directories listed, {r.directories_unchanged} unchanged, "
             f"{r.entries} entries, {r.deletions} deleted, {r.skipped} skipped, {r.requests} WebHDFS requests"
-            + (f", {r.deletions_refused} deletions refused ([deletions] max_share_percent)" if r.refused else ""))
+            + (f"; {r.refused}" if r.refused else ""))
 
 
 COMPONENT: Component[HdfsConfig, Report] = Component(

@@ -36,7 +36,7 @@ def summary(r: HmsReport) -> str:
     return (f"hms: {r.databases} databases, {r.tables} tables ({r.tables_described} described, "
             f"{r.tables_unchanged} unchanged), {r.partitions} partitions, {r.deletions} deleted, "
             f"{r.skipped} skipped"
-            + (f", {r.deletions_refused} deletions refused ([deletions] max_share_percent)" if r.refused else ""))
+            + (f"; {r.refused}" if r.refused else ""))
 
 
 COMPONENT: Component[HiveConfig, HmsReport] = Component(
