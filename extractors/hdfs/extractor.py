@@ -148,13 +148,13 @@ class HdfsExtractor:
                    snapshots=hdfs.snapshots, extractor_run_id=extractor_run_id,
                    deletions=config.deletions)
 
-    # -- the protocol ---------------------------------------------------------------------------
+    # -- one run (run_pass, below, is what the runner calls) ---------------------------------------
 
-    def extract(self, since: datetime | None = None, *, full: bool = False) -> Iterator[Record]:
+    def extract(self, *, full: bool = False) -> Iterator[Record]:
         """Records of one run; deletions last, and only if the whole crawl succeeded.
 
         `full` lists every directory whatever the state says (the first run is full anyway)."""
-        full = full or since is None and not self._has_state()
+        full = full or not self._has_state()
         self.report = HdfsReport()
         self.guard = DeletionGuard(self.deletions, LOGGER)
         requests_before = request_count(self.client)

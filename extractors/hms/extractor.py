@@ -252,12 +252,11 @@ class HmsExtractor:
                    table_regex=hive.table_regex, filter_file=filter_file,
                    extractor_run_id=extractor_run_id, deletions=config.deletions)
 
-    # -- the protocol ---------------------------------------------------------------------------
+    # -- one run (run_pass, below, is what the runner calls) ---------------------------------------
 
-    def extract(self, since: datetime | None = None, *, full: bool = False) -> Iterator[Record]:
-        """Records of one run; deletions last, only if every selected database was listed.
-
-        `since` is accepted for the extractor protocol: the fingerprints decide what changed."""
+    def extract(self, *, full: bool = False) -> Iterator[Record]:
+        """Records of one run; deletions last, only if every selected database was listed. The
+        fingerprints decide what changed; `full` describes every table again."""
         self.report = HmsReport()
         cursor = self.connection.cursor()
         listed: set[str] = set()          # qualified names the metastore has now (or navd keeps)

@@ -83,10 +83,9 @@ class SparkExtractor:
                    default_fs=hdfs.default_fs, extractor_run_id=extractor_run_id,
                    hdfs_client=make_client(hdfs) if on_hdfs and hdfs.urls else None)
 
-    def extract(self, since: datetime | None = None) -> Iterator[Record]:
-        """Records of everything new in the event logs since the last pass (`since` is unused:
-        positions say what is new)."""
-        del since
+    def extract(self) -> Iterator[Record]:
+        """Records of everything new in the event logs since the last pass: positions say what
+        is new."""
         finished: list[str] = []
         for event_log, line in self.tailer.poll():
             app = self._apps.get(event_log.path)

@@ -95,13 +95,11 @@ class YarnExtractor:
         return cls(yarn.urls, state_dir, session=make_session(yarn.auth),
                    extractor_run_id=extractor_run_id)
 
-    # -- the protocol ---------------------------------------------------------------------------
+    # -- one run (run_pass, below, is what the runner calls) ---------------------------------------
 
-    def extract(self, since: datetime | None = None, *, full: bool = False) -> Iterator[Record]:
-        """Records of the applications finished since the watermark and of those still running.
-
-        `since` is accepted for the extractor protocol; the RM-clock watermark decides."""
-        del since
+    def extract(self, *, full: bool = False) -> Iterator[Record]:
+        """Records of the applications finished since the watermark (on the RM's clock) and of
+        those still running."""
         self.report = YarnReport()
         self._pending = {}
         self._newest_finish = self._watermark
