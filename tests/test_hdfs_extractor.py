@@ -356,3 +356,16 @@ def test_the_run_record_and_status_say_what_the_fail_safe_refused(navd, hdfs: De
     allowed = navd("extract", "hdfs", env=configured(100))
     assert allowed.returncode == 0 and "5 deleted" in allowed.stdout and "refused" not in allowed.stdout
     assert doc(index, hdfs, f"/{unique}/d/part-0.csv")["deleted"] is True
+
+    # The root's listing comes back empty (a wrong mount, a permissions change): nothing is
+    # flagged whatever the threshold, and the run record says why.
+    hdfs_client.delete(f"/{unique}/keep.csv")
+    empty = navd("extract", "hdfs", env=configured(100))
+    assert empty.returncode == 0, empty.stderr
+    reason = f"deletions under {root} refused: its listing came back empty while 1 entities are indexed under it; "
+    index.commit("runs")
+    [record] = index.search("runs", 'kind:run AND component:"extractor.hdfs"', rows=1,
+                            sort="started desc")["response"]["docs"]
+    assert record["refused"] == reason + "nothing flagged"
+    assert empty.stdout.splitlines()[0].endswith(f"; {reason}nothing flagged")
+    assert doc(index, hdfs, f"/{unique}/keep.csv")["deleted"] is False
