@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 
@@ -803,7 +803,7 @@ def _resolve(attr_id: int, graph: _Graph) -> tuple[set[ColumnSource], str | None
             continue
         if current in graph.defs:
             deps, expression = graph.defs[current]
-            if expression is not None and not _ATTR.fullmatch(expression.strip()) and outermost is None:
+            if expression is not None and outermost is None and not _is_copy(expression, graph):
                 outermost = expression
             stack.extend(deps)
     return sources, outermost
@@ -838,6 +838,36 @@ def _resolve_controls(attr_id: int, graph: _Graph) -> set[ColumnSource]:
     return sources
 
 
+def _is_copy(expression: str, graph: _Graph) -> bool:
+    """Whether `expression` is a bare reference `name#7` (a copy or rename, SIMPLE). Spark prints
+    a reference as its raw name, so `a b#10` or `b.c#9` is one when the plan named #10 `a b`
+    (a scan's or a projection's output); `NOT x#10` is not, #10 being `x`."""
+    text = expression.strip()
+    if _ATTR.fullmatch(text):
+        return True
+    named = _NAMED_ATTR.match(text)
+    return named is not None and graph.names.get(int(named.group(2))) == named.group(1)
+
+
+def _substitute(text: str, graph: _Graph, replace: Callable[[str | None, int], str]) -> str:
+    """`text` with each reference `name#id` replaced by `replace(name, id)`. The name is the
+    plan's own for that id when the text spells it before the '#' (names may hold spaces, dots,
+    unicode: `a b#10`, `b.c#9`, `ünï#11`); else the identifier there, or None (`sum(w#1)#50`,
+    an aggregate result's id; `[id=#852]`)."""
+    out, last = [], 0
+    for match in _REF_TOKEN.finditer(text):
+        attr_id, hash_at = int(match.group(2)), match.start(2) - 1
+        start, name = match.start(), match.group(1)
+        known = graph.names.get(attr_id)
+        if known and hash_at - len(known) >= last and text.startswith(known, hash_at - len(known)):
+            start, name = hash_at - len(known), known
+        out.append(text[last:start])
+        out.append(replace(name, attr_id))
+        last = match.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
 def _source_label(source: ColumnSource) -> str:
     if source.table is not None:
         return f"{source.table.name}.{source.column}"
@@ -858,8 +888,7 @@ def _render(expression: str, graph: _Graph, sources: set[ColumnSource]) -> str:
         by_name.setdefault(source.column, set()).add(source)
     ambiguous = {name for name, group in by_name.items() if len(group) > 1}
 
-    def expand(match: re.Match[str], depth: int) -> str:
-        name, attr_id = match.group(1), int(match.group(2))
+    def expand(name: str | None, attr_id: int, depth: int) -> str:
         if name is None:
             return ""   # `sum(w#1)#50`: the id of an aggregate result; `[id=#852]`
         found, outer = _resolve(attr_id, graph)
@@ -871,6 +900,6 @@ def _render(expression: str, graph: _Graph, sources: set[ColumnSource]) -> str:
         if depth >= 8 or budget[0] <= 0:
             return name
         budget[0] -= len(outer)
-        return _REF_TOKEN.sub(lambda m: expand(m, depth + 1), outer)
+        return _substitute(outer, graph, lambda n, i: expand(n, i, depth + 1))
 
-    return _bounded(_REF_TOKEN.sub(lambda m: expand(m, 0), _PLAN_ID.sub("", expression)))
+    return _bounded(_substitute(_PLAN_ID.sub("", expression), graph, lambda n, i: expand(n, i, 0)))
