@@ -4,7 +4,9 @@ built and read back.
 Every element has a `qualified_name`, unique within its source type:
 - Hive/catalog objects follow Atlas: `db@cluster`, `db.table@cluster`, `db.table.column@cluster`
   (partitions: `db.table@cluster/k=v/k2=v2`), all lower case; functions `db.fn@cluster#function`;
-  tables of other (V2) Spark catalogs `<catalog>.db.table@cluster` (SPARK, provisional);
+  tables of other (V2) Spark catalogs `<catalog>.db.table@cluster` (SPARK, provisional); a
+  column is everything after its table's dotted parts and before the last '@', as spelled
+  (`db.t.b.c@cluster` is column `b.c`: database and table names hold no '.');
 - files and directories use their normalised URI: `hdfs://nameservice/path`, `file:///tmp/x`;
   one spelling per path, no trailing slash;
 - operations and executions use a name scoped by source, e.g. `spark://<app id>/<attempt>`,
