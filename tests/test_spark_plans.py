@@ -38,6 +38,7 @@ from navd.extractors.spark.plans import (
     MAX_PLAN_CHARS,
     ColumnSource,
     PlanTooLarge,
+    _unwrap_char_varchar,
     column_flows,
     split_list,
 )
@@ -161,6 +162,23 @@ PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
         ("id", ["dc.src.id"], None, []),
         ("a.b", ["dc.src.a b"], None, ["dc.src.id"]),
         ("b.c", ["dc.src.b.c"], None, ["dc.src.id"])]),
+    # char_varchar: Spark's CHAR/VARCHAR checks and padding and its store-assignment casts are
+    # not the user's expression
+    ("char_varchar", "plain copies into char/varchar, int -> bigint/double, bigint -> int", 10, [
+        ("c", ["cv.src.s"], None, []), ("v", ["cv.src.s"], None, []), ("b", ["cv.src.n"], None, []),
+        ("dd", ["cv.src.n"], None, []), ("i", ["cv.src.big"], None, [])]),
+    ("char_varchar", "the user's expressions under the wrappers; a cast to the column's type reads as Spark's", 12, [
+        ("c", ["cv.src.s"], "upper(s)", []), ("v", ["cv.src.s"], "concat(s, x)", []),
+        ("b", ["cv.src.n"], "(n + 1)", []), ("dd", ["cv.src.d"], "(d * 2.0)", []), ("i", ["cv.src.d"], None, [])]),
+    ("char_varchar", "Hive SerDe char/varchar target (InsertIntoHiveTable)", 14, [
+        ("v", ["cv.src.s"], None, []), ("c", ["cv.src.s"], None, []), ("b", ["cv.src.n"], None, [])]),
+    ("char_varchar", "CTAS reading a CHAR column (read-side padding)", 17, [
+        ("c", ["cv.t_char.c"], None, []), ("v2", ["cv.t_char.v"], None, [])]),
+    ("char_varchar", "CTAS: no store assignment, the cast is the user's", 20, [
+        ("i", ["cv.t_char.dd"], "cast(dd as int)", []), ("uc", ["cv.t_char.c"], "upper(c)", [])]),
+    ("char_varchar", "DataFrame insertInto a char/varchar table", 22, [
+        ("c", ["cv.src.s"], None, []), ("v", ["cv.src.s"], None, []), ("b", ["cv.src.n"], None, []),
+        ("dd", ["cv.src.n"], None, []), ("i", ["cv.src.big"], None, [])]),
 ]
 
 
@@ -356,6 +374,22 @@ def test_references_by_the_plan_s_own_names() -> None:
         ("x", ["db.src.a b"], None),
         ("u", ["db.src.b.c"], "upper(b.c)"),
         ("w", ["db.src.a b", "db.src.ünï"], "concat(ünï, a b)")]
+
+
+@pytest.mark.parametrize(("expression", "unwrapped"), [
+    ("static_invoke(CharVarcharCodegenUtils.charTypeWriteSideCheck(upper(s#34), 5))", "upper(s#34)"),
+    ("concat(static_invoke(CharVarcharCodegenUtils.readSidePadding(c#1, 5)), x)", "concat(c#1, x)"),
+    ("static_invoke(CharVarcharCodegenUtils.varcharTypeWriteSideCheck("
+     "static_invoke(CharVarcharCodegenUtils.readSidePadding(c#1, 5)), 10))", "c#1"),
+    # Spark 3.1-3.3 spelling
+    ("staticinvoke(class org.apache.spark.sql.catalyst.util.CharVarcharCodegenUtils, StringType, "
+     "charTypeWriteSideCheck, s#34, 5, true, false, true)", "s#34"),
+    ("upper(x#1)", "upper(x#1)"),
+])
+def test_char_varchar_wrappers(expression: str, unwrapped: str) -> None:
+    """Hand-written snippets of plan text (a parsing helper's unit test); char_varchar is the
+    captured case."""
+    assert _unwrap_char_varchar(expression) == unwrapped
 
 
 @pytest.mark.parametrize(("text", "items"), [

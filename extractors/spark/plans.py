@@ -339,7 +339,13 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 #   column at that position: Spark keeps the first child's ids), BatchEvalPython /
 #   ArrowEvalPython results (from the UDF's arguments), scalar subqueries (their output);
 #   SIMPLE when only copies and renames lie on the way, else EXPRESSION with the outermost
-#   expression, written in source-column names.
+#   expression, written in source-column names. A reference is `name#id` with the raw name
+#   (`a b#10`, `b.c#9`: no quoting), read by the plan's own name for that id. What Spark adds
+#   around the user's expression is not it: CHAR/VARCHAR write-side checks and read-side
+#   padding (`static_invoke(CharVarcharCodegenUtils....)`), and on an INSERT into an existing
+#   table (the write names its table) the store-assignment cast of a written column
+#   (`cast(n#1 as bigint)`; a cast the user wrote to exactly the column's type reads the same
+#   and is taken for Spark's). A copy through them is SIMPLE.
 # - control (CONTROL_FLOW): Filter conditions, join keys and join conditions (for every column
 #   passing through the filter/join), grouping keys (for every column of the aggregate), global
 #   Sort orders (ORDER BY), Window partition and order columns (for the window's columns only);
@@ -492,6 +498,8 @@ class _Graph:
     #: id -> ids controlling it
     controls: dict[int, set[int]] = dataclasses.field(default_factory=dict)
     names: dict[int, str] = dataclasses.field(default_factory=dict)
+    #: the write goes to an existing table: Spark's store assignment casts the written columns
+    store_assignment: bool = False
 
     def define(self, attr_id: int, deps: Iterator[int] | list[int], expression: str | None) -> None:
         if attr_id not in self.defs and attr_id not in self.origins:
@@ -635,6 +643,9 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
     for expr_id, root in subquery_roots.items():
         graph.define(expr_id, node_output(root), None)
 
+    if graph.store_assignment:
+        for _target, attr_id in written:
+            _strip_store_assignment_cast(attr_id, graph)
     flows = []
     for target, attr_id in written:
         sources, expression = _resolve(attr_id, graph)
@@ -713,6 +724,8 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
             alias = _split_alias(item)
             if alias:
                 expression, alias_name, attr_id = alias
+                if _CHAR_VARCHAR in expression:
+                    expression = _unwrap_char_varchar(expression)
                 graph.define(attr_id, _ids(expression), expression)
                 graph.names.setdefault(attr_id, alias_name)
                 ids.append(attr_id)
@@ -727,6 +740,9 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
         if key != "Aggregate Attributes":
             outputs.setdefault(node, ids)
     arguments = fields.get("Arguments", "")
+    if (name.startswith("Execute InsertInto") and _first_backticked(arguments) is not None) \
+            or _V2_WRITE.match(name):
+        graph.store_assignment = True
     if name.startswith("Filter"):
         scoped.append((node, _ids(fields.get("Condition", ""))))
     elif "Join" in name:
@@ -836,6 +852,70 @@ def _resolve_controls(attr_id: int, graph: _Graph) -> set[ColumnSource]:
         elif current in graph.defs:
             stack.extend(graph.defs[current][0])
     return sources
+
+
+# Spark's own wrappers around a written or read CHAR/VARCHAR column (ApplyCharTypePadding,
+# CharVarcharUtils): length checks on write, padding on read. Spark 3.4+ prints
+# `static_invoke(CharVarcharCodegenUtils.charTypeWriteSideCheck(s#1, 5))`; Spark 3.1-3.3
+# `staticinvoke(class org.apache.spark.sql.catalyst.util.CharVarcharCodegenUtils, StringType,
+# charTypeWriteSideCheck, s#1, 5, true, false, true)`.
+_CHAR_VARCHAR = "CharVarcharCodegenUtils"
+_CHAR_VARCHAR_CALL = re.compile(
+    r"static_invoke\(CharVarcharCodegenUtils\.(?:charTypeWriteSideCheck|varcharTypeWriteSideCheck|readSidePadding)\("
+    r"|staticinvoke\(class org\.apache\.spark\.sql\.catalyst\.util\.CharVarcharCodegenUtils, ")
+_CAST = re.compile(r"^(?:ansi_)?cast\((.*) as [\w(), <>:]+\)$", re.S)
+
+
+def _unwrap_char_varchar(expression: str) -> str:
+    """`expression` without Spark's CHAR/VARCHAR checks and padding: they are not the user's
+    expression, and a copy through them is a copy (SIMPLE)."""
+    for _ in range(expression.count(_CHAR_VARCHAR)):
+        match = _CHAR_VARCHAR_CALL.search(expression)
+        if match is None:
+            break
+        if match.group(0).startswith("static_invoke"):
+            # `static_invoke(CharVarcharCodegenUtils.charTypeWriteSideCheck(<value>, 5))`
+            end = _closing(expression, match.end() - 1)
+            args = split_list(expression[match.end():end]) if end >= 0 else []
+            value, stop = (args[0] if args else ""), end + 1   # the static_invoke's own `)`
+        else:
+            # `staticinvoke(class ...CharVarcharCodegenUtils, StringType, <method>, <value>, 5, ...)`
+            end = stop = _closing(expression, match.start() + len("staticinvoke"))
+            args = split_list(expression[match.end():end]) if end >= 0 else []
+            value = args[2] if len(args) > 2 else ""
+        if not value or stop >= len(expression) or expression[stop] != ")":
+            break
+        expression = expression[:match.start()] + value + expression[stop + 1:]
+    return expression
+
+
+def _closing(text: str, open_at: int) -> int:
+    """The index of the bracket closing the one at `open_at`; -1 when it does not close."""
+    depth = 0
+    for index in range(open_at, len(text)):
+        char = text[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return -1
+
+
+def _strip_store_assignment_cast(attr_id: int, graph: _Graph) -> None:
+    """A written column's own `cast(x as T)`: Spark's store assignment (TableOutputResolver)
+    casts a value to its column's type on INSERT into an existing table; the user's expression
+    is `x`. (A cast the user wrote to exactly the column's type reads the same in the plan,
+    and writes the same value: it is taken for Spark's.)"""
+    if attr_id not in graph.defs:
+        return
+    deps, expression = graph.defs[attr_id]
+    text = (expression or "").strip()
+    match = _CAST.match(text)
+    # one cast around the whole expression, not `cast(a#1 as int) + cast(b#2 as int)`
+    if match is not None and _closing(text, text.index("(")) == len(text) - 1:
+        graph.defs[attr_id] = (deps, match.group(1).strip())
 
 
 def _is_copy(expression: str, graph: _Graph) -> bool:
