@@ -345,7 +345,9 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 #   padding (`static_invoke(CharVarcharCodegenUtils....)`), and on an INSERT into an existing
 #   table (the write names its table) the store-assignment cast of a written column
 #   (`cast(n#1 as bigint)`; a cast the user wrote to exactly the column's type reads the same
-#   and is taken for Spark's). A copy through them is SIMPLE.
+#   and is taken for Spark's). A copy through them is SIMPLE. A Hive-format CTAS's nested
+#   InsertIntoHiveTable names its table like an INSERT: a cast at the top of its select list is
+#   taken for Spark's too (a data source CTAS's nested insert names only its path: kept).
 # - control (CONTROL_FLOW): Filter conditions, join keys and join conditions (for every column
 #   passing through the filter/join), grouping keys (for every column of the aggregate), global
 #   Sort orders (ORDER BY), Window partition and order columns (for the window's columns only);
