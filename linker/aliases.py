@@ -24,14 +24,14 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from navd.model import ElementType, InvalidName, SourceType, identity, path_qualified_name
+from navd.names import field_qualified_name, split_field
 
 SESSION_CATALOG = "spark_catalog"
 _CATALOG_SOURCES = frozenset({SourceType.HIVE, SourceType.SPARK, SourceType.IMPALA})
 _CATALOG_TYPES = frozenset({ElementType.DATABASE, ElementType.TABLE, ElementType.VIEW, ElementType.FIELD,
                             ElementType.PARTITION})
 # How many dotted parts a catalog name of each type has without a catalog prefix.
-_PARTS = {ElementType.DATABASE: 1, ElementType.TABLE: 2, ElementType.VIEW: 2, ElementType.PARTITION: 2,
-          ElementType.FIELD: 3}
+_PARTS = {ElementType.DATABASE: 1, ElementType.TABLE: 2, ElementType.VIEW: 2, ElementType.PARTITION: 2}
 
 
 def _fs_prefix(uri: str) -> str:
@@ -110,6 +110,8 @@ class AliasRules:
     def canonical_catalog(self, name: str, source_type: SourceType, type_: ElementType | None
                           ) -> tuple[SourceType, str] | None:
         """(source type, canonical name) of a table/column/database/partition name."""
+        if type_ is ElementType.FIELD:
+            return self._canonical_field(name, source_type)
         head, at, rest = name.partition("@")
         cluster, slash, spec = rest.partition("/")
         if not at:
@@ -124,6 +126,24 @@ class AliasRules:
         if parts[0] == SESSION_CATALOG and len(parts) > 1 and (expected is None or len(parts) == expected + 1):
             parts, source = parts[1:], SourceType.HIVE
         return source, ".".join(parts) + "@" + cluster.strip().lower() + slash + spec
+
+    def _canonical_field(self, name: str, source_type: SourceType) -> tuple[SourceType, str] | None:
+        """A column's canonical name: its table's, then the column as `field_qualified_name`
+        spells it. The column is everything after the table's dotted parts (`split_field`), so a
+        column `b.c` is never read as part of a table's name."""
+        if "@" not in name:
+            name = f"{name}@{self.cluster}"
+        split = split_field(name, source_type)
+        if split is None:
+            return None
+        table_name, column = split
+        table = self.canonical_catalog(table_name, source_type, ElementType.TABLE)
+        if table is None:
+            return None
+        try:
+            return table[0], field_qualified_name(table[1], column)
+        except InvalidName:
+            return None
 
 
 def _source(value: SourceType | str) -> SourceType | None:

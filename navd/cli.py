@@ -110,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     lineage.add_argument("--direction", choices=["upstream", "downstream", "both"], default="both")
     lineage.add_argument("--depth", type=int, default=5, metavar="N",
                          help="dataset hops per direction (executions do not count); default 5")
-    lineage.add_argument("--columns", action="store_true", help="add columns and column edges")
+    lineage.add_argument("--columns", action="store_true", help="add columns and column edges (implied for a column)")
     lineage.add_argument("--operations", action="store_true",
                          help="show executions, operations and unresolved (unlinked) inputs")
     lineage.add_argument("--deleted", action="store_true", help="show deleted entities")

@@ -19,7 +19,8 @@ What is walked, as in Navigator (the table is model.RELATION_SEMANTICS):
 What is shown: without `operations`, executions and templates are contracted away (dataset ->
 execution -> dataset becomes dataset -> dataset), and so are endpoints no extractor has indexed
 (unlinked); without `deleted`, deleted entities are contracted away too, so the connection
-through a dropped temporary table stays. `columns` adds FIELD nodes and column edges.
+through a dropped temporary table stays. `columns` adds FIELD nodes and column edges; a FIELD
+root implies it (a column's lineage is column lineage: without it a column has none).
 
 A stub (an element known only from a job's reference, see model.ElementStub) counts as an entity
 when something proves it existed: an operation wrote it (it is the target of a DATA_FLOW) or
@@ -133,6 +134,9 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
     root = store.find(entity)
     if root is None:
         raise EntityNotFound(f"no element with identity or qualifiedName {entity!r}")
+    if root.type == _FIELD and not options.columns:
+        # A column's only lineage is column edges: asked for a column, the user asks for them.
+        options = dataclasses.replace(options, columns=True)
     directions: tuple[str, ...] = ("upstream", "downstream") if options.direction == "both" \
         else (options.direction,)
 
@@ -257,8 +261,8 @@ def _load_nodes(store: LineageStore, node_ids: set[str],
         for endpoint in (relation.endpoint1, relation.endpoint2):
             if endpoint.id not in nodes:
                 nodes[endpoint.id] = Node(endpoint.id, endpoint.qualified_name, endpoint.type, endpoint.source_type,
-                                          display_name(endpoint.qualified_name, endpoint.type), deleted=False,
-                                          indexed=False)
+                                          display_name(endpoint.qualified_name, endpoint.type, endpoint.source_type),
+                                          deleted=False, indexed=False)
     return nodes
 
 

@@ -4,7 +4,9 @@ built and read back.
 Every element has a `qualified_name`, unique within its source type:
 - Hive/catalog objects follow Atlas: `db@cluster`, `db.table@cluster`, `db.table.column@cluster`
   (partitions: `db.table@cluster/k=v/k2=v2`), all lower case; functions `db.fn@cluster#function`;
-  tables of other (V2) Spark catalogs `<catalog>.db.table@cluster` (SPARK, provisional);
+  tables of other (V2) Spark catalogs `<catalog>.db.table@cluster` (SPARK, provisional); a
+  column is everything after its table's dotted parts and before the last '@', as spelled
+  (`db.t.b.c@cluster` is column `b.c`: database and table names hold no '.');
 - files and directories use their normalised URI: `hdfs://nameservice/path`, `file:///tmp/x`;
   one spelling per path, no trailing slash;
 - operations and executions use a name scoped by source, e.g. `spark://<app id>/<attempt>`,
@@ -26,6 +28,7 @@ import dataclasses
 import enum
 import hashlib
 import posixpath
+import re
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
@@ -125,7 +128,14 @@ def function_qualified_name(cluster: str, database: str, function: str) -> str:
 
 def field_qualified_name(table_qualified_name: str, column: str) -> str:
     """The FIELD `<table name>.column@cluster` of a table `<table name>@cluster`, whatever its
-    source (HIVE `db.t`, SPARK `<catalog>.db.t`). Read back by `table_of_field`."""
+    source (HIVE `db.t`, SPARK `<catalog>.db.t`). Read back by `split_field` / `table_of_field`.
+
+    The column is spelled as it is, after the table's dotted parts: Hive's rule (as Atlas's
+    `hive_column`) is that database and table names hold no '.', so whatever follows
+    `db.table.` is the column, dots, spaces, '@' and all (`db.t.b.c@cluster` is column `b.c`).
+    Lower case, surrounding blanks and backticks dropped, as Hive and Spark (case-insensitive
+    by default) resolve it; inner backticks stay.
+    """
     name = _hive_part(column, "column")
     path, at, cluster = table_qualified_name.rpartition("@")
     if not at or not path:
@@ -133,17 +143,32 @@ def field_qualified_name(table_qualified_name: str, column: str) -> str:
     return f"{path}.{name}@{cluster}"
 
 
-def table_of_field(field_qualified_name: str) -> str | None:
-    """`db.table.column@cluster` -> `db.table@cluster`; None for a name without a table part.
+#: Dotted parts of a table's name per source: Hive and Impala `db.table`; SPARK tables of V2
+#: catalogs `<catalog>.<namespace>.<table>` (a nested namespace, `ns1.ns2`, reads back wrong:
+#: no V2 catalog navd names has one).
+_TABLE_PARTS: Mapping[SourceType, int] = {SourceType.SPARK: 3}
 
-    The column is the last dotted part before the last '@' (a Spark column name may hold an
-    '@'; a cluster name may not). A column name holding a '.' does not read back.
+
+def split_field(field_qualified_name: str, source_type: SourceType | str = SourceType.HIVE) -> tuple[str, str] | None:
+    """`db.table.column@cluster` -> (`db.table@cluster`, `column`); None for a name without a
+    table part. Read back of `field_qualified_name`.
+
+    The cluster follows the last '@' (a column may hold an '@'; a cluster name may not); the
+    table is the source's first dotted parts (2, or 3 for a SPARK `<catalog>.db.t`) and the
+    column all the rest, dots included.
     """
     path, at, cluster = field_qualified_name.rpartition("@")
-    table, dot, _column = path.rpartition(".")
-    if not (at and dot and table):
+    lead = _TABLE_PARTS.get(SourceType(source_type), 2)
+    parts = path.split(".", lead)
+    if not at or not cluster or len(parts) <= lead or not all(parts):
         return None
-    return f"{table}@{cluster}"
+    return ".".join(parts[:lead]) + "@" + cluster, parts[lead]
+
+
+def table_of_field(field_qualified_name: str, source_type: SourceType | str = SourceType.HIVE) -> str | None:
+    """`db.table.column@cluster` -> `db.table@cluster` (see `split_field`)."""
+    split = split_field(field_qualified_name, source_type)
+    return split[0] if split is not None else None
 
 
 def field_ref(table: EntityRef, column: str) -> EntityRef:
@@ -155,7 +180,7 @@ def field_table(field: EntityRef) -> EntityRef | None:
     """The TABLE ref a FIELD ref belongs to (None for a non-FIELD or a bare name)."""
     if field.type is not ElementType.FIELD:
         return None
-    table = table_of_field(field.qualified_name)
+    table = table_of_field(field.qualified_name, field.source_type)
     return EntityRef(field.source_type, table, ElementType.TABLE) if table is not None else None
 
 
@@ -170,19 +195,25 @@ class HiveName:
     partition: str | None
 
 
+# Database and table names hold no '.', '@' or '/' (Hive's metastore allows word characters only).
+_HIVE_FIELD_NAME = re.compile(r"([^.@/]+)\.([^.@/]+)\.(.+)@([^@]+)", re.S)
+_HIVE_NAME = re.compile(r"([^.@/]+)(?:\.([^.@/]+))?@([^/]*)(?:/(.*))?", re.S)
+
+
 def parse_hive_name(qualified_name: str) -> HiveName | None:
     """The parts of a HIVE qualified name; None when it has no `@cluster`.
 
-    The cluster ends at the first '@' (partition values may hold one); db and table names hold
-    no '.', so the column is whatever follows the table.
+    db and table names hold no '.', '@' or '/', so the column is whatever follows the table, up
+    to the last '@' (a column may hold '.', '@' or '/'); a table's or database's cluster ends at
+    the first '/' after it (partition values may hold '@').
     """
-    names, at, rest = qualified_name.partition("@")
-    if not at or not names:
+    field = _HIVE_FIELD_NAME.fullmatch(qualified_name)
+    if field is not None:
+        return HiveName(field[1], field[2], field[3], field[4], None)
+    name = _HIVE_NAME.fullmatch(qualified_name)
+    if name is None:
         return None
-    cluster, slash, partition = rest.partition("/")
-    database, _, tail = names.partition(".")
-    table, _, column = tail.partition(".")
-    return HiveName(database, table or None, column or None, cluster, partition if slash else None)
+    return HiveName(name[1], name[2], None, name[3], name[4])
 
 
 def partition_path(spec: Mapping[str, str]) -> str:
@@ -347,12 +378,18 @@ def yarn_execution_ref(application_id: str) -> EntityRef:
 
 # --- display names ---------------------------------------------------------------------------
 
-def display_name(qualified_name: str, type_: ElementType | str | None = None) -> str:
+def display_name(qualified_name: str, type_: ElementType | str | None = None,
+                 source_type: SourceType | str = SourceType.HIVE) -> str:
     """The short name shown for an element known only by its qualified name (a Spark stub, a
-    lineage endpoint not indexed): a path's last segment (`file.csv`), a Hive or catalog name's last
-    dotted part (`db.t.col@c` -> `col`), a partition's `k=v/k2=v2`; the whole name when
-    nothing is left."""
-    if type_ is not None and ElementType(type_) is ElementType.PARTITION and "@" in qualified_name:
+    lineage endpoint not indexed): a path's last segment (`file.csv`), a column's name
+    (`db.t.b.c@c` -> `b.c`, see `split_field`), a Hive or catalog name's last dotted part
+    (`db.t@c` -> `t`), a partition's `k=v/k2=v2`; the whole name when nothing is left."""
+    kind = ElementType(type_) if type_ is not None else None
+    if kind is ElementType.FIELD and "://" not in qualified_name:
+        split = split_field(qualified_name, source_type)
+        if split is not None:
+            return split[1]
+    if kind is ElementType.PARTITION and "@" in qualified_name:
         spec = qualified_name.partition("@")[2].partition("/")[2]
         if spec:
             return spec

@@ -15,6 +15,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
+from navd.extractors.spark.records import stubs_for
 from navd.lineage import LineageGraph, LineageOptions
 from navd.model import (
     Deletion,
@@ -30,6 +31,7 @@ from navd.model import (
     hive_qualified_name,
     operation_qualified_name,
 )
+from navd.names import field_ref
 
 CLUSTER = "primary"
 DROPPED = datetime(2026, 11, 20, tzinfo=UTC)
@@ -173,6 +175,28 @@ def dropped_stub(db: str) -> Graph:
     return stubs(db, raw_dropped=True)
 
 
+def dotted(db: str) -> Graph:
+    """A Spark job copied s's column `b.c` (flattened JSON) into t's `a b` and filtered on s's
+    `ünï.x`: column edges and stubs as the Spark extractor writes them (records.stubs_for), so
+    the columns hang under their own tables, not under a phantom `s.b`."""
+    g = _Builder(db)
+    s, t = g.table("s"), g.table("t")
+    job = g.execution("job")
+    g.flow(s, job)
+    g.flow(job, t)
+    dotted_, spaced, accented = field_ref(s.ref, "b.c"), field_ref(t.ref, "a b"), field_ref(s.ref, "ünï.x")
+    g.ref("s.b.c", dotted_)
+    g.ref("t.a_b", spaced)  # labels hold no space (the notation splits on them)
+    g.ref("s.ünï.x", accented)
+    columns = [Relation(RelationType.DATA_FLOW, dotted_, spaced, linked1=False, linked2=False,
+                        dependency_type=DependencyType.SIMPLE, discriminator=job.qualified_name),
+               Relation(RelationType.CONTROL_FLOW, accented, spaced, linked1=False, linked2=False,
+                        discriminator=job.qualified_name)]
+    g.records.extend(columns)
+    g.records.extend(stubs_for(columns, None))
+    return g.graph()
+
+
 def cycle(db: str) -> Graph:
     """a -j1-> b -j2-> a."""
     g = _Builder(db)
@@ -240,13 +264,27 @@ CASES: tuple[Case, ...] = (
     case("columns downstream of the source", pipeline, "s",
          {f"s -> t {DF}", f"t -> u {DF}", f"s.c -> t.u {DF} EXPRESSION: upper(c)", f"s.k -> t.u {CF}"},
          direction=DOWN, columns=True),
-    case("a column without columns has no lineage", pipeline, "t.u", set(), nodes={"t.u"}, direction=UP),
+    case("a column root implies columns", pipeline, "t.u", {f"s.c -> t.u {DF} EXPRESSION: upper(c)", f"s.k -> t.u {CF}"},
+         direction=UP),
+    case("a column root downstream implies columns", pipeline, "s.c", {f"s.c -> t.u {DF} EXPRESSION: upper(c)"},
+         direction=DOWN),
+    case("a column root with operations shows no executions", pipeline, "t.u",
+         {f"s.c -> t.u {DF} EXPRESSION: upper(c)", f"s.k -> t.u {CF}"}, direction=UP, operations=True),
+    case("a column with no column edges has no lineage", pipeline, "s.k", set(), nodes={"s.k"}, direction=UP),
     case("a column upstream", pipeline, "t.u", {f"s.c -> t.u {DF} EXPRESSION: upper(c)", f"s.k -> t.u {CF}"},
          direction=UP, columns=True),
     case("columns with operations", pipeline, "t",
          {f"s -> job1 {DF}", f"ghost [unlinked] -> job1 {DF}", f"job1 -> t {DF}", f"template -> job1 {IO}",
           f"s.c -> t.u {DF} EXPRESSION: upper(c)", f"s.k -> t.u {CF}"},
          direction=UP, columns=True, operations=True),
+    # column names with dots, spaces and unicode: under their own tables
+    case("dotted columns under their tables", dotted, "t",
+         {f"s -> t {DF}", f"s.b.c -> t.a_b {DF} SIMPLE", f"s.ünï.x -> t.a_b {CF}"}, direction=UP, columns=True),
+    case("downstream of a table with a dotted column", dotted, "s",
+         {f"s -> t {DF}", f"s.b.c -> t.a_b {DF} SIMPLE", f"s.ünï.x -> t.a_b {CF}"}, direction=DOWN, columns=True),
+    case("a dotted column root", dotted, "s.b.c", {f"s.b.c -> t.a_b {DF} SIMPLE"}, direction=DOWN),
+    case("a spaced column found by its typed name", dotted, "t.a_b",
+         {f"s.b.c -> t.a_b {DF} SIMPLE", f"s.ünï.x -> t.a_b {CF}"}, direction=UP, lookup="{DB}.T.A B@PRIMARY"),
     # deleted entities: hidden, their connection kept; shown with `deleted`
     case("a dropped temporary keeps the connection", temporaries, "merged", {f"source -> merged {DF}"}, direction=UP),
     case("deleted shows the dropped temporary", temporaries, "merged",

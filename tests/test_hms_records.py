@@ -125,6 +125,15 @@ def test_view_lineage_through_cte_and_default_database() -> None:
     assert result.columns == (ColumnLineage("y", TableName("ex", "sales"), "amount", "sales.amount + 1"),)
 
 
+def test_view_lineage_of_dotted_and_spaced_columns() -> None:
+    """Column names with dots, spaces, backticks and unicode (flattened JSON) stay whole."""
+    schema = {"ex": {"flat": ["id", "b.c", "a b", "w`x", "ünï"]}}
+    result = view_lineage("ex.v5", "SELECT `b.c` AS `x.y`, upper(`a b`) AS up, `w``x`, `ünï` FROM ex.flat", "ex",
+                          ["x.y", "up", "w`x", "ünï"], schema)
+    assert {(c.target, c.source_column, c.expression) for c in result.columns} == {
+        ("x.y", "b.c", None), ("up", "a b", "UPPER(flat.`a b`)"), ("w`x", "w`x", None), ("ünï", "ünï", None)}
+
+
 def test_unknown_inputs_keep_table_lineage_only() -> None:
     result = view_lineage("ex.v4", "SELECT * FROM other.t", "ex", ["a"], SCHEMA)
     assert result.inputs == (TableName("other", "t"),) and result.columns == () and "other.t" in result.note

@@ -52,6 +52,17 @@ def test_catalog_names() -> None:
         (SourceType.HIVE, "spark_catalog.db.t@primary")
     assert candidates("spark_catalog.db.t.C@primary", SourceType.SPARK, ElementType.FIELD, RULES)[0] == \
         (SourceType.HIVE, "db.t.c@primary")
+    # a column's name may hold dots, spaces, '@' and backticks: never part of its table's name
+    f = ElementType.FIELD
+    assert candidates("spark_catalog.db.t.B.C@primary", SourceType.SPARK, f, RULES)[0] == \
+        (SourceType.HIVE, "db.t.b.c@primary")
+    assert candidates("DB.T.`Addr.Zip Code`", SourceType.HIVE, f, RULES)[0] == \
+        (SourceType.HIVE, "db.t.addr.zip code@primary")
+    assert candidates("db.t.e-mail@home@primary", SourceType.HIVE, f, RULES)[0] == \
+        (SourceType.HIVE, "db.t.e-mail@home@primary")
+    assert candidates("ice.db.t.b.c@primary", SourceType.SPARK, f, RULES)[0] == \
+        (SourceType.SPARK, "ice.db.t.b.c@primary")
+    assert candidates("db@primary", SourceType.HIVE, f, RULES) == [(SourceType.HIVE, "db@primary")]  # no table
     # partition values keep their case
     assert candidates("DB.T@primary/k=AbC", SourceType.HIVE, ElementType.PARTITION, RULES)[0] == \
         (SourceType.HIVE, "db.t@primary/k=AbC")
@@ -72,7 +83,8 @@ def test_candidate_names_function() -> None:
 def test_spellings_are_the_reverse_of_candidates() -> None:
     for source, qn, type_ in [(H, "hdfs://nameservice1/wh/t", D), (H, "file:///tmp/x", ElementType.FILE),
                               (SourceType.HIVE, "db.t@primary", ElementType.TABLE),
-                              (SourceType.HIVE, "db.t.c@primary", ElementType.FIELD)]:
+                              (SourceType.HIVE, "db.t.c@primary", ElementType.FIELD),
+                              (SourceType.HIVE, "db.t.b.c d@primary", ElementType.FIELD)]:
         spellings = endpoint_spellings(qn, source, type_, RULES)
         assert len(spellings) > 1
         for s, name in spellings:

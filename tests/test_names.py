@@ -36,6 +36,7 @@ from navd.names import (
     spark_application_ref,
     spark_execution_ref,
     spark_run_ref,
+    split_field,
     split_partition,
     table_of_field,
     yarn_application_ref,
@@ -57,6 +58,14 @@ HIVE_NAMES: list[tuple[tuple[str, str, str | None, str | None], str, HiveName]] 
      HiveName("données", "tabelle", "spalte_ß", "primary", None)),
     (("prod-EU", "db", "`T`", "`Mixed Case`"), "db.t.mixed case@prod-eu",
      HiveName("db", "t", "mixed case", "prod-eu", None)),
+    # a column holds what Hive and Spark allow: everything after `db.table.` is the column
+    (("primary", "db", "t", "b.c"), "db.t.b.c@primary", HiveName("db", "t", "b.c", "primary", None)),
+    (("primary", "db", "t", "`A.B C`"), "db.t.a.b c@primary", HiveName("db", "t", "a.b c", "primary", None)),
+    (("primary", "db", "t", "x`y"), "db.t.x`y@primary", HiveName("db", "t", "x`y", "primary", None)),
+    (("primary", "db", "t", "ÜNÏ.Çödé"), "db.t.ünï.çödé@primary", HiveName("db", "t", "ünï.çödé", "primary", None)),
+    (("primary", "db", "t", "a@b/c.d"), "db.t.a@b/c.d@primary", HiveName("db", "t", "a@b/c.d", "primary", None)),
+    (("primary", "db", "t", ".lead.trail."), "db.t..lead.trail.@primary",
+     HiveName("db", "t", ".lead.trail.", "primary", None)),
 ]
 
 
@@ -68,35 +77,59 @@ def test_hive_names_round_trip(parts: tuple[str, str, str | None, str | None], e
     assert parse_hive_name(qualified_name) == parsed
 
 
-@pytest.mark.parametrize("name", ["sales", "", "@primary"])
+@pytest.mark.parametrize("name", ["sales", "", "@primary", "sales.orders"])
 def test_names_without_a_cluster_do_not_parse(name: str) -> None:
     assert parse_hive_name(name) is None
 
 
+@pytest.mark.parametrize(("qualified_name", "parsed"), [
+    # a partition value's '.' and '@' are not a column's
+    ("db.t@primary/k=a.b@c", HiveName("db", "t", None, "primary", "k=a.b@c")),
+    ("db.t@primary/", HiveName("db", "t", None, "primary", "")),
+    ("db@prod.eu", HiveName("db", None, None, "prod.eu", None)),
+])
+def test_hive_names_parse(qualified_name: str, parsed: HiveName) -> None:
+    assert parse_hive_name(qualified_name) == parsed
+
+
 # --- fields: table + column -> field -> the table ------------------------------------------
 
-FIELDS: list[tuple[str, str, str]] = [
-    # table qualified name, column, field qualified name
-    ("sales.orders@primary", "amount", "sales.orders.amount@primary"),
-    ("sales.orders@primary", " `Amount` ", "sales.orders.amount@primary"),
-    ("sales.orders@primary", "col with space", "sales.orders.col with space@primary"),
-    ("données.tabelle@primary", "Größe", "données.tabelle.größe@primary"),
-    ("sales.orders@primary", "e-mail@home", "sales.orders.e-mail@home@primary"),
+FIELDS: list[tuple[SourceType, str, str, str]] = [
+    # source, table qualified name, column, field qualified name
+    (SourceType.HIVE, "sales.orders@primary", "amount", "sales.orders.amount@primary"),
+    (SourceType.HIVE, "sales.orders@primary", " `Amount` ", "sales.orders.amount@primary"),
+    (SourceType.HIVE, "sales.orders@primary", "col with space", "sales.orders.col with space@primary"),
+    (SourceType.HIVE, "données.tabelle@primary", "Größe", "données.tabelle.größe@primary"),
+    (SourceType.HIVE, "sales.orders@primary", "e-mail@home", "sales.orders.e-mail@home@primary"),
+    # dots in a column (flattened JSON, structs): never a table part
+    (SourceType.HIVE, "sales.orders@primary", "b.c", "sales.orders.b.c@primary"),
+    (SourceType.HIVE, "sales.orders@primary", "`Addr.Zip Code`", "sales.orders.addr.zip code@primary"),
+    (SourceType.HIVE, "sales.orders@primary", "ünï.ß", "sales.orders.ünï.ß@primary"),
+    (SourceType.HIVE, "sales.orders@primary", "a.`b`.c", "sales.orders.a.`b`.c@primary"),
+    (SourceType.IMPALA, "sales.orders@primary", "x.y@z", "sales.orders.x.y@z@primary"),
     # a V2 catalog's table (SPARK): one more dotted part in front
-    (catalog_table_qualified_name("Primary", "`Ice`", "db", "T"), "Col", "ice.db.t.col@primary"),
-    (catalog_table_qualified_name("primary", "unknown_catalog", "default", "t"), "c",
+    (SourceType.SPARK, catalog_table_qualified_name("Primary", "`Ice`", "db", "T"), "Col", "ice.db.t.col@primary"),
+    (SourceType.SPARK, catalog_table_qualified_name("primary", "unknown_catalog", "default", "t"), "c",
      "unknown_catalog.default.t.c@primary"),
+    (SourceType.SPARK, catalog_table_qualified_name("primary", "ice", "db", "t"), "b.c d",
+     "ice.db.t.b.c d@primary"),
+    (SourceType.SPARK, "spark_catalog.db.t@primary", "b.c", "spark_catalog.db.t.b.c@primary"),
 ]
 
 
-@pytest.mark.parametrize(("table", "column", "field"), FIELDS)
-def test_fields_round_trip(table: str, column: str, field: str) -> None:
+@pytest.mark.parametrize(("source", "table", "column", "field"), FIELDS)
+def test_fields_round_trip(source: SourceType, table: str, column: str, field: str) -> None:
     assert field_qualified_name(table, column) == field
-    assert table_of_field(field) == table
-    for source in (SourceType.HIVE, SourceType.SPARK):
-        table_ref = EntityRef(source, table, ElementType.TABLE)
-        assert field_ref(table_ref, column) == EntityRef(source, field, ElementType.FIELD)
-        assert field_table(field_ref(table_ref, column)) == table_ref
+    assert table_of_field(field, source) == table
+    assert split_field(field, source) == (table, _hive_column(column))
+    table_ref = EntityRef(source, table, ElementType.TABLE)
+    assert field_ref(table_ref, column) == EntityRef(source, field, ElementType.FIELD)
+    assert field_table(field_ref(table_ref, column)) == table_ref
+    assert display_name(field, ElementType.FIELD, source) == _hive_column(column)
+
+
+def _hive_column(column: str) -> str:
+    return column.strip().strip("`").strip().lower()
 
 
 def test_hive_field_is_table_plus_column() -> None:
@@ -118,6 +151,8 @@ def test_fields_that_cannot_be_named(table: str, column: str, message: str) -> N
     EntityRef(SourceType.HIVE, "sales.orders@primary", ElementType.TABLE),   # not a FIELD
     EntityRef(SourceType.HIVE, "sales@primary", ElementType.FIELD),          # no table part
     EntityRef(SourceType.HIVE, "orders", ElementType.FIELD),                 # no cluster
+    EntityRef(SourceType.SPARK, "ice.db.t@primary", ElementType.FIELD),      # a V2 table: no column part
+    EntityRef(SourceType.HIVE, "db..c@primary", ElementType.FIELD),          # an empty table part
 ])
 def test_field_table_of_what_is_not_a_field(ref: EntityRef) -> None:
     assert field_table(ref) is None
@@ -241,7 +276,7 @@ def test_operation_names_need_every_part() -> None:
     ("sales@primary", ElementType.DATABASE, "sales"),
     ("sales.orders@primary", ElementType.TABLE, "orders"),
     ("sales.orders.amount@primary", ElementType.FIELD, "amount"),
-    ("ice.db.t.col@primary", ElementType.FIELD, "col"),
+    ("sales.orders.b.c@primary", ElementType.FIELD, "b.c"),
     ("sales.orders@primary/dt=1/country=FR", ElementType.PARTITION, "dt=1/country=FR"),
     ("hdfs://nn:8020/data/raw/file.csv", ElementType.FILE, "file.csv"),
     ("hdfs://nn:8020/a.b/c.d", ElementType.DIRECTORY, "c.d"),
@@ -252,6 +287,11 @@ def test_operation_names_need_every_part() -> None:
 ])
 def test_display_names(qualified_name: str, type_: ElementType | None, expected: str) -> None:
     assert display_name(qualified_name, type_) == expected
+
+
+def test_display_name_of_a_catalog_column() -> None:
+    assert display_name("ice.db.t.col@primary", ElementType.FIELD, SourceType.SPARK) == "col"
+    assert display_name("ice.db.t.b.c@primary", ElementType.FIELD, SourceType.SPARK) == "b.c"
 
 
 # --- identities: golden values from before navd.names ----------------------------------------

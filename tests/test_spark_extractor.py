@@ -79,6 +79,41 @@ def test_ctas_lineage_through_the_cli(navd, index: SolrIndex, solr_server: Embed
     assert again.returncode == 0 and again.stdout.startswith("spark: 0 new lines, 0 records written")
 
 
+def test_dotted_columns_and_a_column_root_through_the_cli(navd, index: SolrIndex,  # type: ignore[no-untyped-def]
+                                                          solr_server: EmbeddedSolr, tmp_path: Path) -> None:
+    """The captured dotted_columns event log (columns `b.c`, `a b`, `ünï`), extracted into Solr:
+    a column's lineage without `--columns`, and the dotted columns under their own table."""
+    fixture = Path(__file__).parent / "fixtures" / "spark_events" / "dotted_columns.jsonl"
+    app_id = next(json.loads(line)["App ID"] for line in fixture.read_text(encoding="utf-8").splitlines()
+                  if '"SparkListenerApplicationStart"' in line)
+    events = tmp_path / "events"
+    events.mkdir()
+    (events / app_id).write_text(fixture.read_text(encoding="utf-8"), encoding="utf-8")
+    env = {**os.environ, "NAVD_CONFIG": str(config_file(tmp_path, solr_server, events))}
+    extracted = navd("extract", "spark", "--once", env=env)
+    assert extracted.returncode == 0, extracted.stderr
+
+    def edges(*args: str) -> set[tuple[str, str, str, str | None]]:
+        result = navd("lineage", *args, "--format", "json", env=env)
+        assert result.returncode == 0, result.stderr
+        graph = json.loads(result.stdout)
+        names = {n["id"]: n["qualifiedName"] for n in graph["nodes"]}
+        return {(names[e["source"]], names[e["target"]], e["type"], e.get("dependencyType")) for e in graph["edges"]}
+
+    # a column root: column lineage without --columns, the dotted name read whole
+    assert edges("dc.renamed.x.y@primary", "--direction", "upstream") == {
+        ("dc.src.b.c@primary", "dc.renamed.x.y@primary", "DATA_FLOW", "SIMPLE"),
+        ("dc.src.a b@primary", "dc.renamed.x.y@primary", "CONTROL_FLOW", None)}
+    # from the table, --columns finds the dotted and spaced columns under it
+    upstream = edges("dc.renamed@primary", "--direction", "upstream", "--columns")
+    assert {("dc.src.a b@primary", "dc.renamed.p q@primary", "DATA_FLOW", "SIMPLE"),
+            ("dc.src.b.c@primary", "dc.renamed.up.per@primary", "DATA_FLOW", "EXPRESSION"),
+            ("dc.src.ünï@primary", "dc.renamed.ünï.zwei@primary", "DATA_FLOW", "SIMPLE")} <= upstream
+    phantom = list(index.scan("elements", 'qualifiedName:"dc.src.b@primary" OR qualifiedName:"dc.renamed.x@primary"',
+                              fl="identity"))
+    assert phantom == []
+
+
 def test_thrift_server_statements_carry_query_text(navd, index: SolrIndex, solr_server: EmbeddedSolr,  # type: ignore[no-untyped-def]
                                                     spark_thrift: SparkThriftServer, tmp_path: Path) -> None:
     """Seed 000's search: queryText:*temp_sample_08* finds the operations that used the table,

@@ -32,16 +32,17 @@ from typing import Any
 import pytest
 
 from navd.extractors.spark.events import ApplicationProcessor
-from navd.extractors.spark.records import process_lines, records
+from navd.extractors.spark.records import process_lines, records, stubs_for
 from navd.extractors.spark.plans import (
     MAX_EXPRESSION_CHARS,
     MAX_PLAN_CHARS,
     ColumnSource,
     PlanTooLarge,
+    _unwrap_char_varchar,
     column_flows,
     split_list,
 )
-from navd.model import DependencyType, Element, ElementType, Relation, RelationType, SourceType
+from navd.model import DependencyType, Element, ElementStub, ElementType, Relation, RelationType, SourceType
 
 from spark_fixtures import CASES, CLUSTER, DEFAULT_FS, FIXTURES, UPDATE, fixture_lines
 
@@ -147,6 +148,37 @@ PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
     ("column_shapes", "scalar subquery in the select list: its plan's output flows in", 31, [
         ("order_id", ["cl.orders.order_id"], None, []),
         ("top_customer", ["cl.customers.customer_id"], "Subquery max(customer_id)", [])]),
+    # dotted_columns: names with dots, spaces, backticks, unicode; a rename through them is SIMPLE
+    ("dotted_columns", "CTAS renaming `b.c`, `a b`, `ünï`; upper(`b.c`)", 5, [
+        ("x.y", ["dc.src.b.c"], None, ["dc.src.a b"]),
+        ("p q", ["dc.src.a b"], None, []),
+        ("Ünï.Zwei", ["dc.src.ünï"], None, ["dc.src.a b"]),
+        ("up.per", ["dc.src.b.c"], "upper(b.c)", ["dc.src.a b"])]),
+    ("dotted_columns", "insert into `k.k`, `v v`, `w``x` by position", 9, [
+        ("k.k", ["dc.src.id"], None, ["dc.src.ünï"]),
+        ("v v", ["dc.src.b.c"], None, ["dc.src.ünï"]),
+        ("w`x", ["dc.src.ünï"], None, [])]),
+    ("dotted_columns", "DataFrame withColumnRenamed(`a b` -> `a.b`), saveAsTable", 13, [
+        ("id", ["dc.src.id"], None, []),
+        ("a.b", ["dc.src.a b"], None, ["dc.src.id"]),
+        ("b.c", ["dc.src.b.c"], None, ["dc.src.id"])]),
+    # char_varchar: Spark's CHAR/VARCHAR checks and padding and its store-assignment casts are
+    # not the user's expression
+    ("char_varchar", "plain copies into char/varchar, int -> bigint/double, bigint -> int", 10, [
+        ("c", ["cv.src.s"], None, []), ("v", ["cv.src.s"], None, []), ("b", ["cv.src.n"], None, []),
+        ("dd", ["cv.src.n"], None, []), ("i", ["cv.src.big"], None, [])]),
+    ("char_varchar", "the user's expressions under the wrappers; a cast to the column's type reads as Spark's", 12, [
+        ("c", ["cv.src.s"], "upper(s)", []), ("v", ["cv.src.s"], "concat(s, x)", []),
+        ("b", ["cv.src.n"], "(n + 1)", []), ("dd", ["cv.src.d"], "(d * 2.0)", []), ("i", ["cv.src.d"], None, [])]),
+    ("char_varchar", "Hive SerDe char/varchar target (InsertIntoHiveTable)", 14, [
+        ("v", ["cv.src.s"], None, []), ("c", ["cv.src.s"], None, []), ("b", ["cv.src.n"], None, [])]),
+    ("char_varchar", "CTAS reading a CHAR column (read-side padding)", 17, [
+        ("c", ["cv.t_char.c"], None, []), ("v2", ["cv.t_char.v"], None, [])]),
+    ("char_varchar", "CTAS: no store assignment, the cast is the user's", 20, [
+        ("i", ["cv.t_char.dd"], "cast(dd as int)", []), ("uc", ["cv.t_char.c"], "upper(c)", [])]),
+    ("char_varchar", "DataFrame insertInto a char/varchar table", 22, [
+        ("c", ["cv.src.s"], None, []), ("v", ["cv.src.s"], None, []), ("b", ["cv.src.n"], None, []),
+        ("dd", ["cv.src.n"], None, []), ("i", ["cv.src.big"], None, [])]),
 ]
 
 
@@ -209,6 +241,29 @@ def test_ctas_expression_column_records() -> None:
          element_qn, False, False)]
     assert {r.endpoint1.source_type for r in fields} == {SourceType.HIVE}
     assert fields[0].endpoint1.type is ElementType.FIELD
+
+
+def test_dotted_column_records() -> None:
+    """Columns named `b.c`, `a b`, `ünï` are columns of their own tables: every FIELD endpoint
+    and stub reads back (names.split_field) to a table the job read or wrote, never a phantom
+    `dc.src.b@primary`; the renames are SIMPLE."""
+    run, recs = process_lines(fixture_lines("dotted_columns"), cluster=CLUSTER, default_fs=DEFAULT_FS)
+    edges = [r for r in recs if isinstance(r, Relation) and r.endpoint2.type is ElementType.FIELD]
+    datasets = {d.ref.qualified_name for e in run.executions for d in (*e.inputs, *e.outputs)}
+    stubbed = list(stubs_for(recs, None))
+    tables = {r.endpoint1.qualified_name for r in stubbed
+              if isinstance(r, Relation) and r.type is RelationType.PARENT_CHILD}
+    assert tables == {"dc.src@primary", "dc.renamed@primary", "dc.target@primary", "dc.df_renamed@primary"}
+    assert tables <= datasets
+    names = {s.element.qualified_name: s.element.name for s in stubbed if isinstance(s, ElementStub)}
+    assert names["dc.src.b.c@primary"] == "b.c" and names["dc.target.w`x@primary"] == "w`x"
+    by_target = {(r.endpoint2.qualified_name, r.type): r for r in edges}
+    renamed = by_target[("dc.renamed.p q@primary", RelationType.DATA_FLOW)]
+    assert (renamed.endpoint1.qualified_name, renamed.dependency_type, renamed.expression) == (
+        "dc.src.a b@primary", DependencyType.SIMPLE, None)
+    upper = by_target[("dc.renamed.up.per@primary", RelationType.DATA_FLOW)]
+    assert (upper.dependency_type, upper.expression) == (DependencyType.EXPRESSION, "upper(b.c)")
+    assert ("dc.renamed.ünï.zwei@primary", RelationType.DATA_FLOW) in by_target  # lower case, as Hive
 
 
 def test_records_are_deterministic() -> None:
@@ -298,6 +353,43 @@ def test_wide_plan_under_the_cap_is_read_in_bounded_time() -> None:
     assert all(f.expression is not None and len(f.expression) <= MAX_EXPRESSION_CHARS + 3 for f in flows)
     assert flows[0].expression.endswith("...") and flows[0].expression.startswith("concat(c0, c0,")
     assert elapsed < 20.0
+
+
+def test_references_by_the_plan_s_own_names() -> None:
+    """A hand-made plan (NOT a captured one; dotted_columns is the captured case): Spark prints
+    a reference as its raw name, so `a b#2` is a copy of the column `a b` (SIMPLE) while
+    `NOT flag#1` is an expression over `flag`, and names render whole."""
+    scan = "flag#1, a b#2, b.c#3, ünï#4"
+    project = "NOT flag#1 AS nf#10, a b#2 AS x#11, upper(b.c#3) AS u#12, concat(ünï#4, a b#2) AS w#13"
+    plan = (
+        "== Physical Plan ==\nExecute InsertIntoHadoopFsRelationCommand (4)\n+- WriteFiles (3)\n"
+        "   +- Project (2)\n      +- Scan parquet spark_catalog.db.src (1)\n\n\n"
+        f"(1) Scan parquet spark_catalog.db.src\nOutput [4]: [{scan}]\n\n"
+        f"(2) Project\nOutput [4]: [{project}]\nInput [4]: [{scan}]\n\n"
+        "(3) WriteFiles\nInput [4]: [nf#10, x#11, u#12, w#13]\n\n"
+        "(4) Execute InsertIntoHadoopFsRelationCommand\nInput: []\n"
+    )
+    assert [(f.target, sorted(map(source_text, f.sources)), f.expression) for f in column_flows(plan)] == [
+        ("nf", ["db.src.flag"], "NOT flag"),
+        ("x", ["db.src.a b"], None),
+        ("u", ["db.src.b.c"], "upper(b.c)"),
+        ("w", ["db.src.a b", "db.src.ünï"], "concat(ünï, a b)")]
+
+
+@pytest.mark.parametrize(("expression", "unwrapped"), [
+    ("static_invoke(CharVarcharCodegenUtils.charTypeWriteSideCheck(upper(s#34), 5))", "upper(s#34)"),
+    ("concat(static_invoke(CharVarcharCodegenUtils.readSidePadding(c#1, 5)), x)", "concat(c#1, x)"),
+    ("static_invoke(CharVarcharCodegenUtils.varcharTypeWriteSideCheck("
+     "static_invoke(CharVarcharCodegenUtils.readSidePadding(c#1, 5)), 10))", "c#1"),
+    # Spark 3.1-3.3 spelling
+    ("staticinvoke(class org.apache.spark.sql.catalyst.util.CharVarcharCodegenUtils, StringType, "
+     "charTypeWriteSideCheck, s#34, 5, true, false, true)", "s#34"),
+    ("upper(x#1)", "upper(x#1)"),
+])
+def test_char_varchar_wrappers(expression: str, unwrapped: str) -> None:
+    """Hand-written snippets of plan text (a parsing helper's unit test); char_varchar is the
+    captured case."""
+    assert _unwrap_char_varchar(expression) == unwrapped
 
 
 @pytest.mark.parametrize(("text", "items"), [

@@ -98,6 +98,16 @@ def _expression_text(node: Node) -> str | None:
     return None
 
 
+def _source_column(step: Node) -> str:
+    """The column a source step of sqlglot's lineage reads. Its name is `table.column` in
+    sqlglot's own quoting (`t."b.c"`), so it is parsed, not split at a '.': a column name may
+    hold dots and spaces (flattened JSON)."""
+    try:
+        return _norm(exp.to_column(step.name).name)
+    except SqlglotError:
+        return _norm(step.name.rsplit(".", 1)[-1])
+
+
 def view_lineage(view: str, sql: str, default_database: str, view_columns: Sequence[str],
                  schema: Schema) -> ViewLineage:
     """Table and column lineage of one view.
@@ -128,7 +138,7 @@ def view_lineage(view: str, sql: str, default_database: str, view_columns: Seque
                 continue
             table = step.source
             source = TableName(_norm(table.db) if table.db else default_database.lower(), _norm(table.name))
-            edges.add(ColumnLineage(_norm(target), source, _norm(step.name.rsplit(".", 1)[-1]), expression))
+            edges.add(ColumnLineage(_norm(target), source, _source_column(step), expression))
     return ViewLineage(inputs, tuple(sorted(edges, key=lambda e: (e.target, e.source_table, e.source_column))), note)
 
 

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 
@@ -339,7 +339,15 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 #   column at that position: Spark keeps the first child's ids), BatchEvalPython /
 #   ArrowEvalPython results (from the UDF's arguments), scalar subqueries (their output);
 #   SIMPLE when only copies and renames lie on the way, else EXPRESSION with the outermost
-#   expression, written in source-column names.
+#   expression, written in source-column names. A reference is `name#id` with the raw name
+#   (`a b#10`, `b.c#9`: no quoting), read by the plan's own name for that id. What Spark adds
+#   around the user's expression is not it: CHAR/VARCHAR write-side checks and read-side
+#   padding (`static_invoke(CharVarcharCodegenUtils....)`), and on an INSERT into an existing
+#   table (the write names its table) the store-assignment cast of a written column
+#   (`cast(n#1 as bigint)`; a cast the user wrote to exactly the column's type reads the same
+#   and is taken for Spark's). A copy through them is SIMPLE. A Hive-format CTAS's nested
+#   InsertIntoHiveTable names its table like an INSERT: a cast at the top of its select list is
+#   taken for Spark's too (a data source CTAS's nested insert names only its path: kept).
 # - control (CONTROL_FLOW): Filter conditions, join keys and join conditions (for every column
 #   passing through the filter/join), grouping keys (for every column of the aggregate), global
 #   Sort orders (ORDER BY), Window partition and order columns (for the window's columns only);
@@ -492,6 +500,8 @@ class _Graph:
     #: id -> ids controlling it
     controls: dict[int, set[int]] = dataclasses.field(default_factory=dict)
     names: dict[int, str] = dataclasses.field(default_factory=dict)
+    #: the write goes to an existing table: Spark's store assignment casts the written columns
+    store_assignment: bool = False
 
     def define(self, attr_id: int, deps: Iterator[int] | list[int], expression: str | None) -> None:
         if attr_id not in self.defs and attr_id not in self.origins:
@@ -635,6 +645,9 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
     for expr_id, root in subquery_roots.items():
         graph.define(expr_id, node_output(root), None)
 
+    if graph.store_assignment:
+        for _target, attr_id in written:
+            _strip_store_assignment_cast(attr_id, graph)
     flows = []
     for target, attr_id in written:
         sources, expression = _resolve(attr_id, graph)
@@ -713,6 +726,8 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
             alias = _split_alias(item)
             if alias:
                 expression, alias_name, attr_id = alias
+                if _CHAR_VARCHAR in expression:
+                    expression = _unwrap_char_varchar(expression)
                 graph.define(attr_id, _ids(expression), expression)
                 graph.names.setdefault(attr_id, alias_name)
                 ids.append(attr_id)
@@ -727,6 +742,9 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
         if key != "Aggregate Attributes":
             outputs.setdefault(node, ids)
     arguments = fields.get("Arguments", "")
+    if (name.startswith("Execute InsertInto") and _first_backticked(arguments) is not None) \
+            or _V2_WRITE.match(name):
+        graph.store_assignment = True
     if name.startswith("Filter"):
         scoped.append((node, _ids(fields.get("Condition", ""))))
     elif "Join" in name:
@@ -803,7 +821,7 @@ def _resolve(attr_id: int, graph: _Graph) -> tuple[set[ColumnSource], str | None
             continue
         if current in graph.defs:
             deps, expression = graph.defs[current]
-            if expression is not None and not _ATTR.fullmatch(expression.strip()) and outermost is None:
+            if expression is not None and outermost is None and not _is_copy(expression, graph):
                 outermost = expression
             stack.extend(deps)
     return sources, outermost
@@ -838,6 +856,100 @@ def _resolve_controls(attr_id: int, graph: _Graph) -> set[ColumnSource]:
     return sources
 
 
+# Spark's own wrappers around a written or read CHAR/VARCHAR column (ApplyCharTypePadding,
+# CharVarcharUtils): length checks on write, padding on read. Spark 3.4+ prints
+# `static_invoke(CharVarcharCodegenUtils.charTypeWriteSideCheck(s#1, 5))`; Spark 3.1-3.3
+# `staticinvoke(class org.apache.spark.sql.catalyst.util.CharVarcharCodegenUtils, StringType,
+# charTypeWriteSideCheck, s#1, 5, true, false, true)`.
+_CHAR_VARCHAR = "CharVarcharCodegenUtils"
+_CHAR_VARCHAR_CALL = re.compile(
+    r"static_invoke\(CharVarcharCodegenUtils\.(?:charTypeWriteSideCheck|varcharTypeWriteSideCheck|readSidePadding)\("
+    r"|staticinvoke\(class org\.apache\.spark\.sql\.catalyst\.util\.CharVarcharCodegenUtils, ")
+_CAST = re.compile(r"^(?:ansi_)?cast\((.*) as [\w(), <>:]+\)$", re.S)
+
+
+def _unwrap_char_varchar(expression: str) -> str:
+    """`expression` without Spark's CHAR/VARCHAR checks and padding: they are not the user's
+    expression, and a copy through them is a copy (SIMPLE)."""
+    for _ in range(expression.count(_CHAR_VARCHAR)):
+        match = _CHAR_VARCHAR_CALL.search(expression)
+        if match is None:
+            break
+        if match.group(0).startswith("static_invoke"):
+            # `static_invoke(CharVarcharCodegenUtils.charTypeWriteSideCheck(<value>, 5))`
+            end = _closing(expression, match.end() - 1)
+            args = split_list(expression[match.end():end]) if end >= 0 else []
+            value, stop = (args[0] if args else ""), end + 1   # the static_invoke's own `)`
+        else:
+            # `staticinvoke(class ...CharVarcharCodegenUtils, StringType, <method>, <value>, 5, ...)`
+            end = stop = _closing(expression, match.start() + len("staticinvoke"))
+            args = split_list(expression[match.end():end]) if end >= 0 else []
+            value = args[2] if len(args) > 2 else ""
+        if not value or stop >= len(expression) or expression[stop] != ")":
+            break
+        expression = expression[:match.start()] + value + expression[stop + 1:]
+    return expression
+
+
+def _closing(text: str, open_at: int) -> int:
+    """The index of the bracket closing the one at `open_at`; -1 when it does not close."""
+    depth = 0
+    for index in range(open_at, len(text)):
+        char = text[index]
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return index
+    return -1
+
+
+def _strip_store_assignment_cast(attr_id: int, graph: _Graph) -> None:
+    """A written column's own `cast(x as T)`: Spark's store assignment (TableOutputResolver)
+    casts a value to its column's type on INSERT into an existing table; the user's expression
+    is `x`. (A cast the user wrote to exactly the column's type reads the same in the plan,
+    and writes the same value: it is taken for Spark's.)"""
+    if attr_id not in graph.defs:
+        return
+    deps, expression = graph.defs[attr_id]
+    text = (expression or "").strip()
+    match = _CAST.match(text)
+    # one cast around the whole expression, not `cast(a#1 as int) + cast(b#2 as int)`
+    if match is not None and _closing(text, text.index("(")) == len(text) - 1:
+        graph.defs[attr_id] = (deps, match.group(1).strip())
+
+
+def _is_copy(expression: str, graph: _Graph) -> bool:
+    """Whether `expression` is a bare reference `name#7` (a copy or rename, SIMPLE). Spark prints
+    a reference as its raw name, so `a b#10` or `b.c#9` is one when the plan named #10 `a b`
+    (a scan's or a projection's output); `NOT x#10` is not, #10 being `x`."""
+    text = expression.strip()
+    if _ATTR.fullmatch(text):
+        return True
+    named = _NAMED_ATTR.match(text)
+    return named is not None and graph.names.get(int(named.group(2))) == named.group(1)
+
+
+def _substitute(text: str, graph: _Graph, replace: Callable[[str | None, int], str]) -> str:
+    """`text` with each reference `name#id` replaced by `replace(name, id)`. The name is the
+    plan's own for that id when the text spells it before the '#' (names may hold spaces, dots,
+    unicode: `a b#10`, `b.c#9`, `ünï#11`); else the identifier there, or None (`sum(w#1)#50`,
+    an aggregate result's id; `[id=#852]`)."""
+    out, last = [], 0
+    for match in _REF_TOKEN.finditer(text):
+        attr_id, hash_at = int(match.group(2)), match.start(2) - 1
+        start, name = match.start(), match.group(1)
+        known = graph.names.get(attr_id)
+        if known and hash_at - len(known) >= last and text.startswith(known, hash_at - len(known)):
+            start, name = hash_at - len(known), known
+        out.append(text[last:start])
+        out.append(replace(name, attr_id))
+        last = match.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
 def _source_label(source: ColumnSource) -> str:
     if source.table is not None:
         return f"{source.table.name}.{source.column}"
@@ -858,8 +970,7 @@ def _render(expression: str, graph: _Graph, sources: set[ColumnSource]) -> str:
         by_name.setdefault(source.column, set()).add(source)
     ambiguous = {name for name, group in by_name.items() if len(group) > 1}
 
-    def expand(match: re.Match[str], depth: int) -> str:
-        name, attr_id = match.group(1), int(match.group(2))
+    def expand(name: str | None, attr_id: int, depth: int) -> str:
         if name is None:
             return ""   # `sum(w#1)#50`: the id of an aggregate result; `[id=#852]`
         found, outer = _resolve(attr_id, graph)
@@ -871,6 +982,6 @@ def _render(expression: str, graph: _Graph, sources: set[ColumnSource]) -> str:
         if depth >= 8 or budget[0] <= 0:
             return name
         budget[0] -= len(outer)
-        return _REF_TOKEN.sub(lambda m: expand(m, depth + 1), outer)
+        return _substitute(outer, graph, lambda n, i: expand(n, i, depth + 1))
 
-    return _bounded(_REF_TOKEN.sub(lambda m: expand(m, 0), _PLAN_ID.sub("", expression)))
+    return _bounded(_substitute(_PLAN_ID.sub("", expression), graph, lambda n, i: expand(n, i, 0)))

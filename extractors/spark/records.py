@@ -189,5 +189,5 @@ def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None) -> Iterat
 
 
 def _stub_element(ref: EntityRef, extractor_run_id: str | None) -> Element:
-    return Element(ref.source_type, ref.type, ref.qualified_name, name=display_name(ref.qualified_name, ref.type),
-                   extractor_run_id=extractor_run_id, properties={STUB_MARK: "spark"})
+    return Element(ref.source_type, ref.type, ref.qualified_name,
+                   name=display_name(ref.qualified_name, ref.type, ref.source_type), extractor_run_id=extractor_run_id, properties={STUB_MARK: "spark"})
