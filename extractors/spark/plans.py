@@ -73,6 +73,8 @@ class Write:
     #: CTAS / saveAsTable: the command that creates the table (its data is written by a nested
     #: execution whose write may name only the path)
     creates_table: bool = False
+    #: CREATE [OR REPLACE] VIEW / ALTER VIEW ... AS of a persisted view: the table is a view
+    view: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -257,17 +259,52 @@ def _tree_writes(node: Mapping[str, Any]) -> list[Write]:
 _CTAS_COMMANDS = ("CreateDataSourceTableAsSelectCommand", "CreateHiveTableAsSelectCommand",
                   "OptimizedCreateHiveTableAsSelectCommand", "SaveAsV1TableCommand")
 _HIVE_CTAS_ARGS = re.compile(r"\[Database: ?([^,\]]+), ?TableName: ?([^,\]]+)\]")
+#: Commands that define a view from an analysed (logical) plan, their only child:
+#: `CreateViewCommand` `` `spark_catalog`.`db`.`v`, [(col,None), ...], <text>, <allowExisting>,
+#: <replace>, PersistedView, ... `` (the column list only when the statement names the columns;
+#: LocalTempView / GlobalTempView for temporary views, whose name is a single part) and
+#: `AlterViewAsCommand` `` `spark_catalog`.`db`.`v`, <text>, <isAnalyzed> ``.
+VIEW_COMMANDS = ("CreateViewCommand", "AlterViewAsCommand")
+_PERSISTED_VIEW = re.compile(r", PersistedView(?:, |$)")
+_USER_COLUMNS = re.compile(r"^\[\(.*\)\]$", re.S)
+
+
+def view_target(name: str, arguments: str) -> TableId | None:
+    """The persisted view a CreateViewCommand / AlterViewAsCommand defines; None for a
+    temporary view (or another node)."""
+    if name not in VIEW_COMMANDS:
+        return None
+    if name == "CreateViewCommand" and not _PERSISTED_VIEW.search(arguments):
+        return None
+    head = arguments.split(", ", 1)[0]
+    # A temporary view's name is one part (`tv`): not an identifier of a catalog table.
+    return _first_backticked(head) if "`" in head else None
+
+
+def view_columns(arguments: str) -> list[str] | None:
+    """The column names a CREATE VIEW statement gives (`v (a, b) AS ...`), else None."""
+    parts = split_list(arguments)
+    if len(parts) < 2 or not _USER_COLUMNS.match(parts[1]):
+        return None
+    # `[(key,None), (label,Some(the comment))]`: each pair's name ends at its first comma
+    return [item.strip("()").split(",", 1)[0].strip() for item in split_list(parts[1])]
 
 
 def _description_io(description: str, commands: set[str]) -> tuple[list[Read], list[Write]]:
-    """CTAS/saveAsTable targets and their logical sources, for the commands the tree runs."""
+    """CTAS/saveAsTable targets, persisted views defined, and their logical sources, for the
+    commands the tree runs."""
     reads: list[Read] = []
     writes: list[Write] = []
     if not commands:
         return reads, writes
     for name, fields in description_sections(description):
         args = fields.get("Arguments", "")
-        if name in commands:
+        if name in VIEW_COMMANDS:
+            if name in commands:
+                view = view_target(name, args)
+                if view is not None:
+                    writes.append(Write(name, table=view, view=True))
+        elif name in commands:
             hive = _HIVE_CTAS_ARGS.search(args)
             table = TableId(None, hive.group(1).strip(), hive.group(2).strip()) if hive else None
             if table is None:
@@ -284,7 +321,8 @@ def _description_io(description: str, commands: set[str]) -> tuple[list[Read], l
             table = _first_backticked(args)
             if table is not None:
                 reads.append(Read(name, table=table))
-    return reads, writes
+    # A temporary view's definition reads nothing yet (its query runs when the view is used).
+    return (reads if writes else []), writes
 
 
 def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) -> PlanIO:
@@ -312,7 +350,7 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
             found_writes = _tree_writes(node)
             reads.update(found_reads)
             writes.update(found_writes)
-            if name.removeprefix("Execute ") in _CTAS_COMMANDS:
+            if name.removeprefix("Execute ") in _CTAS_COMMANDS + VIEW_COMMANDS:
                 commands.add(name.removeprefix("Execute "))
             if not found_writes and name.removeprefix("Execute ") not in _CTAS_COMMANDS and (
                     (name.startswith("Execute ") and any(m in name for m in _WRITE_MARKERS))
@@ -552,11 +590,25 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
     section: int | None = None
     fields: dict[str, str] = {}
     stack: list[tuple[int, int | None]] = []  # tree parsing: (column, node number or None)
+    view: list[int] = []                      # the CreateViewCommand / AlterViewAsCommand node
+    view_names: list[str] | None = None       # the column names the statement gave the view
 
     def finish_section() -> None:
-        if section is not None:
-            _read_section(section, names.get(section, ""), fields, graph, outputs, inputs, scoped,
-                          written, lists)
+        nonlocal view_names
+        if section is None:
+            return
+        name = names.get(section, "")
+        if name in VIEW_COMMANDS:
+            # Its analysed plan follows: logical nodes, each described by its Arguments only.
+            view.append(section)
+            view_names = view_columns(fields.get("Arguments", ""))
+            return
+        if view:
+            name, logical = _logical_fields(name, fields.get("Arguments", ""), lists.split)
+            names[section] = name
+            _read_section(section, name, logical, graph, outputs, inputs, scoped, written, lists)
+            return
+        _read_section(section, name, fields, graph, outputs, inputs, scoped, written, lists)
 
     # Lines end at "\n" only (as io.StringIO reads them). The cheap tests before each regex
     # (a header starts with "(", a count suffix ends with "]", a plan id contains "[id=#") skip
@@ -617,6 +669,11 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
             return node_output(kids[0], depth + 1)
         return input_ids(node)
 
+    if view and not written and children.get(view[0]):
+        # A view's columns are its query's output, in order, under the names the statement gave.
+        ids = node_output(children[view[0]][0])
+        labels = view_names if view_names and len(view_names) == len(ids) else [graph.names.get(i, "") for i in ids]
+        written.extend(zip(labels, ids))
     # Union: the first child's ids carry every child's column at the same position.
     for node, name in names.items():
         if name.startswith("Union") and len(children.get(node, [])) > 1:
@@ -670,6 +727,40 @@ def _tree_line(line: str, stack: list[tuple[int, int | None]], children: dict[in
     elif number is not None and pending_subqueries:
         subquery_roots[pending_subqueries.pop()] = number
     stack.append((column, number))
+
+
+def _logical_fields(name: str, arguments: str, split: Any) -> tuple[str, dict[str, str]]:
+    """A logical node of an analysed plan (a view's definition: only `Arguments:`) as the
+    name and fields of the physical node that does the same, for _read_section."""
+    parts: list[str] = split(arguments)
+    if name in ("LogicalRelation", "HiveTableRelation"):
+        # `parquet, [id#21, ...], `spark_catalog`.`db`.`t`, <serde>, false`;
+        # `` `spark_catalog`.`db`.`t`, <serde>, [id#28, ...][, [partition columns]] ``
+        table = _first_backticked(arguments)
+        columns = [item for part in parts if part.startswith("[") for item in split(part)
+                   if _NAMED_ATTR.match(item)]
+        scan = f"Scan {name} {table.catalog or SESSION_CATALOG}.{table.namespace}.{table.name}" if table else \
+            f"Scan {name}"
+        return scan, {"Output": "[" + ", ".join(columns) + "]"}
+    if name == "Project":
+        return name, {"Output": arguments}
+    if name == "Filter":
+        return name, {"Condition": arguments}
+    if name == "Join" and parts:
+        # `Inner, (id#21 = id#28)`: the type in the name, as node_output looks for semi joins there
+        return f"Join {parts[0]}", {"Join condition": ", ".join(parts[1:])}
+    if name == "Aggregate" and len(parts) >= 2:
+        return name, {"Keys": parts[0], "Results": parts[1]}
+    if name == "Sort" and len(parts) >= 2:
+        # logical `[order], global`; SortExec's `[order], global, testSpillFrequency`
+        return name, {"Arguments": f"{parts[0]}, {parts[1]}, 0"}
+    if name == "Generate" and len(parts) >= 4:
+        # logical `generator, unrequiredChildIndex, outer[, qualifier], generatorOutput`;
+        # GenerateExec's `generator, requiredChildOutput, outer, generatorOutput`
+        return name, {"Arguments": ", ".join((parts[0], "[]", parts[2], parts[-1]))}
+    if name in ("Window", "Expand"):
+        return name, {"Arguments": arguments}   # the same arguments as the physical node
+    return name, {}   # SubqueryAlias, View, Union, Distinct, limits, ...: the child's columns
 
 
 def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph,

@@ -102,6 +102,7 @@ def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecutio
                    name=f"{run.app_name} sql {execution.execution_id}", parent=app.ref,
                    principal=run.user, started=execution.started, ended=execution.ended,
                    query_text=execution.query_text, description=execution.description or None,
+                   execution_plan=execution.plan,
                    source_id=f"{run.app_id}/{run.attempt}/sql/{execution.execution_id}",
                    extractor_run_id=extractor_run_id, properties=props)
 
