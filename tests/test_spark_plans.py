@@ -147,6 +147,22 @@ PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
     ("column_shapes", "scalar subquery in the select list: its plan's output flows in", 31, [
         ("order_id", ["cl.orders.order_id"], None, []),
         ("top_customer", ["cl.customers.customer_id"], "Subquery max(customer_id)", [])]),
+    # create_view: a view's columns come from its analysed (logical) plan under the view command
+    ("create_view", "CREATE VIEW: logical Project over Filter over LogicalRelation", 10, [
+        ("id", ["vw.src.id"], None, ["vw.src.amount"]),
+        ("uname", ["vw.src.name"], "upper(name)", ["vw.src.amount"])]),
+    ("create_view", "CREATE OR REPLACE VIEW", 12, [
+        ("id", ["vw.src.id"], None, []), ("name", ["vw.src.name"], None, []),
+        ("a2", ["vw.src.amount"], "(amount * cast(2 as double))", [])]),
+    ("create_view", "CREATE VIEW v (Key, label): the statement's column names, by position", 14, [
+        ("Key", ["vw.src.id"], None, []), ("label", ["vw.src.name"], None, [])]),
+    ("create_view", "ALTER VIEW AS: logical Join over LogicalRelation and HiveTableRelation", 16, [
+        ("id", ["vw.src.id"], None, ["vw.dim.id"]),
+        ("region", ["vw.dim.region"], None, ["vw.dim.id", "vw.src.id"])]),
+    ("create_view", "CREATE VIEW: logical Aggregate (grouping keys control the aggregate)", 18, [
+        ("region", ["vw.dim.region"], None, ["vw.dim.id", "vw.src.id"]),
+        ("total", ["vw.src.amount"], "sum(amount)", ["vw.dim.id", "vw.dim.region", "vw.src.id"])]),
+    ("create_view", "CREATE VIEW after USE: a rename", 26, [("k", ["vw.src.id"], None, [])]),
 ]
 
 
