@@ -12,6 +12,14 @@ typed, what was understood) and extractors.spark.records turns it into navd.mode
   (same `rootExecutionId`: a CTAS and the insert it runs, saveAsTable, V1 fallbacks of V2
   writes) are folded into their root; DATA_FLOW input dataset -> execution -> output dataset,
   with the dataset endpoint unlinked (the HDFS/HMS extractors own those elements);
+- a persisted view defined through Spark SQL (CREATE [OR REPLACE] VIEW, ALTER VIEW ... AS) is an
+  output of its execution: the HIVE VIEW `db.v@cluster`, named as the HMS extractor names it
+  (the endpoint is unlinked and gets a stub, as a CTAS target; the HMS extractor's document
+  replaces it), read tables as inputs, column lineage from the view's analysed plan (see
+  plans.column_flows). Temporary views are not recorded (their plan's name is a single part);
+- `executionPlan`: the formatted physical plan that ran (the last plan event of the execution:
+  with AQE the final plan; a CTAS's nested executions after the root's, each under
+  `== SQL execution N ==`), at most MAX_STORED_PLAN_CHARS, cut with a last line saying so;
 - `queryText` from the execution's description when it is SQL text (the Thrift Server sets the
   statement as the job description; otherwise Spark puts a call site such as
   `sql at NativeMethodAccessorImpl.java:0` there, which is not stored);

@@ -384,6 +384,14 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 #   a column that is already a data source of an output is not also listed as its control source.
 #   Local sorts and exchanges (physical artefacts of joins, windows and aggregates) are ignored.
 #
+# A view's definition (CreateViewCommand / AlterViewAsCommand) is a logical plan: its nodes have
+# only `Arguments:`. _logical_fields reads each as the physical node that does the same
+# (LogicalRelation / HiveTableRelation as scans, Project as an Output list, Filter as a
+# Condition, Join's condition, Aggregate's keys and results, Sort, Window, Expand, Generate); the
+# view's columns are its query's output under the statement's column names. Logical scalar
+# subqueries (`scalar-subquery#12 []`: no plan of their own in the text) and views over views
+# (lineage goes through the inner view to its tables) are not distinguished yet.
+#
 # Not followed (yet): V2 writes without WriteFiles (AppendData/OverwriteByExpression and their
 # V1 fallbacks, whose query is a logical plan in `Arguments`), pandas map/cogroup nodes
 # (MapInPandas, FlatMapGroupsInPandas, ...: opaque outputs), streaming writes. ArrowEvalPython is
