@@ -162,7 +162,10 @@ PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
     ("create_view", "CREATE VIEW: logical Aggregate (grouping keys control the aggregate)", 18, [
         ("region", ["vw.dim.region"], None, ["vw.dim.id", "vw.src.id"]),
         ("total", ["vw.src.amount"], "sum(amount)", ["vw.dim.id", "vw.dim.region", "vw.src.id"])]),
-    ("create_view", "CREATE VIEW after USE: a rename", 26, [("k", ["vw.src.id"], None, [])]),
+    ("create_view", "a view over a view: inlined (logical View), its up-casts are no expression", 22, [
+        ("id", ["vw.src.id"], None, ["vw.src.name"]),
+        ("a2", ["vw.src.amount"], "(amount * cast(2 as double))", ["vw.src.name"])]),
+    ("create_view", "CREATE VIEW after USE: a rename", 32, [("k", ["vw.src.id"], None, [])]),
 ]
 
 

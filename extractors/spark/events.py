@@ -505,6 +505,7 @@ class ApplicationProcessor:
     def _execution(self, root_id: int, states: list[_ExecState]) -> SqlExecution:
         states.sort(key=lambda s: s.execution_id)
         root = next((s for s in states if s.execution_id == root_id), states[0])
+        states = self._without_idle_views(root_id, states)
         io = PlanIO()
         for state in states:
             io = io | state.io
@@ -558,6 +559,23 @@ class ApplicationProcessor:
             column_notes=column_notes,
             plan=plan,
         )
+
+    def _without_idle_views(self, root_id: int, states: list[_ExecState]) -> list[_ExecState]:
+        """`states`, less the view definitions that changed nothing: CREATE VIEW IF NOT EXISTS of
+        an existing view runs its command without touching the catalog, so a finished execution
+        without a catalog event for the view neither read nor wrote anything. (Copies: a later
+        finish() sees the states as fed.)"""
+        changed = {e.qualified_name for e in self._catalog_events if e.execution_id == root_id}
+        kept = []
+        for state in states:
+            idle = frozenset(w for w in state.io.writes if w.view and w.table is not None and state.finished
+                             and self._table_ref(w.table).qualified_name not in changed)
+            if idle:
+                writes = state.io.writes - idle
+                io = PlanIO(state.io.reads if writes else frozenset(), writes, state.io.unparsed)
+                state = dataclasses.replace(state, io=io, flows=state.flows if writes else ())
+            kept.append(state)
+        return kept
 
     def _column_edges(self, states: list[_ExecState], io: PlanIO,
                       outputs: list[Dataset]) -> tuple[tuple[ColumnEdge, ...], tuple[str, ...]]:

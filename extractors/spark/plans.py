@@ -441,6 +441,7 @@ _WINDOW_SPEC = " windowspecdefinition("
 # `Subquery subquery#68, [id=#852]`: #852 numbers a plan, not an attribute
 _PLAN_ID = re.compile(r",? \[id=#\d+\]")
 _GLOBAL_SORT = re.compile(r",\s*true,\s*\d+\s*$")
+_VIEW_UPCAST = re.compile(r"^cast\([^\s(),]+#\d+L? as [^#]+\)$")
 
 
 def split_list(text: str) -> list[str]:
@@ -612,6 +613,15 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
             view_names = view_columns(fields.get("Arguments", ""))
             return
         if view:
+            if name == "View":
+                # A view used in the query, inlined: Spark casts its query's columns to the
+                # view's stored types (a Project of `cast(x#21 as int) AS id#36` under it). That
+                # is not the user's expression: a plain copy through it stays a copy.
+                for child in children.get(section, [])[:1]:
+                    for attr_id in outputs.get(child, []):
+                        deps, expression = graph.defs.get(attr_id, ((), None))
+                        if expression is not None and len(deps) == 1 and _VIEW_UPCAST.match(expression):
+                            graph.defs[attr_id] = (deps, None)
             name, logical = _logical_fields(name, fields.get("Arguments", ""), lists.split)
             names[section] = name
             _read_section(section, name, logical, graph, outputs, inputs, scoped, written, lists)
