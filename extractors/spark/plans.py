@@ -27,6 +27,10 @@ What Spark 4.3 writes (checked against the captured fixtures in tests/fixtures/s
   `` `mo`.`ds_target`, Append, SubqueryAlias ... ``. The data is written by a nested execution
   (same rootExecutionId) with an InsertIntoHadoopFsRelationCommand or InsertIntoHiveTable;
   the CTAS description also lists its source tables as `LogicalRelation` / `HiveTableRelation`.
+- Views: a bare `Execute CreateViewCommand` / `Execute AlterViewAsCommand`; the view and its
+  analysed query (logical nodes with `Arguments:` only) are in physicalPlanDescription
+  (`VIEW_COMMANDS`). A persisted view is a write of its table (`Write.view`); a temporary view
+  (single-part name, `LocalTempView` / `GlobalTempView`) is nothing, its reads included.
 - DataSource V2 writes: nodeName `<Command> <table name>` (`OverwriteByExpression noop-table`,
   `AppendData cat.ns.t`), or `AppendDataExecV1` / `OverwriteByExpressionExecV1` with the table in
   the simpleString as `JDBCTable(app.v2_out,...` (no catalog name: see `V2Table.catalog_class`).
@@ -36,7 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 
@@ -747,7 +751,7 @@ def _tree_line(line: str, stack: list[tuple[int, int | None]], children: dict[in
     stack.append((column, number))
 
 
-def _logical_fields(name: str, arguments: str, split: Any) -> tuple[str, dict[str, str]]:
+def _logical_fields(name: str, arguments: str, split: Callable[[str], list[str]]) -> tuple[str, dict[str, str]]:
     """A logical node of an analysed plan (a view's definition: only `Arguments:`) as the
     name and fields of the physical node that does the same, for _read_section."""
     parts: list[str] = split(arguments)
