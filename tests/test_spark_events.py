@@ -450,6 +450,10 @@ def test_a_view_is_written_as_a_stub_that_the_hms_document_replaces() -> None:
     assert (view.source_type, view.type, view.name) == (SourceType.HIVE, ElementType.VIEW, "v_plain")
     assert view.properties == {STUB_MARK: "spark"}
     assert stubs["vw.v_plain.a2@primary"].type is ElementType.FIELD
+    parents = {r.endpoint2.qualified_name: r.endpoint1 for r in stubs_for(recs, "test##1")
+               if isinstance(r, Relation) and r.type is RelationType.PARENT_CHILD}
+    assert parents["vw.v_plain.a2@primary"] == view.ref   # the VIEW, as the HMS extractor links it
+    assert parents["vw.src.amount@primary"].type is ElementType.TABLE
     assert not [r for r in recs if isinstance(r, Element) and r.type is ElementType.VIEW]
 
 
