@@ -156,9 +156,9 @@ def test_a_view_created_through_spark_sql_and_the_plan_of_its_query(navd, index:
             ("vs.s.n@primary", "vs.v.u@primary", "CONTROL_FLOW", None)} <= edges
     assert not [n for n in names.values() if "tv" in n.split("@")[0].split(".")]
     # The CTAS over the view: its execution element carries the plan that ran.
-    executions = [d for d in json.loads(navd("search", "type:OPERATION_EXECUTION AND sourceType:SPARK", "--rows",
-                                              "100", "--json", env=env).stdout)["docs"]
-                  if "executionPlan" in d and "CreateDataSourceTableAsSelectCommand" in d["executionPlan"]]
-    assert len(executions) == 1
-    shown = navd("entity", executions[0]["qualifiedName"], env=env)
+    (write,) = json.loads(navd("search", 'type:DATA_FLOW AND endpoint2QualifiedName:"vs.t@primary"',
+                               "--core", "relations", "--json", env=env).stdout)["docs"]
+    ctas = json.loads(navd("entity", write["endpoint1QualifiedName"], "--json", env=env).stdout)
+    assert "CreateDataSourceTableAsSelectCommand" in ctas["executionPlan"]
+    shown = navd("entity", ctas["qualifiedName"], env=env)
     assert shown.returncode == 0 and "executionPlan" in shown.stdout and "WriteFiles" in shown.stdout
