@@ -428,6 +428,7 @@ def test_persisted_views_are_outputs_and_temporary_views_stay_out() -> None:
         "vw.v_nested@primary": ["create view vw.v_nested"],
         # `create view v_unqualified` after `use vw`: Spark's plan names it in full
         "vw.v_unqualified@primary": ["create view v_unqualified"],
+        **{f"vw.{v}@primary": [f"create view vw.{v}"] for v in ("v_window", "v_explode", "v_union", "v_rollup")},
     }
     for executions in views.values():
         for execution in executions:
@@ -463,7 +464,7 @@ def test_spark_and_hms_give_a_view_and_its_columns_the_same_identity() -> None:
     described = json.loads((FIXTURES / "create_view.describe.json").read_text(encoding="utf-8"))
     run, _recs = run_case(fixture_lines("create_view"))
     views = _view_executions(run)
-    assert len(described) == len(views) == 5
+    assert len(described) == len(views) == 9
     for view, rows in described.items():
         hms = table_records(table_info("vw", view, rows), CLUSTER, DEFAULT_FS)
         hms_view = next(r for r in hms if isinstance(r, Element) and r.type is ElementType.VIEW)

@@ -166,6 +166,17 @@ PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
         ("id", ["vw.src.id"], None, ["vw.src.name"]),
         ("a2", ["vw.src.amount"], "(amount * cast(2 as double))", ["vw.src.name"])]),
     ("create_view", "CREATE VIEW after USE: a rename", 32, [("k", ["vw.src.id"], None, [])]),
+    ("create_view", "view: logical Window (partition and order columns control the window's column)", 34, [
+        ("id", ["vw.src.id"], None, []),
+        ("running", ["vw.src.amount"], "sum(amount) OVER (PARTITION BY name ORDER BY id ASC NULLS FIRST)",
+         ["vw.src.id", "vw.src.name"])]),
+    ("create_view", "view: logical Generate (lateral view explode)", 36, [
+        ("id", ["vw.src.id"], None, []), ("tag", ["vw.src.name"], "explode(split(name, ,, -1))", [])]),
+    ("create_view", "view: logical Union under a global Sort", 38, [
+        ("id", ["vw.dim.id", "vw.src.id"], None, []),
+        ("name", ["vw.dim.region", "vw.src.name"], None, ["vw.dim.id", "vw.src.id"])]),
+    ("create_view", "view: logical Expand + Aggregate (ROLLUP)", 40, [
+        ("name", ["vw.src.name"], None, []), ("total", ["vw.src.amount"], "sum(amount)", ["vw.src.name"])]),
 ]
 
 

@@ -392,9 +392,10 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 # only `Arguments:`. _logical_fields reads each as the physical node that does the same
 # (LogicalRelation / HiveTableRelation as scans, Project as an Output list, Filter as a
 # Condition, Join's condition, Aggregate's keys and results, Sort, Window, Expand, Generate); the
-# view's columns are its query's output under the statement's column names. Logical scalar
-# subqueries (`scalar-subquery#12 []`: no plan of their own in the text) and views over views
-# (lineage goes through the inner view to its tables) are not distinguished yet.
+# view's columns are its query's output under the statement's column names. A view used in the
+# query is inlined (a `View` node over its query), so lineage goes through it to its tables, as
+# in CTAS plans. Not followed yet: logical scalar subqueries (`scalar-subquery#12 []`, whose plan
+# is not in the text).
 #
 # Not followed (yet): V2 writes without WriteFiles (AppendData/OverwriteByExpression and their
 # V1 fallbacks, whose query is a logical plan in `Arguments`), pandas map/cogroup nodes
