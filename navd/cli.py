@@ -289,8 +289,9 @@ def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> int:
             print()
         width = max(len(k) for k in doc)
         for key, value in doc.items():
-            shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else value
-            print(f"{key.ljust(width)}  {shown}")
+            shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)
+            # A multi-line value (an execution's plan, a view's text) stays in the value column.
+            print(f"{key.ljust(width)}  " + shown.replace("\n", "\n" + " " * (width + 2)))
     return EXIT_OK
 
 

@@ -129,6 +129,8 @@ class Element:
     extractor_run_id: str | None = None
     deleted: bool = False
     delete_time: datetime | None = None
+    #: an execution's plan as it ran (Spark: the final physical plan, formatted), for admins
+    execution_plan: str | None = None
     properties: Mapping[str, str] = dataclasses.field(default_factory=dict)
     identity: str = dataclasses.field(init=False, repr=False, compare=False)
 

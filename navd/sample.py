@@ -23,6 +23,19 @@ from navd.model import (
 
 SAMPLE_FS = "hdfs://nameservice1"
 SAMPLE_RUN_ID = "sample##1"
+#: The final (adaptive) physical plan of the sample run, shortened, as the Spark extractor keeps it.
+_SAMPLE_PLAN = """== Physical Plan ==
+AdaptiveSparkPlan (9)
++- == Final Plan ==
+   Execute InsertIntoHiveTable (8)
+   +- WriteFiles (7)
+      +- * HashAggregate (6)
+         +- AQEShuffleRead (5)
+            +- ShuffleQueryStage (4), Statistics(sizeInBytes=2.1 KiB, rowCount=90)
+               +- Exchange (3)
+                  +- * HashAggregate (2)
+                     +- Scan hive spark_catalog.sales.orders (1)
+"""
 
 
 def index_sample(index: SolrIndex, cluster: str) -> dict[str, int]:
@@ -75,6 +88,7 @@ def sample_records(cluster: str) -> Iterator[Element | Relation]:
                         started=now, ended=now + timedelta(minutes=4), extractor_run_id=run,
                         query_text="INSERT OVERWRITE TABLE sales.daily_revenue "
                                    "SELECT order_date, sum(amount) FROM sales.orders GROUP BY order_date",
+                        execution_plan=_SAMPLE_PLAN,
                         properties={"outcome": "SUCCEEDED", "sparkVersion": "4.0.1"})
     tables = [orders[0], revenue[0]]
     columns = orders[1] + revenue[1]

@@ -69,6 +69,14 @@ def test_init_twice_then_quickstart_against_a_configured_solr(navd) -> None:  # 
     assert doc["properties"] == {"format": "parquet", "tableType": "MANAGED_TABLE"}
     by_identity = json.loads(navd("entity", doc["identity"], "--json").stdout)
     assert by_identity == doc
+    run = navd("entity", "spark://application_1730440000000_0042/1")
+    assert run.returncode == 0, run.stderr
+    # The plan that ran, next to the run, its lines kept in the value column.
+    plan_line = next(line for line in run.stdout.splitlines() if line.startswith("executionPlan"))
+    width = plan_line.index("== Physical Plan ==")
+    assert "\n" + " " * width + "+- == Final Plan ==\n" in run.stdout
+    assert json.loads(navd("entity", "spark://application_1730440000000_0042/1", "--json").stdout)[
+        "executionPlan"].startswith("== Physical Plan ==\nAdaptiveSparkPlan (9)\n")
     by_alias = navd("entity", "HDFS://NameService1/data/raw/orders/")
     assert by_alias.returncode == 0 and "hdfs://nameservice1/data/raw/orders" in by_alias.stdout
     unlinked = navd("search", 'unlinked:true AND endpoint1QualifiedName:"sales.orders@primary"', "--core", "relations")

@@ -17,8 +17,16 @@ from typing import Any
 
 import pytest
 
-from navd.extractors.spark.events import ApplicationProcessor, ApplicationRun, CatalogEvent
-from navd.extractors.spark.records import dropped, process_lines, records
+from navd.extractors.hms.records import table_info, table_records
+from navd.extractors.spark.events import (
+    MAX_STORED_PLAN_CHARS,
+    ApplicationProcessor,
+    ApplicationRun,
+    CatalogEvent,
+    bounded_plan,
+)
+from navd.extractors.spark.records import dropped, process_lines, records, stubs_for
+from navd.index.documents import STUB_MARK
 from navd.extractors.spark.plans import (
     PlanError,
     TableId,
@@ -27,7 +35,7 @@ from navd.extractors.spark.plans import (
     plan_io,
     split_list,
 )
-from navd.model import Element, ElementType, Relation, RelationType, SourceType, hive_qualified_name
+from navd.model import Element, ElementStub, ElementType, Relation, RelationType, SourceType, hive_qualified_name
 
 from spark_fixtures import CASES, CLUSTER, DEFAULT_FS, FIXTURES, UPDATE, fixture_lines
 
@@ -394,3 +402,120 @@ def test_dropped_table_takes_its_columns_from_the_applications_column_lineage() 
     got = {d.ref.qualified_name: d.ref.type for d in dropped(run, [dropper])}
     assert got[hive_qualified_name(CLUSTER, database, name)] is ElementType.TABLE
     assert got[target.qualified_name] is ElementType.FIELD
+
+
+# --- views defined through Spark SQL (create_view) ------------------------------------------
+
+def _view_executions(run: ApplicationRun) -> dict[str, list[Any]]:
+    """The executions that define each view, by the view's qualified name, in order."""
+    found: dict[str, list[Any]] = {}
+    for execution in run.executions:
+        for dataset in execution.outputs:
+            if dataset.ref.type is ElementType.VIEW:
+                found.setdefault(dataset.ref.qualified_name, []).append(execution)
+    return found
+
+
+def test_persisted_views_are_outputs_and_temporary_views_stay_out() -> None:
+    run, recs = run_case(fixture_lines("create_view"))
+    views = _view_executions(run)
+    assert {k: [e.query_text.split(" as ")[0] for e in v] for k, v in views.items()} == {
+        "vw.v_plain@primary": ["create view vw.v_plain", "create or replace view vw.v_plain"],
+        "vw.v_cols@primary": ["create view vw.v_cols (Key, label)", "alter view vw.v_cols"],
+        # `create view if not exists vw.v_agg` (it exists: no catalog event) changed nothing
+        "vw.v_agg@primary": ["create view vw.v_agg"],
+        # over vw.v_plain: Spark's analysed plan inlines it, so the inputs are its tables
+        "vw.v_nested@primary": ["create view vw.v_nested"],
+        # `create view v_unqualified` after `use vw`: Spark's plan names it in full
+        "vw.v_unqualified@primary": ["create view v_unqualified"],
+        **{f"vw.{v}@primary": [f"create view vw.{v}"] for v in ("v_window", "v_explode", "v_union", "v_rollup")},
+    }
+    for executions in views.values():
+        for execution in executions:
+            assert [d.ref.source_type for d in execution.outputs] == [SourceType.HIVE]
+            assert execution.write_commands in (("CreateViewCommand",), ("AlterViewAsCommand",))
+            assert execution.columns and not execution.column_notes
+    # CREATE TEMPORARY VIEW tv / CREATE OR REPLACE GLOBAL TEMPORARY VIEW gv: no execution, no name
+    texts = [e.query_text or "" for e in run.executions]
+    assert not [t for t in texts if "temporary" in t or t.startswith(("alter view tv", "create view if not"))]
+    names = {r.qualified_name for r in recs if isinstance(r, Element)} | {
+        ref.qualified_name for r in recs if isinstance(r, Relation) for ref in (r.endpoint1, r.endpoint2)}
+    assert not [n for n in names if n.startswith(("tv", "gv", "global_temp", "vw.tv", "vw.gv"))]
+
+
+def test_a_view_is_written_as_a_stub_that_the_hms_document_replaces() -> None:
+    """As for a CTAS target: an unlinked endpoint and an ElementStub (indexed only if absent)."""
+    _run, recs = run_case(fixture_lines("create_view"))
+    stubs = {s.element.qualified_name: s.element for s in stubs_for(recs, "test##1") if isinstance(s, ElementStub)}
+    view = stubs["vw.v_plain@primary"]
+    assert (view.source_type, view.type, view.name) == (SourceType.HIVE, ElementType.VIEW, "v_plain")
+    assert view.properties == {STUB_MARK: "spark"}
+    assert stubs["vw.v_plain.a2@primary"].type is ElementType.FIELD
+    parents = {r.endpoint2.qualified_name: r.endpoint1 for r in stubs_for(recs, "test##1")
+               if isinstance(r, Relation) and r.type is RelationType.PARENT_CHILD}
+    assert parents["vw.v_plain.a2@primary"] == view.ref   # the VIEW, as the HMS extractor links it
+    assert parents["vw.src.amount@primary"].type is ElementType.TABLE
+    assert not [r for r in recs if isinstance(r, Element) and r.type is ElementType.VIEW]
+
+
+def test_spark_and_hms_give_a_view_and_its_columns_the_same_identity() -> None:
+    """DESCRIBE FORMATTED of each view at the end of the job (what the HMS extractor reads) ->
+    the HMS records; the Spark extractor's view and the targets of its last definition coincide."""
+    described = json.loads((FIXTURES / "create_view.describe.json").read_text(encoding="utf-8"))
+    run, _recs = run_case(fixture_lines("create_view"))
+    views = _view_executions(run)
+    assert len(described) == len(views) == 9
+    for view, rows in described.items():
+        hms = table_records(table_info("vw", view, rows), CLUSTER, DEFAULT_FS)
+        hms_view = next(r for r in hms if isinstance(r, Element) and r.type is ElementType.VIEW)
+        hms_fields = {r.identity for r in hms if isinstance(r, Element) and r.type is ElementType.FIELD}
+        last = views[hms_view.qualified_name][-1]
+        (output,) = last.outputs
+        assert output.ref.identity == hms_view.identity and output.ref.type is hms_view.type
+        assert {e.target.identity for e in last.columns} == hms_fields, view
+
+
+# --- the plan of each execution --------------------------------------------------------------
+
+def test_an_execution_keeps_its_final_adaptive_plan() -> None:
+    lines = fixture_lines("insert_overwrite_join")
+    run, recs = run_case(lines)
+    (execution,) = [e for e in run.executions if [d.ref.qualified_name for d in e.outputs]
+                    == ["shop.customer_totals@primary"]]
+    plans = [json.loads(line) for line in lines]
+    plans = [e["physicalPlanDescription"] for e in plans if e["Event"].endswith(
+        ("SQLExecutionStart", "SQLAdaptiveExecutionUpdate")) and e["executionId"] == execution.execution_id]
+    assert len(plans) > 1 and "isFinalPlan=false" in plans[0]   # AQE re-planned it
+    assert "Arguments: isFinalPlan=true" in plans[-1] and "== Final Plan ==" in plans[-1]
+    element = next(r for r in recs if isinstance(r, Element) and r.qualified_name.endswith(
+        f"/sql/{execution.execution_id}"))
+    assert element.execution_plan == execution.plan == plans[-1]
+
+
+def test_a_ctas_keeps_the_plans_of_its_nested_executions() -> None:
+    run, _ = run_case(fixture_lines("ctas_expression"))
+    (ctas,) = [e for e in run.executions if e.nested_ids]
+    assert ctas.plan is not None
+    headers = [line for line in ctas.plan.splitlines() if line.startswith("== SQL execution ")]
+    assert headers == [f"== SQL execution {i} ==" for i in (ctas.execution_id, *ctas.nested_ids)]
+    assert "Execute CreateDataSourceTableAsSelectCommand" in ctas.plan and "WriteFiles" in ctas.plan
+
+
+def test_a_huge_plan_is_cut_with_a_note() -> None:
+    """The final plan of a real execution, padded past the limit as a plan of a very wide table
+    would be: the element keeps its first lines and says how much was cut."""
+    lines = fixture_lines("insert_overwrite_join")
+    last = max(i for i, line in enumerate(lines) if "SQLAdaptiveExecutionUpdate" in line)
+    event = json.loads(lines[last])
+    original = event["physicalPlanDescription"]
+    copies = MAX_STORED_PLAN_CHARS // len(original) + 2
+    event["physicalPlanDescription"] = "\n".join([original] * copies)
+    run, recs = run_case(lines[:last] + [json.dumps(event) + "\n"] + lines[last + 1:])
+    (execution,) = [e for e in run.executions if e.execution_id == event["executionId"]]
+    plan = execution.plan
+    assert plan is not None and len(plan) <= MAX_STORED_PLAN_CHARS
+    body, note = plan.rsplit("\n", 1)
+    assert original in body and body in event["physicalPlanDescription"]
+    assert note == (f"... plan cut by navd: {len(body)} of {len(event['physicalPlanDescription'])} characters "
+                    f"kept (at most {MAX_STORED_PLAN_CHARS} are stored)")
+    assert bounded_plan(original) == original

@@ -179,6 +179,36 @@ PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
     ("char_varchar", "DataFrame insertInto a char/varchar table", 22, [
         ("c", ["cv.src.s"], None, []), ("v", ["cv.src.s"], None, []), ("b", ["cv.src.n"], None, []),
         ("dd", ["cv.src.n"], None, []), ("i", ["cv.src.big"], None, [])]),
+    # create_view: a view's columns come from its analysed (logical) plan under the view command
+    ("create_view", "CREATE VIEW: logical Project over Filter over LogicalRelation", 10, [
+        ("id", ["vw.src.id"], None, ["vw.src.amount"]),
+        ("uname", ["vw.src.name"], "upper(name)", ["vw.src.amount"])]),
+    ("create_view", "CREATE OR REPLACE VIEW", 12, [
+        ("id", ["vw.src.id"], None, []), ("name", ["vw.src.name"], None, []),
+        ("a2", ["vw.src.amount"], "(amount * cast(2 as double))", [])]),
+    ("create_view", "CREATE VIEW v (Key, label): the statement's column names, by position", 14, [
+        ("Key", ["vw.src.id"], None, []), ("label", ["vw.src.name"], None, [])]),
+    ("create_view", "ALTER VIEW AS: logical Join over LogicalRelation and HiveTableRelation", 16, [
+        ("id", ["vw.src.id"], None, ["vw.dim.id"]),
+        ("region", ["vw.dim.region"], None, ["vw.dim.id", "vw.src.id"])]),
+    ("create_view", "CREATE VIEW: logical Aggregate (grouping keys control the aggregate)", 18, [
+        ("region", ["vw.dim.region"], None, ["vw.dim.id", "vw.src.id"]),
+        ("total", ["vw.src.amount"], "sum(amount)", ["vw.dim.id", "vw.dim.region", "vw.src.id"])]),
+    ("create_view", "a view over a view: inlined (logical View), its up-casts are no expression", 22, [
+        ("id", ["vw.src.id"], None, ["vw.src.name"]),
+        ("a2", ["vw.src.amount"], "(amount * cast(2 as double))", ["vw.src.name"])]),
+    ("create_view", "CREATE VIEW after USE: a rename", 32, [("k", ["vw.src.id"], None, [])]),
+    ("create_view", "view: logical Window (partition and order columns control the window's column)", 34, [
+        ("id", ["vw.src.id"], None, []),
+        ("running", ["vw.src.amount"], "sum(amount) OVER (PARTITION BY name ORDER BY id ASC NULLS FIRST)",
+         ["vw.src.id", "vw.src.name"])]),
+    ("create_view", "view: logical Generate (lateral view explode)", 36, [
+        ("id", ["vw.src.id"], None, []), ("tag", ["vw.src.name"], "explode(split(name, ,, -1))", [])]),
+    ("create_view", "view: logical Union under a global Sort", 38, [
+        ("id", ["vw.dim.id", "vw.src.id"], None, []),
+        ("name", ["vw.dim.region", "vw.src.name"], None, ["vw.dim.id", "vw.src.id"])]),
+    ("create_view", "view: logical Expand + Aggregate (ROLLUP)", 40, [
+        ("name", ["vw.src.name"], None, []), ("total", ["vw.src.amount"], "sum(amount)", ["vw.src.name"])]),
 ]
 
 

@@ -12,6 +12,14 @@ typed, what was understood) and extractors.spark.records turns it into navd.mode
   (same `rootExecutionId`: a CTAS and the insert it runs, saveAsTable, V1 fallbacks of V2
   writes) are folded into their root; DATA_FLOW input dataset -> execution -> output dataset,
   with the dataset endpoint unlinked (the HDFS/HMS extractors own those elements);
+- a persisted view defined through Spark SQL (CREATE [OR REPLACE] VIEW, ALTER VIEW ... AS) is an
+  output of its execution: the HIVE VIEW `db.v@cluster`, named as the HMS extractor names it
+  (the endpoint is unlinked and gets a stub, as a CTAS target; the HMS extractor's document
+  replaces it), read tables as inputs, column lineage from the view's analysed plan (see
+  plans.column_flows). Temporary views are not recorded (their plan's name is a single part);
+- `executionPlan`: the formatted physical plan that ran (the last plan event of the execution:
+  with AQE the final plan; a CTAS's nested executions after the root's, each under
+  `== SQL execution N ==`), at most MAX_STORED_PLAN_CHARS, cut with a last line saying so;
 - `queryText` from the execution's description when it is SQL text (the Thrift Server sets the
   statement as the job description; otherwise Spark puts a call site such as
   `sql at NativeMethodAccessorImpl.java:0` there, which is not stored);
@@ -196,6 +204,9 @@ class SqlExecution:
     columns: tuple[ColumnEdge, ...] = ()
     #: why some column lineage was not recorded (path outputs or inputs, plans too large, ...)
     column_notes: tuple[str, ...] = ()
+    #: the formatted physical plan that ran (AQE: the final plan; nested executions after the
+    #: root's, each under its own header), at most MAX_STORED_PLAN_CHARS with a note when cut
+    plan: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -232,6 +243,8 @@ class _ExecState:
     #: execution's end (or a snapshot of a running one) so that of an execution's AQE re-plans
     #: normally only the final one is walked: walking each one cost more than the rest together.
     pending_plans: list[str] = dataclasses.field(default_factory=list)
+    #: the latest plan text (AQE: the final plan once the execution ended), already bounded
+    plan: str | None = None
 
 
 class ApplicationProcessor:
@@ -376,6 +389,11 @@ class ApplicationProcessor:
         self._add_plan(state, event)
 
     def _add_plan(self, state: _ExecState, event: Mapping[str, Any]) -> None:
+        text = event.get("physicalPlanDescription")
+        if text:
+            # Every update replaces the last: with AQE the final re-plan is the one that ran.
+            # Cut now, not at the end: a long application keeps one plan per execution in memory.
+            state.plan = bounded_plan(str(text))
         try:
             io = plan_io(event.get("sparkPlanInfo"), event.get("physicalPlanDescription"))
         except PlanError as exc:
@@ -487,6 +505,7 @@ class ApplicationProcessor:
     def _execution(self, root_id: int, states: list[_ExecState]) -> SqlExecution:
         states.sort(key=lambda s: s.execution_id)
         root = next((s for s in states if s.execution_id == root_id), states[0])
+        states = self._without_idle_views(root_id, states)
         io = PlanIO()
         for state in states:
             io = io | state.io
@@ -515,6 +534,13 @@ class ApplicationProcessor:
         else:
             outcome = "RUNNING"
         ends = [s.ended for s in states if s.ended is not None]
+        planned = [s for s in states if s.plan]
+        if len(planned) > 1:
+            # A CTAS's root plan names the command; its nested insert's plan did the work.
+            plan: str | None = bounded_plan("\n".join(f"== SQL execution {s.execution_id} ==\n{s.plan}"
+                                                      for s in planned))
+        else:
+            plan = planned[0].plan if planned else None
         return SqlExecution(
             execution_id=root_id,
             nested_ids=tuple(s.execution_id for s in states if s.execution_id != root_id),
@@ -531,7 +557,25 @@ class ApplicationProcessor:
             unparsed_nodes=io.unparsed,
             columns=columns,
             column_notes=column_notes,
+            plan=plan,
         )
+
+    def _without_idle_views(self, root_id: int, states: list[_ExecState]) -> list[_ExecState]:
+        """`states`, less the view definitions that changed nothing: CREATE VIEW IF NOT EXISTS of
+        an existing view runs its command without touching the catalog, so a finished execution
+        without a catalog event for the view neither read nor wrote anything. (Copies: a later
+        finish() sees the states as fed.)"""
+        changed = {e.qualified_name for e in self._catalog_events if e.execution_id == root_id}
+        kept = []
+        for state in states:
+            idle = frozenset(w for w in state.io.writes if w.view and w.table is not None and state.finished
+                             and self._table_ref(w.table).qualified_name not in changed)
+            if idle:
+                writes = state.io.writes - idle
+                io = PlanIO(state.io.reads if writes else frozenset(), writes, state.io.unparsed)
+                state = dataclasses.replace(state, io=io, flows=state.flows if writes else ())
+            kept.append(state)
+        return kept
 
     def _column_edges(self, states: list[_ExecState], io: PlanIO,
                       outputs: list[Dataset]) -> tuple[tuple[ColumnEdge, ...], tuple[str, ...]]:
@@ -618,7 +662,11 @@ class ApplicationProcessor:
 
     def _write_dataset(self, write: Write) -> Dataset | None:
         if write.table is not None:
-            return Dataset(self._table_ref(write.table, write.catalog_class), write.command)
+            ref = self._table_ref(write.table, write.catalog_class)
+            if write.view and ref.source_type is SourceType.HIVE:
+                # A persisted view of the session catalog: the HMS extractor's VIEW element.
+                ref = dataclasses.replace(ref, type=ElementType.VIEW)
+            return Dataset(ref, write.command)
         if write.path is not None:
             return Dataset(self._path_ref(write.path), write.command)
         return None
@@ -629,6 +677,24 @@ class ApplicationProcessor:
         if read.path is not None:
             return Dataset(self._path_ref(read.path), read.node, read.truncated)
         return None
+
+
+#: The most of an execution's plan text kept on its element (Spark plans of wide tables or deep
+#: query trees run to megabytes; the start and the final plan's top are what an admin reads).
+MAX_STORED_PLAN_CHARS = 64 * 1024
+
+
+def bounded_plan(text: str) -> str:
+    """`text`, or its first lines up to MAX_STORED_PLAN_CHARS in all with a last line saying
+    how much was cut."""
+    if len(text) <= MAX_STORED_PLAN_CHARS:
+        return text
+    note = (f"\n... plan cut by navd: {{kept}} of {len(text)} characters kept "
+            f"(at most {MAX_STORED_PLAN_CHARS} are stored)")
+    room = MAX_STORED_PLAN_CHARS - len(note) - 10   # the note's {kept} grows by at most 6 digits
+    cut = text.rfind("\n", 0, room)
+    head = text[:cut if cut > room // 2 else room]
+    return head + note.format(kept=len(head))
 
 
 def _field_ref(table: EntityRef, column: str) -> EntityRef | None:

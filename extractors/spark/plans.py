@@ -27,6 +27,10 @@ What Spark 4.3 writes (checked against the captured fixtures in tests/fixtures/s
   `` `mo`.`ds_target`, Append, SubqueryAlias ... ``. The data is written by a nested execution
   (same rootExecutionId) with an InsertIntoHadoopFsRelationCommand or InsertIntoHiveTable;
   the CTAS description also lists its source tables as `LogicalRelation` / `HiveTableRelation`.
+- Views: a bare `Execute CreateViewCommand` / `Execute AlterViewAsCommand`; the view and its
+  analysed query (logical nodes with `Arguments:` only) are in physicalPlanDescription
+  (`VIEW_COMMANDS`). A persisted view is a write of its table (`Write.view`); a temporary view
+  (single-part name, `LocalTempView` / `GlobalTempView`) is nothing, its reads included.
 - DataSource V2 writes: nodeName `<Command> <table name>` (`OverwriteByExpression noop-table`,
   `AppendData cat.ns.t`), or `AppendDataExecV1` / `OverwriteByExpressionExecV1` with the table in
   the simpleString as `JDBCTable(app.v2_out,...` (no catalog name: see `V2Table.catalog_class`).
@@ -73,6 +77,8 @@ class Write:
     #: CTAS / saveAsTable: the command that creates the table (its data is written by a nested
     #: execution whose write may name only the path)
     creates_table: bool = False
+    #: CREATE [OR REPLACE] VIEW / ALTER VIEW ... AS of a persisted view: the table is a view
+    view: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -257,17 +263,52 @@ def _tree_writes(node: Mapping[str, Any]) -> list[Write]:
 _CTAS_COMMANDS = ("CreateDataSourceTableAsSelectCommand", "CreateHiveTableAsSelectCommand",
                   "OptimizedCreateHiveTableAsSelectCommand", "SaveAsV1TableCommand")
 _HIVE_CTAS_ARGS = re.compile(r"\[Database: ?([^,\]]+), ?TableName: ?([^,\]]+)\]")
+#: Commands that define a view from an analysed (logical) plan, their only child:
+#: `CreateViewCommand` `` `spark_catalog`.`db`.`v`, [(col,None), ...], <text>, <allowExisting>,
+#: <replace>, PersistedView, ... `` (the column list only when the statement names the columns;
+#: LocalTempView / GlobalTempView for temporary views, whose name is a single part) and
+#: `AlterViewAsCommand` `` `spark_catalog`.`db`.`v`, <text>, <isAnalyzed> ``.
+VIEW_COMMANDS = ("CreateViewCommand", "AlterViewAsCommand")
+_PERSISTED_VIEW = re.compile(r", PersistedView(?:, |$)")
+_USER_COLUMNS = re.compile(r"^\[\(.*\)\]$", re.S)
+
+
+def view_target(name: str, arguments: str) -> TableId | None:
+    """The persisted view a CreateViewCommand / AlterViewAsCommand defines; None for a
+    temporary view (or another node)."""
+    if name not in VIEW_COMMANDS:
+        return None
+    if name == "CreateViewCommand" and not _PERSISTED_VIEW.search(arguments):
+        return None
+    head = arguments.split(", ", 1)[0]
+    # A temporary view's name is one part (`tv`): not an identifier of a catalog table.
+    return _first_backticked(head) if "`" in head else None
+
+
+def view_columns(arguments: str) -> list[str] | None:
+    """The column names a CREATE VIEW statement gives (`v (a, b) AS ...`), else None."""
+    parts = split_list(arguments)
+    if len(parts) < 2 or not _USER_COLUMNS.match(parts[1]):
+        return None
+    # `[(key,None), (label,Some(the comment))]`: each pair's name ends at its first comma
+    return [item.strip("()").split(",", 1)[0].strip() for item in split_list(parts[1])]
 
 
 def _description_io(description: str, commands: set[str]) -> tuple[list[Read], list[Write]]:
-    """CTAS/saveAsTable targets and their logical sources, for the commands the tree runs."""
+    """CTAS/saveAsTable targets, persisted views defined, and their logical sources, for the
+    commands the tree runs."""
     reads: list[Read] = []
     writes: list[Write] = []
     if not commands:
         return reads, writes
     for name, fields in description_sections(description):
         args = fields.get("Arguments", "")
-        if name in commands:
+        if name in VIEW_COMMANDS:
+            if name in commands:
+                view = view_target(name, args)
+                if view is not None:
+                    writes.append(Write(name, table=view, view=True))
+        elif name in commands:
             hive = _HIVE_CTAS_ARGS.search(args)
             table = TableId(None, hive.group(1).strip(), hive.group(2).strip()) if hive else None
             if table is None:
@@ -284,7 +325,8 @@ def _description_io(description: str, commands: set[str]) -> tuple[list[Read], l
             table = _first_backticked(args)
             if table is not None:
                 reads.append(Read(name, table=table))
-    return reads, writes
+    # A temporary view's definition reads nothing yet (its query runs when the view is used).
+    return (reads if writes else []), writes
 
 
 def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) -> PlanIO:
@@ -312,7 +354,7 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
             found_writes = _tree_writes(node)
             reads.update(found_reads)
             writes.update(found_writes)
-            if name.removeprefix("Execute ") in _CTAS_COMMANDS:
+            if name.removeprefix("Execute ") in _CTAS_COMMANDS + VIEW_COMMANDS:
                 commands.add(name.removeprefix("Execute "))
             if not found_writes and name.removeprefix("Execute ") not in _CTAS_COMMANDS and (
                     (name.startswith("Execute ") and any(m in name for m in _WRITE_MARKERS))
@@ -353,6 +395,15 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 #   Sort orders (ORDER BY), Window partition and order columns (for the window's columns only);
 #   a column that is already a data source of an output is not also listed as its control source.
 #   Local sorts and exchanges (physical artefacts of joins, windows and aggregates) are ignored.
+#
+# A view's definition (CreateViewCommand / AlterViewAsCommand) is a logical plan: its nodes have
+# only `Arguments:`. _logical_fields reads each as the physical node that does the same
+# (LogicalRelation / HiveTableRelation as scans, Project as an Output list, Filter as a
+# Condition, Join's condition, Aggregate's keys and results, Sort, Window, Expand, Generate); the
+# view's columns are its query's output under the statement's column names. A view used in the
+# query is inlined (a `View` node over its query), so lineage goes through it to its tables, as
+# in CTAS plans. Not followed yet: logical scalar subqueries (`scalar-subquery#12 []`, whose plan
+# is not in the text).
 #
 # Not followed (yet): V2 writes without WriteFiles (AppendData/OverwriteByExpression and their
 # V1 fallbacks, whose query is a logical plan in `Arguments`), pandas map/cogroup nodes
@@ -403,6 +454,7 @@ _WINDOW_SPEC = " windowspecdefinition("
 # `Subquery subquery#68, [id=#852]`: #852 numbers a plan, not an attribute
 _PLAN_ID = re.compile(r",? \[id=#\d+\]")
 _GLOBAL_SORT = re.compile(r",\s*true,\s*\d+\s*$")
+_VIEW_UPCAST = re.compile(r"^cast\([^\s(),]+#\d+L? as [^#]+\)$")
 
 
 def split_list(text: str) -> list[str]:
@@ -562,11 +614,34 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
     section: int | None = None
     fields: dict[str, str] = {}
     stack: list[tuple[int, int | None]] = []  # tree parsing: (column, node number or None)
+    view: list[int] = []                      # the CreateViewCommand / AlterViewAsCommand node
+    view_names: list[str] | None = None       # the column names the statement gave the view
 
     def finish_section() -> None:
-        if section is not None:
-            _read_section(section, names.get(section, ""), fields, graph, outputs, inputs, scoped,
-                          written, lists)
+        nonlocal view_names
+        if section is None:
+            return
+        name = names.get(section, "")
+        if name in VIEW_COMMANDS:
+            # Its analysed plan follows: logical nodes, each described by its Arguments only.
+            view.append(section)
+            view_names = view_columns(fields.get("Arguments", ""))
+            return
+        if view:
+            if name == "View":
+                # A view used in the query, inlined: Spark casts its query's columns to the
+                # view's stored types (a Project of `cast(x#21 as int) AS id#36` under it). That
+                # is not the user's expression: a plain copy through it stays a copy.
+                for child in children.get(section, [])[:1]:
+                    for attr_id in outputs.get(child, []):
+                        deps, expression = graph.defs.get(attr_id, ((), None))
+                        if expression is not None and len(deps) == 1 and _VIEW_UPCAST.match(expression):
+                            graph.defs[attr_id] = (deps, None)
+            name, logical = _logical_fields(name, fields.get("Arguments", ""), lists.split)
+            names[section] = name
+            _read_section(section, name, logical, graph, outputs, inputs, scoped, written, lists)
+            return
+        _read_section(section, name, fields, graph, outputs, inputs, scoped, written, lists)
 
     # Lines end at "\n" only (as io.StringIO reads them). The cheap tests before each regex
     # (a header starts with "(", a count suffix ends with "]", a plan id contains "[id=#") skip
@@ -627,6 +702,11 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
             return node_output(kids[0], depth + 1)
         return input_ids(node)
 
+    if view and not written and children.get(view[0]):
+        # A view's columns are its query's output, in order, under the names the statement gave.
+        ids = node_output(children[view[0]][0])
+        labels = view_names if view_names and len(view_names) == len(ids) else [graph.names.get(i, "") for i in ids]
+        written.extend(zip(labels, ids))
     # Union: the first child's ids carry every child's column at the same position.
     for node, name in names.items():
         if name.startswith("Union") and len(children.get(node, [])) > 1:
@@ -683,6 +763,40 @@ def _tree_line(line: str, stack: list[tuple[int, int | None]], children: dict[in
     elif number is not None and pending_subqueries:
         subquery_roots[pending_subqueries.pop()] = number
     stack.append((column, number))
+
+
+def _logical_fields(name: str, arguments: str, split: Callable[[str], list[str]]) -> tuple[str, dict[str, str]]:
+    """A logical node of an analysed plan (a view's definition: only `Arguments:`) as the
+    name and fields of the physical node that does the same, for _read_section."""
+    parts: list[str] = split(arguments)
+    if name in ("LogicalRelation", "HiveTableRelation"):
+        # `parquet, [id#21, ...], `spark_catalog`.`db`.`t`, <serde>, false`;
+        # `` `spark_catalog`.`db`.`t`, <serde>, [id#28, ...][, [partition columns]] ``
+        table = _first_backticked(arguments)
+        columns = [item for part in parts if part.startswith("[") for item in split(part)
+                   if _NAMED_ATTR.match(item)]
+        scan = f"Scan {name} {table.catalog or SESSION_CATALOG}.{table.namespace}.{table.name}" if table else \
+            f"Scan {name}"
+        return scan, {"Output": "[" + ", ".join(columns) + "]"}
+    if name == "Project":
+        return name, {"Output": arguments}
+    if name == "Filter":
+        return name, {"Condition": arguments}
+    if name == "Join" and parts:
+        # `Inner, (id#21 = id#28)`: the type in the name, as node_output looks for semi joins there
+        return f"Join {parts[0]}", {"Join condition": ", ".join(parts[1:])}
+    if name == "Aggregate" and len(parts) >= 2:
+        return name, {"Keys": parts[0], "Results": parts[1]}
+    if name == "Sort" and len(parts) >= 2:
+        # logical `[order], global`; SortExec's `[order], global, testSpillFrequency`
+        return name, {"Arguments": f"{parts[0]}, {parts[1]}, 0"}
+    if name == "Generate" and len(parts) >= 4:
+        # logical `generator, unrequiredChildIndex, outer[, qualifier], generatorOutput`;
+        # GenerateExec's `generator, requiredChildOutput, outer, generatorOutput`
+        return name, {"Arguments": ", ".join((parts[0], "[]", parts[2], parts[-1]))}
+    if name in ("Window", "Expand"):
+        return name, {"Arguments": arguments}   # the same arguments as the physical node
+    return name, {}   # SubqueryAlias, View, Union, Distinct, limits, ...: the child's columns
 
 
 def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph,

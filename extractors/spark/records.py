@@ -102,6 +102,7 @@ def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecutio
                    name=f"{run.app_name} sql {execution.execution_id}", parent=app.ref,
                    principal=run.user, started=execution.started, ended=execution.ended,
                    query_text=execution.query_text, description=execution.description or None,
+                   execution_plan=execution.plan,
                    source_id=f"{run.app_id}/{run.attempt}/sql/{execution.execution_id}",
                    extractor_run_id=extractor_run_id, properties=props)
 
@@ -172,16 +173,22 @@ def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None) -> Iterat
     lineage can start from them and `--columns` finds them under their table.
     """
     seen: set[str] = set()
+    #: dataset endpoints by identity: a column's table is named by its FIELD ref as a TABLE, and
+    #: may be a VIEW the execution defined (its dataset relation comes before its column edges)
+    datasets: dict[str, EntityRef] = {}
     for record in emitted:
         if not isinstance(record, Relation) or record.type not in (RelationType.DATA_FLOW, RelationType.CONTROL_FLOW):
             continue
         for ref, linked in ((record.endpoint1, record.linked1), (record.endpoint2, record.linked2)):
+            if ref.type is not ElementType.FIELD:
+                datasets.setdefault(ref.identity, ref)
             if linked or ref.identity in seen:
                 continue
             seen.add(ref.identity)
             yield ElementStub(_stub_element(ref, extractor_run_id))
             table = field_table(ref)
             if table is not None:
+                table = datasets.get(table.identity, table)
                 if table.identity not in seen:
                     seen.add(table.identity)
                     yield ElementStub(_stub_element(table, extractor_run_id))

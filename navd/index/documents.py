@@ -47,7 +47,7 @@ _ELEMENT_SCALARS: tuple[tuple[str, str], ...] = (
     ("permissions", "permissions"), ("size", "size"), ("block_size", "blockSize"),
     ("replication", "replication"), ("principal", "principal"), ("query_text", "queryText"),
     ("description", "description"), ("data_type", "dataType"), ("internal_type", "internalType"),
-    ("source_id", "sourceId"), ("extractor_run_id", "extractorRunId"),
+    ("source_id", "sourceId"), ("extractor_run_id", "extractorRunId"), ("execution_plan", "executionPlan"),
 )
 _ELEMENT_DATES: tuple[tuple[str, str], ...] = (
     ("created", "created"), ("last_modified", "lastModified"), ("last_accessed", "lastAccessed"),
