@@ -537,54 +537,74 @@ class ApplicationProcessor:
                       outputs: list[Dataset]) -> tuple[tuple[ColumnEdge, ...], tuple[str, ...]]:
         """Column edges of the catalog tables written, from each state's column flows.
 
-        A state's flows go to the table its own plan writes; a nested insert that names only a
-        path (CTAS, saveAsTable) writes the table the execution creates, when there is exactly one.
+        A flow goes to the table its own write command names (a multi-insert writes several
+        tables from one plan, each from its own branch); a nested insert that names only a path
+        (CTAS, saveAsTable) writes the table the execution creates, when there is exactly one.
         Paths (outputs and inputs) get no column lineage in this version: no extractor owns FIELD
         elements of files; the execution says so in its `columnLineageSkipped` property.
         """
         notes: list[str] = []
         edges: dict[tuple[str, str, str], ColumnEdge] = {}
         tables_out = [d for d in outputs if d.ref.type is ElementType.TABLE]
+        creates = any(w.creates_table for w in io.writes)
         for state in states:
             if state.column_note:
                 notes.append(state.column_note)
-            if not state.flows:
-                continue
-            own = sorted({w for w in state.io.writes if w.table is not None and not w.creates_table})
-            if len({(w.table, w.catalog_class) for w in own}) == 1:
-                target_table: EntityRef | None = self._table_ref(own[0].table, own[0].catalog_class)  # type: ignore[arg-type]
-            elif own:
-                notes.append("several tables written by one plan")
-                continue
-            elif len(tables_out) == 1:
-                target_table = tables_out[0].ref
-            elif any(w.path is not None for w in state.io.writes):
-                notes.append("path output")
-                continue
-            else:
-                notes.append("no single table written")
-                continue
+            by_write: dict[Write | None, list[ColumnFlow]] = {}
             for flow in state.flows:
-                target = _field_ref(target_table, flow.target)
-                if target is None:
+                by_write.setdefault(flow.write, []).append(flow)
+            for write, flows in by_write.items():
+                target_table, note = self._flow_table(state, write, tables_out, creates)
+                if target_table is None:
+                    notes.append(note)
                     continue
-                kinds = [(RelationType.DATA_FLOW, s) for s in sorted(flow.sources)] + [
-                    (RelationType.CONTROL_FLOW, s) for s in sorted(flow.controls)]
-                for kind, column in kinds:
-                    source = self._source_field(column)
-                    if source is None:
-                        notes.append("path sources")
-                        continue
-                    key = (target.qualified_name, kind.value, source.qualified_name)
-                    if kind is RelationType.DATA_FLOW:
-                        edge = ColumnEdge(target, kind, source,
-                                          DependencyType.SIMPLE if flow.expression is None else DependencyType.EXPRESSION,
-                                          flow.expression)
-                    else:
-                        edge = ColumnEdge(target, kind, source)
-                    edges.setdefault(key, edge)
+                for flow in flows:
+                    self._add_flow_edges(edges, notes, target_table, flow)
         ordered = tuple(edges[k] for k in sorted(edges))
         return ordered, tuple(dict.fromkeys(notes))
+
+    def _flow_table(self, state: _ExecState, write: Write | None, tables_out: list[Dataset],
+                    creates: bool) -> tuple[EntityRef | None, str]:
+        """The table that flows written by `write` go to, or (None, why not)."""
+        if write is not None and write.table is not None:
+            return self._table_ref(write.table, write.catalog_class), ""
+        if write is not None:
+            # A path: the location of the table a CTAS/saveAsTable creates, else a path output.
+            if creates and len(tables_out) == 1:
+                return tables_out[0].ref, ""
+            return None, "path output"
+        # The plan's write command is not one plans.command_writes reads: the state's own write.
+        own = sorted({w for w in state.io.writes if w.table is not None and not w.creates_table})
+        if len({(w.table, w.catalog_class) for w in own}) == 1:
+            return self._table_ref(own[0].table, own[0].catalog_class), ""  # type: ignore[arg-type]
+        if own:
+            return None, "several tables written by one plan"
+        if len(tables_out) == 1:
+            return tables_out[0].ref, ""
+        if any(w.path is not None for w in state.io.writes):
+            return None, "path output"
+        return None, "no single table written"
+
+    def _add_flow_edges(self, edges: dict[tuple[str, str, str], ColumnEdge], notes: list[str],
+                        target_table: EntityRef, flow: ColumnFlow) -> None:
+        target = _field_ref(target_table, flow.target)
+        if target is None:
+            return
+        kinds = [(RelationType.DATA_FLOW, s) for s in sorted(flow.sources)] + [
+            (RelationType.CONTROL_FLOW, s) for s in sorted(flow.controls)]
+        for kind, column in kinds:
+            source = self._source_field(column)
+            if source is None:
+                notes.append("path sources")
+                continue
+            key = (target.qualified_name, kind.value, source.qualified_name)
+            if kind is RelationType.DATA_FLOW:
+                edge = ColumnEdge(target, kind, source,
+                                  DependencyType.SIMPLE if flow.expression is None else DependencyType.EXPRESSION,
+                                  flow.expression)
+            else:
+                edge = ColumnEdge(target, kind, source)
+            edges.setdefault(key, edge)
 
     def _source_field(self, column: ColumnSource) -> EntityRef | None:
         if column.table is None:

@@ -225,17 +225,22 @@ def _args_after(simple: str, prefix: str) -> str:
 
 def _tree_writes(node: Mapping[str, Any]) -> list[Write]:
     name = str(node.get("nodeName", ""))
-    simple = str(node.get("simpleString", ""))
+    return command_writes(name, _args_after(str(node.get("simpleString", "")), name))
+
+
+def command_writes(name: str, args: str) -> list[Write]:
+    """What a write node writes, from its name and its arguments (a sparkPlanInfo node's
+    simpleString after the name, or a description section's `Arguments:`: the same text).
+    [] for a node that is not a write this module reads."""
     if name == "Execute InsertIntoHadoopFsRelationCommand":
-        args = _args_after(simple, name)
         path = args.split(", ", 1)[0].strip()
         if not path:
-            raise PlanError(f"{name} without an output path: {simple[:200]!r}")
+            raise PlanError(f"{name} without an output path: {args[:200]!r}")
         return [Write("InsertIntoHadoopFsRelationCommand", table=_first_backticked(args), path=path)]
     if name == "Execute InsertIntoHiveTable":
-        table = _first_backticked(_args_after(simple, name))
+        table = _first_backticked(args)
         if table is None:
-            raise PlanError(f"{name} without a table: {simple[:200]!r}")
+            raise PlanError(f"{name} without a table: {args[:200]!r}")
         return [Write("InsertIntoHiveTable", table=table)]
     v2 = _V2_WRITE.match(name)
     if v2:
@@ -246,11 +251,11 @@ def _tree_writes(node: Mapping[str, Any]) -> list[Write]:
                 return []
             return [Write(command, table=parse_identifier(target) if "." in target else
                           TableId(None, "", target))]
-        table_arg = _V2_TABLE_ARG.match(_args_after(simple, name))
+        table_arg = _V2_TABLE_ARG.match(args)
         if table_arg:
             return [Write(command, table=parse_identifier(table_arg.group(2)),
                           catalog_class=table_arg.group(1) + "TableCatalog")]
-        raise PlanError(f"{name} without a recognisable table: {simple[:200]!r}")
+        raise PlanError(f"{name} without a recognisable table: {args[:200]!r}")
     return []
 
 
@@ -380,6 +385,10 @@ class ColumnFlow:
     expression: str | None
     #: columns used only to filter, join, group or order the rows (CONTROL_FLOW)
     controls: frozenset[ColumnSource] = frozenset()
+    #: the write this column goes to, from the command above its `WriteFiles` (None when that
+    #: command is not one `command_writes` reads). A plan can write several datasets (a
+    #: multi-insert): each one's columns are those of its own `WriteFiles`.
+    write: Write | None = None
 
 
 _ATTR = re.compile(r"([^\s\[\](),]+)#(\d+)L?$")
@@ -538,7 +547,9 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
         raise PlanTooLarge(f"physicalPlanDescription of {len(description)} characters "
                            f"(more than {MAX_PLAN_CHARS}) not read for column lineage")
     graph = _Graph()
-    written: list[tuple[str, int]] = []
+    # WriteFiles node -> what it writes, in order: (column, attribute id)
+    written: dict[int, list[tuple[str, int]]] = {}
+    arguments: dict[int, str] = {}           # write command node -> its Arguments text
     names: dict[int, str] = {}
     children: dict[int, list[int]] = {}
     outputs: dict[int, list[int]] = {}       # node -> its Output/Results ids (when listed)
@@ -556,7 +567,7 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
     def finish_section() -> None:
         if section is not None:
             _read_section(section, names.get(section, ""), fields, graph, outputs, inputs, scoped,
-                          written, lists)
+                          written, arguments, lists)
 
     # Lines end at "\n" only (as io.StringIO reads them). The cheap tests before each regex
     # (a header starts with "(", a count suffix ends with "]", a plan id contains "[id=#") skip
@@ -635,14 +646,34 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
     for expr_id, root in subquery_roots.items():
         graph.define(expr_id, node_output(root), None)
 
-    flows = []
-    for target, attr_id in written:
-        sources, expression = _resolve(attr_id, graph)
-        controls = _resolve_controls(attr_id, graph) - sources
-        flows.append(ColumnFlow(target, frozenset(sources),
-                                _render(expression, graph, sources) if expression is not None else None,
-                                frozenset(controls)))
-    return tuple(flows)
+    parents = {kid: node for node, kids in children.items() for kid in kids}
+    # An AQE description lists the final and the initial plan: their WriteFiles write the same
+    # ids to the same dataset, and are read once.
+    flows: dict[tuple[Write | None, str, int], ColumnFlow] = {}
+    for node, columns in written.items():
+        write = _command_write(names.get(parents[node], ""), arguments.get(parents[node], "")) \
+            if node in parents else None
+        for target, attr_id in columns:
+            if (write, target, attr_id) in flows:
+                continue
+            sources, expression = _resolve(attr_id, graph)
+            controls = _resolve_controls(attr_id, graph) - sources
+            flows[(write, target, attr_id)] = ColumnFlow(
+                target, frozenset(sources),
+                _render(expression, graph, sources) if expression is not None else None,
+                frozenset(controls), write)
+    return tuple(flows.values())
+
+
+def _command_write(name: str, arguments: str) -> Write | None:
+    """The dataset a write command above a WriteFiles writes; None when the command is not
+    read here or its arguments are not as expected (plan_io reports that node: here the
+    columns still go to the execution's one written table, when it has one)."""
+    try:
+        found = command_writes(name, arguments)
+    except PlanError:
+        return None
+    return found[0] if len(found) == 1 else None
 
 
 def _tree_line(line: str, stack: list[tuple[int, int | None]], children: dict[int, list[int]],
@@ -674,11 +705,13 @@ def _tree_line(line: str, stack: list[tuple[int, int | None]], children: dict[in
 
 def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph,
                   outputs: dict[int, list[int]], inputs: dict[int, str],
-                  scoped: list[tuple[int, list[int]]], written: list[tuple[str, int]],
-                  lists: _Lists) -> None:
+                  scoped: list[tuple[int, list[int]]], written: dict[int, list[tuple[str, int]]],
+                  arguments_of: dict[int, str], lists: _Lists) -> None:
     split = lists.split   # split_list, memoized for the plan
     if "Input" in fields:
         inputs[node] = fields["Input"]
+    if name.startswith("Execute "):
+        arguments_of[node] = fields.get("Arguments", "")
     if name.startswith(("Scan ", "BatchScan ")):
         table_text = name.split(" ", 2)[2].strip() if name.count(" ") >= 2 else ""
         jdbc = _JDBC_V2_SCAN.match(name)
@@ -699,35 +732,24 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
         outputs[node] = ids
         return
     if name == "WriteFiles":
-        written.clear()
-        for item in split(fields.get("Input", "")):
-            attr = _NAMED_ATTR.match(item)
-            if attr:
-                written.append((attr.group(1), int(attr.group(2))))
+        written[node] = [(attr.group(1), int(attr.group(2))) for item in split(fields.get("Input", ""))
+                         if (attr := _NAMED_ATTR.match(item))]
         return
     for key in ("Output", "Results", "Aggregate Attributes"):
         if key not in fields:
             continue
-        ids = []
-        for item in split(fields[key]):
-            alias = _split_alias(item)
-            if alias:
-                expression, alias_name, attr_id = alias
-                graph.define(attr_id, _ids(expression), expression)
-                graph.names.setdefault(attr_id, alias_name)
-                ids.append(attr_id)
-                continue
-            named = _NAMED_ATTR.match(item)
-            if named:
-                attr_id = int(named.group(2))
-                ids.append(attr_id)
-                graph.names.setdefault(attr_id, named.group(1))
-                if named.group(1).endswith(")"):  # `sum(w#43)#50`: an aggregate result by its id
-                    graph.define(attr_id, _ids(named.group(1)), named.group(1))
+        ids = _define_list(split(fields[key]), graph)
         if key != "Aggregate Attributes":
             outputs.setdefault(node, ids)
     arguments = fields.get("Arguments", "")
-    if name.startswith("Filter"):
+    if name.startswith("TakeOrderedAndProject") and arguments:
+        # ORDER BY ... LIMIT: `limit, [sort order], [project list][, offset]`; the columns
+        # written are defined in the project list (`upper(name#20) AS n#56`), not in an Output
+        parts = split(arguments)
+        if len(parts) >= 3:
+            outputs[node] = _define_list(split(parts[2]), graph)
+            scoped.append((node, _ids(parts[1])))
+    elif name.startswith("Filter"):
         scoped.append((node, _ids(fields.get("Condition", ""))))
     elif "Join" in name:
         by = _ids(fields.get("Left keys", "")) + _ids(fields.get("Right keys", "")) + _ids(
@@ -785,6 +807,38 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
                 if named:
                     expression = call.group(1) if call else udf
                     graph.define(int(named.group(2)), _ids(expression), expression)
+    elif arguments and " AS " in arguments and not ("Output" in fields or "Results" in fields
+                                                     or name.startswith("Execute ")):
+        # Any other node that projects in its arguments (SerializeFromObject's serializer,
+        # a projection kept by a node this module does not know yet): an alias there defines
+        # its id like a Project's Output does. Ids are unique in a plan, so a definition found
+        # here can only be the right one. (Commands are left out: their arguments hold a
+        # logical plan.)
+        for part in split(arguments):
+            if part.startswith("["):
+                _define_list(split(part), graph)
+
+
+def _define_list(items: list[str], graph: _Graph) -> list[int]:
+    """The ids of an output list (`[a#1, upper(b#2) AS c#3, sum(w#4)#5]`), with the aliases
+    and aggregate results in it defined in `graph`."""
+    ids = []
+    for item in items:
+        alias = _split_alias(item)
+        if alias:
+            expression, alias_name, attr_id = alias
+            graph.define(attr_id, _ids(expression), expression)
+            graph.names.setdefault(attr_id, alias_name)
+            ids.append(attr_id)
+            continue
+        named = _NAMED_ATTR.match(item)
+        if named:
+            attr_id = int(named.group(2))
+            ids.append(attr_id)
+            graph.names.setdefault(attr_id, named.group(1))
+            if named.group(1).endswith(")"):  # `sum(w#43)#50`: an aggregate result by its id
+                graph.define(attr_id, _ids(named.group(1)), named.group(1))
+    return ids
 
 
 def _resolve(attr_id: int, graph: _Graph) -> tuple[set[ColumnSource], str | None]:
