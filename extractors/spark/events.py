@@ -19,7 +19,8 @@ typed, what was understood) and extractors.spark.records turns it into navd.mode
   physicalPlanDescription; with AQE, the last re-plan): DATA_FLOW source FIELD -> target FIELD
   with dependencyType SIMPLE (copied or renamed) or EXPRESSION (with the expression in
   source-column names, at most 1,000 characters), and CONTROL_FLOW from the columns that only
-  filter, join, group or order the rows; discriminator = the execution's qualifiedName, both
+  filter, join, group or order the rows; each table written gets the flows of its own write
+  command (a multi-insert writes several); discriminator = the execution's qualifiedName, both
   ends unlinked (the HMS extractor owns FIELD elements). Field names are the table's name plus
   the column: `db.t.col@cluster` (HIVE), `<catalog>.db.t.col@cluster` (SPARK, other catalogs).
   Paths get no column lineage in this version (no extractor owns columns of files): an
@@ -492,7 +493,9 @@ class ApplicationProcessor:
             io = io | state.io
         creates = {w.table for w in io.writes if w.creates_table and w.table is not None}
         outputs: dict[str, Dataset] = {}
-        for write in sorted(io.writes):
+        # key=repr: a stable total order; the dataclass order fails on None against a value
+        # (a multi-insert writes a table and a bare directory with the same command)
+        for write in sorted(io.writes, key=repr):
             if write.table is None and write.path is not None and creates:
                 # The nested insert of a CTAS/saveAsTable names only the new table's location.
                 continue
@@ -500,7 +503,7 @@ class ApplicationProcessor:
             if dataset is not None:
                 outputs.setdefault(dataset.ref.qualified_name, dataset)
         inputs: dict[str, Dataset] = {}
-        for read in sorted(io.reads):
+        for read in sorted(io.reads, key=repr):
             dataset = self._read_dataset(read)
             if dataset is not None:
                 inputs.setdefault(dataset.ref.qualified_name, dataset)

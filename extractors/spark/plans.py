@@ -336,20 +336,31 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 # `Output [1]: [upper(c#9) AS u#8]` defines #8 from #9; a scan's `Output` introduces the ids of
 # the columns it reads; `WriteFiles`' `Input` lists, in order, what is written. Ids are unique in
 # one plan (the AQE final and initial plans and the subquery plans share them), so following ids
-# from the written attributes back to scans gives column-level flows:
+# from the written attributes back to scans gives column-level flows.
+#
+# A plan can write several datasets: a multi-insert (`FROM t INSERT INTO d1 SELECT ... INSERT
+# INTO d2 SELECT ...`) is a Union of write commands, each over its own WriteFiles, projection and
+# filters. Each WriteFiles' columns go to the dataset of the command right above it
+# (`ColumnFlow.write`, read from that command's `Arguments` as plan_io reads the tree), so each
+# target gets its own branch's sources and controls.
 #
 # - data (DATA_FLOW): Project/aggregate `Output`/`Results`/`Aggregate Attributes` aliases,
+#   TakeOrderedAndProject's project list (ORDER BY ... LIMIT: `limit, [order], [projection]`),
 #   Window expressions (without their window spec), Generate outputs (from the generator),
 #   Expand outputs (every projection's value at that position), Union outputs (every child's
 #   column at that position: Spark keeps the first child's ids), BatchEvalPython /
-#   ArrowEvalPython results (from the UDF's arguments), scalar subqueries (their output);
+#   ArrowEvalPython results (from the UDF's arguments), script transformations (TRANSFORM ...
+#   USING: every output from every input), scalar subqueries (their output), and aliases in the
+#   argument lists of any other node without an Output (SerializeFromObject's serializer, ...);
 #   SIMPLE when only copies and renames lie on the way, else EXPRESSION with the outermost
-#   expression, written in source-column names.
+#   expression, written in source-column names. Limits (GlobalLimit, LocalLimit, CollectLimit)
+#   and Sample pass their input through unchanged (read from their `Input`).
 # - control (CONTROL_FLOW): Filter conditions, join keys and join conditions (for every column
 #   passing through the filter/join), grouping keys (for every column of the aggregate), global
-#   Sort orders (ORDER BY), Window partition and order columns (for the window's columns only);
-#   a column that is already a data source of an output is not also listed as its control source.
-#   Local sorts and exchanges (physical artefacts of joins, windows and aggregates) are ignored.
+#   Sort orders and TakeOrderedAndProject's order (ORDER BY), Window partition and order columns
+#   (for the window's columns only); a column that is already a data source of an output is not
+#   also listed as its control source. Local sorts and exchanges (physical artefacts of joins,
+#   windows and aggregates) are ignored.
 #
 # Not followed (yet): V2 writes without WriteFiles (AppendData/OverwriteByExpression and their
 # V1 fallbacks, whose query is a logical plan in `Arguments`), pandas map/cogroup nodes
@@ -807,6 +818,16 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
                 if named:
                     expression = call.group(1) if call else udf
                     graph.define(int(named.group(2)), _ids(expression), expression)
+    elif name.endswith("ScriptTransformation") and arguments:
+        # SELECT TRANSFORM(...) USING 'script': `script, [outputs], ioschema`; each output is
+        # whatever the script makes of all its input columns (the node's Input)
+        parts = split(arguments)
+        if len(parts) >= 2:
+            feed = fields.get("Input", "")
+            call = f"TRANSFORM({', '.join(split(feed))}) USING '{parts[0]}'"
+            outputs[node] = lists.attr_ids(parts[1])
+            for attr_id in outputs[node]:
+                graph.define(attr_id, lists.attr_ids(feed), call)
     elif arguments and " AS " in arguments and not ("Output" in fields or "Results" in fields
                                                      or name.startswith("Execute ")):
         # Any other node that projects in its arguments (SerializeFromObject's serializer,
@@ -814,9 +835,9 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
         # its id like a Project's Output does. Ids are unique in a plan, so a definition found
         # here can only be the right one. (Commands are left out: their arguments hold a
         # logical plan.)
-        for part in split(arguments):
-            if part.startswith("["):
-                _define_list(split(part), graph)
+        # (split_list drops the brackets of an argument text that is one list)
+        _define_list([item for part in split(arguments)
+                      for item in (split(part) if part.startswith("[") else (part,))], graph)
 
 
 def _define_list(items: list[str], graph: _Graph) -> list[int]:
