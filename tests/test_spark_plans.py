@@ -218,6 +218,17 @@ MULTI_WRITE_CASES: list[tuple[str, str, int, dict[str, list[Flow]]]] = [
                ("doubled", ["mi.src.amt"], "(amt + 1.0)", ["mi.src.status"])]}),
     ("multi_insert", "a directory and a table: the directory's nested insert", 21, {
         "mi_dir": [("id", ["mi.src.id"], None, ["mi.src.amt"]), ("name", ["mi.src.name"], None, ["mi.src.amt"])]}),
+    # Spark plans the shared aggregate once per branch (each with the branch's filters pushed
+    # down), with the branch's own ids; `n > 1` filters on a count, which reads no column
+    ("multi_insert", "a shared aggregate, filtered differently per branch (AQE)", 23, {
+        "d3": [("status", ["mi.src.status"], None, []), ("total", ["mi.src.amt"], "sum(amt)", ["mi.src.status"])],
+        "d2": [("id", [], "cast(count(1) as int)", ["mi.src.status"]),
+               ("doubled", ["mi.src.amt"], "(sum(amt) * 2.0)", ["mi.src.status"])]}),
+    # a self-join: the join keys are mi.src.id on both sides, a data source of each id column
+    ("multi_insert", "a shared join, a filter in one branch (AQE, broadcast)", 25, {
+        "d1": [("id", ["mi.src.id"], None, ["mi.src.amt"]),
+               ("name", ["mi.src.name"], None, ["mi.src.amt", "mi.src.id"])],
+        "d2": [("id", ["mi.src.id"], None, []), ("doubled", ["mi.src.amt"], None, ["mi.src.id"])]}),
 ]
 
 
