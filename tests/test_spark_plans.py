@@ -229,6 +229,18 @@ MULTI_WRITE_CASES: list[tuple[str, str, int, dict[str, list[Flow]]]] = [
         "d1": [("id", ["mi.src.id"], None, ["mi.src.amt"]),
                ("name", ["mi.src.name"], None, ["mi.src.amt", "mi.src.id"])],
         "d2": [("id", ["mi.src.id"], None, []), ("doubled", ["mi.src.amt"], None, ["mi.src.id"])]}),
+    # unplanned_writes: no WriteFiles (Spark 3.0-3.3, plannedWrite disabled): the commands'
+    # own Input; the Union above them carries no columns from one branch to the other
+    ("unplanned_writes", "multi-insert without WriteFiles (parquet and Hive SerDe tables)", 14, {
+        "d1": [("id", ["mi.src.id"], None, ["mi.src.amt"]), ("name", ["mi.src.name"], "upper(name)", ["mi.src.amt"])],
+        "dh": [("id", ["mi.src.id"], None, ["mi.src.status"]), ("status", ["mi.src.status"], None, [])]}),
+    ("unplanned_writes", "ORDER BY ... LIMIT without WriteFiles: TakeOrderedAndProject under the command", 16, {
+        "d2": [("id", ["mi.src.id"], None, ["mi.src.name"]),
+               ("doubled", ["mi.src.amt"], "(amt * 2)", ["mi.src.name"])]}),
+    ("unplanned_writes", "CTAS without WriteFiles: the nested insert names the table's location", 19, {
+        "c": [("id", ["mi.src.id"], None, ["mi.src.amt"]), ("u", ["mi.src.name"], "upper(name)", ["mi.src.amt"])]}),
+    ("unplanned_writes", "Hive CTAS without WriteFiles: InsertIntoHiveTable over AdaptiveSparkPlan", 22, {
+        "ch": [("status", ["mi.src.status"], None, []), ("total", ["mi.src.amt"], "sum(amt)", ["mi.src.status"])]}),
 ]
 
 

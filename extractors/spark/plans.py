@@ -342,7 +342,9 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 # INTO d2 SELECT ...`) is a Union of write commands, each over its own WriteFiles, projection and
 # filters. Each WriteFiles' columns go to the dataset of the command right above it
 # (`ColumnFlow.write`, read from that command's `Arguments` as plan_io reads the tree), so each
-# target gets its own branch's sources and controls.
+# target gets its own branch's sources and controls. Spark 3.0-3.3 (and later versions with
+# spark.sql.optimizer.plannedWrite.enabled=false) plan no WriteFiles: there the write command's
+# own `Input` lists what it writes.
 #
 # - data (DATA_FLOW): Project/aggregate `Output`/`Results`/`Aggregate Attributes` aliases,
 #   TakeOrderedAndProject's project list (ORDER BY ... LIMIT: `limit, [order], [projection]`),
@@ -558,7 +560,7 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
         raise PlanTooLarge(f"physicalPlanDescription of {len(description)} characters "
                            f"(more than {MAX_PLAN_CHARS}) not read for column lineage")
     graph = _Graph()
-    # WriteFiles node -> what it writes, in order: (column, attribute id)
+    # WriteFiles node (or write command without one) -> what it writes, in order: (column, id)
     written: dict[int, list[tuple[str, int]]] = {}
     arguments: dict[int, str] = {}           # write command node -> its Arguments text
     names: dict[int, str] = {}
@@ -643,6 +645,8 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
     for node, name in names.items():
         if name.startswith("Union") and len(children.get(node, [])) > 1:
             kids = children[node]
+            if any(names.get(k, "").startswith("Execute ") for k in kids):
+                continue   # a multi-insert: a union of writes, each with its own columns
             first = node_output(kids[0])
             for other in kids[1:]:
                 for position, attr_id in enumerate(node_output(other)):
@@ -662,8 +666,8 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
     # ids to the same dataset, and are read once.
     flows: dict[tuple[Write | None, str, int], ColumnFlow] = {}
     for node, columns in written.items():
-        write = _command_write(names.get(parents[node], ""), arguments.get(parents[node], "")) \
-            if node in parents else None
+        command = node if node in arguments else parents.get(node)
+        write = _command_write(names.get(command, ""), arguments.get(command, "")) if command is not None else None
         for target, attr_id in columns:
             if (write, target, attr_id) in flows:
                 continue
@@ -723,6 +727,13 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
         inputs[node] = fields["Input"]
     if name.startswith("Execute "):
         arguments_of[node] = fields.get("Arguments", "")
+        # Spark 3.0-3.3 (and 3.4+ with spark.sql.optimizer.plannedWrite.enabled=false) plan no
+        # WriteFiles: a data-writing command's own Input is what it writes (with WriteFiles,
+        # the command's Input is `[]`)
+        own = [(attr.group(1), int(attr.group(2))) for item in split(fields.get("Input", ""))
+               if (attr := _NAMED_ATTR.match(item))]
+        if own:
+            written[node] = own
     if name.startswith(("Scan ", "BatchScan ")):
         table_text = name.split(" ", 2)[2].strip() if name.count(" ") >= 2 else ""
         jdbc = _JDBC_V2_SCAN.match(name)
