@@ -195,7 +195,8 @@ PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
 ]
 
 # Plans that write several datasets (multi-insert): (case, what, execution id,
-# {written dataset (table name, else the path's last segment): [flows of that write, in order]})
+# {written dataset (table name, else the path's last segment, "?" for a write command not read):
+#  [flows of that write, in order]})
 MULTI_WRITE_CASES: list[tuple[str, str, int, dict[str, list[Flow]]]] = [
     ("multi_insert", "two tables from a filtered subquery, a filter per branch", 14, {
         "d1": [("id", ["mi.src.id"], None, ["mi.src.amt", "mi.src.status"]),
@@ -229,6 +230,10 @@ MULTI_WRITE_CASES: list[tuple[str, str, int, dict[str, list[Flow]]]] = [
         "d1": [("id", ["mi.src.id"], None, ["mi.src.amt"]),
                ("name", ["mi.src.name"], None, ["mi.src.amt", "mi.src.id"])],
         "d2": [("id", ["mi.src.id"], None, []), ("doubled", ["mi.src.amt"], None, ["mi.src.id"])]}),
+    # InsertIntoHiveDirCommand writes its Input (no WriteFiles) and is not a write plan_io reads
+    ("multi_insert", "a Hive-format directory and a table", 27, {
+        "?": [("name", ["mi.src.name"], None, []), ("status", ["mi.src.status"], None, [])],
+        "d1": [("id", ["mi.src.id"], None, ["mi.src.amt"]), ("name", ["mi.src.name"], None, ["mi.src.amt"])]}),
     # unplanned_writes: no WriteFiles (Spark 3.0-3.3, plannedWrite disabled): the commands'
     # own Input; the Union above them carries no columns from one branch to the other
     ("unplanned_writes", "multi-insert without WriteFiles (parquet and Hive SerDe tables)", 14, {
@@ -259,8 +264,10 @@ def test_column_flows_per_write(case: str, what: str, execution_id: int,
                                 expected: dict[str, list[Flow]]) -> None:
     got: dict[str, list[Flow]] = {}
     for flow in column_flows(plan_descriptions(case, execution_id)[-1]):
-        assert flow.write is not None, f"{what}: {flow.target} has no write"
-        dataset = flow.write.table.name if flow.write.table else str(flow.write.path).rsplit("/", 1)[-1]
+        if flow.write is None:
+            dataset = "?"
+        else:
+            dataset = flow.write.table.name if flow.write.table else str(flow.write.path).rsplit("/", 1)[-1]
         got.setdefault(dataset, []).append(
             (flow.target, sorted(map(source_text, flow.sources)), flow.expression,
              sorted(map(source_text, flow.controls))))
@@ -293,6 +300,11 @@ def test_multi_insert_records_give_each_table_its_own_columns() -> None:
     (mixed,) = [e for e in run.executions if e.execution_id == 20]
     assert {e.target.qualified_name for e in mixed.columns} == {"mi.d2.id@primary", "mi.d2.doubled@primary"}
     assert mixed.column_notes == ("path output",)
+    # a write command not read (a Hive-format directory) next to a table: the table has its own
+    # columns, the directory's are not given to it
+    (hive_dir,) = [e for e in run.executions if e.execution_id == 27]
+    assert {e.target.qualified_name for e in hive_dir.columns} == {"mi.d1.id@primary", "mi.d1.name@primary"}
+    assert hive_dir.column_notes == ("a write not read for column lineage",)
 
 
 def test_alias_in_the_arguments_of_any_node_defines_its_column() -> None:

@@ -557,6 +557,12 @@ class ApplicationProcessor:
             for flow in state.flows:
                 by_write.setdefault(flow.write, []).append(flow)
             for write, flows in by_write.items():
+                if write is None and len(by_write) > 1:
+                    # A command plans.command_writes does not read, next to writes it reads
+                    # (a multi-insert into a table and a Hive directory): its columns are not
+                    # the execution's one table's.
+                    notes.append("a write not read for column lineage")
+                    continue
                 target_table, note = self._flow_table(state, write, tables_out, creates)
                 if target_table is None:
                     notes.append(note)

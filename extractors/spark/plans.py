@@ -766,11 +766,12 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
     arguments = fields.get("Arguments", "")
     if name.startswith("TakeOrderedAndProject") and arguments:
         # ORDER BY ... LIMIT: `limit, [sort order], [project list][, offset]`; the columns
-        # written are defined in the project list (`upper(name#20) AS n#56`), not in an Output
-        parts = split(arguments)
-        if len(parts) >= 3:
-            outputs[node] = _define_list(split(parts[2]), graph)
-            scoped.append((node, _ids(parts[1])))
+        # written are defined in the project list (`upper(name#20) AS n#56`), not in an Output.
+        # The two lists are taken in order wherever the scalars (limit, offset) stand.
+        lists_in = [part for part in split(arguments) if part.startswith("[")]
+        if len(lists_in) >= 2:
+            outputs[node] = _define_list(split(lists_in[1]), graph)
+            scoped.append((node, _ids(lists_in[0])))
     elif name.startswith("Filter"):
         scoped.append((node, _ids(fields.get("Condition", ""))))
     elif "Join" in name:
