@@ -368,6 +368,10 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 # V1 fallbacks, whose query is a logical plan in `Arguments`), pandas map/cogroup nodes
 # (MapInPandas, FlatMapGroupsInPandas, ...: opaque outputs), streaming writes. ArrowEvalPython is
 # read like BatchEvalPython (same `Arguments` shape) but has no captured fixture (no pyarrow).
+# Directory writes command_writes does not read (InsertIntoHiveDirCommand, and the
+# InsertIntoDataSourceDirCommand whose nested insert writes the path) give their columns to no
+# dataset. Argument lists (TakeOrderedAndProject's project list, ...) are cut by Spark after
+# spark.sql.debug.maxToStringFields items: aliases past the cut define nothing.
 
 #: Plans longer than this are not read for column lineage (time and memory guard); the caller
 #: records that the plan was too large.
@@ -398,9 +402,10 @@ class ColumnFlow:
     expression: str | None
     #: columns used only to filter, join, group or order the rows (CONTROL_FLOW)
     controls: frozenset[ColumnSource] = frozenset()
-    #: the write this column goes to, from the command above its `WriteFiles` (None when that
-    #: command is not one `command_writes` reads). A plan can write several datasets (a
-    #: multi-insert): each one's columns are those of its own `WriteFiles`.
+    #: the write this column goes to, from the command above its `WriteFiles` (or the command
+    #: itself, in plans without WriteFiles); None when that command is not one `command_writes`
+    #: reads. A plan can write several datasets (a multi-insert): each one's columns are those
+    #: of its own write.
     write: Write | None = None
 
 
@@ -681,9 +686,9 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
 
 
 def _command_write(name: str, arguments: str) -> Write | None:
-    """The dataset a write command above a WriteFiles writes; None when the command is not
-    read here or its arguments are not as expected (plan_io reports that node: here the
-    columns still go to the execution's one written table, when it has one)."""
+    """The dataset a write command writes; None when the command is not read here or its
+    arguments are not as expected (plan_io reports that node; the caller gives such columns to
+    the execution's one written table only when they are the plan's only ones)."""
     try:
         found = command_writes(name, arguments)
     except PlanError:
