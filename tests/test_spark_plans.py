@@ -192,6 +192,15 @@ PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
     ("order_by_limit", "df.limit().insertInto(): LocalLimit / GlobalLimit (AQE)", 37, [
         ("id", ["ol.src.id"], None, []),
         ("n", ["ol.src.name"], "concat(name, .)", [])]),
+    ("order_by_limit", "rank filter without a partition: TakeOrderedAndProject under a Window", 38, [
+        ("id", ["ol.src.id"], None, ["ol.src.amt"]),
+        ("n", ["ol.src.name"], "upper(name)", ["ol.src.amt"])]),
+    ("order_by_limit", "df.coalesce(): Coalesce over a Project", 40, [
+        ("id", ["ol.src.id"], "(id * 3)", []),
+        ("n", ["ol.src.name"], None, [])]),
+    ("order_by_limit", "partitioned rank filter: WindowGroupLimit (partial and final) under the Window", 41, [
+        ("id", ["ol.src.id"], None, ["ol.src.amt"]),
+        ("n", ["ol.src.name"], "lower(name)", ["ol.src.amt", "ol.src.id"])]),
 ]
 
 # Plans that write several datasets (multi-insert): (case, what, execution id,
