@@ -209,6 +209,114 @@ PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
         ("name", ["vw.dim.region", "vw.src.name"], None, ["vw.dim.id", "vw.src.id"])]),
     ("create_view", "view: logical Expand + Aggregate (ROLLUP)", 40, [
         ("name", ["vw.src.name"], None, []), ("total", ["vw.src.amount"], "sum(amount)", ["vw.src.name"])]),
+    # order_by_limit: nodes whose output is defined in their arguments, and limits/samples
+    ("order_by_limit", "ORDER BY ... LIMIT: TakeOrderedAndProject over a Project; its order controls", 10, [
+        ("id", ["ol.src.id"], None, ["ol.src.amt"]),
+        ("n", ["ol.src.name"], "upper(name)", ["ol.src.amt"])]),
+    ("order_by_limit", "LIMIT ... OFFSET: TakeOrderedAndProject renames in its project list", 12, [
+        ("id", ["ol.src.id"], "(id + 1)", ["ol.src.amt"]),
+        ("n", ["ol.src.name"], None, ["ol.src.amt"])]),
+    ("order_by_limit", "TakeOrderedAndProject aliasing a computed column, into a Hive table", 14, [
+        ("id", ["ol.src.id"], None, []),
+        ("n", ["ol.src.name"], "concat(name, !)", ["ol.src.id"])]),
+    ("order_by_limit", "LIMIT: LocalLimit / GlobalLimit over a Project (AQE)", 16, [
+        ("id", ["ol.src.id"], "(id * 10)", []),
+        ("n", ["ol.src.name"], "lower(name)", [])]),
+    ("order_by_limit", "LIMIT ... OFFSET: GlobalLimit with an offset", 18, [
+        ("id", ["ol.src.id"], None, []),
+        ("n", ["ol.src.name"], None, [])]),
+    ("order_by_limit", "TABLESAMPLE: Sample under a Project", 20, [
+        ("id", ["ol.src.id"], None, []),
+        ("n", ["ol.src.name"], "upper(name)", [])]),
+    ("order_by_limit", "CTAS ... ORDER BY ... LIMIT (nested insert)", 23, [
+        ("k", ["ol.src.id"], None, ["ol.src.name"]),
+        ("q", ["ol.src.name"], "concat(name, ?)", [])]),
+    ("order_by_limit", "scalar subquery planned as TakeOrderedAndProject: its order controls", 25, [
+        ("id", ["ol.src.id"], None, []),
+        ("n", ["ol.src.name"], "Subquery upper(name)", ["ol.src.amt"])]),
+    ("order_by_limit", "scalar subquery planned as CollectLimit", 27, [
+        ("id", ["ol.src.id"], None, []),
+        ("n", ["ol.src.name"], "Subquery lower(name)", [])]),
+    # A union's column carries every branch's sources, with the first expression met (here the
+    # second branch's `id * 2`; the first branch copies id): a union limitation, not the node's.
+    ("order_by_limit", "TakeOrderedAndProject over a Union", 29, [
+        ("id", ["ol.src.id"], "(id * 2)", []),
+        ("n", ["ol.src.name"], "upper(name)", ["ol.src.id"])]),
+    ("order_by_limit", "TRANSFORM USING (HiveScriptTransformation): every output from every input", 31, [
+        ("id", ["ol.src.id", "ol.src.name"], "TRANSFORM(id, name) USING 'cat'", []),
+        ("n", ["ol.src.id", "ol.src.name"], "TRANSFORM(id, name) USING 'cat'", [])]),
+    ("order_by_limit", "df.orderBy().limit().selectExpr(): the projection only in TakeOrderedAndProject", 33, [
+        ("id", ["ol.src.id"], None, ["ol.src.amt"]),
+        ("n", ["ol.src.name"], "upper(name)", ["ol.src.amt"])]),
+    ("order_by_limit", "df...orderBy().limit().saveAsTable() (nested insert)", 36, [
+        ("id", ["ol.src.id"], None, []),
+        ("n", ["ol.src.name"], "upper(name)", ["ol.src.id"])]),
+    ("order_by_limit", "df.limit().insertInto(): LocalLimit / GlobalLimit (AQE)", 37, [
+        ("id", ["ol.src.id"], None, []),
+        ("n", ["ol.src.name"], "concat(name, .)", [])]),
+    ("order_by_limit", "rank filter without a partition: TakeOrderedAndProject under a Window", 38, [
+        ("id", ["ol.src.id"], None, ["ol.src.amt"]),
+        ("n", ["ol.src.name"], "upper(name)", ["ol.src.amt"])]),
+    ("order_by_limit", "df.coalesce(): Coalesce over a Project", 40, [
+        ("id", ["ol.src.id"], "(id * 3)", []),
+        ("n", ["ol.src.name"], None, [])]),
+    ("order_by_limit", "partitioned rank filter: WindowGroupLimit (partial and final) under the Window", 41, [
+        ("id", ["ol.src.id"], None, ["ol.src.amt"]),
+        ("n", ["ol.src.name"], "lower(name)", ["ol.src.amt", "ol.src.id"])]),
+]
+
+# Plans that write several datasets (multi-insert): (case, what, execution id,
+# {written dataset (table name, else the path's last segment, "?" for a write command not read):
+#  [flows of that write, in order]})
+MULTI_WRITE_CASES: list[tuple[str, str, int, dict[str, list[Flow]]]] = [
+    ("multi_insert", "two tables from a filtered subquery, a filter per branch", 14, {
+        "d1": [("id", ["mi.src.id"], None, ["mi.src.amt", "mi.src.status"]),
+               ("name", ["mi.src.name"], "upper(name)", ["mi.src.amt", "mi.src.status"])],
+        "d2": [("id", ["mi.src.id"], None, ["mi.src.amt", "mi.src.status"]),
+               ("doubled", ["mi.src.amt"], "(amt * 2.0)", ["mi.src.status"])]}),
+    ("multi_insert", "three tables (copy, group by, Hive SerDe table with a filter; AQE)", 16, {
+        "d1": [("id", ["mi.src.id"], None, []), ("name", ["mi.src.name"], None, [])],
+        "d3": [("status", ["mi.src.status"], None, []), ("total", ["mi.src.amt"], "sum(amt)", ["mi.src.status"])],
+        "dh": [("id", ["mi.src.id"], None, []), ("status", ["mi.src.status"], None, ["mi.src.id"])]}),
+    ("multi_insert", "one table written by two branches: one flow per branch", 18, {
+        "d1": [("id", ["mi.src.id"], None, ["mi.src.status"]),
+               ("name", ["mi.src.name"], None, ["mi.src.status"]),
+               ("id", ["mi.src.id"], None, ["mi.src.amt"]),
+               ("name", ["mi.src.status"], None, ["mi.src.amt"])]}),
+    # the directory branch is an InsertIntoDataSourceDirCommand whose logical plan runs in
+    # nested execution 21; this plan writes only the table
+    ("multi_insert", "a directory and a table: the table's branch", 20, {
+        "d2": [("id", ["mi.src.id"], None, ["mi.src.status"]),
+               ("doubled", ["mi.src.amt"], "(amt + 1.0)", ["mi.src.status"])]}),
+    ("multi_insert", "a directory and a table: the directory's nested insert", 21, {
+        "mi_dir": [("id", ["mi.src.id"], None, ["mi.src.amt"]), ("name", ["mi.src.name"], None, ["mi.src.amt"])]}),
+    # Spark plans the shared aggregate once per branch (each with the branch's filters pushed
+    # down), with the branch's own ids; `n > 1` filters on a count, which reads no column
+    ("multi_insert", "a shared aggregate, filtered differently per branch (AQE)", 23, {
+        "d3": [("status", ["mi.src.status"], None, []), ("total", ["mi.src.amt"], "sum(amt)", ["mi.src.status"])],
+        "d2": [("id", [], "count(1)", ["mi.src.status"]),
+               ("doubled", ["mi.src.amt"], "(sum(amt) * 2.0)", ["mi.src.status"])]}),
+    # a self-join: the join keys are mi.src.id on both sides, a data source of each id column
+    ("multi_insert", "a shared join, a filter in one branch (AQE, broadcast)", 25, {
+        "d1": [("id", ["mi.src.id"], None, ["mi.src.amt"]),
+               ("name", ["mi.src.name"], None, ["mi.src.amt", "mi.src.id"])],
+        "d2": [("id", ["mi.src.id"], None, []), ("doubled", ["mi.src.amt"], None, ["mi.src.id"])]}),
+    # InsertIntoHiveDirCommand writes its Input (no WriteFiles) and is not a write plan_io reads
+    ("multi_insert", "a Hive-format directory and a table", 27, {
+        "?": [("name", ["mi.src.name"], None, []), ("status", ["mi.src.status"], None, [])],
+        "d1": [("id", ["mi.src.id"], None, ["mi.src.amt"]), ("name", ["mi.src.name"], None, ["mi.src.amt"])]}),
+    # unplanned_writes: no WriteFiles (Spark 3.0-3.3, plannedWrite disabled): the commands'
+    # own Input; the Union above them carries no columns from one branch to the other
+    ("unplanned_writes", "multi-insert without WriteFiles (parquet and Hive SerDe tables)", 14, {
+        "d1": [("id", ["mi.src.id"], None, ["mi.src.amt"]), ("name", ["mi.src.name"], "upper(name)", ["mi.src.amt"])],
+        "dh": [("id", ["mi.src.id"], None, ["mi.src.status"]), ("status", ["mi.src.status"], None, [])]}),
+    ("unplanned_writes", "ORDER BY ... LIMIT without WriteFiles: TakeOrderedAndProject under the command", 16, {
+        "d2": [("id", ["mi.src.id"], None, ["mi.src.name"]),
+               ("doubled", ["mi.src.amt"], "(amt * 2.0)", ["mi.src.name"])]}),
+    ("unplanned_writes", "CTAS without WriteFiles: the nested insert names the table's location", 19, {
+        "c": [("id", ["mi.src.id"], None, ["mi.src.amt"]), ("u", ["mi.src.name"], "upper(name)", ["mi.src.amt"])]}),
+    ("unplanned_writes", "Hive CTAS without WriteFiles: InsertIntoHiveTable over AdaptiveSparkPlan", 22, {
+        "ch": [("status", ["mi.src.status"], None, []), ("total", ["mi.src.amt"], "sum(amt)", ["mi.src.status"])]}),
 ]
 
 
@@ -219,6 +327,72 @@ def test_column_flows(case: str, what: str, execution_id: int, expected: list[Fl
     got = [(f.target, sorted(map(source_text, f.sources)), f.expression, sorted(map(source_text, f.controls)))
            for f in flows]
     assert got == expected, what
+
+
+@pytest.mark.parametrize(("case", "what", "execution_id", "expected"), MULTI_WRITE_CASES,
+                         ids=[f"{c[0]}-{c[2]}" for c in MULTI_WRITE_CASES])
+def test_column_flows_per_write(case: str, what: str, execution_id: int,
+                                expected: dict[str, list[Flow]]) -> None:
+    got: dict[str, list[Flow]] = {}
+    for flow in column_flows(plan_descriptions(case, execution_id)[-1]):
+        if flow.write is None:
+            dataset = "?"
+        else:
+            dataset = flow.write.table.name if flow.write.table else str(flow.write.path).rsplit("/", 1)[-1]
+        got.setdefault(dataset, []).append(
+            (flow.target, sorted(map(source_text, flow.sources)), flow.expression,
+             sorted(map(source_text, flow.controls))))
+    assert got == expected, what
+
+
+def test_multi_insert_records_give_each_table_its_own_columns() -> None:
+    """The multi-insert into d1 and d2: each target column has its own branch's edges, and the
+    execution no longer says `several tables written by one plan`."""
+    run, recs = process_lines(fixture_lines("multi_insert"), cluster=CLUSTER, default_fs=DEFAULT_FS)
+    (execution,) = [e for e in run.executions if e.execution_id == 14]
+    assert execution.column_notes == ()
+    edges = {(e.target.qualified_name, e.kind.value, e.source.qualified_name, e.dependency_type, e.expression)
+             for e in execution.columns}
+    assert edges == {
+        ("mi.d1.id@primary", "DATA_FLOW", "mi.src.id@primary", DependencyType.SIMPLE, None),
+        ("mi.d1.id@primary", "CONTROL_FLOW", "mi.src.amt@primary", None, None),
+        ("mi.d1.id@primary", "CONTROL_FLOW", "mi.src.status@primary", None, None),
+        ("mi.d1.name@primary", "DATA_FLOW", "mi.src.name@primary", DependencyType.EXPRESSION, "upper(name)"),
+        ("mi.d1.name@primary", "CONTROL_FLOW", "mi.src.amt@primary", None, None),
+        ("mi.d1.name@primary", "CONTROL_FLOW", "mi.src.status@primary", None, None),
+        ("mi.d2.id@primary", "DATA_FLOW", "mi.src.id@primary", DependencyType.SIMPLE, None),
+        ("mi.d2.id@primary", "CONTROL_FLOW", "mi.src.amt@primary", None, None),
+        ("mi.d2.id@primary", "CONTROL_FLOW", "mi.src.status@primary", None, None),
+        ("mi.d2.doubled@primary", "DATA_FLOW", "mi.src.amt@primary", DependencyType.EXPRESSION, "(amt * 2.0)"),
+        ("mi.d2.doubled@primary", "CONTROL_FLOW", "mi.src.status@primary", None, None),
+    }
+    # a directory and a table from one statement: the table has its columns, the directory
+    # (written by the nested execution) is a path output
+    (mixed,) = [e for e in run.executions if e.execution_id == 20]
+    assert {e.target.qualified_name for e in mixed.columns} == {"mi.d2.id@primary", "mi.d2.doubled@primary"}
+    assert mixed.column_notes == ("path output",)
+    # a write command not read (a Hive-format directory) next to a table: the table has its own
+    # columns, the directory's are not given to it
+    (hive_dir,) = [e for e in run.executions if e.execution_id == 27]
+    assert {e.target.qualified_name for e in hive_dir.columns} == {"mi.d1.id@primary", "mi.d1.name@primary"}
+    assert hive_dir.column_notes == ("a write not read for column lineage",)
+
+
+def test_alias_in_the_arguments_of_any_node_defines_its_column() -> None:
+    """A hand-made formatted plan (NOT a captured one: no PySpark job plans a typed Dataset
+    operator): SerializeFromObject's serializer, the shape of a node that projects in its
+    `Arguments` without an `Output`, defines the written column."""
+    plan = (
+        "== Physical Plan ==\nExecute InsertIntoHiveTable (4)\n+- WriteFiles (3)\n"
+        "   +- SerializeFromObject (2)\n      +- Scan parquet spark_catalog.db.src (1)\n\n\n"
+        "(1) Scan parquet spark_catalog.db.src\nOutput [1]: [c#1]\n\n"
+        "(2) SerializeFromObject\nInput [1]: [c#1]\nArguments: [upper(c#1) AS u#2]\n\n"
+        "(3) WriteFiles\nInput [1]: [u#2]\n\n"
+        "(4) Execute InsertIntoHiveTable\nInput: []\nArguments: `spark_catalog`.`db`.`dst`, Serde, false\n"
+    )
+    (flow,) = column_flows(plan)
+    assert (flow.target, [s.column for s in flow.sources], flow.expression) == ("u", ["c"], "upper(c)")
+    assert flow.write is not None and flow.write.table is not None and flow.write.table.name == "dst"
 
 
 # --- the records: one compact golden file per fixture -----------------------------------------

@@ -27,7 +27,8 @@ typed, what was understood) and extractors.spark.records turns it into navd.mode
   physicalPlanDescription; with AQE, the last re-plan): DATA_FLOW source FIELD -> target FIELD
   with dependencyType SIMPLE (copied or renamed) or EXPRESSION (with the expression in
   source-column names, at most 1,000 characters), and CONTROL_FLOW from the columns that only
-  filter, join, group or order the rows; discriminator = the execution's qualifiedName, both
+  filter, join, group or order the rows; each table written gets the flows of its own write
+  command (a multi-insert writes several); discriminator = the execution's qualifiedName, both
   ends unlinked (the HMS extractor owns FIELD elements). Field names are the table's name plus
   the column: `db.t.col@cluster` (HIVE), `<catalog>.db.t.col@cluster` (SPARK, other catalogs).
   Paths get no column lineage in this version (no extractor owns columns of files): an
@@ -511,7 +512,9 @@ class ApplicationProcessor:
             io = io | state.io
         creates = {w.table for w in io.writes if w.creates_table and w.table is not None}
         outputs: dict[str, Dataset] = {}
-        for write in sorted(io.writes):
+        # key=repr: a stable total order; the dataclass order fails on None against a value
+        # (a multi-insert writes a table and a bare directory with the same command)
+        for write in sorted(io.writes, key=repr):
             if write.table is None and write.path is not None and creates:
                 # The nested insert of a CTAS/saveAsTable names only the new table's location.
                 continue
@@ -519,7 +522,7 @@ class ApplicationProcessor:
             if dataset is not None:
                 outputs.setdefault(dataset.ref.qualified_name, dataset)
         inputs: dict[str, Dataset] = {}
-        for read in sorted(io.reads):
+        for read in sorted(io.reads, key=repr):
             dataset = self._read_dataset(read)
             if dataset is not None:
                 inputs.setdefault(dataset.ref.qualified_name, dataset)
@@ -581,54 +584,80 @@ class ApplicationProcessor:
                       outputs: list[Dataset]) -> tuple[tuple[ColumnEdge, ...], tuple[str, ...]]:
         """Column edges of the catalog tables written, from each state's column flows.
 
-        A state's flows go to the table its own plan writes; a nested insert that names only a
-        path (CTAS, saveAsTable) writes the table the execution creates, when there is exactly one.
+        A flow goes to the table its own write command names (a multi-insert writes several
+        tables from one plan, each from its own branch); a nested insert that names only a path
+        (CTAS, saveAsTable) writes the table the execution creates, when there is exactly one.
         Paths (outputs and inputs) get no column lineage in this version: no extractor owns FIELD
         elements of files; the execution says so in its `columnLineageSkipped` property.
         """
         notes: list[str] = []
         edges: dict[tuple[str, str, str], ColumnEdge] = {}
         tables_out = [d for d in outputs if d.ref.type is ElementType.TABLE]
+        creates = any(w.creates_table for w in io.writes)
         for state in states:
             if state.column_note:
                 notes.append(state.column_note)
-            if not state.flows:
-                continue
-            own = sorted({w for w in state.io.writes if w.table is not None and not w.creates_table})
-            if len({(w.table, w.catalog_class) for w in own}) == 1:
-                target_table: EntityRef | None = self._table_ref(own[0].table, own[0].catalog_class)  # type: ignore[arg-type]
-            elif own:
-                notes.append("several tables written by one plan")
-                continue
-            elif len(tables_out) == 1:
-                target_table = tables_out[0].ref
-            elif any(w.path is not None for w in state.io.writes):
-                notes.append("path output")
-                continue
-            else:
-                notes.append("no single table written")
-                continue
+            by_write: dict[Write | None, list[ColumnFlow]] = {}
             for flow in state.flows:
-                target = _field_ref(target_table, flow.target)
-                if target is None:
+                by_write.setdefault(flow.write, []).append(flow)
+            for write, flows in by_write.items():
+                if write is None and len(by_write) > 1:
+                    # A command plans.command_writes does not read, next to writes it reads
+                    # (a multi-insert into a table and a Hive directory): its columns are not
+                    # the execution's one table's.
+                    notes.append("a write not read for column lineage")
                     continue
-                kinds = [(RelationType.DATA_FLOW, s) for s in sorted(flow.sources)] + [
-                    (RelationType.CONTROL_FLOW, s) for s in sorted(flow.controls)]
-                for kind, column in kinds:
-                    source = self._source_field(column)
-                    if source is None:
-                        notes.append("path sources")
-                        continue
-                    key = (target.qualified_name, kind.value, source.qualified_name)
-                    if kind is RelationType.DATA_FLOW:
-                        edge = ColumnEdge(target, kind, source,
-                                          DependencyType.SIMPLE if flow.expression is None else DependencyType.EXPRESSION,
-                                          flow.expression)
-                    else:
-                        edge = ColumnEdge(target, kind, source)
-                    edges.setdefault(key, edge)
+                target_table, note = self._flow_table(state, write, tables_out, creates)
+                if target_table is None:
+                    notes.append(note)
+                    continue
+                for flow in flows:
+                    self._add_flow_edges(edges, notes, target_table, flow)
         ordered = tuple(edges[k] for k in sorted(edges))
         return ordered, tuple(dict.fromkeys(notes))
+
+    def _flow_table(self, state: _ExecState, write: Write | None, tables_out: list[Dataset],
+                    creates: bool) -> tuple[EntityRef | None, str]:
+        """The table that flows written by `write` go to, or (None, why not)."""
+        if write is not None and write.table is not None:
+            return self._table_ref(write.table, write.catalog_class), ""
+        if write is not None:
+            # A path: the location of the table a CTAS/saveAsTable creates, else a path output.
+            if creates and len(tables_out) == 1:
+                return tables_out[0].ref, ""
+            return None, "path output"
+        # The plan's write command is not one plans.command_writes reads: the state's own write.
+        own = sorted({w for w in state.io.writes if w.table is not None and not w.creates_table})
+        if len({(w.table, w.catalog_class) for w in own}) == 1:
+            return self._table_ref(own[0].table, own[0].catalog_class), ""  # type: ignore[arg-type]
+        if own:
+            return None, "several tables written by one plan"
+        if len(tables_out) == 1:
+            return tables_out[0].ref, ""
+        if any(w.path is not None for w in state.io.writes):
+            return None, "path output"
+        return None, "no single table written"
+
+    def _add_flow_edges(self, edges: dict[tuple[str, str, str], ColumnEdge], notes: list[str],
+                        target_table: EntityRef, flow: ColumnFlow) -> None:
+        target = _field_ref(target_table, flow.target)
+        if target is None:
+            return
+        kinds = [(RelationType.DATA_FLOW, s) for s in sorted(flow.sources)] + [
+            (RelationType.CONTROL_FLOW, s) for s in sorted(flow.controls)]
+        for kind, column in kinds:
+            source = self._source_field(column)
+            if source is None:
+                notes.append("path sources")
+                continue
+            key = (target.qualified_name, kind.value, source.qualified_name)
+            if kind is RelationType.DATA_FLOW:
+                edge = ColumnEdge(target, kind, source,
+                                  DependencyType.SIMPLE if flow.expression is None else DependencyType.EXPRESSION,
+                                  flow.expression)
+            else:
+                edge = ColumnEdge(target, kind, source)
+            edges.setdefault(key, edge)
 
     def _source_field(self, column: ColumnSource) -> EntityRef | None:
         if column.table is None:

@@ -231,17 +231,22 @@ def _args_after(simple: str, prefix: str) -> str:
 
 def _tree_writes(node: Mapping[str, Any]) -> list[Write]:
     name = str(node.get("nodeName", ""))
-    simple = str(node.get("simpleString", ""))
+    return command_writes(name, _args_after(str(node.get("simpleString", "")), name))
+
+
+def command_writes(name: str, args: str) -> list[Write]:
+    """What a write node writes, from its name and its arguments (a sparkPlanInfo node's
+    simpleString after the name, or a description section's `Arguments:`: the same text).
+    [] for a node that is not a write this module reads."""
     if name == "Execute InsertIntoHadoopFsRelationCommand":
-        args = _args_after(simple, name)
         path = args.split(", ", 1)[0].strip()
         if not path:
-            raise PlanError(f"{name} without an output path: {simple[:200]!r}")
+            raise PlanError(f"{name} without an output path: {args[:200]!r}")
         return [Write("InsertIntoHadoopFsRelationCommand", table=_first_backticked(args), path=path)]
     if name == "Execute InsertIntoHiveTable":
-        table = _first_backticked(_args_after(simple, name))
+        table = _first_backticked(args)
         if table is None:
-            raise PlanError(f"{name} without a table: {simple[:200]!r}")
+            raise PlanError(f"{name} without a table: {args[:200]!r}")
         return [Write("InsertIntoHiveTable", table=table)]
     v2 = _V2_WRITE.match(name)
     if v2:
@@ -252,11 +257,11 @@ def _tree_writes(node: Mapping[str, Any]) -> list[Write]:
                 return []
             return [Write(command, table=parse_identifier(target) if "." in target else
                           TableId(None, "", target))]
-        table_arg = _V2_TABLE_ARG.match(_args_after(simple, name))
+        table_arg = _V2_TABLE_ARG.match(args)
         if table_arg:
             return [Write(command, table=parse_identifier(table_arg.group(2)),
                           catalog_class=table_arg.group(1) + "TableCatalog")]
-        raise PlanError(f"{name} without a recognisable table: {simple[:200]!r}")
+        raise PlanError(f"{name} without a recognisable table: {args[:200]!r}")
     return []
 
 
@@ -373,13 +378,24 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 # `Output [1]: [upper(c#9) AS u#8]` defines #8 from #9; a scan's `Output` introduces the ids of
 # the columns it reads; `WriteFiles`' `Input` lists, in order, what is written. Ids are unique in
 # one plan (the AQE final and initial plans and the subquery plans share them), so following ids
-# from the written attributes back to scans gives column-level flows:
+# from the written attributes back to scans gives column-level flows.
+#
+# A plan can write several datasets: a multi-insert (`FROM t INSERT INTO d1 SELECT ... INSERT
+# INTO d2 SELECT ...`) is a Union of write commands, each over its own WriteFiles, projection and
+# filters. Each WriteFiles' columns go to the dataset of the command right above it
+# (`ColumnFlow.write`, read from that command's `Arguments` as plan_io reads the tree), so each
+# target gets its own branch's sources and controls. Spark 3.0-3.3 (and later versions with
+# spark.sql.optimizer.plannedWrite.enabled=false) plan no WriteFiles: there the write command's
+# own `Input` lists what it writes.
 #
 # - data (DATA_FLOW): Project/aggregate `Output`/`Results`/`Aggregate Attributes` aliases,
+#   TakeOrderedAndProject's project list (ORDER BY ... LIMIT: `limit, [order], [projection]`),
 #   Window expressions (without their window spec), Generate outputs (from the generator),
 #   Expand outputs (every projection's value at that position), Union outputs (every child's
 #   column at that position: Spark keeps the first child's ids), BatchEvalPython /
-#   ArrowEvalPython results (from the UDF's arguments), scalar subqueries (their output);
+#   ArrowEvalPython results (from the UDF's arguments), script transformations (TRANSFORM ...
+#   USING: every output from every input), scalar subqueries (their output), and aliases in the
+#   argument lists of any other node without an Output (SerializeFromObject's serializer, ...);
 #   SIMPLE when only copies and renames lie on the way, else EXPRESSION with the outermost
 #   expression, written in source-column names. A reference is `name#id` with the raw name
 #   (`a b#10`, `b.c#9`: no quoting), read by the plan's own name for that id. What Spark adds
@@ -390,11 +406,14 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 #   and is taken for Spark's). A copy through them is SIMPLE. A Hive-format CTAS's nested
 #   InsertIntoHiveTable names its table like an INSERT: a cast at the top of its select list is
 #   taken for Spark's too (a data source CTAS's nested insert names only its path: kept).
+#   Limits (GlobalLimit, LocalLimit, CollectLimit) and Sample pass their input through
+#   unchanged (read from their `Input`).
 # - control (CONTROL_FLOW): Filter conditions, join keys and join conditions (for every column
 #   passing through the filter/join), grouping keys (for every column of the aggregate), global
-#   Sort orders (ORDER BY), Window partition and order columns (for the window's columns only);
-#   a column that is already a data source of an output is not also listed as its control source.
-#   Local sorts and exchanges (physical artefacts of joins, windows and aggregates) are ignored.
+#   Sort orders and TakeOrderedAndProject's order (ORDER BY), Window partition and order columns
+#   (for the window's columns only); a column that is already a data source of an output is not
+#   also listed as its control source. Local sorts and exchanges (physical artefacts of joins,
+#   windows and aggregates) are ignored.
 #
 # A view's definition (CreateViewCommand / AlterViewAsCommand) is a logical plan: its nodes have
 # only `Arguments:`. _logical_fields reads each as the physical node that does the same
@@ -409,6 +428,10 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 # V1 fallbacks, whose query is a logical plan in `Arguments`), pandas map/cogroup nodes
 # (MapInPandas, FlatMapGroupsInPandas, ...: opaque outputs), streaming writes. ArrowEvalPython is
 # read like BatchEvalPython (same `Arguments` shape) but has no captured fixture (no pyarrow).
+# Directory writes command_writes does not read (InsertIntoHiveDirCommand, and the
+# InsertIntoDataSourceDirCommand whose nested insert writes the path) give their columns to no
+# dataset. Argument lists (TakeOrderedAndProject's project list, ...) are cut by Spark after
+# spark.sql.debug.maxToStringFields items: aliases past the cut define nothing.
 
 #: Plans longer than this are not read for column lineage (time and memory guard); the caller
 #: records that the plan was too large.
@@ -439,6 +462,11 @@ class ColumnFlow:
     expression: str | None
     #: columns used only to filter, join, group or order the rows (CONTROL_FLOW)
     controls: frozenset[ColumnSource] = frozenset()
+    #: the write this column goes to, from the command above its `WriteFiles` (or the command
+    #: itself, in plans without WriteFiles); None when that command is not one `command_writes`
+    #: reads. A plan can write several datasets (a multi-insert): each one's columns are those
+    #: of its own write.
+    write: Write | None = None
 
 
 _ATTR = re.compile(r"([^\s\[\](),]+)#(\d+)L?$")
@@ -600,7 +628,9 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
         raise PlanTooLarge(f"physicalPlanDescription of {len(description)} characters "
                            f"(more than {MAX_PLAN_CHARS}) not read for column lineage")
     graph = _Graph()
-    written: list[tuple[str, int]] = []
+    # WriteFiles node (or write command without one) -> what it writes, in order: (column, id)
+    written: dict[int, list[tuple[str, int]]] = {}
+    arguments: dict[int, str] = {}           # write command node -> its Arguments text
     names: dict[int, str] = {}
     children: dict[int, list[int]] = {}
     outputs: dict[int, list[int]] = {}       # node -> its Output/Results ids (when listed)
@@ -639,9 +669,9 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
                             graph.defs[attr_id] = (deps, None)
             name, logical = _logical_fields(name, fields.get("Arguments", ""), lists.split)
             names[section] = name
-            _read_section(section, name, logical, graph, outputs, inputs, scoped, written, lists)
+            _read_section(section, name, logical, graph, outputs, inputs, scoped, written, arguments, lists)
             return
-        _read_section(section, name, fields, graph, outputs, inputs, scoped, written, lists)
+        _read_section(section, name, fields, graph, outputs, inputs, scoped, written, arguments, lists)
 
     # Lines end at "\n" only (as io.StringIO reads them). The cheap tests before each regex
     # (a header starts with "(", a count suffix ends with "]", a plan id contains "[id=#") skip
@@ -706,11 +736,13 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
         # A view's columns are its query's output, in order, under the names the statement gave.
         ids = node_output(children[view[0]][0])
         labels = view_names if view_names and len(view_names) == len(ids) else [graph.names.get(i, "") for i in ids]
-        written.extend(zip(labels, ids))
+        written[view[0]] = list(zip(labels, ids))
     # Union: the first child's ids carry every child's column at the same position.
     for node, name in names.items():
         if name.startswith("Union") and len(children.get(node, [])) > 1:
             kids = children[node]
+            if any(names.get(k, "").startswith("Execute ") for k in kids):
+                continue   # a multi-insert: a union of writes, each with its own columns
             first = node_output(kids[0])
             for other in kids[1:]:
                 for position, attr_id in enumerate(node_output(other)):
@@ -726,16 +758,37 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
         graph.define(expr_id, node_output(root), None)
 
     if graph.store_assignment:
-        for _target, attr_id in written:
-            _strip_store_assignment_cast(attr_id, graph)
-    flows = []
-    for target, attr_id in written:
-        sources, expression = _resolve(attr_id, graph)
-        controls = _resolve_controls(attr_id, graph) - sources
-        flows.append(ColumnFlow(target, frozenset(sources),
-                                _render(expression, graph, sources) if expression is not None else None,
-                                frozenset(controls)))
-    return tuple(flows)
+        for columns in written.values():
+            for _target, attr_id in columns:
+                _strip_store_assignment_cast(attr_id, graph)
+    parents = {kid: node for node, kids in children.items() for kid in kids}
+    # An AQE description lists the final and the initial plan: their WriteFiles write the same
+    # ids to the same dataset, and are read once.
+    flows: dict[tuple[Write | None, str, int], ColumnFlow] = {}
+    for node, columns in written.items():
+        command = node if node in arguments else parents.get(node)
+        write = _command_write(names.get(command, ""), arguments.get(command, "")) if command is not None else None
+        for target, attr_id in columns:
+            if (write, target, attr_id) in flows:
+                continue
+            sources, expression = _resolve(attr_id, graph)
+            controls = _resolve_controls(attr_id, graph) - sources
+            flows[(write, target, attr_id)] = ColumnFlow(
+                target, frozenset(sources),
+                _render(expression, graph, sources) if expression is not None else None,
+                frozenset(controls), write)
+    return tuple(flows.values())
+
+
+def _command_write(name: str, arguments: str) -> Write | None:
+    """The dataset a write command writes; None when the command is not read here or its
+    arguments are not as expected (plan_io reports that node; the caller gives such columns to
+    the execution's one written table only when they are the plan's only ones)."""
+    try:
+        found = command_writes(name, arguments)
+    except PlanError:
+        return None
+    return found[0] if len(found) == 1 else None
 
 
 def _tree_line(line: str, stack: list[tuple[int, int | None]], children: dict[int, list[int]],
@@ -801,11 +854,20 @@ def _logical_fields(name: str, arguments: str, split: Callable[[str], list[str]]
 
 def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph,
                   outputs: dict[int, list[int]], inputs: dict[int, str],
-                  scoped: list[tuple[int, list[int]]], written: list[tuple[str, int]],
-                  lists: _Lists) -> None:
+                  scoped: list[tuple[int, list[int]]], written: dict[int, list[tuple[str, int]]],
+                  arguments_of: dict[int, str], lists: _Lists) -> None:
     split = lists.split   # split_list, memoized for the plan
     if "Input" in fields:
         inputs[node] = fields["Input"]
+    if name.startswith("Execute "):
+        arguments_of[node] = fields.get("Arguments", "")
+        # Spark 3.0-3.3 (and 3.4+ with spark.sql.optimizer.plannedWrite.enabled=false) plan no
+        # WriteFiles: a data-writing command's own Input is what it writes (with WriteFiles,
+        # the command's Input is `[]`)
+        own = [(attr.group(1), int(attr.group(2))) for item in split(fields.get("Input", ""))
+               if (attr := _NAMED_ATTR.match(item))]
+        if own:
+            written[node] = own
     if name.startswith(("Scan ", "BatchScan ")):
         table_text = name.split(" ", 2)[2].strip() if name.count(" ") >= 2 else ""
         jdbc = _JDBC_V2_SCAN.match(name)
@@ -826,40 +888,28 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
         outputs[node] = ids
         return
     if name == "WriteFiles":
-        written.clear()
-        for item in split(fields.get("Input", "")):
-            attr = _NAMED_ATTR.match(item)
-            if attr:
-                written.append((attr.group(1), int(attr.group(2))))
+        written[node] = [(attr.group(1), int(attr.group(2))) for item in split(fields.get("Input", ""))
+                         if (attr := _NAMED_ATTR.match(item))]
         return
     for key in ("Output", "Results", "Aggregate Attributes"):
         if key not in fields:
             continue
-        ids = []
-        for item in split(fields[key]):
-            alias = _split_alias(item)
-            if alias:
-                expression, alias_name, attr_id = alias
-                if _CHAR_VARCHAR in expression:
-                    expression = _unwrap_char_varchar(expression)
-                graph.define(attr_id, _ids(expression), expression)
-                graph.names.setdefault(attr_id, alias_name)
-                ids.append(attr_id)
-                continue
-            named = _NAMED_ATTR.match(item)
-            if named:
-                attr_id = int(named.group(2))
-                ids.append(attr_id)
-                graph.names.setdefault(attr_id, named.group(1))
-                if named.group(1).endswith(")"):  # `sum(w#43)#50`: an aggregate result by its id
-                    graph.define(attr_id, _ids(named.group(1)), named.group(1))
+        ids = _define_list(split(fields[key]), graph)
         if key != "Aggregate Attributes":
             outputs.setdefault(node, ids)
     arguments = fields.get("Arguments", "")
     if (name.startswith("Execute InsertInto") and _first_backticked(arguments) is not None) \
             or _V2_WRITE.match(name):
         graph.store_assignment = True
-    if name.startswith("Filter"):
+    if name.startswith("TakeOrderedAndProject") and arguments:
+        # ORDER BY ... LIMIT: `limit, [sort order], [project list][, offset]`; the columns
+        # written are defined in the project list (`upper(name#20) AS n#56`), not in an Output.
+        # The two lists are taken in order wherever the scalars (limit, offset) stand.
+        lists_in = [part for part in split(arguments) if part.startswith("[")]
+        if len(lists_in) >= 2:
+            outputs[node] = _define_list(split(lists_in[1]), graph)
+            scoped.append((node, _ids(lists_in[0])))
+    elif name.startswith("Filter"):
         scoped.append((node, _ids(fields.get("Condition", ""))))
     elif "Join" in name:
         by = _ids(fields.get("Left keys", "")) + _ids(fields.get("Right keys", "")) + _ids(
@@ -917,6 +967,50 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
                 if named:
                     expression = call.group(1) if call else udf
                     graph.define(int(named.group(2)), _ids(expression), expression)
+    elif name.endswith("ScriptTransformation") and arguments:
+        # SELECT TRANSFORM(...) USING 'script': `script, [outputs], ioschema`; each output is
+        # whatever the script makes of all its input columns (the node's Input)
+        parts = split(arguments)
+        if len(parts) >= 2:
+            feed = fields.get("Input", "")
+            call = f"TRANSFORM({', '.join(split(feed))}) USING '{parts[0]}'"
+            outputs[node] = lists.attr_ids(parts[1])
+            for attr_id in outputs[node]:
+                graph.define(attr_id, lists.attr_ids(feed), call)
+    elif arguments and " AS " in arguments and not ("Output" in fields or "Results" in fields
+                                                     or name.startswith("Execute ")):
+        # Any other node that projects in its arguments (SerializeFromObject's serializer,
+        # a projection kept by a node this module does not know yet): an alias there defines
+        # its id like a Project's Output does. Ids are unique in a plan, so a definition found
+        # here can only be the right one. (Commands are left out: their arguments hold a
+        # logical plan.)
+        # (split_list drops the brackets of an argument text that is one list)
+        _define_list([item for part in split(arguments)
+                      for item in (split(part) if part.startswith("[") else (part,))], graph)
+
+
+def _define_list(items: list[str], graph: _Graph) -> list[int]:
+    """The ids of an output list (`[a#1, upper(b#2) AS c#3, sum(w#4)#5]`), with the aliases
+    and aggregate results in it defined in `graph`."""
+    ids = []
+    for item in items:
+        alias = _split_alias(item)
+        if alias:
+            expression, alias_name, attr_id = alias
+            if _CHAR_VARCHAR in expression:
+                expression = _unwrap_char_varchar(expression)
+            graph.define(attr_id, _ids(expression), expression)
+            graph.names.setdefault(attr_id, alias_name)
+            ids.append(attr_id)
+            continue
+        named = _NAMED_ATTR.match(item)
+        if named:
+            attr_id = int(named.group(2))
+            ids.append(attr_id)
+            graph.names.setdefault(attr_id, named.group(1))
+            if named.group(1).endswith(")"):  # `sum(w#43)#50`: an aggregate result by its id
+                graph.define(attr_id, _ids(named.group(1)), named.group(1))
+    return ids
 
 
 def _resolve(attr_id: int, graph: _Graph) -> tuple[set[ColumnSource], str | None]:
