@@ -406,7 +406,7 @@ def column_summary(case: str) -> dict[str, Any]:
         edges = [r for r in recs if isinstance(r, Relation) and r.discriminator == qn
                  and r.endpoint2.type is ElementType.FIELD]
         skipped = element.properties.get("columnLineageSkipped")
-        if not edges and not skipped:
+        if not edges and not skipped and "columnLineageIncomplete" not in element.properties:
             continue
         columns: dict[str, dict[str, list[str]]] = {}
         for edge in edges:
@@ -419,6 +419,8 @@ def column_summary(case: str) -> dict[str, Any]:
         item: dict[str, Any] = {"sql": element.query_text or element.description}
         if skipped:
             item["skipped"] = skipped
+        if "columnLineageIncomplete" in element.properties:
+            item["incomplete"] = element.properties["columnLineageIncomplete"]
         item["columns"] = columns
         out["sql/" + qn.rsplit("/", 1)[1]] = item
     return out

@@ -205,6 +205,9 @@ class SqlExecution:
     columns: tuple[ColumnEdge, ...] = ()
     #: why some column lineage was not recorded (path outputs or inputs, plans too large, ...)
     column_notes: tuple[str, ...] = ()
+    #: written columns whose sources may be incomplete, by why: (why, (field qualified names))
+    #: (plans.ColumnFlow.incomplete: argument lists Spark cut at spark.sql.debug.maxToStringFields)
+    column_incomplete: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: the formatted physical plan that ran (AQE: the final plan; nested executions after the
     #: root's, each under its own header), at most MAX_STORED_PLAN_CHARS with a note when cut
     plan: str | None = None
@@ -246,6 +249,8 @@ class _ExecState:
     pending_plans: list[str] = dataclasses.field(default_factory=list)
     #: the latest plan text (AQE: the final plan once the execution ended), already bounded
     plan: str | None = None
+    #: the warning about columns with incomplete sources was given (once per execution)
+    warned_incomplete: bool = False
 
 
 class ApplicationProcessor:
@@ -431,8 +436,23 @@ class ApplicationProcessor:
         if state.pending_plans:
             if found:
                 state.flows = found
+                self._warn_incomplete(state, found)
             state.column_note = note if (found or note) else state.column_note
             state.pending_plans.clear()
+
+    def _warn_incomplete(self, state: _ExecState, flows: tuple[ColumnFlow, ...]) -> None:
+        """Columns whose sources the plan text did not hold (argument lists Spark cut): one
+        warning per execution, counted with the skipped events (the pass report's warnings)."""
+        cut = sorted({f.target for f in flows if f.incomplete})
+        if not cut or state.warned_incomplete:
+            return
+        state.warned_incomplete = True
+        self._skipped["column_lineage_incomplete"] += 1
+        _log.warning("column lineage incomplete: Spark cut the plan's argument lists; raise "
+                     f"{MAX_FIELDS_SETTING} (default 25) for the application",
+                     execution_id=state.execution_id, columns=", ".join(cut)[:2000],
+                     why="; ".join(sorted({f.incomplete for f in flows if f.incomplete})),
+                     log=self.source_name or None, app_id=self._app_id)
 
     def _on_sql_end(self, event: Mapping[str, Any]) -> None:
         execution_id = int(event["executionId"])
@@ -526,7 +546,7 @@ class ApplicationProcessor:
             dataset = self._read_dataset(read)
             if dataset is not None:
                 inputs.setdefault(dataset.ref.qualified_name, dataset)
-        columns, column_notes = self._column_edges(states, io, list(outputs.values()))
+        columns, column_notes, incomplete = self._column_edges(states, io, list(outputs.values()))
         query_text = root.job_description or (None if _CALL_SITE.match(root.description) or not root.description
                                                else root.description)
         errors = [s.error for s in states if s.error]
@@ -560,6 +580,7 @@ class ApplicationProcessor:
             unparsed_nodes=io.unparsed,
             columns=columns,
             column_notes=column_notes,
+            column_incomplete=incomplete,
             plan=plan,
         )
 
@@ -581,7 +602,8 @@ class ApplicationProcessor:
         return kept
 
     def _column_edges(self, states: list[_ExecState], io: PlanIO,
-                      outputs: list[Dataset]) -> tuple[tuple[ColumnEdge, ...], tuple[str, ...]]:
+                      outputs: list[Dataset]) -> tuple[tuple[ColumnEdge, ...], tuple[str, ...],
+                                                       tuple[tuple[str, tuple[str, ...]], ...]]:
         """Column edges of the catalog tables written, from each state's column flows.
 
         A flow goes to the table its own write command names (a multi-insert writes several
@@ -592,6 +614,7 @@ class ApplicationProcessor:
         """
         notes: list[str] = []
         edges: dict[tuple[str, str, str], ColumnEdge] = {}
+        incomplete: dict[str, dict[str, None]] = {}   # why -> fields, in the order written
         tables_out = [d for d in outputs if d.ref.type is ElementType.TABLE]
         creates = any(w.creates_table for w in io.writes)
         for state in states:
@@ -613,8 +636,12 @@ class ApplicationProcessor:
                     continue
                 for flow in flows:
                     self._add_flow_edges(edges, notes, target_table, flow)
+                    field = _field_ref(target_table, flow.target) if flow.incomplete else None
+                    if field is not None and flow.incomplete:
+                        incomplete.setdefault(flow.incomplete, {})[field.qualified_name] = None
         ordered = tuple(edges[k] for k in sorted(edges))
-        return ordered, tuple(dict.fromkeys(notes))
+        return ordered, tuple(dict.fromkeys(notes)), tuple(
+            (why, tuple(fields)) for why, fields in sorted(incomplete.items()))
 
     def _flow_table(self, state: _ExecState, write: Write | None, tables_out: list[Dataset],
                     creates: bool) -> tuple[EntityRef | None, str]:
@@ -707,6 +734,9 @@ class ApplicationProcessor:
             return Dataset(self._path_ref(read.path), read.node, read.truncated)
         return None
 
+
+#: The Spark setting that bounds how many items of a list a plan's text shows (default 25)
+MAX_FIELDS_SETTING = "spark.sql.debug.maxToStringFields"
 
 #: The most of an execution's plan text kept on its element (Spark plans of wide tables or deep
 #: query trees run to megabytes; the start and the final plan's top are what an admin reads).

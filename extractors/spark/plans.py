@@ -467,6 +467,10 @@ class ColumnFlow:
     #: reads. A plan can write several datasets (a multi-insert): each one's columns are those
     #: of its own write.
     write: Write | None = None
+    #: why the sources above may be incomplete, else None: an argument list Spark cut after
+    #: spark.sql.debug.maxToStringFields items held how this column (or one it is computed or
+    #: controlled from) was made, e.g. "Window arguments cut by Spark"
+    incomplete: str | None = None
 
 
 _ATTR = re.compile(r"([^\s\[\](),]+)#(\d+)L?$")
@@ -646,12 +650,15 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
     stack: list[tuple[int, int | None]] = []  # tree parsing: (column, node number or None)
     view: list[int] = []                      # the CreateViewCommand / AlterViewAsCommand node
     view_names: list[str] | None = None       # the column names the statement gave the view
+    cut: dict[int, str] = {}                  # node -> its Arguments, cut by Spark (`... N more fields`)
 
     def finish_section() -> None:
         nonlocal view_names
         if section is None:
             return
         name = names.get(section, "")
+        if _CUT_LIST in fields.get("Arguments", "") and not name.startswith("Execute "):
+            cut[section] = fields["Arguments"]
         if name in VIEW_COMMANDS:
             # Its analysed plan follows: logical nodes, each described by its Arguments only.
             view.append(section)
@@ -757,11 +764,13 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
     for expr_id, root in subquery_roots.items():
         graph.define(expr_id, node_output(root), None)
 
+    parents = {kid: node for node, kids in children.items() for kid in kids}
+    unknown = _cut_outputs(cut, names, parents, inputs, outputs, graph, lists) if cut else {}
+
     if graph.store_assignment:
         for columns in written.values():
             for _target, attr_id in columns:
                 _strip_store_assignment_cast(attr_id, graph)
-    parents = {kid: node for node, kids in children.items() for kid in kids}
     # An AQE description lists the final and the initial plan: their WriteFiles write the same
     # ids to the same dataset, and are read once.
     flows: dict[tuple[Write | None, str, int], ColumnFlow] = {}
@@ -776,8 +785,99 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
             flows[(write, target, attr_id)] = ColumnFlow(
                 target, frozenset(sources),
                 _render(expression, graph, sources) if expression is not None else None,
-                frozenset(controls), write)
+                frozenset(controls), write, _unknown_on_path(attr_id, graph, unknown) if unknown else None)
     return tuple(flows.values())
+
+
+# --- argument lists cut by Spark ---------------------------------------------------------------
+#
+# Spark prints at most spark.sql.debug.maxToStringFields (25) items of a list in a node's
+# `Arguments:` and ends it with `... N more fields`; `Output`/`Input` lists are printed whole.
+# Where a node defines columns in its arguments (Window expressions, Expand projections,
+# BatchEvalPython UDFs, TakeOrderedAndProject's project list, Generate), the columns past the cut
+# are known only as ids in its parent's `Input` (the sparkPlanInfo tree and the AQE re-plans
+# print the same cut lists). What the plan still tells is recovered:
+# - Expand (ROLLUP/CUBE/GROUPING SETS, count(distinct ...)): an output id that is not one of its
+#   inputs copies the input column it is named after (`g#319` is `g#163`'s grouping copy;
+#   `spark_catalog.db.t.c#502` is `c#189`'s distinct copy), and `spark_grouping_id` / `gid` are
+#   literals per projection (Spark's own, no column);
+# - Window: a window column past the cut is still partitioned and ordered by the window's spec.
+# Every other id past a cut (a window function's or a UDF's arguments, an alias in a cut project
+# list), and every id defined from an expression that is itself cut (`inline(array(struct(c0#1,
+# ... 35 more fields)))`), is unknown: a written column that depends on one is flagged
+# `ColumnFlow.incomplete` (with the sources the text did show).
+
+_CUT_LIST = " more fields"
+#: Expand outputs that Spark fills with a literal in every projection (grouping ids)
+_EXPAND_LITERALS = ("spark_grouping_id", "gid")
+
+
+def _cut_outputs(cut: Mapping[int, str], names: Mapping[int, str], parents: Mapping[int, int],
+                 inputs: Mapping[int, str], outputs: Mapping[int, list[int]], graph: _Graph,
+                 lists: _Lists) -> dict[int, str]:
+    """The ids that nodes with cut arguments output without the plan saying how they are made
+    (id -> the node's name), after recovering what can be (see above)."""
+    unknown: dict[int, str] = {}
+    for node, arguments in cut.items():
+        name = names.get(node, "")
+        parent = parents.get(node)
+        if parent is None:
+            continue
+        shown = inputs.get(parent)
+        items = lists.split(shown) if shown is not None else []
+        named = [(int(m.group(2)), m.group(1)) for item in items if (m := _NAMED_ATTR.match(item))]
+        if not named:
+            named = [(i, graph.names.get(i, "")) for i in outputs.get(parent, [])]
+        own_input = inputs.get(node, "")
+        by_name: dict[str, list[int]] = {}
+        input_ids = set()
+        for item in lists.split(own_input):
+            attr = _NAMED_ATTR.match(item)
+            if attr:
+                input_ids.add(int(attr.group(2)))
+                by_name.setdefault(attr.group(1), []).append(int(attr.group(2)))
+        for attr_id, label in named:
+            if attr_id in graph.defs and _CUT_LIST in (graph.defs[attr_id][1] or ""):
+                # defined, from an expression Spark cut (a generator over 30 columns): some of
+                # its columns are not in the text
+                unknown[attr_id] = name.split(" ", 1)[0]
+                continue
+            if attr_id in input_ids or attr_id in graph.defs or attr_id in graph.origins:
+                continue
+            if name.startswith("Expand"):
+                if label in _EXPAND_LITERALS:
+                    graph.define(attr_id, [], None)
+                    continue
+                matches = by_name.get(label) or by_name.get(label.rsplit(".", 1)[-1], [])
+                if len(matches) == 1:
+                    graph.define(attr_id, matches, None)
+                    continue
+            if name.startswith("Window"):
+                parts = lists.split(arguments)
+                graph.control([attr_id], [i for part in parts[1:3] for i in _ids(part)])
+            unknown[attr_id] = name.split(" ", 1)[0]
+    return unknown
+
+
+def _unknown_on_path(attr_id: int, graph: _Graph, unknown: Mapping[int, str]) -> str | None:
+    """Why `attr_id`'s sources are incomplete: the nodes of the unknown ids it is computed or
+    controlled from; None when it depends on none."""
+    found: set[str] = set()
+    stack, seen = [attr_id], set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        if current in unknown:
+            found.add(unknown[current])
+        stack.extend(graph.copies.get(current, ()))
+        stack.extend(graph.controls.get(current, ()))
+        if current in graph.defs:
+            stack.extend(graph.defs[current][0])
+    if not found:
+        return None
+    return ", ".join(sorted(found)) + " arguments cut by Spark"
 
 
 def _command_write(name: str, arguments: str) -> Write | None:
@@ -907,7 +1007,9 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
         # The two lists are taken in order wherever the scalars (limit, offset) stand.
         lists_in = [part for part in split(arguments) if part.startswith("[")]
         if len(lists_in) >= 2:
-            outputs[node] = _define_list(split(lists_in[1]), graph)
+            defined = _define_list(split(lists_in[1]), graph)
+            if _CUT_LIST not in lists_in[1]:   # a cut list is not the node's output
+                outputs[node] = defined
             scoped.append((node, _ids(lists_in[0])))
     elif name.startswith("Filter"):
         scoped.append((node, _ids(fields.get("Condition", ""))))
@@ -950,12 +1052,17 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
         parts = split(arguments)
         if len(parts) >= 2:
             projections = [split(p) for p in split(parts[0])]
+            # Spark cut the list of projections (30 count(distinct ...) make 30): a position
+            # with no column in the projections shown is left to _cut_outputs
+            projections_cut = _CUT_LIST in parts[0]
             for position, item in enumerate(split(parts[1])):
                 named = _NAMED_ATTR.match(item)
                 if not named:
                     continue
                 values = [p[position] for p in projections if position < len(p)]
                 deps = [i for v in values for i in _ids(v)]
+                if projections_cut and not deps:
+                    continue
                 plain = all(_ATTR.fullmatch(v) or v == "null" or not _ids(v) for v in values)
                 graph.define(int(named.group(2)), deps, None if plain else values[0])
     elif name.endswith("EvalPython") and arguments:

@@ -32,7 +32,7 @@ from navd.names import (
     yarn_execution_ref,
 )
 
-from .events import ApplicationProcessor, ApplicationRun, CatalogEvent, SqlExecution
+from .events import MAX_FIELDS_SETTING, ApplicationProcessor, ApplicationRun, CatalogEvent, SqlExecution
 
 
 def records(run: ApplicationRun, *, extractor_run_id: str | None = None) -> Iterator[Record]:
@@ -96,6 +96,8 @@ def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecutio
         props["unparsedNodes"] = ",".join(execution.unparsed_nodes)
     if execution.column_notes:
         props["columnLineageSkipped"] = "; ".join(execution.column_notes)
+    if execution.column_incomplete:
+        props["columnLineageIncomplete"] = incomplete_text(execution.column_incomplete)
     assert run.app_id is not None
     return Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION,
                    spark_execution_ref(run.app_id, run.attempt, execution.execution_id).qualified_name,
@@ -105,6 +107,19 @@ def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecutio
                    execution_plan=execution.plan,
                    source_id=f"{run.app_id}/{run.attempt}/sql/{execution.execution_id}",
                    extractor_run_id=extractor_run_id, properties=props)
+
+
+#: The most of a `columnLineageIncomplete` property kept (a plan may cut hundreds of columns)
+MAX_INCOMPLETE_CHARS = 4000
+
+
+def incomplete_text(incomplete: Iterable[tuple[str, Iterable[str]]]) -> str:
+    """`Window arguments cut by Spark: db.t.a@c, db.t.b@c; ... (raise <setting>)`: which written
+    columns may miss sources, why, and the Spark setting that would have kept them."""
+    text = "; ".join(f"{why}: {', '.join(fields)}" for why, fields in incomplete)
+    if len(text) > MAX_INCOMPLETE_CHARS:
+        text = text[:MAX_INCOMPLETE_CHARS] + "..."
+    return f"{text} (raise {MAX_FIELDS_SETTING})"
 
 
 _DROPPING = frozenset({"DROP_TABLE", "RENAME_TABLE", "DROP_DATABASE"})
