@@ -472,6 +472,91 @@ def test_dotted_column_records() -> None:
     assert ("dc.renamed.ünï.zwei@primary", RelationType.DATA_FLOW) in by_target  # lower case, as Hive
 
 
+# --- argument lists cut by Spark (spark.sql.debug.maxToStringFields, 25 items) ----------------
+#
+# wide_arguments: 30 window functions, a ROLLUP over 30 aggregates, 30 count(distinct ...),
+# 30 Python UDFs, a 30-column ORDER BY ... LIMIT (with its projection below it, and in its own
+# cut project list), a generator with 30 outputs. Either the exact edges are recovered, or the
+# column says why it may miss sources: never a silent gap.
+
+WideFlow = tuple[str, list[str], str | None, str | None]
+_WIDE = range(30)
+_CUT = range(25)   # the items Spark prints of a cut list
+_OVER = "OVER (PARTITION BY g ORDER BY o ASC NULLS FIRST)"
+
+WIDE_CASES: list[tuple[str, int, list[WideFlow]]] = [
+    # Window: the 5 window columns past the cut are unknown (their functions are not in the text)
+    ("30 window functions", 7, [("id", ["wa.src.id"], None, None)] + [
+        (f"w_c{i}", [f"wa.src.c{i}"], f"sum(c{i}) {_OVER}", None) for i in _CUT] + [
+        (f"w_c{i}", [], None, "Window arguments cut by Spark") for i in _WIDE if i not in _CUT]),
+    # Expand: the grouping columns g, o are past the cut of every projection: recovered by name
+    ("ROLLUP over 30 aggregates", 10, [("g", ["wa.src.g"], None, None), ("o", ["wa.src.o"], None, None)] + [
+        (f"s_c{i}", [f"wa.src.c{i}"], f"sum(c{i})", None) for i in _WIDE]),
+    # Expand: 30 projections, 5 of them cut; the distinct copies `spark_catalog.wa.src.c1` by name
+    ("30 count(distinct ...)", 13, [("g", ["wa.src.g"], None, None)] + [
+        (f"d_c{i}", [f"wa.src.c{i}"], f"count(c{i})", None) for i in _WIDE]),
+    ("30 Python UDFs", 16, [("id", ["wa.src.id"], None, None)] + [
+        (f"u_c{i}", [f"wa.src.c{i}"], f"twice{i}(c{i})", None) for i in _CUT] + [
+        (f"u_c{i}", [], None, "BatchEvalPython arguments cut by Spark") for i in _WIDE if i not in _CUT]),
+    # the project list is cut, but it only copies what the Project below it computed
+    ("30-column ORDER BY ... LIMIT (CTAS)", 19, [("id", ["wa.src.id"], None, None)] + [
+        (f"p_c{i}", [f"wa.src.c{i}"], f"(c{i} + 1)", None) for i in _WIDE]),
+    # into an existing table: TakeOrderedAndProject's own project list renames, cut after id + 24
+    ("30-column ORDER BY ... LIMIT (INSERT)", 25, [("id", ["wa.src.id"], None, None)] + [
+        (f"p_c{i}", [f"wa.src.c{i}"], f"(c{i} * 2)", None) for i in range(24)] + [
+        (f"p_c{i}", [], None, "TakeOrderedAndProject arguments cut by Spark") for i in range(24, 30)]),
+]
+
+
+@pytest.mark.parametrize(("what", "execution_id", "expected"), WIDE_CASES, ids=[c[0] for c in WIDE_CASES])
+def test_cut_argument_lists(what: str, execution_id: int, expected: list[WideFlow]) -> None:
+    flows = column_flows(plan_descriptions("wide_arguments", execution_id)[-1])
+    got = [(f.target, sorted(map(source_text, f.sources)), f.expression, f.incomplete) for f in flows]
+    assert got == expected, what
+
+
+def test_cut_generator_flags_every_column_it_makes() -> None:
+    """`inline(array(struct(c0, ..., c29)))`: the generator itself is cut, so every column it
+    makes may miss sources, not only those past the cut of its output list."""
+    flows = column_flows(plan_descriptions("wide_arguments", 22)[-1])
+    assert [(f.target, f.incomplete) for f in flows] == [("id", None)] + [
+        (f"c{i}", "Generate arguments cut by Spark") for i in _WIDE]
+
+
+def test_cut_window_columns_keep_their_window_controls() -> None:
+    """A window column past the cut has no known function, but is still partitioned and ordered
+    by the window's spec (the spec is printed whole)."""
+    flows = {f.target: f for f in column_flows(plan_descriptions("wide_arguments", 7)[-1])}
+    assert sorted(map(source_text, flows["w_c29"].controls)) == ["wa.src.g", "wa.src.o"]
+
+
+def test_incomplete_column_lineage_is_said_on_the_execution_and_warned_once(log_stream: Any) -> None:
+    processor = ApplicationProcessor(cluster=CLUSTER, default_fs=DEFAULT_FS)
+    processor.feed_lines(fixture_lines("wide_arguments"))
+    run = processor.finish()
+    processor.finish()   # a second snapshot warns again about nothing
+    assert processor.finish().skipped == {"column_lineage_incomplete": 4}
+    by_table = {e.outputs[0].ref.qualified_name: e for e in run.executions if e.column_incomplete}
+    assert sorted(by_table) == ["wa.t_inline@primary", "wa.t_top@primary", "wa.t_udf@primary",
+                                "wa.t_window@primary"]
+    assert by_table["wa.t_window@primary"].column_incomplete == (
+        ("Window arguments cut by Spark", tuple(f"wa.t_window.w_c{i}@primary" for i in range(25, 30))),)
+    element = next(r for r in records(run) if isinstance(r, Element) and r.qualified_name.endswith(
+        f"/sql/{by_table['wa.t_udf@primary'].execution_id}"))
+    assert element.properties["columnLineageIncomplete"] == (
+        "BatchEvalPython arguments cut by Spark: "
+        + ", ".join(f"wa.t_udf.u_c{i}@primary" for i in range(25, 30))
+        + " (raise spark.sql.debug.maxToStringFields)")
+    warnings = [json.loads(line) for line in log_stream.getvalue().splitlines()]
+    warnings = [w for w in warnings if w["event"].startswith("column lineage incomplete")]
+    # one per execution (the nested insert that ran the plan), not one per snapshot
+    assert len(warnings) == 4 and len({w["execution_id"] for w in warnings}) == 4
+    assert all("spark.sql.debug.maxToStringFields" in w["event"] for w in warnings)
+    window = next(w for w in warnings if "w_c25" in w["columns"])
+    assert (window["columns"], window["why"]) == (
+        "w_c25, w_c26, w_c27, w_c28, w_c29", "Window arguments cut by Spark")
+
+
 def test_records_are_deterministic() -> None:
     for case in ("column_filters_joins", "column_shapes"):
         first = [r for r in process_lines(fixture_lines(case), cluster=CLUSTER)[1] if isinstance(r, Relation)]

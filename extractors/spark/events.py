@@ -34,7 +34,11 @@ typed, what was understood) and extractors.spark.records turns it into navd.mode
   Paths get no column lineage in this version (no extractor owns columns of files): an
   execution writing a path, or reading one into a table, says so in its `columnLineageSkipped`
   property ("path output", "path sources"), as it does for plans over
-  plans.MAX_PLAN_CHARS ("plan too large for column lineage");
+  plans.MAX_PLAN_CHARS ("plan too large for column lineage"). Written columns whose sources the
+  plan text does not hold (argument lists Spark cut at spark.sql.debug.maxToStringFields, see
+  plans.ColumnFlow.incomplete) are listed, with why, in the `columnLineageIncomplete` property;
+  each such execution logs one warning naming the setting, counted in `ApplicationRun.skipped`
+  as `column_lineage_incomplete` (the pass report's warnings);
 - catalog events (create/drop/rename/alter of tables and databases) on the execution that ran
   them, as `catalogEvents` property and in `ApplicationRun.catalog_events` (events outside any
   execution go on the application run).

@@ -430,8 +430,9 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 # read like BatchEvalPython (same `Arguments` shape) but has no captured fixture (no pyarrow).
 # Directory writes command_writes does not read (InsertIntoHiveDirCommand, and the
 # InsertIntoDataSourceDirCommand whose nested insert writes the path) give their columns to no
-# dataset. Argument lists (TakeOrderedAndProject's project list, ...) are cut by Spark after
-# spark.sql.debug.maxToStringFields items: aliases past the cut define nothing.
+# dataset. Argument lists (TakeOrderedAndProject's project list, Window, Expand, Generate,
+# BatchEvalPython, ...) are cut by Spark after spark.sql.debug.maxToStringFields items: see
+# "argument lists cut by Spark" below for what is recovered and how the rest is flagged.
 
 #: Plans longer than this are not read for column lineage (time and memory guard); the caller
 #: records that the plan was too large.
