@@ -114,6 +114,35 @@ def test_dotted_columns_and_a_column_root_through_the_cli(navd, index: SolrIndex
     assert phantom == []
 
 
+def test_cut_argument_lists_are_warned_and_said_on_the_execution(navd, index: SolrIndex,  # type: ignore[no-untyped-def]
+                                                                 solr_server: EmbeddedSolr, tmp_path: Path) -> None:
+    """The captured wide_arguments log (argument lists cut at spark.sql.debug.maxToStringFields):
+    the pass reports one warning per execution with incomplete columns, and the execution in
+    Solr names those columns and the setting."""
+    fixture = Path(__file__).parent / "fixtures" / "spark_events" / "wide_arguments.jsonl"
+    text = fixture.read_text(encoding="utf-8")
+    app_id = next(json.loads(line)["App ID"] for line in text.splitlines()
+                  if '"SparkListenerApplicationStart"' in line)
+    events = tmp_path / "events"
+    events.mkdir()
+    (events / app_id).write_text(text, encoding="utf-8")
+    env = {**os.environ, "NAVD_CONFIG": str(config_file(tmp_path, solr_server, events))}
+    extracted = navd("extract", "spark", "--once", env=env)
+    assert extracted.returncode == 0, extracted.stderr
+    assert "records written, 4 warnings" in extracted.stdout
+    logged = [json.loads(line) for line in extracted.stderr.splitlines() if line.startswith("{")]
+    assert sum(r["event"].startswith("column lineage incomplete") for r in logged) == 4
+    executions = index.scan("elements", "type:OPERATION_EXECUTION", fl="qualifiedName,properties")
+    found = {d["qualifiedName"]: json.loads(d["properties"]).get("columnLineageIncomplete") for d in executions
+             if d["qualifiedName"].startswith(f"spark://{app_id}/1/sql/")}
+    found = {qn: v for qn, v in found.items() if v}
+    assert len(found) == 4
+    shown = json.loads(navd("entity", next(iter(found)), "--json", env=env).stdout)   # what an admin reads
+    assert shown["properties"]["columnLineageIncomplete"] == found[shown["qualifiedName"]]
+    assert any(v.startswith("Window arguments cut by Spark: wa.t_window.w_c25@primary, ") for v in found.values())
+    assert all(v.endswith(" (raise spark.sql.debug.maxToStringFields)") for v in found.values())
+
+
 def test_thrift_server_statements_carry_query_text(navd, index: SolrIndex, solr_server: EmbeddedSolr,  # type: ignore[no-untyped-def]
                                                     spark_thrift: SparkThriftServer, tmp_path: Path) -> None:
     """Seed 000's search: queryText:*temp_sample_08* finds the operations that used the table,

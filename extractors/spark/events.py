@@ -447,7 +447,7 @@ class ApplicationProcessor:
     def _warn_incomplete(self, state: _ExecState, flows: tuple[ColumnFlow, ...]) -> None:
         """Columns whose sources the plan text did not hold (argument lists Spark cut): one
         warning per execution, counted with the skipped events (the pass report's warnings)."""
-        cut = sorted({f.target for f in flows if f.incomplete})
+        cut = list(dict.fromkeys(f.target for f in flows if f.incomplete))   # in the order written
         if not cut or state.warned_incomplete:
             return
         state.warned_incomplete = True
