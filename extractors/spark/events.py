@@ -447,7 +447,8 @@ class ApplicationProcessor:
     def _warn_incomplete(self, state: _ExecState, flows: tuple[ColumnFlow, ...]) -> None:
         """Columns whose sources the plan text did not hold (argument lists Spark cut): one
         warning per execution, counted with the skipped events (the pass report's warnings)."""
-        cut = list(dict.fromkeys(f.target for f in flows if f.incomplete))   # in the order written
+        # in the order written; a column the log does not name (a view's past the cut) as such
+        cut = list(dict.fromkeys(f.target or "(columns not named in the log)" for f in flows if f.incomplete))
         if not cut or state.warned_incomplete:
             return
         state.warned_incomplete = True
@@ -640,9 +641,11 @@ class ApplicationProcessor:
                     continue
                 for flow in flows:
                     self._add_flow_edges(edges, notes, target_table, flow)
-                    field = _field_ref(target_table, flow.target) if flow.incomplete else None
-                    if field is not None and flow.incomplete:
-                        incomplete.setdefault(flow.incomplete, {})[field.qualified_name] = None
+                    if flow.incomplete:
+                        # a column the log does not even name (a view's past the cut): its table
+                        field = _field_ref(target_table, flow.target) if flow.target else None
+                        named = field.qualified_name if field is not None else target_table.qualified_name
+                        incomplete.setdefault(flow.incomplete, {})[named] = None
         ordered = tuple(edges[k] for k in sorted(edges))
         return ordered, tuple(dict.fromkeys(notes)), tuple(
             (why, tuple(fields)) for why, fields in sorted(incomplete.items()))

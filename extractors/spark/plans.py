@@ -470,7 +470,8 @@ class ColumnFlow:
     write: Write | None = None
     #: why the sources above may be incomplete, else None: an argument list Spark cut after
     #: spark.sql.debug.maxToStringFields items held how this column (or one it is computed or
-    #: controlled from) was made, e.g. "Window arguments cut by Spark"
+    #: controlled from) was made, e.g. "Window arguments cut by Spark". A flow with an empty
+    #: `target` stands for columns the log does not name (a view's past the cut): it has only this.
     incomplete: str | None = None
 
 
@@ -652,6 +653,7 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
     view: list[int] = []                      # the CreateViewCommand / AlterViewAsCommand node
     view_names: list[str] | None = None       # the column names the statement gave the view
     cut: dict[int, str] = {}                  # node -> its Arguments, cut by Spark (`... N more fields`)
+    cut_lists: dict[int, int] = {}            # logical node -> how many of its scan/output columns were cut
 
     def finish_section() -> None:
         nonlocal view_names
@@ -677,6 +679,11 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
                             graph.defs[attr_id] = (deps, None)
             name, logical = _logical_fields(name, fields.get("Arguments", ""), lists.split)
             names[section] = name
+            listed = logical.get("Output") or logical.get("Results") or ""
+            hidden = _CUT_COUNT.search(fields.get("Arguments", "")) if _CUT_LIST in listed or (
+                name.startswith("Scan ") and section in cut) else None
+            if hidden:
+                cut_lists[section] = int(hidden.group(1))
             _read_section(section, name, logical, graph, outputs, inputs, scoped, written, arguments, lists)
             return
         _read_section(section, name, fields, graph, outputs, inputs, scoped, written, arguments, lists)
@@ -767,6 +774,19 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
 
     parents = {kid: node for node, kids in children.items() for kid in kids}
     unknown = _cut_outputs(cut, names, parents, inputs, outputs, graph, lists) if cut else {}
+    unnamed: list[ColumnFlow] = []
+    if cut_lists:
+        unknown.update(_cut_logical_scans([n for n in cut_lists if names.get(n, "").startswith("Scan ")],
+                                          names, graph))
+        if view and view[0] in written:
+            # The view's own columns past the cut: not even their names are in the log.
+            top = children[view[0]][0]
+            while top not in outputs and children.get(top):
+                top = children[top][0]
+            if top in cut_lists and not names.get(top, "").startswith("Scan "):
+                unnamed.append(ColumnFlow("", frozenset(), None, frozenset(), None, (
+                    f"{names[top].split(' ', 1)[0]} arguments cut by Spark: "
+                    f"{cut_lists[top]} more columns, not named in the log")))
 
     if graph.store_assignment:
         for columns in written.values():
@@ -787,7 +807,7 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
                 target, frozenset(sources),
                 _render(expression, graph, sources) if expression is not None else None,
                 frozenset(controls), write, _unknown_on_path(attr_id, graph, unknown) if unknown else None)
-    return tuple(flows.values())
+    return tuple(flows.values()) + tuple(unnamed)
 
 
 # --- argument lists cut by Spark ---------------------------------------------------------------
@@ -802,13 +822,19 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
 #   inputs copies the input column it is named after (`g#319` is `g#163`'s grouping copy;
 #   `spark_catalog.db.t.c#502` is `c#189`'s distinct copy), and `spark_grouping_id` / `gid` are
 #   literals per projection (Spark's own, no column);
-# - Window: a window column past the cut is still partitioned and ordered by the window's spec.
+# - Window: a window column past the cut is still partitioned and ordered by the window's spec;
+# - a view's analysed plan (logical nodes, all in `Arguments`): a LogicalRelation /
+#   HiveTableRelation column past the cut is an id the plan uses that nothing defines; with one
+#   cut scan it is that scan's column, named as the plan references it (`(c22#187 + 1)`). The
+#   view's own columns past a cut Project / Aggregate list are not even named in the log: one
+#   ColumnFlow without a target says how many (`incomplete`), the caller names the view.
 # Every other id past a cut (a window function's or a UDF's arguments, an alias in a cut project
 # list), and every id defined from an expression that is itself cut (`inline(array(struct(c0#1,
 # ... 35 more fields)))`), is unknown: a written column that depends on one is flagged
 # `ColumnFlow.incomplete` (with the sources the text did show).
 
 _CUT_LIST = " more fields"
+_CUT_COUNT = re.compile(r"\.\.\. (\d+) more fields")
 #: Expand outputs that Spark fills with a literal in every projection (grouping ids)
 _EXPAND_LITERALS = ("spark_grouping_id", "gid")
 
@@ -857,6 +883,32 @@ def _cut_outputs(cut: Mapping[int, str], names: Mapping[int, str], parents: Mapp
                 parts = lists.split(arguments)
                 graph.control([attr_id], [i for part in parts[1:3] for i in _ids(part)])
             unknown[attr_id] = name.split(" ", 1)[0]
+    return unknown
+
+
+def _cut_logical_scans(scans: list[int], names: Mapping[int, str], graph: _Graph) -> dict[int, str]:
+    """Columns of logical scans (a view's analysed plan: `LogicalRelation` / `HiveTableRelation`
+    print their columns in their arguments) past the cut: an id the plan uses but nothing
+    defines is one of them. With one such scan it is that scan's column, named as the plan
+    references it (`(c22#187 + 1)`: `c22`); with several, which one is not known: unknown."""
+    referenced: dict[int, str | None] = {}
+    for deps, expression in list(graph.defs.values()):
+        named = {int(m.group(2)): m.group(1) for m in _REF_TOKEN.finditer(expression or "")}
+        for dep in deps:
+            if dep not in graph.defs and dep not in graph.origins:
+                referenced[dep] = named.get(dep)
+    for ids in list(graph.controls.values()):
+        for dep in ids:
+            if dep not in graph.defs and dep not in graph.origins:
+                referenced.setdefault(dep, None)
+    shown = [o for o in graph.origins.values() if o.scan == names.get(scans[0])] if len(scans) == 1 else []
+    unknown: dict[int, str] = {}
+    for attr_id, column in referenced.items():
+        if shown and column:
+            graph.origins[attr_id] = dataclasses.replace(shown[0], column=column)
+            graph.names.setdefault(attr_id, column)
+        else:
+            unknown[attr_id] = "LogicalRelation"
     return unknown
 
 
