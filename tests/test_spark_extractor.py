@@ -129,14 +129,14 @@ def test_cut_argument_lists_are_warned_and_said_on_the_execution(navd, index: So
     env = {**os.environ, "NAVD_CONFIG": str(config_file(tmp_path, solr_server, events))}
     extracted = navd("extract", "spark", "--once", env=env)
     assert extracted.returncode == 0, extracted.stderr
-    assert "records written, 5 warnings" in extracted.stdout
+    assert "records written, 6 warnings" in extracted.stdout
     logged = [json.loads(line) for line in extracted.stderr.splitlines() if line.startswith("{")]
-    assert sum(r["event"].startswith("column lineage incomplete") for r in logged) == 5
+    assert sum(r["event"].startswith("column lineage incomplete") for r in logged) == 6
     executions = index.scan("elements", "type:OPERATION_EXECUTION", fl="qualifiedName,properties")
     found = {d["qualifiedName"]: json.loads(d["properties"]).get("columnLineageIncomplete") for d in executions
              if d["qualifiedName"].startswith(f"spark://{app_id}/1/sql/")}
     found = {qn: v for qn, v in found.items() if v}
-    assert len(found) == 5
+    assert len(found) == 6
     shown = json.loads(navd("entity", next(iter(found)), "--json", env=env).stdout)   # what an admin reads
     assert shown["properties"]["columnLineageIncomplete"] == found[shown["qualifiedName"]]
     assert any(v.startswith("Window arguments cut by Spark: wa.t_window.w_c25@primary, ") for v in found.values())

@@ -552,8 +552,8 @@ def test_cut_lists_agree_with_the_same_jobs_uncut() -> None:
             assert item["columns"].get(column) == edges, (execution, column)
             checked += 1
     # window (id + 25), rollup, count(distinct), UDFs (id + 25), CTAS top, inline (id), view (id + 24),
-    # insert top (id + 24)
-    assert checked == 26 + 32 + 31 + 26 + 31 + 1 + 25 + 25
+    # insert top (id + 24), struct/concat_ws (id)
+    assert checked == 26 + 32 + 31 + 26 + 31 + 1 + 25 + 25 + 1
 
 
 def test_incomplete_column_lineage_is_said_on_the_execution_and_warned_once(log_stream: Any) -> None:
@@ -561,10 +561,13 @@ def test_incomplete_column_lineage_is_said_on_the_execution_and_warned_once(log_
     processor.feed_lines(fixture_lines("wide_arguments"))
     run = processor.finish()
     processor.finish()   # a second snapshot warns again about nothing
-    assert processor.finish().skipped == {"column_lineage_incomplete": 5}
+    assert processor.finish().skipped == {"column_lineage_incomplete": 6}
     by_table = {e.outputs[0].ref.qualified_name: e for e in run.executions if e.column_incomplete}
-    assert sorted(by_table) == ["wa.t_inline@primary", "wa.t_top@primary", "wa.t_udf@primary",
-                                "wa.t_window@primary", "wa.v_wide@primary"]
+    assert sorted(by_table) == ["wa.t_inline@primary", "wa.t_struct@primary", "wa.t_top@primary",
+                                "wa.t_udf@primary", "wa.t_window@primary", "wa.v_wide@primary"]
+    # `struct(c0, ..., c29)`, `concat_ws(',', c0, ..., c29)`: a list cut inside a Project's Output
+    assert by_table["wa.t_struct@primary"].column_incomplete == (
+        ("expression cut by Spark", ("wa.t_struct.s@primary", "wa.t_struct.j@primary")),)
     assert by_table["wa.v_wide@primary"].column_incomplete == (
         ("Project arguments cut by Spark: 6 more columns, not named in the log", ("wa.v_wide@primary",)),)
     assert by_table["wa.t_window@primary"].column_incomplete == (
@@ -578,7 +581,7 @@ def test_incomplete_column_lineage_is_said_on_the_execution_and_warned_once(log_
     warnings = [json.loads(line) for line in log_stream.getvalue().splitlines()]
     warnings = [w for w in warnings if w["event"].startswith("column lineage incomplete")]
     # one per execution (the nested insert that ran the plan), not one per snapshot
-    assert len(warnings) == 5 and len({w["execution_id"] for w in warnings}) == 5
+    assert len(warnings) == 6 and len({w["execution_id"] for w in warnings}) == 6
     assert all("spark.sql.debug.maxToStringFields" in w["event"] for w in warnings)
     window = next(w for w in warnings if "w_c25" in w["columns"])
     assert (window["columns"], window["why"]) == (

@@ -774,10 +774,17 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
 
     parents = {kid: node for node, kids in children.items() for kid in kids}
     unknown = _cut_outputs(cut, names, parents, inputs, outputs, graph, lists) if cut else {}
+    if _CUT_LIST in description:
+        # any other expression with a list Spark cut inside it (a node this module reads in
+        # full, but whose expression prints a cut argument list): its column may miss sources
+        for attr_id, (_deps, expression) in graph.defs.items():
+            if attr_id not in unknown and expression and _CUT_LIST in expression:
+                unknown[attr_id] = "expression"
     unnamed: list[ColumnFlow] = []
     if cut_lists:
-        unknown.update(_cut_logical_scans([n for n in cut_lists if names.get(n, "").startswith("Scan ")],
-                                          names, graph))
+        scans = {n: hidden for n, hidden in cut_lists.items() if names.get(n, "").startswith("Scan ")}
+        if scans:
+            unknown.update(_cut_logical_scans(scans, names, graph, unknown))
         if view and view[0] in written:
             # The view's own columns past the cut: not even their names are in the log.
             top = children[view[0]][0]
@@ -830,7 +837,8 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
 #   ColumnFlow without a target says how many (`incomplete`), the caller names the view.
 # Every other id past a cut (a window function's or a UDF's arguments, an alias in a cut project
 # list), and every id defined from an expression that is itself cut (`inline(array(struct(c0#1,
-# ... 35 more fields)))`), is unknown: a written column that depends on one is flagged
+# ... 35 more fields)))` in Generate's arguments; `concat_ws(,, c0#1, ... 6 more fields)` even in
+# a Project's Output), is unknown: a written column that depends on one is flagged
 # `ColumnFlow.incomplete` (with the sources the text did show).
 
 _CUT_LIST = " more fields"
@@ -886,29 +894,38 @@ def _cut_outputs(cut: Mapping[int, str], names: Mapping[int, str], parents: Mapp
     return unknown
 
 
-def _cut_logical_scans(scans: list[int], names: Mapping[int, str], graph: _Graph) -> dict[int, str]:
+def _cut_logical_scans(scans: Mapping[int, int], names: Mapping[int, str], graph: _Graph,
+                       known: Mapping[int, str]) -> dict[int, str]:
     """Columns of logical scans (a view's analysed plan: `LogicalRelation` / `HiveTableRelation`
-    print their columns in their arguments) past the cut: an id the plan uses but nothing
-    defines is one of them. With one such scan it is that scan's column, named as the plan
-    references it (`(c22#187 + 1)`: `c22`); with several, which one is not known: unknown."""
+    print their columns in their arguments) past the cut (scan -> how many): an id the plan
+    uses but nothing defines (and no other cut node outputs, `known`) is one of them. With one
+    such scan it is that scan's column, named as the plan references it (`(c22#187 + 1)`:
+    `c22`), when its id follows the scan's last one shown within the count cut (Spark numbers a
+    relation's columns in a row); else which column it is is not known: unknown."""
     referenced: dict[int, str | None] = {}
     for deps, expression in list(graph.defs.values()):
         named = {int(m.group(2)): m.group(1) for m in _REF_TOKEN.finditer(expression or "")}
         for dep in deps:
-            if dep not in graph.defs and dep not in graph.origins:
+            if dep not in graph.defs and dep not in graph.origins and dep not in known:
                 referenced[dep] = named.get(dep)
     for ids in list(graph.controls.values()):
         for dep in ids:
-            if dep not in graph.defs and dep not in graph.origins:
+            if dep not in graph.defs and dep not in graph.origins and dep not in known:
                 referenced.setdefault(dep, None)
-    shown = [o for o in graph.origins.values() if o.scan == names.get(scans[0])] if len(scans) == 1 else []
+    shown: list[tuple[int, ColumnSource]] = []
+    hidden = 0
+    if len(scans) == 1:
+        ((scan, hidden),) = scans.items()
+        shown = sorted((i, o) for i, o in graph.origins.items() if o.scan == names.get(scan))
+    # `Scan LogicalRelation spark_catalog.db.t` (see _logical_fields): the logical node's name
+    kind = names.get(next(iter(scans)), "Scan LogicalRelation").split(" ")[1] if len(scans) == 1 else "LogicalRelation"
     unknown: dict[int, str] = {}
     for attr_id, column in referenced.items():
-        if shown and column:
-            graph.origins[attr_id] = dataclasses.replace(shown[0], column=column)
+        if shown and column and shown[-1][0] < attr_id <= shown[-1][0] + hidden:
+            graph.origins[attr_id] = dataclasses.replace(shown[0][1], column=column)
             graph.names.setdefault(attr_id, column)
         else:
-            unknown[attr_id] = "LogicalRelation"
+            unknown[attr_id] = kind
     return unknown
 
 
@@ -930,7 +947,9 @@ def _unknown_on_path(attr_id: int, graph: _Graph, unknown: Mapping[int, str]) ->
             stack.extend(graph.defs[current][0])
     if not found:
         return None
-    return ", ".join(sorted(found)) + " arguments cut by Spark"
+    if found == {"expression"}:
+        return "expression cut by Spark"
+    return ", ".join(sorted(found - {"expression"})) + " arguments cut by Spark"
 
 
 def _command_write(name: str, arguments: str) -> Write | None:
