@@ -557,6 +557,9 @@ def test_cut_lists_agree_with_the_same_jobs_uncut() -> None:
 
 
 def test_incomplete_column_lineage_is_said_on_the_execution_and_warned_once(log_stream: Any) -> None:
+    """Columns the cut log cannot give sources: named on their execution (`columnLineageIncomplete`,
+    why, the setting to raise), and one warning per execution, counted as skipped (the pass
+    report's warnings), however often the application is snapshot."""
     processor = ApplicationProcessor(cluster=CLUSTER, default_fs=DEFAULT_FS)
     processor.feed_lines(fixture_lines("wide_arguments"))
     run = processor.finish()
