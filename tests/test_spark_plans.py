@@ -42,6 +42,8 @@ from navd.extractors.spark.plans import (
     column_flows,
     split_list,
 )
+from navd.lineage import LineageOptions, lineage
+from navd.lineage_memory import MemoryLineageStore
 from navd.model import DependencyType, Element, ElementStub, ElementType, Relation, RelationType, SourceType
 
 from spark_fixtures import CASES, CLUSTER, DEFAULT_FS, FIXTURES, UPDATE, fixture_lines
@@ -301,9 +303,9 @@ MULTI_WRITE_CASES: list[tuple[str, str, int, dict[str, list[Flow]]]] = [
         "d1": [("id", ["mi.src.id"], None, ["mi.src.amt"]),
                ("name", ["mi.src.name"], None, ["mi.src.amt", "mi.src.id"])],
         "d2": [("id", ["mi.src.id"], None, []), ("doubled", ["mi.src.amt"], None, ["mi.src.id"])]}),
-    # InsertIntoHiveDirCommand writes its Input (no WriteFiles) and is not a write plan_io reads
+    # InsertIntoHiveDirCommand writes its Input (no WriteFiles) to its (LOCAL) directory
     ("multi_insert", "a Hive-format directory and a table", 27, {
-        "?": [("name", ["mi.src.name"], None, []), ("status", ["mi.src.status"], None, [])],
+        "mi_hive_dir": [("name", ["mi.src.name"], None, []), ("status", ["mi.src.status"], None, [])],
         "d1": [("id", ["mi.src.id"], None, ["mi.src.amt"]), ("name", ["mi.src.name"], None, ["mi.src.amt"])]}),
     # unplanned_writes: no WriteFiles (Spark 3.0-3.3, plannedWrite disabled): the commands'
     # own Input; the Union above them carries no columns from one branch to the other
@@ -366,16 +368,24 @@ def test_multi_insert_records_give_each_table_its_own_columns() -> None:
         ("mi.d2.doubled@primary", "DATA_FLOW", "mi.src.amt@primary", DependencyType.EXPRESSION, "(amt * 2.0)"),
         ("mi.d2.doubled@primary", "CONTROL_FLOW", "mi.src.status@primary", None, None),
     }
-    # a directory and a table from one statement: the table has its columns, the directory
-    # (written by the nested execution) is a path output
+    # a directory and a table from one statement: each has its own columns, the directory's
+    # (written by the nested execution) as HDFS FIELDs of the directory
+    mi_dir = "file:///tmp/navd-capture/output/mi_dir"
     (mixed,) = [e for e in run.executions if e.execution_id == 20]
-    assert {e.target.qualified_name for e in mixed.columns} == {"mi.d2.id@primary", "mi.d2.doubled@primary"}
-    assert mixed.column_notes == ("path output",)
-    # a write command not read (a Hive-format directory) next to a table: the table has its own
-    # columns, the directory's are not given to it
+    assert [o.ref.qualified_name for o in mixed.outputs] == [mi_dir, "mi.d2@primary"]
+    assert {e.target.qualified_name for e in mixed.columns} == {
+        "mi.d2.id@primary", "mi.d2.doubled@primary", f"{mi_dir}#id", f"{mi_dir}#name"}
+    assert mixed.column_notes == ()
+    # a Hive-format LOCAL directory (InsertIntoHiveDirCommand) next to a table: each its own
+    mi_hive_dir = "file:///tmp/navd-capture/output/mi_hive_dir"
     (hive_dir,) = [e for e in run.executions if e.execution_id == 27]
-    assert {e.target.qualified_name for e in hive_dir.columns} == {"mi.d1.id@primary", "mi.d1.name@primary"}
-    assert hive_dir.column_notes == ("a write not read for column lineage",)
+    assert [o.ref.qualified_name for o in hive_dir.outputs] == [mi_hive_dir, "mi.d1@primary"]
+    assert {(e.target.qualified_name, e.kind.value, e.source.qualified_name) for e in hive_dir.columns
+            if e.target.source_type is SourceType.HDFS} == {
+        (f"{mi_hive_dir}#name", "DATA_FLOW", "mi.src.name@primary"),
+        (f"{mi_hive_dir}#status", "DATA_FLOW", "mi.src.status@primary")}
+    assert {e.target.qualified_name for e in hive_dir.columns} >= {"mi.d1.id@primary", "mi.d1.name@primary"}
+    assert hive_dir.column_notes == ()
 
 
 def test_alias_in_the_arguments_of_any_node_defines_its_column() -> None:
@@ -654,3 +664,80 @@ def test_split_list_matches_the_reference_on_random_texts() -> None:
         if rng.random() < 0.3:
             text = f"[{text}]"
         assert split_list(text) == _split_list_reference(text), text
+
+
+PC_OUT = "file:///tmp/navd-capture/output"
+
+
+def test_path_pipeline_has_column_lineage_end_to_end() -> None:
+    """path_columns (issue 17, class 4): csv -> transform -> parquet path -> a later job reads
+    that path -> saveAsTable. The written directory's columns are HDFS FIELDs named from the
+    output schema, children of the directory; the reading job's sources are the same FIELDs, so
+    a column walk from the table reaches the csv's columns through the parquet directory."""
+    run, recs = process_lines(fixture_lines("path_columns"), cluster=CLUSTER, default_fs=DEFAULT_FS)
+    by_id = {e.execution_id: e for e in run.executions}
+    staged = f"{PC_OUT}/staged_parquet"
+    written = {e.target.qualified_name for e in by_id[4].columns}
+    assert written == {f"{staged}#id", f"{staged}#name", f"{staged}#region", f"{staged}#amt2"}
+    assert all(e.target.source_type is SourceType.HDFS and e.target.type is ElementType.FIELD
+               for e in by_id[4].columns)
+    read = {e.source.qualified_name for e in by_id[5].columns}
+    assert read == {f"{staged}#region", f"{staged}#amt2"} <= written
+    assert by_id[4].column_notes == by_id[5].column_notes == ()
+    # the stubs: each path column a FIELD child of its DIRECTORY, named by its column
+    stubbed = list(stubs_for(recs, None))
+    parents = {(r.endpoint1.qualified_name, r.endpoint1.type, r.endpoint2.qualified_name) for r in stubbed
+               if isinstance(r, Relation) and r.type is RelationType.PARENT_CHILD}
+    assert (staged, ElementType.DIRECTORY, f"{staged}#amt2") in parents
+    names = {s.element.qualified_name: s.element.name for s in stubbed if isinstance(s, ElementStub)}
+    assert names[f"{staged}#amt2"] == "amt2"
+    assert names[f"{PC_OUT}/names_orc#who.name"] == "who.name"   # a dotted column: one column
+    # a column walk upstream from the table: table <- parquet directory <- csv directory (the
+    # csv was written outside any logged job: indexed by the HDFS extractor, as on a cluster)
+    csv = "file:///tmp/navd-capture/input/people_csv"
+    indexed = Element(SourceType.HDFS, ElementType.DIRECTORY, csv, name="people_csv")
+    store = MemoryLineageStore.of([indexed, *recs, *stubbed])
+    graph = lineage(store, "pc.region_totals.total@primary", LineageOptions(direction="upstream", columns=True))
+    qns = {n.id: n.qualified_name for n in graph.nodes}
+    edges = {(qns[e.source], qns[e.target], e.type, e.dependency_type) for e in graph.edges}
+    assert {(f"{staged}#amt2", "pc.region_totals.total@primary", "DATA_FLOW", "EXPRESSION"),
+            (f"{staged}#region", "pc.region_totals.total@primary", "CONTROL_FLOW", None),
+            (f"{csv}#amt", f"{staged}#amt2", "DATA_FLOW", "EXPRESSION"),
+            (f"{csv}#region", f"{staged}#region", "DATA_FLOW", "SIMPLE"),
+            (f"{csv}#amt", f"{staged}#region", "CONTROL_FLOW", None)} <= edges
+
+
+def test_insert_overwrite_directory_columns() -> None:
+    """INSERT OVERWRITE DIRECTORY in both formats: USING parquet (InsertIntoDataSourceDirCommand:
+    the nested insert's fully qualified path, the command's own spelling folded into it) and
+    Hive format (InsertIntoHiveDirCommand, LOCAL on the driver's file system); a later job
+    reading the parquet directory continues from the same FIELDs."""
+    run, _ = process_lines(fixture_lines("path_columns"), cluster=CLUSTER, default_fs=DEFAULT_FS)
+    by_id = {e.execution_id: e for e in run.executions}
+
+    def edges(execution_id: int) -> set[tuple[str, str, str, str | None]]:
+        return {(e.source.qualified_name, e.target.qualified_name, e.kind.value,
+                 e.dependency_type.value if e.dependency_type else None) for e in by_id[execution_id].columns}
+
+    parquet_dir = f"{PC_OUT}/dir_parquet"
+    assert [o.ref.qualified_name for o in by_id[12].outputs] == [parquet_dir]
+    assert edges(12) == {
+        ("pc.src.id@primary", f"{parquet_dir}#id", "DATA_FLOW", "SIMPLE"),
+        ("pc.src.amt@primary", f"{parquet_dir}#id", "CONTROL_FLOW", None),
+        ("pc.src.name@primary", f"{parquet_dir}#lname", "DATA_FLOW", "EXPRESSION"),
+        ("pc.src.amt@primary", f"{parquet_dir}#lname", "CONTROL_FLOW", None)}
+    # not LOCAL: the default file system (here the configured one) qualifies the bare path
+    hive_dir = f"{DEFAULT_FS}/tmp/navd-capture/output/dir_hive"
+    assert [o.ref.qualified_name for o in by_id[15].outputs] == [hive_dir]
+    assert {(s, t, k) for s, t, k, _ in edges(15)} == {
+        ("pc.src.name@primary", f"{hive_dir}#name", "DATA_FLOW"),
+        ("pc.src.id@primary", f"{hive_dir}#name", "CONTROL_FLOW"),
+        ("pc.src.amt@primary", f"{hive_dir}#(amt + 1)", "DATA_FLOW"),
+        ("pc.src.id@primary", f"{hive_dir}#(amt + 1)", "CONTROL_FLOW")}
+    local_dir = f"{PC_OUT}/dir_local"
+    assert [o.ref.qualified_name for o in by_id[17].outputs] == [local_dir]
+    assert edges(17) == {("pc.src.id@primary", f"{local_dir}#id", "DATA_FLOW", "SIMPLE"),
+                         ("pc.src.name@primary", f"{local_dir}#name", "DATA_FLOW", "SIMPLE")}
+    assert edges(19) == {(f"{parquet_dir}#id", "pc.src.id@primary", "DATA_FLOW", "SIMPLE"),
+                         (f"{parquet_dir}#lname", "pc.src.name@primary", "DATA_FLOW", "SIMPLE")}
+    assert all(not by_id[i].column_notes for i in (12, 15, 17, 19))

@@ -243,6 +243,15 @@ def command_writes(name: str, args: str) -> list[Write]:
         if not path:
             raise PlanError(f"{name} without an output path: {args[:200]!r}")
         return [Write("InsertIntoHadoopFsRelationCommand", table=_first_backticked(args), path=path)]
+    if name in _DIR_COMMANDS:
+        # INSERT OVERWRITE [LOCAL] DIRECTORY: `[<isLocal>, ]Storage(Location: <path>, ...), ...`.
+        location = _STORAGE_LOCATION.search(args)
+        if location is None:
+            raise PlanError(f"{name} without a location: {args[:200]!r}")
+        path = location.group(1).strip()
+        if args.startswith("true, ") and path.startswith("/"):
+            path = "file:" + path   # LOCAL DIRECTORY: the driver's file system, not the default FS
+        return [Write(name.removeprefix("Execute "), path=path)]
     if name == "Execute InsertIntoHiveTable":
         table = _first_backticked(args)
         if table is None:
@@ -265,6 +274,16 @@ def command_writes(name: str, args: str) -> list[Write]:
     return []
 
 
+#: INSERT OVERWRITE DIRECTORY: `InsertIntoHiveDirCommand` (Hive format: `<isLocal>, Storage(Location:
+#: /p, Serde Library: ...), <overwrite>, [cols]`, its Input is what it writes) and
+#: `InsertIntoDataSourceDirCommand` (USING <format>: `Storage(Location: /p), parquet, <overwrite>`,
+#: its query is a logical plan and a nested InsertIntoHadoopFsRelationCommand writes the data).
+_DS_DIR_COMMAND = "InsertIntoDataSourceDirCommand"
+#: The nodes that name the directory: the Hive command itself; for the data source command only
+#: the description's inner node (its `Execute` node has no arguments: plan_io reads the
+#: description for it, as for CTAS).
+_DIR_COMMANDS = ("Execute InsertIntoHiveDirCommand", _DS_DIR_COMMAND)
+_STORAGE_LOCATION = re.compile(r"Storage\(Location: ([^,)]+)")
 _CTAS_COMMANDS = ("CreateDataSourceTableAsSelectCommand", "CreateHiveTableAsSelectCommand",
                   "OptimizedCreateHiveTableAsSelectCommand", "SaveAsV1TableCommand")
 _HIVE_CTAS_ARGS = re.compile(r"\[Database: ?([^,\]]+), ?TableName: ?([^,\]]+)\]")
@@ -299,16 +318,23 @@ def view_columns(arguments: str) -> list[str] | None:
     return [item.strip("()").split(",", 1)[0].strip() for item in split_list(parts[1])]
 
 
+#: Commands whose target is only in the description's `Arguments:` of their inner node.
+_DESCRIBED_COMMANDS = (*_CTAS_COMMANDS, *VIEW_COMMANDS, _DS_DIR_COMMAND)
+
+
 def _description_io(description: str, commands: set[str]) -> tuple[list[Read], list[Write]]:
-    """CTAS/saveAsTable targets, persisted views defined, and their logical sources, for the
-    commands the tree runs."""
+    """CTAS/saveAsTable targets, persisted views defined, directories of INSERT OVERWRITE
+    DIRECTORY ... USING, and their logical sources, for the commands the tree runs."""
     reads: list[Read] = []
     writes: list[Write] = []
     if not commands:
         return reads, writes
     for name, fields in description_sections(description):
         args = fields.get("Arguments", "")
-        if name in VIEW_COMMANDS:
+        if name == _DS_DIR_COMMAND:
+            if name in commands:
+                writes.extend(command_writes(name, args))
+        elif name in VIEW_COMMANDS:
             if name in commands:
                 view = view_target(name, args)
                 if view is not None:
@@ -359,9 +385,9 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
             found_writes = _tree_writes(node)
             reads.update(found_reads)
             writes.update(found_writes)
-            if name.removeprefix("Execute ") in _CTAS_COMMANDS + VIEW_COMMANDS:
+            if name.removeprefix("Execute ") in _DESCRIBED_COMMANDS:
                 commands.add(name.removeprefix("Execute "))
-            if not found_writes and name.removeprefix("Execute ") not in _CTAS_COMMANDS and (
+            if not found_writes and name.removeprefix("Execute ") not in _DESCRIBED_COMMANDS and (
                     (name.startswith("Execute ") and any(m in name for m in _WRITE_MARKERS))
                     or _V2_UNREAD.match(name)):
                 unparsed.append(name)
@@ -428,9 +454,9 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 # V1 fallbacks, whose query is a logical plan in `Arguments`), pandas map/cogroup nodes
 # (MapInPandas, FlatMapGroupsInPandas, ...: opaque outputs), streaming writes. ArrowEvalPython is
 # read like BatchEvalPython (same `Arguments` shape) but has no captured fixture (no pyarrow).
-# Directory writes command_writes does not read (InsertIntoHiveDirCommand, and the
-# InsertIntoDataSourceDirCommand whose nested insert writes the path) give their columns to no
-# dataset. Argument lists (TakeOrderedAndProject's project list, ...) are cut by Spark after
+# Directory writes (INSERT OVERWRITE DIRECTORY) are writes of their path: InsertIntoHiveDirCommand's
+# Input is what it writes; InsertIntoDataSourceDirCommand's columns come from its nested
+# InsertIntoHadoopFsRelationCommand (a path write like `df.write.parquet(path)`). Argument lists (TakeOrderedAndProject's project list, ...) are cut by Spark after
 # spark.sql.debug.maxToStringFields items: aliases past the cut define nothing.
 
 #: Plans longer than this are not read for column lineage (time and memory guard); the caller
