@@ -40,6 +40,7 @@ from navd.extractors.spark.plans import (
     PlanTooLarge,
     _unwrap_char_varchar,
     column_flows,
+    plan_io,
     split_list,
 )
 from navd.lineage import LineageOptions, lineage
@@ -307,6 +308,26 @@ MULTI_WRITE_CASES: list[tuple[str, str, int, dict[str, list[Flow]]]] = [
     ("multi_insert", "a Hive-format directory and a table", 27, {
         "mi_hive_dir": [("name", ["mi.src.name"], None, []), ("status", ["mi.src.status"], None, [])],
         "d1": [("id", ["mi.src.id"], None, ["mi.src.amt"]), ("name", ["mi.src.name"], None, ["mi.src.amt"])]}),
+    # path_columns: path writes (InsertIntoHadoopFsRelationCommand without a table), and the
+    # directory commands of INSERT OVERWRITE DIRECTORY
+    ("path_columns", "df.write.parquet(path) from a csv path", 4, {
+        "staged_parquet": [("id", ["people_csv:id"], None, ["people_csv:amt"]),
+                           ("name", ["people_csv:name"], "upper(name)", ["people_csv:amt"]),
+                           ("region", ["people_csv:region"], None, ["people_csv:amt"]),
+                           ("amt2", ["people_csv:amt"], "(amt * 2.0)", [])]}),
+    ("path_columns", "DataFrameWriter.save (orc): a dotted column from a parquet path", 8, {
+        "names_orc": [("id", ["staged_parquet:id"], None, []), ("who.name", ["staged_parquet:name"], None, [])]}),
+    ("path_columns", "INSERT OVERWRITE DIRECTORY ... USING parquet: the nested insert", 13, {
+        "dir_parquet": [("id", ["pc.src.id"], None, ["pc.src.amt"]),
+                        ("lname", ["pc.src.name"], "lower(name)", ["pc.src.amt"])]}),
+    ("path_columns", "Hive-format INSERT OVERWRITE DIRECTORY: InsertIntoHiveDirCommand's Input", 15, {
+        "dir_hive": [("name", ["pc.src.name"], None, ["pc.src.id"]),
+                     ("(amt + 1)", ["pc.src.amt"], "(amt + 1.0)", ["pc.src.id"])]}),
+    ("path_columns", "INSERT OVERWRITE LOCAL DIRECTORY (Hive format)", 17, {
+        "dir_local": [("id", ["pc.src.id"], None, []), ("name", ["pc.src.name"], None, [])]}),
+    ("path_columns", "a directory written by INSERT OVERWRITE DIRECTORY, read into a table", 19, {
+        "src": [("id", ["dir_parquet:id"], None, []), ("name", ["dir_parquet:lname"], None, []),
+                ("amt", [], "0.0", [])]}),
     # unplanned_writes: no WriteFiles (Spark 3.0-3.3, plannedWrite disabled): the commands'
     # own Input; the Union above them carries no columns from one branch to the other
     ("unplanned_writes", "multi-insert without WriteFiles (parquet and Hive SerDe tables)", 14, {
@@ -741,3 +762,23 @@ def test_insert_overwrite_directory_columns() -> None:
     assert edges(19) == {(f"{parquet_dir}#id", "pc.src.id@primary", "DATA_FLOW", "SIMPLE"),
                          (f"{parquet_dir}#lname", "pc.src.name@primary", "DATA_FLOW", "SIMPLE")}
     assert all(not by_id[i].column_notes for i in (12, 15, 17, 19))
+
+
+@pytest.mark.parametrize(("execution_id", "writes"), [
+    # USING parquet: the `Execute` node has no arguments; the description's inner node names
+    # the directory as the statement spelled it (its nested insert, execution 13, qualifies it)
+    (12, {("InsertIntoDataSourceDirCommand", "/tmp/navd-capture/output/dir_parquet")}),
+    (13, {("InsertIntoHadoopFsRelationCommand", "file:/tmp/navd-capture/output/dir_parquet")}),
+    # Hive format: the default file system's directory; LOCAL: the driver's (file:)
+    (15, {("InsertIntoHiveDirCommand", "/tmp/navd-capture/output/dir_hive")}),
+    (17, {("InsertIntoHiveDirCommand", "file:/tmp/navd-capture/output/dir_local")}),
+])
+def test_insert_overwrite_directory_is_a_write_of_its_path(execution_id: int, writes: set[tuple[str, str]]) -> None:
+    for line in fixture_lines("path_columns"):
+        event = json.loads(line)
+        if event["Event"].endswith("SQLExecutionStart") and event["executionId"] == execution_id:
+            io = plan_io(event["sparkPlanInfo"], event["physicalPlanDescription"])
+            assert {(w.command, w.path) for w in io.writes if w.table is None} == writes
+            assert io.unparsed == ()
+            return
+    raise AssertionError(f"no execution {execution_id}")

@@ -19,7 +19,11 @@ What Spark 4.3 writes (checked against the captured fixtures in tests/fixtures/s
   other V2 sources `BatchScan <catalog.ns.table>`.
 - Writes, in sparkPlanInfo: `Execute InsertIntoHadoopFsRelationCommand` whose simpleString
   arguments start with the output path and contain `` `spark_catalog`.`db`.`t` `` when the
-  target is a catalog table; `Execute InsertIntoHiveTable` whose first argument is the table.
+  target is a catalog table; `Execute InsertIntoHiveTable` whose first argument is the table;
+  INSERT OVERWRITE [LOCAL] DIRECTORY: `Execute InsertIntoHiveDirCommand` (`<isLocal>,
+  Storage(Location: /p, ...), ...`) and `Execute InsertIntoDataSourceDirCommand` (no arguments in
+  the tree: its inner node's `Storage(Location: /p), <format>, ...` is in physicalPlanDescription;
+  a nested InsertIntoHadoopFsRelationCommand writes the data), writes of their path.
 - CTAS and saveAsTable: the sparkPlanInfo node is a bare `Execute CreateDataSourceTableAsSelectCommand`
   / `Execute CreateHiveTableAsSelectCommand` / `Execute SaveAsV1TableCommand`; the target is
   only in physicalPlanDescription's `Arguments:` of the inner command node:
