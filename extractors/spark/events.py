@@ -75,6 +75,7 @@ from navd.names import (
 
 from .plans import (
     SESSION_CATALOG,
+    CONTROL_SUBTYPES,
     ColumnFlow,
     ColumnSource,
     PlanError,
@@ -172,13 +173,16 @@ class CatalogEvent:
 @dataclasses.dataclass(frozen=True, slots=True, order=True)
 class ColumnEdge:
     """One column-level edge of an execution: DATA_FLOW (SIMPLE or EXPRESSION) or CONTROL_FLOW
-    from a read column to a written column, both FIELD refs of the tables' owning source."""
+    from a read column to a written column, both FIELD refs of the tables' owning source.
+    `subtype` says how the column is used (plans.DATA_SUBTYPES for DATA_FLOW, one or more of
+    plans.CONTROL_SUBTYPES for CONTROL_FLOW, comma-separated in that order)."""
 
     target: EntityRef
     kind: RelationType
     source: EntityRef
     dependency_type: DependencyType | None = None
     expression: str | None = None
+    subtype: str = ""
 
     def sort_key(self) -> tuple[str, str, str]:
         return (self.target.qualified_name, self.kind.value, self.source.qualified_name)
@@ -643,6 +647,8 @@ class ApplicationProcessor:
         target = _field_ref(target_table, flow.target)
         if target is None:
             return
+        data_subtypes = dict(flow.data_subtypes)
+        control_subtypes = dict(flow.control_subtypes)
         kinds = [(RelationType.DATA_FLOW, s) for s in sorted(flow.sources)] + [
             (RelationType.CONTROL_FLOW, s) for s in sorted(flow.controls)]
         for kind, column in kinds:
@@ -654,9 +660,17 @@ class ApplicationProcessor:
             if kind is RelationType.DATA_FLOW:
                 edge = ColumnEdge(target, kind, source,
                                   DependencyType.SIMPLE if flow.expression is None else DependencyType.EXPRESSION,
-                                  flow.expression)
+                                  flow.expression, data_subtypes.get(column, ""))
             else:
-                edge = ColumnEdge(target, kind, source)
+                used = control_subtypes.get(column, frozenset())
+                edge = ColumnEdge(target, kind, source,
+                                  subtype=",".join(s for s in CONTROL_SUBTYPES if s in used))
+            known = edges.get(key)
+            if known is not None and kind is RelationType.CONTROL_FLOW and edge.subtype != known.subtype:
+                # one column controlling the target in two ways through two flows (an AQE
+                # plan's two writes of it): both ways
+                used = set(known.subtype.split(",")) | set(edge.subtype.split(","))
+                edges[key] = dataclasses.replace(known, subtype=",".join(s for s in CONTROL_SUBTYPES if s in used))
             edges.setdefault(key, edge)
 
     def _source_field(self, column: ColumnSource) -> EntityRef | None:

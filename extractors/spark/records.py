@@ -76,7 +76,8 @@ def records(run: ApplicationRun, *, extractor_run_id: str | None = None) -> Iter
             # Both ends unlinked: the HMS extractor owns FIELD elements.
             yield Relation(edge.kind, edge.source, edge.target, linked1=False, linked2=False,
                            dependency_type=edge.dependency_type, expression=edge.expression,
-                           discriminator=element.qualified_name, extractor_run_id=extractor_run_id)
+                           discriminator=element.qualified_name, extractor_run_id=extractor_run_id,
+                           properties={"subtype": edge.subtype} if edge.subtype else {})
 
 
 def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecution,
