@@ -26,8 +26,11 @@ typed, what was understood) and extractors.spark.records turns it into navd.mode
 - column lineage of each execution that writes a catalog table (plans.column_flows over the
   physicalPlanDescription; with AQE, the last re-plan): DATA_FLOW source FIELD -> target FIELD
   with dependencyType SIMPLE (copied or renamed) or EXPRESSION (with the expression in
-  source-column names, at most 1,000 characters), and CONTROL_FLOW from the columns that only
-  filter, join, group or order the rows; each table written gets the flows of its own write
+  source-column names, at most 1,000 characters), and CONTROL_FLOW from the columns that
+  filter, join, group, order or partition the rows or decide a CASE WHEN branch (a column doing
+  both gets both edges); each edge's `subtype` property says how the column is used (DATA_FLOW:
+  IDENTITY, TRANSFORMATION or AGGREGATION; CONTROL_FLOW: one or more, comma-separated, of
+  FILTER, JOIN, GROUP_BY, SORT, WINDOW, CONDITIONAL); each table written gets the flows of its own write
   command (a multi-insert writes several); discriminator = the execution's qualifiedName, both
   ends unlinked (the HMS extractor owns FIELD elements). Field names are the table's name plus
   the column: `db.t.col@cluster` (HIVE), `<catalog>.db.t.col@cluster` (SPARK, other catalogs).

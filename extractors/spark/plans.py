@@ -411,9 +411,20 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 # - control (CONTROL_FLOW): Filter conditions, join keys and join conditions (for every column
 #   passing through the filter/join), grouping keys (for every column of the aggregate), global
 #   Sort orders and TakeOrderedAndProject's order (ORDER BY), Window partition and order columns
-#   (for the window's columns only); a column that is already a data source of an output is not
-#   also listed as its control source. Local sorts and exchanges (physical artefacts of joins,
-#   windows and aggregates) are ignored.
+#   (for the window's columns only), the conditions of CASE WHEN and If (for the column they
+#   define). A column that is also a data source of an output stays its control source too (a
+#   join key or filter column copied to the output): Hive's LineageLogger and OpenLineage keep
+#   both facts. Local sorts and exchanges (physical artefacts of joins, windows and aggregates)
+#   are ignored.
+# - how (ColumnFlow.data_subtypes / control_subtypes, OpenLineage's transformation subtypes):
+#   a source is IDENTITY (only copies and renames on the way), TRANSFORMATION (an expression) or
+#   AGGREGATION (an aggregate result or an aggregating window function on the way); a control
+#   is FILTER, JOIN, GROUP_BY, SORT, WINDOW or CONDITIONAL by the node (or expression) that
+#   uses it, a column controlling through several nodes having several. A CASE WHEN / If
+#   condition's columns are not data sources of its result (unless also in a branch value); a
+#   ranking function (`rank(ts#5)`, Spark printing the window's order as its argument) has no
+#   data source. The columns a control is computed from control as it does; a control of a
+#   control (a filter under a join key) as its own.
 #
 # A view's definition (CreateViewCommand / AlterViewAsCommand) is a logical plan: its nodes have
 # only `Arguments:`. _logical_fields reads each as the physical node that does the same
