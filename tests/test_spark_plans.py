@@ -47,6 +47,7 @@ from navd.extractors.spark.plans import (
     ColumnFlow,
     ColumnSource,
     PlanTooLarge,
+    _branch_ids,
     _unwrap_char_varchar,
     column_flows,
     split_list,
@@ -514,6 +515,23 @@ def test_multi_insert_records_give_each_table_its_own_columns() -> None:
     (hive_dir,) = [e for e in run.executions if e.execution_id == 27]
     assert {e.target.qualified_name for e in hive_dir.columns} == {"mi.d1.id@primary", "mi.d1.name@primary"}
     assert hive_dir.column_notes == ("a write not read for column lineage",)
+
+
+@pytest.mark.parametrize(("expression", "deciding", "valued"), [
+    ("CASE WHEN (x#1 > 0) THEN y#2 ELSE z#3 END", {1}, {2, 3}),
+    # Spark's If, a column both deciding and in a value
+    ("if ((x#1 > 0)) y#2 else (z#3 + x#1)", {1}, {1, 2, 3}),
+    # nested: a CASE in a THEN value decides only its own branch; a function around a condition
+    ("CASE WHEN (a#1 = 1) THEN CASE WHEN (b#2 > c#3) THEN d#4 END WHEN isnull(e#5) THEN f#6 ELSE g#7 END",
+     {1, 2, 3, 5}, {4, 6, 7}),
+    ("upper(coalesce(CASE WHEN isnotnull(k#1) THEN k#1 END, v#2))", {1}, {1, 2}),
+    # a column named like a keyword is a column
+    ("upper(END#3)", set(), {3}),
+])
+def test_branch_conditions_are_told_from_branch_values(expression: str, deciding: set[int], valued: set[int]) -> None:
+    """The pure split behind CONDITIONAL controls, on CASE WHEN / If texts as Spark prints them
+    (the captured column_usage case covers them in real plans)."""
+    assert _branch_ids(expression) == (deciding, valued)
 
 
 def test_alias_in_the_arguments_of_any_node_defines_its_column() -> None:
