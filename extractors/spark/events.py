@@ -26,8 +26,11 @@ typed, what was understood) and extractors.spark.records turns it into navd.mode
 - column lineage of each execution that writes a table or path (plans.column_flows over the
   physicalPlanDescription; with AQE, the last re-plan): DATA_FLOW source FIELD -> target FIELD
   with dependencyType SIMPLE (copied or renamed) or EXPRESSION (with the expression in
-  source-column names, at most 1,000 characters), and CONTROL_FLOW from the columns that only
-  filter, join, group or order the rows; each table written gets the flows of its own write
+  source-column names, at most 1,000 characters), and CONTROL_FLOW from the columns that
+  filter, join, group, order or partition the rows or decide a CASE WHEN branch (a column doing
+  both gets both edges); each edge's `subtype` property says how the column is used (DATA_FLOW:
+  IDENTITY, TRANSFORMATION or AGGREGATION; CONTROL_FLOW: one or more, comma-separated, of
+  FILTER, JOIN, GROUP_BY, SORT, WINDOW, CONDITIONAL); each table written gets the flows of its own write
   command (a multi-insert writes several); discriminator = the execution's qualifiedName, both
   ends unlinked (the HMS extractor owns FIELD elements). Field names are the table's name plus
   the column: `db.t.col@cluster` (HIVE), `<catalog>.db.t.col@cluster` (SPARK, other catalogs).
@@ -78,6 +81,7 @@ from navd.names import (
 
 from .plans import (
     SESSION_CATALOG,
+    CONTROL_SUBTYPES,
     ColumnFlow,
     ColumnSource,
     PlanError,
@@ -175,13 +179,16 @@ class CatalogEvent:
 @dataclasses.dataclass(frozen=True, slots=True, order=True)
 class ColumnEdge:
     """One column-level edge of an execution: DATA_FLOW (SIMPLE or EXPRESSION) or CONTROL_FLOW
-    from a read column to a written column, FIELD refs of the tables (or paths: HDFS) they belong to."""
+    from a read column to a written column, FIELD refs of the tables (or paths: HDFS) they belong to.
+    `subtype` says how the column is used (plans.DATA_SUBTYPES for DATA_FLOW, one or more of
+    plans.CONTROL_SUBTYPES for CONTROL_FLOW, comma-separated in that order)."""
 
     target: EntityRef
     kind: RelationType
     source: EntityRef
     dependency_type: DependencyType | None = None
     expression: str | None = None
+    subtype: str = ""
 
     def sort_key(self) -> tuple[str, str, str]:
         return (self.target.qualified_name, self.kind.value, self.source.qualified_name)
@@ -656,6 +663,8 @@ class ApplicationProcessor:
         target = _field_ref(target_table, flow.target)
         if target is None:
             return
+        data_subtypes = dict(flow.data_subtypes)
+        control_subtypes = dict(flow.control_subtypes)
         kinds = [(RelationType.DATA_FLOW, s) for s in sorted(flow.sources)] + [
             (RelationType.CONTROL_FLOW, s) for s in sorted(flow.controls)]
         for kind, column in kinds:
@@ -667,9 +676,17 @@ class ApplicationProcessor:
                 if kind is RelationType.DATA_FLOW:
                     edge = ColumnEdge(target, kind, source,
                                       DependencyType.SIMPLE if flow.expression is None else DependencyType.EXPRESSION,
-                                      flow.expression)
+                                      flow.expression, data_subtypes.get(column, ""))
                 else:
-                    edge = ColumnEdge(target, kind, source)
+                    used = control_subtypes.get(column, frozenset())
+                    edge = ColumnEdge(target, kind, source,
+                                      subtype=",".join(s for s in CONTROL_SUBTYPES if s in used))
+                known = edges.get(key)
+                if known is not None and kind is RelationType.CONTROL_FLOW and edge.subtype != known.subtype:
+                    # one column controlling the target in two ways through two flows (an AQE
+                    # plan's two writes of it): both ways
+                    used = set(known.subtype.split(",")) | set(edge.subtype.split(","))
+                    edges[key] = dataclasses.replace(known, subtype=",".join(s for s in CONTROL_SUBTYPES if s in used))
                 edges.setdefault(key, edge)
 
     def _source_fields_of(self, column: ColumnSource) -> tuple[EntityRef, ...]:

@@ -77,7 +77,8 @@ def records(run: ApplicationRun, *, extractor_run_id: str | None = None) -> Iter
             # columns (HDFS FIELDs) are owned by no extractor and stay stubs.
             yield Relation(edge.kind, edge.source, edge.target, linked1=False, linked2=False,
                            dependency_type=edge.dependency_type, expression=edge.expression,
-                           discriminator=element.qualified_name, extractor_run_id=extractor_run_id)
+                           discriminator=element.qualified_name, extractor_run_id=extractor_run_id,
+                           properties={"subtype": edge.subtype} if edge.subtype else {})
 
 
 def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecution,
