@@ -20,11 +20,11 @@ The aliases real clusters produce:
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from navd.model import ElementType, InvalidName, SourceType, identity, path_qualified_name
-from navd.names import field_qualified_name, split_field
+from navd.names import field_qualified_name, path_field_qualified_name, split_field, split_path_field
 
 SESSION_CATALOG = "spark_catalog"
 _CATALOG_SOURCES = frozenset({SourceType.HIVE, SourceType.SPARK, SourceType.IMPALA})
@@ -171,6 +171,8 @@ def candidates(qualified_name: str, source_type: SourceType | str, type_: Elemen
     if source is None:
         return []
     kind = _type(type_)
+    if source is SourceType.HDFS and kind is ElementType.FIELD:
+        return _path_field_names(qualified_name, candidates, rules)
     found: list[tuple[SourceType, str]] = []
     if source is SourceType.HDFS or kind in (ElementType.DIRECTORY, ElementType.FILE):
         canonical = rules.canonical_path(qualified_name)
@@ -216,6 +218,8 @@ def endpoint_spellings(qualified_name: str, source_type: SourceType | str, type_
     if source is None:
         return []
     kind = _type(type_)
+    if source is SourceType.HDFS and kind is ElementType.FIELD:
+        return _path_field_names(qualified_name, endpoint_spellings, rules)
     found: list[tuple[SourceType, str]] = [(source, qualified_name)]
     if source is SourceType.HDFS or kind in (ElementType.DIRECTORY, ElementType.FILE):
         canonical = rules.canonical_path(qualified_name)
@@ -240,3 +244,22 @@ def endpoint_spellings(qualified_name: str, source_type: SourceType | str, type_
     for item in found:
         unique.setdefault(item, None)
     return list(unique)
+
+
+def _path_field_names(qualified_name: str, of_path: Callable[..., list[tuple[SourceType, str]]],
+                      rules: AliasRules) -> list[tuple[SourceType, str]]:
+    """`candidates` / `endpoint_spellings` of a column of a path (`<path>#<column>`): those of
+    its path, each with the column (only qualified spellings: extractors name a path's columns
+    only after qualifying the path); the column itself is never rewritten."""
+    split = split_path_field(qualified_name)
+    found: dict[tuple[SourceType, str], None] = {(SourceType.HDFS, qualified_name): None}
+    if split is None:
+        return list(found)
+    path, column = split
+    names = [(s, path_field_qualified_name(n, column)) for s, n in of_path(path, SourceType.HDFS,
+                                                                           ElementType.DIRECTORY, rules)
+             if "://" in n and not n.endswith("/")]
+    if of_path is candidates:   # best first: the canonical spelling before the name as given
+        return list(dict.fromkeys([*names[:1], (SourceType.HDFS, qualified_name), *names[1:]]))
+    found.update(dict.fromkeys(names))
+    return list(found)

@@ -102,11 +102,15 @@ class Edge:
     type: str
     dependency_type: str | None = None
     expression: str | None = None
+    #: how a column is used (column edges: IDENTITY, TRANSFORMATION, AGGREGATION; FILTER, ...)
+    subtype: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"source": self.source, "target": self.target, "type": self.type}
         if self.dependency_type:
             shown["dependencyType"] = self.dependency_type
+        if self.subtype:
+            shown["subtype"] = self.subtype
         if self.expression:
             shown["expression"] = self.expression
         return shown
@@ -151,7 +155,7 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
                 truncated = True
                 break
     nodes = _load_nodes(store, node_ids, relations.values())
-    edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression)
+    edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression, r.subtype)
              for r in relations.values()]
     return _contract(root.id, nodes, edges, options, truncated)
 
@@ -314,12 +318,13 @@ def _contract(root: str, nodes: Mapping[str, Node], edges: list[Edge], options: 
     outgoing: dict[str, list[Edge]] = {}
     for edge in edges:
         outgoing.setdefault(edge.source, []).append(edge)
-    shown_edges: dict[tuple[str, str, str, str | None, str | None], Edge] = {}
+    shown_edges: dict[tuple[str, str, str, str | None, str | None, str | None], Edge] = {}
     for edge in edges:
         if hidden(edge.source):
             continue
         if not hidden(edge.target):
-            shown_edges[(edge.source, edge.target, edge.type, edge.dependency_type, edge.expression)] = edge
+            shown_edges[(edge.source, edge.target, edge.type, edge.dependency_type, edge.expression,
+                         edge.subtype)] = edge
             continue
         # Follow the flow through hidden nodes to the next shown ones.
         stack, visited = [edge.target], {edge.target}
@@ -332,7 +337,7 @@ def _contract(root: str, nodes: Mapping[str, Node], edges: list[Edge], options: 
                         visited.add(onward.target)
                         stack.append(onward.target)
                 elif onward.target != edge.source:
-                    key = (edge.source, onward.target, edge.type, None, None)
+                    key = (edge.source, onward.target, edge.type, None, None, None)
                     shown_edges[key] = Edge(edge.source, onward.target, edge.type)
     used = {root} | {e.source for e in shown_edges.values()} | {e.target for e in shown_edges.values()}
     shown_nodes = tuple(sorted((nodes[n] for n in used if n in nodes),
@@ -354,7 +359,7 @@ def render_text(graph: LineageGraph) -> str:
     lines = [label(graph.root)]
     for edge in graph.edges:
         detail = edge.type + (f" {edge.dependency_type}" if edge.dependency_type else "") + \
-            (f": {edge.expression}" if edge.expression else "")
+            (f" ({edge.subtype})" if edge.subtype else "") + (f": {edge.expression}" if edge.expression else "")
         lines.append(f"  {label(edge.source)} -> {label(edge.target)}  [{detail}]")
     if len(graph.edges) == 0:
         lines.append("  (no lineage)")

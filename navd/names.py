@@ -8,7 +8,9 @@ Every element has a `qualified_name`, unique within its source type:
   column is everything after its table's dotted parts and before the last '@', as spelled
   (`db.t.b.c@cluster` is column `b.c`: database and table names hold no '.');
 - files and directories use their normalised URI: `hdfs://nameservice/path`, `file:///tmp/x`;
-  one spelling per path, no trailing slash;
+  one spelling per path, no trailing slash; a column of the data in a directory or file (a
+  path Spark wrote or read) is an HDFS FIELD `<path>#<column>`, the column lower case with '%'
+  and '#' percent-encoded (so the last '#' is the separator, whatever the path or column holds);
 - operations and executions use a name scoped by source, e.g. `spark://<app id>/<attempt>`,
   `yarn://<app id>`.
 
@@ -172,16 +174,49 @@ def table_of_field(field_qualified_name: str, source_type: SourceType | str = So
 
 
 def field_ref(table: EntityRef, column: str) -> EntityRef:
-    """The FIELD ref of `column` of `table` (same source type); InvalidName for an empty column."""
+    """The FIELD ref of `column` of `table` (same source type): a catalog table's column, or
+    (HDFS) a column of the data in a directory or file (`path_field_qualified_name`);
+    InvalidName for an empty column."""
+    if table.source_type is SourceType.HDFS:
+        return EntityRef(SourceType.HDFS, path_field_qualified_name(table.qualified_name, column), ElementType.FIELD)
     return EntityRef(table.source_type, field_qualified_name(table.qualified_name, column), ElementType.FIELD)
 
 
 def field_table(field: EntityRef) -> EntityRef | None:
-    """The TABLE ref a FIELD ref belongs to (None for a non-FIELD or a bare name)."""
+    """The dataset ref a FIELD ref belongs to: a TABLE, or (HDFS) the DIRECTORY whose data holds
+    the column (a FILE's columns name the file: the caller knows the dataset's type when it
+    matters); None for a non-FIELD or a bare name."""
     if field.type is not ElementType.FIELD:
         return None
+    if field.source_type is SourceType.HDFS:
+        split = split_path_field(field.qualified_name)
+        return EntityRef(SourceType.HDFS, split[0], ElementType.DIRECTORY) if split is not None else None
     table = table_of_field(field.qualified_name, field.source_type)
     return EntityRef(field.source_type, table, ElementType.TABLE) if table is not None else None
+
+
+def path_field_qualified_name(path_qualified_name: str, column: str) -> str:
+    """A column of the data in a directory or file: `<path qualified name>#<column>` (HDFS
+    FIELD). Read back by `split_path_field`.
+
+    The column is lower case with surrounding blanks and backticks dropped, as a catalog
+    column (Spark resolves file columns case-insensitively by default); '%' and '#' in it are
+    percent-encoded, so the separator is the last '#' whatever the path holds, and dots,
+    spaces, '/' and '@' in the column stay as they are (`hdfs://ns/out#b.c`).
+    """
+    if "://" not in path_qualified_name:
+        raise InvalidName(f"path {path_qualified_name!r} is not a qualified name: no field {column!r} of it")
+    name = _hive_part(column, "column").replace("%", "%25").replace("#", "%23")
+    return f"{path_qualified_name}#{name}"
+
+
+def split_path_field(field_qualified_name: str) -> tuple[str, str] | None:
+    """`<path>#<column>` -> (path qualified name, column as given to `path_field_qualified_name`,
+    decoded); None for a name without both parts."""
+    path, sep, name = field_qualified_name.rpartition("#")
+    if not sep or not name or "://" not in path:
+        return None
+    return path, name.replace("%23", "#").replace("%25", "%")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -382,9 +417,13 @@ def display_name(qualified_name: str, type_: ElementType | str | None = None,
                  source_type: SourceType | str = SourceType.HIVE) -> str:
     """The short name shown for an element known only by its qualified name (a Spark stub, a
     lineage endpoint not indexed): a path's last segment (`file.csv`), a column's name
-    (`db.t.b.c@c` -> `b.c`, see `split_field`), a Hive or catalog name's last dotted part
+    (`db.t.b.c@c` -> `b.c`, see `split_field`; `hdfs://ns/out#b.c` -> `b.c`), a Hive or catalog name's last dotted part
     (`db.t@c` -> `t`), a partition's `k=v/k2=v2`; the whole name when nothing is left."""
     kind = ElementType(type_) if type_ is not None else None
+    if kind is ElementType.FIELD and SourceType(source_type) is SourceType.HDFS:
+        path_field = split_path_field(qualified_name)
+        if path_field is not None:
+            return path_field[1]
     if kind is ElementType.FIELD and "://" not in qualified_name:
         split = split_field(qualified_name, source_type)
         if split is not None:

@@ -9,7 +9,7 @@ import pytest
 from lineage_cases import CASES, Case, expected_nodes, shown, start_name
 
 from navd.index.client import IndexWriter, SolrIndex
-from navd.lineage import EntityNotFound, LineageGraph, LineageOptions
+from navd.lineage import EntityNotFound, LineageGraph, LineageOptions, render_text
 from navd.query import lineage
 from navd.model import (
     DependencyType,
@@ -80,8 +80,9 @@ def pipeline(index: SolrIndex, unique: str) -> dict[str, Element]:
                 flow(never_seen, job1, linked1=False),
                 Relation(RelationType.INSTANCE_OF, template.ref, job1.ref),
                 flow(s_c, t_u, dependency_type=DependencyType.EXPRESSION, expression="upper(c)",
-                     discriminator=job1.qualified_name),
-                Relation(RelationType.CONTROL_FLOW, s_k.ref, t_u.ref, discriminator=job1.qualified_name)]
+                     discriminator=job1.qualified_name, properties={"subtype": "TRANSFORMATION"}),
+                Relation(RelationType.CONTROL_FLOW, s_k.ref, t_u.ref, discriminator=job1.qualified_name,
+                         properties={"subtype": "FILTER,JOIN"})]
     index_all(index, records)
     return {"s": s, "t": t, "u": u, "job1": job1, "template": template, "s_c": s_c, "s_k": s_k, "t_u": t_u}
 
@@ -110,12 +111,16 @@ def test_columns_add_field_edges_with_dependency_types(index: SolrIndex, pipelin
     graph = lineage(index, pipeline["t"].qualified_name, LineageOptions(direction="upstream", columns=True))
     document = graph.as_dict()
     by_id = {n["id"]: n["qualifiedName"] for n in document["nodes"]}
-    column_edges = {(by_id[e["source"]], by_id[e["target"]], e["type"], e.get("dependencyType"), e.get("expression"))
-                    for e in document["edges"] if e["type"] != "DATA_FLOW" or e.get("dependencyType")}
+    column_edges = {(by_id[e["source"]], by_id[e["target"]], e["type"], e.get("dependencyType"), e.get("expression"),
+                     e.get("subtype")) for e in document["edges"] if e["type"] != "DATA_FLOW" or e.get("dependencyType")}
     assert column_edges == {
-        (pipeline["s_c"].qualified_name, pipeline["t_u"].qualified_name, "DATA_FLOW", "EXPRESSION", "upper(c)"),
-        (pipeline["s_k"].qualified_name, pipeline["t_u"].qualified_name, "CONTROL_FLOW", None, None),
+        (pipeline["s_c"].qualified_name, pipeline["t_u"].qualified_name, "DATA_FLOW", "EXPRESSION", "upper(c)",
+         "TRANSFORMATION"),
+        (pipeline["s_k"].qualified_name, pipeline["t_u"].qualified_name, "CONTROL_FLOW", None, None, "FILTER,JOIN"),
     }
+    text = render_text(graph)
+    assert "[DATA_FLOW EXPRESSION (TRANSFORMATION): upper(c)]" in text
+    assert "[CONTROL_FLOW (FILTER,JOIN)]" in text
     assert {"id", "qualifiedName", "type", "sourceType", "name", "deleted"} <= set(document["nodes"][0])
 
 

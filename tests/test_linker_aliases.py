@@ -80,8 +80,19 @@ def test_candidate_names_function() -> None:
                            nameservice_aliases={"nn1:8020": "hdfs://nameservice1"})[0] == "hdfs://nameservice1/p"
 
 
+def test_path_field_takes_its_paths_aliases() -> None:
+    """A column of a path (`<path>#<column>`): the path part is aliased, the column never."""
+    field = ElementType.FIELD
+    assert names("hdfs://nn1:8020/out#b.c", type_=field) == [
+        "hdfs://nameservice1/out#b.c", "hdfs://nn1:8020/out#b.c", "hdfs://nn2:8020/out#b.c"]
+    assert set(names("hdfs://nameservice1/out#x/../y", type_=field)) >= {
+        "hdfs://nameservice1/out#x/../y", "hdfs://nn1:8020/out#x/../y", "hdfs://nn2:8020/out#x/../y"}
+    assert names("file:///tmp/x#id", type_=field) == ["file:///tmp/x#id"]
+
+
 def test_spellings_are_the_reverse_of_candidates() -> None:
     for source, qn, type_ in [(H, "hdfs://nameservice1/wh/t", D), (H, "file:///tmp/x", ElementType.FILE),
+                              (H, "hdfs://nameservice1/wh/t#b.c d", ElementType.FIELD),
                               (SourceType.HIVE, "db.t@primary", ElementType.TABLE),
                               (SourceType.HIVE, "db.t.c@primary", ElementType.FIELD),
                               (SourceType.HIVE, "db.t.b.c d@primary", ElementType.FIELD)]:

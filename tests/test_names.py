@@ -31,6 +31,7 @@ from navd.names import (
     parse_partition_path,
     partition_path,
     partition_qualified_name,
+    path_field_qualified_name,
     path_qualified_name,
     relation_identity,
     spark_application_ref,
@@ -38,6 +39,7 @@ from navd.names import (
     spark_run_ref,
     split_field,
     split_partition,
+    split_path_field,
     table_of_field,
     yarn_application_ref,
     yarn_execution_ref,
@@ -135,6 +137,47 @@ def _hive_column(column: str) -> str:
 def test_hive_field_is_table_plus_column() -> None:
     assert (hive_qualified_name("primary", "Sales", "Orders", "Amount")
             == field_qualified_name(hive_qualified_name("primary", "Sales", "Orders"), "Amount"))
+
+
+PATH_FIELDS: list[tuple[str, str, str, str]] = [
+    # directory (qualified), column, field qualified name, the column read back
+    ("hdfs://ns1/data/out", "id", "hdfs://ns1/data/out#id", "id"),
+    ("hdfs://ns1/data/out", " `Amount` ", "hdfs://ns1/data/out#amount", "amount"),
+    # dots, spaces, '/', '@', unicode in a column: kept as they are
+    ("file:///tmp/x", "b.c", "file:///tmp/x#b.c", "b.c"),
+    ("file:///tmp/x", "`Addr.Zip Code`", "file:///tmp/x#addr.zip code", "addr.zip code"),
+    ("hdfs://ns1/a", "x/y@z", "hdfs://ns1/a#x/y@z", "x/y@z"),
+    ("hdfs://ns1/a", "ünï.ß", "hdfs://ns1/a#ünï.ß", "ünï.ß"),
+    # '#' and '%' in the column are encoded; a '#' in the path stays (the last '#' separates)
+    ("hdfs://ns1/a", "n#1", "hdfs://ns1/a#n%231", "n#1"),
+    ("hdfs://ns1/a", "50%", "hdfs://ns1/a#50%25", "50%"),
+    ("hdfs://ns1/a", "%23", "hdfs://ns1/a#%2523", "%23"),
+    ("hdfs://ns1/dir#1/out.parquet", "c", "hdfs://ns1/dir#1/out.parquet#c", "c"),
+]
+
+
+@pytest.mark.parametrize(("directory", "column", "field", "back"), PATH_FIELDS)
+def test_path_fields_round_trip(directory: str, column: str, field: str, back: str) -> None:
+    assert path_field_qualified_name(directory, column) == field
+    assert split_path_field(field) == (directory, back)
+    dir_ref = directory_ref(directory, "")
+    assert field_ref(dir_ref, column) == EntityRef(SourceType.HDFS, field, ElementType.FIELD)
+    assert field_table(field_ref(dir_ref, column)) == dir_ref
+    assert display_name(field, ElementType.FIELD, SourceType.HDFS) == back
+
+
+@pytest.mark.parametrize(("path", "column", "message"), [
+    ("hdfs://ns1/a", "``", "empty Hive column name"),
+    ("/a", "c", "not a qualified name"),
+])
+def test_path_fields_that_cannot_be_named(path: str, column: str, message: str) -> None:
+    with pytest.raises(InvalidName, match=message):
+        path_field_qualified_name(path, column)
+
+
+@pytest.mark.parametrize("name", ["hdfs://ns1/a", "hdfs://ns1/a#", "a#b"])
+def test_split_path_field_of_what_is_not_one(name: str) -> None:
+    assert split_path_field(name) is None
 
 
 @pytest.mark.parametrize(("table", "column", "message"), [

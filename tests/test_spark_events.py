@@ -311,10 +311,10 @@ def _node(name: str, simple: str = "", children: list[dict[str, Any]] | None = N
 
 
 def test_write_nodes_not_understood_are_reported() -> None:
-    io = plan_io(_node("Execute InsertIntoHiveDirCommand", children=[
+    io = plan_io(_node("Execute InsertIntoBucketsCommand", children=[
         _node("Execute SaveIntoDataSourceCommand"), _node("AtomicCreateTableAsSelect")]), "")
     assert not io.writes
-    assert io.unparsed == ("Execute InsertIntoHiveDirCommand", "Execute SaveIntoDataSourceCommand",
+    assert io.unparsed == ("Execute InsertIntoBucketsCommand", "Execute SaveIntoDataSourceCommand",
                            "AtomicCreateTableAsSelect")
 
 

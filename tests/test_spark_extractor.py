@@ -143,6 +143,44 @@ def test_cut_argument_lists_are_warned_and_said_on_the_execution(navd, index: So
     assert all(v.endswith(" (raise spark.sql.debug.maxToStringFields)") for v in found.values())
 
 
+def test_path_columns_through_the_cli(navd, index: SolrIndex,  # type: ignore[no-untyped-def]
+                                     solr_server: EmbeddedSolr, tmp_path: Path) -> None:
+    """The captured path_columns event log, extracted into Solr: a directory a job wrote has
+    its columns as FIELD children, and column lineage runs from a table back through the
+    directory's columns to the columns of what the writing job read."""
+    fixture = Path(__file__).parent / "fixtures" / "spark_events" / "path_columns.jsonl"
+    app_id = next(json.loads(line)["App ID"] for line in fixture.read_text(encoding="utf-8").splitlines()
+                  if '"SparkListenerApplicationStart"' in line)
+    events = tmp_path / "events"
+    events.mkdir()
+    (events / app_id).write_text(fixture.read_text(encoding="utf-8"), encoding="utf-8")
+    env = {**os.environ, "NAVD_CONFIG": str(config_file(tmp_path, solr_server, events))}
+    extracted = navd("extract", "spark", "--once", env=env)
+    assert extracted.returncode == 0, extracted.stderr
+
+    def edges(*args: str) -> set[tuple[str, str, str, str | None]]:
+        result = navd("lineage", *args, "--format", "json", env=env)
+        assert result.returncode == 0, result.stderr
+        graph = json.loads(result.stdout)
+        names = {n["id"]: n["qualifiedName"] for n in graph["nodes"]}
+        return {(names[e["source"]], names[e["target"]], e["type"], e.get("dependencyType")) for e in graph["edges"]}
+
+    staged = "file:///tmp/navd-capture/output/staged_parquet"
+    # from the table, --columns reaches the parquet directory's columns
+    upstream = edges("pc.region_totals@primary", "--direction", "upstream", "--columns")
+    assert {(f"{staged}#amt2", "pc.region_totals.total@primary", "DATA_FLOW", "EXPRESSION"),
+            (f"{staged}#region", "pc.region_totals.region@primary", "DATA_FLOW", "SIMPLE")} <= upstream
+    # a path's column as the root: its writer's sources and its readers' targets
+    around = edges(f"{staged}#amt2")
+    assert (f"{staged}#amt2", "pc.region_totals.total@primary", "DATA_FLOW", "EXPRESSION") in around
+    # the directory (written by the job) has its columns under it: --columns finds them
+    found = navd("lineage", staged, "--direction", "downstream", "--columns", "--format", "json", env=env)
+    assert found.returncode == 0, found.stderr
+    shown = {n["qualifiedName"]: n for n in json.loads(found.stdout)["nodes"]}
+    assert {f"{staged}#amt2", f"{staged}#region", "pc.region_totals.total@primary"} <= set(shown)
+    assert shown[f"{staged}#amt2"]["name"] == "amt2" and shown[f"{staged}#amt2"]["sourceType"] == "HDFS"
+
+
 def test_thrift_server_statements_carry_query_text(navd, index: SolrIndex, solr_server: EmbeddedSolr,  # type: ignore[no-untyped-def]
                                                     spark_thrift: SparkThriftServer, tmp_path: Path) -> None:
     """Seed 000's search: queryText:*temp_sample_08* finds the operations that used the table,

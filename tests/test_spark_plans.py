@@ -6,14 +6,21 @@ capture.py there):
 
 - `PLAN_CASES`: table-driven, one row per captured plan shape, the exact `column_flows` result
   of that execution's plan (the last one, i.e. the AQE final plan): every written column with its
-  sources, its expression (None = copied or renamed, SIMPLE) and its control columns.
+  sources and how each flows (IDENTITY, TRANSFORMATION, AGGREGATION), its expression (None =
+  copied or renamed, SIMPLE) and its control columns with how each controls it (FILTER, JOIN,
+  GROUP_BY, SORT, WINDOW, CONDITIONAL).
 - `<case>.columns.json`: per fixture, the column edges in the records (every written catalog
-  column, its DATA_FLOW sources with dependency type and expression, its CONTROL_FLOW sources),
+  column, its DATA_FLOW sources with dependency type, subtype and expression, its CONTROL_FLOW
+  sources with their subtypes),
   reviewed by hand. Regenerate with NAVD_UPDATE_GOLDEN=1 and read the diff.
 
 Decisions these tests pin down (see plans.py, "column lineage"):
-- grouping keys are CONTROL_FLOW sources of every aggregate output, and a SIMPLE DATA_FLOW
-  source of the output column that copies them (not both for the same pair);
+- grouping keys are CONTROL_FLOW (GROUP_BY) sources of every output column, the one that copies
+  them included, which also has them as a SIMPLE DATA_FLOW source: a column used both ways keeps
+  both edges (join keys, filter, sort and window columns alike);
+- a CASE WHEN / if() condition's columns are CONDITIONAL controls of the result, not data
+  sources (unless also in a branch value); a ranking function (`rank()`) has no data source, its
+  window's columns are WINDOW controls;
 - filter conditions and join keys/conditions control every column going through the
   filter/join (a filter below one side of a join reaches the other side's columns through the
   join keys); window partition/order columns control the window's column only; global sorts
@@ -36,12 +43,18 @@ from navd.extractors.spark.records import process_lines, records, stubs_for
 from navd.extractors.spark.plans import (
     MAX_EXPRESSION_CHARS,
     MAX_PLAN_CHARS,
+    CONTROL_SUBTYPES,
+    ColumnFlow,
     ColumnSource,
     PlanTooLarge,
+    _branch_ids,
     _unwrap_char_varchar,
     column_flows,
+    plan_io,
     split_list,
 )
+from navd.lineage import LineageOptions, lineage
+from navd.lineage_memory import MemoryLineageStore
 from navd.model import DependencyType, Element, ElementStub, ElementType, Relation, RelationType, SourceType
 
 from spark_fixtures import CASES, CLUSTER, DEFAULT_FS, FIXTURES, UPDATE, fixture_lines
@@ -68,201 +81,297 @@ def source_text(source: ColumnSource) -> str:
 
 Flow = tuple[str, list[str], str | None, list[str]]
 
-# (case, execution id, [(written column, sources, expression or None, control columns)])
+
+def flow_text(flow: ColumnFlow) -> Flow:
+    """(written column, ["source DATA_SUBTYPE"], expression or None, ["control CONTROL_SUBTYPES"])"""
+    return (flow.target, [f"{source_text(s)} {subtype}" for s, subtype in flow.data_subtypes], flow.expression,
+            [f"{source_text(s)} {','.join(x for x in CONTROL_SUBTYPES if x in used)}"
+             for s, used in flow.control_subtypes])
+
+
+# (case, execution id, [(written column, sources, expression or None, control columns)]); each
+# column with how it is used (plans.DATA_SUBTYPES, plans.CONTROL_SUBTYPES)
 PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
     # the acceptance case: CTAS nested insert, u = upper(s.c); the filter `c is not null` is on
-    # c itself, already a data source of u, so no CONTROL_FLOW
-    ("ctas_expression", "ctas", 7, [("u", ["sales.s.c"], "upper(c)", [])]),
+    # c itself: c is both a data source of u and a FILTER control
+    ("ctas_expression", "ctas", 7, [
+        ("u", ["sales.s.c TRANSFORMATION"], "upper(c)", ["sales.s.c FILTER"])]),
     ("insert_overwrite_join", "join + group by into a Hive table", 6, [
-        ("name", ["shop.customers.name"], None, ["shop.customers.customer_id", "shop.orders.customer_id"]),
-        ("total", ["shop.orders.amount"], "sum(amount)",
-         ["shop.customers.customer_id", "shop.customers.name", "shop.orders.customer_id"])]),
+        ("name", ["shop.customers.name IDENTITY"], None,
+         ["shop.customers.customer_id FILTER,JOIN",
+          "shop.customers.name GROUP_BY",
+          "shop.orders.customer_id FILTER,JOIN"]),
+        ("total", ["shop.orders.amount AGGREGATION"], "sum(amount)",
+         ["shop.customers.customer_id FILTER,JOIN",
+          "shop.customers.name GROUP_BY",
+          "shop.orders.customer_id FILTER,JOIN"])]),
     ("dataframe_paths", "path reads, three joins, where, renames", 6, [
-        ("id", ["events_parquet:id"], None, ["events_parquet:v", "extra_json:id", "ref_csv:id"]),
-        ("k", ["events_parquet:k"], "upper(k)", ["events_parquet:id", "events_parquet:v", "extra_json:id",
-                                                 "ref_csv:id"]),
-        ("w", ["events_parquet:v", "extra_json:v"], "(events_parquet.v + extra_json.v)",
-         ["events_parquet:id", "extra_json:id", "ref_csv:id"])]),
+        ("id", ["events_parquet:id IDENTITY"], None,
+         ["ref_csv:id FILTER,JOIN",
+          "extra_json:id FILTER,JOIN",
+          "events_parquet:id FILTER,JOIN",
+          "events_parquet:v FILTER"]),
+        ("k", ["events_parquet:k TRANSFORMATION"], "upper(k)",
+         ["ref_csv:id FILTER,JOIN",
+          "extra_json:id FILTER,JOIN",
+          "events_parquet:id FILTER,JOIN",
+          "events_parquet:v FILTER"]),
+        ("w", ["extra_json:v TRANSFORMATION", "events_parquet:v TRANSFORMATION"], "(events_parquet.v + extra_json.v)",
+         ["ref_csv:id FILTER,JOIN",
+          "extra_json:id FILTER,JOIN",
+          "events_parquet:id FILTER,JOIN",
+          "events_parquet:v FILTER"])]),
     ("dataframe_paths", "a column named `sum(w)`, partial and final aggregates", 9, [
-        ("k", ["events_parquet:k"], "upper(k)", ["events_parquet:id", "events_parquet:v", "extra_json:id",
-                                                 "ref_csv:id"]),
-        ("sum(w)", ["events_parquet:v", "extra_json:v"], "sum((events_parquet.v + extra_json.v))",
-         ["events_parquet:id", "events_parquet:k", "extra_json:id", "ref_csv:id"])]),
-    ("multi_output", "Hive CTAS", 8, [("id", ["mo.hive_copy.id"], None, []),
-                                      ("name", ["mo.hive_copy.name"], None, [])]),
-    ("multi_output", "JDBC V2 table read", 21, [("id", ["app.v2_out.id"], None, []),
-                                                ("name", ["app.v2_out.name"], None, [])]),
+        ("k", ["events_parquet:k TRANSFORMATION"], "upper(k)",
+         ["ref_csv:id FILTER,JOIN",
+          "extra_json:id FILTER,JOIN",
+          "events_parquet:id FILTER,JOIN",
+          "events_parquet:k GROUP_BY",
+          "events_parquet:v FILTER"]),
+        ("sum(w)", ["extra_json:v AGGREGATION", "events_parquet:v AGGREGATION"],
+         "sum((events_parquet.v + extra_json.v))",
+         ["ref_csv:id FILTER,JOIN",
+          "extra_json:id FILTER,JOIN",
+          "events_parquet:id FILTER,JOIN",
+          "events_parquet:k GROUP_BY",
+          "events_parquet:v FILTER"])]),
+    ("multi_output", "Hive CTAS", 8, [
+        ("id", ["mo.hive_copy.id IDENTITY"], None, []),
+        ("name", ["mo.hive_copy.name IDENTITY"], None, [])]),
+    ("multi_output", "JDBC V2 table read", 21, [
+        ("id", ["app.v2_out.id IDENTITY"], None, []),
+        ("name", ["app.v2_out.name IDENTITY"], None, [])]),
     ("catalog_ops", "writes nothing", 1, []),
     # column_filters_joins: one CTAS (nested insert = root id + 1) per shape
     ("column_filters_joins", "where", 11, [
-        ("order_id", ["cl.orders.order_id"], None, ["cl.orders.status"]),
-        ("double_amount", ["cl.orders.amount"], "(amount * 2.0)", ["cl.orders.status"])]),
+        ("order_id", ["cl.orders.order_id IDENTITY"], None, ["cl.orders.status FILTER"]),
+        ("double_amount", ["cl.orders.amount TRANSFORMATION"], "(amount * 2.0)", ["cl.orders.status FILTER"])]),
     ("column_filters_joins", "inner join (AQE, broadcast): keys of both sides control both columns", 14, [
-        ("order_id", ["cl.orders.order_id"], None, ["cl.customers.customer_id", "cl.orders.customer_id"]),
-        ("name", ["cl.customers.name"], None, ["cl.customers.customer_id", "cl.orders.customer_id"])]),
+        ("order_id", ["cl.orders.order_id IDENTITY"], None,
+         ["cl.customers.customer_id FILTER,JOIN", "cl.orders.customer_id FILTER,JOIN"]),
+        ("name", ["cl.customers.name IDENTITY"], None,
+         ["cl.customers.customer_id FILTER,JOIN", "cl.orders.customer_id FILTER,JOIN"])]),
     ("column_filters_joins", "left outer join; `o.amount > 2` in ON is pushed below the right side", 17, [
-        ("name", ["cl.customers.name"], None,
-         ["cl.customers.customer_id", "cl.orders.amount", "cl.orders.customer_id"]),
-        ("amount", ["cl.orders.amount"], None, ["cl.customers.customer_id", "cl.orders.customer_id"])]),
+        ("name", ["cl.customers.name IDENTITY"], None,
+         ["cl.customers.customer_id JOIN", "cl.orders.amount FILTER", "cl.orders.customer_id FILTER,JOIN"]),
+        ("amount", ["cl.orders.amount IDENTITY"], None,
+         ["cl.customers.customer_id JOIN", "cl.orders.amount FILTER", "cl.orders.customer_id FILTER,JOIN"])]),
     ("column_filters_joins", "exists -> left semi join", 20, [
-        ("name", ["cl.customers.name"], None, ["cl.customers.customer_id", "cl.orders.customer_id"])]),
+        ("name", ["cl.customers.name IDENTITY"], None,
+         ["cl.customers.customer_id JOIN", "cl.orders.customer_id JOIN"])]),
     ("column_filters_joins", "not exists -> left anti join", 23, [
-        ("name", ["cl.customers.name"], None, ["cl.customers.customer_id", "cl.orders.customer_id"])]),
+        ("name", ["cl.customers.name IDENTITY"], None,
+         ["cl.customers.customer_id JOIN", "cl.orders.customer_id JOIN"])]),
     ("column_filters_joins", "insert into an existing table: written under the table's names", 25, [
-        ("order_id", ["cl.orders.order_id"], None, ["cl.orders.ts"]),
-        ("double_amount", ["cl.orders.amount"], None, ["cl.orders.ts"])]),
+        ("order_id", ["cl.orders.order_id IDENTITY"], None, ["cl.orders.ts FILTER"]),
+        ("double_amount", ["cl.orders.amount IDENTITY"], None, ["cl.orders.ts FILTER"])]),
     # column_aggregates
-    ("column_aggregates", "group by: keys SIMPLE when copied, CONTROL_FLOW of the other columns", 11, [
-        ("customer_id", ["cl.orders.customer_id"], None, []),
-        ("total", ["cl.orders.amount"], "sum(amount)", ["cl.orders.customer_id"]),
-        ("n", [], "count(1)", ["cl.orders.customer_id"])]),
+    ("column_aggregates", "group by: keys SIMPLE when copied, GROUP_BY of every column", 11, [
+        ("customer_id", ["cl.orders.customer_id IDENTITY"], None, ["cl.orders.customer_id GROUP_BY"]),
+        ("total", ["cl.orders.amount AGGREGATION"], "sum(amount)", ["cl.orders.customer_id GROUP_BY"]),
+        ("n", [], "count(1)", ["cl.orders.customer_id GROUP_BY"])]),
     ("column_aggregates", "order by (global Sort)", 14, [
-        ("order_id", ["cl.orders.order_id"], None, ["cl.orders.ts"]),
-        ("amount", ["cl.orders.amount"], None, ["cl.orders.ts"])]),
+        ("order_id", ["cl.orders.order_id IDENTITY"], None, ["cl.orders.ts SORT"]),
+        ("amount", ["cl.orders.amount IDENTITY"], None, ["cl.orders.ts SORT"])]),
     ("column_aggregates", "window: partition/order control the window column only", 17, [
-        ("order_id", ["cl.orders.order_id"], None, []),
-        ("running", ["cl.orders.amount"], "sum(amount) OVER (PARTITION BY customer_id ORDER BY ts ASC NULLS FIRST)",
-         ["cl.orders.customer_id", "cl.orders.ts"])]),
+        ("order_id", ["cl.orders.order_id IDENTITY"], None, []),
+        ("running", ["cl.orders.amount AGGREGATION"],
+         "sum(amount) OVER (PARTITION BY customer_id ORDER BY ts ASC NULLS FIRST)",
+         ["cl.orders.customer_id WINDOW", "cl.orders.ts WINDOW"])]),
     ("column_aggregates", "rollup: Expand then aggregate", 20, [
-        ("customer_id", ["cl.orders.customer_id"], None, ["cl.orders.status"]),
-        ("status", ["cl.orders.status"], None, ["cl.orders.customer_id"]),
-        ("total", ["cl.orders.amount"], "sum(amount)", ["cl.orders.customer_id", "cl.orders.status"])]),
+        ("customer_id", ["cl.orders.customer_id IDENTITY"], None,
+         ["cl.orders.customer_id GROUP_BY", "cl.orders.status GROUP_BY"]),
+        ("status", ["cl.orders.status IDENTITY"], None,
+         ["cl.orders.customer_id GROUP_BY", "cl.orders.status GROUP_BY"]),
+        ("total", ["cl.orders.amount AGGREGATION"], "sum(amount)",
+         ["cl.orders.customer_id GROUP_BY", "cl.orders.status GROUP_BY"])]),
     # column_shapes
     ("column_shapes", "union all: every branch, by position", 11, [
-        ("id", ["cl.customers.customer_id", "cl.orders.order_id"], None, []),
-        ("name", ["cl.customers.name", "cl.orders.status"], None, [])]),
+        ("id", ["cl.customers.customer_id IDENTITY", "cl.orders.order_id IDENTITY"], None, []),
+        ("name", ["cl.customers.name IDENTITY", "cl.orders.status IDENTITY"], None, [])]),
     ("column_shapes", "CTE", 14, [
-        ("cid", ["cl.orders.customer_id"], None, ["cl.orders.amount"]),
-        ("a2", ["cl.orders.amount"], "(amount * 2.0)", [])]),
+        ("cid", ["cl.orders.customer_id IDENTITY"], None, ["cl.orders.amount FILTER"]),
+        ("a2", ["cl.orders.amount TRANSFORMATION"], "(amount * 2.0)", ["cl.orders.amount FILTER"])]),
     ("column_shapes", "temporary view", 19, [
-        ("oid", ["cl.orders.order_id"], None, ["cl.orders.status"]),
-        ("amt", ["cl.orders.amount"], "(amount + 1.0)", ["cl.orders.status"])]),
+        ("oid", ["cl.orders.order_id IDENTITY"], None, ["cl.orders.status FILTER"]),
+        ("amt", ["cl.orders.amount TRANSFORMATION"], "(amount + 1.0)", ["cl.orders.status FILTER"])]),
     ("column_shapes", "lateral view explode (Generate)", 22, [
-        ("customer_id", ["cl.customers.customer_id"], None, []),
-        ("tag", ["cl.customers.region"], "explode(split(region, ,, -1))", [])]),
+        ("customer_id", ["cl.customers.customer_id IDENTITY"], None, []),
+        ("tag", ["cl.customers.region TRANSFORMATION"], "explode(split(region, ,, -1))", [])]),
     ("column_shapes", "Python UDF (BatchEvalPython)", 25, [
-        ("customer_id", ["cl.customers.customer_id"], None, []),
-        ("loud", ["cl.customers.name"], "shout(name)", [])]),
+        ("customer_id", ["cl.customers.customer_id IDENTITY"], None, []),
+        ("loud", ["cl.customers.name TRANSFORMATION"], "shout(name)", [])]),
     ("column_shapes", "scalar subquery in a filter (AQE, subquery plan)", 28, [
-        ("order_id", ["cl.orders.order_id"], None, ["cl.orders.amount"])]),
+        ("order_id", ["cl.orders.order_id IDENTITY"], None, ["cl.orders.amount FILTER"])]),
     ("column_shapes", "scalar subquery in the select list: its plan's output flows in", 31, [
-        ("order_id", ["cl.orders.order_id"], None, []),
-        ("top_customer", ["cl.customers.customer_id"], "Subquery max(customer_id)", [])]),
+        ("order_id", ["cl.orders.order_id IDENTITY"], None, []),
+        ("top_customer", ["cl.customers.customer_id AGGREGATION"], "Subquery max(customer_id)", [])]),
     # dotted_columns: names with dots, spaces, backticks, unicode; a rename through them is SIMPLE
     ("dotted_columns", "CTAS renaming `b.c`, `a b`, `ünï`; upper(`b.c`)", 5, [
-        ("x.y", ["dc.src.b.c"], None, ["dc.src.a b"]),
-        ("p q", ["dc.src.a b"], None, []),
-        ("Ünï.Zwei", ["dc.src.ünï"], None, ["dc.src.a b"]),
-        ("up.per", ["dc.src.b.c"], "upper(b.c)", ["dc.src.a b"])]),
+        ("x.y", ["dc.src.b.c IDENTITY"], None, ["dc.src.a b FILTER"]),
+        ("p q", ["dc.src.a b IDENTITY"], None, ["dc.src.a b FILTER"]),
+        ("Ünï.Zwei", ["dc.src.ünï IDENTITY"], None, ["dc.src.a b FILTER"]),
+        ("up.per", ["dc.src.b.c TRANSFORMATION"], "upper(b.c)", ["dc.src.a b FILTER"])]),
     ("dotted_columns", "insert into `k.k`, `v v`, `w``x` by position", 9, [
-        ("k.k", ["dc.src.id"], None, ["dc.src.ünï"]),
-        ("v v", ["dc.src.b.c"], None, ["dc.src.ünï"]),
-        ("w`x", ["dc.src.ünï"], None, [])]),
+        ("k.k", ["dc.src.id IDENTITY"], None, ["dc.src.ünï FILTER"]),
+        ("v v", ["dc.src.b.c IDENTITY"], None, ["dc.src.ünï FILTER"]),
+        ("w`x", ["dc.src.ünï IDENTITY"], None, ["dc.src.ünï FILTER"])]),
     ("dotted_columns", "DataFrame withColumnRenamed(`a b` -> `a.b`), saveAsTable", 13, [
-        ("id", ["dc.src.id"], None, []),
-        ("a.b", ["dc.src.a b"], None, ["dc.src.id"]),
-        ("b.c", ["dc.src.b.c"], None, ["dc.src.id"])]),
+        ("id", ["dc.src.id IDENTITY"], None, ["dc.src.id FILTER"]),
+        ("a.b", ["dc.src.a b IDENTITY"], None, ["dc.src.id FILTER"]),
+        ("b.c", ["dc.src.b.c IDENTITY"], None, ["dc.src.id FILTER"])]),
     # char_varchar: Spark's CHAR/VARCHAR checks and padding and its store-assignment casts are
     # not the user's expression
     ("char_varchar", "plain copies into char/varchar, int -> bigint/double, bigint -> int", 10, [
-        ("c", ["cv.src.s"], None, []), ("v", ["cv.src.s"], None, []), ("b", ["cv.src.n"], None, []),
-        ("dd", ["cv.src.n"], None, []), ("i", ["cv.src.big"], None, [])]),
+        ("c", ["cv.src.s IDENTITY"], None, []),
+        ("v", ["cv.src.s IDENTITY"], None, []),
+        ("b", ["cv.src.n IDENTITY"], None, []),
+        ("dd", ["cv.src.n IDENTITY"], None, []),
+        ("i", ["cv.src.big IDENTITY"], None, [])]),
     ("char_varchar", "the user's expressions under the wrappers; a cast to the column's type reads as Spark's", 12, [
-        ("c", ["cv.src.s"], "upper(s)", []), ("v", ["cv.src.s"], "concat(s, x)", []),
-        ("b", ["cv.src.n"], "(n + 1)", []), ("dd", ["cv.src.d"], "(d * 2.0)", []), ("i", ["cv.src.d"], None, [])]),
+        ("c", ["cv.src.s TRANSFORMATION"], "upper(s)", []),
+        ("v", ["cv.src.s TRANSFORMATION"], "concat(s, x)", []),
+        ("b", ["cv.src.n TRANSFORMATION"], "(n + 1)", []),
+        ("dd", ["cv.src.d TRANSFORMATION"], "(d * 2.0)", []),
+        ("i", ["cv.src.d IDENTITY"], None, [])]),
     ("char_varchar", "Hive SerDe char/varchar target (InsertIntoHiveTable)", 14, [
-        ("v", ["cv.src.s"], None, []), ("c", ["cv.src.s"], None, []), ("b", ["cv.src.n"], None, [])]),
+        ("v", ["cv.src.s IDENTITY"], None, []),
+        ("c", ["cv.src.s IDENTITY"], None, []),
+        ("b", ["cv.src.n IDENTITY"], None, [])]),
     ("char_varchar", "CTAS reading a CHAR column (read-side padding)", 17, [
-        ("c", ["cv.t_char.c"], None, []), ("v2", ["cv.t_char.v"], None, [])]),
+        ("c", ["cv.t_char.c IDENTITY"], None, []),
+        ("v2", ["cv.t_char.v IDENTITY"], None, [])]),
     ("char_varchar", "CTAS: no store assignment, the cast is the user's", 20, [
-        ("i", ["cv.t_char.dd"], "cast(dd as int)", []), ("uc", ["cv.t_char.c"], "upper(c)", [])]),
+        ("i", ["cv.t_char.dd TRANSFORMATION"], "cast(dd as int)", []),
+        ("uc", ["cv.t_char.c TRANSFORMATION"], "upper(c)", [])]),
     ("char_varchar", "DataFrame insertInto a char/varchar table", 22, [
-        ("c", ["cv.src.s"], None, []), ("v", ["cv.src.s"], None, []), ("b", ["cv.src.n"], None, []),
-        ("dd", ["cv.src.n"], None, []), ("i", ["cv.src.big"], None, [])]),
+        ("c", ["cv.src.s IDENTITY"], None, []),
+        ("v", ["cv.src.s IDENTITY"], None, []),
+        ("b", ["cv.src.n IDENTITY"], None, []),
+        ("dd", ["cv.src.n IDENTITY"], None, []),
+        ("i", ["cv.src.big IDENTITY"], None, [])]),
     # create_view: a view's columns come from its analysed (logical) plan under the view command
     ("create_view", "CREATE VIEW: logical Project over Filter over LogicalRelation", 10, [
-        ("id", ["vw.src.id"], None, ["vw.src.amount"]),
-        ("uname", ["vw.src.name"], "upper(name)", ["vw.src.amount"])]),
+        ("id", ["vw.src.id IDENTITY"], None, ["vw.src.amount FILTER"]),
+        ("uname", ["vw.src.name TRANSFORMATION"], "upper(name)", ["vw.src.amount FILTER"])]),
     ("create_view", "CREATE OR REPLACE VIEW", 12, [
-        ("id", ["vw.src.id"], None, []), ("name", ["vw.src.name"], None, []),
-        ("a2", ["vw.src.amount"], "(amount * cast(2 as double))", [])]),
+        ("id", ["vw.src.id IDENTITY"], None, []),
+        ("name", ["vw.src.name IDENTITY"], None, []),
+        ("a2", ["vw.src.amount TRANSFORMATION"], "(amount * cast(2 as double))", [])]),
     ("create_view", "CREATE VIEW v (Key, label): the statement's column names, by position", 14, [
-        ("Key", ["vw.src.id"], None, []), ("label", ["vw.src.name"], None, [])]),
+        ("Key", ["vw.src.id IDENTITY"], None, []),
+        ("label", ["vw.src.name IDENTITY"], None, [])]),
     ("create_view", "ALTER VIEW AS: logical Join over LogicalRelation and HiveTableRelation", 16, [
-        ("id", ["vw.src.id"], None, ["vw.dim.id"]),
-        ("region", ["vw.dim.region"], None, ["vw.dim.id", "vw.src.id"])]),
+        ("id", ["vw.src.id IDENTITY"], None, ["vw.dim.id JOIN", "vw.src.id JOIN"]),
+        ("region", ["vw.dim.region IDENTITY"], None, ["vw.dim.id JOIN", "vw.src.id JOIN"])]),
     ("create_view", "CREATE VIEW: logical Aggregate (grouping keys control the aggregate)", 18, [
-        ("region", ["vw.dim.region"], None, ["vw.dim.id", "vw.src.id"]),
-        ("total", ["vw.src.amount"], "sum(amount)", ["vw.dim.id", "vw.dim.region", "vw.src.id"])]),
+        ("region", ["vw.dim.region IDENTITY"], None, ["vw.dim.id JOIN", "vw.dim.region GROUP_BY", "vw.src.id JOIN"]),
+        ("total", ["vw.src.amount AGGREGATION"], "sum(amount)",
+         ["vw.dim.id JOIN", "vw.dim.region GROUP_BY", "vw.src.id JOIN"])]),
     ("create_view", "a view over a view: inlined (logical View), its up-casts are no expression", 22, [
-        ("id", ["vw.src.id"], None, ["vw.src.name"]),
-        ("a2", ["vw.src.amount"], "(amount * cast(2 as double))", ["vw.src.name"])]),
-    ("create_view", "CREATE VIEW after USE: a rename", 32, [("k", ["vw.src.id"], None, [])]),
+        ("id", ["vw.src.id IDENTITY"], None, ["vw.src.name FILTER"]),
+        ("a2", ["vw.src.amount TRANSFORMATION"], "(amount * cast(2 as double))", ["vw.src.name FILTER"])]),
+    ("create_view", "CREATE VIEW after USE: a rename", 32, [
+        ("k", ["vw.src.id IDENTITY"], None, [])]),
     ("create_view", "view: logical Window (partition and order columns control the window's column)", 34, [
-        ("id", ["vw.src.id"], None, []),
-        ("running", ["vw.src.amount"], "sum(amount) OVER (PARTITION BY name ORDER BY id ASC NULLS FIRST)",
-         ["vw.src.id", "vw.src.name"])]),
+        ("id", ["vw.src.id IDENTITY"], None, []),
+        ("running", ["vw.src.amount AGGREGATION"], "sum(amount) OVER (PARTITION BY name ORDER BY id ASC NULLS FIRST)",
+         ["vw.src.id WINDOW", "vw.src.name WINDOW"])]),
     ("create_view", "view: logical Generate (lateral view explode)", 36, [
-        ("id", ["vw.src.id"], None, []), ("tag", ["vw.src.name"], "explode(split(name, ,, -1))", [])]),
+        ("id", ["vw.src.id IDENTITY"], None, []),
+        ("tag", ["vw.src.name TRANSFORMATION"], "explode(split(name, ,, -1))", [])]),
     ("create_view", "view: logical Union under a global Sort", 38, [
-        ("id", ["vw.dim.id", "vw.src.id"], None, []),
-        ("name", ["vw.dim.region", "vw.src.name"], None, ["vw.dim.id", "vw.src.id"])]),
+        ("id", ["vw.dim.id IDENTITY", "vw.src.id IDENTITY"], None, ["vw.dim.id SORT", "vw.src.id SORT"]),
+        ("name", ["vw.dim.region IDENTITY", "vw.src.name IDENTITY"], None, ["vw.dim.id SORT", "vw.src.id SORT"])]),
     ("create_view", "view: logical Expand + Aggregate (ROLLUP)", 40, [
-        ("name", ["vw.src.name"], None, []), ("total", ["vw.src.amount"], "sum(amount)", ["vw.src.name"])]),
+        ("name", ["vw.src.name IDENTITY"], None, ["vw.src.name GROUP_BY"]),
+        ("total", ["vw.src.amount AGGREGATION"], "sum(amount)", ["vw.src.name GROUP_BY"])]),
     # order_by_limit: nodes whose output is defined in their arguments, and limits/samples
     ("order_by_limit", "ORDER BY ... LIMIT: TakeOrderedAndProject over a Project; its order controls", 10, [
-        ("id", ["ol.src.id"], None, ["ol.src.amt"]),
-        ("n", ["ol.src.name"], "upper(name)", ["ol.src.amt"])]),
+        ("id", ["ol.src.id IDENTITY"], None, ["ol.src.amt SORT"]),
+        ("n", ["ol.src.name TRANSFORMATION"], "upper(name)", ["ol.src.amt SORT"])]),
     ("order_by_limit", "LIMIT ... OFFSET: TakeOrderedAndProject renames in its project list", 12, [
-        ("id", ["ol.src.id"], "(id + 1)", ["ol.src.amt"]),
-        ("n", ["ol.src.name"], None, ["ol.src.amt"])]),
+        ("id", ["ol.src.id TRANSFORMATION"], "(id + 1)", ["ol.src.amt SORT"]),
+        ("n", ["ol.src.name IDENTITY"], None, ["ol.src.amt SORT"])]),
     ("order_by_limit", "TakeOrderedAndProject aliasing a computed column, into a Hive table", 14, [
-        ("id", ["ol.src.id"], None, []),
-        ("n", ["ol.src.name"], "concat(name, !)", ["ol.src.id"])]),
+        ("id", ["ol.src.id IDENTITY"], None, ["ol.src.id SORT"]),
+        ("n", ["ol.src.name TRANSFORMATION"], "concat(name, !)", ["ol.src.id SORT"])]),
     ("order_by_limit", "LIMIT: LocalLimit / GlobalLimit over a Project (AQE)", 16, [
-        ("id", ["ol.src.id"], "(id * 10)", []),
-        ("n", ["ol.src.name"], "lower(name)", [])]),
+        ("id", ["ol.src.id TRANSFORMATION"], "(id * 10)", []),
+        ("n", ["ol.src.name TRANSFORMATION"], "lower(name)", [])]),
     ("order_by_limit", "LIMIT ... OFFSET: GlobalLimit with an offset", 18, [
-        ("id", ["ol.src.id"], None, []),
-        ("n", ["ol.src.name"], None, [])]),
+        ("id", ["ol.src.id IDENTITY"], None, []),
+        ("n", ["ol.src.name IDENTITY"], None, [])]),
     ("order_by_limit", "TABLESAMPLE: Sample under a Project", 20, [
-        ("id", ["ol.src.id"], None, []),
-        ("n", ["ol.src.name"], "upper(name)", [])]),
+        ("id", ["ol.src.id IDENTITY"], None, []),
+        ("n", ["ol.src.name TRANSFORMATION"], "upper(name)", [])]),
     ("order_by_limit", "CTAS ... ORDER BY ... LIMIT (nested insert)", 23, [
-        ("k", ["ol.src.id"], None, ["ol.src.name"]),
-        ("q", ["ol.src.name"], "concat(name, ?)", [])]),
+        ("k", ["ol.src.id IDENTITY"], None, ["ol.src.name SORT"]),
+        ("q", ["ol.src.name TRANSFORMATION"], "concat(name, ?)", ["ol.src.name SORT"])]),
     ("order_by_limit", "scalar subquery planned as TakeOrderedAndProject: its order controls", 25, [
-        ("id", ["ol.src.id"], None, []),
-        ("n", ["ol.src.name"], "Subquery upper(name)", ["ol.src.amt"])]),
+        ("id", ["ol.src.id IDENTITY"], None, []),
+        ("n", ["ol.src.name TRANSFORMATION"], "Subquery upper(name)", ["ol.src.amt SORT"])]),
     ("order_by_limit", "scalar subquery planned as CollectLimit", 27, [
-        ("id", ["ol.src.id"], None, []),
-        ("n", ["ol.src.name"], "Subquery lower(name)", [])]),
+        ("id", ["ol.src.id IDENTITY"], None, []),
+        ("n", ["ol.src.name TRANSFORMATION"], "Subquery lower(name)", [])]),
     # A union's column carries every branch's sources, with the first expression met (here the
     # second branch's `id * 2`; the first branch copies id): a union limitation, not the node's.
     ("order_by_limit", "TakeOrderedAndProject over a Union", 29, [
-        ("id", ["ol.src.id"], "(id * 2)", []),
-        ("n", ["ol.src.name"], "upper(name)", ["ol.src.id"])]),
+        ("id", ["ol.src.id TRANSFORMATION"], "(id * 2)", ["ol.src.id SORT"]),
+        ("n", ["ol.src.name TRANSFORMATION"], "upper(name)", ["ol.src.id SORT"])]),
     ("order_by_limit", "TRANSFORM USING (HiveScriptTransformation): every output from every input", 31, [
-        ("id", ["ol.src.id", "ol.src.name"], "TRANSFORM(id, name) USING 'cat'", []),
-        ("n", ["ol.src.id", "ol.src.name"], "TRANSFORM(id, name) USING 'cat'", [])]),
+        ("id", ["ol.src.id TRANSFORMATION", "ol.src.name TRANSFORMATION"], "TRANSFORM(id, name) USING 'cat'", []),
+        ("n", ["ol.src.id TRANSFORMATION", "ol.src.name TRANSFORMATION"], "TRANSFORM(id, name) USING 'cat'", [])]),
     ("order_by_limit", "df.orderBy().limit().selectExpr(): the projection only in TakeOrderedAndProject", 33, [
-        ("id", ["ol.src.id"], None, ["ol.src.amt"]),
-        ("n", ["ol.src.name"], "upper(name)", ["ol.src.amt"])]),
+        ("id", ["ol.src.id IDENTITY"], None, ["ol.src.amt SORT"]),
+        ("n", ["ol.src.name TRANSFORMATION"], "upper(name)", ["ol.src.amt SORT"])]),
     ("order_by_limit", "df...orderBy().limit().saveAsTable() (nested insert)", 36, [
-        ("id", ["ol.src.id"], None, []),
-        ("n", ["ol.src.name"], "upper(name)", ["ol.src.id"])]),
+        ("id", ["ol.src.id IDENTITY"], None, ["ol.src.id SORT"]),
+        ("n", ["ol.src.name TRANSFORMATION"], "upper(name)", ["ol.src.id SORT"])]),
     ("order_by_limit", "df.limit().insertInto(): LocalLimit / GlobalLimit (AQE)", 37, [
-        ("id", ["ol.src.id"], None, []),
-        ("n", ["ol.src.name"], "concat(name, .)", [])]),
+        ("id", ["ol.src.id IDENTITY"], None, []),
+        ("n", ["ol.src.name TRANSFORMATION"], "concat(name, .)", [])]),
     ("order_by_limit", "rank filter without a partition: TakeOrderedAndProject under a Window", 38, [
-        ("id", ["ol.src.id"], None, ["ol.src.amt"]),
-        ("n", ["ol.src.name"], "upper(name)", ["ol.src.amt"])]),
+        ("id", ["ol.src.id IDENTITY"], None, ["ol.src.amt SORT,WINDOW"]),
+        ("n", ["ol.src.name TRANSFORMATION"], "upper(name)", ["ol.src.amt SORT,WINDOW"])]),
     ("order_by_limit", "df.coalesce(): Coalesce over a Project", 40, [
-        ("id", ["ol.src.id"], "(id * 3)", []),
-        ("n", ["ol.src.name"], None, [])]),
+        ("id", ["ol.src.id TRANSFORMATION"], "(id * 3)", []),
+        ("n", ["ol.src.name IDENTITY"], None, [])]),
+    # (`rank()` has no value of a column in it: amt and id only order and partition its window)
     ("order_by_limit", "partitioned rank filter: WindowGroupLimit (partial and final) under the Window", 41, [
-        ("id", ["ol.src.id"], None, ["ol.src.amt"]),
-        ("n", ["ol.src.name"], "lower(name)", ["ol.src.amt", "ol.src.id"])]),
+        ("id", ["ol.src.id IDENTITY"], None, ["ol.src.amt WINDOW", "ol.src.id WINDOW"]),
+        ("n", ["ol.src.name TRANSFORMATION"], "lower(name)", ["ol.src.amt WINDOW", "ol.src.id WINDOW"])]),
+    # column_usage: how each column is used (DATA_SUBTYPES / CONTROL_SUBTYPES); a column both
+    # copied and controlling keeps both edges
+    ("column_usage", "CASE WHEN and if(): the deciding column is CONDITIONAL, not a data source", 11, [
+        ("order_id", ["cl.orders.order_id IDENTITY"], None, []),
+        ("due", ["cl.orders.amount TRANSFORMATION"], "CASE WHEN (status = open) THEN amount ELSE (amount * 0.5) END",
+         ["cl.orders.status CONDITIONAL"]),
+        ("timing", [], "if ((ts > 1)) late else early", ["cl.orders.ts CONDITIONAL"])]),
+    ("column_usage", "a join key also copied: data and JOIN (and Spark's inferred isnotnull FILTER)", 14, [
+        ("customer_id", ["cl.orders.customer_id IDENTITY"], None,
+         ["cl.customers.customer_id FILTER,JOIN", "cl.orders.customer_id FILTER,JOIN"]),
+        ("name", ["cl.customers.name IDENTITY"], None,
+         ["cl.customers.customer_id FILTER,JOIN", "cl.orders.customer_id FILTER,JOIN"])]),
+    ("column_usage", "a filter column also copied", 17, [
+        ("order_id", ["cl.orders.order_id IDENTITY"], None, ["cl.orders.status FILTER"]),
+        ("status", ["cl.orders.status IDENTITY"], None, ["cl.orders.status FILTER"])]),
+    ("column_usage", "group by: the key copied and GROUP_BY; aggregates are AGGREGATION", 20, [
+        ("status", ["cl.orders.status IDENTITY"], None, ["cl.orders.status GROUP_BY"]),
+        ("total", ["cl.orders.amount AGGREGATION"], "sum(amount)", ["cl.orders.status GROUP_BY"]),
+        ("peak", ["cl.orders.amount AGGREGATION", "cl.orders.ts AGGREGATION"], "max((amount + cast(ts as double)))",
+         ["cl.orders.status GROUP_BY"])]),
+    ("column_usage", "window: sum() OVER aggregates; rank() only orders; partition and order columns WINDOW", 23, [
+        ("customer_id", ["cl.orders.customer_id IDENTITY"], None, []),
+        ("ts", ["cl.orders.ts IDENTITY"], None, []),
+        ("running", ["cl.orders.amount AGGREGATION"],
+         "sum(amount) OVER (PARTITION BY customer_id ORDER BY ts ASC NULLS FIRST)",
+         ["cl.orders.customer_id WINDOW", "cl.orders.ts WINDOW"]),
+        ("r", [], "rank(ts) OVER (PARTITION BY customer_id ORDER BY ts ASC NULLS FIRST)",
+         ["cl.orders.customer_id WINDOW", "cl.orders.ts WINDOW"])]),
+    ("column_usage", "a sort column also copied", 26, [
+        ("order_id", ["cl.orders.order_id IDENTITY"], None, ["cl.orders.ts SORT"]),
+        ("ts", ["cl.orders.ts IDENTITY"], None, ["cl.orders.ts SORT"])]),
 ]
 
 # Plans that write several datasets (multi-insert): (case, what, execution id,
@@ -270,53 +379,126 @@ PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
 #  [flows of that write, in order]})
 MULTI_WRITE_CASES: list[tuple[str, str, int, dict[str, list[Flow]]]] = [
     ("multi_insert", "two tables from a filtered subquery, a filter per branch", 14, {
-        "d1": [("id", ["mi.src.id"], None, ["mi.src.amt", "mi.src.status"]),
-               ("name", ["mi.src.name"], "upper(name)", ["mi.src.amt", "mi.src.status"])],
-        "d2": [("id", ["mi.src.id"], None, ["mi.src.amt", "mi.src.status"]),
-               ("doubled", ["mi.src.amt"], "(amt * 2.0)", ["mi.src.status"])]}),
+        "d1": [
+            ("id", ["mi.src.id IDENTITY"], None, ["mi.src.amt FILTER", "mi.src.status FILTER"]),
+            ("name", ["mi.src.name TRANSFORMATION"], "upper(name)", ["mi.src.amt FILTER", "mi.src.status FILTER"])],
+        "d2": [
+            ("id", ["mi.src.id IDENTITY"], None, ["mi.src.amt FILTER", "mi.src.status FILTER"]),
+            ("doubled", ["mi.src.amt TRANSFORMATION"], "(amt * 2.0)",
+             ["mi.src.amt FILTER", "mi.src.status FILTER"])]}),
     ("multi_insert", "three tables (copy, group by, Hive SerDe table with a filter; AQE)", 16, {
-        "d1": [("id", ["mi.src.id"], None, []), ("name", ["mi.src.name"], None, [])],
-        "d3": [("status", ["mi.src.status"], None, []), ("total", ["mi.src.amt"], "sum(amt)", ["mi.src.status"])],
-        "dh": [("id", ["mi.src.id"], None, []), ("status", ["mi.src.status"], None, ["mi.src.id"])]}),
+        "d1": [
+            ("id", ["mi.src.id IDENTITY"], None, []),
+            ("name", ["mi.src.name IDENTITY"], None, [])],
+        "d3": [
+            ("status", ["mi.src.status IDENTITY"], None, ["mi.src.status GROUP_BY"]),
+            ("total", ["mi.src.amt AGGREGATION"], "sum(amt)", ["mi.src.status GROUP_BY"])],
+        "dh": [
+            ("id", ["mi.src.id IDENTITY"], None, ["mi.src.id FILTER"]),
+            ("status", ["mi.src.status IDENTITY"], None, ["mi.src.id FILTER"])]}),
     ("multi_insert", "one table written by two branches: one flow per branch", 18, {
-        "d1": [("id", ["mi.src.id"], None, ["mi.src.status"]),
-               ("name", ["mi.src.name"], None, ["mi.src.status"]),
-               ("id", ["mi.src.id"], None, ["mi.src.amt"]),
-               ("name", ["mi.src.status"], None, ["mi.src.amt"])]}),
+        "d1": [
+            ("id", ["mi.src.id IDENTITY"], None, ["mi.src.status FILTER"]),
+            ("name", ["mi.src.name IDENTITY"], None, ["mi.src.status FILTER"]),
+            ("id", ["mi.src.id IDENTITY"], None, ["mi.src.amt FILTER"]),
+            ("name", ["mi.src.status IDENTITY"], None, ["mi.src.amt FILTER"])]}),
     # the directory branch is an InsertIntoDataSourceDirCommand whose logical plan runs in
     # nested execution 21; this plan writes only the table
     ("multi_insert", "a directory and a table: the table's branch", 20, {
-        "d2": [("id", ["mi.src.id"], None, ["mi.src.status"]),
-               ("doubled", ["mi.src.amt"], "(amt + 1.0)", ["mi.src.status"])]}),
+        "d2": [
+            ("id", ["mi.src.id IDENTITY"], None, ["mi.src.status FILTER"]),
+            ("doubled", ["mi.src.amt TRANSFORMATION"], "(amt + 1.0)", ["mi.src.status FILTER"])]}),
     ("multi_insert", "a directory and a table: the directory's nested insert", 21, {
-        "mi_dir": [("id", ["mi.src.id"], None, ["mi.src.amt"]), ("name", ["mi.src.name"], None, ["mi.src.amt"])]}),
+        "mi_dir": [
+            ("id", ["mi.src.id IDENTITY"], None, ["mi.src.amt FILTER"]),
+            ("name", ["mi.src.name IDENTITY"], None, ["mi.src.amt FILTER"])]}),
     # Spark plans the shared aggregate once per branch (each with the branch's filters pushed
     # down), with the branch's own ids; `n > 1` filters on a count, which reads no column
     ("multi_insert", "a shared aggregate, filtered differently per branch (AQE)", 23, {
-        "d3": [("status", ["mi.src.status"], None, []), ("total", ["mi.src.amt"], "sum(amt)", ["mi.src.status"])],
-        "d2": [("id", [], "count(1)", ["mi.src.status"]),
-               ("doubled", ["mi.src.amt"], "(sum(amt) * 2.0)", ["mi.src.status"])]}),
+        "d3": [
+            ("status", ["mi.src.status IDENTITY"], None, ["mi.src.status GROUP_BY"]),
+            ("total", ["mi.src.amt AGGREGATION"], "sum(amt)", ["mi.src.status GROUP_BY"])],
+        "d2": [
+            ("id", [], "count(1)", ["mi.src.status FILTER,GROUP_BY"]),
+            ("doubled", ["mi.src.amt AGGREGATION"], "(sum(amt) * 2.0)", ["mi.src.status FILTER,GROUP_BY"])]}),
     # a self-join: the join keys are mi.src.id on both sides, a data source of each id column
     ("multi_insert", "a shared join, a filter in one branch (AQE, broadcast)", 25, {
-        "d1": [("id", ["mi.src.id"], None, ["mi.src.amt"]),
-               ("name", ["mi.src.name"], None, ["mi.src.amt", "mi.src.id"])],
-        "d2": [("id", ["mi.src.id"], None, []), ("doubled", ["mi.src.amt"], None, ["mi.src.id"])]}),
-    # InsertIntoHiveDirCommand writes its Input (no WriteFiles) and is not a write plan_io reads
+        "d1": [
+            ("id", ["mi.src.id IDENTITY"], None, ["mi.src.amt FILTER", "mi.src.id FILTER,JOIN"]),
+            ("name", ["mi.src.name IDENTITY"], None, ["mi.src.amt FILTER", "mi.src.id FILTER,JOIN"])],
+        "d2": [
+            ("id", ["mi.src.id IDENTITY"], None, ["mi.src.id FILTER,JOIN"]),
+            ("doubled", ["mi.src.amt IDENTITY"], None, ["mi.src.id FILTER,JOIN"])]}),
+    # InsertIntoHiveDirCommand writes its Input (no WriteFiles) to its (LOCAL) directory
     ("multi_insert", "a Hive-format directory and a table", 27, {
-        "?": [("name", ["mi.src.name"], None, []), ("status", ["mi.src.status"], None, [])],
-        "d1": [("id", ["mi.src.id"], None, ["mi.src.amt"]), ("name", ["mi.src.name"], None, ["mi.src.amt"])]}),
+        "mi_hive_dir": [
+            ("name", ["mi.src.name IDENTITY"], None, []),
+            ("status", ["mi.src.status IDENTITY"], None, [])],
+        "d1": [
+            ("id", ["mi.src.id IDENTITY"], None, ["mi.src.amt FILTER"]),
+            ("name", ["mi.src.name IDENTITY"], None, ["mi.src.amt FILTER"])]}),
+    # path_columns: path writes (InsertIntoHadoopFsRelationCommand without a table), and the
+    # directory commands of INSERT OVERWRITE DIRECTORY
+    ("path_columns", 'df.write.parquet(path) from a csv path', 4, {
+        'staged_parquet': [
+            ('id', ['people_csv:id IDENTITY'], None, ['people_csv:amt FILTER']),
+            ('name', ['people_csv:name TRANSFORMATION'], 'upper(name)', ['people_csv:amt FILTER']),
+            ('region', ['people_csv:region IDENTITY'], None, ['people_csv:amt FILTER']),
+            ('amt2', ['people_csv:amt TRANSFORMATION'], '(amt * 2.0)', ['people_csv:amt FILTER']),
+        ],
+    }),
+    ("path_columns", 'DataFrameWriter.save (orc): a dotted column from a parquet path', 8, {
+        'names_orc': [
+            ('id', ['staged_parquet:id IDENTITY'], None, []),
+            ('who.name', ['staged_parquet:name IDENTITY'], None, []),
+        ],
+    }),
+    ("path_columns", 'INSERT OVERWRITE DIRECTORY ... USING parquet: the nested insert', 13, {
+        'dir_parquet': [
+            ('id', ['pc.src.id IDENTITY'], None, ['pc.src.amt FILTER']),
+            ('lname', ['pc.src.name TRANSFORMATION'], 'lower(name)', ['pc.src.amt FILTER']),
+        ],
+    }),
+    ("path_columns", "Hive-format INSERT OVERWRITE DIRECTORY: InsertIntoHiveDirCommand's Input", 15, {
+        'dir_hive': [
+            ('name', ['pc.src.name IDENTITY'], None, ['pc.src.id FILTER']),
+            ('(amt + 1)', ['pc.src.amt TRANSFORMATION'], '(amt + 1.0)', ['pc.src.id FILTER']),
+        ],
+    }),
+    ("path_columns", 'INSERT OVERWRITE LOCAL DIRECTORY (Hive format)', 17, {
+        'dir_local': [
+            ('id', ['pc.src.id IDENTITY'], None, []),
+            ('name', ['pc.src.name IDENTITY'], None, []),
+        ],
+    }),
+    ("path_columns", 'a directory written by INSERT OVERWRITE DIRECTORY, read into a table', 19, {
+        'src': [
+            ('id', ['dir_parquet:id IDENTITY'], None, []),
+            ('name', ['dir_parquet:lname IDENTITY'], None, []),
+            ('amt', [], '0.0', []),
+        ],
+    }),
     # unplanned_writes: no WriteFiles (Spark 3.0-3.3, plannedWrite disabled): the commands'
     # own Input; the Union above them carries no columns from one branch to the other
     ("unplanned_writes", "multi-insert without WriteFiles (parquet and Hive SerDe tables)", 14, {
-        "d1": [("id", ["mi.src.id"], None, ["mi.src.amt"]), ("name", ["mi.src.name"], "upper(name)", ["mi.src.amt"])],
-        "dh": [("id", ["mi.src.id"], None, ["mi.src.status"]), ("status", ["mi.src.status"], None, [])]}),
+        "d1": [
+            ("id", ["mi.src.id IDENTITY"], None, ["mi.src.amt FILTER"]),
+            ("name", ["mi.src.name TRANSFORMATION"], "upper(name)", ["mi.src.amt FILTER"])],
+        "dh": [
+            ("id", ["mi.src.id IDENTITY"], None, ["mi.src.status FILTER"]),
+            ("status", ["mi.src.status IDENTITY"], None, ["mi.src.status FILTER"])]}),
     ("unplanned_writes", "ORDER BY ... LIMIT without WriteFiles: TakeOrderedAndProject under the command", 16, {
-        "d2": [("id", ["mi.src.id"], None, ["mi.src.name"]),
-               ("doubled", ["mi.src.amt"], "(amt * 2.0)", ["mi.src.name"])]}),
+        "d2": [
+            ("id", ["mi.src.id IDENTITY"], None, ["mi.src.name SORT"]),
+            ("doubled", ["mi.src.amt TRANSFORMATION"], "(amt * 2.0)", ["mi.src.name SORT"])]}),
     ("unplanned_writes", "CTAS without WriteFiles: the nested insert names the table's location", 19, {
-        "c": [("id", ["mi.src.id"], None, ["mi.src.amt"]), ("u", ["mi.src.name"], "upper(name)", ["mi.src.amt"])]}),
+        "c": [
+            ("id", ["mi.src.id IDENTITY"], None, ["mi.src.amt FILTER"]),
+            ("u", ["mi.src.name TRANSFORMATION"], "upper(name)", ["mi.src.amt FILTER"])]}),
     ("unplanned_writes", "Hive CTAS without WriteFiles: InsertIntoHiveTable over AdaptiveSparkPlan", 22, {
-        "ch": [("status", ["mi.src.status"], None, []), ("total", ["mi.src.amt"], "sum(amt)", ["mi.src.status"])]}),
+        "ch": [
+            ("status", ["mi.src.status IDENTITY"], None, ["mi.src.status GROUP_BY"]),
+            ("total", ["mi.src.amt AGGREGATION"], "sum(amt)", ["mi.src.status GROUP_BY"])]}),
 ]
 
 
@@ -324,8 +506,7 @@ MULTI_WRITE_CASES: list[tuple[str, str, int, dict[str, list[Flow]]]] = [
                          ids=[f"{c[0]}-{c[2]}" for c in PLAN_CASES])
 def test_column_flows(case: str, what: str, execution_id: int, expected: list[Flow]) -> None:
     flows = column_flows(plan_descriptions(case, execution_id)[-1])
-    got = [(f.target, sorted(map(source_text, f.sources)), f.expression, sorted(map(source_text, f.controls)))
-           for f in flows]
+    got = [flow_text(f) for f in flows]
     assert got == expected, what
 
 
@@ -339,9 +520,7 @@ def test_column_flows_per_write(case: str, what: str, execution_id: int,
             dataset = "?"
         else:
             dataset = flow.write.table.name if flow.write.table else str(flow.write.path).rsplit("/", 1)[-1]
-        got.setdefault(dataset, []).append(
-            (flow.target, sorted(map(source_text, flow.sources)), flow.expression,
-             sorted(map(source_text, flow.controls))))
+        got.setdefault(dataset, []).append(flow_text(flow))
     assert got == expected, what
 
 
@@ -351,31 +530,60 @@ def test_multi_insert_records_give_each_table_its_own_columns() -> None:
     run, recs = process_lines(fixture_lines("multi_insert"), cluster=CLUSTER, default_fs=DEFAULT_FS)
     (execution,) = [e for e in run.executions if e.execution_id == 14]
     assert execution.column_notes == ()
-    edges = {(e.target.qualified_name, e.kind.value, e.source.qualified_name, e.dependency_type, e.expression)
-             for e in execution.columns}
+    edges = {(e.target.qualified_name, e.kind.value, e.source.qualified_name, e.dependency_type, e.expression,
+              e.subtype) for e in execution.columns}
     assert edges == {
-        ("mi.d1.id@primary", "DATA_FLOW", "mi.src.id@primary", DependencyType.SIMPLE, None),
-        ("mi.d1.id@primary", "CONTROL_FLOW", "mi.src.amt@primary", None, None),
-        ("mi.d1.id@primary", "CONTROL_FLOW", "mi.src.status@primary", None, None),
-        ("mi.d1.name@primary", "DATA_FLOW", "mi.src.name@primary", DependencyType.EXPRESSION, "upper(name)"),
-        ("mi.d1.name@primary", "CONTROL_FLOW", "mi.src.amt@primary", None, None),
-        ("mi.d1.name@primary", "CONTROL_FLOW", "mi.src.status@primary", None, None),
-        ("mi.d2.id@primary", "DATA_FLOW", "mi.src.id@primary", DependencyType.SIMPLE, None),
-        ("mi.d2.id@primary", "CONTROL_FLOW", "mi.src.amt@primary", None, None),
-        ("mi.d2.id@primary", "CONTROL_FLOW", "mi.src.status@primary", None, None),
-        ("mi.d2.doubled@primary", "DATA_FLOW", "mi.src.amt@primary", DependencyType.EXPRESSION, "(amt * 2.0)"),
-        ("mi.d2.doubled@primary", "CONTROL_FLOW", "mi.src.status@primary", None, None),
+        ("mi.d1.id@primary", "DATA_FLOW", "mi.src.id@primary", DependencyType.SIMPLE, None, "IDENTITY"),
+        ("mi.d1.id@primary", "CONTROL_FLOW", "mi.src.amt@primary", None, None, "FILTER"),
+        ("mi.d1.id@primary", "CONTROL_FLOW", "mi.src.status@primary", None, None, "FILTER"),
+        ("mi.d1.name@primary", "DATA_FLOW", "mi.src.name@primary", DependencyType.EXPRESSION, "upper(name)",
+         "TRANSFORMATION"),
+        ("mi.d1.name@primary", "CONTROL_FLOW", "mi.src.amt@primary", None, None, "FILTER"),
+        ("mi.d1.name@primary", "CONTROL_FLOW", "mi.src.status@primary", None, None, "FILTER"),
+        ("mi.d2.id@primary", "DATA_FLOW", "mi.src.id@primary", DependencyType.SIMPLE, None, "IDENTITY"),
+        ("mi.d2.id@primary", "CONTROL_FLOW", "mi.src.amt@primary", None, None, "FILTER"),
+        ("mi.d2.id@primary", "CONTROL_FLOW", "mi.src.status@primary", None, None, "FILTER"),
+        ("mi.d2.doubled@primary", "DATA_FLOW", "mi.src.amt@primary", DependencyType.EXPRESSION, "(amt * 2.0)",
+         "TRANSFORMATION"),
+        # amt is filtered (`amt > 0` in the shared subquery) and doubled: both facts
+        ("mi.d2.doubled@primary", "CONTROL_FLOW", "mi.src.amt@primary", None, None, "FILTER"),
+        ("mi.d2.doubled@primary", "CONTROL_FLOW", "mi.src.status@primary", None, None, "FILTER"),
     }
-    # a directory and a table from one statement: the table has its columns, the directory
-    # (written by the nested execution) is a path output
+    # a directory and a table from one statement: each has its own columns, the directory's
+    # (written by the nested execution) as HDFS FIELDs of the directory
+    mi_dir = "file:///tmp/navd-capture/output/mi_dir"
     (mixed,) = [e for e in run.executions if e.execution_id == 20]
-    assert {e.target.qualified_name for e in mixed.columns} == {"mi.d2.id@primary", "mi.d2.doubled@primary"}
-    assert mixed.column_notes == ("path output",)
-    # a write command not read (a Hive-format directory) next to a table: the table has its own
-    # columns, the directory's are not given to it
+    assert [o.ref.qualified_name for o in mixed.outputs] == [mi_dir, "mi.d2@primary"]
+    assert {e.target.qualified_name for e in mixed.columns} == {
+        "mi.d2.id@primary", "mi.d2.doubled@primary", f"{mi_dir}#id", f"{mi_dir}#name"}
+    assert mixed.column_notes == ()
+    # a Hive-format LOCAL directory (InsertIntoHiveDirCommand) next to a table: each its own
+    mi_hive_dir = "file:///tmp/navd-capture/output/mi_hive_dir"
     (hive_dir,) = [e for e in run.executions if e.execution_id == 27]
-    assert {e.target.qualified_name for e in hive_dir.columns} == {"mi.d1.id@primary", "mi.d1.name@primary"}
-    assert hive_dir.column_notes == ("a write not read for column lineage",)
+    assert [o.ref.qualified_name for o in hive_dir.outputs] == [mi_hive_dir, "mi.d1@primary"]
+    assert {(e.target.qualified_name, e.kind.value, e.source.qualified_name) for e in hive_dir.columns
+            if e.target.source_type is SourceType.HDFS} == {
+        (f"{mi_hive_dir}#name", "DATA_FLOW", "mi.src.name@primary"),
+        (f"{mi_hive_dir}#status", "DATA_FLOW", "mi.src.status@primary")}
+    assert {e.target.qualified_name for e in hive_dir.columns} >= {"mi.d1.id@primary", "mi.d1.name@primary"}
+    assert hive_dir.column_notes == ()
+
+
+@pytest.mark.parametrize(("expression", "deciding", "valued"), [
+    ("CASE WHEN (x#1 > 0) THEN y#2 ELSE z#3 END", {1}, {2, 3}),
+    # Spark's If, a column both deciding and in a value
+    ("if ((x#1 > 0)) y#2 else (z#3 + x#1)", {1}, {1, 2, 3}),
+    # nested: a CASE in a THEN value decides only its own branch; a function around a condition
+    ("CASE WHEN (a#1 = 1) THEN CASE WHEN (b#2 > c#3) THEN d#4 END WHEN isnull(e#5) THEN f#6 ELSE g#7 END",
+     {1, 2, 3, 5}, {4, 6, 7}),
+    ("upper(coalesce(CASE WHEN isnotnull(k#1) THEN k#1 END, v#2))", {1}, {1, 2}),
+    # a column named like a keyword is a column
+    ("upper(END#3)", set(), {3}),
+])
+def test_branch_conditions_are_told_from_branch_values(expression: str, deciding: set[int], valued: set[int]) -> None:
+    """The pure split behind CONDITIONAL controls, on CASE WHEN / If texts as Spark prints them
+    (the captured column_usage case covers them in real plans)."""
+    assert _branch_ids(expression) == (deciding, valued)
 
 
 def test_alias_in_the_arguments_of_any_node_defines_its_column() -> None:
@@ -411,11 +619,12 @@ def column_summary(case: str) -> dict[str, Any]:
         columns: dict[str, dict[str, list[str]]] = {}
         for edge in edges:
             entry = columns.setdefault(edge.endpoint2.qualified_name, {"data": [], "control": []})
+            subtype = edge.properties.get("subtype", "")
             if edge.type is RelationType.DATA_FLOW:
-                text = f"{edge.endpoint1.qualified_name} {edge.dependency_type}"
+                text = f"{edge.endpoint1.qualified_name} {edge.dependency_type} {subtype}"
                 entry["data"].append(text + (f": {edge.expression}" if edge.expression else ""))
             else:
-                entry["control"].append(edge.endpoint1.qualified_name)
+                entry["control"].append(f"{edge.endpoint1.qualified_name} {subtype}")
         item: dict[str, Any] = {"sql": element.query_text or element.description}
         if skipped:
             item["skipped"] = skipped
@@ -436,17 +645,20 @@ def test_column_golden(case: str) -> None:
 
 
 def test_ctas_expression_column_records() -> None:
-    """The acceptance case spelled out: sales.s.c@primary -> sales.t.u@primary, EXPRESSION upper(c)."""
+    """The acceptance case spelled out: sales.s.c@primary -> sales.t.u@primary, EXPRESSION upper(c)
+    (a TRANSFORMATION); c is also filtered (`where c is not null`): a FILTER control as well."""
     run, recs = process_lines(fixture_lines("ctas_expression"), cluster=CLUSTER, default_fs=DEFAULT_FS)
     (execution,) = [e for e in run.executions if e.columns]
     element_qn = f"spark://{run.app_id}/1/sql/{execution.execution_id}"
     fields = [r for r in recs if isinstance(r, Relation) and r.endpoint2.type is ElementType.FIELD]
     assert [(r.type, r.endpoint1.qualified_name, r.endpoint2.qualified_name, r.dependency_type, r.expression,
-             r.discriminator, r.linked1, r.linked2) for r in fields] == [
+             dict(r.properties), r.discriminator, r.linked1, r.linked2) for r in fields] == [
+        (RelationType.CONTROL_FLOW, "sales.s.c@primary", "sales.t.u@primary", None, None,
+         {"subtype": "FILTER"}, element_qn, False, False),
         (RelationType.DATA_FLOW, "sales.s.c@primary", "sales.t.u@primary", DependencyType.EXPRESSION, "upper(c)",
-         element_qn, False, False)]
+         {"subtype": "TRANSFORMATION"}, element_qn, False, False)]
     assert {r.endpoint1.source_type for r in fields} == {SourceType.HIVE}
-    assert fields[0].endpoint1.type is ElementType.FIELD
+    assert {r.endpoint1.type for r in fields} == {ElementType.FIELD}
 
 
 def test_dotted_column_records() -> None:
@@ -479,44 +691,55 @@ def test_dotted_column_records() -> None:
 # cut project list), a generator with 30 outputs. Either the exact edges are recovered, or the
 # column says why it may miss sources: never a silent gap.
 
-WideFlow = tuple[str, list[str], str | None, str | None]
+#: (written column, ["source DATA_SUBTYPE"], expression, ["control CONTROL_SUBTYPES"], incomplete)
+WideFlow = tuple[str, list[str], str | None, list[str], str | None]
 _WIDE = range(30)
 _CUT = range(25)   # the items Spark prints of a cut list
 _OVER = "OVER (PARTITION BY g ORDER BY o ASC NULLS FIRST)"
+_WINDOWED = ["wa.src.g WINDOW", "wa.src.o WINDOW"]
+_ROLLED_UP = ["wa.src.g GROUP_BY", "wa.src.o GROUP_BY"]
+# count(distinct ...) is planned as an Expand whose partial aggregates group by every distinct
+# column's copy: each of them (and g) groups every output column
+_DISTINCT_KEYS = sorted([f"wa.src.c{i} GROUP_BY" for i in _WIDE] + ["wa.src.g GROUP_BY"])
 
 WIDE_CASES: list[tuple[str, int, list[WideFlow]]] = [
-    # Window: the 5 window columns past the cut are unknown (their functions are not in the text)
-    ("30 window functions", 7, [("id", ["wa.src.id"], None, None)] + [
-        (f"w_c{i}", [f"wa.src.c{i}"], f"sum(c{i}) {_OVER}", None) for i in _CUT] + [
-        (f"w_c{i}", [], None, "Window arguments cut by Spark") for i in _WIDE if i not in _CUT]),
+    # Window: the 5 window columns past the cut are unknown (their functions are not in the
+    # text), but still partitioned and ordered by the window's spec (printed whole)
+    ("30 window functions", 7, [("id", ["wa.src.id IDENTITY"], None, [], None)] + [
+        (f"w_c{i}", [f"wa.src.c{i} AGGREGATION"], f"sum(c{i}) {_OVER}", _WINDOWED, None) for i in _CUT] + [
+        (f"w_c{i}", [], None, _WINDOWED, "Window arguments cut by Spark") for i in _WIDE if i not in _CUT]),
     # Expand: the grouping columns g, o are past the cut of every projection: recovered by name
-    ("ROLLUP over 30 aggregates", 10, [("g", ["wa.src.g"], None, None), ("o", ["wa.src.o"], None, None)] + [
-        (f"s_c{i}", [f"wa.src.c{i}"], f"sum(c{i})", None) for i in _WIDE]),
+    ("ROLLUP over 30 aggregates", 10, [("g", ["wa.src.g IDENTITY"], None, _ROLLED_UP, None),
+                                       ("o", ["wa.src.o IDENTITY"], None, _ROLLED_UP, None)] + [
+        (f"s_c{i}", [f"wa.src.c{i} AGGREGATION"], f"sum(c{i})", _ROLLED_UP, None) for i in _WIDE]),
     # Expand: 30 projections, 5 of them cut; the distinct copies `spark_catalog.wa.src.c1` by name
-    ("30 count(distinct ...)", 13, [("g", ["wa.src.g"], None, None)] + [
-        (f"d_c{i}", [f"wa.src.c{i}"], f"count(c{i})", None) for i in _WIDE]),
-    ("30 Python UDFs", 16, [("id", ["wa.src.id"], None, None)] + [
-        (f"u_c{i}", [f"wa.src.c{i}"], f"twice{i}(c{i})", None) for i in _CUT] + [
-        (f"u_c{i}", [], None, "BatchEvalPython arguments cut by Spark") for i in _WIDE if i not in _CUT]),
+    ("30 count(distinct ...)", 13, [("g", ["wa.src.g IDENTITY"], None, _DISTINCT_KEYS, None)] + [
+        (f"d_c{i}", [f"wa.src.c{i} AGGREGATION"], f"count(c{i})", _DISTINCT_KEYS, None) for i in _WIDE]),
+    ("30 Python UDFs", 16, [("id", ["wa.src.id IDENTITY"], None, [], None)] + [
+        (f"u_c{i}", [f"wa.src.c{i} TRANSFORMATION"], f"twice{i}(c{i})", [], None) for i in _CUT] + [
+        (f"u_c{i}", [], None, [], "BatchEvalPython arguments cut by Spark") for i in _WIDE if i not in _CUT]),
     # the project list is cut, but it only copies what the Project below it computed
-    ("30-column ORDER BY ... LIMIT (CTAS)", 19, [("id", ["wa.src.id"], None, None)] + [
-        (f"p_c{i}", [f"wa.src.c{i}"], f"(c{i} + 1)", None) for i in _WIDE]),
+    ("30-column ORDER BY ... LIMIT (CTAS)", 19,
+     [("id", ["wa.src.id IDENTITY"], None, ["wa.src.id SORT", "wa.src.o SORT"], None)] + [
+        (f"p_c{i}", [f"wa.src.c{i} TRANSFORMATION"], f"(c{i} + 1)", ["wa.src.id SORT", "wa.src.o SORT"], None)
+        for i in _WIDE]),
     # into an existing table: TakeOrderedAndProject's own project list renames, cut after id + 24
-    ("30-column ORDER BY ... LIMIT (INSERT)", 27, [("id", ["wa.src.id"], None, None)] + [
-        (f"p_c{i}", [f"wa.src.c{i}"], f"(c{i} * 2)", None) for i in range(24)] + [
-        (f"p_c{i}", [], None, "TakeOrderedAndProject arguments cut by Spark") for i in range(24, 30)]),
+    # (the columns past the cut are not its output: not even the order is known to reach them)
+    ("30-column ORDER BY ... LIMIT (INSERT)", 27, [("id", ["wa.src.id IDENTITY"], None, ["wa.src.o SORT"], None)] + [
+        (f"p_c{i}", [f"wa.src.c{i} TRANSFORMATION"], f"(c{i} * 2)", ["wa.src.o SORT"], None) for i in range(24)] + [
+        (f"p_c{i}", [], None, [], "TakeOrderedAndProject arguments cut by Spark") for i in range(24, 30)]),
     # a view's analysed plan: the scan's columns past the cut (c22..c29) are recovered from the
     # references to them; the view's own columns past the cut (v_c24..v_c29) are not even named
-    ("CREATE VIEW with 31 columns", 24, [("id", ["wa.src.id"], None, None)] + [
-        (f"v_c{i}", [f"wa.src.c{i}"], f"(c{i} + 1)", None) for i in range(24)] + [
-        ("", [], None, "Project arguments cut by Spark: 6 more columns, not named in the log")]),
+    ("CREATE VIEW with 31 columns", 24, [("id", ["wa.src.id IDENTITY"], None, [], None)] + [
+        (f"v_c{i}", [f"wa.src.c{i} TRANSFORMATION"], f"(c{i} + 1)", [], None) for i in range(24)] + [
+        ("", [], None, [], "Project arguments cut by Spark: 6 more columns, not named in the log")]),
 ]
 
 
 @pytest.mark.parametrize(("what", "execution_id", "expected"), WIDE_CASES, ids=[c[0] for c in WIDE_CASES])
 def test_cut_argument_lists(what: str, execution_id: int, expected: list[WideFlow]) -> None:
     flows = column_flows(plan_descriptions("wide_arguments", execution_id)[-1])
-    got = [(f.target, sorted(map(source_text, f.sources)), f.expression, f.incomplete) for f in flows]
+    got = [(*flow_text(f), f.incomplete) for f in flows]
     assert got == expected, what
 
 
@@ -532,7 +755,7 @@ def test_cut_window_columns_keep_their_window_controls() -> None:
     """A window column past the cut has no known function, but is still partitioned and ordered
     by the window's spec (the spec is printed whole)."""
     flows = {f.target: f for f in column_flows(plan_descriptions("wide_arguments", 7)[-1])}
-    assert sorted(map(source_text, flows["w_c29"].controls)) == ["wa.src.g", "wa.src.o"]
+    assert flow_text(flows["w_c29"]) == ("w_c29", [], None, ["wa.src.g WINDOW", "wa.src.o WINDOW"])
 
 
 def test_cut_lists_agree_with_the_same_jobs_uncut() -> None:
@@ -775,3 +998,100 @@ def test_split_list_matches_the_reference_on_random_texts() -> None:
         if rng.random() < 0.3:
             text = f"[{text}]"
         assert split_list(text) == _split_list_reference(text), text
+
+
+PC_OUT = "file:///tmp/navd-capture/output"
+
+
+def test_path_pipeline_has_column_lineage_end_to_end() -> None:
+    """path_columns (issue 17, class 4): csv -> transform -> parquet path -> a later job reads
+    that path -> saveAsTable. The written directory's columns are HDFS FIELDs named from the
+    output schema, children of the directory; the reading job's sources are the same FIELDs, so
+    a column walk from the table reaches the csv's columns through the parquet directory."""
+    run, recs = process_lines(fixture_lines("path_columns"), cluster=CLUSTER, default_fs=DEFAULT_FS)
+    by_id = {e.execution_id: e for e in run.executions}
+    staged = f"{PC_OUT}/staged_parquet"
+    written = {e.target.qualified_name for e in by_id[4].columns}
+    assert written == {f"{staged}#id", f"{staged}#name", f"{staged}#region", f"{staged}#amt2"}
+    assert all(e.target.source_type is SourceType.HDFS and e.target.type is ElementType.FIELD
+               for e in by_id[4].columns)
+    read = {e.source.qualified_name for e in by_id[5].columns}
+    assert read == {f"{staged}#region", f"{staged}#amt2"} <= written
+    assert by_id[4].column_notes == by_id[5].column_notes == ()
+    # the stubs: each path column a FIELD child of its DIRECTORY, named by its column
+    stubbed = list(stubs_for(recs, None))
+    parents = {(r.endpoint1.qualified_name, r.endpoint1.type, r.endpoint2.qualified_name) for r in stubbed
+               if isinstance(r, Relation) and r.type is RelationType.PARENT_CHILD}
+    assert (staged, ElementType.DIRECTORY, f"{staged}#amt2") in parents
+    names = {s.element.qualified_name: s.element.name for s in stubbed if isinstance(s, ElementStub)}
+    assert names[f"{staged}#amt2"] == "amt2"
+    assert names[f"{PC_OUT}/names_orc#who.name"] == "who.name"   # a dotted column: one column
+    # a column walk upstream from the table: table <- parquet directory <- csv directory (the
+    # csv was written outside any logged job: indexed by the HDFS extractor, as on a cluster)
+    csv = "file:///tmp/navd-capture/input/people_csv"
+    indexed = Element(SourceType.HDFS, ElementType.DIRECTORY, csv, name="people_csv")
+    store = MemoryLineageStore.of([indexed, *recs, *stubbed])
+    graph = lineage(store, "pc.region_totals.total@primary", LineageOptions(direction="upstream", columns=True))
+    qns = {n.id: n.qualified_name for n in graph.nodes}
+    edges = {(qns[e.source], qns[e.target], e.type, e.dependency_type) for e in graph.edges}
+    assert {(f"{staged}#amt2", "pc.region_totals.total@primary", "DATA_FLOW", "EXPRESSION"),
+            (f"{staged}#region", "pc.region_totals.total@primary", "CONTROL_FLOW", None),
+            (f"{csv}#amt", f"{staged}#amt2", "DATA_FLOW", "EXPRESSION"),
+            (f"{csv}#region", f"{staged}#region", "DATA_FLOW", "SIMPLE"),
+            (f"{csv}#amt", f"{staged}#region", "CONTROL_FLOW", None)} <= edges
+
+
+def test_insert_overwrite_directory_columns() -> None:
+    """INSERT OVERWRITE DIRECTORY in both formats: USING parquet (InsertIntoDataSourceDirCommand:
+    the nested insert's fully qualified path, the command's own spelling folded into it) and
+    Hive format (InsertIntoHiveDirCommand, LOCAL on the driver's file system); a later job
+    reading the parquet directory continues from the same FIELDs."""
+    run, _ = process_lines(fixture_lines("path_columns"), cluster=CLUSTER, default_fs=DEFAULT_FS)
+    by_id = {e.execution_id: e for e in run.executions}
+
+    def edges(execution_id: int) -> set[tuple[str, str, str, str | None]]:
+        return {(e.source.qualified_name, e.target.qualified_name, e.kind.value,
+                 e.dependency_type.value if e.dependency_type else None) for e in by_id[execution_id].columns}
+
+    parquet_dir = f"{PC_OUT}/dir_parquet"
+    assert [o.ref.qualified_name for o in by_id[12].outputs] == [parquet_dir]
+    assert edges(12) == {
+        ("pc.src.id@primary", f"{parquet_dir}#id", "DATA_FLOW", "SIMPLE"),
+        ("pc.src.amt@primary", f"{parquet_dir}#id", "CONTROL_FLOW", None),
+        ("pc.src.name@primary", f"{parquet_dir}#lname", "DATA_FLOW", "EXPRESSION"),
+        ("pc.src.amt@primary", f"{parquet_dir}#lname", "CONTROL_FLOW", None)}
+    # not LOCAL: the default file system (here the configured one) qualifies the bare path
+    hive_dir = f"{DEFAULT_FS}/tmp/navd-capture/output/dir_hive"
+    assert [o.ref.qualified_name for o in by_id[15].outputs] == [hive_dir]
+    assert {(s, t, k) for s, t, k, _ in edges(15)} == {
+        ("pc.src.name@primary", f"{hive_dir}#name", "DATA_FLOW"),
+        ("pc.src.id@primary", f"{hive_dir}#name", "CONTROL_FLOW"),
+        ("pc.src.amt@primary", f"{hive_dir}#(amt + 1)", "DATA_FLOW"),
+        ("pc.src.id@primary", f"{hive_dir}#(amt + 1)", "CONTROL_FLOW")}
+    local_dir = f"{PC_OUT}/dir_local"
+    assert [o.ref.qualified_name for o in by_id[17].outputs] == [local_dir]
+    assert edges(17) == {("pc.src.id@primary", f"{local_dir}#id", "DATA_FLOW", "SIMPLE"),
+                         ("pc.src.name@primary", f"{local_dir}#name", "DATA_FLOW", "SIMPLE")}
+    assert edges(19) == {(f"{parquet_dir}#id", "pc.src.id@primary", "DATA_FLOW", "SIMPLE"),
+                         (f"{parquet_dir}#lname", "pc.src.name@primary", "DATA_FLOW", "SIMPLE")}
+    assert all(not by_id[i].column_notes for i in (12, 15, 17, 19))
+
+
+@pytest.mark.parametrize(("execution_id", "writes"), [
+    # USING parquet: the `Execute` node has no arguments; the description's inner node names
+    # the directory as the statement spelled it (its nested insert, execution 13, qualifies it)
+    (12, {("InsertIntoDataSourceDirCommand", "/tmp/navd-capture/output/dir_parquet")}),
+    (13, {("InsertIntoHadoopFsRelationCommand", "file:/tmp/navd-capture/output/dir_parquet")}),
+    # Hive format: the default file system's directory; LOCAL: the driver's (file:)
+    (15, {("InsertIntoHiveDirCommand", "/tmp/navd-capture/output/dir_hive")}),
+    (17, {("InsertIntoHiveDirCommand", "file:/tmp/navd-capture/output/dir_local")}),
+])
+def test_insert_overwrite_directory_is_a_write_of_its_path(execution_id: int, writes: set[tuple[str, str]]) -> None:
+    for line in fixture_lines("path_columns"):
+        event = json.loads(line)
+        if event["Event"].endswith("SQLExecutionStart") and event["executionId"] == execution_id:
+            io = plan_io(event["sparkPlanInfo"], event["physicalPlanDescription"])
+            assert {(w.command, w.path) for w in io.writes if w.table is None} == writes
+            assert io.unparsed == ()
+            return
+    raise AssertionError(f"no execution {execution_id}")

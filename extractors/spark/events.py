@@ -23,22 +23,28 @@ typed, what was understood) and extractors.spark.records turns it into navd.mode
 - `queryText` from the execution's description when it is SQL text (the Thrift Server sets the
   statement as the job description; otherwise Spark puts a call site such as
   `sql at NativeMethodAccessorImpl.java:0` there, which is not stored);
-- column lineage of each execution that writes a catalog table (plans.column_flows over the
+- column lineage of each execution that writes a table or path (plans.column_flows over the
   physicalPlanDescription; with AQE, the last re-plan): DATA_FLOW source FIELD -> target FIELD
   with dependencyType SIMPLE (copied or renamed) or EXPRESSION (with the expression in
-  source-column names, at most 1,000 characters), and CONTROL_FLOW from the columns that only
-  filter, join, group or order the rows; each table written gets the flows of its own write
+  source-column names, at most 1,000 characters), and CONTROL_FLOW from the columns that
+  filter, join, group, order or partition the rows or decide a CASE WHEN branch (a column doing
+  both gets both edges); each edge's `subtype` property says how the column is used (DATA_FLOW:
+  IDENTITY, TRANSFORMATION or AGGREGATION; CONTROL_FLOW: one or more, comma-separated, of
+  FILTER, JOIN, GROUP_BY, SORT, WINDOW, CONDITIONAL); each table written gets the flows of its own write
   command (a multi-insert writes several); discriminator = the execution's qualifiedName, both
   ends unlinked (the HMS extractor owns FIELD elements). Field names are the table's name plus
   the column: `db.t.col@cluster` (HIVE), `<catalog>.db.t.col@cluster` (SPARK, other catalogs).
-  Paths get no column lineage in this version (no extractor owns columns of files): an
-  execution writing a path, or reading one into a table, says so in its `columnLineageSkipped`
-  property ("path output", "path sources"), as it does for plans over
-  plans.MAX_PLAN_CHARS ("plan too large for column lineage"). Written columns whose sources the
-  plan text does not hold (argument lists Spark cut at spark.sql.debug.maxToStringFields, see
-  plans.ColumnFlow.incomplete) are listed, with why, in the `columnLineageIncomplete` property;
-  each such execution logs one warning naming the setting, counted in `ApplicationRun.skipped`
-  as `column_lineage_incomplete` (the pass report's warnings);
+  Paths written (`df.write.parquet(path)`, `save`, INSERT OVERWRITE [LOCAL] DIRECTORY in both
+  formats) and read (a scan of paths) have their columns as HDFS FIELDs
+  `<path>#<column>` (navd.names.path_field_qualified_name; stubs, children of the path's
+  element, as no extractor owns columns of files), so a job reading a path another job wrote
+  continues the writer's column lineage. Plans over plans.MAX_PLAN_CHARS say so in the
+  execution's `columnLineageSkipped` property ("plan too large for column lineage"). Written
+  columns whose sources the plan text does not hold (argument lists Spark cut at
+  spark.sql.debug.maxToStringFields, see plans.ColumnFlow.incomplete) are listed, with why, in
+  the `columnLineageIncomplete` property; each such execution logs one warning naming the
+  setting, counted in `ApplicationRun.skipped` as `column_lineage_incomplete` (the pass
+  report's warnings);
 - catalog events (create/drop/rename/alter of tables and databases) on the execution that ran
   them, as `catalogEvents` property and in `ApplicationRun.catalog_events` (events outside any
   execution go on the application run).
@@ -59,6 +65,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -79,6 +86,7 @@ from navd.names import (
 
 from .plans import (
     SESSION_CATALOG,
+    CONTROL_SUBTYPES,
     ColumnFlow,
     ColumnSource,
     PlanError,
@@ -176,13 +184,16 @@ class CatalogEvent:
 @dataclasses.dataclass(frozen=True, slots=True, order=True)
 class ColumnEdge:
     """One column-level edge of an execution: DATA_FLOW (SIMPLE or EXPRESSION) or CONTROL_FLOW
-    from a read column to a written column, both FIELD refs of the tables' owning source."""
+    from a read column to a written column, FIELD refs of the tables (or paths: HDFS) they belong to.
+    `subtype` says how the column is used (plans.DATA_SUBTYPES for DATA_FLOW, one or more of
+    plans.CONTROL_SUBTYPES for CONTROL_FLOW, comma-separated in that order)."""
 
     target: EntityRef
     kind: RelationType
     source: EntityRef
     dependency_type: DependencyType | None = None
     expression: str | None = None
+    subtype: str = ""
 
     def sort_key(self) -> tuple[str, str, str]:
         return (self.target.qualified_name, self.kind.value, self.source.qualified_name)
@@ -205,9 +216,9 @@ class SqlExecution:
     write_commands: tuple[str, ...]
     catalog_events: tuple[CatalogEvent, ...]
     unparsed_nodes: tuple[str, ...]
-    #: column lineage of the written catalog tables, ordered by (target, kind, source)
+    #: column lineage of the written tables and paths, ordered by (target, kind, source)
     columns: tuple[ColumnEdge, ...] = ()
-    #: why some column lineage was not recorded (path outputs or inputs, plans too large, ...)
+    #: why some column lineage was not recorded (plans too large, writes not read, ...)
     column_notes: tuple[str, ...] = ()
     #: written columns whose sources may be incomplete, by why: (why, (field qualified names))
     #: (plans.ColumnFlow.incomplete: argument lists Spark cut at spark.sql.debug.maxToStringFields)
@@ -283,8 +294,8 @@ class ApplicationProcessor:
         self._execs: dict[int, _ExecState] = {}
         self._open: list[int] = []
         self._catalog_events: list[CatalogEvent] = []
-        #: _source_field by (table, column): the same scanned columns recur in many executions
-        self._source_fields: dict[tuple[TableId, str], EntityRef | None] = {}
+        #: _source_fields_of by (table, paths, column): the same scanned columns recur in many executions
+        self._source_fields: dict[tuple[TableId | None, tuple[str, ...], str], tuple[EntityRef, ...]] = {}
 
     # -- input --------------------------------------------------------------------------------
 
@@ -539,9 +550,16 @@ class ApplicationProcessor:
         outputs: dict[str, Dataset] = {}
         # key=repr: a stable total order; the dataclass order fails on None against a value
         # (a multi-insert writes a table and a bare directory with the same command)
+        nested_paths = {_path_part(w.path) for w in io.writes
+                        if w.table is None and w.path is not None and w.command != _DS_DIR}
         for write in sorted(io.writes, key=repr):
             if write.table is None and write.path is not None and creates:
                 # The nested insert of a CTAS/saveAsTable names only the new table's location.
+                continue
+            if write.command == _DS_DIR and _path_part(write.path) in nested_paths:
+                # INSERT OVERWRITE DIRECTORY ... USING: the command names its directory as the
+                # statement spelled it (`/p`: qualified by Spark with its own default FS); its
+                # nested insert names the same directory fully qualified: that one is kept.
                 continue
             dataset = self._write_dataset(write)
             if dataset is not None:
@@ -609,13 +627,13 @@ class ApplicationProcessor:
     def _column_edges(self, states: list[_ExecState], io: PlanIO,
                       outputs: list[Dataset]) -> tuple[tuple[ColumnEdge, ...], tuple[str, ...],
                                                        tuple[tuple[str, tuple[str, ...]], ...]]:
-        """Column edges of the catalog tables written, from each state's column flows.
+        """Column edges of the datasets written, from each state's column flows, with the
+        written columns whose sources may be incomplete (by why, see SqlExecution).
 
-        A flow goes to the table its own write command names (a multi-insert writes several
-        tables from one plan, each from its own branch); a nested insert that names only a path
-        (CTAS, saveAsTable) writes the table the execution creates, when there is exactly one.
-        Paths (outputs and inputs) get no column lineage in this version: no extractor owns FIELD
-        elements of files; the execution says so in its `columnLineageSkipped` property.
+        A flow goes to the table or path its own write command names (a multi-insert writes
+        several datasets from one plan, each from its own branch); a nested insert that names
+        only a path (CTAS, saveAsTable) writes the table the execution creates, when there is
+        exactly one; any other path written gets the columns as its HDFS FIELDs.
         """
         notes: list[str] = []
         edges: dict[tuple[str, str, str], ColumnEdge] = {}
@@ -652,14 +670,17 @@ class ApplicationProcessor:
 
     def _flow_table(self, state: _ExecState, write: Write | None, tables_out: list[Dataset],
                     creates: bool) -> tuple[EntityRef | None, str]:
-        """The table that flows written by `write` go to, or (None, why not)."""
+        """The dataset (table or path) that flows written by `write` go to, or (None, why not)."""
         if write is not None and write.table is not None:
             return self._table_ref(write.table, write.catalog_class), ""
-        if write is not None:
-            # A path: the location of the table a CTAS/saveAsTable creates, else a path output.
+        if write is not None and write.path is not None:
+            # A path: the location of the table a CTAS/saveAsTable creates, else the directory
+            # (or file) written, whose columns are its HDFS FIELDs.
             if creates and len(tables_out) == 1:
                 return tables_out[0].ref, ""
-            return None, "path output"
+            return self._path_ref(write.path), ""
+        if write is not None:
+            return None, "no single table written"
         # The plan's write command is not one plans.command_writes reads: the state's own write.
         own = sorted({w for w in state.io.writes if w.table is not None and not w.creates_table})
         if len({(w.table, w.catalog_class) for w in own}) == 1:
@@ -668,8 +689,9 @@ class ApplicationProcessor:
             return None, "several tables written by one plan"
         if len(tables_out) == 1:
             return tables_out[0].ref, ""
-        if any(w.path is not None for w in state.io.writes):
-            return None, "path output"
+        paths = {self._path_ref(w.path).qualified_name: w.path for w in state.io.writes if w.path is not None}
+        if not tables_out and len(paths) == 1:
+            return self._path_ref(next(iter(paths.values()))), ""
         return None, "no single table written"
 
     def _add_flow_edges(self, edges: dict[tuple[str, str, str], ColumnEdge], notes: list[str],
@@ -677,29 +699,49 @@ class ApplicationProcessor:
         target = _field_ref(target_table, flow.target)
         if target is None:
             return
+        data_subtypes = dict(flow.data_subtypes)
+        control_subtypes = dict(flow.control_subtypes)
         kinds = [(RelationType.DATA_FLOW, s) for s in sorted(flow.sources)] + [
             (RelationType.CONTROL_FLOW, s) for s in sorted(flow.controls)]
         for kind, column in kinds:
-            source = self._source_field(column)
-            if source is None:
-                notes.append("path sources")
-                continue
-            key = (target.qualified_name, kind.value, source.qualified_name)
-            if kind is RelationType.DATA_FLOW:
-                edge = ColumnEdge(target, kind, source,
-                                  DependencyType.SIMPLE if flow.expression is None else DependencyType.EXPRESSION,
-                                  flow.expression)
-            else:
-                edge = ColumnEdge(target, kind, source)
-            edges.setdefault(key, edge)
+            fields = self._source_fields_of(column)
+            if not fields:
+                notes.append("sources not read from a table or path")
+            for source in fields:
+                key = (target.qualified_name, kind.value, source.qualified_name)
+                if kind is RelationType.DATA_FLOW:
+                    edge = ColumnEdge(target, kind, source,
+                                      DependencyType.SIMPLE if flow.expression is None else DependencyType.EXPRESSION,
+                                      flow.expression, data_subtypes.get(column, ""))
+                else:
+                    used = control_subtypes.get(column, frozenset())
+                    edge = ColumnEdge(target, kind, source,
+                                      subtype=",".join(s for s in CONTROL_SUBTYPES if s in used))
+                known = edges.get(key)
+                if known is not None and kind is RelationType.CONTROL_FLOW and edge.subtype != known.subtype:
+                    # one column controlling the target in two ways through two flows (an AQE
+                    # plan's two writes of it): both ways
+                    used = set(known.subtype.split(",")) | set(edge.subtype.split(","))
+                    edges[key] = dataclasses.replace(known, subtype=",".join(s for s in CONTROL_SUBTYPES if s in used))
+                edges.setdefault(key, edge)
 
-    def _source_field(self, column: ColumnSource) -> EntityRef | None:
-        if column.table is None:
-            return None
+    def _source_fields_of(self, column: ColumnSource) -> tuple[EntityRef, ...]:
+        """The FIELDs a scanned column is read from: its table's, else (a scan of paths) the
+        column of each path read, the same HDFS FIELD a job writing that path names."""
         # _table_ref without a catalog class depends only on the table and self.cluster
-        key = (column.table, column.column)
+        key = (column.table, column.paths, column.column)
         if key not in self._source_fields:
-            self._source_fields[key] = _field_ref(self._table_ref(column.table), column.column)
+            if column.table is not None:
+                refs = [_field_ref(self._table_ref(column.table), column.column)]
+            else:
+                refs = []
+                for path in column.paths:
+                    try:
+                        refs.append(_field_ref(self._path_ref(path), column.column))
+                    except InvalidName:
+                        continue   # a bare path without a default FS: not a dataset either
+
+            self._source_fields[key] = tuple(r for r in refs if r is not None)
         return self._source_fields[key]
 
     # -- qualified names ----------------------------------------------------------------------
@@ -796,6 +838,16 @@ def _path_type(qualified_name: str) -> ElementType:
     last = qualified_name.rsplit("/", 1)[-1]
     suffix = last.rsplit(".", 1)[-1].lower() if "." in last else ""
     return ElementType.FILE if last.startswith("part-") or suffix in _FILE_SUFFIXES else ElementType.DIRECTORY
+
+
+#: INSERT OVERWRITE DIRECTORY ... USING <format>: its directory as the statement spelled it.
+_DS_DIR = "InsertIntoDataSourceDirCommand"
+_SCHEME_AUTHORITY = re.compile(r"^[A-Za-z][\w+.-]*:(?://[^/]*)?")
+
+
+def _path_part(path: str | None) -> str:
+    """The path of a URI or bare path without scheme and authority (`file:/a/` -> `/a`)."""
+    return posixpath.normpath("/" + _SCHEME_AUTHORITY.sub("", path or "").lstrip("/"))
 
 
 def _time(millis: Any) -> datetime | None:

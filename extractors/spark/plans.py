@@ -19,7 +19,11 @@ What Spark 4.3 writes (checked against the captured fixtures in tests/fixtures/s
   other V2 sources `BatchScan <catalog.ns.table>`.
 - Writes, in sparkPlanInfo: `Execute InsertIntoHadoopFsRelationCommand` whose simpleString
   arguments start with the output path and contain `` `spark_catalog`.`db`.`t` `` when the
-  target is a catalog table; `Execute InsertIntoHiveTable` whose first argument is the table.
+  target is a catalog table; `Execute InsertIntoHiveTable` whose first argument is the table;
+  INSERT OVERWRITE [LOCAL] DIRECTORY: `Execute InsertIntoHiveDirCommand` (`<isLocal>,
+  Storage(Location: /p, ...), ...`) and `Execute InsertIntoDataSourceDirCommand` (no arguments in
+  the tree: its inner node's `Storage(Location: /p), <format>, ...` is in physicalPlanDescription;
+  a nested InsertIntoHadoopFsRelationCommand writes the data), writes of their path.
 - CTAS and saveAsTable: the sparkPlanInfo node is a bare `Execute CreateDataSourceTableAsSelectCommand`
   / `Execute CreateHiveTableAsSelectCommand` / `Execute SaveAsV1TableCommand`; the target is
   only in physicalPlanDescription's `Arguments:` of the inner command node:
@@ -243,6 +247,15 @@ def command_writes(name: str, args: str) -> list[Write]:
         if not path:
             raise PlanError(f"{name} without an output path: {args[:200]!r}")
         return [Write("InsertIntoHadoopFsRelationCommand", table=_first_backticked(args), path=path)]
+    if name in _DIR_COMMANDS:
+        # INSERT OVERWRITE [LOCAL] DIRECTORY: `[<isLocal>, ]Storage(Location: <path>, ...), ...`.
+        location = _STORAGE_LOCATION.search(args)
+        if location is None:
+            raise PlanError(f"{name} without a location: {args[:200]!r}")
+        path = location.group(1).strip()
+        if args.startswith("true, ") and path.startswith("/"):
+            path = "file:" + path   # LOCAL DIRECTORY: the driver's file system, not the default FS
+        return [Write(name.removeprefix("Execute "), path=path)]
     if name == "Execute InsertIntoHiveTable":
         table = _first_backticked(args)
         if table is None:
@@ -265,6 +278,16 @@ def command_writes(name: str, args: str) -> list[Write]:
     return []
 
 
+#: INSERT OVERWRITE DIRECTORY: `InsertIntoHiveDirCommand` (Hive format: `<isLocal>, Storage(Location:
+#: /p, Serde Library: ...), <overwrite>, [cols]`, its Input is what it writes) and
+#: `InsertIntoDataSourceDirCommand` (USING <format>: `Storage(Location: /p), parquet, <overwrite>`,
+#: its query is a logical plan and a nested InsertIntoHadoopFsRelationCommand writes the data).
+_DS_DIR_COMMAND = "InsertIntoDataSourceDirCommand"
+#: The nodes that name the directory: the Hive command itself; for the data source command only
+#: the description's inner node (its `Execute` node has no arguments: plan_io reads the
+#: description for it, as for CTAS).
+_DIR_COMMANDS = ("Execute InsertIntoHiveDirCommand", _DS_DIR_COMMAND)
+_STORAGE_LOCATION = re.compile(r"Storage\(Location: ([^,)]+)")
 _CTAS_COMMANDS = ("CreateDataSourceTableAsSelectCommand", "CreateHiveTableAsSelectCommand",
                   "OptimizedCreateHiveTableAsSelectCommand", "SaveAsV1TableCommand")
 _HIVE_CTAS_ARGS = re.compile(r"\[Database: ?([^,\]]+), ?TableName: ?([^,\]]+)\]")
@@ -299,16 +322,23 @@ def view_columns(arguments: str) -> list[str] | None:
     return [item.strip("()").split(",", 1)[0].strip() for item in split_list(parts[1])]
 
 
+#: Commands whose target is only in the description's `Arguments:` of their inner node.
+_DESCRIBED_COMMANDS = (*_CTAS_COMMANDS, *VIEW_COMMANDS, _DS_DIR_COMMAND)
+
+
 def _description_io(description: str, commands: set[str]) -> tuple[list[Read], list[Write]]:
-    """CTAS/saveAsTable targets, persisted views defined, and their logical sources, for the
-    commands the tree runs."""
+    """CTAS/saveAsTable targets, persisted views defined, directories of INSERT OVERWRITE
+    DIRECTORY ... USING, and their logical sources, for the commands the tree runs."""
     reads: list[Read] = []
     writes: list[Write] = []
     if not commands:
         return reads, writes
     for name, fields in description_sections(description):
         args = fields.get("Arguments", "")
-        if name in VIEW_COMMANDS:
+        if name == _DS_DIR_COMMAND:
+            if name in commands:
+                writes.extend(command_writes(name, args))
+        elif name in VIEW_COMMANDS:
             if name in commands:
                 view = view_target(name, args)
                 if view is not None:
@@ -359,9 +389,9 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
             found_writes = _tree_writes(node)
             reads.update(found_reads)
             writes.update(found_writes)
-            if name.removeprefix("Execute ") in _CTAS_COMMANDS + VIEW_COMMANDS:
+            if name.removeprefix("Execute ") in _DESCRIBED_COMMANDS:
                 commands.add(name.removeprefix("Execute "))
-            if not found_writes and name.removeprefix("Execute ") not in _CTAS_COMMANDS and (
+            if not found_writes and name.removeprefix("Execute ") not in _DESCRIBED_COMMANDS and (
                     (name.startswith("Execute ") and any(m in name for m in _WRITE_MARKERS))
                     or _V2_UNREAD.match(name)):
                 unparsed.append(name)
@@ -411,9 +441,20 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 # - control (CONTROL_FLOW): Filter conditions, join keys and join conditions (for every column
 #   passing through the filter/join), grouping keys (for every column of the aggregate), global
 #   Sort orders and TakeOrderedAndProject's order (ORDER BY), Window partition and order columns
-#   (for the window's columns only); a column that is already a data source of an output is not
-#   also listed as its control source. Local sorts and exchanges (physical artefacts of joins,
-#   windows and aggregates) are ignored.
+#   (for the window's columns only), the conditions of CASE WHEN and If (for the column they
+#   define). A column that is also a data source of an output stays its control source too (a
+#   join key or filter column copied to the output): Hive's LineageLogger and OpenLineage keep
+#   both facts. Local sorts and exchanges (physical artefacts of joins, windows and aggregates)
+#   are ignored.
+# - how (ColumnFlow.data_subtypes / control_subtypes, OpenLineage's transformation subtypes):
+#   a source is IDENTITY (only copies and renames on the way), TRANSFORMATION (an expression) or
+#   AGGREGATION (an aggregate result or an aggregating window function on the way); a control
+#   is FILTER, JOIN, GROUP_BY, SORT, WINDOW or CONDITIONAL by the node (or expression) that
+#   uses it, a column controlling through several nodes having several. A CASE WHEN / If
+#   condition's columns are not data sources of its result (unless also in a branch value); a
+#   ranking function (`rank(ts#5)`, Spark printing the window's order as its argument) has no
+#   data source. The columns a control is computed from control as it does; a control of a
+#   control (a filter under a join key) as its own.
 #
 # A view's definition (CreateViewCommand / AlterViewAsCommand) is a logical plan: its nodes have
 # only `Arguments:`. _logical_fields reads each as the physical node that does the same
@@ -428,11 +469,12 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
 # V1 fallbacks, whose query is a logical plan in `Arguments`), pandas map/cogroup nodes
 # (MapInPandas, FlatMapGroupsInPandas, ...: opaque outputs), streaming writes. ArrowEvalPython is
 # read like BatchEvalPython (same `Arguments` shape) but has no captured fixture (no pyarrow).
-# Directory writes command_writes does not read (InsertIntoHiveDirCommand, and the
-# InsertIntoDataSourceDirCommand whose nested insert writes the path) give their columns to no
-# dataset. Argument lists (TakeOrderedAndProject's project list, Window, Expand, Generate,
-# BatchEvalPython, ...) are cut by Spark after spark.sql.debug.maxToStringFields items: see
-# "argument lists cut by Spark" below for what is recovered and how the rest is flagged.
+# Directory writes (INSERT OVERWRITE DIRECTORY) are writes of their path: InsertIntoHiveDirCommand's
+# Input is what it writes; InsertIntoDataSourceDirCommand's columns come from its nested
+# InsertIntoHadoopFsRelationCommand (a path write like `df.write.parquet(path)`). Argument lists
+# (TakeOrderedAndProject's project list, Window, Expand, Generate, BatchEvalPython, ...) are cut
+# by Spark after spark.sql.debug.maxToStringFields items: see "argument lists cut by Spark"
+# below for what is recovered and how the rest is flagged.
 
 #: Plans longer than this are not read for column lineage (time and memory guard); the caller
 #: records that the plan was too large.
@@ -461,7 +503,9 @@ class ColumnFlow:
     sources: frozenset[ColumnSource]
     #: None when the value is copied (possibly renamed); else the expression, in source names
     expression: str | None
-    #: columns used only to filter, join, group or order the rows (CONTROL_FLOW)
+    #: columns that filter, join, group, order or partition the rows, or decide a CASE WHEN /
+    #: if() branch (CONTROL_FLOW); a column can be both a source and a control (`WHERE x > 0`
+    #: with `x` also written): Hive's LineageLogger and OpenLineage keep both facts
     controls: frozenset[ColumnSource] = frozenset()
     #: the write this column goes to, from the command above its `WriteFiles` (or the command
     #: itself, in plans without WriteFiles); None when that command is not one `command_writes`
@@ -473,6 +517,28 @@ class ColumnFlow:
     #: controlled from) was made, e.g. "Window arguments cut by Spark". A flow with an empty
     #: `target` stands for columns the log does not name (a view's past the cut): it has only this.
     incomplete: str | None = None
+    #: how each source flows into the target (one of DATA_SUBTYPES) and how each control
+    #: controls it (some of CONTROL_SUBTYPES), sorted by source
+    data_subtypes: tuple[tuple[ColumnSource, str], ...] = ()
+    control_subtypes: tuple[tuple[ColumnSource, frozenset[str]], ...] = ()
+
+
+# How a column is used (OpenLineage's column-lineage transformation subtypes: DIRECT for data,
+# INDIRECT for control). A source flows as IDENTITY (copied or renamed), TRANSFORMATION (through
+# an expression) or AGGREGATION (through an aggregate function, grouped or over a window); when
+# several paths lead from one source to the target the strongest, in that order, is kept.
+IDENTITY, TRANSFORMATION, AGGREGATION = "IDENTITY", "TRANSFORMATION", "AGGREGATION"
+DATA_SUBTYPES = (IDENTITY, TRANSFORMATION, AGGREGATION)
+FILTER, JOIN, GROUP_BY, SORT, WINDOW, CONDITIONAL = "FILTER", "JOIN", "GROUP_BY", "SORT", "WINDOW", "CONDITIONAL"
+CONTROL_SUBTYPES = (FILTER, JOIN, GROUP_BY, SORT, WINDOW, CONDITIONAL)
+# Window functions that aggregate their frame (`sum(x) OVER (...)`), as opposed to ranking and
+# offset functions (`rank()`, `lag(x)`): the former make an AGGREGATION of their input column.
+_AGGREGATE_CALL = re.compile(
+    r"^(?:sum|avg|mean|count|min|max|first|last|first_value|last_value|collect_list|collect_set"
+    r"|stddev\w*|std|var\w*|approx_count_distinct|percentile\w*|median|mode|any_value|bool_and"
+    r"|bool_or|every|some|any|count_if|max_by|min_by|product|skewness|kurtosis|corr|covar_\w+"
+    r"|regr_\w+|array_agg|listagg|string_agg)\(", re.I)
+_RANKING_CALL = re.compile(r"^(?:rank|dense_rank|percent_rank|cume_dist|row_number)\(", re.I)
 
 
 _ATTR = re.compile(r"([^\s\[\](),]+)#(\d+)L?$")
@@ -583,20 +649,31 @@ class _Graph:
     defs: dict[int, tuple[tuple[int, ...], str | None]] = dataclasses.field(default_factory=dict)
     #: id -> more data ids copied into it (Union branches)
     copies: dict[int, set[int]] = dataclasses.field(default_factory=dict)
-    #: id -> ids controlling it
-    controls: dict[int, set[int]] = dataclasses.field(default_factory=dict)
+    #: id -> ids controlling it -> how (CONTROL_SUBTYPES)
+    controls: dict[int, dict[int, set[str]]] = dataclasses.field(default_factory=dict)
+    #: ids whose definition aggregates (an aggregate result; an aggregating window function)
+    aggregates: set[int] = dataclasses.field(default_factory=set)
     names: dict[int, str] = dataclasses.field(default_factory=dict)
     #: the write goes to an existing table: Spark's store assignment casts the written columns
     store_assignment: bool = False
 
     def define(self, attr_id: int, deps: Iterator[int] | list[int], expression: str | None) -> None:
         if attr_id not in self.defs and attr_id not in self.origins:
-            self.defs[attr_id] = (tuple(d for d in deps if d != attr_id), expression)
+            deps = [d for d in deps if d != attr_id]
+            if expression is not None and ("CASE WHEN " in expression or "if (" in expression):
+                # A column that only decides a branch is not a data source of the result: it
+                # controls it (CONDITIONAL). One also in a branch value is both.
+                deciding, valued = _branch_ids(expression)
+                self.control([attr_id], sorted(deciding), CONDITIONAL)
+                deps = [d for d in deps if d in valued or d not in deciding]
+            self.defs[attr_id] = (tuple(deps), expression)
 
-    def control(self, targets: set[int] | list[int], by: list[int]) -> None:
+    def control(self, targets: set[int] | list[int], by: list[int], subtype: str) -> None:
         if by:
             for target in targets:
-                self.controls.setdefault(target, set()).update(by)
+                controlling = self.controls.setdefault(target, {})
+                for control_id in by:
+                    controlling.setdefault(control_id, set()).add(subtype)
 
 
 class _Lists:
@@ -644,7 +721,8 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
     # (node_output, filters and joins): most are never needed
     inputs: dict[int, str] = {}
     lists = _Lists()
-    scoped: list[tuple[int, list[int]]] = []  # (node, control ids) for every column through it
+    # (node, control ids, CONTROL_SUBTYPES member) for every column through the node
+    scoped: list[tuple[int, list[int], str]] = []
     pending_subqueries: list[int] = []        # subquery expression ids waiting for their plan root
     subquery_roots: dict[int, int] = {}
     section: int | None = None
@@ -764,10 +842,10 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
                     if position < len(first) and first[position] != attr_id:
                         graph.copies.setdefault(first[position], set()).add(attr_id)
     # Controls of filters and joins apply to every column going through the node.
-    for node, by in scoped:
+    for node, by, subtype in scoped:
         kids = children.get(node, [])
         through = [i for k in kids for i in node_output(k)] if kids else input_ids(node)
-        graph.control(through or input_ids(node), by)
+        graph.control(through or input_ids(node), by, subtype)
     # Scalar subqueries: the subquery's expression id stands for its plan's output.
     for expr_id, root in subquery_roots.items():
         graph.define(expr_id, node_output(root), None)
@@ -809,11 +887,16 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
             if (write, target, attr_id) in flows:
                 continue
             sources, expression = _resolve(attr_id, graph)
-            controls = _resolve_controls(attr_id, graph) - sources
+            # A control is kept when the same column also flows as data (a join key copied to
+            # the output): both facts are true.
+            controls = _resolve_controls(attr_id, graph)
+            data_subtypes = _data_subtypes(attr_id, graph)
             flows[(write, target, attr_id)] = ColumnFlow(
                 target, frozenset(sources),
                 _render(expression, graph, sources) if expression is not None else None,
-                frozenset(controls), write, _unknown_on_path(attr_id, graph, unknown) if unknown else None)
+                frozenset(controls), write, _unknown_on_path(attr_id, graph, unknown) if unknown else None,
+                tuple(sorted((s, data_subtypes.get(s, TRANSFORMATION)) for s in sources)),
+                tuple(sorted((s, frozenset(controls[s])) for s in controls)))
     return tuple(flows.values()) + tuple(unnamed)
 
 
@@ -889,7 +972,7 @@ def _cut_outputs(cut: Mapping[int, str], names: Mapping[int, str], parents: Mapp
                     continue
             if name.startswith("Window"):
                 parts = lists.split(arguments)
-                graph.control([attr_id], [i for part in parts[1:3] for i in _ids(part)])
+                graph.control([attr_id], [i for part in parts[1:3] for i in _ids(part)], WINDOW)
             unknown[attr_id] = name.split(" ", 1)[0]
     return unknown
 
@@ -1082,19 +1165,29 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
             defined = _define_list(split(lists_in[1]), graph)
             if _CUT_LIST not in lists_in[1]:   # a cut list is not the node's output
                 outputs[node] = defined
-            scoped.append((node, _ids(lists_in[0])))
+            scoped.append((node, _ids(lists_in[0]), SORT))
     elif name.startswith("Filter"):
-        scoped.append((node, _ids(fields.get("Condition", ""))))
+        scoped.append((node, _ids(fields.get("Condition", "")), FILTER))
     elif "Join" in name:
         by = _ids(fields.get("Left keys", "")) + _ids(fields.get("Right keys", "")) + _ids(
             fields.get("Join condition", ""))
-        scoped.append((node, by))
+        scoped.append((node, by, JOIN))
     elif "Aggregate" in name and "Keys" in fields:
         keys = _ids(fields["Keys"])
         aggregated = lists.attr_ids(fields.get("Aggregate Attributes", ""))
-        graph.control(outputs.get(node, []) + aggregated, keys)
+        graph.control(outputs.get(node, []) + aggregated, keys, GROUP_BY)
+        if "Aggregate Attributes" in fields:
+            # the aggregate results (`sum(w#43)#50`; a partial aggregate's `sum#60` has no
+            # definition and stands for nothing)
+            graph.aggregates.update(i for i in aggregated if i in graph.defs)
+        else:
+            # a logical Aggregate (a view's plan): a result, not a key, computed from more
+            # than the keys
+            key_set = set(keys)
+            graph.aggregates.update(i for i in outputs.get(node, []) if i not in key_set
+                                    and any(d not in key_set for d in graph.defs.get(i, ((), None))[0]))
     elif name.startswith("Sort") and arguments and _GLOBAL_SORT.search(arguments):
-        scoped.append((node, _ids(split(arguments)[0]) if split(arguments) else []))
+        scoped.append((node, _ids(split(arguments)[0]) if split(arguments) else [], SORT))
     elif name.startswith("Window") and arguments:
         parts = split(arguments)
         spec = [i for part in parts[1:3] for i in _ids(part)]
@@ -1111,9 +1204,14 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
                 over.append("PARTITION BY " + ", ".join(split(parts[1])))
             if len(parts) > 2 and split(parts[2]):
                 over.append("ORDER BY " + ", ".join(split(parts[2])))
-            graph.define(attr_id, _ids(function), f"{function} OVER ({' '.join(over)})")
+            # Spark prints a ranking function with its window's order as arguments (`rank(ts#5)`):
+            # those columns order the rows (WINDOW), no value of theirs is in the result
+            deps = [] if _RANKING_CALL.match(function.strip()) else _ids(function)
+            graph.define(attr_id, deps, f"{function} OVER ({' '.join(over)})")
             graph.names.setdefault(attr_id, alias_name)
-            graph.control([attr_id], spec)
+            graph.control([attr_id], spec, WINDOW)
+            if _AGGREGATE_CALL.match(function.strip()):
+                graph.aggregates.add(attr_id)
     elif name.startswith("Generate") and arguments:
         parts = split(arguments)
         if len(parts) >= 4:
@@ -1214,9 +1312,39 @@ def _resolve(attr_id: int, graph: _Graph) -> tuple[set[ColumnSource], str | None
     return sources, outermost
 
 
-def _resolve_controls(attr_id: int, graph: _Graph) -> set[ColumnSource]:
-    """Scanned columns that control `attr_id`: those of every control id met on its data path,
-    with everything (data and control) they depend on in turn."""
+def _data_subtypes(attr_id: int, graph: _Graph) -> dict[ColumnSource, str]:
+    """How each scanned column flows into `attr_id` (DATA_SUBTYPES): the strongest over the
+    paths from it, a path being as strong as the strongest step on it (a copy or rename, an
+    expression, an aggregate)."""
+    strength = {IDENTITY: 0, TRANSFORMATION: 1, AGGREGATION: 2}
+    found: dict[ColumnSource, int] = {}
+    stack, seen = [(attr_id, 0)], set()
+    while stack:
+        current, level = stack.pop()
+        if (current, level) in seen:
+            continue
+        seen.add((current, level))
+        if current in graph.aggregates:
+            level = 2
+        stack.extend((c, level) for c in graph.copies.get(current, ()))
+        if current in graph.origins:
+            source = graph.origins[current]
+            found[source] = max(found.get(source, 0), level)
+            continue
+        if current in graph.defs:
+            deps, expression = graph.defs[current]
+            if expression is not None and level == 0 and not _is_copy(expression, graph):
+                level = 1
+            stack.extend((d, level) for d in deps)
+    names = {v: k for k, v in strength.items()}
+    return {source: names[level] for source, level in found.items()}
+
+
+def _resolve_controls(attr_id: int, graph: _Graph) -> dict[ColumnSource, set[str]]:
+    """Scanned columns that control `attr_id`, each with how (CONTROL_SUBTYPES): those of every
+    control id met on its data path, with everything (data and control) they depend on in turn.
+    A column a control is computed from controls as that control does; a control of a control
+    (a filter under a join key) as its own."""
     data_path, stack = set(), [attr_id]
     while stack:
         current = stack.pop()
@@ -1226,21 +1354,67 @@ def _resolve_controls(attr_id: int, graph: _Graph) -> set[ColumnSource]:
         stack.extend(graph.copies.get(current, ()))
         if current in graph.defs:
             stack.extend(graph.defs[current][0])
-    controlling = {c for i in data_path for c in graph.controls.get(i, ())}
-    sources: set[ColumnSource] = set()
-    stack, seen = list(controlling), set()
-    while stack:
-        current = stack.pop()
-        if current in seen:
+    pending: list[tuple[int, str]] = [(c, subtype) for i in data_path
+                                      for c, subtypes in graph.controls.get(i, {}).items() for subtype in subtypes]
+    sources: dict[ColumnSource, set[str]] = {}
+    seen: set[tuple[int, str]] = set()
+    while pending:
+        current, subtype = pending.pop()
+        if (current, subtype) in seen:
             continue
-        seen.add(current)
-        stack.extend(graph.copies.get(current, ()))
-        stack.extend(graph.controls.get(current, ()))
+        seen.add((current, subtype))
+        pending.extend((c, subtype) for c in graph.copies.get(current, ()))
+        pending.extend((c, inner) for c, subtypes in graph.controls.get(current, {}).items() for inner in subtypes)
         if current in graph.origins:
-            sources.add(graph.origins[current])
+            sources.setdefault(graph.origins[current], set()).add(subtype)
         elif current in graph.defs:
-            stack.extend(graph.defs[current][0])
+            pending.extend((d, subtype) for d in graph.defs[current][0])
     return sources
+
+
+_BRANCH_WORD = re.compile(r"\b(?:CASE WHEN|WHEN|THEN|ELSE|END)\b(?!#)|(?<![\w.])if \(|[()\[\]{}]")
+
+
+def _branch_ids(expression: str) -> tuple[set[int], set[int]]:
+    """(ids in a CASE WHEN / if() condition, ids anywhere else) of `expression`.
+
+    `CASE WHEN (x#1 > 0) THEN y#2 ELSE z#3 END` -> ({1}, {2, 3}); `if ((x#1 > 0)) y#2 else z#3`
+    (Spark's If) the same. Spark prints a simple `CASE x WHEN 1` as `CASE WHEN (x = 1)`. A
+    condition holds everything from WHEN to its THEN, nested expressions included; an If's is
+    its bracketed predicate."""
+    deciding: set[int] = set()
+    valued: set[int] = set()
+    # a stack of open constructs: ("case", in condition?) or ("if", in condition?) or ("(", None)
+    frames: list[list[object]] = []
+    last = 0
+
+    def take(upto: int) -> None:
+        ids = _ids(expression[last:upto])
+        in_condition = any(frame[1] is True for frame in frames)
+        (deciding if in_condition else valued).update(ids)
+
+    for match in _BRANCH_WORD.finditer(expression):
+        token = match.group(0)
+        take(match.start())
+        last = match.end()
+        if token == "CASE WHEN":
+            frames.append(["case", True])
+        elif token == "if (":
+            frames.append(["if", True])
+        elif token in ("(", "[", "{"):
+            frames.append(["(", None])
+        elif token in (")", "]", "}"):
+            if frames:
+                frames.pop()
+        elif frames and frames[-1][0] == "case":
+            if token == "WHEN":
+                frames[-1][1] = True
+            elif token in ("THEN", "ELSE"):
+                frames[-1][1] = False
+            elif token == "END":
+                frames.pop()
+    take(len(expression))
+    return deciding, valued
 
 
 # Spark's own wrappers around a written or read CHAR/VARCHAR column (ApplyCharTypePadding,

@@ -73,10 +73,12 @@ def records(run: ApplicationRun, *, extractor_run_id: str | None = None) -> Iter
             yield Relation(RelationType.DATA_FLOW, element.ref, dataset.ref, linked2=False,
                            extractor_run_id=extractor_run_id, properties={"via": dataset.via})
         for edge in execution.columns:
-            # Both ends unlinked: the HMS extractor owns FIELD elements.
+            # Both ends unlinked: the HMS extractor owns tables' FIELD elements; a path's
+            # columns (HDFS FIELDs) are owned by no extractor and stay stubs.
             yield Relation(edge.kind, edge.source, edge.target, linked1=False, linked2=False,
                            dependency_type=edge.dependency_type, expression=edge.expression,
-                           discriminator=element.qualified_name, extractor_run_id=extractor_run_id)
+                           discriminator=element.qualified_name, extractor_run_id=extractor_run_id,
+                           properties={"subtype": edge.subtype} if edge.subtype else {})
 
 
 def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecution,
@@ -184,8 +186,9 @@ def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None) -> Iterat
     """Stubs for the unlinked dataset and column endpoints of `emitted` relations.
 
     Tables and paths a job read or wrote, and the columns of column-level edges, get an element
-    (indexed only if absent, see ElementStub) and columns a PARENT_CHILD from their table, so
-    lineage can start from them and `--columns` finds them under their table.
+    (indexed only if absent, see ElementStub) and columns a PARENT_CHILD from their table (or,
+    for a path's columns `<path>#<column>`, its directory or file), so lineage can start from
+    them and `--columns` finds them under their dataset.
     """
     seen: set[str] = set()
     #: dataset endpoints by identity: a column's table is named by its FIELD ref as a TABLE, and

@@ -197,7 +197,7 @@ ELEMENT_FIELDS = "identity,qualifiedName,type,sourceType,originalName,deleted,pr
 #: The fields `StoredRelation.from_doc` reads (for Solr's `fl`).
 RELATION_FIELDS = ",".join(["identity", "type", *(endpoint_field(end, suffix) for end in (1, 2)
                                                   for suffix in _ENDPOINT_SUFFIXES),
-                            "dependencyType", "expression", "discriminator"])
+                            "dependencyType", "expression", "discriminator", property_field("subtype")])
 #: A Solr filter leaving stubs out (the query-side twin of `is_stub`).
 NOT_STUB_FILTER = f"-{property_field(STUB_MARK)}:*"
 
@@ -244,6 +244,8 @@ class StoredRelation:
     dependency_type: str | None = None
     expression: str | None = None
     discriminator: str = ""
+    #: how a column is used, on column edges (the `subtype` property: IDENTITY, FILTER, ...)
+    subtype: str | None = None
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> StoredRelation:
@@ -255,7 +257,7 @@ class StoredRelation:
                                   doc.get(endpoint_field(n, "Linked")) is not False)
 
         return cls(str(doc["identity"]), str(doc.get("type", "")), end(1), end(2), doc.get("dependencyType"),
-                   doc.get("expression"), str(doc.get("discriminator", "")))
+                   doc.get("expression"), str(doc.get("discriminator", "")), doc.get(property_field("subtype")))
 
     def endpoint(self, end: int) -> StoredEndpoint:
         if end == 1:
