@@ -116,8 +116,14 @@ def test_lineage_across_temporary_tables(navd, hdfs: DevHdfs, hdfs_client: Clien
     assert csv.get("unlinked") is True
     [(_, insert, _)] = [e for e in edges if e[0] == csv["qualifiedName"]]
     assert nodes[insert]["type"] == "OPERATION_EXECUTION" and (insert, merge, "DATA_FLOW") in edges
-    # Every relation from it is still unlinked (CSV schema inference adds read-only executions).
-    from_csv = list(index.scan("relations", f'endpoint1QualifiedName:"{csv["qualifiedName"]}"',
+    # Every data flow from it is still unlinked (CSV schema inference adds read-only executions).
+    from_csv = list(index.scan("relations", f'endpoint1QualifiedName:"{csv["qualifiedName"]}" AND type:DATA_FLOW',
                                fl="identity,unlinked,endpoint2Id"))
     assert from_csv and all(r["unlinked"] for r in from_csv)
     assert nodes[insert]["id"] in {r["endpoint2Id"] for r in from_csv}
+    # Its columns (`<path>#<column>`, issue 17's path columns) hang under it, stubs like it, as a
+    # table's columns do under a table only a Spark job named.
+    columns = list(index.scan("relations", f'endpoint1QualifiedName:"{csv["qualifiedName"]}" AND type:PARENT_CHILD',
+                              fl="endpoint2QualifiedName,endpoint2Type"))
+    assert columns and all(c["endpoint2QualifiedName"].startswith(csv["qualifiedName"] + "#") and
+                           c["endpoint2Type"] == "FIELD" for c in columns)
