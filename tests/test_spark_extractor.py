@@ -59,6 +59,31 @@ def config_file(tmp_path: Path, solr: EmbeddedSolr, events: Path) -> Path:
     return path
 
 
+def extract_captured(navd, case: str, tmp_path: Path,  # type: ignore[no-untyped-def]
+                     solr_server: EmbeddedSolr) -> tuple[str, dict[str, str], subprocess.CompletedProcess[str]]:
+    """A captured event log under tests/fixtures/spark_events, as a Spark History directory holds
+    it, extracted by `navd extract spark --once`: (its application id, the environment, the run)."""
+    text = (Path(__file__).parent / "fixtures" / "spark_events" / f"{case}.jsonl").read_text(encoding="utf-8")
+    app_id = next(json.loads(line)["App ID"] for line in text.splitlines()
+                  if '"SparkListenerApplicationStart"' in line)
+    events = tmp_path / "events"
+    events.mkdir()
+    (events / app_id).write_text(text, encoding="utf-8")
+    env = {**os.environ, "NAVD_CONFIG": str(config_file(tmp_path, solr_server, events))}
+    extracted = navd("extract", "spark", "--once", env=env)
+    assert extracted.returncode == 0, extracted.stderr
+    return app_id, env, extracted
+
+
+def lineage_edges(navd, env: dict[str, str], *args: str) -> set[tuple[str, str, str, str | None]]:  # type: ignore[no-untyped-def]
+    """(source, target, type, dependencyType) of each edge `navd lineage ARGS --format json` shows."""
+    result = navd("lineage", *args, "--format", "json", env=env)
+    assert result.returncode == 0, result.stderr
+    graph = json.loads(result.stdout)
+    names = {n["id"]: n["qualifiedName"] for n in graph["nodes"]}
+    return {(names[e["source"]], names[e["target"]], e["type"], e.get("dependencyType")) for e in graph["edges"]}
+
+
 def test_ctas_lineage_through_the_cli(navd, index: SolrIndex, solr_server: EmbeddedSolr,  # type: ignore[no-untyped-def]
                                       ctas_job: Path, tmp_path: Path) -> None:
     env = {**os.environ, "NAVD_CONFIG": str(config_file(tmp_path, solr_server, ctas_job / "events"))}
@@ -83,22 +108,10 @@ def test_dotted_columns_and_a_column_root_through_the_cli(navd, index: SolrIndex
                                                           solr_server: EmbeddedSolr, tmp_path: Path) -> None:
     """The captured dotted_columns event log (columns `b.c`, `a b`, `ünï`), extracted into Solr:
     a column's lineage without `--columns`, and the dotted columns under their own table."""
-    fixture = Path(__file__).parent / "fixtures" / "spark_events" / "dotted_columns.jsonl"
-    app_id = next(json.loads(line)["App ID"] for line in fixture.read_text(encoding="utf-8").splitlines()
-                  if '"SparkListenerApplicationStart"' in line)
-    events = tmp_path / "events"
-    events.mkdir()
-    (events / app_id).write_text(fixture.read_text(encoding="utf-8"), encoding="utf-8")
-    env = {**os.environ, "NAVD_CONFIG": str(config_file(tmp_path, solr_server, events))}
-    extracted = navd("extract", "spark", "--once", env=env)
-    assert extracted.returncode == 0, extracted.stderr
+    _app_id, env, _ = extract_captured(navd, "dotted_columns", tmp_path, solr_server)
 
     def edges(*args: str) -> set[tuple[str, str, str, str | None]]:
-        result = navd("lineage", *args, "--format", "json", env=env)
-        assert result.returncode == 0, result.stderr
-        graph = json.loads(result.stdout)
-        names = {n["id"]: n["qualifiedName"] for n in graph["nodes"]}
-        return {(names[e["source"]], names[e["target"]], e["type"], e.get("dependencyType")) for e in graph["edges"]}
+        return lineage_edges(navd, env, *args)
 
     # a column root: column lineage without --columns, the dotted name read whole
     assert edges("dc.renamed.x.y@primary", "--direction", "upstream") == {
@@ -119,16 +132,7 @@ def test_cut_argument_lists_are_warned_and_said_on_the_execution(navd, index: So
     """The captured wide_arguments log (argument lists cut at spark.sql.debug.maxToStringFields):
     the pass reports one warning per execution with incomplete columns, and the execution in
     Solr names those columns and the setting."""
-    fixture = Path(__file__).parent / "fixtures" / "spark_events" / "wide_arguments.jsonl"
-    text = fixture.read_text(encoding="utf-8")
-    app_id = next(json.loads(line)["App ID"] for line in text.splitlines()
-                  if '"SparkListenerApplicationStart"' in line)
-    events = tmp_path / "events"
-    events.mkdir()
-    (events / app_id).write_text(text, encoding="utf-8")
-    env = {**os.environ, "NAVD_CONFIG": str(config_file(tmp_path, solr_server, events))}
-    extracted = navd("extract", "spark", "--once", env=env)
-    assert extracted.returncode == 0, extracted.stderr
+    app_id, env, extracted = extract_captured(navd, "wide_arguments", tmp_path, solr_server)
     assert "records written, 6 warnings" in extracted.stdout
     logged = [json.loads(line) for line in extracted.stderr.splitlines() if line.startswith("{")]
     assert sum(r["event"].startswith("column lineage incomplete") for r in logged) == 6
@@ -148,22 +152,10 @@ def test_path_columns_through_the_cli(navd, index: SolrIndex,  # type: ignore[no
     """The captured path_columns event log, extracted into Solr: a directory a job wrote has
     its columns as FIELD children, and column lineage runs from a table back through the
     directory's columns to the columns of what the writing job read."""
-    fixture = Path(__file__).parent / "fixtures" / "spark_events" / "path_columns.jsonl"
-    app_id = next(json.loads(line)["App ID"] for line in fixture.read_text(encoding="utf-8").splitlines()
-                  if '"SparkListenerApplicationStart"' in line)
-    events = tmp_path / "events"
-    events.mkdir()
-    (events / app_id).write_text(fixture.read_text(encoding="utf-8"), encoding="utf-8")
-    env = {**os.environ, "NAVD_CONFIG": str(config_file(tmp_path, solr_server, events))}
-    extracted = navd("extract", "spark", "--once", env=env)
-    assert extracted.returncode == 0, extracted.stderr
+    _app_id, env, _ = extract_captured(navd, "path_columns", tmp_path, solr_server)
 
     def edges(*args: str) -> set[tuple[str, str, str, str | None]]:
-        result = navd("lineage", *args, "--format", "json", env=env)
-        assert result.returncode == 0, result.stderr
-        graph = json.loads(result.stdout)
-        names = {n["id"]: n["qualifiedName"] for n in graph["nodes"]}
-        return {(names[e["source"]], names[e["target"]], e["type"], e.get("dependencyType")) for e in graph["edges"]}
+        return lineage_edges(navd, env, *args)
 
     staged = "file:///tmp/navd-capture/output/staged_parquet"
     # from the table, --columns reaches the parquet directory's columns
