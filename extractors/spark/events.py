@@ -87,6 +87,15 @@ from navd.names import (
 from .plans import (
     SESSION_CATALOG,
     CONTROL_SUBTYPES,
+    GAP_DELTA,
+    GAP_DELTA_TARGET,
+    GAP_PANDAS,
+    GAP_ROW_LEVEL,
+    GAP_ROW_LEVEL_TARGET,
+    GAP_STREAMING,
+    GAP_STREAMING_SINK,
+    GAP_V2_WRITE,
+    GAPS,
     ColumnFlow,
     ColumnSource,
     PlanError,
@@ -106,6 +115,8 @@ _THRIFT_PREFIX = "org.apache.spark.sql.hive.thriftserver.ui."
 SQL_START = _SQL_PREFIX + "SparkListenerSQLExecutionStart"
 SQL_END = _SQL_PREFIX + "SparkListenerSQLExecutionEnd"
 SQL_AQE_UPDATE = _SQL_PREFIX + "SparkListenerSQLAdaptiveExecutionUpdate"
+_STREAMING_PREFIX = "org.apache.spark.sql.streaming.StreamingQueryListener$"
+STREAM_PROGRESS = _STREAMING_PREFIX + "QueryProgressEvent"
 
 #: Known event types with nothing for lineage: accepted silently (everything else unknown).
 IGNORED_EVENTS = frozenset({
@@ -125,10 +136,10 @@ IGNORED_EVENTS = frozenset({
     "org.apache.spark.scheduler.SparkListenerMiscellaneousProcessAdded",
     _SQL_PREFIX + "SparkListenerDriverAccumUpdates",
     _SQL_PREFIX + "SparkListenerSQLAdaptiveSQLMetricUpdates",
-    "org.apache.spark.sql.streaming.StreamingQueryListener$QueryStartedEvent",
-    "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent",
-    "org.apache.spark.sql.streaming.StreamingQueryListener$QueryIdleEvent",
-    "org.apache.spark.sql.streaming.StreamingQueryListener$QueryTerminatedEvent",
+    # A streaming query's progress (STREAM_PROGRESS) names its sink; the rest says nothing of data.
+    _STREAMING_PREFIX + "QueryStartedEvent",
+    _STREAMING_PREFIX + "QueryIdleEvent",
+    _STREAMING_PREFIX + "QueryTerminatedEvent",
     # The Thrift Server's sessions and operations: the statement text already reaches each SQL
     # execution as its job description.
     *(_THRIFT_PREFIX + name for name in (
@@ -150,6 +161,25 @@ CATALOG_ACTIONS: Mapping[str, str] = {
     "CreatePartitionsEvent": "CREATE_PARTITIONS", "DropPartitionsEvent": "DROP_PARTITIONS",
     "AlterPartitionsEvent": "ALTER_PARTITIONS", "RenamePartitionsEvent": "RENAME_PARTITIONS",
 }
+
+#: Why an execution's written columns have no column lineage, per known gap of plans.py (GAPS):
+#: the execution's `columnLineageSkipped` (docs/spark-conformance.md quotes each one).
+GAP_REASONS: Mapping[str, str] = {
+    GAP_DELTA: "MERGE INTO / UPDATE / DELETE on Delta: column lineage not read",
+    GAP_DELTA_TARGET: "MERGE INTO / UPDATE / DELETE on Delta: the target is not named in the plan",
+    GAP_ROW_LEVEL: "row-level write (ReplaceData, WriteDelta): column lineage not read",
+    GAP_ROW_LEVEL_TARGET: "row-level write (ReplaceData, WriteDelta): the table is not named in the plan",
+    GAP_STREAMING: "streaming write: column lineage not read",
+    GAP_STREAMING_SINK: "streaming write: the sink names no path (foreachBatch, memory, console, ...)",
+    GAP_V2_WRITE: "V2 write (AppendData, OverwriteByExpression, OverwritePartitionsDynamic): column lineage not read",
+    GAP_PANDAS: "pandas UDF output: columns made by Python code from whole rows have no sources",
+}
+
+#: A micro-batch of a streaming query: Spark describes its SQL execution as `[<name>\n]id = <query
+#: id>\nrunId = <run id>\nbatch = <n>` (MicroBatchExecution). A V1 sink (files, foreachBatch) adds
+#: no write node to the plan: the query's progress events name the sink (`FileSink[<path>]`).
+_BATCH_DESCRIPTION = re.compile(r"(?:^|\n)id = [0-9a-f-]{36}\nrunId = ([0-9a-f-]{36})\nbatch = \d+")
+_SINK_PATH = re.compile(r"^(\w+)\[([^\]\s,]*[/:][^\]\s,]*)\]$")
 
 # `<method> at <File>.<ext>:<line>`: Spark's call-site description, not SQL text.
 _CALL_SITE = re.compile(r"^\S+ at [\w$.-]+:\d+$")
@@ -266,6 +296,8 @@ class _ExecState:
     plan: str | None = None
     #: the warning about columns with incomplete sources was given (once per execution)
     warned_incomplete: bool = False
+    #: the run id of the streaming query this execution is a micro-batch of
+    stream_run: str | None = None
 
 
 class ApplicationProcessor:
@@ -294,6 +326,8 @@ class ApplicationProcessor:
         self._execs: dict[int, _ExecState] = {}
         self._open: list[int] = []
         self._catalog_events: list[CatalogEvent] = []
+        #: a streaming query's sink, by its run id (from its progress events)
+        self._stream_sinks: dict[str, str] = {}
         #: _source_fields_of by (table, paths, column): the same scanned columns recur in many executions
         self._source_fields: dict[tuple[TableId | None, tuple[str, ...], str], tuple[EntityRef, ...]] = {}
 
@@ -398,6 +432,9 @@ class ApplicationProcessor:
         state = _ExecState(execution_id, int(root) if root is not None and int(root) >= 0 else execution_id,
                            description=str(event.get("description") or ""),
                            started=_time(event.get("time")))
+        batch = _BATCH_DESCRIPTION.search(state.description)
+        if batch:
+            state.stream_run = batch.group(1)
         self._execs[execution_id] = state
         self._open.append(execution_id)
         self._add_plan(state, event)
@@ -484,6 +521,12 @@ class ApplicationProcessor:
         if execution_id in self._open:
             self._open.remove(execution_id)
 
+    def _on_stream_progress(self, event: Mapping[str, Any]) -> None:
+        progress = event["progress"]
+        sink = (progress.get("sink") or {}).get("description")
+        if sink:
+            self._stream_sinks[str(progress["runId"])] = str(sink)
+
     def _on_job_start(self, event: Mapping[str, Any]) -> None:
         props = event.get("Properties") or {}
         execution_id = props.get("spark.sql.execution.id")
@@ -552,6 +595,19 @@ class ApplicationProcessor:
         # (a multi-insert writes a table and a bare directory with the same command)
         nested_paths = {_path_part(w.path) for w in io.writes
                         if w.table is None and w.path is not None and w.command != _DS_DIR}
+        gaps = list(io.gaps)
+        sink_commands: set[str] = set()
+        if root.stream_run is not None:
+            # a micro-batch: its sink, from the query's progress (a V1 sink is not in the plan)
+            sink = _SINK_PATH.match(self._stream_sinks.get(root.stream_run, ""))
+            if sink:
+                dataset = Dataset(self._path_ref(sink.group(2)), sink.group(1))
+                outputs.setdefault(dataset.ref.qualified_name, dataset)
+                sink_commands.add(sink.group(1))
+                gaps = [g for g in gaps if g != GAP_STREAMING_SINK] + [GAP_STREAMING]
+            elif not io.writes:
+                gaps += [GAP_STREAMING, GAP_STREAMING_SINK]
+            # else foreachBatch's own writes, nested executions read as any other
         for write in sorted(io.writes, key=repr):
             if write.table is None and write.path is not None and creates:
                 # The nested insert of a CTAS/saveAsTable names only the new table's location.
@@ -570,8 +626,14 @@ class ApplicationProcessor:
             if dataset is not None:
                 inputs.setdefault(dataset.ref.qualified_name, dataset)
         columns, column_notes, incomplete = self._column_edges(states, io, list(outputs.values()))
+        # The known gaps (plans.GAPS) say why the writes have no (or not all) column edges; a
+        # pandas UDF whose result is only collected writes no column to flag.
+        gaps = [g for g in GAPS if g in gaps and (g != GAP_PANDAS or outputs)]
+        if gaps:
+            column_notes = tuple(dict.fromkeys((*column_notes, *(GAP_REASONS[g] for g in gaps))))
+        # neither a call site nor a micro-batch's `id = ...\nrunId = ...` is SQL text
         query_text = root.job_description or (None if _CALL_SITE.match(root.description) or not root.description
-                                               else root.description)
+                                               or root.stream_run is not None else root.description)
         errors = [s.error for s in states if s.error]
         if errors:
             outcome = "FAILED"
@@ -598,7 +660,7 @@ class ApplicationProcessor:
             error=errors[0] if errors else None,
             inputs=tuple(inputs[k] for k in sorted(inputs)),
             outputs=tuple(outputs[k] for k in sorted(outputs)),
-            write_commands=tuple(sorted({w.command for w in io.writes})),
+            write_commands=tuple(sorted({w.command for w in io.writes} | sink_commands)),
             catalog_events=tuple(e for e in self._catalog_events if e.execution_id == root_id),
             unparsed_nodes=io.unparsed,
             columns=columns,
@@ -822,6 +884,7 @@ _HANDLERS = {
     SQL_START: ApplicationProcessor._on_sql_start,
     SQL_END: ApplicationProcessor._on_sql_end,
     SQL_AQE_UPDATE: ApplicationProcessor._on_aqe_update,
+    STREAM_PROGRESS: ApplicationProcessor._on_stream_progress,
 }
 
 

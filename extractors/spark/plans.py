@@ -85,16 +85,34 @@ class Write:
     view: bool = False
 
 
+#: The known gaps of column lineage (docs/spark-conformance.md, "Known gaps"): plan shapes whose
+#: datasets are read (table lineage) but whose written columns are not, or not all. `PlanIO.gaps`
+#: names those of a plan; events.py says why on the execution (`columnLineageSkipped`).
+GAP_DELTA = "delta"                    # Delta MERGE INTO / UPDATE / DELETE (a command, no query plan)
+GAP_DELTA_TARGET = "delta_target"      # ... whose target table or path the plan does not name
+GAP_ROW_LEVEL = "row_level"            # V2 row-level writes: ReplaceData, WriteDelta (MergeRows)
+GAP_ROW_LEVEL_TARGET = "row_level_target"   # ... whose table the plan does not name
+GAP_STREAMING = "streaming"            # a micro-batch of a streaming query
+GAP_STREAMING_SINK = "streaming_sink"  # ... whose sink the plan does not name (foreachBatch, ...)
+GAP_V2_WRITE = "v2_write"              # AppendData, OverwriteByExpression, OverwritePartitionsDynamic
+GAP_PANDAS = "pandas"                  # outputs of pandas / Arrow map and cogroup UDFs
+GAPS = (GAP_DELTA, GAP_DELTA_TARGET, GAP_ROW_LEVEL, GAP_ROW_LEVEL_TARGET, GAP_STREAMING, GAP_STREAMING_SINK,
+        GAP_V2_WRITE, GAP_PANDAS)
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class PlanIO:
     reads: frozenset[Read] = frozenset()
     writes: frozenset[Write] = frozenset()
     #: plan nodes that look like writes or reads but were not understood (for the run report)
     unparsed: tuple[str, ...] = ()
+    #: the known column lineage gaps (GAPS) the plan runs into, in GAPS order
+    gaps: tuple[str, ...] = ()
 
     def __or__(self, other: PlanIO) -> PlanIO:
         return PlanIO(self.reads | other.reads, self.writes | other.writes,
-                      self.unparsed + tuple(u for u in other.unparsed if u not in self.unparsed))
+                      self.unparsed + tuple(u for u in other.unparsed if u not in self.unparsed),
+                      tuple(g for g in GAPS if g in self.gaps or g in other.gaps))
 
 
 class PlanError(ValueError):
@@ -180,11 +198,29 @@ _WRITE_MARKERS = ("Insert", "Write", "AsSelect", "AppendData", "Overwrite", "Sav
 _V2_UNREAD = re.compile(r"^(Atomic)?(Create|Replace)TableAsSelect|^WriteToDataSourceV2|^MergeRows|"
                         r"^WriteToMicroBatchDataSource")
 NOOP_TABLE = "noop-table"
+#: pandas / Arrow UDFs whose outputs are made by Python code from whole rows or groups (mapInPandas,
+#: mapInArrow, groupBy().applyInPandas, cogroup().applyInPandas, ...): no output column says
+#: which input columns it came from. (Scalar pandas UDFs, ArrowEvalPython, are read: their
+#: arguments are known, as a Python UDF's.)
+PANDAS_NODES = re.compile(r"^(?:Python)?(?:MapIn|FlatMapGroupsIn|FlatMapCoGroupsIn)(?:Pandas|Arrow)")
+#: Delta Lake's row-level commands (MERGE INTO, UPDATE, DELETE): a bare `Execute <Command>` in the
+#: tree; the description's inner node names the target: `MergeIntoCommand SubqueryAlias s,
+#: SubqueryAlias t, `spark_catalog`.`db`.`t`, Delta[version=1, file:/w/db/t], <condition>, ...`,
+#: `UpdateCommand Delta[version=1, <path>], `spark_catalog`.`db`.`t`, ...`, `DeleteCommand
+#: <DeltaLog>, `spark_catalog`.`db`.`t`, <condition>` (delta-spark 4.4). Their query is a logical
+#: plan (MERGE: `SubqueryAlias s` only; the scans run in nested executions): table lineage only.
+DELTA_COMMANDS = ("MergeIntoCommand", "UpdateCommand", "DeleteCommand")
+_DELTA_LOCATION = re.compile(r"\bDelta\[version=-?\d+, ([^\]\s,]+)\]")
+#: Delta tables written through V2 (`AppendDataExecV1 DeltaTableV2(<session>,<path>,
+#: Some(CatalogTable(\nCatalog: spark_catalog\nDatabase: db\nTable: t\n...`).
+_DELTA_TABLE_V2 = re.compile(r"^DeltaTableV2\([^,]*,([^,]+),(?:Some\(CatalogTable\(\s*Catalog: (\S+)\s+"
+                             r"Database: (\S+)\s+Table: (\S+))?")
 #: How every node that plan_io reads or reports starts (_scan_reads, _tree_writes, _CTAS_COMMANDS
 #: with or without `Execute `, _WRITE_MARKERS under `Execute `, _V2_UNREAD): one C-level test
 #: skips the rest of the tree.
 _IO_NODE_PREFIXES = ("Scan ", "BatchScan ", "Execute ", "AppendData", "Overwrite", "Replace",
-                     "WriteDelta", "WriteTo", "MergeRows", "Atomic", "Create", "Optimized", "SaveAs")
+                     "WriteDelta", "WriteTo", "MergeRows", "Atomic", "Create", "Optimized", "SaveAs",
+                     "MapIn", "FlatMap", "PythonMapIn")
 
 
 def location_paths(location: str) -> tuple[list[str], bool]:
@@ -264,12 +300,19 @@ def command_writes(name: str, args: str) -> list[Write]:
     v2 = _V2_WRITE.match(name)
     if v2:
         command = v2.group(1)
+        if v2.group(3) and v2.group(3).strip() == NOOP_TABLE:
+            return []
         if v2.group(3):
             target = v2.group(3).strip()
             if target == NOOP_TABLE:
                 return []
             return [Write(command, table=parse_identifier(target) if "." in target else
                           TableId(None, "", target))]
+        delta = _DELTA_TABLE_V2.match(args)
+        if delta:
+            if delta.group(4):
+                return [Write(command, table=TableId(delta.group(2), delta.group(3), delta.group(4)))]
+            return [Write(command, path=delta.group(1).strip())]
         table_arg = _V2_TABLE_ARG.match(args)
         if table_arg:
             return [Write(command, table=parse_identifier(table_arg.group(2)),
@@ -323,19 +366,42 @@ def view_columns(arguments: str) -> list[str] | None:
 
 
 #: Commands whose target is only in the description's `Arguments:` of their inner node.
-_DESCRIBED_COMMANDS = (*_CTAS_COMMANDS, *VIEW_COMMANDS, _DS_DIR_COMMAND)
+_DESCRIBED_COMMANDS = (*_CTAS_COMMANDS, *VIEW_COMMANDS, _DS_DIR_COMMAND, *DELTA_COMMANDS)
 
 
-def _description_io(description: str, commands: set[str]) -> tuple[list[Read], list[Write]]:
+def delta_target(name: str, arguments: str) -> Write | None:
+    """The table (else the path) a Delta MERGE / UPDATE / DELETE writes, from its inner node's
+    arguments; None when they name neither."""
+    location = _DELTA_LOCATION.search(arguments)
+    table = _first_backticked(arguments)
+    if table is not None and table.namespace.lower() == "delta" and table.catalog is None and location:
+        table = None   # `delta`.`/path`: a table named by its path
+    if table is not None:
+        return Write(name, table=table)
+    if location is not None:
+        return Write(name, path=location.group(1))
+    return None
+
+
+def _description_io(description: str, commands: set[str]) -> tuple[list[Read], list[Write], list[str]]:
     """CTAS/saveAsTable targets, persisted views defined, directories of INSERT OVERWRITE
-    DIRECTORY ... USING, and their logical sources, for the commands the tree runs."""
+    DIRECTORY ... USING, Delta MERGE / UPDATE / DELETE targets, and their logical sources, for
+    the commands the tree runs; with the gaps (GAPS) met."""
     reads: list[Read] = []
     writes: list[Write] = []
+    gaps: list[str] = []
     if not commands:
-        return reads, writes
+        return reads, writes, gaps
     for name, fields in description_sections(description):
         args = fields.get("Arguments", "")
-        if name == _DS_DIR_COMMAND:
+        if name in DELTA_COMMANDS:
+            if name in commands:
+                target = delta_target(name, args)
+                if target is not None:
+                    writes.append(target)
+                else:
+                    gaps.append(GAP_DELTA_TARGET)
+        elif name == _DS_DIR_COMMAND:
             if name in commands:
                 writes.extend(command_writes(name, args))
         elif name in VIEW_COMMANDS:
@@ -361,7 +427,7 @@ def _description_io(description: str, commands: set[str]) -> tuple[list[Read], l
             if table is not None:
                 reads.append(Read(name, table=table))
     # A temporary view's definition reads nothing yet (its query runs when the view is used).
-    return (reads if writes else []), writes
+    return (reads if writes else []), writes, gaps
 
 
 def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) -> PlanIO:
@@ -374,6 +440,7 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
     writes: set[Write] = set()
     unparsed: list[str] = []
     commands: set[str] = set()
+    gaps: set[str] = set()
     if isinstance(spark_plan_info, Mapping):
         if spark_plan_info.get("nodeName") == "CommandResult":
             # The collected result of a command that already ran in an earlier execution:
@@ -386,9 +453,17 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
             if not name.startswith(_IO_NODE_PREFIXES):
                 continue   # most nodes (Project, Filter, Exchange, ...): nothing to read
             found_reads = _scan_reads(node)
-            found_writes = _tree_writes(node)
+            try:
+                found_writes = _tree_writes(node)
+            except PlanError:
+                if not name.startswith(_ROW_LEVEL_WRITES):
+                    raise
+                # a row-level write whose table is not in the plan: the rest of it still reads
+                found_writes = []
+                gaps.add(GAP_ROW_LEVEL_TARGET)
             reads.update(found_reads)
             writes.update(found_writes)
+            gaps.update(_node_gaps(name, str(node.get("simpleString", "")), found_writes))
             if name.removeprefix("Execute ") in _DESCRIBED_COMMANDS:
                 commands.add(name.removeprefix("Execute "))
             if not found_writes and name.removeprefix("Execute ") not in _DESCRIBED_COMMANDS and (
@@ -396,10 +471,36 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
                     or _V2_UNREAD.match(name)):
                 unparsed.append(name)
     if description:
-        more_reads, more_writes = _description_io(description, commands)
+        more_reads, more_writes, more_gaps = _description_io(description, commands)
         reads.update(more_reads)
         writes.update(more_writes)
-    return PlanIO(frozenset(reads), frozenset(writes), tuple(dict.fromkeys(unparsed)))
+        gaps.update(more_gaps)
+    return PlanIO(frozenset(reads), frozenset(writes), tuple(dict.fromkeys(unparsed)),
+                  tuple(g for g in GAPS if g in gaps))
+
+
+#: V2 row-level writes (Iceberg and other V2 tables' MERGE INTO / UPDATE / DELETE): Spark 4 names
+#: them `ReplaceData <table>` / `WriteDelta <table>` (the rows to keep or the changed rows, from a
+#: `MergeRows` node under them for MERGE); which column of the target comes from which source
+#: column is in their projections, which the plan does not print.
+_ROW_LEVEL_WRITES = ("ReplaceData", "WriteDelta", "MergeRows")
+#: Streaming writes: each micro-batch is a SQL execution whose root names the sink.
+_STREAMING_WRITES = ("WriteToDataSourceV2", "WriteToMicroBatchDataSource", "WriteToContinuousDataSource")
+
+
+def _node_gaps(name: str, simple: str, writes: list[Write]) -> list[str]:
+    """The known gaps (GAPS) a plan node runs into."""
+    if name.removeprefix("Execute ") in DELTA_COMMANDS:
+        return [GAP_DELTA]
+    if name.startswith(_ROW_LEVEL_WRITES):
+        return [GAP_ROW_LEVEL]
+    if name.startswith(_STREAMING_WRITES):
+        return [GAP_STREAMING] if writes else [GAP_STREAMING, GAP_STREAMING_SINK]
+    if PANDAS_NODES.match(name):
+        return [GAP_PANDAS]
+    if writes and _V2_WRITE.match(name):
+        return [GAP_V2_WRITE]
+    return []
 
 
 # --- column lineage --------------------------------------------------------------------------
@@ -852,6 +953,9 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
 
     parents = {kid: node for node, kids in children.items() for kid in kids}
     unknown = _cut_outputs(cut, names, parents, inputs, outputs, graph, lists) if cut else {}
+    for node, by, _subtype in scoped:
+        if by and by[-1] == -node:   # a condition Spark cut (_cut_condition)
+            unknown[-node] = names.get(node, "").split(" ", 1)[0] + _CONDITION
     if _CUT_LIST in description:
         # any other expression with a list Spark cut inside it (a node this module reads in
         # full, but whose expression prints a cut argument list): its column may miss sources
@@ -925,6 +1029,7 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
 # `ColumnFlow.incomplete` (with the sources the text did show).
 
 _CUT_LIST = " more fields"
+_CONDITION = " condition"   # the label of a cut condition's unknown controls (_cut_condition)
 _CUT_COUNT = re.compile(r"\.\.\. (\d+) more fields")
 #: Expand outputs that Spark fills with a literal in every projection (grouping ids)
 _EXPAND_LITERALS = ("spark_grouping_id", "gid")
@@ -1012,6 +1117,14 @@ def _cut_logical_scans(scans: Mapping[int, int], names: Mapping[int, str], graph
     return unknown
 
 
+def _cut_condition(node: int, condition: str) -> list[int]:
+    """[-node] when Spark cut a list inside the node's condition (`greatest(c0#1, ..., ... 5 more
+    fields) > 5`): the columns past the cut control the rows too, and are not in the text. The
+    negative id stands for them: a control of every column through the node, with no source,
+    that column_flows names as unknown (`<Node> condition`)."""
+    return [-node] if _CUT_LIST in condition else []
+
+
 def _unknown_on_path(attr_id: int, graph: _Graph, unknown: Mapping[int, str]) -> str | None:
     """Why `attr_id`'s sources are incomplete: the nodes of the unknown ids it is computed or
     controlled from; None when it depends on none."""
@@ -1030,9 +1143,16 @@ def _unknown_on_path(attr_id: int, graph: _Graph, unknown: Mapping[int, str]) ->
             stack.extend(graph.defs[current][0])
     if not found:
         return None
+    conditions = sorted(f for f in found if f.endswith(_CONDITION))
+    found -= set(conditions)
+    why = []
     if found == {"expression"}:
-        return "expression cut by Spark"
-    return ", ".join(sorted(found - {"expression"})) + " arguments cut by Spark"
+        why.append("expression cut by Spark")
+    elif found:
+        why.append(", ".join(sorted(found - {"expression"})) + " arguments cut by Spark")
+    if conditions:
+        why.append(", ".join(conditions) + " cut by Spark: it may hide controls")
+    return "; ".join(why)
 
 
 def _command_write(name: str, arguments: str) -> Write | None:
@@ -1167,11 +1287,12 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
                 outputs[node] = defined
             scoped.append((node, _ids(lists_in[0]), SORT))
     elif name.startswith("Filter"):
-        scoped.append((node, _ids(fields.get("Condition", "")), FILTER))
+        condition = fields.get("Condition", "")
+        scoped.append((node, _ids(condition) + _cut_condition(node, condition), FILTER))
     elif "Join" in name:
-        by = _ids(fields.get("Left keys", "")) + _ids(fields.get("Right keys", "")) + _ids(
-            fields.get("Join condition", ""))
-        scoped.append((node, by, JOIN))
+        condition = fields.get("Join condition", "")
+        by = _ids(fields.get("Left keys", "")) + _ids(fields.get("Right keys", "")) + _ids(condition)
+        scoped.append((node, by + _cut_condition(node, condition), JOIN))
     elif "Aggregate" in name and "Keys" in fields:
         keys = _ids(fields["Keys"])
         aggregated = lists.attr_ids(fields.get("Aggregate Attributes", ""))
