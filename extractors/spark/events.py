@@ -172,7 +172,7 @@ GAP_REASONS: Mapping[str, str] = {
     GAP_STREAMING: "streaming write: column lineage not read",
     GAP_STREAMING_SINK: "streaming write: the sink names no path (foreachBatch, memory, console, ...)",
     GAP_V2_WRITE: "V2 write (AppendData, OverwriteByExpression, OverwritePartitionsDynamic): column lineage not read",
-    GAP_PANDAS: "pandas UDF output: columns made by Python code from whole rows have no sources",
+    GAP_PANDAS: "pandas UDF output: its columns are taken as made from every column the Python function reads",
 }
 
 #: A micro-batch of a streaming query: Spark describes its SQL execution as `[<name>\n]id = <query
@@ -495,8 +495,10 @@ class ApplicationProcessor:
     def _warn_incomplete(self, state: _ExecState, flows: tuple[ColumnFlow, ...]) -> None:
         """Columns whose sources the plan text did not hold (argument lists Spark cut): one
         warning per execution, counted with the skipped events (the pass report's warnings)."""
-        # in the order written; a column the log does not name (a view's past the cut) as such
-        cut = list(dict.fromkeys(f.target or "(columns not named in the log)" for f in flows if f.incomplete))
+        # in the order written; a column the log does not name (a view's past the cut) as such.
+        # (A pandas UDF's columns are listed too, but no setting brings their sources: no warning.)
+        flows = tuple(f for f in flows if f.incomplete and _CUT_BY_SPARK in f.incomplete)
+        cut = list(dict.fromkeys(f.target or "(columns not named in the log)" for f in flows))
         if not cut or state.warned_incomplete:
             return
         state.warned_incomplete = True
@@ -845,6 +847,9 @@ class ApplicationProcessor:
             return Dataset(self._path_ref(read.path), read.node, read.truncated)
         return None
 
+
+#: How every ColumnFlow.incomplete reason that raising MAX_FIELDS_SETTING cures says so
+_CUT_BY_SPARK = "cut by Spark"
 
 #: The Spark setting that bounds how many items of a list a plan's text shows (default 25)
 MAX_FIELDS_SETTING = "spark.sql.debug.maxToStringFields"

@@ -198,9 +198,10 @@ _WRITE_MARKERS = ("Insert", "Write", "AsSelect", "AppendData", "Overwrite", "Sav
 _V2_UNREAD = re.compile(r"^(Atomic)?(Create|Replace)TableAsSelect|^WriteToDataSourceV2|^MergeRows|"
                         r"^WriteToMicroBatchDataSource")
 NOOP_TABLE = "noop-table"
-#: pandas / Arrow UDFs whose outputs are made by Python code from whole rows or groups (mapInPandas,
-#: mapInArrow, groupBy().applyInPandas, cogroup().applyInPandas, ...): no output column says
-#: which input columns it came from. (Scalar pandas UDFs, ArrowEvalPython, are read: their
+#: pandas / Arrow UDFs whose outputs are made by Python code from whole rows or groups (MapInPandas,
+#: MapInArrow, FlatMapGroupsInPandas, FlatMapCoGroupsInPandas, their Arrow twins and Spark 3.x's
+#: PythonMapInArrow: mapInPandas, mapInArrow, groupBy().applyInPandas, cogroup().applyInPandas):
+#: no output column says which input columns it came from. (Scalar pandas UDFs, ArrowEvalPython, are read: their
 #: arguments are known, as a Python UDF's.)
 PANDAS_NODES = re.compile(r"^(?:Python)?(?:MapIn|FlatMapGroupsIn|FlatMapCoGroupsIn)(?:Pandas|Arrow)")
 #: Delta Lake's row-level commands (MERGE INTO, UPDATE, DELETE): a bare `Execute <Command>` in the
@@ -210,6 +211,7 @@ PANDAS_NODES = re.compile(r"^(?:Python)?(?:MapIn|FlatMapGroupsIn|FlatMapCoGroups
 #: <DeltaLog>, `spark_catalog`.`db`.`t`, <condition>` (delta-spark 4.4). Their query is a logical
 #: plan (MERGE: `SubqueryAlias s` only; the scans run in nested executions): table lineage only.
 DELTA_COMMANDS = ("MergeIntoCommand", "UpdateCommand", "DeleteCommand")
+_DELTA_LOG = "/_delta_log/"
 _DELTA_LOCATION = re.compile(r"\bDelta\[version=-?\d+, ([^\]\s,]+)\]")
 #: Delta tables written through V2 (`AppendDataExecV1 DeltaTableV2(<session>,<path>,
 #: Some(CatalogTable(\nCatalog: spark_catalog\nDatabase: db\nTable: t\n...`).
@@ -261,7 +263,9 @@ def _scan_reads(node: Mapping[str, Any]) -> list[Read]:
     location = metadata.get("Location") if isinstance(metadata, Mapping) else None
     if location:
         paths, truncated = location_paths(str(location))
-        return [Read(name, path=p, truncated=truncated) for p in paths]
+        # Delta reads its own transaction log (`<table>/_delta_log/*.json`) to plan a command:
+        # not the job's data
+        return [Read(name, path=p, truncated=truncated) for p in paths if _DELTA_LOG not in p]
     return []
 
 
@@ -757,6 +761,8 @@ class _Graph:
     names: dict[int, str] = dataclasses.field(default_factory=dict)
     #: the write goes to an existing table: Spark's store assignment casts the written columns
     store_assignment: bool = False
+    #: ids made by Python code from whole rows or groups (PANDAS_NODES) -> the node's name
+    python_outputs: dict[int, str] = dataclasses.field(default_factory=dict)
 
     def define(self, attr_id: int, deps: Iterator[int] | list[int], expression: str | None) -> None:
         if attr_id not in self.defs and attr_id not in self.origins:
@@ -956,6 +962,8 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
     for node, by, _subtype in scoped:
         if by and by[-1] == -node:   # a condition Spark cut (_cut_condition)
             unknown[-node] = names.get(node, "").split(" ", 1)[0] + _CONDITION
+    for attr_id, node_name in graph.python_outputs.items():
+        unknown.setdefault(attr_id, node_name + PANDAS_OUTPUT)
     if _CUT_LIST in description:
         # any other expression with a list Spark cut inside it (a node this module reads in
         # full, but whose expression prints a cut argument list): its column may miss sources
@@ -1030,6 +1038,10 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
 
 _CUT_LIST = " more fields"
 _CONDITION = " condition"   # the label of a cut condition's unknown controls (_cut_condition)
+#: the label of a column a pandas / Arrow UDF made (PANDAS_NODES); in ColumnFlow.incomplete the
+#: why starts with PANDAS_OUTPUT_WHY
+PANDAS_OUTPUT = " output"
+PANDAS_OUTPUT_WHY = "pandas UDF output"
 _CUT_COUNT = re.compile(r"\.\.\. (\d+) more fields")
 #: Expand outputs that Spark fills with a literal in every projection (grouping ids)
 _EXPAND_LITERALS = ("spark_grouping_id", "gid")
@@ -1144,8 +1156,12 @@ def _unknown_on_path(attr_id: int, graph: _Graph, unknown: Mapping[int, str]) ->
     if not found:
         return None
     conditions = sorted(f for f in found if f.endswith(_CONDITION))
-    found -= set(conditions)
+    python = sorted(f.removesuffix(PANDAS_OUTPUT) for f in found if f.endswith(PANDAS_OUTPUT))
+    found -= set(conditions) | {p + PANDAS_OUTPUT for p in python}
     why = []
+    if python:
+        why.append(f"{PANDAS_OUTPUT_WHY} ({', '.join(python)}): taken as made from every column the Python "
+                   "function reads")
     if found == {"expression"}:
         why.append("expression cut by Spark")
     elif found:
@@ -1365,6 +1381,22 @@ def _read_section(node: int, name: str, fields: Mapping[str, str], graph: _Graph
                 if named:
                     expression = call.group(1) if call else udf
                     graph.define(int(named.group(2)), _ids(expression), expression)
+    elif PANDAS_NODES.match(name) and arguments:
+        # mapInPandas / mapInArrow: `f(a#1, b#2)#45, [x#46, y#47], <isBarrier>`; applyInPandas
+        # on groups / cogroups: `[keys], [other keys], f(...)#51, [x#52, ...]`. Which column the
+        # Python function makes from which is in its code: every output is taken as made from
+        # every column passed to it (as for TRANSFORM ... USING), the keys group the rows, and
+        # the outputs are flagged (PANDAS_OUTPUT, see column_flows).
+        parts = split(arguments)
+        at = next((i for i, part in enumerate(parts) if not part.startswith("[") and _NAMED_ATTR.match(part)), None)
+        made = next((part for part in parts[at + 1:] if part.startswith("[")), "") if at is not None else ""
+        if at is not None and made:
+            call = _NAMED_ATTR.match(parts[at]).group(1)  # type: ignore[union-attr]
+            outputs[node] = lists.attr_ids(made)
+            for attr_id in outputs[node]:
+                graph.define(attr_id, _ids(call), call)
+            graph.control(outputs[node], [i for part in parts[:at] for i in _ids(part)], GROUP_BY)
+            graph.python_outputs.update((i, name.split(" ", 1)[0]) for i in outputs[node])
     elif name.endswith("ScriptTransformation") and arguments:
         # SELECT TRANSFORM(...) USING 'script': `script, [outputs], ioschema`; each output is
         # whatever the script makes of all its input columns (the node's Input)
