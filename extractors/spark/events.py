@@ -45,6 +45,11 @@ typed, what was understood) and extractors.spark.records turns it into navd.mode
   the `columnLineageIncomplete` property; each such execution logs one warning naming the
   setting, counted in `ApplicationRun.skipped` as `column_lineage_incomplete` (the pass
   report's warnings);
+- the known gaps (plans.GAPS: Delta MERGE / UPDATE / DELETE, V2 row-level and V2 writes,
+  streaming micro-batches, pandas map/cogroup UDF outputs) keep their table lineage and say why
+  their columns have no (or approximate) column edges in `columnLineageSkipped` (GAP_REASONS). A
+  micro-batch of a streaming query (described `id = ...\nrunId = ...\nbatch = N`) writes the
+  sink its query's progress events name (`FileSink[<path>]`): a V1 sink is not in the plan;
 - catalog events (create/drop/rename/alter of tables and databases) on the execution that ran
   them, as `catalogEvents` property and in `ApplicationRun.catalog_events` (events outside any
   execution go on the application run).

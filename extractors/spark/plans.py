@@ -36,8 +36,14 @@ What Spark 4.3 writes (checked against the captured fixtures in tests/fixtures/s
   (`VIEW_COMMANDS`). A persisted view is a write of its table (`Write.view`); a temporary view
   (single-part name, `LocalTempView` / `GlobalTempView`) is nothing, its reads included.
 - DataSource V2 writes: nodeName `<Command> <table name>` (`OverwriteByExpression noop-table`,
-  `AppendData cat.ns.t`), or `AppendDataExecV1` / `OverwriteByExpressionExecV1` with the table in
-  the simpleString as `JDBCTable(app.v2_out,...` (no catalog name: see `V2Table.catalog_class`).
+  `AppendData cat.ns.t`, row-level `ReplaceData ice.db.t` / `WriteDelta ice.db.t`), or
+  `AppendDataExecV1` / `OverwriteByExpressionExecV1` with the table in the simpleString as
+  `JDBCTable(app.v2_out,...` (no catalog name: see `V2Table.catalog_class`) or Delta's
+  `DeltaTableV2(<session>,<path>,Some(CatalogTable(... Database: db ... Table: t ...`.
+- Delta's MERGE INTO / UPDATE / DELETE: a bare `Execute MergeIntoCommand` (`UpdateCommand`,
+  `DeleteCommand`); the target is in the description's inner node (DELTA_COMMANDS).
+- `PlanIO.gaps`: the known column lineage gaps (GAPS) the plan runs into, for events.py to say
+  on the execution why its written columns have no (or approximate) column edges.
 """
 
 from __future__ import annotations
@@ -570,10 +576,14 @@ def _node_gaps(name: str, simple: str, writes: list[Write]) -> list[str]:
 # in CTAS plans. Not followed yet: logical scalar subqueries (`scalar-subquery#12 []`, whose plan
 # is not in the text).
 #
-# Not followed (yet): V2 writes without WriteFiles (AppendData/OverwriteByExpression and their
-# V1 fallbacks, whose query is a logical plan in `Arguments`), pandas map/cogroup nodes
-# (MapInPandas, FlatMapGroupsInPandas, ...: opaque outputs), streaming writes. ArrowEvalPython is
-# read like BatchEvalPython (same `Arguments` shape) but has no captured fixture (no pyarrow).
+# Not followed (yet), each a known gap (GAPS, flagged on the execution by events.py): V2 writes
+# without WriteFiles (AppendData/OverwriteByExpression and their V1 fallbacks, whose query is a
+# logical plan in `Arguments`), V2 row-level writes and Delta's MERGE / UPDATE / DELETE, streaming
+# writes. pandas map/cogroup nodes (PANDAS_NODES) are read as every output from every column the
+# Python function reads, their keys as GROUP_BY, and their outputs flagged. ArrowEvalPython (a
+# scalar pandas UDF) is read like BatchEvalPython (same `Arguments` shape). A Filter or join
+# condition Spark cut (`... N more fields` inside it) flags the columns through it
+# (_cut_condition): the columns past the cut control them too.
 # Directory writes (INSERT OVERWRITE DIRECTORY) are writes of their path: InsertIntoHiveDirCommand's
 # Input is what it writes; InsertIntoDataSourceDirCommand's columns come from its nested
 # InsertIntoHadoopFsRelationCommand (a path write like `df.write.parquet(path)`). Argument lists
