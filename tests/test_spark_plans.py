@@ -1209,3 +1209,39 @@ def test_cut_conditions_name_the_columns_they_may_hide_controls_from() -> None:
     assert not by_id[10].column_incomplete and len({e.source for e in by_id[10].columns
                                                     if e.kind is RelationType.CONTROL_FLOW}) == 30
     assert run.skipped["column_lineage_incomplete"] == 2
+
+
+def test_pandas_udf_outputs_are_flagged() -> None:
+    """mapInPandas, mapInArrow, groupBy().applyInPandas and cogroup().applyInPandas make their
+    columns in Python: each is taken as made from every column passed to the function (grouped by
+    the keys), listed in columnLineageIncomplete and said in columnLineageSkipped, with no
+    warning (no setting brings more). A scalar pandas UDF (ArrowEvalPython) is read as a Python
+    UDF: no flag."""
+    run, _recs = process_lines(fixture_lines("pandas_udfs"), cluster=CLUSTER, default_fs=DEFAULT_FS)
+    by_output = {e.outputs[0].ref.qualified_name: e for e in run.executions if len(e.outputs) == 1}
+    scalar = by_output["cl.p_scalar@primary"]
+    assert not scalar.column_notes and not scalar.column_incomplete
+    assert {(e.source.qualified_name, e.expression) for e in scalar.columns
+            if e.target.qualified_name == "cl.p_scalar.loud@primary"} == {("cl.customers.name@primary", "shout(name)")}
+    reason = "pandas UDF output: its columns are taken as made from every column the Python function reads"
+    orders = {f"cl.orders.{c}@primary" for c in ("order_id", "customer_id", "amount", "status", "ts")}
+    for table, node, sources, keys in (
+            ("p_map", "MapInPandas", orders, set()),
+            ("p_arrow", "MapInArrow", {"cl.orders.order_id@primary", "cl.orders.ts@primary"}, set()),
+            ("p_grouped", "FlatMapGroupsInPandas", orders, {"cl.orders.customer_id@primary"}),
+            ("p_cogrouped", "FlatMapCoGroupsInPandas",
+             orders | {f"cl.customers.{c}@primary" for c in ("customer_id", "name", "region")},
+             {"cl.orders.customer_id@primary", "cl.customers.customer_id@primary"})):
+        execution = by_output[f"cl.{table}@primary"]
+        assert execution.column_notes == (reason,)
+        ((why, columns),) = execution.column_incomplete
+        assert why == f"pandas UDF output ({node}): taken as made from every column the Python function reads"
+        targets = {e.target.qualified_name for e in execution.columns}
+        assert set(columns) == targets and len(targets) == 2
+        for target in targets:
+            data = {e.source.qualified_name for e in execution.columns
+                    if e.target.qualified_name == target and e.kind is RelationType.DATA_FLOW}
+            grouped = {e.source.qualified_name for e in execution.columns
+                       if e.target.qualified_name == target and e.subtype == "GROUP_BY"}
+            assert (data, grouped) == (sources, keys), target
+    assert "column_lineage_incomplete" not in run.skipped

@@ -473,7 +473,7 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
                 gaps.add(GAP_ROW_LEVEL_TARGET)
             reads.update(found_reads)
             writes.update(found_writes)
-            gaps.update(_node_gaps(name, str(node.get("simpleString", "")), found_writes))
+            gaps.update(_node_gaps(name, found_writes))
             if name.removeprefix("Execute ") in _DESCRIBED_COMMANDS:
                 commands.add(name.removeprefix("Execute "))
             if not found_writes and name.removeprefix("Execute ") not in _DESCRIBED_COMMANDS and (
@@ -498,7 +498,7 @@ _ROW_LEVEL_WRITES = ("ReplaceData", "WriteDelta", "MergeRows")
 _STREAMING_WRITES = ("WriteToDataSourceV2", "WriteToMicroBatchDataSource", "WriteToContinuousDataSource")
 
 
-def _node_gaps(name: str, simple: str, writes: list[Write]) -> list[str]:
+def _node_gaps(name: str, writes: list[Write]) -> list[str]:
     """The known gaps (GAPS) a plan node runs into."""
     if name.removeprefix("Execute ") in DELTA_COMMANDS:
         return [GAP_DELTA]
