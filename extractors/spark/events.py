@@ -502,7 +502,7 @@ class ApplicationProcessor:
         warning per execution, counted with the skipped events (the pass report's warnings)."""
         # in the order written; a column the log does not name (a view's past the cut) as such.
         # (A pandas UDF's columns are listed too, but no setting brings their sources: no warning.)
-        flows = tuple(f for f in flows if f.incomplete and _CUT_BY_SPARK in f.incomplete)
+        flows = tuple(f for f in flows if f.incomplete and CUT_BY_SPARK in f.incomplete)
         cut = list(dict.fromkeys(f.target or "(columns not named in the log)" for f in flows))
         if not cut or state.warned_incomplete:
             return
@@ -854,7 +854,7 @@ class ApplicationProcessor:
 
 
 #: How every ColumnFlow.incomplete reason that raising MAX_FIELDS_SETTING cures says so
-_CUT_BY_SPARK = "cut by Spark"
+CUT_BY_SPARK = "cut by Spark"
 
 #: The Spark setting that bounds how many items of a list a plan's text shows (default 25)
 MAX_FIELDS_SETTING = "spark.sql.debug.maxToStringFields"

@@ -32,7 +32,7 @@ from navd.names import (
     yarn_execution_ref,
 )
 
-from .events import MAX_FIELDS_SETTING, ApplicationProcessor, ApplicationRun, CatalogEvent, SqlExecution
+from .events import CUT_BY_SPARK, MAX_FIELDS_SETTING, ApplicationProcessor, ApplicationRun, CatalogEvent, SqlExecution
 
 
 def records(run: ApplicationRun, *, extractor_run_id: str | None = None) -> Iterator[Record]:
@@ -118,9 +118,13 @@ MAX_INCOMPLETE_CHARS = 4000
 def incomplete_text(incomplete: Iterable[tuple[str, Iterable[str]]]) -> str:
     """`Window arguments cut by Spark: db.t.a@c, db.t.b@c; ... (raise <setting>)`: which written
     columns may miss sources, why, and the Spark setting that would have kept them."""
+    incomplete = list(incomplete)
     text = "; ".join(f"{why}: {', '.join(fields)}" for why, fields in incomplete)
     if len(text) > MAX_INCOMPLETE_CHARS:
         text = text[:MAX_INCOMPLETE_CHARS] + "..."
+    # only a cut plan text is cured by the setting (not a pandas UDF's output, say)
+    if not any(CUT_BY_SPARK in why for why, _fields in incomplete):
+        return text
     return f"{text} (raise {MAX_FIELDS_SETTING})"
 
 
