@@ -1245,3 +1245,25 @@ def test_pandas_udf_outputs_are_flagged() -> None:
                        if e.target.qualified_name == target and e.subtype == "GROUP_BY"}
             assert (data, grouped) == (sources, keys), target
     assert "column_lineage_incomplete" not in run.skipped
+
+
+def test_streaming_micro_batches_write_the_sink_their_progress_names() -> None:
+    """A file-source stream to a parquet path and to a table (`toTable`), then through
+    foreachBatch: the V1 sinks add no write node to the plans; each micro-batch writes the sink
+    its query's progress events name (`FileSink[<path>]`) and says why it has no column edges;
+    foreachBatch's own insert (a nested execution) is a write of its table. A micro-batch's
+    `id = ... runId = ...` description is no query text."""
+    run, _recs = process_lines(fixture_lines("streaming_writes"), cluster=CLUSTER, default_fs=DEFAULT_FS)
+    by_id = {e.execution_id: e for e in run.executions}
+    reason = ("streaming write: column lineage not read",)
+    for execution_id, sink in ((3, "file:///tmp/navd-capture/output/stream_parquet"),
+                               (5, "file:///tmp/navd-capture/warehouse/sw.db/stream_table")):
+        execution = by_id[execution_id]
+        assert [d.ref.qualified_name for d in execution.outputs] == [sink]
+        assert execution.write_commands == ("FileSink",) and execution.column_notes == reason
+        assert [d.ref.qualified_name.rsplit("/", 2)[1] for d in execution.inputs] == ["stream_in"]
+        assert execution.query_text is None and not execution.columns
+    each_batch = by_id[6]
+    assert each_batch.nested_ids == (7,)
+    assert [d.ref.qualified_name for d in each_batch.outputs] == ["sw.batches@primary"]
+    assert reason[0] not in each_batch.column_notes

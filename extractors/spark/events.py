@@ -638,9 +638,10 @@ class ApplicationProcessor:
         gaps = [g for g in GAPS if g in gaps and (g != GAP_PANDAS or outputs)]
         if gaps:
             column_notes = tuple(dict.fromkeys((*column_notes, *(GAP_REASONS[g] for g in gaps))))
-        # neither a call site nor a micro-batch's `id = ...\nrunId = ...` is SQL text
-        query_text = root.job_description or (None if _CALL_SITE.match(root.description) or not root.description
-                                               or root.stream_run is not None else root.description)
+        # neither a call site nor a micro-batch's `id = ...\nrunId = ...` (its description and
+        # its jobs' too) is SQL text
+        query_text = None if root.stream_run is not None else root.job_description or (
+            None if _CALL_SITE.match(root.description) or not root.description else root.description)
         errors = [s.error for s in states if s.error]
         if errors:
             outcome = "FAILED"
