@@ -519,3 +519,12 @@ def test_a_huge_plan_is_cut_with_a_note() -> None:
     assert note == (f"... plan cut by navd: {len(body)} of {len(event['physicalPlanDescription'])} characters "
                     f"kept (at most {MAX_STORED_PLAN_CHARS} are stored)")
     assert bounded_plan(original) == original
+
+
+def test_a_malformed_streaming_progress_event_is_skipped() -> None:
+    processor = ApplicationProcessor(cluster=CLUSTER)
+    processor.feed({"Event": "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent",
+                    "progress": "not an object"})
+    processor.feed({"Event": "org.apache.spark.sql.streaming.StreamingQueryListener$QueryProgressEvent",
+                    "progress": {"runId": "r", "sink": {"description": "FileSink[/out]"}}})
+    assert dict(processor.finish().skipped) == {"malformed_event": 1}

@@ -530,9 +530,11 @@ class ApplicationProcessor:
 
     def _on_stream_progress(self, event: Mapping[str, Any]) -> None:
         progress = event["progress"]
-        sink = (progress.get("sink") or {}).get("description")
-        if sink:
-            self._stream_sinks[str(progress["runId"])] = str(sink)
+        sink = progress.get("sink") if isinstance(progress, Mapping) else None
+        if not isinstance(sink, Mapping):
+            raise TypeError("progress without a sink object")
+        if sink.get("description"):
+            self._stream_sinks[str(progress["runId"])] = str(sink["description"])
 
     def _on_job_start(self, event: Mapping[str, Any]) -> None:
         props = event.get("Properties") or {}
