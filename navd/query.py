@@ -16,6 +16,7 @@ from navd.index.lineage_store import SolrLineageStore
 from navd.index.lookup import find_entity, solr_quote
 from navd.lineage import EntityNotFound, LineageGraph, LineageOptions
 from navd.lineage import lineage as walk_lineage
+from navd.names import shown
 from navd.process import pid_runs
 from navd.runs import components, last_run_and_success, schedule_identity
 
@@ -44,7 +45,7 @@ def entity(index: SolrIndex, name: str) -> tuple[dict[str, Any], ...]:
     users see them; EntityNotFound if none."""
     docs = tuple(display_document(d) for d in find_entity(index, name))
     if not docs:
-        raise EntityNotFound(f"no element with identity or qualifiedName {name!r}")
+        raise EntityNotFound(f"no element with identity or qualifiedName {shown(name)}")
     return docs
 
 

@@ -24,6 +24,7 @@ from navd.errors import ConfigError, SolrError, SolrUnavailable, first_line
 from navd.index.documents import deletion_update, element_document, relation_document, stub_document
 from navd.logs import get_logger
 from navd.model import Deletion, Element, ElementStub, Record, Relation
+from navd.names import shown
 
 log = get_logger("navd.index")
 
@@ -208,7 +209,7 @@ class SolrIndex:
             query_params["sort"] = sort
         # Form-encoded POST: lineage queries with many ids would overflow a URL.
         return self.request("POST", f"{name}/select", data=query_params,
-                            what=f"query {query!r} on {name}")
+                            what=f"query {shown(query)} on {name}")
 
     def get(self, core: str, ids: Iterable[str]) -> list[dict[str, Any]]:
         """Real-time get by identity: sees documents before they are committed."""
@@ -253,7 +254,7 @@ class SolrIndex:
                                   "cursorMark": cursor, "fq": filters}
         if fl:
             params["fl"] = fl
-        return self.request("POST", f"{name}/select", data=params, what=f"scan {query!r} of {name}")
+        return self.request("POST", f"{name}/select", data=params, what=f"scan {shown(query)} of {name}")
 
     def _scan_from(self, name: str, query: str, fl: str | None, filters: list[str], page_size: int,
                    body: dict[str, Any]) -> Iterator[dict[str, Any]]:
