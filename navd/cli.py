@@ -366,10 +366,11 @@ def _extract(args: argparse.Namespace, config: NavdConfig, component: Any) -> No
 
 
 def cmd_status(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.config import extractor_state_dir
     from navd.query import status
 
     with _index(config, interactive=False) as index:
-        current = status(index)
+        current = status(index, extractor_state_dir(config))
     if args.json:
         _print_json(current)
         return EXIT_OK

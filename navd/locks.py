@@ -68,3 +68,24 @@ def is_locked(state_root: Path, component: str) -> bool:
             return False
     except LockBusy:
         return True
+
+
+def lock_held(state_root: Path, component: str) -> bool | None:
+    """Whether a process holds the component's lock now, without creating or taking it for
+    longer than one try: None when this state directory has no lock file for it (no run here
+    ever took it: `navd status` run with another state directory cannot tell)."""
+    try:
+        fd = os.open(lock_path(state_root, component), os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        # A shared try-lock: it fails only against a holder's exclusive lock. Taken for an
+        # instant, it can make a concurrent non-waiting run attempt see the lock busy, which
+        # then skips to its next interval as for any busy lock.
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    else:
+        return False
+    finally:
+        os.close(fd)
