@@ -113,8 +113,6 @@ class GiveUp:
         self._message = ""  # set when the run gave up: why, and for how long it tried
         self._ended = False
         self._wake = threading.Event()  # set on give-up or end: pausing requests return at once
-        #: pauses taken by the run's requests, all threads together
-        self.pauses = 0
 
     def failed(self, sent: float) -> float:
         """A request sent at `sent` (monotonic) failed: seconds left before the run gives up."""
@@ -158,8 +156,6 @@ class GiveUp:
 
     def pause(self, seconds: float, stop: threading.Event | None) -> None:
         """Wait `seconds`, or less when the run gives up or ends or navd stops."""
-        with self._lock:
-            self.pauses += 1
         end = time.monotonic() + seconds
         while (left := end - time.monotonic()) > 0:
             # Two events cannot be waited on together: wait on the run's in short slices.
@@ -178,7 +174,7 @@ class SolrIndex:
                  stop: threading.Event | None = None, deadline: GiveUp | None = None) -> None:
         self.config = config
         self.base_url = config.base_url
-        self._owns_session = session is None
+        self._owns_session = True  # False for a run's client (for_run): the pool is its parent's
         self.session = session if session is not None else _session_for(config)
         #: set when navd is stopping: retries give up instead of backing off for a minute more
         self.stop = stop
@@ -188,7 +184,9 @@ class SolrIndex:
     def for_run(self) -> SolrIndex:
         """A client for one run: this one's session and stop event, a new shared deadline.
         Call `end_run()` when the run is over."""
-        return SolrIndex(self.config, self.session, stop=self.stop, deadline=GiveUp(give_up_seconds(self.config)))
+        run = SolrIndex(self.config, self.session, stop=self.stop, deadline=GiveUp(give_up_seconds(self.config)))
+        run._owns_session = False
+        return run
 
     def end_run(self) -> None:
         """The run of this client (for_run) is over: whatever of it still retries stops now."""
