@@ -62,21 +62,18 @@ def component_lock(state_root: Path, component: str, *, wait: bool,
 
 
 def is_locked(state_root: Path, component: str) -> bool:
-    """Whether some process holds the component's lock now."""
-    try:
-        with component_lock(state_root, component, wait=False):
-            return False
-    except LockBusy:
-        return True
+    """Whether some process holds the component's lock now (no lock file: none does)."""
+    return lock_held(state_root, component) is True
 
 
 def lock_held(state_root: Path, component: str) -> bool | None:
     """Whether a process holds the component's lock now, without creating or taking it for
     longer than one try: None when this state directory has no lock file for it (no run here
-    ever took it: `navd status` run with another state directory cannot tell)."""
+    ever took it: `navd status` run with another state directory cannot tell), or when this user
+    may not open it (another user's state)."""
     try:
         fd = os.open(lock_path(state_root, component), os.O_RDONLY)
-    except FileNotFoundError:
+    except (FileNotFoundError, PermissionError):
         return None
     try:
         # A shared try-lock: it fails only against a holder's exclusive lock. Taken for an
