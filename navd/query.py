@@ -17,7 +17,7 @@ from navd.index.lookup import find_entity, solr_quote
 from navd.lineage import EntityNotFound, LineageGraph, LineageOptions
 from navd.lineage import lineage as walk_lineage
 from navd.locks import lock_held
-from navd.names import shown
+from navd.names import shown as shown_name  # status() calls its result `shown`
 from navd.process import pid_runs
 from navd.runs import INTERRUPTED, components, last_run_and_success, schedule_identity
 
@@ -46,7 +46,7 @@ def entity(index: SolrIndex, name: str) -> tuple[dict[str, Any], ...]:
     users see them; EntityNotFound if none."""
     docs = tuple(display_document(d) for d in find_entity(index, name))
     if not docs:
-        raise EntityNotFound(f"no element with identity or qualifiedName {shown(name)}")
+        raise EntityNotFound(f"no element with identity or qualifiedName {shown_name(name)}")
     return docs
 
 
