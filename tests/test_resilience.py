@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import hashlib
+import io
 import json
 import os
 import re
@@ -159,7 +160,7 @@ class StopsSolrMidRun:
 
 
 def test_a_run_gives_up_once_at_its_one_deadline_and_leaves_no_thread_retrying(
-        secured_solr: EmbeddedSolr, tmp_path: Path, unique: str) -> None:
+        secured_solr: EmbeddedSolr, tmp_path: Path, unique: str, log_stream: io.StringIO) -> None:
     """Solr goes away mid-run with batches in flight on several threads: the run fails once,
     when the run's one give-up deadline passes, with how long it tried; every request of the
     run stops with it (each tried at most `retries + 1` times) and no thread retries after."""
@@ -199,6 +200,10 @@ def test_a_run_gives_up_once_at_its_one_deadline_and_leaves_no_thread_retrying(
         assert not [s for s in session.sent if s[0] > ended], "a request of the failed run was sent after it"
         attempts = Counter((url, body) for _at, url, body in session.sent if body.startswith(b"[{"))
         assert max(attempts.values()) <= solr.retries + 1  # retry rounds are bounded per batch
+        # The FAILED run record is tried once, after the give-up, not through a schedule of its own.
+        logged = [json.loads(line) for line in log_stream.getvalue().splitlines()]
+        assert [e["state"] for e in logged if e["event"] == "run record not written"] == ["FAILED"]
+        assert not [e for e in logged if e["event"].startswith("Solr request failed") and "runs" in e["what"]]
     finally:
         index.close()
         secured_solr.start()
