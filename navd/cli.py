@@ -17,6 +17,7 @@ from navd import __version__
 from navd.config import NavdConfig, load_config
 from navd.errors import ConfigError, NavdError
 from navd.logs import setup_logging
+from navd.names import InvalidName
 from navd.registry import components
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NOT_RUNNING = 0, 1, 2, 3
@@ -150,6 +151,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args, config)
     except ConfigError as exc:
         print(f"navd: config error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except InvalidName as exc:  # a name typed wrong is bad input, as a bad option is
+        print(f"navd: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except NavdError as exc:
         print(f"navd: error: {exc}", file=sys.stderr)
@@ -362,10 +366,11 @@ def _extract(args: argparse.Namespace, config: NavdConfig, component: Any) -> No
 
 
 def cmd_status(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.config import extractor_state_dir
     from navd.query import status
 
     with _index(config, interactive=False) as index:
-        current = status(index)
+        current = status(index, extractor_state_dir(config))
     if args.json:
         _print_json(current)
         return EXIT_OK

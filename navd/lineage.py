@@ -38,7 +38,7 @@ from typing import Any, Literal, Protocol
 from navd.errors import NavdError
 from navd.index.documents import StoredElement, StoredRelation
 from navd.model import RELATION_SEMANTICS, ElementType, RelationType
-from navd.names import display_name
+from navd.names import display_name, shown
 
 Direction = Literal["upstream", "downstream", "both"]
 
@@ -137,7 +137,7 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
     """The lineage graph of `entity` as shown with `options`. Reads the store, changes nothing."""
     root = store.find(entity)
     if root is None:
-        raise EntityNotFound(f"no element with identity or qualifiedName {entity!r}")
+        raise EntityNotFound(f"no element with identity or qualifiedName {shown(entity)}")
     if root.type == _FIELD and not options.columns:
         # A column's only lineage is column edges: asked for a column, the user asks for them.
         options = dataclasses.replace(options, columns=True)

@@ -62,9 +62,27 @@ def component_lock(state_root: Path, component: str, *, wait: bool,
 
 
 def is_locked(state_root: Path, component: str) -> bool:
-    """Whether some process holds the component's lock now."""
+    """Whether some process holds the component's lock now (no lock file: none does)."""
+    return lock_held(state_root, component) is True
+
+
+def lock_held(state_root: Path, component: str) -> bool | None:
+    """Whether a process holds the component's lock now, without creating or taking it for
+    longer than one try: None when this state directory has no lock file for it (no run here
+    ever took it: `navd status` run with another state directory cannot tell), or when this user
+    may not open it (another user's state)."""
     try:
-        with component_lock(state_root, component, wait=False):
-            return False
-    except LockBusy:
+        fd = os.open(lock_path(state_root, component), os.O_RDONLY)
+    except (FileNotFoundError, PermissionError):
+        return None
+    try:
+        # A shared try-lock: it fails only against a holder's exclusive lock. Taken for an
+        # instant, it can make a concurrent non-waiting run attempt see the lock busy, which
+        # then skips to its next interval as for any busy lock.
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
         return True
+    else:
+        return False
+    finally:
+        os.close(fd)

@@ -61,6 +61,29 @@ class InvalidName(NavdError):
     """A qualified name or path that cannot be normalised."""
 
 
+#: how much of a name an error message quotes: a 100 kB name must not flood a terminal or a log
+SHOWN_NAME_CHARS = 200
+
+
+def shown(name: str, limit: int = SHOWN_NAME_CHARS) -> str:
+    """`name` as an error message quotes it: repr-quoted (control characters and undecodable
+    bytes escaped, so it stays one line), cut to `limit` characters with "..." after."""
+    return repr(name[:limit]) + ("..." if len(name) > limit else "")
+
+
+def lookup_name(name: str) -> str:
+    """A name a user typed to look an element up (`navd entity`, `navd lineage`, any future
+    server), checked: InvalidName (one line, the name cut) when it is empty or not valid UTF-8
+    (argv holds undecodable bytes as lone surrogates, which no Solr request can carry)."""
+    if not name.strip():
+        raise InvalidName("empty name: give an identity or a qualified name")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidName(f"name {shown(name)} is not valid UTF-8") from None
+    return name
+
+
 # --- identities ------------------------------------------------------------------------------
 
 def identity(source_type: SourceType | str, qualified_name: str) -> str:
@@ -307,11 +330,11 @@ def path_qualified_name(path: str, default_fs: str = "") -> str:
         raise InvalidName("empty path")
     if path.startswith("/"):
         if not default_fs:
-            raise InvalidName(f"path {path!r} has no scheme and no default file system is configured")
+            raise InvalidName(f"path {shown(path)} has no scheme and no default file system is configured")
         return path_qualified_name(default_fs.rstrip("/") + path)
     scheme, sep, rest = path.partition(":")
-    if not sep or not scheme or not scheme.replace("+", "").replace("-", "").replace(".", "").isalnum():
-        raise InvalidName(f"path {path!r} is neither absolute nor a URI")
+    if not sep or not _is_scheme(scheme):
+        raise InvalidName(f"path {shown(path)} is neither absolute nor a URI")
     scheme = scheme.lower()
     if rest.startswith("//"):
         authority, slash, tail = rest[2:].partition("/")
@@ -322,14 +345,34 @@ def path_qualified_name(path: str, default_fs: str = "") -> str:
         tail = "/" + tail
     # Lower-case only the host part of the authority; user info is case-sensitive.
     if authority:
-        netloc = urlsplit(f"{scheme}://{authority}/")
+        try:
+            netloc = urlsplit(f"{scheme}://{authority}/")
+            port = netloc.port
+        except ValueError as exc:  # an unclosed '[', a port out of range or not a number
+            raise InvalidName(f"path {shown(path)} has a bad authority: {exc}") from None
         host = (netloc.hostname or "").lower()
+        if ":" in host:
+            host = f"[{host}]"  # an IPv6 address keeps its brackets, or its port could not be told apart
         userinfo = authority.rpartition("@")[0] if "@" in authority else ""
-        authority = (userinfo + "@" if userinfo else "") + host + (f":{netloc.port}" if netloc.port else "")
+        authority = (userinfo + "@" if userinfo else "") + host + (f":{port}" if port else "")
     normalised = posixpath.normpath(tail)
     if normalised.startswith("//"):
         normalised = "/" + normalised.lstrip("/")
     return f"{scheme}://{authority}{normalised}"
+
+
+def _is_scheme(text: str) -> bool:
+    return bool(text) and text.replace("+", "").replace("-", "").replace(".", "").isalnum()
+
+
+def is_path_name(name: str) -> bool:
+    """Whether `name` is spelled as a file system URI (`hdfs://...`, `file:/...`), which
+    `path_qualified_name` normalises, rather than an operation's `spark://`/`yarn://` name
+    (whose application name may hold anything, brackets and colons included)."""
+    scheme, sep, rest = name.partition(":")
+    if not sep or not _is_scheme(scheme) or scheme.lower() in _OPERATION_SCHEMES:
+        return False
+    return rest.startswith("//") or scheme.lower() == "file"
 
 
 def child_path(directory: str, name: str) -> str:
@@ -370,6 +413,10 @@ def directory_ref(path: str, default_fs: str) -> EntityRef:
 
 
 # --- operations and executions ---------------------------------------------------------------
+
+#: the schemes of `operation_qualified_name`'s names: never file system paths
+_OPERATION_SCHEMES = frozenset({SourceType.SPARK.value.lower(), SourceType.YARN.value.lower()})
+
 
 def operation_qualified_name(source_type: SourceType | str, *parts: str) -> str:
     """Operations and executions: `spark://<app name>` or `yarn://<app id>` and so on."""

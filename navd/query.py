@@ -16,8 +16,10 @@ from navd.index.lineage_store import SolrLineageStore
 from navd.index.lookup import find_entity, solr_quote
 from navd.lineage import EntityNotFound, LineageGraph, LineageOptions
 from navd.lineage import lineage as walk_lineage
+from navd.locks import lock_held
+from navd.names import shown as shown_name  # status() calls its result `shown`
 from navd.process import pid_runs
-from navd.runs import components, last_run_and_success, schedule_identity
+from navd.runs import INTERRUPTED, components, last_run_and_success, schedule_identity
 
 __all__ = ["ComponentStatus", "EntityNotFound", "RunPage", "SearchResult", "Status", "entity", "lineage",
            "run_history", "search", "status"]
@@ -44,7 +46,7 @@ def entity(index: SolrIndex, name: str) -> tuple[dict[str, Any], ...]:
     users see them; EntityNotFound if none."""
     docs = tuple(display_document(d) for d in find_entity(index, name))
     if not docs:
-        raise EntityNotFound(f"no element with identity or qualifiedName {name!r}")
+        raise EntityNotFound(f"no element with identity or qualifiedName {shown_name(name)}")
     return docs
 
 
@@ -68,13 +70,19 @@ class Status(TypedDict):
     totals: dict[str, int]
 
 
-def status(index: SolrIndex) -> Status:
-    """Per component the last run, the last success and the next run; totals per core."""
+def status(index: SolrIndex, state_root: Path | None = None) -> Status:
+    """Per component the last run, the last success and the next run; totals per core.
+
+    With `state_root` (the state directory runs lock their component in), a RUNNING last run
+    of this host whose component lock nobody holds is shown FAILED, interrupted: its process
+    was killed (the daemon records it so at its next start, a next run replaces it)."""
     shown: dict[str, ComponentStatus] = {}
     names = components(index)
     schedules = {str(d["component"]): d for d in index.get("runs", [schedule_identity(n) for n in names])}
     for name in names:
         last, success = last_run_and_success(index, name)
+        if state_root is not None and _interrupted(last, state_root):
+            last = {**last, "state": "FAILED", "error": INTERRUPTED}
         schedule = schedules.get(name, {})
         next_run = schedule.get("nextRun") or schedule.get("state")
         if next_run != "NOT_SCHEDULED" and _publisher_gone(schedule):
@@ -89,6 +97,13 @@ def status(index: SolrIndex) -> Status:
               "unlinked_relations": index.count("relations", "unlinked:true"),
               "deleted_elements": index.count("elements", "deleted:true")}
     return {"components": shown, "totals": totals}
+
+
+def _interrupted(run: Mapping[str, Any], state_root: Path) -> bool:
+    """A RUNNING record of this host whose component's lock is free: no process runs it. A lock
+    this state directory never had (another one's runs) tells nothing."""
+    return (run.get("state") == "RUNNING" and run.get("host") == socket.gethostname()
+            and lock_held(state_root, str(run["component"])) is False)
 
 
 def _publisher_gone(schedule: Mapping[str, Any]) -> bool:

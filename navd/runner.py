@@ -15,7 +15,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -87,13 +88,13 @@ def run_extraction(index: SolrIndex, config: NavdConfig, component: Component[An
     component.check(config, options)  # the missing key, before anything is locked or recorded
     state_root = extractor_state_dir(config)
     with component_lock(state_root, component.id, wait=wait_for_lock, stop=stop,
-                        on_wait=_waiter(on_wait, f"{component.name} extraction")):
+                        on_wait=_waiter(on_wait, f"{component.name} extraction")), _run_client(index) as run_index:
         run_id = new_run_id(component.name)
-        writer = IndexWriter(index)
+        writer = IndexWriter(run_index)
         extractor: Extractor[Any] | None = None
         try:
-            with recorded_run(index, component.id, run_id) as run:
-                extractor = component.build(BuildContext(config, index, state_root, run_id, options))
+            with recorded_run(run_index, component.id, run_id) as run:
+                extractor = component.build(BuildContext(config, run_index, state_root, run_id, options))
                 with Progress(component.name, lambda: sum(writer.counts.values()), enabled=show_progress):
                     report = extractor.run_pass(writer, full=full, stop=stop)
                 run.counts = {**counts(report), **written(writer)}
@@ -138,6 +139,7 @@ class PushTail:
         self.component = component
         self._extractor: Extractor[Any] | None = None
         self._writer: IndexWriter | None = None
+        self._run_index: SolrIndex | None = None
         self._run_id = ""
         self._passes = 0
 
@@ -154,16 +156,21 @@ class PushTail:
                             on_wait=_waiter(on_wait, f"{component.name} extraction")) as previous_holder:
             if previous_holder not in (None, os.getpid()):
                 self._discard(abandon=False)  # another process read the logs since our last poll
-            if self._extractor is None or self._writer is None:
+            if self._extractor is None or self._writer is None or self._run_index is None:
                 self._run_id = new_run_id(component.name)
                 self._passes = 0
-                self._writer = IndexWriter(self.index)
-                self._extractor = component.build(BuildContext(self.config, self.index, state_root, self._run_id))
+                # One give-up deadline per tail (its writer lives across polls); an outage that
+                # ends in a success clears it, one that fails a poll ends it with the writer.
+                self._run_index = self.index.for_run()
+                self._writer = IndexWriter(self._run_index)
+                self._extractor = component.build(BuildContext(self.config, self._run_index, state_root,
+                                                               self._run_id))
             writer = self._writer
             self._passes += 1
             before = written(writer)
             try:
-                with recorded_run(self.index, component.id, f"{self._run_id}#{self._passes}", announce=False) as run:
+                with recorded_run(self._run_index, component.id, f"{self._run_id}#{self._passes}",
+                                  announce=False) as run:
                     report = self._extractor.run_pass(writer, stop=stop)
                     wrote = {k: v - before.get(k, 0) for k, v in written(writer).items()}
                     run.counts = {**counts(report), **wrote}
@@ -180,13 +187,15 @@ class PushTail:
         return result
 
     def _discard(self, *, abandon: bool) -> None:
-        extractor, writer = self._extractor, self._writer
-        self._extractor = self._writer = None
+        extractor, writer, run_index = self._extractor, self._writer, self._run_index
+        self._extractor = self._writer = self._run_index = None
         if writer is not None:
             if abandon:
                 writer.abandon()
             else:
                 writer.close(timeout=5)
+        if run_index is not None:
+            run_index.end_run()
         if extractor is not None:
             extractor.close()
 
@@ -209,7 +218,7 @@ def link(index: SolrIndex, config: NavdConfig, *, full: bool = False,
     aliases = {**config.linker.aliases, **(fs_aliases or {})}
     default_fs = hdfs_settings(config).default_fs
     with component_lock(extractor_state_dir(config), LINKER, wait=True, on_wait=_waiter(on_wait, "link"),
-                        stop=stop):
+                        stop=stop), _run_client(index) as index:
         with recorded_run(index, LINKER, new_run_id(LINKER)) as run:
             if spark_master is not None:
                 from navd.linker.spark_link import spark_link  # noqa: PLC0415 - PySpark, only for --spark
@@ -237,15 +246,28 @@ def purge(index: SolrIndex, config: NavdConfig, *, older_than_days: float, runti
     """A purge run by Navigator's rules (see purge/purge.py); a dry run is not recorded."""
     from navd.purge.purge import Purger  # noqa: PLC0415
 
-    purger = Purger(index, threshold=datetime.now(UTC) - timedelta(days=older_than_days), dry_run=dry_run,
-                    runtime_cap_seconds=runtime_cap_minutes * 60, stop=stop)
-    progress = Progress("purge", lambda: sum(purger.report.removed.values()), unit="removed", enabled=show_progress)
-    if dry_run:
-        with progress:
-            return purger.run()
-    with component_lock(extractor_state_dir(config), PURGE, wait=wait_for_lock, on_wait=_waiter(on_wait, "purge"),
-                        stop=stop):
-        with recorded_run(index, PURGE, new_run_id(PURGE)) as run, progress:
-            report = purger.run()
-            run.counts = dict(report.removed)
-    return report
+    with _run_client(index) as index:
+        purger = Purger(index, threshold=datetime.now(UTC) - timedelta(days=older_than_days), dry_run=dry_run,
+                        runtime_cap_seconds=runtime_cap_minutes * 60, stop=stop)
+        progress = Progress("purge", lambda: sum(purger.report.removed.values()), unit="removed",
+                            enabled=show_progress)
+        if dry_run:
+            with progress:
+                return purger.run()
+        with component_lock(extractor_state_dir(config), PURGE, wait=wait_for_lock,
+                            on_wait=_waiter(on_wait, "purge"), stop=stop):
+            with recorded_run(index, PURGE, new_run_id(PURGE)) as run, progress:
+                report = purger.run()
+                run.counts = dict(report.removed)
+        return report
+
+
+@contextmanager
+def _run_client(index: SolrIndex) -> Iterator[SolrIndex]:
+    """The client of one run (SolrIndex.for_run: one give-up deadline for all its requests),
+    ended with the run so nothing of it retries afterwards."""
+    run_index = index.for_run()
+    try:
+        yield run_index
+    finally:
+        run_index.end_run()

@@ -24,6 +24,9 @@ from navd.logs import get_logger
 log = get_logger("navd.runs")
 KIND = RUN_KIND
 
+#: the error of a RUNNING record whose process ended without saying how the run ended
+INTERRUPTED = "interrupted: navd stopped before the run ended"
+
 
 @dataclasses.dataclass
 class Run:
@@ -102,8 +105,7 @@ def abandon_interrupted_runs(index: SolrIndex, is_running: Callable[[str], bool]
     stale = [doc for doc in index.scan("runs", query) if not is_running(str(doc["component"]))]
     for doc in stale:
         doc = {k: v for k, v in doc.items() if k not in ("_version_", "lastIndexed")}
-        doc.update(state="FAILED", ended=solr_date(datetime.now(UTC)),
-                   error="interrupted: navd stopped before the run ended")
+        doc.update(state="FAILED", ended=solr_date(datetime.now(UTC)), error=INTERRUPTED)
         _post(index, doc)
     return len(stale)
 

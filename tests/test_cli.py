@@ -6,6 +6,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from navd import __version__
 from navd.solr.server import EmbeddedSolr, free_port
 
@@ -92,6 +94,37 @@ def test_bad_query_is_one_line(navd) -> None:  # type: ignore[no-untyped-def]
 
 def test_unknown_entity_is_one_line(navd) -> None:  # type: ignore[no-untyped-def]
     assert_one_line_error(navd("entity", "nope.nothing@primary"), "no element", "nope.nothing@primary")
+
+
+# A name no element can have: one line, exit 2 (bad input), the name quoted at most 200 chars.
+BAD_NAMES = [
+    ("hdfs://[::1/x", "has a bad authority: Invalid IPv6 URL"),
+    ("hdfs://h:99999/x", "has a bad authority: Port out of range"),
+    ("file://h:x/y", "has a bad authority: Port could not be cast to integer"),
+    (os.fsdecode(b"hdfs://nn/\xff\xfe/x"), "is not valid UTF-8"),
+    ("hdfs://h:99999/" + "y" * 100_000, "has a bad authority"),
+]
+
+
+@pytest.mark.parametrize(("name", "problem"), BAD_NAMES, ids=["ipv6", "port-range", "port-text", "utf8", "long"])
+@pytest.mark.parametrize("command", ["entity", "lineage"])
+def test_malformed_names_are_one_line_and_cut(navd, index, command: str, name: str, problem: str) -> None:  # type: ignore[no-untyped-def]
+    result = navd(command, name)
+    assert result.returncode == 2
+    assert_one_line_error(result, problem)
+    assert len(result.stderr) < 400 and repr(name)[1:21] in result.stderr  # quoted as repr quotes it
+
+
+def test_a_long_unknown_name_is_cut_in_the_error(navd, index) -> None:  # type: ignore[no-untyped-def]
+    result = navd("entity", "z" * 100_000)
+    assert result.returncode == 1
+    assert_one_line_error(result, "no element", "z" * 200 + "'...")
+    assert len(result.stderr) < 400
+
+
+def test_an_operation_name_with_brackets_and_colons_is_looked_up_not_refused(navd, index) -> None:  # type: ignore[no-untyped-def]
+    # spark://<app name>: an application name may hold anything; it is not a path to parse.
+    assert_one_line_error(navd("entity", "spark://My App: [v2"), "no element", "'spark://My App: [v2'")
 
 
 def test_unreachable_solr_is_one_line(navd, navd_env) -> None:  # type: ignore[no-untyped-def]

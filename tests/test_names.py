@@ -26,6 +26,8 @@ from navd.names import (
     function_qualified_name,
     hive_qualified_name,
     identity,
+    is_path_name,
+    lookup_name,
     parent_path,
     parse_hive_name,
     parse_partition_path,
@@ -263,6 +265,7 @@ PATHS: list[tuple[str, str, str]] = [
     ("file:/tmp/x/", "a.b.c", "file:///tmp/x/a.b.c"),
     ("/", "user", "hdfs://ns1/user"),
     ("hdfs://ns1/a@b", "c", "hdfs://ns1/a@b/c"),
+    ("hdfs://[::1]:8020/d", "f", "hdfs://[::1]:8020/d/f"),  # an IPv6 host keeps its brackets
 ]
 
 
@@ -284,6 +287,36 @@ def test_paths_round_trip(directory: str, name: str, child: str) -> None:
 def test_bare_paths_round_trip(directory: str, name: str, child: str) -> None:
     assert child_path(directory, name) == child
     assert parent_path(child) == (directory.rstrip("/") or "/")
+
+
+@pytest.mark.parametrize(("path", "message"), [
+    ("hdfs://[::1/x", "'hdfs://[::1/x' has a bad authority: Invalid IPv6 URL"),
+    ("hdfs://h:99999/x", "'hdfs://h:99999/x' has a bad authority: Port out of range"),
+    ("file://h:x/y", "'file://h:x/y' has a bad authority: Port could not be cast"),
+    ("no scheme", "'no scheme' is neither absolute nor a URI"),
+    ("hdfs://h:0x/" + "a" * 5000, "'hdfs://h:0x/" + "a" * 188 + "'... has a bad authority"),
+])
+def test_paths_that_do_not_parse_are_one_line_cut(path: str, message: str) -> None:
+    with pytest.raises(InvalidName) as refused:
+        path_qualified_name(path)
+    assert message in str(refused.value) and len(str(refused.value)) < 300
+
+
+@pytest.mark.parametrize(("name", "is_path"), [
+    ("hdfs://ns1/a", True), ("file:/tmp/x", True), ("s3a://b/k", True), ("HDFS://NS/a", True),
+    ("spark://My App: [v2", False), ("yarn://application_1_2", False), ("db.t@cluster", False),
+    ("/bare/path", False), ("a b://x", False),
+])
+def test_which_names_are_paths(name: str, is_path: bool) -> None:
+    assert is_path_name(name) is is_path
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("", "empty name"), ("  ", "empty name"), ("a\udcffb", "name 'a\\udcffb' is not valid UTF-8"),
+])
+def test_lookup_names_that_no_element_has(name: str, message: str) -> None:
+    with pytest.raises(InvalidName, match=message.replace("\\", "\\\\")):
+        lookup_name(name)
 
 
 @pytest.mark.parametrize("root", ["/", "hdfs://ns1/", "file:///", "hdfs://ns1"])

@@ -3,21 +3,29 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
+import io
 import json
 import os
+import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+import requests
 
-from navd.config import SolrConfig
+from navd.config import DaemonConfig, NavdConfig, SolrConfig
 from navd.errors import SolrError, SolrUnavailable
+from navd.extractors import Component
 from navd.index.admin import init_solr
-from navd.index.client import IndexWriter, SolrIndex
-from navd.model import Element, ElementType, SourceType
+from navd.index.client import IndexWriter, SolrIndex, give_up_seconds
+from navd.model import Element, ElementType, EntityRef, Relation, RelationType, SourceType
+from navd.runner import run_extraction
 from navd.solr.server import EmbeddedSolr
 
 from conftest import start_server
@@ -45,8 +53,8 @@ def secured_solr(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedS
 
 
 def secured_config(server: EmbeddedSolr, **extra: object) -> SolrConfig:
-    return SolrConfig(url=server.url, auth="basic", username=USER, password=PASSWORD,
-                      backoff_seconds=0.25, max_backoff_seconds=2.0, **extra)  # type: ignore[arg-type]
+    settings: dict[str, Any] = {"backoff_seconds": 0.25, "max_backoff_seconds": 2.0, **extra}
+    return SolrConfig(url=server.url, auth="basic", username=USER, password=PASSWORD, **settings)
 
 
 def test_basic_auth_is_used_and_required(secured_solr: EmbeddedSolr) -> None:
@@ -62,7 +70,8 @@ def test_basic_auth_is_used_and_required(secured_solr: EmbeddedSolr) -> None:
 def test_writer_rides_out_a_solr_restart(secured_solr: EmbeddedSolr) -> None:
     """Solr stops mid-stream and comes back: every document arrives exactly once."""
     total = 30_000
-    with SolrIndex(secured_config(secured_solr, retries=12)) as index:
+    # The give-up time (0.25 doubling to 2 s, 40 pauses: 76 s) covers a restart on a busy host.
+    with SolrIndex(secured_config(secured_solr, retries=40)) as index:
         init_solr(index)
         index.delete_query("elements", "*:*")
         index.commit("elements")
@@ -97,6 +106,104 @@ def test_gives_up_with_one_clear_error_when_solr_stays_down(tmp_path: Path) -> N
         writer = IndexWriter(index)
         writer.write(Element(SourceType.HDFS, ElementType.FILE, "hdfs://ns/x", name="x"))
         assert writer.close() is False
-        with pytest.raises(SolrUnavailable, match=r"cannot reach Solr at http://127.0.0.1:9/solr: "
-                                                  r"connection refused \(gave up after 3 attempts\)"):
+        with pytest.raises(SolrUnavailable, match=r"^query '\*:\*' on nav_elements: Solr unreachable for \d+ s at "
+                                                  r"http://127.0.0.1:9/solr: gave up \(connection refused\)$"):
             index.count("elements")
+    with SolrIndex(dataclasses.replace(config, retries=0)) as interactive:  # as the CLI reads: at once
+        with pytest.raises(SolrUnavailable, match=r"^query '\*:\*' on nav_elements: cannot reach Solr at "
+                                                  r"http://127.0.0.1:9/solr: connection refused$"):
+            interactive.count("elements")
+
+
+class CountingSession(requests.Session):
+    """A real session that notes when each request was sent and what it carried."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.sent: list[tuple[float, str, bytes]] = []
+        self._lock = threading.Lock()
+
+    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
+        data = kwargs.get("data")
+        with self._lock:
+            self.sent.append((time.monotonic(), url, data if isinstance(data, bytes) else b""))
+        return super().request(method, url, *args, **kwargs)
+
+
+@dataclasses.dataclass(frozen=True)
+class _NoSettings:
+    enabled: bool = True
+
+
+class StopsSolrMidRun:
+    """An extractor whose run has Solr acknowledge a first part, stops Solr, and writes on:
+    several batches are in flight, from several threads, when Solr goes."""
+
+    def __init__(self, server: EmbeddedSolr, unique: str) -> None:
+        self.server, self.unique = server, unique
+
+    def run_pass(self, writer: IndexWriter, *, full: bool = False, stop: threading.Event | None = None) -> None:
+        del full, stop
+        for number in range(500):
+            writer.write(Element(SourceType.HDFS, ElementType.FILE, f"hdfs://ns/{self.unique}/a{number}", name="a"))
+        writer.flush()
+        assert self.server.stop()
+        for number in range(1_000):
+            writer.write(Element(SourceType.HDFS, ElementType.FILE, f"hdfs://ns/{self.unique}/b{number}", name="b"))
+            writer.write(Relation(RelationType.PARENT_CHILD,
+                                  EntityRef(SourceType.HDFS, f"hdfs://ns/{self.unique}", ElementType.DIRECTORY),
+                                  EntityRef(SourceType.HDFS, f"hdfs://ns/{self.unique}/b{number}", ElementType.FILE)))
+        writer.flush()
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_run_gives_up_once_at_its_one_deadline_and_leaves_no_thread_retrying(
+        secured_solr: EmbeddedSolr, tmp_path: Path, unique: str, log_stream: io.StringIO) -> None:
+    """Solr goes away mid-run with batches in flight on several threads: the run fails once,
+    when the run's one give-up deadline passes, with how long it tried; every request of the
+    run stops with it (each tried at most `retries + 1` times) and no thread retries after."""
+    solr = secured_config(secured_solr, retries=3, backoff_seconds=0.5, max_backoff_seconds=1.0,
+                          timeout_seconds=5.0, batch_size=100, writer_threads=3)
+    deadline = give_up_seconds(solr)  # 0.5 + 1 + 1
+    assert deadline == 2.5
+    config = NavdConfig(solr=solr, daemon=DaemonConfig(state_dir=str(tmp_path / "state")))
+    component = Component(name=f"outage{unique}", section="outage", settings_type=_NoSettings, mode="pull",
+                          build=lambda _context: StopsSolrMidRun(secured_solr, unique), summary=str)
+    with SolrIndex(secured_config(secured_solr, retries=40)) as admin:  # no 5 s timeout to create cores
+        for core in ("elements", "relations", "runs"):
+            try:  # after a restart (the test above) a core still loading answers 503: wait for it
+                admin.count(core)
+            except SolrError:
+                break  # not created yet: this test runs alone
+        init_solr(admin)
+    session = CountingSession()
+    session.auth = (USER, PASSWORD)
+    index = SolrIndex(solr, session)
+    try:
+        with pytest.raises(SolrUnavailable) as failed:
+            run_extraction(index, config, component)
+        ended = time.monotonic()
+        message = str(failed.value)
+        tried = re.fullmatch(r"update of nav_(?:elements|relations): Solr unreachable for (\d+) s at "
+                             + re.escape(secured_solr.url) + r": gave up \(connection refused\)", message)
+        assert tried, message
+        # At least the deadline, at most what the code allows past it: one request's timeout.
+        assert deadline <= int(tried.group(1)) + 0.5 <= deadline + solr.timeout_seconds + 1
+
+        # Every writer thread of the run ends (the woken ones at once; a bound, not a speed check).
+        for thread in threading.enumerate():
+            if thread.name.startswith("solr-"):
+                thread.join(timeout=solr.timeout_seconds + deadline)
+        assert not [t.name for t in threading.enumerate() if t.name.startswith("solr-")]
+        assert not [s for s in session.sent if s[0] > ended], "a request of the failed run was sent after it"
+        attempts = Counter((url, body) for _at, url, body in session.sent if body.startswith(b"[{"))
+        assert max(attempts.values()) <= solr.retries + 1  # retry rounds are bounded per batch
+        # The FAILED run record is tried once, after the give-up, not through a schedule of its own.
+        logged = [json.loads(line) for line in log_stream.getvalue().splitlines()]
+        assert [e["state"] for e in logged if e["event"] == "run record not written"] == ["FAILED"]
+        assert not [e for e in logged if e["event"].startswith("Solr request failed") and "runs" in e["what"]]
+    finally:
+        index.close()
+        secured_solr.start()

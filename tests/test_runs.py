@@ -5,10 +5,23 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
 from pathlib import Path
 
-from navd.index.client import SolrIndex
+import pytest
+
+from navd.index.client import IndexWriter, SolrIndex
+from navd.index.documents import solr_date
+from navd.locks import component_lock
+from navd.model import ElementType, EntityRef, Relation, RelationType, SourceType
 from navd.process import free_port
+from navd.query import status
+from navd.runner import new_run_id
+from navd.runs import INTERRUPTED, recorded_run
 from navd.solr.server import EmbeddedSolr
 
 
@@ -34,3 +47,69 @@ def test_runs_are_recorded_and_shown_by_status(navd, solr_server: EmbeddedSolr, 
     assert set(current["totals"]) == {"elements", "relations", "unlinked_relations", "deleted_elements"}
     text = navd("status", env=env)
     assert text.returncode == 0 and "extractor.yarn: last run FAILED" in text.stdout
+
+
+def _linker_running(index: SolrIndex, since: str) -> bool:
+    query = f"kind:run AND component:linker AND state:RUNNING AND started:[{since} TO *]"
+    return index.count("runs", query) > 0
+
+
+def test_a_killed_link_pass_shows_interrupted(navd, index: SolrIndex, solr_server: EmbeddedSolr,  # type: ignore[no-untyped-def]
+                                              tmp_path: Path, unique: str) -> None:
+    """`navd link` killed with -9 mid-pass leaves its RUNNING record; `navd status` sees the
+    linker's lock free and shows that run FAILED, interrupted, before any next link run."""
+    config = tmp_path / "navd.toml"
+    config.write_text(f'[solr]\nurl = "{solr_server.url}"\n[logging]\nformat = "json"\n')
+    env = {**os.environ, "NAVD_CONFIG": str(config), "XDG_STATE_HOME": str(tmp_path / "state")}
+    # Enough unlinked relations that a full pass runs for a moment after its RUNNING record.
+    writer = IndexWriter(index)
+    for number in range(30_000):
+        writer.write(Relation(RelationType.DATA_FLOW, EntityRef(SourceType.HDFS, f"hdfs://{unique}/in/{number}",
+                                                                ElementType.DIRECTORY),
+                              EntityRef(SourceType.SPARK, f"spark://{unique}/1", ElementType.OPERATION_EXECUTION),
+                              linked1=False, extractor_run_id=unique))
+    assert writer.close()
+    index.commit("relations")
+    since = solr_date(datetime.now(UTC))
+    executable = str(Path(sys.executable).parent / "navd")
+    link = subprocess.Popen([executable, "link", "--full"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        while not _linker_running(index, since) and link.poll() is None:
+            time.sleep(0.02)
+        os.kill(link.pid, signal.SIGKILL)
+        assert link.wait() == -signal.SIGKILL  # killed mid-pass, not finished before
+
+        shown = navd("status", "--json", env=env)
+        assert shown.returncode == 0, shown.stderr
+        last = json.loads(shown.stdout)["components"]["linker"]["last_run"]
+        assert last["started"] >= since
+        assert (last["state"], last["error"]) == ("FAILED", INTERRUPTED)
+        text = navd("status", env=env)
+        assert f"linker: last run FAILED {last['started']}" in text.stdout and INTERRUPTED in text.stdout
+        # The record itself stays RUNNING until the daemon's next start or a next link run.
+        assert _linker_running(index, since)
+    finally:
+        if link.poll() is None:
+            link.kill()
+        index.delete_query("relations", f"extractorRunId:{unique}")
+        index.delete_query("runs", f"kind:run AND component:linker AND state:RUNNING AND started:[{since} TO *]")
+        index.commit("relations")
+        index.commit("runs")
+
+
+@pytest.mark.parametrize("component", ["extractor.hdfs", "purge"])
+def test_a_running_record_is_running_while_its_lock_is_held(index: SolrIndex, tmp_path: Path, unique: str,
+                                                            component: str) -> None:
+    """Every component's RUNNING record, not only the linker's: running while a process holds the
+    component's lock, interrupted once none does; a state directory that never locked it tells
+    nothing (still RUNNING)."""
+    name = f"{component}.{unique}"
+    with recorded_run(index, name, new_run_id(name)):
+        with component_lock(tmp_path, name, wait=False):
+            assert status(index, tmp_path)["components"][name]["last_run"]["state"] == "RUNNING"
+        last = status(index, tmp_path)["components"][name]["last_run"]
+        assert (last["state"], last["error"]) == ("FAILED", INTERRUPTED)
+        assert status(index, tmp_path / "elsewhere")["components"][name]["last_run"]["state"] == "RUNNING"
+        assert status(index)["components"][name]["last_run"]["state"] == "RUNNING"
+    assert status(index, tmp_path)["components"][name]["last_run"]["state"] == "SUCCEEDED"

@@ -24,6 +24,7 @@ from navd.errors import ConfigError, SolrError, SolrUnavailable, first_line
 from navd.index.documents import deletion_update, element_document, relation_document, stub_document
 from navd.logs import get_logger
 from navd.model import Deletion, Element, ElementStub, Record, Relation
+from navd.names import shown
 
 log = get_logger("navd.index")
 
@@ -86,19 +87,115 @@ def identity_ranges(matches: int, per_range: int) -> list[str]:
     return [f"[{low} TO {high}{'}' if high != '*' else ']'}" for low, high in zip(edges, edges[1:])]
 
 
+def give_up_seconds(config: SolrConfig) -> float:
+    """How long Solr may stay unreachable before a run gives up: the sum of the backoff
+    schedule (`backoff_seconds` doubling up to `max_backoff_seconds`, `retries` pauses); 91.5 s
+    with the defaults."""
+    return sum(min(config.backoff_seconds * 2 ** n, config.max_backoff_seconds) for n in range(config.retries))
+
+
+class GiveUp:
+    """The one give-up deadline of a run, shared by every request of it: its writer threads,
+    its reads, its run record.
+
+    An outage starts with the first failed request of the run and ends when a request sent
+    after that start succeeds; `seconds` after the start every request of the run gives up
+    together, with one message saying how long Solr was tried. Without a shared clock each
+    in-flight batch and the run record would retry the whole schedule on its own, one after
+    the other (185-276 s instead of ~90 s), and threads of a failed run would keep retrying.
+    `end()` (the run is over, failed or abandoned) stops every retry of the run at once.
+    """
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self._lock = threading.Lock()
+        self._since: float | None = None  # monotonic time the current outage's first failed request was sent
+        self._message = ""  # set when the run gave up: why, and for how long it tried
+        self._ended = False
+        self._wake = threading.Event()  # set on give-up or end: pausing requests return at once
+
+    def failed(self, sent: float) -> float:
+        """A request sent at `sent` (monotonic) failed: seconds left before the run gives up."""
+        with self._lock:
+            if self._since is None:
+                self._since = sent
+            return self._since + self.seconds - time.monotonic()
+
+    def succeeded(self, sent: float) -> None:
+        """A request sent at `sent` succeeded: Solr answers, the outage (if it began before) is over."""
+        with self._lock:
+            if self._since is not None and sent >= self._since:
+                self._since = None
+                self._message = ""
+                if not self._ended:
+                    self._wake.clear()
+
+    def give_up(self, url: str, reason: str) -> str:
+        """Give up now for every request of the run; the message (the first caller's wins)."""
+        with self._lock:
+            if not self._message:
+                tried = time.monotonic() - (self._since if self._since is not None else time.monotonic())
+                self._message = f"Solr unreachable for {tried:.0f} s at {url}: gave up ({reason})"
+            self._wake.set()
+            return self._message
+
+    def end(self) -> None:
+        """The run is over: requests of it still retrying stop at once."""
+        with self._lock:
+            self._ended = True
+            self._wake.set()
+
+    @property
+    def message(self) -> str:
+        """Why the run gave up ("" while it has not)."""
+        return self._message
+
+    @property
+    def over(self) -> bool:
+        return self._wake.is_set()
+
+    def pause(self, seconds: float, stop: threading.Event | None) -> None:
+        """Wait `seconds`, or less when the run gives up or ends or navd stops."""
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            # Two events cannot be waited on together: wait on the run's in short slices.
+            if self._wake.wait(min(left, 0.25)) or (stop is not None and stop.is_set()):
+                return
+
+
 class SolrIndex:
-    """Reader, writer and admin client of one Solr (standalone node or SolrCloud)."""
+    """Reader, writer and admin client of one Solr (standalone node or SolrCloud).
+
+    `for_run()` gives the client a run uses: the same connection pool, with the run's one
+    give-up deadline (GiveUp) shared by all its requests. Outside a run each request has its own.
+    """
 
     def __init__(self, config: SolrConfig, session: requests.Session | None = None, *,
-                 stop: threading.Event | None = None) -> None:
+                 stop: threading.Event | None = None, deadline: GiveUp | None = None) -> None:
         self.config = config
         self.base_url = config.base_url
+        self._owns_session = True  # False for a run's client (for_run): the pool is its parent's
         self.session = session if session is not None else _session_for(config)
         #: set when navd is stopping: retries give up instead of backing off for a minute more
         self.stop = stop
+        #: the run's give-up deadline (for_run), or None: each request has its own
+        self.deadline = deadline
+
+    def for_run(self) -> SolrIndex:
+        """A client for one run: this one's session and stop event, a new shared deadline.
+        Call `end_run()` when the run is over."""
+        run = SolrIndex(self.config, self.session, stop=self.stop, deadline=GiveUp(give_up_seconds(self.config)))
+        run._owns_session = False
+        return run
+
+    def end_run(self) -> None:
+        """The run of this client (for_run) is over: whatever of it still retries stops now."""
+        if self.deadline is not None:
+            self.deadline.end()
 
     def close(self) -> None:
-        self.session.close()
+        if self._owns_session:
+            self.session.close()
 
     def __enter__(self) -> SolrIndex:
         return self
@@ -115,44 +212,60 @@ class SolrIndex:
     def request(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
                 data: bytes | Mapping[str, Any] | None = None, headers: Mapping[str, str] | None = None,
                 files: Any = None, retries: int | None = None, what: str = "") -> dict[str, Any]:
-        """Send one request with retries and backoff; return the JSON body or raise SolrError."""
+        """Send one request, retrying connection errors and 502/503/504 with backoff until the
+        run's give-up deadline (GiveUp); return the JSON body or raise SolrError.
+
+        At most `retries + 1` attempts: the pauses follow the backoff schedule (jittered upward
+        only, cut at the deadline), whose sum is the give-up time, so a request reaches the
+        deadline before it runs out of attempts. A request of a run that already gave up is
+        tried once."""
         url = f"{self.base_url}/{path.lstrip('/')}"
         query = {"wt": "json", **(params or {})}
-        attempts = (self.config.retries if retries is None else retries) + 1
+        retries = self.config.retries if retries is None else retries
+        clock = self.deadline if self.deadline is not None else GiveUp(give_up_seconds(self.config))
+        if clock.over:
+            retries = 0
         delay = self.config.backoff_seconds
         what = what or f"{method} {path.split('?')[0]}"
-        last_problem = ""
-        for attempt in range(1, attempts + 1):
+        for attempt in range(1, retries + 2):
+            sent = time.monotonic()
             try:
                 resp = self.session.request(method, url, params=query, data=data, headers=headers,
                                             files=files, timeout=self.config.timeout_seconds)
             except requests.exceptions.SSLError as exc:
                 raise SolrError(f"{what}: TLS error talking to {self.base_url}: {first_line(exc, 300)}") from None
             except (requests.ConnectionError, requests.Timeout) as exc:
-                last_problem = f"cannot reach Solr at {self.base_url}: {_connection_reason(exc)}"
+                reason = _connection_reason(exc)
+                problem = f"cannot reach Solr at {self.base_url}: {reason}"
             else:
                 if resp.status_code < 300:
+                    clock.succeeded(sent)
                     try:
                         return resp.json()
                     except ValueError:
                         raise SolrError(f"{what}: Solr sent a non-JSON answer "
                                         f"(HTTP {resp.status_code})") from None
                 if resp.status_code not in _RETRY_STATUS:
+                    clock.succeeded(sent)  # Solr answered: it is reachable
                     raise SolrError(f"{what}: HTTP {resp.status_code}: {_error_message(resp)}",
                                     status=resp.status_code)
-                last_problem = f"HTTP {resp.status_code} from {self.base_url}: {_error_message(resp)}"
-            if attempt < attempts:
-                if self.stop is not None and self.stop.is_set():
-                    break
-                log.warning("Solr request failed; retrying", what=what, attempt=attempt,
-                            retry_in_seconds=round(delay, 2), problem=last_problem)
-                pause = delay * (0.75 + random.random() / 2)  # noqa: S311 - jitter only
-                if self.stop is not None:
-                    self.stop.wait(pause)
-                else:
-                    time.sleep(pause)
-                delay = min(delay * 2, self.config.max_backoff_seconds)
-        raise SolrUnavailable(f"{what}: {last_problem} (gave up after {attempt} attempts)")
+                reason = f"HTTP {resp.status_code}: {_error_message(resp)}"
+                problem = f"HTTP {resp.status_code} from {self.base_url}: {_error_message(resp)}"
+            if retries == 0:  # interactive, or the run gave up already: one line, at once
+                raise SolrUnavailable(f"{what}: {clock.message or problem}")
+            left = clock.failed(sent)
+            if clock.over or left <= 0 or attempt > retries:
+                raise SolrUnavailable(f"{what}: {clock.message or clock.give_up(self.base_url, reason)}")
+            if self.stop is not None and self.stop.is_set():
+                raise SolrUnavailable(f"{what}: {problem} (navd is stopping: not retried)")
+            pause = min(delay * (1 + random.random() / 4), left)  # noqa: S311 - jitter only
+            log.warning("Solr request failed; retrying", what=what, attempt=attempt,
+                        retry_in_seconds=round(pause, 2), problem=problem)
+            clock.pause(pause, self.stop)
+            if clock.over:  # another request of the run gave up, or the run ended: no attempt more
+                raise SolrUnavailable(f"{what}: {clock.message or problem + ' (its run ended)'}")
+            delay = min(delay * 2, self.config.max_backoff_seconds)
+        raise AssertionError("unreachable: the last attempt raises")  # pragma: no cover
 
     # -- writes -----------------------------------------------------------------------------
 
@@ -208,7 +321,7 @@ class SolrIndex:
             query_params["sort"] = sort
         # Form-encoded POST: lineage queries with many ids would overflow a URL.
         return self.request("POST", f"{name}/select", data=query_params,
-                            what=f"query {query!r} on {name}")
+                            what=f"query {shown(query)} on {name}")
 
     def get(self, core: str, ids: Iterable[str]) -> list[dict[str, Any]]:
         """Real-time get by identity: sees documents before they are committed."""
@@ -253,7 +366,7 @@ class SolrIndex:
                                   "cursorMark": cursor, "fq": filters}
         if fl:
             params["fl"] = fl
-        return self.request("POST", f"{name}/select", data=params, what=f"scan {query!r} of {name}")
+        return self.request("POST", f"{name}/select", data=params, what=f"scan {shown(query)} of {name}")
 
     def _scan_from(self, name: str, query: str, fl: str | None, filters: list[str], page_size: int,
                    body: dict[str, Any]) -> Iterator[dict[str, Any]]:

@@ -5,20 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from navd.index.client import SolrIndex
-from navd.model import InvalidName, path_qualified_name
+from navd.names import is_path_name, lookup_name, path_qualified_name
 
 
 def entity_candidates(name: str) -> set[str]:
     """The identities or qualified names `name` may stand for: itself, its lower-case spelling
-    (Hive names are lower case) and its normalised path."""
-    candidates = {name}
+    (Hive names are lower case) and its normalised path. InvalidName (one line) for a name no
+    element can have: not UTF-8, or a file system URI that does not parse (`hdfs://h:99999/x`)."""
+    candidates = {lookup_name(name)}
     if "@" in name and "://" not in name:
         candidates.add(name.lower())  # Hive names are lower case
-    if "://" in name or name.startswith("file:"):
-        try:
-            candidates.add(path_qualified_name(name))
-        except InvalidName:
-            pass
+    if is_path_name(name):
+        candidates.add(path_qualified_name(name))
     return candidates
 
 
