@@ -106,7 +106,7 @@ class Daemon:
             abandoned = abandon_interrupted_runs(self.index, lambda c: is_locked(state_root, c))
             if abandoned:
                 log.info("runs left RUNNING by a stopped navd marked FAILED", runs=abandoned)
-        except SolrError as exc:
+        except (SolrError, OSError) as exc:  # a lock that cannot be opened fails its runs, not the start
             log.warning("could not check for interrupted runs", reason=first_line(exc))
         # One worker per component and one for the linker a job may wait on: nothing queues.
         self.scheduler = BackgroundScheduler(

@@ -329,6 +329,13 @@ def test_a_job_that_raises_is_recorded_failed_and_rescheduled(
     config = spark_daemon_config(tmp_path, solr_server, logs, f'state_dir = "{blocker}"\n')
     lock = tmp_path / "state" / "locks" / "extractor.spark.lock"
     lock.mkdir(parents=True)  # a directory where the lock file goes: opening it fails
+    # A run a killed navd left RUNNING: at start the daemon checks that lock, and must not die of it.
+    from navd.index.client import serialise
+    from navd.runs import Run
+
+    left = Run(f"spark##left-{tmp_path.name}", "extractor.spark", now() - timedelta(hours=1))
+    index.post_update("runs", serialise([left.document("RUNNING")]))
+    index.commit("runs")
     log = tmp_path / "navd.log"
     began = now()
     proc = start(config, log)
@@ -354,6 +361,8 @@ def test_a_job_that_raises_is_recorded_failed_and_rescheduled(
     finally:
         code, _ = stop(proc)
     assert code == 0
+    assert [e for e in log_lines(log) if e.get("event") == "could not check for interrupted runs"
+            and "Is a directory" in e["reason"]]
     errors = [e for e in log_lines(log) if e.get("level") == "error"]
     assert {e["logger"] for e in errors} == {"navd.extractor.spark"}, errors
     assert any(e["event"].startswith("run failed with an unexpected error: [Errno 21] Is a directory")
