@@ -390,6 +390,8 @@ class Daemon:
             setup_logging(log_format or new.logging.format, log_level or new.logging.level, file=new.logging.file)
         except ConfigError as exc:
             log.error(f"config reload refused, the running config stays: {exc}")
+            if index is not self.index:
+                index.close()
             return
         for warning in new.warnings:  # [security] insecure_credentials = "warn"
             get_logger("navd.config").warning(warning)
