@@ -69,14 +69,18 @@ class SourceSettings(Protocol):
         ...
 
 
-def check_section(section: str, settings: Any, *, positive: Iterable[str] = (),
-                  required_when_enabled: Iterable[str] = ()) -> None:
-    """The load-time checks most sections need, with the messages every section uses."""
+def check_section(section: str, settings: Any, *, required_when_enabled: Iterable[str] = (),
+                  urls: Iterable[str] = ()) -> None:
+    """The load-time checks most sections need, with the messages every section uses. Numbers
+    are checked by the loader against each field's declared range (navd.config.number); `urls`
+    names the keys (a string or a list) holding http(s) URLs (navd.config.check_url)."""
+    from navd.config import check_url  # noqa: PLC0415
     from navd.errors import ConfigError  # noqa: PLC0415
 
-    for key in positive:
-        if getattr(settings, key) <= 0:
-            raise ConfigError(f"[{section}] {key}: must be > 0, got {getattr(settings, key)}")
+    for key in urls:
+        value = getattr(settings, key)
+        for url in (value,) if isinstance(value, str) else value:
+            check_url(f"[{section}] {key}", url, example="http://host:port")
     if settings.enabled:
         for key in required_when_enabled:
             if not getattr(settings, key):

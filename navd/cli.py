@@ -16,7 +16,7 @@ from typing import Any
 from navd import __version__
 from navd.config import NavdConfig, load_config
 from navd.errors import ConfigError, NavdError
-from navd.logs import setup_logging
+from navd.logs import get_logger, setup_logging
 from navd.names import InvalidName
 from navd.registry import components
 
@@ -146,6 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"navd: config error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    for warning in config.warnings:  # [security] insecure_credentials = "warn"
+        get_logger("navd.config").warning(warning)
     handler: Callable[[argparse.Namespace, NavdConfig], int] = args.handler
     try:
         return handler(args, config)
@@ -401,13 +403,18 @@ def cmd_status(args: argparse.Namespace, config: NavdConfig) -> int:
 
 
 def cmd_purge(args: argparse.Namespace, config: NavdConfig) -> int:
+    import dataclasses
+
+    from navd.config import PurgeConfig, field_range
     from navd.purge.purge import CATEGORIES
     from navd.runner import purge
 
     days = config.purge.older_than_days if args.older_than_days is None else args.older_than_days
     cap = config.purge.runtime_cap_minutes if args.runtime_cap_minutes is None else args.runtime_cap_minutes
-    if days < 0 or cap < 0:
-        raise ConfigError("purge: --older-than-days and --runtime-cap-minutes must be >= 0")
+    # The keys' ranges, from 0 on: by hand, `--older-than-days 0` purges everything deleted now.
+    for flag, value, key in (("--older-than-days", days, "older_than_days"),
+                             ("--runtime-cap-minutes", cap, "runtime_cap_minutes")):
+        dataclasses.replace(field_range(PurgeConfig, key), low_open=False).check(flag, value)
     with _index(config, interactive=False) as index:
         report = purge(index, config, older_than_days=days, runtime_cap_minutes=cap, dry_run=args.dry_run,
                        on_wait=_waiting, show_progress=not args.json)

@@ -3,13 +3,22 @@
 Resolution: `--config FILE`, else env `NAVD_CONFIG`, else `/etc/navd/navd.toml`. A missing
 default file means "all defaults" (the embedded Solr); a file that was asked for explicitly
 must exist. Env `NAVD_SOLR_URL` overrides `[solr] url`. Unknown keys, wrong types and bad
-values fail fast with a message naming `[section] key` and the file.
+values fail fast with one line naming `[section] key` and the file, credentials redacted.
+
+Every number is checked here, at load, against its field's `Range` (finite, within bounds) and
+every URL by `check_url`; sections' `validate()` use the same two helpers. Secrets: a password
+inline in the file or basic auth over plain http:// is warned about (`NavdConfig.warnings`,
+logged once logging is set up) or refused by `[security] insecure_credentials`; a file holding
+a secret that other users can read is always refused.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
+import math
 import os
+import stat
 import tomllib
 import types
 import typing
@@ -25,6 +34,77 @@ DEFAULT_CONFIG_PATH = Path("/etc/navd/navd.toml")
 DEFAULT_SOLR_VERSION = "9.10.1"
 DEFAULT_SOLR_PORT = 8983
 SectionT = TypeVar("SectionT")
+#: the longest interval, timeout or cap any key takes: a year (longer is a typo, and past
+#: timedelta's and the scheduler's range it would crash them)
+MAX_INTERVAL_MINUTES = 366 * 24 * 60
+MAX_SECONDS = MAX_INTERVAL_MINUTES * 60
+#: file mode bits that let users other than the owner read or write a file
+OTHERS_BITS = 0o077
+
+
+@dataclasses.dataclass(frozen=True)
+class Range:
+    """The values a config number may take: finite, from `low` (excluded when `low_open`) to
+    `high`. Declared on a field with `number(...)`; a number field without one must be finite
+    and >= 0."""
+
+    low: float
+    high: float
+    low_open: bool = False
+
+    def check(self, label: str, value: float) -> None:
+        """Raise ConfigError("<label>: must be ...") unless `value` is finite and in range."""
+        finite = isinstance(value, int) or math.isfinite(value)
+        if finite and (value > self.low if self.low_open else value >= self.low) and value <= self.high:
+            return
+        kind = "an integer" if isinstance(value, int) else "a number"
+        low = f"> {_show(self.low)}" if self.low_open else f">= {_show(self.low)}"
+        high = "" if self.high == math.inf else f" and <= {_show(self.high)}"
+        raise ConfigError(f"{label}: must be {kind} {low}{high}, got {_show(value)}")
+
+
+ANY_NUMBER = Range(0, math.inf)
+
+
+def number(default: float, low: float, high: float, *, low_open: bool = False) -> Any:
+    """A number field of a config dataclass with the range the loader checks it against."""
+    return dataclasses.field(default=default, metadata={"range": Range(low, high, low_open)})
+
+
+def field_range(cls: type, name: str) -> Range:
+    """The declared range of a number field (for a command-line flag overriding that key)."""
+    field = next(f for f in dataclasses.fields(cls) if f.name == name)
+    return field.metadata.get("range", ANY_NUMBER)
+
+
+def _show(value: float) -> str:
+    if isinstance(value, int) or (math.isfinite(value) and value == int(value) and abs(value) < 1e15):
+        return str(int(value))
+    return f"{value:g}"
+
+
+def check_url(label: str, url: str, *, schemes: Iterable[str] | None = ("http", "https"),
+              example: str = "http://solr1:8983/solr") -> None:
+    """Raise ConfigError naming `label` unless `url` has one of `schemes` and a host (schemes
+    None: any scheme, host optional), a port (if any) from 1 to 65535 and no credentials (those
+    belong in a password file)."""
+    allowed = tuple(schemes) if schemes is not None else None
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError:  # "http://[::1/x": an unclosed IPv6 bracket
+        parts, host = None, None
+    # hdfs:///path (any scheme allowed) names the default file system: no host needed there
+    if parts is None or not parts.scheme or (allowed is not None and (parts.scheme not in allowed or not host)):
+        kind = "an http(s)" if allowed == ("http", "https") else f"a {'/'.join(allowed or ('scheme://host',))}"
+        raise ConfigError(f"{label}: {url!r} is not {kind} URL such as {example}")
+    userinfo, at, hostport = parts.netloc.rpartition("@")
+    if at:
+        raise ConfigError(f"{label}: {url!r} must not carry credentials; use auth, username and password_file")
+    port = hostport.rpartition("]")[2] if hostport.startswith("[") else hostport
+    port = port.rpartition(":")[2] if ":" in port else ""
+    if port and not (port.isascii() and port.isdigit() and 1 <= int(port) <= 65535):
+        raise ConfigError(f"{label}: {url!r}: port {port!r} is not a number from 1 to 65535")
 
 
 def _xdg_dir(env: str, fallback: str) -> Path:
@@ -68,7 +148,7 @@ class EmbeddedSolrConfig:
     """
 
     home: str = ""
-    port: int = 0
+    port: int = number(0, 0, 65535)
     heap: str = "512m"
     version: str = DEFAULT_SOLR_VERSION
     dist_dir: str = ""
@@ -91,18 +171,19 @@ class SolrConfig:
     runs_core: str = "nav_runs"
     auth: Literal["none", "basic", "kerberos"] = "none"
     username: str = ""
+    #: a secret (repr=False marks one: never shown, never echoed in an error)
     password: str = dataclasses.field(default="", repr=False)
     password_file: str = ""
     verify_tls: bool = True
     ca_bundle: str = ""
-    timeout_seconds: float = 30.0
-    retries: int = 8
-    backoff_seconds: float = 0.5
-    max_backoff_seconds: float = 30.0
-    batch_size: int = 1000
-    writer_threads: int = 2
-    shards: int = 1
-    replication_factor: int = 1
+    timeout_seconds: float = number(30.0, 0, 3600, low_open=True)
+    retries: int = number(8, 0, 100)
+    backoff_seconds: float = number(0.5, 0, 3600)
+    max_backoff_seconds: float = number(30.0, 0, 3600)
+    batch_size: int = number(1000, 1, 1_000_000)
+    writer_threads: int = number(2, 1, 64)
+    shards: int = number(1, 1, 1024)
+    replication_factor: int = number(1, 1, 100)
     embedded: EmbeddedSolrConfig = EmbeddedSolrConfig()
 
     @property
@@ -139,9 +220,9 @@ class LoggingConfig:
 class PurgeConfig:
     # Navigator's defaults: entities deleted, and executions run, more than 60 days ago; a run
     # stops after runtime_cap_minutes (rerunning continues where it stopped).
-    older_than_days: float = 60.0
-    runtime_cap_minutes: float = 720.0
-    interval_days: float = 7.0
+    older_than_days: float = number(60.0, 0, 100 * 365, low_open=True)
+    runtime_cap_minutes: float = number(720.0, 0, MAX_INTERVAL_MINUTES, low_open=True)
+    interval_days: float = number(7.0, 0, 366, low_open=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,7 +233,7 @@ class DaemonConfig:
     state_dir: str = ""
     #: SIGTERM: runs still going after this many seconds are abandoned at their last checkpoint
     #: (systemd's TimeoutStopSec in deploy/navd.service is 30).
-    stop_timeout_seconds: float = 20.0
+    stop_timeout_seconds: float = number(20.0, 0, 3600, low_open=True)
 
 
 DEFAULT_MAX_SHARE_PERCENT = 75.0
@@ -164,7 +245,7 @@ class DeletionsConfig:
     Hive databases) one run may flag deleted; above it the run flags nothing there and says why
     (see navd.extractors.common.deletions). DataHub's stale-entity removal uses 75 too."""
 
-    max_share_percent: float = DEFAULT_MAX_SHARE_PERCENT
+    max_share_percent: float = number(DEFAULT_MAX_SHARE_PERCENT, 0, 100, low_open=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -180,6 +261,14 @@ class LinkerConfig:
 
 
 @dataclasses.dataclass(frozen=True)
+class SecurityConfig:
+    #: A password inline in the config file, or basic auth over plain http:// to a host other
+    #: than this one: "warn" logs a warning at every start and reload, "refuse" fails the load.
+    #: (A config or password file holding a secret that other users can read is always refused.)
+    insecure_credentials: Literal["warn", "refuse"] = "warn"
+
+
+@dataclasses.dataclass(frozen=True)
 class NavdConfig:
     cluster: ClusterConfig = ClusterConfig()
     solr: SolrConfig = SolrConfig()
@@ -188,10 +277,14 @@ class NavdConfig:
     deletions: DeletionsConfig = DeletionsConfig()
     purge: PurgeConfig = PurgeConfig()
     daemon: DaemonConfig = DaemonConfig()
+    security: SecurityConfig = SecurityConfig()
     #: The sections of the registered components (`[hdfs]`, `[hive]`, ...), by section name,
     #: each validated into the component's own settings dataclass (see navd.registry).
     sections: Mapping[str, Any] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
     source: str = "<defaults>"
+    #: what `[security] insecure_credentials = "warn"` lets through, one line each: the CLI and
+    #: the daemon log them once logging is set up
+    warnings: tuple[str, ...] = ()
 
     def section(self, name: str, settings_type: type[SectionT]) -> SectionT:
         """A component's section; its defaults when this config was built without it."""
@@ -210,6 +303,8 @@ def parse_fs_aliases(pairs: Iterable[str], key: str) -> dict[str, str]:
         authority, sep, target = pair.partition("=")
         if not sep or not authority or "://" not in target:
             raise ConfigError(f"{key} {pair!r}: expected AUTHORITY=FS, e.g. nn1:8020=hdfs://nameservice1")
+        check_url(f"{key} {pair!r}", target, schemes=None, example="hdfs://nameservice1")
+        check_url(f"{key} {pair!r}", f"hdfs://{authority}", schemes=None, example="hdfs://nn1:8020")
         aliases[authority] = target
     return aliases
 
@@ -230,17 +325,59 @@ def load_config(cli_path: str | None = None,
     raw: dict[str, Any] = {}
     if path.exists():
         try:
-            raw = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+            data = path.read_bytes()
+            mode = path.stat().st_mode
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read config: {exc.strerror}") from None
+        try:
+            raw = tomllib.loads(_decode(data, str(path), toml=True))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         source = str(path)
+        inline = _inline_secrets(raw)
+        if inline and mode & OTHERS_BITS:
+            raise ConfigError(f"{path}: holds {inline[0]} but users other than its owner may read it "
+                              f"(mode {stat.S_IMODE(mode):04o}): chmod 600 it, or move the password to a "
+                              f"password_file only navd can read")
     elif explicit:
         raise ConfigError(f"{path}: config file not found")
     else:
         source = "<defaults>"
     return parse_config(raw, source=source, environ=environ)
+
+
+def _decode(data: bytes, where: str, *, toml: bool = False) -> str:
+    """`data` as UTF-8, else one line saying where the first bad byte is (in a TOML file: its
+    line, and the `[section] key` on it)."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if not toml:  # a secret's file: where the bad byte sits would tell about the secret
+            raise ConfigError(f"{where}: not UTF-8 text") from None
+        line_no = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        byte = f"byte 0x{data[exc.start]:02x} at line {line_no}, column {column}"
+        key = _key_at_line(data.decode("utf-8", "replace").splitlines(), line_no)
+        raise ConfigError(f"{where}: {key + ': ' if key else ''}not UTF-8 text ({byte}); "
+                          "save the file as UTF-8") from None
+
+
+def _key_at_line(lines: list[str], line_no: int) -> str:
+    """The `[section] key` that TOML line `line_no` (1-based) sets, "" if it sets none."""
+    key = lines[line_no - 1].split("=", 1)[0].strip() if "=" in lines[line_no - 1] else ""
+    if not key or not key.replace("_", "").replace("-", "").replace(".", "").isalnum():
+        return ""
+    for line in reversed(lines[:line_no - 1]):
+        header = line.strip()
+        if header.startswith("[") and "]" in header:
+            return f"[{header.strip('[').split(']')[0].strip()}] {key}"
+    return key
+
+
+def _inline_secrets(raw: Mapping[str, Any]) -> list[str]:
+    """The `[section] password` keys set in the file itself, e.g. ["[solr] password"]."""
+    return [f"[{name}] password" for name, section in raw.items()
+            if isinstance(section, Mapping) and section.get("password")]
 
 
 def parse_config(raw: Mapping[str, Any], *, source: str = "<inline>",
@@ -257,26 +394,67 @@ def parse_config(raw: Mapping[str, Any], *, source: str = "<inline>",
     sections = {name: _build(kind, raw.get(name, {}), source, name) for name, kind in types_by_section.items()}
     config = dataclasses.replace(config, source=source, sections=MappingProxyType(sections))
     if environ.get("NAVD_SOLR_URL"):
+        try:
+            check_url("NAVD_SOLR_URL", environ["NAVD_SOLR_URL"])
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
         config = dataclasses.replace(
             config, solr=dataclasses.replace(config.solr, url=environ["NAVD_SOLR_URL"]))
-    solr = config.solr
-    if solr.password_file and not solr.password:
-        solr = dataclasses.replace(solr, password=_read_secret(solr.password_file, source))
-        config = dataclasses.replace(config, solr=solr)
+    config = dataclasses.replace(config, solr=_with_password(config.solr, "solr", source))
+    sections = {name: _with_password(settings, name, source) for name, settings in sections.items()}
+    config = dataclasses.replace(config, sections=MappingProxyType(sections))
     _validate(config, source)
     for settings in sections.values():
         try:
             settings.validate()
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
-    return config
+    return dataclasses.replace(config, warnings=_insecure_credentials(config, raw, source))
 
 
-def _read_secret(path: str, source: str) -> str:
+def _with_password(settings: SectionT, section: str, source: str) -> SectionT:
+    """A section with a `password_file` and no inline `password` gets the file's password."""
+    path = getattr(settings, "password_file", "")
+    if not path or getattr(settings, "password", ""):
+        return settings
+    return dataclasses.replace(settings, password=_read_secret(path, f"[{section}] password_file", source))  # type: ignore[type-var]
+
+
+def _read_secret(path: str, label: str, source: str) -> str:
+    file = Path(path).expanduser()
     try:
-        return Path(path).expanduser().read_text(encoding="utf-8").strip()
+        mode = file.stat().st_mode
+        data = file.read_bytes()
     except OSError as exc:
-        raise ConfigError(f"{source}: [solr] password_file {path}: {exc.strerror}") from None
+        raise ConfigError(f"{source}: {label} {path}: {exc.strerror}") from None
+    if mode & OTHERS_BITS:
+        raise ConfigError(f"{source}: {label} {path}: users other than its owner may read it "
+                          f"(mode {stat.S_IMODE(mode):04o}): chmod 600 it")
+    return _decode(data, f"{source}: {label} {path}").strip()
+
+
+def _insecure_credentials(config: NavdConfig, raw: Mapping[str, Any], source: str) -> tuple[str, ...]:
+    """What `[security] insecure_credentials` governs, one line each; raises when it refuses."""
+    found = [f"{key}: a password inline in the config file; put it in a file only navd can read "
+             f"and set {key}_file" for key in _inline_secrets(raw)]
+    solr = config.solr
+    if solr.auth == "basic" and solr.url and urlsplit(solr.url).scheme == "http" and \
+            not _is_loopback(urlsplit(solr.url).hostname or ""):
+        found.append(f"[solr] auth: basic auth over plain http:// sends the password in clear text to "
+                     f"{urlsplit(solr.url).hostname}; use an https:// url")
+    if found and config.security.insecure_credentials == "refuse":
+        raise ConfigError(f"{source}: {found[0]} (refused: [security] insecure_credentials = \"refuse\")")
+    return tuple(f"{source}: {line}" for line in found)
+
+
+def _is_loopback(host: str) -> bool:
+    """Traffic to this host never leaves the machine."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def _validate(config: NavdConfig, source: str) -> None:
@@ -284,44 +462,22 @@ def _validate(config: NavdConfig, source: str) -> None:
         return ConfigError(f"{source}: {key}: {message}")
 
     solr = config.solr
-    if solr.url:
-        parts = urlsplit(solr.url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise fail("[solr] url", f"{solr.url!r} is not an http(s) URL such as "
-                                     "http://solr1:8983/solr")
+    try:
+        if solr.url:
+            check_url("[solr] url", solr.url)
+        config.linker.aliases
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
     if solr.auth == "basic" and not (solr.username and solr.password):
         raise fail("[solr] auth", "basic auth needs username and password (or password_file)")
     if solr.auth != "basic" and (solr.username or solr.password):
         raise fail("[solr] username", 'set only with auth = "basic"')
     if solr.ca_bundle and not Path(solr.ca_bundle).expanduser().is_file():
         raise fail("[solr] ca_bundle", f"{solr.ca_bundle}: no such file")
-    positive = {"[solr] timeout_seconds": solr.timeout_seconds, "[solr] batch_size": solr.batch_size,
-                "[solr] writer_threads": solr.writer_threads, "[solr] shards": solr.shards,
-                "[solr] replication_factor": solr.replication_factor,
-                "[purge] older_than_days": config.purge.older_than_days,
-                "[purge] runtime_cap_minutes": config.purge.runtime_cap_minutes,
-                "[purge] interval_days": config.purge.interval_days,
-                "[daemon] stop_timeout_seconds": config.daemon.stop_timeout_seconds}
-    for key, value in positive.items():
-        if value <= 0:
-            raise fail(key, f"must be > 0, got {value}")
-    if solr.retries < 0:
-        raise fail("[solr] retries", f"must be >= 0, got {solr.retries}")
-    if solr.url and ("@" in urlsplit(solr.url).netloc):
-        raise fail("[solr] url", "must not carry credentials; use auth, username and password_file")
-    if not 0 <= solr.embedded.port < 65536:
-        raise fail("[solr.embedded] port", f"{solr.embedded.port} is not a TCP port")
     if not _is_heap_size(solr.embedded.heap):
         raise fail("[solr.embedded] heap", f"{solr.embedded.heap!r} is not a JVM size such as 512m or 2g")
     if not config.cluster.name or config.cluster.name != config.cluster.name.strip():
         raise fail("[cluster] name", "must be a non-empty name without surrounding spaces")
-    share = config.deletions.max_share_percent
-    if not 0 < share <= 100:
-        raise fail("[deletions] max_share_percent", f"must be > 0 and <= 100, got {share:g}")
-    try:
-        config.linker.aliases
-    except ConfigError as exc:
-        raise ConfigError(f"{source}: {exc}") from None
 
 
 def _is_heap_size(value: str) -> bool:
@@ -346,15 +502,24 @@ def _build(cls: type, raw: Any, source: str, section: str, skip: frozenset[str] 
         if dataclasses.is_dataclass(hint):
             values[name] = _build(hint, value, source, key)
         else:
-            values[name] = _coerce(hint, value, source, key, section)
+            values[name] = _coerce(hint, value, source, key, section, fields[name])
     return cls(**values)
 
 
-def _coerce(hint: Any, value: Any, source: str, key: str, section: str) -> Any:
+def _coerce(hint: Any, value: Any, source: str, key: str, section: str, field: dataclasses.Field[Any]) -> Any:
     label = f"[{section}] {key.rsplit('.', 1)[-1]}" if section else key
 
     def wrong(expected: str) -> ConfigError:
-        return ConfigError(f"{source}: {label}: expected {expected}, got {value!r}")
+        # A secret field (repr=False) never echoes its value, not even a wrong one.
+        shown = "a value not shown (a secret)" if not field.repr else repr(value)
+        return ConfigError(f"{source}: {label}: expected {expected}, got {shown}")
+
+    def in_range(number: float) -> float:
+        try:
+            field.metadata.get("range", ANY_NUMBER).check(label, number)
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None
+        return number
 
     origin = typing.get_origin(hint)
     if origin is Literal:
@@ -377,11 +542,15 @@ def _coerce(hint: Any, value: Any, source: str, key: str, section: str) -> Any:
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise wrong("an integer")
-        return value
+        return in_range(value)
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise wrong("a number")
-        return float(value)
+        try:
+            as_float = float(value)
+        except OverflowError:  # TOML integers are unbounded: past float's range is out of any range
+            as_float = math.inf
+        return in_range(as_float)
     if hint is str:
         if not isinstance(value, str):
             raise wrong("a string")

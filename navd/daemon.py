@@ -11,6 +11,9 @@ Signals: SIGTERM/SIGINT stop taking work, let running runs reach their next reco
 boundary (state stays at the last checkpoint, which is what a restart continues from), and exit
 0 within `[daemon] stop_timeout_seconds`; SIGHUP reloads the config (a bad file is logged and the
 running config kept).
+
+No failure ends the service: a bad config at reload is one log line and the running config stays;
+a job that raises, whatever it raises, is logged, recorded as a FAILED run and scheduled again.
 """
 
 from __future__ import annotations
@@ -32,14 +35,16 @@ from navd.index.client import SolrIndex
 from navd.locks import LockBusy, is_locked
 from navd.logs import get_logger, setup_logging
 from navd.registry import components
-from navd.runner import PURGE, PushTail, RunResult, purge, run_extraction
-from navd.runs import abandon_interrupted_runs, last_started, publish_schedule
+from navd.runner import PURGE, PushTail, RunResult, new_run_id, purge, run_extraction
+from navd.runs import abandon_interrupted_runs, is_recorded, last_started, publish_schedule, record_failure
 from navd.systemd import Notifier
 
 log = get_logger("navd.daemon")
 
 #: a failing push poll is retried with a doubling delay up to this, not every few seconds
 MAX_PUSH_RETRY_SECONDS = 60.0
+#: when a job's next start cannot be computed from the config, it starts again after this
+FALLBACK_DELAY = timedelta(minutes=1)
 
 
 def enabled_components(config: NavdConfig) -> list[str]:
@@ -101,7 +106,7 @@ class Daemon:
             abandoned = abandon_interrupted_runs(self.index, lambda c: is_locked(state_root, c))
             if abandoned:
                 log.info("runs left RUNNING by a stopped navd marked FAILED", runs=abandoned)
-        except SolrError as exc:
+        except (SolrError, OSError) as exc:  # a lock that cannot be opened fails its runs, not the start
             log.warning("could not check for interrupted runs", reason=first_line(exc))
         # One worker per component and one for the linker a job may wait on: nothing queues.
         self.scheduler = BackgroundScheduler(
@@ -119,7 +124,10 @@ class Daemon:
                 self.notifier.notify("WATCHDOG=1")
             if self.reload_requested.is_set() and not self.stop.is_set():
                 self.reload_requested.clear()
-                self._reload()
+                try:
+                    self._reload()
+                except Exception:  # applying a loaded config failed half-way: keep serving
+                    log.exception("config reload failed while applying it; jobs keep their schedules")
         return self._shutdown()
 
     def _install_signal_handlers(self) -> None:
@@ -222,21 +230,54 @@ class Daemon:
     def _job(self, component: str) -> None:
         with self._running_lock:
             self.running.add(component)
-        delay = timedelta(seconds=5)
+        delay = FALLBACK_DELAY
         try:
             if component == PURGE:
                 delay = self._purge()
             else:
                 source = _component(component)
-                delay = source.interval(self.config)
                 delay = self._pull(source) if source.mode == "pull" else self._push_poll(source)
-        except Exception:  # a bug in one run must not stop the service
-            get_logger(f"navd.{component}").exception("run failed with an unexpected error")
+        except Exception as exc:  # a bug in one run must not stop the service, nor its schedule
+            delay = self._retry_delay(component)
+            get_logger(f"navd.{component}").exception(f"run failed with an unexpected error: {first_line(exc)}",
+                                                      retry_in_seconds=delay.total_seconds())
+            self._record(component, exc)
         finally:
             with self._running_lock:
                 self.running.discard(component)
+            self._reschedule(component, delay)
+
+    def _reschedule(self, component: str, delay: timedelta) -> None:
+        """Schedule the job's next start; it is never dropped: when that fails, log it and
+        try again after FALLBACK_DELAY."""
+        try:
             if component in enabled_components(self.config) or component == PURGE:
                 self._schedule(component, datetime.now(UTC) + delay)
+        except Exception:
+            log.exception("could not schedule the next run; trying again later", component=component,
+                          retry_in_seconds=FALLBACK_DELAY.total_seconds())
+            self._schedule(component, datetime.now(UTC) + FALLBACK_DELAY)
+
+    def _retry_delay(self, component: str) -> timedelta:
+        """After a failed run: a pull component's or purge's interval; a push component's poll
+        interval doubled for each failure in a row, up to MAX_PUSH_RETRY_SECONDS."""
+        try:
+            if component == PURGE:
+                return timedelta(days=self.config.purge.interval_days)
+            source = _component(component)
+            interval = source.interval(self.config)
+            if source.mode == "pull":
+                return interval
+            failures = self._push_failures[component] = self._push_failures.get(component, 0) + 1
+            return min(interval * 2 ** (failures - 1), max(timedelta(seconds=MAX_PUSH_RETRY_SECONDS), interval))
+        except Exception:  # the delay must not fail the job's rescheduling
+            return FALLBACK_DELAY
+
+    def _record(self, component: str, exc: BaseException) -> None:
+        """A FAILED run record for a failure no recorded run wrote (it happened before or
+        around the run: its lock, its extractor's construction, its config check)."""
+        if not is_recorded(exc):
+            record_failure(self.index, component, new_run_id(component.rpartition(".")[2]), exc)
 
     def _apply_intervals(self, old: NavdConfig, new: NavdConfig) -> None:
         """A changed interval moves a waiting run to `last completion + new interval`."""
@@ -272,6 +313,7 @@ class Daemon:
             return interval
         except NavdError as exc:
             component_log.error(f"run failed: {first_line(exc)}", next_run_in_minutes=interval.total_seconds() / 60)
+            self._record(component.id, exc)
             return interval
         log_run(component, result)
         return interval
@@ -295,9 +337,9 @@ class Daemon:
         except RunStopped:
             return poll
         except NavdError as exc:
-            failures = self._push_failures[component.id] = self._push_failures.get(component.id, 0) + 1
-            retry = min(poll * 2 ** (failures - 1), max(timedelta(seconds=MAX_PUSH_RETRY_SECONDS), poll))
+            retry = self._retry_delay(component.id)
             component_log.error(f"poll failed: {first_line(exc)}", retry_in_seconds=retry.total_seconds())
+            self._record(component.id, exc)
             return retry
         self._busy_logged.discard(component.id)
         self._push_failures[component.id] = 0
@@ -323,6 +365,7 @@ class Daemon:
             return interval
         except NavdError as exc:
             purge_log.error(f"purge failed: {first_line(exc)}")
+            self._record(PURGE, exc)
             return interval
         if not report.complete and not self.stop.is_set():
             purge_log.warning("purge stopped at [purge] runtime_cap_minutes; the next run continues")
@@ -331,20 +374,28 @@ class Daemon:
     # -- SIGHUP -----------------------------------------------------------------------------
 
     def _reload(self) -> None:
+        """Reread the config; a bad one is refused with one line and the running config stays."""
         try:
             new = load_config(self.config_path)
+            index = self._new_index(new) if new.solr != self.config.solr else self.index
         except ConfigError as exc:
-            log.error(f"config reload failed; the running config stays: {exc}")
+            log.error(f"config reload refused, the running config stays: {exc}")
+            return
+        except Exception as exc:  # a crash here would end the service: refuse the file instead
+            log.exception(f"config reload refused, the running config stays: {first_line(exc)}")
             return
         old, previous = self.config, enabled_components(self.config)
         log_format, log_level = self.log_overrides
         try:
             setup_logging(log_format or new.logging.format, log_level or new.logging.level, file=new.logging.file)
         except ConfigError as exc:
-            log.error(f"config reload failed; the running config stays: {exc}")
+            log.error(f"config reload refused, the running config stays: {exc}")
+            if index is not self.index:
+                index.close()
             return
-        if new.solr != old.solr:
-            self.index = self._new_index(new)
+        for warning in new.warnings:  # [security] insecure_credentials = "warn"
+            get_logger("navd.config").warning(warning)
+        self.index = index
         if (new.sections, new.cluster, new.solr, new.daemon, new.linker) != (old.sections, old.cluster, old.solr,
                                                                              old.daemon, old.linker):
             # Push tails start again from their committed positions with the new config.

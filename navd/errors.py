@@ -7,6 +7,27 @@ traceback. Anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import re
+
+#: `scheme://user:password@host`, also without the scheme and with a misspelt one: the userinfo
+#: up to the last `@` of the word (a password may hold an unescaped `@`)
+_URL_USERINFO = re.compile(r"(?P<user>[^\s/@:'\"]+):[^\s/'\"]*@")
+#: `password = value` (TOML), `password=value` (key=value logs), `"password": "value"` (JSON);
+#: not `[solr] password: message`, navd's own way to name a key
+_SECRET_VALUE = re.compile(
+    r"(?i)\b(?P<key>password|passwd|secret|token|authorization)(?P<sep>\s*=\s*|[\"']\s*:\s*)"
+    r"(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;)}\]]+)")
+REDACTED = "***"
+
+
+def redact(text: str) -> str:
+    """`text` with credentials replaced by ***: the password of a URL's userinfo and the value
+    of a password/secret/token assignment. Every error message (NavdError) and every log line
+    (navd.logs) passes through it, so a value echoed back never carries a secret."""
+    text = _URL_USERINFO.sub(lambda m: f"{m['user']}:{REDACTED}@", text)
+    return _SECRET_VALUE.sub(lambda m: f"{m['key']}{m['sep']}{REDACTED}", text)
+
+
 
 def first_line(exc: BaseException, max_chars: int | None = None) -> str:
     """An exception as the one line a log line, a run record or the CLI carries."""
@@ -16,7 +37,10 @@ def first_line(exc: BaseException, max_chars: int | None = None) -> str:
 
 
 class NavdError(Exception):
-    """An expected failure, reported to the user as one line."""
+    """An expected failure, reported to the user as one line, credentials redacted."""
+
+    def __init__(self, message: object = "", *args: object) -> None:
+        super().__init__(redact(message) if isinstance(message, str) else message, *args)
 
 
 class ConfigError(NavdError):

@@ -16,15 +16,19 @@ from typing import Any, TextIO
 
 import structlog
 
-from navd.errors import ConfigError
+from navd.errors import ConfigError, redact
 
 _SECRET_KEYS = frozenset({"password", "passwd", "secret", "token", "authorization", "keytab_password"})
 
 
 def _redact_secrets(_logger: Any, _method: str, event: MutableMapping[str, Any]) -> MutableMapping[str, Any]:
-    for key in list(event):
+    """Secret-named fields become ***; every other text (the message, a URL, an error, a
+    formatted traceback) goes through the one redaction function errors use too."""
+    for key, value in list(event.items()):
         if key.lower() in _SECRET_KEYS:
             event[key] = "***"
+        elif isinstance(value, str):
+            event[key] = redact(value)
     return event
 
 
@@ -40,7 +44,6 @@ def setup_logging(fmt: str = "auto", level: str = "info", stream: TextIO | None 
         structlog.stdlib.add_logger_name,
         structlog.stdlib.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
-        _redact_secrets,
     ]
     renderer: Any
     if fmt == "json":
@@ -48,6 +51,7 @@ def setup_logging(fmt: str = "auto", level: str = "info", stream: TextIO | None 
         shared.append(structlog.processors.format_exc_info)
     else:
         renderer = structlog.dev.ConsoleRenderer(colors=stream.isatty() and not file)
+    shared.append(_redact_secrets)  # last: also over the traceback format_exc_info wrote
     formatter = structlog.stdlib.ProcessorFormatter(
         foreign_pre_chain=shared,
         processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, renderer],

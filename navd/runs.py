@@ -23,6 +23,8 @@ from navd.logs import get_logger
 
 log = get_logger("navd.runs")
 KIND = RUN_KIND
+#: the note `recorded_run` puts on the exception that failed a run it recorded
+_RECORDED_NOTE = "navd: recorded as the FAILED run "
 
 #: the error of a RUNNING record whose process ended without saying how the run ended
 INTERRUPTED = "interrupted: navd stopped before the run ended"
@@ -65,9 +67,22 @@ def recorded_run(index: SolrIndex, component: str, run_id: str, *, announce: boo
         yield run
     except BaseException as exc:
         _post(index, run.document("FAILED", ended=datetime.now(UTC), error=first_line(exc)))
+        exc.add_note(_RECORDED_NOTE + run_id)  # so the daemon does not record it a second time
         raise
     if not run.quiet:
         _post(index, run.document("SUCCEEDED", ended=datetime.now(UTC)))
+
+
+def is_recorded(exc: BaseException) -> bool:
+    """Whether a recorded run already wrote `exc` into its FAILED record."""
+    return any(note.startswith(_RECORDED_NOTE) for note in getattr(exc, "__notes__", ()))
+
+
+def record_failure(index: SolrIndex, component: str, run_id: str, exc: BaseException) -> None:
+    """A FAILED run record for a failure outside any recorded run (a lock directory that cannot
+    be created, an extractor that cannot be built): `navd status` shows it like any other."""
+    now = datetime.now(UTC)
+    _post(index, Run(run_id, component, now).document("FAILED", ended=now, error=first_line(exc)))
 
 
 def schedule_identity(component: str) -> str:

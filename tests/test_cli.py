@@ -139,7 +139,7 @@ def test_bad_config_is_one_line(navd, tmp_path: Path) -> None:  # type: ignore[n
     config.write_text('[solr]\ntimeout_seconds = -1\n')
     result = navd("--config", str(config), "search", "*:*")
     assert result.returncode == 2
-    assert_one_line_error(result, "[solr] timeout_seconds: must be > 0", str(config))
+    assert_one_line_error(result, "[solr] timeout_seconds: must be a number > 0 and <= 3600, got -1", str(config))
 
 
 def test_embedded_commands_refuse_when_a_url_is_configured(navd) -> None:  # type: ignore[no-untyped-def]
@@ -156,3 +156,58 @@ def test_status_of_a_stopped_home_exits_3(navd, tmp_path: Path, solr_server: Emb
     env = {k: v for k, v in os.environ.items() if k != "NAVD_CONFIG"}
     result = navd("solr", "status", "--home", str(tmp_path), "--port", str(free_port()), env=env)
     assert result.returncode == 3 and "not running" in result.stdout
+
+
+# -- issue 18: bad numbers on the command line, config errors, insecure credentials ------------
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--older-than-days", "nan"), "navd: config error: --older-than-days: must be a number >= 0 and <= 36500, got nan"),
+    (("--older-than-days", "1e12"),
+     "navd: config error: --older-than-days: must be a number >= 0 and <= 36500, got 1000000000000"),
+    (("--older-than-days", "-1"), "navd: config error: --older-than-days: must be a number >= 0 and <= 36500, got -1"),
+    (("--runtime-cap-minutes", "inf"),
+     "navd: config error: --runtime-cap-minutes: must be a number >= 0 and <= 527040, got inf"),
+])
+def test_purge_refuses_a_bad_number_in_one_line(navd, args: tuple[str, ...], message: str) -> None:  # type: ignore[no-untyped-def]
+    result = navd("purge", "--dry-run", *args)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.strip() == message
+
+
+def test_non_utf8_config_is_one_line_naming_the_key(navd, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    config = tmp_path / "navd.toml"
+    config.write_bytes(b'[spark]\npoll_seconds = 5\nevent_log_dirs = ["/var/log/sp\xe4rk"]\n')
+    result = navd("--config", str(config), "status")
+    assert result.returncode == 2
+    assert result.stderr.strip() == (f"navd: config error: {config}: [spark] event_log_dirs: not UTF-8 text "
+                                     "(byte 0xe4 at line 3, column 31); save the file as UTF-8")
+
+
+def test_inline_password_is_warned_about_once_and_refused_by_the_setting(  # type: ignore[no-untyped-def]
+        navd, navd_env: dict[str, str], tmp_path: Path) -> None:
+    config = Path(navd_env["NAVD_CONFIG"])
+    config.write_text(config.read_text().replace("[solr]\n", '[solr]\nauth = "basic"\nusername = "navd"\n'
+                                                             'password = "Sup3rSecret"\n'))
+    config.chmod(0o600)
+    result = navd("solr", "init")
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in map(json.loads, filter(lambda t: t.startswith("{"), result.stderr.splitlines()))
+                if line["level"] != "info"]
+    assert [(w["logger"], w["level"], w["event"]) for w in warnings] == [
+        ("navd.config", "warning", f"{config}: [solr] password: a password inline in the config file; put it in "
+                                   "a file only navd can read and set [solr] password_file")]
+    assert "Sup3rSecret" not in result.stderr + result.stdout
+
+    config.write_text(config.read_text() + '[security]\ninsecure_credentials = "refuse"\n')
+    refused = navd("solr", "init")
+    assert refused.returncode == 2
+    assert_one_line_error(refused, "[solr] password: a password inline",
+                          '(refused: [security] insecure_credentials = "refuse")')
+
+    config.chmod(0o644)
+    readable = navd("solr", "init")
+    assert readable.returncode == 2
+    assert_one_line_error(readable, f"{config}: holds [solr] password but users other than its owner may read it "
+                                    "(mode 0644)")
+    assert "Sup3rSecret" not in refused.stderr + readable.stderr

@@ -233,14 +233,17 @@ def test_daemon_runs_each_component_on_schedule_and_stops_cleanly(
         wait_until(hdfs_scheduled_after_last_run, 60, "a scheduled next HDFS run", proc, log)
         status = navd_status(config)
         assert status["components"]["extractor.spark"]["next_run"] == "POLLING every 0.5s"
-        assert parse(status["components"]["purge"]["next_run"]) > began
+        # Purge runs every 8.6 s here: while one runs its next start is AFTER_CURRENT_RUN.
+        purge_next = wait_until(lambda: (lambda n: n if n != "AFTER_CURRENT_RUN" else None)(
+            navd_status(config)["components"]["purge"]["next_run"]), 30, "a scheduled next purge", proc, log)
+        assert parse(purge_next) > began
         assert status["totals"]["elements"] > 0
 
         # SIGHUP with a broken file: logged, the running config stays.
         good = config.read_text()
         config.write_text(good + "[yarn.bogus]\n")
         proc.send_signal(signal.SIGHUP)
-        wait_until(lambda: [line for line in log_lines(log) if "config reload failed" in line.get("event", "")],
+        wait_until(lambda: [line for line in log_lines(log) if "config reload refused" in line.get("event", "")],
                    20, "the reload error", proc, log)
         assert proc.poll() is None
         # SIGHUP with yarn disabled: yarn is no longer scheduled, the others go on.
@@ -260,8 +263,116 @@ def test_daemon_runs_each_component_on_schedule_and_stops_cleanly(
     events = log_lines(log)
     assert any(e.get("event") == "navd stopped" for e in events)
     assert not [e for e in events if e.get("level") in ("error", "critical", "raw")
-                and "config reload failed" not in e.get("event", "")], events
+                and "config reload refused" not in e.get("event", "")], events
     assert navd_status(config)["components"]["extractor.hdfs"]["next_run"] == "NOT_SCHEDULED"
+
+
+def spark_daemon_config(tmp_path: Path, solr: EmbeddedSolr, logs: Path, extra: str = "") -> Path:
+    config = write_config(tmp_path / "navd.toml", solr, tmp_path / "state",
+                          f'[spark]\nenabled = true\nevent_log_dirs = ["{logs}"]\npoll_seconds = 0.5\n{extra}')
+    config.chmod(0o600)
+    return config
+
+
+def test_sighup_with_a_bad_config_keeps_the_daemon_and_the_running_config(
+        solr_server: EmbeddedSolr, index: SolrIndex, tmp_path: Path) -> None:
+    """Issue 18 item 1: a reload with a non-UTF-8 byte, a port out of range or a nan interval used to
+    end `navd run` with a traceback (or kill the Spark poll job); now each is one line naming the
+    key and the daemon goes on polling with the config it had."""
+    logs = event_log_dir(tmp_path)
+    config = spark_daemon_config(tmp_path, solr_server, logs)
+    good = config.read_bytes()
+    log = tmp_path / "navd.log"
+    began = now()
+    proc = start(config, log)
+    bad = [
+        (good.replace(b'poll_seconds = 0.5', b'poll_seconds = 0.5 # r\xe9glage'),
+         f"{config}: [spark] poll_seconds: not UTF-8 text (byte 0xe9 at line 12, column 23); save the file as UTF-8"),
+        (good.replace(solr_server.url.encode(), b"http://127.0.0.1:99999/solr"),
+         f"{config}: [solr] url: 'http://127.0.0.1:99999/solr': port '99999' is not a number from 1 to 65535"),
+        (good.replace(b"poll_seconds = 0.5", b"poll_seconds = nan"),
+         f"{config}: [spark] poll_seconds: must be a number > 0 and <= 86400, got nan"),
+    ]
+    try:
+        wait_until(lambda: succeeded(index, "extractor.spark", began), 60, "a Spark pass", proc, log)
+        for number, (text, message) in enumerate(bad, start=1):
+            config.write_bytes(text)
+            proc.send_signal(signal.SIGHUP)
+            refused = wait_until(lambda n=number: (lambda r: r if len(r) >= n else [])(  # type: ignore[misc]
+                [e for e in log_lines(log) if "config reload refused" in e.get("event", "")]), 30,
+                f"reload {number} refused", proc, log)
+            assert len(refused) == number
+            assert refused[-1]["event"] == f"config reload refused, the running config stays: {message}"
+            assert refused[-1]["level"] == "error" and refused[-1]["logger"] == "navd.daemon"
+            assert proc.poll() is None
+        # The running config stays: Spark is still polled every 0.5 s, against the same Solr.
+        polled = now()
+        (logs / "local-multi_output").write_bytes((FIXTURES / "multi_output.jsonl").read_bytes())
+        wait_until(lambda: succeeded(index, "extractor.spark", polled), 60, "a Spark pass after the reloads",
+                   proc, log)
+    finally:
+        code, _ = stop(proc)
+    assert code == 0, log.read_text()[-3000:]
+    events = log_lines(log)
+    assert not [e for e in events if e.get("level") == "raw" or "Traceback" in json.dumps(e)], events
+    assert [e for e in events if e.get("level") == "error"] == [e for e in events if "reload refused" in e["event"]]
+
+
+def test_a_job_that_raises_is_recorded_failed_and_rescheduled(
+        solr_server: EmbeddedSolr, index: SolrIndex, tmp_path: Path) -> None:
+    """Issue 18 item 1: a Spark poll failing before its run began (its lock file cannot be opened:
+    an OSError, not a navd error; then its cursor state cannot be read) is logged, recorded as a
+    FAILED run that `navd status` shows, and polled again until it succeeds: never dropped."""
+    logs = event_log_dir(tmp_path)
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("the Spark state directory should be here\n")
+    config = spark_daemon_config(tmp_path, solr_server, logs, f'state_dir = "{blocker}"\n')
+    lock = tmp_path / "state" / "locks" / "extractor.spark.lock"
+    lock.mkdir(parents=True)  # a directory where the lock file goes: opening it fails
+    # A run a killed navd left RUNNING: at start the daemon checks that lock, and must not die of it.
+    from navd.index.client import serialise
+    from navd.runs import Run
+
+    left = Run(f"spark##left-{tmp_path.name}", "extractor.spark", now() - timedelta(hours=1))
+    index.post_update("runs", serialise([left.document("RUNNING")]))
+    index.commit("runs")
+    log = tmp_path / "navd.log"
+    began = now()
+    proc = start(config, log)
+
+    def failed(since: datetime, fragment: str, at_least: int = 2) -> list[dict[str, Any]]:
+        found = [r for r in runs(index, "extractor.spark", since) if r["state"] == "FAILED" and fragment in r["error"]]
+        return found if len(found) >= at_least else []
+
+    try:
+        unexpected = wait_until(lambda: failed(began, "Is a directory"), 60, "two FAILED runs (lock)", proc, log)
+        assert unexpected[0]["error"] == f"[Errno 21] Is a directory: '{lock}'"
+        shown = navd_status(config)["components"]["extractor.spark"]["last_run"]
+        assert shown["state"] == "FAILED" and "Is a directory" in shown["error"]
+        lock.rmdir()
+        unlocked = now()
+        state = wait_until(lambda: failed(unlocked, "cannot read the log cursors"), 60, "two FAILED runs (state)",
+                           proc, log)
+        assert str(blocker) in state[0]["error"]
+        blocker.unlink()
+        fixed = now()
+        wait_until(lambda: succeeded(index, "extractor.spark", fixed), 90, "a Spark pass once fixed", proc, log)
+        assert proc.poll() is None
+    finally:
+        code, _ = stop(proc)
+    assert code == 0
+    assert [e for e in log_lines(log) if e.get("event") == "could not check for interrupted runs"
+            and "Is a directory" in e["reason"]]
+    errors = [e for e in log_lines(log) if e.get("level") == "error"]
+    assert {e["logger"] for e in errors} == {"navd.extractor.spark"}, errors
+    assert any(e["event"].startswith("run failed with an unexpected error: [Errno 21] Is a directory")
+               and "Traceback" in e.get("exception", "") for e in errors), errors
+    assert any(e["event"].startswith("poll failed: ") and "cannot read the log cursors" in e["event"]
+               for e in errors), errors
+    # One record per failure: the poll's own FAILED record is not written twice by the daemon.
+    recorded = [r for r in runs(index, "extractor.spark", began) if r["state"] == "FAILED"]
+    logged = [e for e in errors if e["event"].startswith(("run failed", "poll failed"))]
+    assert len(recorded) == len(logged)
 
 
 def _identity(hdfs: DevHdfs, path: str) -> str:

@@ -31,3 +31,24 @@ def test_console_format_is_human_readable() -> None:
     text = stream.getvalue()
     assert "purged" in text and "navd.purge" in text and "relations=3" in text
     assert not text.lstrip().startswith("{")
+
+
+def test_credentials_in_messages_values_and_tracebacks_are_redacted() -> None:
+    """The logger and error messages share navd.errors.redact: userinfo in any URL, password
+    assignments in any text."""
+    stream = io.StringIO()
+    setup_logging("json", "info", stream=stream)
+    logger = get_logger("navd.index")
+    logger.warning("cannot reach htps://navd:Sup3rSecret@solr1.example.com:8983/solr",
+                   url="https://navd:Sup3rSecret@solr1:8985/solr", detail='password = "Sup3rSecret"')
+    try:
+        raise RuntimeError("https://navd:Sup3rSecret@solr1:8985/solr: connection refused")  # not a NavdError
+    except RuntimeError:
+        logger.exception("write failed")
+    text = stream.getvalue()
+    assert "Sup3rSecret" not in text
+    first, second = (json.loads(line) for line in text.splitlines())
+    assert first["event"] == "cannot reach htps://navd:***@solr1.example.com:8983/solr"
+    assert first["url"] == "https://navd:***@solr1:8985/solr"
+    assert first["detail"] == "password = ***"
+    assert "https://navd:***@solr1:8985/solr: connection refused" in second["exception"]

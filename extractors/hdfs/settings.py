@@ -6,7 +6,7 @@ import dataclasses
 from datetime import timedelta
 from typing import Literal
 
-from navd.config import NavdConfig
+from navd.config import MAX_INTERVAL_MINUTES, NavdConfig, check_url, number
 from navd.extractors import check_section
 
 SECTION = "hdfs"
@@ -22,14 +22,16 @@ class HdfsConfig:
     exclude: tuple[str, ...] = ("/tmp/hadoop-yarn/staging",)
     user: str = "hdfs"
     auth: Literal["insecure", "kerberos"] = "insecure"
-    interval_minutes: float = 10.0
+    interval_minutes: float = number(10.0, 0, MAX_INTERVAL_MINUTES, low_open=True)
     #: On roots an admin made snapshottable (`hdfs dfsadmin -allowSnapshot`), navd keeps one
     #: snapshot of its own and runs incrementally from snapshot diffs.
     snapshots: bool = True
 
     def validate(self) -> None:
         """Load-time checks; messages start with the key (the loader adds the file)."""
-        check_section(SECTION, self, positive=("interval_minutes",), required_when_enabled=("urls",))
+        check_section(SECTION, self, required_when_enabled=("urls",), urls=("urls",))
+        if self.default_fs:
+            check_url("[hdfs] default_fs", self.default_fs, schemes=None, example="hdfs://nameservice1")
 
     @property
     def interval(self) -> timedelta:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import timedelta
 
-from navd.config import NavdConfig
+from navd.config import NavdConfig, check_url, number
 from navd.extractors import check_section
 
 SECTION = "spark"
@@ -15,12 +15,16 @@ SECTION = "spark"
 class SparkConfig:
     enabled: bool = False
     event_log_dirs: tuple[str, ...] = ()
-    poll_seconds: float = 5.0
+    poll_seconds: float = number(5.0, 0, 24 * 3600, low_open=True)
     state_dir: str = ""
 
     def validate(self) -> None:
         """Load-time checks; messages start with the key (the loader adds the file)."""
-        check_section(SECTION, self, positive=("poll_seconds",), required_when_enabled=("event_log_dirs",))
+        check_section(SECTION, self, required_when_enabled=("event_log_dirs",))
+        for directory in self.event_log_dirs:
+            if "://" in directory:  # hdfs://nameservice1/spark-logs; a local path has no URL parts
+                check_url("[spark] event_log_dirs", directory, schemes=None,
+                          example="hdfs://nameservice1/user/spark/applicationHistory")
 
     @property
     def interval(self) -> timedelta:

@@ -6,7 +6,7 @@ import dataclasses
 from datetime import timedelta
 from typing import Literal
 
-from navd.config import NavdConfig
+from navd.config import MAX_INTERVAL_MINUTES, NavdConfig, number
 from navd.extractors import check_section
 
 SECTION = "yarn"
@@ -17,11 +17,11 @@ class YarnConfig:
     enabled: bool = False
     urls: tuple[str, ...] = ()
     auth: Literal["none", "kerberos"] = "none"
-    interval_minutes: float = 10.0
+    interval_minutes: float = number(10.0, 0, MAX_INTERVAL_MINUTES, low_open=True)
 
     def validate(self) -> None:
         """Load-time checks; messages start with the key (the loader adds the file)."""
-        check_section(SECTION, self, positive=("interval_minutes",), required_when_enabled=("urls",))
+        check_section(SECTION, self, required_when_enabled=("urls",), urls=("urls",))
 
     @property
     def interval(self) -> timedelta:
