@@ -18,6 +18,7 @@ from bench.compare_openlineage import (
     CONTROL,
     DATA,
     Edge,
+    OpenLineageSide,
     common_path,
     compare,
     execution_times,
@@ -43,26 +44,40 @@ def test_openlineage_event_becomes_edges_of_its_execution() -> None:
     """The field's DIRECT input is a data edge, the facet's `dataset` INDIRECT input (the WHERE
     column, affecting every field) a control edge of each field; the tables are named from
     the warehouse locations the listener reports (symlinks), like navd's `db.table`."""
-    edges, unmatched = openlineage_edges([OL_EVENT], {OL_EVENT_MS: CTAS_EXECUTION})
-    assert edges == {CTAS_EXECUTION: {COPY: frozenset({"TRANSFORMATION"}), FILTER: frozenset({"FILTER"})}}
-    assert unmatched == []
+    side = openlineage_edges([OL_EVENT], {OL_EVENT_MS: CTAS_EXECUTION})
+    assert side.edges == {CTAS_EXECUTION: {COPY: frozenset({"TRANSFORMATION"}), FILTER: frozenset({"FILTER"})}}
+    assert (side.outputs, side.unmatched) == ({CTAS_EXECUTION: frozenset({"sales.t"})}, ())
     # at no execution's end: reported, not guessed
-    assert openlineage_edges([OL_EVENT], {OL_EVENT_MS + 1: CTAS_EXECUTION}) == (
-        {}, ["ctas_expression.execute_create_data_source_table_as_select_command.sales_t"])
+    assert openlineage_edges([OL_EVENT], {OL_EVENT_MS + 1: CTAS_EXECUTION}) == OpenLineageSide(
+        {}, {}, ("ctas_expression.execute_create_data_source_table_as_select_command.sales_t",))
+
+
+def test_an_output_without_column_lineage_is_told_from_no_output() -> None:
+    """The listener may report a written dataset without its `columnLineage` facet, or not at
+    all (e.g. the writes of a multi-insert): the diff says which."""
+    bare = json.loads(json.dumps(OL_EVENT))
+    del bare["outputs"][0]["facets"]["columnLineage"]
+    side = openlineage_edges([bare], {OL_EVENT_MS: CTAS_EXECUTION})
+    assert (side.edges, side.outputs) == ({}, {CTAS_EXECUTION: frozenset({"sales.t"})})
+    navd = {COPY: frozenset({"TRANSFORMATION"})}
+    (reported,) = compare(CTAS_EXECUTION, navd, {}, side.outputs[CTAS_EXECUTION])
+    (unreported,) = compare(CTAS_EXECUTION, navd, {}, frozenset())
+    assert (reported.only_navd, reported.openlineage_output) == ((COPY,), True)
+    assert (unreported.only_navd, unreported.openlineage_output) == ((COPY,), False)
 
 
 def test_navd_and_openlineage_agree_on_the_ctas() -> None:
     run, _ = process_lines(fixture_lines("ctas_expression"), cluster=CLUSTER, default_fs=DEFAULT_FS)
     navd = navd_edges(run)
     assert navd[CTAS_EXECUTION] == {COPY: frozenset({"TRANSFORMATION"}), FILTER: frozenset({"FILTER"})}
-    openlineage, _ = openlineage_edges([OL_EVENT], {OL_EVENT_MS: CTAS_EXECUTION})
+    openlineage = openlineage_edges([OL_EVENT], {OL_EVENT_MS: CTAS_EXECUTION}).edges
     (diff,) = compare(CTAS_EXECUTION, navd[CTAS_EXECUTION], openlineage[CTAS_EXECUTION])
     assert (diff.target, diff.agreed, diff.only_navd, diff.only_openlineage, diff.subtypes) == (
         "sales.t", (FILTER, COPY), (), (), ())
 
 
 def test_compare_lists_each_difference_per_target() -> None:
-    openlineage, _ = openlineage_edges([OL_EVENT], {OL_EVENT_MS: CTAS_EXECUTION})
+    openlineage = openlineage_edges([OL_EVENT], {OL_EVENT_MS: CTAS_EXECUTION}).edges
     other = Edge("sales.other", "x", DATA, "sales.s", "n")
     navd = {COPY: frozenset({"IDENTITY"}), other: frozenset({"IDENTITY"})}
     diffs = compare(CTAS_EXECUTION, navd, openlineage[CTAS_EXECUTION])

@@ -185,27 +185,38 @@ def openlineage_dataset(dataset: Mapping[str, Any], tables: Mapping[str, str], w
     return path
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class OpenLineageSide:
+    """What OpenLineage's COMPLETE events say, per root SQL execution."""
+
+    edges: dict[int, Edges]
+    #: every output dataset of the execution's COMPLETE events, with or without column lineage
+    outputs: dict[int, frozenset[str]]
+    #: COMPLETE events with outputs that no execution ended at (named by their job)
+    unmatched: tuple[str, ...]
+
+
 def openlineage_edges(events: Iterable[Mapping[str, Any]], ends: Mapping[int, int], *,
-                      warehouse: str = WAREHOUSE) -> tuple[dict[int, Edges], list[str]]:
+                      warehouse: str = WAREHOUSE) -> OpenLineageSide:
     """Per root SQL execution (by the COMPLETE event's time, `execution_times`), OpenLineage's
-    column edges in the common form; and the COMPLETE events with column lineage that no
-    execution ended at (named by their job)."""
+    output datasets and column edges in the common form."""
     events = list(events)
     tables = openlineage_tables(events)
     out: dict[int, Edges] = defaultdict(dict)
+    outputs_of: dict[int, set[str]] = defaultdict(set)
     unmatched: list[str] = []
     for event in events:
-        if event.get("eventType") != "COMPLETE":
-            continue
-        outputs = [o for o in event.get("outputs", ()) if "columnLineage" in o.get("facets", {})]
-        if not outputs:
+        if event.get("eventType") != "COMPLETE" or not event.get("outputs"):
             continue
         root = ends.get(_epoch_ms(str(event["eventTime"])))
         if root is None:
             unmatched.append(str(event["job"]["name"]))
             continue
+        outputs_of[root].update(openlineage_dataset(o, tables, warehouse) for o in event["outputs"])
         edges = out[root]
-        for output in outputs:
+        for output in event["outputs"]:
+            if "columnLineage" not in output.get("facets", {}):
+                continue
             target = openlineage_dataset(output, tables, warehouse)
             facet = output["facets"]["columnLineage"]
             whole = facet.get("dataset", ())  # inputs that affect every field of the output
@@ -217,7 +228,8 @@ def openlineage_edges(events: Iterable[Mapping[str, Any]], ends: Mapping[int, in
                         edge = Edge(target, column.lower(), kind, source, str(input_field["field"]).lower())
                         subtype = transformation.get("subtype")
                         edges[edge] = edges.get(edge, frozenset()) | ({subtype} if subtype else set())
-    return dict(out), unmatched
+    return OpenLineageSide({k: v for k, v in out.items() if v}, {k: frozenset(v) for k, v in outputs_of.items()},
+                           tuple(unmatched))
 
 
 def _epoch_ms(text: str) -> int:
@@ -237,11 +249,17 @@ class TargetDiff:
     only_openlineage: tuple[Edge, ...]
     #: (edge, navd's subtypes, OpenLineage's): both have the edge, used differently
     subtypes: tuple[tuple[Edge, frozenset[str], frozenset[str]], ...]
+    #: OpenLineage's COMPLETE events have the target as an output (with or without columns)
+    openlineage_output: bool = True
 
 
-def compare(execution_id: int, navd: Edges, openlineage: Edges) -> list[TargetDiff]:
-    """Both sides' edges of one execution, per target dataset (sorted)."""
+def compare(execution_id: int, navd: Edges, openlineage: Edges,
+            openlineage_outputs: frozenset[str] | None = None) -> list[TargetDiff]:
+    """Both sides' edges of one execution, per target dataset (sorted); `openlineage_outputs`
+    (default: the targets of its edges) tells an output OpenLineage did not report from one it
+    reported without columns."""
     targets = sorted({e.target_dataset for e in (*navd, *openlineage)})
+    reported = openlineage_outputs if openlineage_outputs is not None else {e.target_dataset for e in openlineage}
     diffs = []
     for target in targets:
         mine = {e: s for e, s in navd.items() if e.target_dataset == target}
@@ -250,7 +268,7 @@ def compare(execution_id: int, navd: Edges, openlineage: Edges) -> list[TargetDi
         diffs.append(TargetDiff(
             execution_id, target, tuple(both),
             tuple(sorted(mine.keys() - theirs.keys())), tuple(sorted(theirs.keys() - mine.keys())),
-            tuple((e, mine[e], theirs[e]) for e in both if mine[e] != theirs[e])))
+            tuple((e, mine[e], theirs[e]) for e in both if mine[e] != theirs[e]), target in reported))
     return diffs
 
 
@@ -259,15 +277,24 @@ def compare_run(run: ApplicationRun, ol_events: Iterable[Mapping[str, Any]], eve
     """Every root SQL execution with column edges on either side, compared; and the
     OpenLineage events no execution matched."""
     navd = navd_edges(run)
-    openlineage, unmatched = openlineage_edges(ol_events, execution_times(event_log_lines), warehouse=warehouse)
+    side = openlineage_edges(ol_events, execution_times(event_log_lines), warehouse=warehouse)
     diffs = []
-    for execution_id in sorted(navd.keys() | openlineage.keys()):
-        diffs.extend(compare(execution_id, navd.get(execution_id, {}), openlineage.get(execution_id, {})))
-    return diffs, unmatched
+    for execution_id in sorted(navd.keys() | side.edges.keys()):
+        diffs.extend(compare(execution_id, navd.get(execution_id, {}), side.edges.get(execution_id, {}),
+                             side.outputs.get(execution_id, frozenset())))
+    return diffs, list(side.unmatched)
 
 
 def _subtypes(subtypes: frozenset[str]) -> str:
     return ",".join(sorted(subtypes)) or "-"
+
+
+def _openlineage_output(diff: TargetDiff) -> str:
+    if not diff.openlineage_output:
+        return " (OpenLineage: not an output of this run)"
+    if not diff.agreed and not diff.only_openlineage:
+        return " (OpenLineage: an output without column lineage)"
+    return ""
 
 
 def render_case(case: str, run: ApplicationRun, diffs: list[TargetDiff], unmatched: list[str]) -> str:
@@ -283,13 +310,16 @@ def render_case(case: str, run: ApplicationRun, diffs: list[TargetDiff], unmatch
     current = None
     for diff in diffs:
         if diff.execution_id != current:
+            if current is not None:
+                lines.append("")
             current = diff.execution_id
             statement = " ".join(statements.get(current, "").split())
             lines.append(f"### sql/{current}: {statement[:300] or '(no statement text)'}")
             lines.extend(f"- navd note: {note}" for note in notes.get(current, ()))
             lines.append("")
         lines.append(f"- `{diff.target}`: {len(diff.agreed)} agreed, {len(diff.only_navd)} only navd, "
-                     f"{len(diff.only_openlineage)} only OpenLineage, {len(diff.subtypes)} other subtypes")
+                     f"{len(diff.only_openlineage)} only OpenLineage, {len(diff.subtypes)} other subtypes"
+                     + _openlineage_output(diff))
         lines.extend(f"  - only navd: `{e.text()}`" for e in diff.only_navd)
         lines.extend(f"  - only OpenLineage: `{e.text()}`" for e in diff.only_openlineage)
         lines.extend(f"  - subtypes: `{e.text()}` navd {_subtypes(mine)}, OpenLineage {_subtypes(theirs)}"
@@ -302,7 +332,8 @@ def render_case(case: str, run: ApplicationRun, diffs: list[TargetDiff], unmatch
 
 
 def diff_json(diff: TargetDiff) -> dict[str, Any]:
-    return {"execution": diff.execution_id, "target": diff.target, "agreed": [e.text() for e in diff.agreed],
+    return {"execution": diff.execution_id, "target": diff.target, "openlineage_output": diff.openlineage_output,
+            "agreed": [e.text() for e in diff.agreed],
             "only_navd": [e.text() for e in diff.only_navd],
             "only_openlineage": [e.text() for e in diff.only_openlineage],
             "subtypes": [{"edge": e.text(), "navd": sorted(m), "openlineage": sorted(t)} for e, m, t in diff.subtypes]}
