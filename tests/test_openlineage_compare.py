@@ -47,6 +47,10 @@ def test_openlineage_event_becomes_edges_of_its_execution() -> None:
     side = openlineage_edges([OL_EVENT], {OL_EVENT_MS: CTAS_EXECUTION})
     assert side.edges == {CTAS_EXECUTION: {COPY: frozenset({"TRANSFORMATION"}), FILTER: frozenset({"FILTER"})}}
     assert (side.outputs, side.unmatched) == ({CTAS_EXECUTION: frozenset({"sales.t"})}, ())
+    # another application's events (a setup session reporting to the same file) do not count
+    assert openlineage_edges([OL_EVENT], {OL_EVENT_MS: CTAS_EXECUTION}, application="setup") == OpenLineageSide(
+        {}, {}, ())
+    assert openlineage_edges([OL_EVENT], {OL_EVENT_MS: CTAS_EXECUTION}, application="ctas_expression") == side
     # at no execution's end: reported, not guessed
     assert openlineage_edges([OL_EVENT], {OL_EVENT_MS + 1: CTAS_EXECUTION}) == OpenLineageSide(
         {}, {}, ("ctas_expression.execute_create_data_source_table_as_select_command.sales_t",))

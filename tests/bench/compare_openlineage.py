@@ -196,11 +196,23 @@ class OpenLineageSide:
     unmatched: tuple[str, ...]
 
 
+def _application(event: Mapping[str, Any]) -> str:
+    """The Spark application an event of the listener belongs to: its root job's name (the
+    application's own events have no parent), the app name in snake case."""
+    root = event.get("run", {}).get("facets", {}).get("parent", {}).get("root", {}).get("job", {})
+    return _snake(str(root.get("name") or event.get("job", {}).get("name", "")))
+
+
+def _snake(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "_", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()).strip("_")
+
+
 def openlineage_edges(events: Iterable[Mapping[str, Any]], ends: Mapping[int, int], *,
-                      warehouse: str = WAREHOUSE) -> OpenLineageSide:
+                      application: str | None = None, warehouse: str = WAREHOUSE) -> OpenLineageSide:
     """Per root SQL execution (by the COMPLETE event's time, `execution_times`), OpenLineage's
-    output datasets and column edges in the common form."""
-    events = list(events)
+    output datasets and column edges in the common form. With `application`, only that Spark
+    application's events count (a case's setup sessions report to the same file)."""
+    events = [e for e in events if application is None or _application(e) == _snake(application)]
     tables = openlineage_tables(events)
     out: dict[int, Edges] = defaultdict(dict)
     outputs_of: dict[int, set[str]] = defaultdict(set)
@@ -277,7 +289,8 @@ def compare_run(run: ApplicationRun, ol_events: Iterable[Mapping[str, Any]], eve
     """Every root SQL execution with column edges on either side, compared; and the
     OpenLineage events no execution matched."""
     navd = navd_edges(run)
-    side = openlineage_edges(ol_events, execution_times(event_log_lines), warehouse=warehouse)
+    side = openlineage_edges(ol_events, execution_times(event_log_lines), application=run.app_name,
+                             warehouse=warehouse)
     diffs = []
     for execution_id in sorted(navd.keys() | side.edges.keys()):
         diffs.extend(compare(execution_id, navd.get(execution_id, {}), side.edges.get(execution_id, {}),
