@@ -106,14 +106,17 @@ def common_path(path: str) -> str:
 
 def _navd_dataset(field: EntityRef) -> tuple[str, str] | None:
     """(dataset, column) of one of navd's FIELD refs: a HIVE `db.t.c@cluster` -> `db.t`, a
-    SPARK V2 catalog's `<catalog>.ns.t.c@cluster` -> `<catalog>.ns.t`, an HDFS `<path>#c` -> path."""
+    SPARK V2 catalog's `<catalog>.ns.t.c@cluster` -> `ns.t` (OpenLineage names such a table
+    by its source system, a JDBC URL's, and the table's name there, not by Spark's catalog),
+    an HDFS `<path>#c` -> path."""
     if field.source_type is SourceType.HDFS:
         split = split_path_field(field.qualified_name)
         return (common_path(split[0]), split[1]) if split is not None else None
     split = split_field(field.qualified_name, field.source_type)
     if split is None:
         return None
-    return split[0].rpartition("@")[0], split[1]
+    table = split[0].rpartition("@")[0]
+    return (table.split(".", 1)[1] if field.source_type is SourceType.SPARK else table), split[1]
 
 
 def navd_edges(run: ApplicationRun) -> dict[int, Edges]:
