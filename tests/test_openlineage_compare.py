@@ -110,3 +110,13 @@ def test_dataset_names_in_common_form() -> None:
     assert name({"namespace": "hdfs://nn:8020", "name": "/data/p"}, {}) == "hdfs://nn:8020/data/p"
     assert common_path("file:///tmp/navd-capture/output/p/") == "/tmp/navd-capture/output/p"
     assert common_path("file:/tmp/a") == "/tmp/a"
+
+
+def test_dataset_inputs_reach_every_column_of_the_schema() -> None:
+    """The facet's `dataset` inputs affect the whole output: also a column `fields` leaves out
+    for having no input of its own (the listener omits `count(*) AS n`)."""
+    wider = json.loads(json.dumps(OL_EVENT))
+    wider["outputs"][0]["facets"]["schema"]["fields"].append({"name": "N", "type": "bigint"})
+    edges = openlineage_edges([wider], {OL_EVENT_MS: CTAS_EXECUTION}).edges[CTAS_EXECUTION]
+    assert edges == {COPY: frozenset({"TRANSFORMATION"}), FILTER: frozenset({"FILTER"}),
+                     Edge("sales.t", "n", CONTROL, "sales.s", "c"): frozenset({"FILTER"})}

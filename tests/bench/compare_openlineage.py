@@ -14,8 +14,9 @@ Then, without Solr:
   executions with their column edges);
 - OpenLineage: the `columnLineage` facet of each output dataset of the COMPLETE events: every
   field's `inputFields` with their transformations (DIRECT / INDIRECT, subtype), and the
-  facet's `dataset` list (inputs that affect every field: filters, joins, sorts, ... when
-  OpenLineage's dataset lineage is on, as in 1.53's default) applied to every field.
+  facet's `dataset` list (inputs that affect the whole dataset: filters, joins, sorts, ... when
+  OpenLineage's dataset lineage is on, as in 1.53's default) applied to every column of the
+  output's `schema` facet.
 
 Both become edges (target dataset, target column, source dataset, source column, kind), kind
 `data` (navd DATA_FLOW, OpenLineage DIRECT) or `control` (navd CONTROL_FLOW, OpenLineage
@@ -234,9 +235,13 @@ def openlineage_edges(events: Iterable[Mapping[str, Any]], ends: Mapping[int, in
                 continue
             target = openlineage_dataset(output, tables, warehouse)
             facet = output["facets"]["columnLineage"]
-            whole = facet.get("dataset", ())  # inputs that affect every field of the output
-            for column, field in facet.get("fields", {}).items():
-                for input_field in (*field.get("inputFields", ()), *whole):
+            fields = facet.get("fields", {})
+            # `dataset`: inputs that affect the whole output, every column of its schema, also
+            # those `fields` leaves out for having no input of their own (`count(*) AS n`)
+            whole = facet.get("dataset", ())
+            schema = [f["name"] for f in output["facets"].get("schema", {}).get("fields", ())] if whole else []
+            for column in dict.fromkeys((*fields, *schema)):
+                for input_field in (*fields.get(column, {}).get("inputFields", ()), *whole):
                     source = openlineage_dataset(input_field, tables, warehouse)
                     for transformation in input_field.get("transformations") or ({"type": "DIRECT"},):
                         kind = DATA if transformation.get("type") == "DIRECT" else CONTROL
