@@ -49,11 +49,11 @@ def test_openlineage_event_becomes_edges_of_its_execution() -> None:
     assert (side.outputs, side.unmatched) == ({CTAS_EXECUTION: frozenset({"sales.t"})}, ())
     # another application's events (a setup session reporting to the same file) do not count
     assert openlineage_edges([OL_EVENT], {OL_EVENT_MS: CTAS_EXECUTION}, application="setup") == OpenLineageSide(
-        {}, {}, ())
+        {}, {}, {}, ())
     assert openlineage_edges([OL_EVENT], {OL_EVENT_MS: CTAS_EXECUTION}, application="ctas_expression") == side
     # at no execution's end: reported, not guessed
     assert openlineage_edges([OL_EVENT], {OL_EVENT_MS + 1: CTAS_EXECUTION}) == OpenLineageSide(
-        {}, {}, ("ctas_expression.execute_create_data_source_table_as_select_command.sales_t",))
+        {}, {}, {}, ("ctas_expression.execute_create_data_source_table_as_select_command.sales_t",))
 
 
 def test_an_output_without_column_lineage_is_told_from_no_output() -> None:
@@ -120,3 +120,23 @@ def test_dataset_inputs_reach_every_column_of_the_schema() -> None:
     edges = openlineage_edges([wider], {OL_EVENT_MS: CTAS_EXECUTION}).edges[CTAS_EXECUTION]
     assert edges == {COPY: frozenset({"TRANSFORMATION"}), FILTER: frozenset({"FILTER"}),
                      Edge("sales.t", "n", CONTROL, "sales.s", "c"): frozenset({"FILTER"})}
+
+
+def test_jobs_of_one_statement_that_disagree_are_named() -> None:
+    """The listener reports a CTAS twice (the CTAS command, then its insert), each from its own
+    plan: the union is compared, and the edges its jobs differ on are listed per job."""
+    insert = json.loads(json.dumps(OL_EVENT))
+    insert["job"]["name"] = "ctas_expression.execute_insert_into_hadoop_fs_relation_command.sales_db_t"
+    insert["outputs"][0]["facets"]["columnLineage"]["fields"]["u"]["inputFields"][0]["transformations"][0][
+        "subtype"] = "IDENTITY"
+    del insert["outputs"][0]["facets"]["columnLineage"]["dataset"]
+    side = openlineage_edges([OL_EVENT, insert], {OL_EVENT_MS: CTAS_EXECUTION})
+    assert side.edges[CTAS_EXECUTION] == {COPY: frozenset({"IDENTITY", "TRANSFORMATION"}), FILTER: frozenset({"FILTER"})}
+    (diff,) = compare(CTAS_EXECUTION, {COPY: frozenset({"TRANSFORMATION"})}, side.edges[CTAS_EXECUTION],
+                      side.outputs[CTAS_EXECUTION], side.by_job[CTAS_EXECUTION])
+    ctas, insert_job = ("execute_create_data_source_table_as_select_command.sales_t",
+                        "execute_insert_into_hadoop_fs_relation_command.sales_db_t")
+    assert diff.openlineage_split == (
+        (FILTER, ((ctas, frozenset({"FILTER"})), (insert_job, None))),
+        (COPY, ((ctas, frozenset({"TRANSFORMATION"})), (insert_job, frozenset({"IDENTITY"})))))
+    assert diff.subtypes == ((COPY, frozenset({"TRANSFORMATION"}), frozenset({"IDENTITY", "TRANSFORMATION"})),)

@@ -194,6 +194,9 @@ class OpenLineageSide:
     """What OpenLineage's COMPLETE events say, per root SQL execution."""
 
     edges: dict[int, Edges]
+    #: the same per OpenLineage job (the job's name without the application's): the listener
+    #: reports a statement in several jobs (a CTAS and its insert), each from its own plan
+    by_job: dict[int, dict[str, Edges]]
     #: every output dataset of the execution's COMPLETE events, with or without column lineage
     outputs: dict[int, frozenset[str]]
     #: COMPLETE events with outputs that no execution ended at (named by their job)
@@ -219,6 +222,7 @@ def openlineage_edges(events: Iterable[Mapping[str, Any]], ends: Mapping[int, in
     events = [e for e in events if application is None or _application(e) == _snake(application)]
     tables = openlineage_tables(events)
     out: dict[int, Edges] = defaultdict(dict)
+    by_job: dict[int, dict[str, Edges]] = defaultdict(dict)
     outputs_of: dict[int, set[str]] = defaultdict(set)
     unmatched: list[str] = []
     for event in events:
@@ -229,7 +233,8 @@ def openlineage_edges(events: Iterable[Mapping[str, Any]], ends: Mapping[int, in
             unmatched.append(str(event["job"]["name"]))
             continue
         outputs_of[root].update(openlineage_dataset(o, tables, warehouse) for o in event["outputs"])
-        edges = out[root]
+        job = str(event["job"]["name"]).split(".", 1)[-1]
+        edges = by_job[root].setdefault(job, {})
         for output in event["outputs"]:
             if "columnLineage" not in output.get("facets", {}):
                 continue
@@ -248,8 +253,13 @@ def openlineage_edges(events: Iterable[Mapping[str, Any]], ends: Mapping[int, in
                         edge = Edge(target, column.lower(), kind, source, str(input_field["field"]).lower())
                         subtype = transformation.get("subtype")
                         edges[edge] = edges.get(edge, frozenset()) | ({subtype} if subtype else set())
-    return OpenLineageSide({k: v for k, v in out.items() if v}, {k: frozenset(v) for k, v in outputs_of.items()},
-                           tuple(unmatched))
+    for root, jobs in by_job.items():
+        for job_edges in jobs.values():
+            for edge, subtypes in job_edges.items():
+                out[root][edge] = out[root].get(edge, frozenset()) | subtypes
+    return OpenLineageSide({k: v for k, v in out.items() if v},
+                           {k: {j: e for j, e in v.items() if e} for k, v in by_job.items() if any(v.values())},
+                           {k: frozenset(v) for k, v in outputs_of.items()}, tuple(unmatched))
 
 
 def _epoch_ms(text: str) -> int:
@@ -271,13 +281,17 @@ class TargetDiff:
     subtypes: tuple[tuple[Edge, frozenset[str], frozenset[str]], ...]
     #: OpenLineage's COMPLETE events have the target as an output (with or without columns)
     openlineage_output: bool = True
+    #: edges OpenLineage's own jobs for the execution disagree on: (edge, ((job, subtypes or
+    #: None when that job, with column lineage for the target, lacks the edge), ...))
+    openlineage_split: tuple[tuple[Edge, tuple[tuple[str, frozenset[str] | None], ...]], ...] = ()
 
 
 def compare(execution_id: int, navd: Edges, openlineage: Edges,
-            openlineage_outputs: frozenset[str] | None = None) -> list[TargetDiff]:
+            openlineage_outputs: frozenset[str] | None = None,
+            openlineage_jobs: Mapping[str, Edges] | None = None) -> list[TargetDiff]:
     """Both sides' edges of one execution, per target dataset (sorted); `openlineage_outputs`
     (default: the targets of its edges) tells an output OpenLineage did not report from one it
-    reported without columns."""
+    reported without columns; `openlineage_jobs` (`openlineage` per job) where its jobs differ."""
     targets = sorted({e.target_dataset for e in (*navd, *openlineage)})
     reported = openlineage_outputs if openlineage_outputs is not None else {e.target_dataset for e in openlineage}
     diffs = []
@@ -288,8 +302,20 @@ def compare(execution_id: int, navd: Edges, openlineage: Edges,
         diffs.append(TargetDiff(
             execution_id, target, tuple(both),
             tuple(sorted(mine.keys() - theirs.keys())), tuple(sorted(theirs.keys() - mine.keys())),
-            tuple((e, mine[e], theirs[e]) for e in both if mine[e] != theirs[e]), target in reported))
+            tuple((e, mine[e], theirs[e]) for e in both if mine[e] != theirs[e]), target in reported,
+            _split(theirs, target, openlineage_jobs or {})))
     return diffs
+
+
+def _split(edges: Edges, target: str, jobs: Mapping[str, Edges]
+           ) -> tuple[tuple[Edge, tuple[tuple[str, frozenset[str] | None], ...]], ...]:
+    reporting = sorted(j for j, e in jobs.items() if any(x.target_dataset == target for x in e))
+    out = []
+    for edge in sorted(edges):
+        said = tuple((job, jobs[job].get(edge)) for job in reporting)
+        if len({subtypes for _, subtypes in said}) > 1:
+            out.append((edge, said))
+    return tuple(out)
 
 
 def compare_run(run: ApplicationRun, ol_events: Iterable[Mapping[str, Any]], event_log_lines: Iterable[str], *,
@@ -302,7 +328,7 @@ def compare_run(run: ApplicationRun, ol_events: Iterable[Mapping[str, Any]], eve
     diffs = []
     for execution_id in sorted(navd.keys() | side.edges.keys()):
         diffs.extend(compare(execution_id, navd.get(execution_id, {}), side.edges.get(execution_id, {}),
-                             side.outputs.get(execution_id, frozenset())))
+                             side.outputs.get(execution_id, frozenset()), side.by_job.get(execution_id, {})))
     return diffs, list(side.unmatched)
 
 
@@ -345,6 +371,10 @@ def render_case(case: str, run: ApplicationRun, diffs: list[TargetDiff], unmatch
         lines.extend(f"  - only OpenLineage: `{e.text()}`" for e in diff.only_openlineage)
         lines.extend(f"  - subtypes: `{e.text()}` navd {_subtypes(mine)}, OpenLineage {_subtypes(theirs)}"
                      for e, mine, theirs in diff.subtypes)
+        lines.extend(f"  - OpenLineage's jobs differ: `{e.text()}` "
+                     + "; ".join(f"{job} {'(no edge)' if subtypes is None else _subtypes(subtypes)}"
+                                 for job, subtypes in said)
+                     for e, said in diff.openlineage_split)
     if current is not None:
         lines.append("")
     if unmatched:
@@ -357,7 +387,9 @@ def diff_json(diff: TargetDiff) -> dict[str, Any]:
             "agreed": [e.text() for e in diff.agreed],
             "only_navd": [e.text() for e in diff.only_navd],
             "only_openlineage": [e.text() for e in diff.only_openlineage],
-            "subtypes": [{"edge": e.text(), "navd": sorted(m), "openlineage": sorted(t)} for e, m, t in diff.subtypes]}
+            "subtypes": [{"edge": e.text(), "navd": sorted(m), "openlineage": sorted(t)} for e, m, t in diff.subtypes],
+            "openlineage_jobs_differ": [{"edge": e.text(), "jobs": {j: None if t is None else sorted(t) for j, t in said}}
+                                        for e, said in diff.openlineage_split]}
 
 
 # --- the I/O: the listener jar, the Spark runs -------------------------------------------------
