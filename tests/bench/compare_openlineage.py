@@ -422,9 +422,12 @@ def run_case(case: str, jar: Path, into: Path) -> None:
             command += ["--conf", f"{key}={value}"]
         env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
         proc = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+        log = into / "spark.stderr"  # Spark and the listener are verbose: the whole of it, kept
+        log.write_text(proc.stderr, encoding="utf-8")
         if proc.returncode != 0:
-            tail = " | ".join(proc.stderr.strip().splitlines()[-5:])
-            raise CompareError(f"case {case}: Spark run failed (exit {proc.returncode}): {tail}")
+            errors = [line for line in proc.stderr.splitlines() if re.match(r"^\w*(Error|Exception|SystemExit)\b", line)]
+            raise CompareError(f"case {case}: Spark run failed (exit {proc.returncode}): "
+                               f"{errors[-1] if errors else 'no error line'} (all of it in {log})")
         if not events.is_file():
             raise CompareError(f"case {case}: the OpenLineage listener wrote no events to {events}")
         shutil.copy(out / f"{case}.jsonl", into / EVENT_LOG)
