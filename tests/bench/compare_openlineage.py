@@ -467,7 +467,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"unknown case(s) {', '.join(unknown)}; known: {', '.join(known)}", file=sys.stderr)
         return 2
     jar = None if args.no_run else listener_jar()
-    parts = [f"# navd vs OpenLineage {OPENLINEAGE_VERSION} column lineage\n"]
+    parts: list[str] = []
+    summary = ["| case | targets | agreed | only navd | only OpenLineage | other subtypes |",
+               "| --- | ---: | ---: | ---: | ---: | ---: |"]
     results: dict[str, Any] = {}
     for case in cases:
         directory = RUNS_DIR / case
@@ -481,10 +483,15 @@ def main(argv: list[str] | None = None) -> int:
             results[case] = {"error": str(exc)}
         else:
             results[case] = {"targets": [diff_json(d) for d in diffs], "unmatched_openlineage": unmatched}
+            summary.append(f"| {case} | {len(diffs)} | {sum(len(d.agreed) for d in diffs)} "
+                           f"| {sum(len(d.only_navd) for d in diffs)} | {sum(len(d.only_openlineage) for d in diffs)} "
+                           f"| {sum(len(d.subtypes) for d in diffs)} |")
         print(text, flush=True)
         parts.append(text)
+    print("\n".join(summary))
     BENCH_DIR.mkdir(exist_ok=True)
-    (BENCH_DIR / "openlineage-comparison.md").write_text("\n".join(parts), encoding="utf-8")
+    report = [f"# navd vs OpenLineage {OPENLINEAGE_VERSION} column lineage\n", *summary, "", *parts]
+    (BENCH_DIR / "openlineage-comparison.md").write_text("\n".join(report), encoding="utf-8")
     (BENCH_DIR / "openlineage-comparison.json").write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return 0
 
