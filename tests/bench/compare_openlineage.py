@@ -344,8 +344,15 @@ def _openlineage_output(diff: TargetDiff) -> str:
     return ""
 
 
-def render_case(case: str, run: ApplicationRun, diffs: list[TargetDiff], unmatched: list[str]) -> str:
-    """One case's part of the report (markdown)."""
+def _listed(items: list[str], most: int | None) -> list[str]:
+    if most is None or len(items) <= most:
+        return items
+    return [*items[:most], f"  - ... {len(items) - most} more like these (all in the JSON report)"]
+
+
+def render_case(case: str, run: ApplicationRun, diffs: list[TargetDiff], unmatched: list[str],
+                most: int | None = None) -> str:
+    """One case's part of the report (markdown); at most `most` items of each list per target."""
     statements = {e.execution_id: (e.query_text or e.description or "").strip() for e in run.executions}
     notes = {e.execution_id: e.column_notes for e in run.executions}
     agreed = sum(len(d.agreed) for d in diffs)
@@ -367,14 +374,14 @@ def render_case(case: str, run: ApplicationRun, diffs: list[TargetDiff], unmatch
         lines.append(f"- `{diff.target}`: {len(diff.agreed)} agreed, {len(diff.only_navd)} only navd, "
                      f"{len(diff.only_openlineage)} only OpenLineage, {len(diff.subtypes)} other subtypes"
                      + _openlineage_output(diff))
-        lines.extend(f"  - only navd: `{e.text()}`" for e in diff.only_navd)
-        lines.extend(f"  - only OpenLineage: `{e.text()}`" for e in diff.only_openlineage)
-        lines.extend(f"  - subtypes: `{e.text()}` navd {_subtypes(mine)}, OpenLineage {_subtypes(theirs)}"
-                     for e, mine, theirs in diff.subtypes)
-        lines.extend(f"  - OpenLineage's jobs differ: `{e.text()}` "
-                     + "; ".join(f"{job} {'(no edge)' if subtypes is None else _subtypes(subtypes)}"
-                                 for job, subtypes in said)
-                     for e, said in diff.openlineage_split)
+        lines += _listed([f"  - only navd: `{e.text()}`" for e in diff.only_navd], most)
+        lines += _listed([f"  - only OpenLineage: `{e.text()}`" for e in diff.only_openlineage], most)
+        lines += _listed([f"  - subtypes: `{e.text()}` navd {_subtypes(mine)}, OpenLineage {_subtypes(theirs)}"
+                          for e, mine, theirs in diff.subtypes], most)
+        lines += _listed([f"  - OpenLineage's jobs differ: `{e.text()}` "
+                          + "; ".join(f"{job} {'(no edge)' if subtypes is None else _subtypes(subtypes)}"
+                                      for job, subtypes in said)
+                          for e, said in diff.openlineage_split], most)
     if current is not None:
         lines.append("")
     if unmatched:
@@ -435,7 +442,7 @@ def run_case(case: str, jar: Path, into: Path) -> None:
                                                encoding="utf-8")
 
 
-def compare_case(case: str, directory: Path) -> tuple[str, list[TargetDiff], list[str]]:
+def compare_case(case: str, directory: Path, most: int | None = None) -> tuple[str, list[TargetDiff], list[str]]:
     log_lines = (directory / EVENT_LOG).read_text(encoding="utf-8").splitlines(keepends=True)
     processor = ApplicationProcessor(cluster=CLUSTER, default_fs="")
     processor.feed_lines(log_lines)
@@ -443,7 +450,7 @@ def compare_case(case: str, directory: Path) -> tuple[str, list[TargetDiff], lis
     ol_events = [json.loads(line) for line in (directory / OPENLINEAGE_EVENTS).read_text(encoding="utf-8").splitlines()
                  if line.strip()]
     diffs, unmatched = compare_run(run, ol_events, log_lines)
-    return render_case(case, run, diffs, unmatched), diffs, unmatched
+    return render_case(case, run, diffs, unmatched, most), diffs, unmatched
 
 
 def default_cases() -> list[str]:
@@ -459,6 +466,9 @@ def main(argv: list[str] | None = None) -> int:
                                         "tables or paths)")
     parser.add_argument("--no-run", action="store_true",
                         help=f"compare the runs kept in {RUNS_DIR.relative_to(REPO)} again, without Spark")
+    parser.add_argument("--most", type=int, default=10,
+                        help="list at most this many edges of a kind per target in the text report (default 10; "
+                             "the JSON report has all)")
     args = parser.parse_args(argv)
     known = default_cases()
     cases = [c.strip() for c in args.cases.split(",") if c.strip()] if args.cases else known
@@ -477,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
             if jar is not None:
                 print(f"{case}: running under the OpenLineage listener ...", file=sys.stderr, flush=True)
                 run_case(case, jar, directory)
-            text, diffs, unmatched = compare_case(case, directory)
+            text, diffs, unmatched = compare_case(case, directory, args.most)
         except (CompareError, OSError) as exc:  # one case failing still reports the others
             text, diffs, unmatched = f"## {case}\n\nnot compared: {exc}\n", [], []
             results[case] = {"error": str(exc)}
