@@ -45,6 +45,7 @@ import sys
 import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -263,8 +264,6 @@ def openlineage_edges(events: Iterable[Mapping[str, Any]], ends: Mapping[int, in
 
 
 def _epoch_ms(text: str) -> int:
-    from datetime import datetime  # noqa: PLC0415  (only here)
-
     return round(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
 
 
@@ -403,6 +402,7 @@ def diff_json(diff: TargetDiff) -> dict[str, Any]:
 
 def listener_jar() -> Path:
     """The OpenLineage Spark listener jar, fetched from Maven Central on first use."""
+    # navd's jar cache (~/.cache/navd), beside the Solr and Hadoop jars
     target = default_solr_dist_dir() / f"openlineage-spark-{OPENLINEAGE_VERSION}"
     fetch_maven_jars(HERE / "openlineage-pom.xml", target, {"openlineage.version": OPENLINEAGE_VERSION},
                      what=f"OpenLineage Spark listener {OPENLINEAGE_VERSION}", error=CompareError)
