@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 NAVD   := $(BIN)/navd
 
-.PHONY: setup test quickstart bench dev-up dev-down clean
+.PHONY: setup test quickstart bench compare-openlineage dev-up dev-down clean
 
 # Idempotent: the venv and the editable installs are redone only when a pyproject.toml changes;
 # `navd solr fetch` returns at once when the Solr jars are already cached.
@@ -33,6 +33,11 @@ bench: setup
 	$(BIN)/python tests/bench/bench_hdfs.py
 	$(BIN)/python tests/bench/bench_hms.py
 	$(BIN)/python tests/bench/bench_linker.py
+
+# A report, not a test: navd's column edges against the OpenLineage Spark listener's on the same
+# runs (tests/bench/README.md). `make compare-openlineage CASES=column_usage,multi_insert` for a subset.
+compare-openlineage: setup
+	$(BIN)/python tests/bench/compare_openlineage.py $(if $(CASES),--cases $(CASES))
 
 dev-up: setup
 	$(BIN)/python deploy/dev/devstack.py up
