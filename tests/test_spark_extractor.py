@@ -3,6 +3,7 @@ real Solr, and `navd lineage` answers from the index."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -256,3 +257,75 @@ def test_a_view_created_through_spark_sql_and_the_plan_of_its_query(navd, index:
     assert "CreateDataSourceTableAsSelectCommand" in ctas["executionPlan"]
     shown = navd("entity", ctas["qualifiedName"], env=env)
     assert shown.returncode == 0 and "executionPlan" in shown.stdout and "WriteFiles" in shown.stdout
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "spark_events"
+
+
+def index_snapshot(index: SolrIndex) -> dict[str, dict[str, dict[str, object]]]:
+    """Every document of both data cores by identity, without what Solr stamps on each write."""
+    out = {}
+    for core in ("elements", "relations"):
+        index.commit(core)
+        out[core] = {d["identity"]: {k: v for k, v in d.items() if k not in ("_version_", "lastIndexed")}
+                     for d in index.scan(core)}
+    return out
+
+
+def empty_index(index: SolrIndex) -> None:
+    for core in ("elements", "relations"):
+        index.delete_query(core, "*:*")
+        index.commit(core)
+
+
+def test_a_log_completed_later_under_its_final_name_loses_and_duplicates_nothing(
+        clean_index: SolrIndex, tmp_path: Path, log_stream: io.StringIO) -> None:
+    """A copy (or `rsync --inplace`) still arriving under the final name: the first pass sees a
+    finished log ending mid-line. The rest, appended later, is read with the application's
+    state, as if the log had been read in one go."""
+    text = (FIXTURES / "insert_overwrite_join.jsonl").read_bytes()
+    app_id = next(json.loads(line)["App ID"] for line in text.splitlines()
+                  if b'"SparkListenerApplicationStart"' in line)
+    lines = text.splitlines(keepends=True)
+    split = 21  # the SQL execution starting on line 22 (index 21) is cut in two
+    assert b"SparkListenerSQLExecutionStart" in lines[split]
+    cut = sum(map(len, lines[:split])) + len(lines[split]) // 2
+    events = tmp_path / "events"
+    events.mkdir()
+    (events / app_id).write_bytes(text[:cut])
+
+    extractor = SparkExtractor(cluster="primary", directories=[str(events)], state_dir=tmp_path / "state",
+                               extractor_run_id="spark##partial")
+    writer = IndexWriter(clean_index)
+    first = extractor.run_pass(writer)
+    with (events / app_id).open("ab") as fh:
+        fh.write(text[cut:])
+    second = extractor.run_pass(writer)
+    assert writer.close()
+    assert (first.lines, second.lines) == (split, len(lines) - split)
+    assert (first.warnings, second.warnings) == (1, 0)  # the held-back line, said once
+    in_two = index_snapshot(clean_index)
+
+    empty_index(clean_index)
+    whole = SparkExtractor(cluster="primary", directories=[str(events)], state_dir=tmp_path / "whole",
+                           extractor_run_id="spark##partial")
+    writer = IndexWriter(clean_index)
+    whole.run_pass(writer)
+    assert writer.close()
+    in_one = index_snapshot(clean_index)
+    assert len(in_one["elements"]) > 10 and len(in_one["relations"]) > 10
+    for core in ("elements", "relations"):
+        assert sorted(in_two[core]) == sorted(in_one[core]), core  # 0 lost, 0 extra
+        for identity, doc in in_one[core].items():
+            assert in_two[core][identity] == doc, identity
+    logged = records(log_stream)
+    assert not [r for r in logged if r.get("reason") == "invalid_json"]
+    held = [r for r in logged if r["event"].startswith("finished event log ends in a partial line")]
+    assert [(r["file"], r["offset"]) for r in held] == [(str(events / app_id), sum(map(len, lines[:split])))]
+    # Finished now: read to its end and never again.
+    assert extractor.tailer.committed[str(events / app_id)].done
+    assert list(extractor.extract()) == []
+
+
+def records(stream: io.StringIO) -> list[dict[str, object]]:
+    return [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]

@@ -54,7 +54,9 @@ class _Application:
 class PassReport:
     lines: int
     records: int
-    warnings: int  # lines or events skipped as unreadable, each logged with file and line
+    #: lines, events or files skipped as unreadable, each logged with its file (repeats of one
+    #: kind in one file summarised in one count line) and counted here
+    warnings: int
 
 
 class SparkExtractor:
@@ -134,9 +136,10 @@ class SparkExtractor:
         (or navd is stopping); then positions stay where they were and this extractor must be
         discarded."""
         del full  # positions say what is new: a tail has no full pass
-        lines, warnings = self._lines, self._warnings
+        lines, warnings = self._lines, self._warnings + self.tailer.warnings
         count = write_checkpointed(self.extract(), writer, commit=self.commit, stop=stop)
-        return PassReport(lines=self._lines - lines, records=count, warnings=self._warnings - warnings)
+        return PassReport(lines=self._lines - lines, records=count,
+                          warnings=self._warnings + self.tailer.warnings - warnings)
 
 
 def _is_last(event_log: EventLog, cursor: LogCursor) -> bool:
