@@ -175,9 +175,11 @@ class EventLogTailer:
     """
 
     def __init__(self, fs: FileSystem, directories: Iterable[str], store: CursorStore,
-                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, *, allowed_owners: Iterable[str] = ()) -> None:
         self.fs = fs
         self.directories = tuple(directories)
+        #: `[spark] allowed_log_owners`: only files these users own are read (empty: all)
+        self.allowed_owners = frozenset(allowed_owners)
         self.store = store
         self.reader = LogReader(fs, max_line_bytes, logger=LOGGER, what="event log", record_start=b'{"Event":')
         self.committed: dict[str, LogCursor] = store.load()
@@ -189,6 +191,8 @@ class EventLogTailer:
         self._foreign: dict[str, tuple[str, int, int]] = {}
         #: directories that could not be listed, with why: warned once, until readable again
         self._unreadable: dict[str, str] = {}
+        #: files skipped for their owner, by key: the owner last reported
+        self._disowned: dict[str, str] = {}
 
     @property
     def warnings(self) -> int:
@@ -255,6 +259,8 @@ class EventLogTailer:
         self._drop_vanished(seen)
         for key in set(self._foreign) - seen:
             del self._foreign[key]
+        for key in set(self._disowned) - seen:
+            del self._disowned[key]
 
     def _known(self) -> set[str]:
         return (set(self.committed) | set(self._pending)) - self._gone
@@ -267,6 +273,15 @@ class EventLogTailer:
         version = (status.file_id, status.size, status.mtime_ns)
         if self._foreign.get(file.key) == version:
             return  # no event log, unchanged since it was found so
+        if self.allowed_owners and status.owner not in self.allowed_owners:
+            # Not read at all (its cursor stays): read once it is owned by an allowed user.
+            if self._disowned.get(file.key) != status.owner:
+                self._disowned[file.key] = status.owner
+                self.reader.warnings.warn(status.path, "owner_not_allowed",
+                                          "event log skipped: its owner is not in [spark] allowed_log_owners",
+                                          owner=status.owner)
+            return
+        self._disowned.pop(file.key, None)
         if cursor is not None and (cursor.file_id != status.file_id
                                    or (status.size < cursor.resume and not lagging)):
             self.reader.warnings.warn(status.path, "replaced", "event log replaced, reading it again",
