@@ -66,7 +66,7 @@ class _Live:
     resynced: bool = False   # decoding went on after a damaged frame: see _split
     #: the file's first bytes are still to be checked against the format's record start
     sniffing: bool = False
-    held_at: int = -1        # the file length at which an unfinished end was last reported
+    held: bool = False       # an unfinished end of a finished file was reported (see _lines)
 
 
 class LogReader:
@@ -176,9 +176,9 @@ class LogReader:
                 # short (a crashed writer). Never hand out a cursor past it: the file stays
                 # unfinished, its partial line held back, and reading goes on from there when it
                 # grows (the caller keeps what it knows of the file meanwhile, as for a file still
-                # being written). Said once per length of the file.
-                if live.held_at != end:
-                    live.held_at = end
+                # being written). Said once, not at every poll while a copy goes on.
+                if not live.held:
+                    live.held = True
                     if partial:
                         self._warn(file, "partial_line",
                                    f"finished {self.what} ends in a partial line, held back until it is complete",
@@ -189,6 +189,7 @@ class LogReader:
                                    f"until it is complete", offset=unfinished, codec=file.codec)
                 return
             live.pending.clear()
+            live.held = False
             if live.cursor is None or not live.cursor.done or live.cursor.size != file.status.size:
                 live.cursor = cursor_for(file, live.read_to, 0, done=True)
                 yield Line("", live.cursor)  # no text: only the final cursor

@@ -30,13 +30,14 @@ class RepeatedWarnings:
         self._summarised: Counter[tuple[str, str]] = Counter()
         self._messages: dict[tuple[str, str], str] = {}
 
-    def warn(self, file: str, kind: str, message: str, **fields: Any) -> None:
-        """Count a warning of `kind` about `file`; log it if it is among the first of its kind."""
+    def warn(self, file: str, kind: str, message: str, *, field: str = "file", **fields: Any) -> None:
+        """Count a warning of `kind` about `file` (logged as `field`: a directory is named as
+        one); log it if it is among the first of its kind."""
         self.count += 1
         key = (file, kind)
         self._given[key] += 1
         if self._given[key] <= self.first:
-            self.log.warning(message, file=file, **fields)
+            self.log.warning(message, **{field: file}, **fields)
         self._messages[key] = message
 
     def summarise(self, file: str) -> None:

@@ -106,13 +106,18 @@ class SparkExtractor:
         """Records of everything new in the event logs since the last pass: positions say what
         is new."""
         finished: list[str] = []
+        current: EventLog | None = None
         for event_log, line in self.tailer.poll():
             app = self._apps.get(event_log.path)
             if app is None:
                 app = self._apps[event_log.path] = _Application(
                     ApplicationProcessor(cluster=self.cluster, default_fs=self.default_fs, source_name=event_log.path))
+            if event_log is not current:  # once per log and poll, not per line
+                current = event_log
+                # Every data file's owner: a file of a log written by someone else makes the
+                # log's owner a mixed one, which no table's first log matches.
+                app.owners.update(f.status.owner for f in event_log.files)
             if line.text:
-                app.owners.add(_owner_of(event_log, line.cursor))
                 app.processor.feed_line(line.text)
                 self._lines += 1
             app.touched = True
@@ -173,8 +178,8 @@ class SparkExtractor:
             if identity not in app.refused:
                 app.refused.add(identity)
                 self._warnings += 1
-                log.warning("DROP in an event log not applied: it names a table or database this log "
-                            "did not create", entity=ask[identity].qualified_name, known_from=why,
+                log.warning("DROP in an event log not applied: known from a source the log's owner cannot "
+                            "speak for", entity=ask[identity].qualified_name, known_from=why,
                             log=app.processor.source_name, log_owner=app.owner, app_id=run.app_id)
         for deletion in drops:
             if subject[deletion.ref.identity].identity not in refused:
@@ -198,10 +203,6 @@ class SparkExtractor:
         count = write_checkpointed(self.extract(), writer, commit=self.commit, stop=stop)
         return PassReport(lines=self._lines - lines, records=count,
                           warnings=self._warnings + self.tailer.warnings - warnings)
-
-
-def _owner_of(event_log: EventLog, cursor: LogCursor) -> str:
-    return next((f.status.owner for f in event_log.files if f.key == cursor.key), "")
 
 
 def _untrusted(doc: dict[str, object], owner: str) -> str:

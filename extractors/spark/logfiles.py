@@ -247,7 +247,7 @@ class EventLogTailer:
                 if self._unreadable.get(directory) != reason:
                     self._unreadable[directory] = reason
                     self.reader.warnings.warn(directory, "directory_unreadable", "event log directory unreadable",
-                                              directory=directory, reason=reason)
+                                              field="directory", reason=reason)
                 seen.update(k for k in self._known() if k.startswith(directory.rstrip("/") + "/"))
                 continue
             if self._unreadable.pop(directory, None) is not None:
