@@ -7,6 +7,7 @@ import collections
 import io
 import json
 import os
+import pwd
 import random
 import subprocess
 import sys
@@ -244,7 +245,10 @@ def test_a_view_created_through_spark_sql_and_the_plan_of_its_query(navd, index:
     extracted = navd("extract", "spark", "--once", env=env)
     assert extracted.returncode == 0, extracted.stderr
     view = json.loads(navd("entity", "vs.v@primary", "--json", env=env).stdout)
-    assert (view["sourceType"], view["type"], view["properties"]) == ("HIVE", "VIEW", {"knownFrom": "spark"})
+    # logOwner: who owns the log that named it first (README, "Trust model of event-log directories")
+    me = pwd.getpwuid(os.geteuid()).pw_name
+    assert (view["sourceType"], view["type"], view["properties"]) == ("HIVE", "VIEW", {"knownFrom": "spark",
+                                                                                      "logOwner": me})
     result = navd("lineage", "vs.v@primary", "--direction", "upstream", "--columns", "--format", "json", env=env)
     assert result.returncode == 0, result.stderr
     graph = json.loads(result.stdout)
