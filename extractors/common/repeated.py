@@ -49,10 +49,3 @@ class RepeatedWarnings:
                 self._summarised[key] += unlogged
                 self.log.warning(f"{unlogged} more warnings like this one, not logged one by one",
                                  file=file, kind=key[1], like=self._messages[key], count=unlogged)
-
-    def forget(self, file: str) -> None:
-        """Start counting anew for `file` (a new file under its name)."""
-        for key in [k for k in self._given if k[0] == file]:
-            del self._given[key]
-            self._summarised.pop(key, None)
-            self._messages.pop(key, None)
