@@ -3,8 +3,12 @@ real Solr, and `navd lineage` answers from the index."""
 
 from __future__ import annotations
 
+import collections
+import io
 import json
 import os
+import pwd
+import random
 import subprocess
 import sys
 import textwrap
@@ -14,7 +18,10 @@ import pytest
 
 from pyhive import hive
 
+from navd.extractors.common.repeated import FIRST_LOGGED
+from navd.extractors.common.tailing import LocalFileSystem
 from navd.extractors.spark.extractor import SparkExtractor
+from navd.extractors.spark.logfiles import EventLogCursorStore, EventLogTailer
 from navd.index.client import IndexWriter, SolrIndex
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.spark_thrift import SparkThriftServer
@@ -238,7 +245,10 @@ def test_a_view_created_through_spark_sql_and_the_plan_of_its_query(navd, index:
     extracted = navd("extract", "spark", "--once", env=env)
     assert extracted.returncode == 0, extracted.stderr
     view = json.loads(navd("entity", "vs.v@primary", "--json", env=env).stdout)
-    assert (view["sourceType"], view["type"], view["properties"]) == ("HIVE", "VIEW", {"knownFrom": "spark"})
+    # logOwner: who owns the log that named it first (README, "Trust model of event-log directories")
+    me = pwd.getpwuid(os.geteuid()).pw_name
+    assert (view["sourceType"], view["type"], view["properties"]) == ("HIVE", "VIEW", {"knownFrom": "spark",
+                                                                                      "logOwner": me})
     result = navd("lineage", "vs.v@primary", "--direction", "upstream", "--columns", "--format", "json", env=env)
     assert result.returncode == 0, result.stderr
     graph = json.loads(result.stdout)
@@ -256,3 +266,176 @@ def test_a_view_created_through_spark_sql_and_the_plan_of_its_query(navd, index:
     assert "CreateDataSourceTableAsSelectCommand" in ctas["executionPlan"]
     shown = navd("entity", ctas["qualifiedName"], env=env)
     assert shown.returncode == 0 and "executionPlan" in shown.stdout and "WriteFiles" in shown.stdout
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "spark_events"
+
+
+def index_snapshot(index: SolrIndex) -> dict[str, dict[str, dict[str, object]]]:
+    """Every document of both data cores by identity, without what Solr stamps on each write."""
+    out = {}
+    for core in ("elements", "relations"):
+        index.commit(core)
+        out[core] = {d["identity"]: {k: v for k, v in d.items() if k not in ("_version_", "lastIndexed")}
+                     for d in index.scan(core)}
+    return out
+
+
+def empty_index(index: SolrIndex) -> None:
+    for core in ("elements", "relations"):
+        index.delete_query(core, "*:*")
+        index.commit(core)
+
+
+def test_a_log_completed_later_under_its_final_name_loses_and_duplicates_nothing(
+        clean_index: SolrIndex, tmp_path: Path, log_stream: io.StringIO) -> None:
+    """A copy (or `rsync --inplace`) still arriving under the final name: the first pass sees a
+    finished log ending mid-line. The rest, appended later, is read with the application's
+    state, as if the log had been read in one go."""
+    text = (FIXTURES / "insert_overwrite_join.jsonl").read_bytes()
+    app_id = next(json.loads(line)["App ID"] for line in text.splitlines()
+                  if b'"SparkListenerApplicationStart"' in line)
+    lines = text.splitlines(keepends=True)
+    split = 21  # the SQL execution starting on line 22 (index 21) is cut in two
+    assert b"SparkListenerSQLExecutionStart" in lines[split]
+    cut = sum(map(len, lines[:split])) + len(lines[split]) // 2
+    events = tmp_path / "events"
+    events.mkdir()
+    (events / app_id).write_bytes(text[:cut])
+
+    extractor = SparkExtractor(cluster="primary", directories=[str(events)], state_dir=tmp_path / "state",
+                               extractor_run_id="spark##partial")
+    writer = IndexWriter(clean_index)
+    first = extractor.run_pass(writer)
+    with (events / app_id).open("ab") as fh:
+        fh.write(text[cut:])
+    second = extractor.run_pass(writer)
+    assert writer.close()
+    assert (first.lines, second.lines) == (split, len(lines) - split)
+    assert (first.warnings, second.warnings) == (1, 0)  # the held-back line, said once
+    in_two = index_snapshot(clean_index)
+
+    empty_index(clean_index)
+    whole = SparkExtractor(cluster="primary", directories=[str(events)], state_dir=tmp_path / "whole",
+                           extractor_run_id="spark##partial")
+    writer = IndexWriter(clean_index)
+    whole.run_pass(writer)
+    assert writer.close()
+    in_one = index_snapshot(clean_index)
+    assert len(in_one["elements"]) > 10 and len(in_one["relations"]) > 10
+    for core in ("elements", "relations"):
+        assert sorted(in_two[core]) == sorted(in_one[core]), core  # 0 lost, 0 extra
+        for identity, doc in in_one[core].items():
+            assert in_two[core][identity] == doc, identity
+    logged = records(log_stream)
+    assert not [r for r in logged if r.get("reason") == "invalid_json"]
+    held = [r for r in logged if r["event"].startswith("finished event log ends in a partial line")]
+    assert [(r["file"], r["offset"]) for r in held] == [(str(events / app_id), sum(map(len, lines[:split])))]
+    # Finished now: read to its end and never again.
+    assert extractor.tailer.committed[str(events / app_id)].done
+    assert list(extractor.extract()) == []
+
+
+def records(stream: io.StringIO) -> list[dict[str, object]]:
+    return [json.loads(line) for line in stream.getvalue().splitlines() if line.strip()]
+
+
+def captured_log(case: str, directory: Path) -> tuple[str, list[bytes]]:
+    """A captured event log written into `directory` under its application id, as Spark names
+    it: (the application id, its lines)."""
+    text = (FIXTURES / f"{case}.jsonl").read_bytes()
+    app_id = next(json.loads(line)["App ID"] for line in text.splitlines()
+                  if b'"SparkListenerApplicationStart"' in line)
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / app_id).write_bytes(text)
+    return app_id, text.splitlines(keepends=True)
+
+
+class ReadCountingFileSystem(LocalFileSystem):
+    """The local file system, counting the reads of each file (to see what a poll reads)."""
+
+    def __init__(self) -> None:
+        self.reads: collections.Counter[str] = collections.Counter()
+
+    def read(self, path: str, offset: int, length: int) -> bytes:
+        self.reads[path] += 1
+        return super().read(path, offset, length)
+
+
+def warning_lines(stream: io.StringIO) -> list[dict[str, object]]:
+    return [r for r in records(stream) if r["level"] == "warning"]
+
+
+def test_files_that_are_no_event_log_are_skipped_once_with_one_line_each(
+        index: SolrIndex, tmp_path: Path, log_stream: io.StringIO) -> None:
+    events = tmp_path / "events"
+    captured_log("ctas_expression", events)
+    # Named like logs: a 1 MB binary (thousands of "lines"), another tool's JSON lines, and
+    # Spark events that do not start a log (no SparkListenerLogStart or ApplicationStart).
+    binary = events / "application_1700000000000_0001"
+    binary.write_bytes(random.Random(18).randbytes(1 << 20))
+    assert binary.read_bytes().count(b"\n") > 3000
+    (events / "local-1700000000001").write_text('{"level":"info","msg":"x"}\n' * 500)
+    (events / "local-1700000000002").write_text('{"Event":"SparkListenerJobStart","Job ID":1}\n' * 500)
+
+    extractor = SparkExtractor(cluster="primary", directories=[str(events)], state_dir=tmp_path / "state")
+    writer = IndexWriter(index)
+    report = extractor.run_pass(writer)
+    assert writer.close()
+    assert report.records > 0  # the real log next to them
+    warned = warning_lines(log_stream)
+    assert sorted(Path(str(w["file"])).name for w in warned) == [
+        "application_1700000000000_0001", "local-1700000000001", "local-1700000000002"]
+    assert {w["event"] for w in warned} == {"not a Spark event log, skipped until it changes"}
+    assert report.warnings == len(warned) == 3  # the run's count is what the log shows
+
+    # The next polls neither read them nor say anything; a change is looked at again, quietly.
+    counting = ReadCountingFileSystem()
+    extractor.tailer.fs = extractor.tailer.reader.fs = counting
+    writer = IndexWriter(index)
+    assert extractor.run_pass(writer).warnings == 0
+    assert counting.reads == {}
+    with binary.open("ab") as fh:
+        fh.write(b"\x00" * 100)
+    assert extractor.run_pass(writer).warnings == 0
+    assert writer.close()
+    assert list(counting.reads) == [str(binary)]
+    assert len(warning_lines(log_stream)) == 3
+
+
+def test_repeated_warnings_in_one_file_are_summarised_and_all_counted(
+        index: SolrIndex, tmp_path: Path, log_stream: io.StringIO) -> None:
+    events = tmp_path / "events"
+    app_id, lines = captured_log("ctas_expression", events)
+    bad = [b'{"Event":"SparkListenerJobStart","x":"\xc3\x28 %d"}\n' % n for n in range(20)]
+    (events / app_id).write_bytes(b"".join(lines[:5] + bad + lines[5:]))
+
+    extractor = SparkExtractor(cluster="primary", directories=[str(events)], state_dir=tmp_path / "state")
+    writer = IndexWriter(index)
+    report = extractor.run_pass(writer)
+    assert writer.close()
+    assert report.records > 0 and report.lines == len(lines)
+    warned = warning_lines(log_stream)
+    one_by_one = [w for w in warned if w["event"] == "event log line is not UTF-8, skipped"]
+    assert len(one_by_one) == FIRST_LOGGED
+    (summary,) = [w for w in warned if w not in one_by_one]
+    assert (summary["kind"], summary["count"], summary["file"]) == ("not_utf8", 20 - FIRST_LOGGED,
+                                                                   str(events / app_id))
+    assert report.warnings == 20
+
+
+def test_an_unreadable_directory_is_warned_once_and_its_return_said(
+        tmp_path: Path, log_stream: io.StringIO) -> None:
+    events = tmp_path / "events"
+    tailer = EventLogTailer(LocalFileSystem(), [str(events)], EventLogCursorStore(tmp_path / "state"))
+    for _ in range(3):  # three polls of a directory not there (unmounted, not created yet)
+        assert list(tailer.poll()) == []
+    unreadable = [r for r in records(log_stream) if r["event"] == "event log directory unreadable"]
+    assert len(unreadable) == 1 and tailer.warnings == 1
+    captured_log("ctas_expression", events)
+    for _ in range(2):
+        for _log, line in tailer.poll():
+            tailer.advance(line.cursor)
+    back = [r for r in records(log_stream) if r["event"] == "event log directory readable again"]
+    assert [r["directory"] for r in back] == [str(events)]
+    assert len([r for r in records(log_stream) if r["event"] == "event log directory unreadable"]) == 1

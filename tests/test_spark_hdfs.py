@@ -20,7 +20,7 @@ from navd.config import parse_config
 from navd.extractors.hdfs.settings import HdfsConfig
 from navd.errors import ConfigError
 from navd.extractors.spark.extractor import SparkExtractor
-from navd.model import Relation, RelationType
+from navd.model import Element, ElementType, Relation, RelationType
 from navd.process import free_port
 from navd.webhdfs import make_client
 from navd_devstack.hadoop import DevHdfs
@@ -78,6 +78,9 @@ def test_event_log_on_hdfs_is_tailed_while_written_and_after(hdfs: DevHdfs, hdfs
         assert f"{fs}{data}/in" in {src for src, _ in flows}
         assert f"{fs}{data}/out1" in {dst for _, dst in flows}
         assert not any(dst.endswith("/out2") for _, dst in data_flows(while_running))
+        # Who wrote the log, as HDFS says (README, "Trust model of event-log directories").
+        assert {r.properties.get("logOwner") for r in while_running if isinstance(r, Element)
+                and r.type is ElementType.OPERATION_EXECUTION} == {hdfs.superuser}
         [cursor] = extractor.tailer.committed.values()
         listed = hdfs_client.status(cursor.path.removeprefix(fs))["length"]
         assert cursor.resume > listed, "the lagging-length case was not exercised"

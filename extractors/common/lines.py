@@ -14,8 +14,8 @@ from typing import Protocol
 
 from navd.extractors.common.codecs import CorruptFrame, Decoder, Piece, make_decoder
 from navd.extractors.common.cursors import LogCursor
+from navd.extractors.common.repeated import RepeatedWarnings
 from navd.extractors.common.tailing import FileStatus, FileSystem, size_lags
-from navd.logs import get_logger
 
 # Longer than any sane log record (Spark's biggest events, SQL plans, stay far below this): a
 # longer line is damage or a runaway plan, and holding it whole would cost that much memory.
@@ -41,6 +41,10 @@ class TailedFile(Protocol):
         ...
 
 
+class NotThisFormat(Exception):
+    """A file read from its start does not begin as every record of the format does."""
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Line:
     """One complete line (without its newline) and the cursor just after it."""
@@ -60,6 +64,9 @@ class _Live:
     pending_pos: tuple[int, int]
     discarding: bool         # dropping bytes up to the next newline (damage or an overlong line)
     resynced: bool = False   # decoding went on after a damaged frame: see _split
+    #: the file's first bytes are still to be checked against the format's record start
+    sniffing: bool = False
+    held: bool = False       # an unfinished end of a finished file was reported (see _lines)
 
 
 class LogReader:
@@ -75,8 +82,9 @@ class LogReader:
                  record_start: bytes = b"") -> None:
         self.fs = fs
         # The tailing extractor's logger and its name for the files ("event log"): warnings
-        # about a file say whose it is.
-        self.log = get_logger(logger)
+        # about a file say whose it is. They are counted (the run's warnings) and repeats of
+        # one kind in one file summarised; the tailer gives its own through the same object.
+        self.warnings = RepeatedWarnings(logger)
         self.what = what
         #: the bytes every line of the format starts with, if any (Spark: `{"Event":`): after a
         #: damaged frame, data starting with them begins a whole line
@@ -92,10 +100,13 @@ class LogReader:
         """Complete lines of `file` after `cursor` (from the start when None).
 
         `complete` says the writer has finished (no .inprogress, or the appstatus marker says
-        so); then the last cursor is marked done, and a last line without a newline or an
-        unfinished frame is reported and skipped. A growing file's partial last line is held
-        back for the next call. A Line with empty text only carries a cursor (skipped input, the
-        end of the file). Raises FileNotFoundError if the file is gone.
+        so); then the last cursor is marked done, unless the file ends in a line without a
+        newline or an unfinished frame: that is reported once and held back like a growing
+        file's partial last line, for the next call (a copy still arriving under the final
+        name), and no cursor goes past it. A Line with empty text only carries a cursor (skipped
+        input, the end of the file). Raises FileNotFoundError if the file is gone, and
+        NotThisFormat (before any line) when a file read from its start does not begin with
+        `record_start`.
         """
         codec = file.codec
         live = self._live.pop(file.key, None)
@@ -103,6 +114,7 @@ class LogReader:
             start = cursor if cursor is not None and cursor.codec == codec else None
             resume, skip = (start.resume, start.skip) if start else (0, 0)
             live = _Live(start, make_decoder(codec, resume), resume, bytearray(), (resume, 0), False)
+            live.sniffing = bool(self.record_start) and resume == 0 and skip == 0
             to_skip = skip
         else:
             to_skip = 0
@@ -114,6 +126,10 @@ class LogReader:
             # A caller that stopped early got only some lines: the kept state would be ahead.
             if ok:
                 self._live[file.key] = live
+            self.warnings.summarise(file.status.path)
+
+    def _warn(self, file: TailedFile, kind: str, message: str, **fields: object) -> None:
+        self.warnings.warn(file.status.path, kind, message, **fields)
 
     def _lines(self, file: TailedFile, live: _Live, to_skip: int, complete: bool) -> Iterator[Line]:
         path = file.status.path
@@ -133,8 +149,8 @@ class LogReader:
                 except StopIteration:
                     break
                 except CorruptFrame as exc:
-                    self.log.warning("corrupt compressed frame skipped", file=path, offset=exc.offset,
-                                codec=exc.codec, reason=exc.reason)
+                    self._warn(file, "corrupt_frame", "corrupt compressed frame skipped", offset=exc.offset,
+                               codec=exc.codec, reason=exc.reason)
                     # The line that spans the damage cannot be completed: drop it, and what
                     # follows up to the next newline belongs to it.
                     live.pending.clear()
@@ -152,22 +168,41 @@ class LogReader:
                     to_skip = 0
                 yield from self._split(file, live, piece)
         if complete and live.read_to >= end:
-            if live.pending and not live.discarding:
-                # Line-oriented writers end every record with a newline: a finished file without one
-                # was cut short (a crashed writer, a truncated copy), and its last line is not whole.
-                self.log.warning(f"finished {self.what} ends in a partial line, skipped",
-                            file=path, **_where(file, live.pending_pos))
-            live.pending.clear()
+            partial = bool(live.pending) and not live.discarding
             unfinished = live.decoder.incomplete()
-            if unfinished is not None:
-                self.log.warning(f"finished {self.what} ends in an incomplete compressed frame, skipped",
-                            file=path, offset=unfinished, codec=file.codec)
+            if partial or unfinished is not None:
+                # Line-oriented writers end every record with a newline, so a file under its final
+                # name without one is either still arriving (a copy, `rsync --inplace`) or was cut
+                # short (a crashed writer). Never hand out a cursor past it: the file stays
+                # unfinished, its partial line held back, and reading goes on from there when it
+                # grows (the caller keeps what it knows of the file meanwhile, as for a file still
+                # being written). Said once, not at every poll while a copy goes on.
+                if not live.held:
+                    live.held = True
+                    if partial:
+                        self._warn(file, "partial_line",
+                                   f"finished {self.what} ends in a partial line, held back until it is complete",
+                                   **_where(file, live.pending_pos))
+                    else:
+                        self._warn(file, "incomplete_frame",
+                                   f"finished {self.what} ends in an incomplete compressed frame, held back "
+                                   f"until it is complete", offset=unfinished, codec=file.codec)
+                return
+            live.pending.clear()
+            live.held = False
             if live.cursor is None or not live.cursor.done or live.cursor.size != file.status.size:
                 live.cursor = cursor_for(file, live.read_to, 0, done=True)
                 yield Line("", live.cursor)  # no text: only the final cursor
 
     def _split(self, file: TailedFile, live: _Live, piece: Piece) -> Iterator[Line]:
         data, start = piece.data, 0
+        if live.sniffing and data:
+            # Checked on the first bytes, before any line: a binary or foreign file under a
+            # log's name would otherwise give a warning for each of its "lines".
+            head = bytes(live.pending) + data[:len(self.record_start)]
+            if head[:len(self.record_start)] != self.record_start[:len(head)]:
+                raise NotThisFormat(f"does not start with {self.record_start.decode('ascii', 'replace')}")
+            live.sniffing = len(head) < len(self.record_start)
         if live.resynced and data:
             # After a damaged frame the data goes on mid-line, unless the next frame starts with
             # a record (writers' frames often end at a flush, between records): keep that one.
@@ -208,8 +243,8 @@ class LogReader:
             start = nl + 1
 
     def _too_long(self, file: TailedFile, live: _Live) -> None:
-        self.log.warning(f"{self.what} line too long, skipped", file=file.status.path,
-                    **_where(file, live.pending_pos), max_line_bytes=self.max_line_bytes)
+        self._warn(file, "line_too_long", f"{self.what} line too long, skipped",
+                   **_where(file, live.pending_pos), max_line_bytes=self.max_line_bytes)
         live.pending.clear()
         live.discarding = True
 
@@ -219,8 +254,8 @@ class LogReader:
         try:
             return raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            self.log.warning(f"{self.what} line is not UTF-8, skipped", file=file.status.path,
-                        **_where(file, pos), reason=str(exc))
+            self._warn(file, "not_utf8", f"{self.what} line is not UTF-8, skipped", **_where(file, pos),
+                       reason=str(exc))
             return None
 
 

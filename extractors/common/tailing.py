@@ -20,7 +20,9 @@ HDFS specifics handled here:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
+import pwd
 import re
 import stat
 from collections.abc import Iterable, Mapping
@@ -42,6 +44,8 @@ class FileStatus:
     mtime_ns: int
     #: what survives a rename: the inode locally, the file id on HDFS
     file_id: str
+    #: who owns the file: the user name (locally the uid's name, or the uid when it has none)
+    owner: str = ""
 
 
 class FileSystem(Protocol):
@@ -104,7 +108,17 @@ def _status(path: str, name: str, st: os.stat_result) -> FileStatus:
     # The inode alone: cursors are keyed by path already, and st_dev of network and overlay
     # file systems can change across reboots, which would make every log look replaced.
     return FileStatus(path, name, stat.S_ISDIR(st.st_mode), st.st_size, st.st_mtime_ns,
-                      str(st.st_ino))
+                      str(st.st_ino), user_name(st.st_uid))
+
+
+@functools.lru_cache(maxsize=256)
+def user_name(uid: int) -> str:
+    """The name of local user `uid`, or the number when the passwd database has no such user
+    (a container, a deleted account): an owner is always named."""
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
 
 
 class RoutingFileSystem:
@@ -227,7 +241,7 @@ class WebHdfsFileSystem:
 
 def _webhdfs_status(path: str, entry: dict[str, object]) -> FileStatus:
     return FileStatus(path, path.rsplit("/", 1)[-1], entry.get("type") == "DIRECTORY", int(entry["length"]),
-                      int(entry["modificationTime"]) * 1_000_000, str(entry["fileId"]))
+                      int(entry["modificationTime"]) * 1_000_000, str(entry["fileId"]), str(entry.get("owner") or ""))
 
 
 class _OffsetPastListedLength(Exception):

@@ -29,7 +29,8 @@ def state_dir(context: BuildContext) -> Path:
 def build(context: BuildContext) -> Extractor[PassReport]:
     from navd.extractors.spark.extractor import SparkExtractor  # noqa: PLC0415 - imported when run
 
-    return SparkExtractor.from_config(context.config, state_dir(context), extractor_run_id=context.run_id)
+    return SparkExtractor.from_config(context.config, state_dir(context), extractor_run_id=context.run_id,
+                                      index=context.index)
 
 
 def summary(r: PassReport) -> str:

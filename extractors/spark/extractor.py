@@ -17,6 +17,7 @@ name, user, open executions). Records are idempotent upserts: nothing is lost or
 from __future__ import annotations
 
 import dataclasses
+import json
 import threading
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
@@ -25,18 +26,20 @@ from pathlib import Path
 from hdfs import Client
 
 from navd.config import NavdConfig
-from navd.index.client import IndexWriter
+from navd.index.client import IndexWriter, SolrIndex
+from navd.index.documents import STUB_MARK, is_stub
 from navd.extractors import write_checkpointed
 from navd.extractors.common.cursors import LogCursor
 from navd.extractors.common.tailing import remote_directories, tailing_file_system
 from navd.extractors.hdfs.settings import hdfs_settings
-from navd.extractors.spark.events import ApplicationProcessor, SqlExecution
+from navd.extractors.spark.events import ApplicationProcessor, ApplicationRun, SqlExecution
 from navd.extractors.spark.logfiles import EventLog, EventLogCursorStore, EventLogTailer
-from navd.extractors.spark.records import dropped, records, stubs_for
+from navd.extractors.spark.records import LOG_OWNER, created, dropped, records, stubs_for
 from navd.extractors.spark.settings import spark_settings
 from navd.webhdfs import make_client
 from navd.logs import get_logger
-from navd.model import Record
+from navd.model import Deletion, Record
+from navd.names import field_table
 
 log = get_logger("navd.extractor.spark")
 
@@ -48,25 +51,40 @@ class _Application:
     emitted: dict[int, SqlExecution] = dataclasses.field(default_factory=dict)
     touched: bool = False
     skipped_reported: int = 0
+    #: the owners of the log's files its lines came from (one, unless someone else wrote a part)
+    owners: set[str] = dataclasses.field(default_factory=set)
+    #: tables and databases whose DROP was not applied and said so (once each)
+    refused: set[str] = dataclasses.field(default_factory=set)
+
+    @property
+    def owner(self) -> str:
+        return ",".join(sorted(self.owners))
 
 
 @dataclasses.dataclass(frozen=True)
 class PassReport:
     lines: int
     records: int
-    warnings: int  # lines or events skipped as unreadable, each logged with file and line
+    #: lines, events or files skipped as unreadable, each logged with its file (repeats of one
+    #: kind in one file summarised in one count line) and counted here
+    warnings: int
 
 
 class SparkExtractor:
     name = "spark"
 
     def __init__(self, *, cluster: str, directories: Iterable[str], state_dir: Path, default_fs: str = "",
-                 extractor_run_id: str | None = None, hdfs_client: Client | None = None) -> None:
+                 extractor_run_id: str | None = None, hdfs_client: Client | None = None,
+                 index: SolrIndex | None = None, allowed_log_owners: Iterable[str] = ()) -> None:
         self.cluster = cluster
         self.default_fs = default_fs
         self.extractor_run_id = extractor_run_id or f"spark##{datetime.now(UTC):%Y%m%dT%H%M%S}"
         fs, directories = tailing_file_system(directories, hdfs_client, key="[spark] event_log_dirs")
-        self.tailer = EventLogTailer(fs, directories, EventLogCursorStore(state_dir))
+        self.tailer = EventLogTailer(fs, directories, EventLogCursorStore(state_dir),
+                                     allowed_owners=allowed_log_owners)
+        #: asked before a DROP in a log flags a table it did not create (see _trusted_drops);
+        #: without it only an application's own tables are flagged
+        self.index = index
         self._apps: dict[str, _Application] = {}
         self._lines = 0
         self._warnings = 0
@@ -75,23 +93,30 @@ class SparkExtractor:
         self.tailer.rewind_unfinished()
 
     @classmethod
-    def from_config(cls, config: NavdConfig, state_dir: Path, *,
-                    extractor_run_id: str | None = None) -> SparkExtractor:
+    def from_config(cls, config: NavdConfig, state_dir: Path, *, extractor_run_id: str | None = None,
+                    index: SolrIndex | None = None) -> SparkExtractor:
         spark, hdfs = spark_settings(config), hdfs_settings(config)
         on_hdfs = bool(remote_directories(spark.event_log_dirs))
         return cls(cluster=config.cluster.name, directories=spark.event_log_dirs, state_dir=state_dir,
                    default_fs=hdfs.default_fs, extractor_run_id=extractor_run_id,
-                   hdfs_client=make_client(hdfs) if on_hdfs and hdfs.urls else None)
+                   hdfs_client=make_client(hdfs) if on_hdfs and hdfs.urls else None, index=index,
+                   allowed_log_owners=spark.allowed_log_owners)
 
     def extract(self) -> Iterator[Record]:
         """Records of everything new in the event logs since the last pass: positions say what
         is new."""
         finished: list[str] = []
+        current: EventLog | None = None
         for event_log, line in self.tailer.poll():
             app = self._apps.get(event_log.path)
             if app is None:
                 app = self._apps[event_log.path] = _Application(
                     ApplicationProcessor(cluster=self.cluster, default_fs=self.default_fs, source_name=event_log.path))
+            if event_log is not current:  # once per log and poll, not per line
+                current = event_log
+                # Every data file's owner: a file of a log written by someone else makes the
+                # log's owner a mixed one, which no table's first log matches.
+                app.owners.update(f.status.owner for f in event_log.files)
             if line.text:
                 app.processor.feed_line(line.text)
                 self._lines += 1
@@ -115,10 +140,50 @@ class SparkExtractor:
         self._warnings += skipped - app.skipped_reported
         app.skipped_reported = skipped
         partial = dataclasses.replace(run, executions=changed)
-        emitted = list(records(partial, extractor_run_id=self.extractor_run_id))
-        yield from stubs_for(emitted, self.extractor_run_id)
+        emitted = list(records(partial, extractor_run_id=self.extractor_run_id, log_owner=app.owner))
+        yield from stubs_for(emitted, self.extractor_run_id, app.owner)
         yield from emitted
-        yield from dropped(run, changed)  # after the stubs: a deletion flags only what is indexed
+        # After the stubs: a deletion flags only what is indexed.
+        yield from self._trusted_drops(app, run, list(dropped(run, changed)))
+
+    def _trusted_drops(self, app: _Application, run: ApplicationRun, drops: list[Deletion]) -> Iterator[Deletion]:
+        """The deletions of a DROP in the log that it may make: anyone who can write the log
+        directory can write a DropTableEvent (README, "Trust model of event-log directories").
+
+        A DROP flags a table (a database; a table's columns follow it) only when the index holds
+        it as nothing but a stub Spark extraction made from a log of this log's owner, or not at
+        all (the flag then applies to nothing, or to the stub this pass writes). Never what the
+        HMS extractor indexed (its next pass flags what is really gone) or what a log of another
+        owner first named, even if this log says it created it (a forger writes a CREATE first
+        too). Without an index to ask, only what the application created is flagged. Each
+        refused table or database is one warning, counted in the pass's warnings.
+        """
+        if not drops:
+            return
+        subject = {d.ref.identity: field_table(d.ref) or d.ref for d in drops}
+        ask = {ref.identity: ref for ref in subject.values()}
+        refused: dict[str, str] = {}
+        if self.index is None:
+            # Nothing to ask who else knows them: only what the application itself created.
+            own = created(run)
+            refused = {i: "navd has no index to ask who knows it" for i, ref in ask.items()
+                       if ref.qualified_name not in own}
+        else:
+            # Asked also for what the log says it created: a forger writes a CREATE first too.
+            for doc in self.index.get("elements", ask):
+                why = _untrusted(doc, app.owner)
+                if why:
+                    refused[str(doc["identity"])] = why
+        for identity, why in refused.items():
+            if identity not in app.refused:
+                app.refused.add(identity)
+                self._warnings += 1
+                log.warning("DROP in an event log not applied: known from a source the log's owner cannot "
+                            "speak for", entity=ask[identity].qualified_name, known_from=why,
+                            log=app.processor.source_name, log_owner=app.owner, app_id=run.app_id)
+        for deletion in drops:
+            if subject[deletion.ref.identity].identity not in refused:
+                yield deletion
 
     def commit(self) -> None:
         """Make the positions of everything extracted so far durable. Call after the writer flushed."""
@@ -134,9 +199,23 @@ class SparkExtractor:
         (or navd is stopping); then positions stay where they were and this extractor must be
         discarded."""
         del full  # positions say what is new: a tail has no full pass
-        lines, warnings = self._lines, self._warnings
+        lines, warnings = self._lines, self._warnings + self.tailer.warnings
         count = write_checkpointed(self.extract(), writer, commit=self.commit, stop=stop)
-        return PassReport(lines=self._lines - lines, records=count, warnings=self._warnings - warnings)
+        return PassReport(lines=self._lines - lines, records=count,
+                          warnings=self._warnings + self.tailer.warnings - warnings)
+
+
+def _untrusted(doc: dict[str, object], owner: str) -> str:
+    """Why a DROP in a log of `owner` must not flag the indexed element `doc` ("" if it may)."""
+    if not is_stub(doc):
+        return f"indexed by the {str(doc.get('sourceType', '')).lower() or 'another'} extractor"
+    properties = json.loads(str(doc["properties"]))
+    if properties.get(STUB_MARK) != "spark":
+        return f"named by {properties.get(STUB_MARK)}"
+    first = properties.get(LOG_OWNER)
+    if first != owner or not owner:
+        return f"first named by a log of {first or 'an unknown owner'}"
+    return ""
 
 
 def _is_last(event_log: EventLog, cursor: LogCursor) -> bool:

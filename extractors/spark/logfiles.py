@@ -20,13 +20,14 @@ after a crash it resumes at the last committed line: nothing lost, nothing dupli
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import Iterable, Iterator
 from typing import Literal
 
 from navd.extractors.common.codecs import CODECS
 from navd.extractors.common.cursors import CursorStore, LogCursor
-from navd.extractors.common.lines import DEFAULT_MAX_LINE_BYTES, Line, LogReader, cursor_for
+from navd.extractors.common.lines import DEFAULT_MAX_LINE_BYTES, Line, LogReader, NotThisFormat, cursor_for
 from navd.extractors.common.tailing import FileStatus, FileSystem, size_lags
 from navd.logs import get_logger
 
@@ -38,6 +39,8 @@ COMPACT = ".compact"
 ROLLING_DIR_PREFIX = "eventlog_v2_"
 _EVENTS_FILE = re.compile(r"events_(\d+)_(.+)")
 _APPSTATUS = "appstatus_"
+#: what Spark writes first into every event log (LogStart since 1.3; ApplicationStart before)
+FIRST_EVENTS = frozenset({"SparkListenerLogStart", "SparkListenerApplicationStart"})
 
 
 # --- discovery (pure over listings) ----------------------------------------------------------
@@ -172,15 +175,29 @@ class EventLogTailer:
     """
 
     def __init__(self, fs: FileSystem, directories: Iterable[str], store: CursorStore,
-                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, *, allowed_owners: Iterable[str] = ()) -> None:
         self.fs = fs
         self.directories = tuple(directories)
+        #: `[spark] allowed_log_owners`: only files these users own are read (empty: all)
+        self.allowed_owners = frozenset(allowed_owners)
         self.store = store
         self.reader = LogReader(fs, max_line_bytes, logger=LOGGER, what="event log", record_start=b'{"Event":')
         self.committed: dict[str, LogCursor] = store.load()
         self._pending: dict[str, LogCursor] = {}
         self._gone: set[str] = set()
         self._failures: set[tuple[str, int | None, str | None]] = set()
+        #: files under a log's name that are no event log: the version last seen, not read
+        #: again until it changes; each reported once
+        self._foreign: dict[str, tuple[str, int, int]] = {}
+        #: directories that could not be listed, with why: warned once, until readable again
+        self._unreadable: dict[str, str] = {}
+        #: files skipped for their owner, by key: the owner last reported
+        self._disowned: dict[str, str] = {}
+
+    @property
+    def warnings(self) -> int:
+        """Warnings about files and directories given so far (logged, or summarised)."""
+        return self.reader.warnings.count
 
     def cursor(self, key: str) -> LogCursor | None:
         if key in self._gone:
@@ -225,15 +242,25 @@ class EventLogTailer:
                 logs = discover(self.fs, directory)
             except OSError as exc:
                 # Keep its cursors: an unmounted or unreachable directory is not a deletion.
-                log.warning("event log directory unreadable", directory=directory,
-                            reason=exc.strerror or str(exc))
+                # Said once (and again if the reason changes), not every poll_seconds.
+                reason = exc.strerror or str(exc)
+                if self._unreadable.get(directory) != reason:
+                    self._unreadable[directory] = reason
+                    self.reader.warnings.warn(directory, "directory_unreadable", "event log directory unreadable",
+                                              field="directory", reason=reason)
                 seen.update(k for k in self._known() if k.startswith(directory.rstrip("/") + "/"))
                 continue
+            if self._unreadable.pop(directory, None) is not None:
+                log.info("event log directory readable again", directory=directory)
             for event_log in logs:
                 for file in event_log.files:
                     seen.add(file.key)
                     yield from ((event_log, line) for line in self._read(event_log, file))
         self._drop_vanished(seen)
+        for key in set(self._foreign) - seen:
+            del self._foreign[key]
+        for key in set(self._disowned) - seen:
+            del self._disowned[key]
 
     def _known(self) -> set[str]:
         return (set(self.committed) | set(self._pending)) - self._gone
@@ -243,10 +270,22 @@ class EventLogTailer:
         status = file.status
         complete = event_log.complete
         lagging = not complete and size_lags(self.fs, status.path)
+        version = (status.file_id, status.size, status.mtime_ns)
+        if self._foreign.get(file.key) == version:
+            return  # no event log, unchanged since it was found so
+        if self.allowed_owners and status.owner not in self.allowed_owners:
+            # Not read at all (its cursor stays): read once it is owned by an allowed user.
+            if self._disowned.get(file.key) != status.owner:
+                self._disowned[file.key] = status.owner
+                self.reader.warnings.warn(status.path, "owner_not_allowed",
+                                          "event log skipped: its owner is not in [spark] allowed_log_owners",
+                                          owner=status.owner)
+            return
+        self._disowned.pop(file.key, None)
         if cursor is not None and (cursor.file_id != status.file_id
                                    or (status.size < cursor.resume and not lagging)):
-            log.warning("event log replaced, reading it again", file=status.path,
-                        previous_size=cursor.size, size=status.size)
+            self.reader.warnings.warn(status.path, "replaced", "event log replaced, reading it again",
+                                      previous_size=cursor.size, size=status.size)
             self.reader.forget(file.key)
             cursor = None
         if cursor is not None and cursor.size == status.size and cursor.mtime_ns == status.mtime_ns \
@@ -256,8 +295,23 @@ class EventLogTailer:
             # Its events were read from the files it replaces; reading it again duplicates.
             self.advance(cursor_for(file, status.size, 0, done=True))
             return
+        # The first line of a log tells whether it is one at all: checked before it is handed on.
+        first = cursor is None and file is event_log.files[0] and not file.name.compact and file.name.index <= 1
         try:
-            yield from self.reader.read(file, cursor, complete)
+            for line in self.reader.read(file, cursor, complete):
+                if first and line.text:
+                    first = False
+                    kind = _event_kind(line.text)
+                    if kind not in FIRST_EVENTS:
+                        raise NotThisFormat(f"its first line is {kind or 'no Spark event'}, not "
+                                            f"SparkListenerLogStart or SparkListenerApplicationStart")
+                yield line
+        except NotThisFormat as exc:
+            self.reader.forget(file.key)
+            if file.key not in self._foreign:
+                self.reader.warnings.warn(status.path, "not_an_event_log",
+                                          "not a Spark event log, skipped until it changes", reason=str(exc))
+            self._foreign[file.key] = version
         except FileNotFoundError:
             pass  # reported by _drop_vanished on the next pass
         except OSError as exc:
@@ -266,8 +320,8 @@ class EventLogTailer:
             failure = (file.key, exc.errno, exc.strerror)
             if failure not in self._failures:
                 self._failures.add(failure)
-                log.warning("event log unreadable, will retry", file=status.path,
-                            offset=cursor.resume if cursor else 0, reason=exc.strerror or str(exc))
+                self.reader.warnings.warn(status.path, "unreadable", "event log unreadable, will retry",
+                                          offset=cursor.resume if cursor else 0, reason=exc.strerror or str(exc))
 
     def _has_earlier(self, event_log: EventLog, compact: LogFile) -> bool:
         prefix = event_log.path.rstrip("/") + "/"
@@ -285,6 +339,16 @@ class EventLogTailer:
             self._gone.add(key)
             self._pending.pop(key, None)
             self.reader.forget(key)
+
+
+def _event_kind(text: str) -> str | None:
+    """The "Event" of a log line, None when it is no JSON object with one."""
+    try:
+        event = json.loads(text)
+    except ValueError:
+        return None
+    kind = event.get("Event") if isinstance(event, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 def log_of(key: str) -> str:

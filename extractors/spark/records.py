@@ -35,13 +35,21 @@ from navd.names import (
 from .events import CUT_BY_SPARK, MAX_FIELDS_SETTING, ApplicationProcessor, ApplicationRun, CatalogEvent, SqlExecution
 
 
-def records(run: ApplicationRun, *, extractor_run_id: str | None = None) -> Iterator[Record]:
-    """navd.model records of one application: elements first, then relations."""
+#: The property naming the owner of the event-log file a Spark element or stub came from: the
+#: user is what the log claims (anyone can write any name into a log); the owner is who wrote it.
+LOG_OWNER = "logOwner"
+
+
+def records(run: ApplicationRun, *, extractor_run_id: str | None = None, log_owner: str = "") -> Iterator[Record]:
+    """navd.model records of one application: elements first, then relations. `log_owner`, the
+    owner of its event-log file, goes on the run and its executions (`logOwner`)."""
     if run.app_id is None or run.app_name is None:
         return  # no SparkListenerApplicationStart: nothing to hang records on
     template = Element(SourceType.SPARK, ElementType.OPERATION, spark_application_ref(run.app_name).qualified_name,
                        name=run.app_name, extractor_run_id=extractor_run_id)
     props = {"outcome": run.outcome, "appId": run.app_id, "attempt": run.attempt}
+    if log_owner:
+        props[LOG_OWNER] = log_owner
     if run.spark_version:
         props["sparkVersion"] = run.spark_version
     loose = [e for e in run.catalog_events if e.execution_id is None]
@@ -54,7 +62,7 @@ def records(run: ApplicationRun, *, extractor_run_id: str | None = None) -> Iter
                   name=f"{run.app_name} ({run.app_id})", principal=run.user, started=run.started,
                   ended=run.ended, source_id=run.app_id, extractor_run_id=extractor_run_id,
                   properties=props)
-    children = [_execution_element(run, app, e, extractor_run_id) for e in run.executions]
+    children = [_execution_element(run, app, e, extractor_run_id, log_owner) for e in run.executions]
     yield template
     yield app
     yield from children
@@ -82,8 +90,10 @@ def records(run: ApplicationRun, *, extractor_run_id: str | None = None) -> Iter
 
 
 def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecution,
-                       extractor_run_id: str | None) -> Element:
+                       extractor_run_id: str | None, log_owner: str) -> Element:
     props = {"outcome": execution.outcome, "executionId": str(execution.execution_id)}
+    if log_owner:
+        props[LOG_OWNER] = log_owner
     if execution.nested_ids:
         props["nestedExecutionIds"] = ",".join(map(str, execution.nested_ids))
     if execution.write_commands:
@@ -172,6 +182,18 @@ def dropped(run: ApplicationRun, executions: Iterable[SqlExecution]) -> Iterator
                     yield Deletion(column, when)
 
 
+def created(run: ApplicationRun) -> frozenset[str]:
+    """Qualified names of the databases and tables the application created (CREATE, or the new
+    name of a RENAME): what a DROP in its own log may flag deleted without asking the index."""
+    names = set()
+    for event in run.catalog_events:
+        if event.action in ("CREATE_TABLE", "CREATE_DATABASE"):
+            names.add(event.qualified_name)
+        elif event.new_qualified_name:
+            names.add(event.new_qualified_name)
+    return frozenset(names)
+
+
 def _catalog_text(events: Iterable[CatalogEvent]) -> str:
     return "; ".join(f"{e.action} {e.qualified_name}" + (f" -> {e.new_qualified_name}" if e.new_qualified_name else "")
                      for e in events)
@@ -186,13 +208,14 @@ def process_lines(lines: Iterable[str | bytes], *, cluster: str, default_fs: str
     return run, list(records(run, extractor_run_id=extractor_run_id))
 
 
-def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None) -> Iterator[Record]:
+def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None, log_owner: str = "") -> Iterator[Record]:
     """Stubs for the unlinked dataset and column endpoints of `emitted` relations.
 
     Tables and paths a job read or wrote, and the columns of column-level edges, get an element
     (indexed only if absent, see ElementStub) and columns a PARENT_CHILD from their table (or,
     for a path's columns `<path>#<column>`, its directory or file), so lineage can start from
-    them and `--columns` finds them under their dataset.
+    them and `--columns` finds them under their dataset. A stub carries the owner of the log
+    that first named it (`logOwner`): a later DROP in a log flags it only for that owner.
     """
     seen: set[str] = set()
     #: dataset endpoints by identity: a column's table is named by its FIELD ref as a TABLE, and
@@ -207,16 +230,18 @@ def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None) -> Iterat
             if linked or ref.identity in seen:
                 continue
             seen.add(ref.identity)
-            yield ElementStub(_stub_element(ref, extractor_run_id))
+            yield ElementStub(_stub_element(ref, extractor_run_id, log_owner))
             table = field_table(ref)
             if table is not None:
                 table = datasets.get(table.identity, table)
                 if table.identity not in seen:
                     seen.add(table.identity)
-                    yield ElementStub(_stub_element(table, extractor_run_id))
+                    yield ElementStub(_stub_element(table, extractor_run_id, log_owner))
                 yield Relation(RelationType.PARENT_CHILD, table, ref, extractor_run_id=extractor_run_id)
 
 
-def _stub_element(ref: EntityRef, extractor_run_id: str | None) -> Element:
+def _stub_element(ref: EntityRef, extractor_run_id: str | None, log_owner: str) -> Element:
+    props = {STUB_MARK: "spark", **({LOG_OWNER: log_owner} if log_owner else {})}
     return Element(ref.source_type, ref.type, ref.qualified_name,
-                   name=display_name(ref.qualified_name, ref.type, ref.source_type), extractor_run_id=extractor_run_id, properties={STUB_MARK: "spark"})
+                   name=display_name(ref.qualified_name, ref.type, ref.source_type), extractor_run_id=extractor_run_id,
+                   properties=props)

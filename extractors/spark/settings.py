@@ -6,6 +6,7 @@ import dataclasses
 from datetime import timedelta
 
 from navd.config import NavdConfig, check_url, number
+from navd.errors import ConfigError
 from navd.extractors import check_section
 
 SECTION = "spark"
@@ -17,6 +18,9 @@ class SparkConfig:
     event_log_dirs: tuple[str, ...] = ()
     poll_seconds: float = number(5.0, 0, 24 * 3600, low_open=True)
     state_dir: str = ""
+    #: users whose event logs are read (the owners of the files); empty: every owner. Anyone who
+    #: can write the event-log directory (Spark's docs make it 1777) can put a log there.
+    allowed_log_owners: tuple[str, ...] = ()
 
     def validate(self) -> None:
         """Load-time checks; messages start with the key (the loader adds the file)."""
@@ -25,6 +29,8 @@ class SparkConfig:
             if "://" in directory:  # hdfs://nameservice1/spark-logs; a local path has no URL parts
                 check_url("[spark] event_log_dirs", directory, schemes=None,
                           example="hdfs://nameservice1/user/spark/applicationHistory")
+        if any(not isinstance(owner, str) or not owner.strip() for owner in self.allowed_log_owners):
+            raise ConfigError("[spark] allowed_log_owners: every entry must be a user name")
 
     @property
     def interval(self) -> timedelta:
