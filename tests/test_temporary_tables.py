@@ -54,11 +54,10 @@ def test_lineage_across_temporary_tables(navd, hdfs: DevHdfs, hdfs_client: Clien
             result = navd("extract", source, *(["--once"] if source == "spark" else []), env=env)
             assert result.returncode == 0, f"extract {source}: {result.stderr[-2000:]}"
             if source == "spark":  # every event the Thrift Server logs is understood
-                warned = [json.loads(line) for line in result.stderr.splitlines() if '"level": "warning"' in line]
-                # but the DROP of temp_sample_07, which the HMS extractor indexed, is left to it
-                # (README, "Trust model of event-log directories")
-                assert all(w["event"].startswith("DROP in an event log not applied")
-                           and w["entity"] == f"{db}.temp_sample_07@{unique}" for w in warned), result.stderr[-3000:]
+                warned = [line for line in result.stderr.splitlines() if '"level": "warning"' in line]
+                # the DROP of temp_sample_07, which the HMS extractor indexed, is left to it at
+                # info level (README, "Trust model of event-log directories")
+                assert warned == [], result.stderr[-3000:]
 
     with hive.connect("127.0.0.1", spark_thrift.port, username="navd") as conn:
         cursor = conn.cursor()
