@@ -90,6 +90,15 @@ def test_bad_query_is_one_line(navd) -> None:  # type: ignore[no-untyped-def]
     assert_one_line_error(navd("search", "type:("), "HTTP 400", "Cannot parse")
 
 
+def test_search_with_local_params_is_one_line_exit_2(navd) -> None:  # type: ignore[no-untyped-def]
+    result = navd("search", "{!join fromIndex=nav_relations from=id to=id}*:*")
+    assert result.returncode == 2 and result.stdout == ""
+    assert_one_line_error(result, "search query: local parameters '{!join fromIndex=nav_relations",
+                          "not allowed")
+    assert navd("search", "queryText:*temp_table*").returncode == 0
+    assert navd("search", 'originalName:"a b"').returncode == 0
+
+
 def test_unknown_entity_is_one_line(navd) -> None:  # type: ignore[no-untyped-def]
     assert_one_line_error(navd("entity", "nope.nothing@primary"), "no element", "nope.nothing@primary")
 

@@ -10,13 +10,14 @@ from pathlib import Path
 from navd.index.client import SolrIndex
 from navd.process import free_port
 from navd.solr.server import EmbeddedSolr
+from conftest import solr_section
 
 
 def test_runs_are_recorded_and_shown_by_status(navd, solr_server: EmbeddedSolr, index: SolrIndex,  # type: ignore[no-untyped-def]
                                                tmp_path: Path) -> None:
     dead_rm = f"http://127.0.0.1:{free_port()}"
     config = tmp_path / "navd.toml"
-    config.write_text(f'[solr]\nurl = "{solr_server.url}"\n[logging]\nformat = "json"\n[yarn]\nurls = ["{dead_rm}"]\n')
+    config.write_text(f'{solr_section(solr_server)}[logging]\nformat = "json"\n[yarn]\nurls = ["{dead_rm}"]\n')
     env = {**os.environ, "NAVD_CONFIG": str(config), "XDG_STATE_HOME": str(tmp_path / "state")}
     assert navd("link", env=env).returncode == 0
     assert navd("purge", "--older-than-days", "3650", env=env).returncode == 0
