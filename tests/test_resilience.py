@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
-import os
 import threading
 import time
 from collections.abc import Iterator
@@ -18,22 +15,16 @@ from navd.errors import SolrError, SolrUnavailable
 from navd.index.admin import init_solr
 from navd.index.client import IndexWriter, SolrIndex
 from navd.model import Element, ElementType, SourceType
-from navd.solr.server import EmbeddedSolr
+from navd.solr.server import EmbeddedSolr, solr_password_hash
 
 from conftest import start_server
 
 USER, PASSWORD = "navd", "correct horse battery staple"
 
 
-def solr_password_hash(password: str) -> str:
-    """Solr's BasicAuthPlugin credential format: base64(sha256(sha256(salt + password))) salt."""
-    salt = os.urandom(32)
-    digest = hashlib.sha256(hashlib.sha256(salt + password.encode()).digest()).digest()
-    return f"{base64.b64encode(digest).decode()} {base64.b64encode(salt).decode()}"
-
-
 @pytest.fixture(scope="module")
 def secured_solr(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedSolr]:
+    # An admin's own security.json (an external Solr's users): navd keeps it, adds none of its own.
     home = tmp_path_factory.mktemp("secured-solr")
     (home / "security.json").write_text(json.dumps({
         "authentication": {"class": "solr.BasicAuthPlugin", "blockUnknown": True,
