@@ -36,7 +36,10 @@ def private_dir(path: Path) -> Path:
         probe = probe.parent
     for directory in reversed(missing):  # mkdir(parents=True) would give the parents 0755
         directory.mkdir(mode=PRIVATE_DIR_MODE, exist_ok=True)
-    if path.stat().st_mode & 0o777 != PRIVATE_DIR_MODE:
+    info = path.stat()
+    # Only its owner may chmod it; a directory an admin made for navd (owned by root, writable
+    # by navd) stays as the admin set it: what navd creates inside it is private anyway.
+    if info.st_mode & 0o777 != PRIVATE_DIR_MODE and info.st_uid == os.geteuid():
         path.chmod(PRIVATE_DIR_MODE)
     return path
 
