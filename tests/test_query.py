@@ -85,7 +85,8 @@ def test_search_refuses_local_params_and_magic_fields(index: SolrIndex, query: s
 
 
 def test_search_refuses_local_params_in_the_sort(index: SolrIndex) -> None:
-    with pytest.raises(UsageError, match=r"^search --sort: local parameters ['\"]\{!join fromIndex=nav_elements"):
+    refused = r"^search --sort: local parameters ['\"]\{!join fromIndex=nav_elements"
+    with pytest.raises(UsageError, match=refused):
         search(index, "relations", "*:*", sort="query({!join fromIndex=nav_elements from=id to=id v='*:*'},0) desc")
 
 
