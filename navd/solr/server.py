@@ -171,8 +171,8 @@ def _ensure_security(home: Path) -> None:
     if (home / SECURITY_JSON).exists():
         return
     admin, reader = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
-    # Credentials first: a crash in between leaves a home that starts open once more and then
-    # gets a matching pair, never a security.json whose passwords nobody knows.
+    # Credentials first: a crash in between leaves no security.json, so the next start writes
+    # a new matching pair; never a security.json whose passwords nobody knows.
     write_atomically(home / CREDENTIALS_FILE_NAME, json.dumps(
         {"admin": {"username": ADMIN, "password": admin},
          "reader": {"username": READER, "password": reader}}, indent=2).encode())
@@ -229,7 +229,8 @@ class EmbeddedSolr:
         return read_credentials(self.home).get(role)
 
     def client_config(self, *, role: str = "admin", **settings: object) -> SolrConfig:
-        """A config that reaches this server by URL as `role` (for tests, benchmarks, the dev stack)."""
+        """A config that reaches this server by URL as `role` (tests and benchmarks start servers
+        of their own and name them by URL)."""
         credentials = self.credentials(role)
         if credentials:
             settings = {"auth": "basic", "username": credentials[0], "password": credentials[1], **settings}
