@@ -15,7 +15,7 @@ from typing import Any
 
 from navd import __version__
 from navd.config import NavdConfig, load_config
-from navd.errors import ConfigError, NavdError
+from navd.errors import ConfigError, NavdError, UsageError
 from navd.logs import get_logger, setup_logging
 from navd.names import InvalidName
 from navd.registry import components
@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"navd: config error: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    except InvalidName as exc:  # a name typed wrong is bad input, as a bad option is
+    except (InvalidName, UsageError) as exc:  # a name typed wrong or a refused query is bad input
         print(f"navd: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except NavdError as exc:
@@ -169,15 +169,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # -- helpers ----------------------------------------------------------------------------------
 
-def _index(config: NavdConfig, *, interactive: bool = True):  # -> SolrIndex
+def _index(config: NavdConfig, *, interactive: bool = True, read_only: bool = False):  # -> SolrIndex
     """The Solr client for a command. Interactive reads fail at once with one line instead of
-    backing off for a minute as the daemon's writers do."""
+    backing off for a minute as the daemon's writers do. `read_only` commands (search, entity,
+    lineage) log in to the embedded Solr as its query-only user."""
     import dataclasses
 
     from navd.index.client import SolrIndex
     from navd.solr.server import effective_solr_config
 
-    solr = effective_solr_config(config.solr)
+    solr = effective_solr_config(config.solr, read_only=read_only)
     if interactive:
         solr = dataclasses.replace(solr, retries=0)
     return SolrIndex(solr)
@@ -258,7 +259,7 @@ def cmd_search(args: argparse.Namespace, config: NavdConfig) -> int:
 
     if args.rows < 0:
         raise ConfigError("--rows must be >= 0")
-    with _index(config) as index:
+    with _index(config, read_only=True) as index:
         result = search(index, args.core, args.query, rows=args.rows, sort=args.sort)
     if args.json:
         _print_json({"numFound": result.found, "docs": list(result.docs)})
@@ -285,7 +286,7 @@ def _summary_line(core: str, doc: dict[str, Any]) -> str:
 def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> int:
     from navd.query import entity
 
-    with _index(config) as index:
+    with _index(config, read_only=True) as index:
         docs = entity(index, args.name)
     if args.json:
         _print_json(docs[0] if len(docs) == 1 else docs)
@@ -454,7 +455,7 @@ def cmd_lineage(args: argparse.Namespace, config: NavdConfig) -> int:
         raise ConfigError("--depth must be >= 1")
     options = LineageOptions(direction=args.direction, depth=args.depth, columns=args.columns,
                              operations=args.operations, deleted=args.deleted)
-    with _index(config) as index:
+    with _index(config, read_only=True) as index:
         graph = lineage(index, args.entity, options)
     if args.format == "json":
         _print_json(graph.as_dict())

@@ -47,6 +47,10 @@ class ConfigError(NavdError):
     """The configuration file or an environment override is wrong."""
 
 
+class UsageError(NavdError):
+    """A request navd refuses as asked (a query it does not allow, an argument out of range)."""
+
+
 class SolrError(NavdError):
     """Solr answered with an error (bad query, bad document, missing core)."""
 

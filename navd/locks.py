@@ -1,7 +1,9 @@
 """One run of a component at a time, across processes: `navd run` and `navd extract` share them.
 
 A lock is an flock(2) on `<state dir>/locks/<component>.lock`; the kernel drops it when its
-holder dies, so a killed daemon never leaves a stale lock behind.
+holder dies, so a killed daemon never leaves a stale lock behind. Lock files are 0600 in a 0700
+directory (navd.state.open_private): flock needs only an open descriptor, so a lock file other
+users could open would let any of them hold it and stall navd's runs.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from navd.errors import RunStopped
+from navd.state import open_private, private_dir
 
 
 class LockBusy(Exception):
@@ -34,8 +37,8 @@ def component_lock(state_root: Path, component: str, *, wait: bool,
     `wait=False` raises LockBusy at once when it is held; `wait=True` calls `on_wait` once and
     polls until it is free (or `stop` is set: RunStopped)."""
     path = lock_path(state_root, component)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    private_dir(state_root)
+    fd = open_private(path)
     try:
         waited = False
         while True:

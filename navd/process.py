@@ -15,6 +15,7 @@ from typing import Any
 
 from navd.errors import NavdError
 from navd.logs import get_logger
+from navd.state import open_private, write_atomically
 
 log = get_logger("navd.process")
 
@@ -66,16 +67,15 @@ class ManagedProcess:
         return pid if self.is_alive(pid) else None
 
     def spawn(self, cmd: list[str], *, log_file: Path, record: Mapping[str, Any],
-              env: Mapping[str, str] | None = None, cwd: Path | None = None) -> subprocess.Popen[bytes]:
-        """Start detached (own session, so a Ctrl-C of the caller does not reach it)."""
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        with open(log_file, "ab") as console:
+              env: Mapping[str, str] | None = None, cwd: Path | None = None,
+              umask: int = -1) -> subprocess.Popen[bytes]:
+        """Start detached (own session, so a Ctrl-C of the caller does not reach it); `umask`
+        (-1: inherit) is the child's, e.g. 0o077 for a service whose home must stay private."""
+        with os.fdopen(open_private(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND), "ab") as console:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT,
                                     cwd=cwd or self.home, env=dict(env) if env is not None else None,
-                                    start_new_session=True)
-        tmp = self.pid_file.with_suffix(".tmp")
-        tmp.write_text(json.dumps({**record, "pid": proc.pid}))
-        tmp.replace(self.pid_file)
+                                    start_new_session=True, umask=umask)
+        write_atomically(self.pid_file, json.dumps({**record, "pid": proc.pid}).encode())
         return proc
 
     def ensure_running(self, spawn: Callable[[], subprocess.Popen[bytes]], ready: Callable[[], str | None], *,

@@ -5,11 +5,13 @@ index. Typed results, no printing, no argument parsing: callers format them.
 from __future__ import annotations
 
 import dataclasses
+import re
 import socket
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict
 
+from navd.errors import UsageError
 from navd.index.client import SolrIndex
 from navd.index.documents import RUN_KIND, display_document
 from navd.index.lineage_store import SolrLineageStore
@@ -21,8 +23,8 @@ from navd.names import shown as shown_name  # status() calls its result `shown`
 from navd.process import pid_runs
 from navd.runs import INTERRUPTED, components, last_run_and_success, schedule_identity
 
-__all__ = ["ComponentStatus", "EntityNotFound", "RunPage", "SearchResult", "Status", "entity", "lineage",
-           "run_history", "search", "status"]
+__all__ = ["ComponentStatus", "EntityNotFound", "RunPage", "SearchResult", "Status", "check_search",
+           "entity", "lineage", "run_history", "search", "status"]
 
 
 # -- search and entity ------------------------------------------------------------------------
@@ -34,9 +36,55 @@ class SearchResult:
     docs: tuple[dict[str, Any], ...]  # as users see them (documents.display_document)
 
 
+#: Lucene's "magic" fields: `_query_:"{!...}"` runs any query parser, `_val_:"..."` a function.
+_MAGIC_FIELD = re.compile(r"(?<![\w.*?])(_query_|_val_)\s*:")
+_SHOWN_CHARS = 80
+
+
+def _unquoted(text: str) -> str:
+    """`text` without its quoted phrases and with backslash escapes resolved: what Solr's
+    Lucene parser reads as syntax (field names, local parameters). A phrase is only text."""
+    out: list[str] = []
+    quoted = escaped = False
+    for char in text:
+        if escaped:
+            escaped = False
+            if not quoted:
+                out.append(char)
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            quoted = not quoted
+            out.append(" ")
+        elif not quoted:
+            out.append(char)
+    return "".join(out)
+
+
+def check_search(query: str, sort: str | None = None) -> None:
+    """Refuse what reaches past the Lucene query syntax: local parameters (`{!join
+    fromIndex=<other core>}` reads any core on the node, `{!func}` and other parsers) and the
+    magic fields `_query_`/`_val_` that carry them. Inside a quoted phrase `{!` is only text.
+    UsageError names the parameter and the piece refused."""
+    for parameter, text in (("query", query), ("--sort", sort or "")):
+        syntax = _unquoted(text)
+        start = syntax.find("{!")
+        if start >= 0:
+            end = syntax.find("}", start)
+            piece = syntax[start:end + 1 if end >= 0 else len(syntax)][:_SHOWN_CHARS]
+            raise UsageError(f"search {parameter}: local parameters {piece!r} are not allowed: navd search "
+                             f"takes the Lucene query syntax only (no other query parsers, no cross-core joins)")
+        magic = _MAGIC_FIELD.search(syntax)
+        if magic:
+            raise UsageError(f"search {parameter}: the field {magic.group(1)} is not allowed: it runs other "
+                             f"query parsers or functions; navd search takes the Lucene query syntax only")
+
+
 def search(index: SolrIndex, core: str, query: str, *, rows: int = 20, sort: str | None = None) -> SearchResult:
-    """A raw Solr query on one core."""
-    body = index.search(core, query, rows=rows, sort=sort)
+    """A raw Solr query in the Lucene syntax on one core (check_search says what is refused)."""
+    check_search(query, sort)
+    # defType fixed: a core's defaults cannot swap the parser the check above was made for.
+    body = index.search(core, query, rows=rows, sort=sort, params={"defType": "lucene"})
     return SearchResult(int(body["response"]["numFound"]), body.get("responseHeader", {}).get("QTime"),
                         tuple(display_document(d) for d in body["response"]["docs"]))
 

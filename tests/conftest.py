@@ -28,6 +28,7 @@ from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
 from navd.logs import setup_logging
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
+from navd.state import write_atomically
 from navd.webhdfs import make_client
 from navd_devstack.hadoop import DevHdfs, HdfsPorts
 from navd_devstack.metastore import HiveMetastore
@@ -75,7 +76,7 @@ def solr_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedSo
 
 @pytest.fixture(scope="session")
 def solr_config(solr_server: EmbeddedSolr) -> SolrConfig:
-    return SolrConfig(url=solr_server.url, retries=2, backoff_seconds=0.2)
+    return solr_server.client_config(retries=2, backoff_seconds=0.2)
 
 
 @pytest.fixture(scope="session")
@@ -164,11 +165,24 @@ def unique() -> str:
     return "t" + uuid.uuid4().hex[:10]
 
 
+def solr_section(server: EmbeddedSolr) -> str:
+    """The `[solr]` lines of a navd.toml that reach `server` by URL as navd's admin user (basic
+    auth, the password in a 0600 file beside the home), as a site would configure its own Solr."""
+    credentials = server.credentials()
+    if credentials is None:  # a SolrCloud home, or one with a security.json of its own
+        return f'[solr]\nurl = "{server.url}"\n'
+    password_file = server.home.parent / f"{server.home.name}.admin-password"
+    if not password_file.exists():
+        write_atomically(password_file, credentials[1].encode())
+    return (f'[solr]\nurl = "{server.url}"\nauth = "basic"\nusername = "{credentials[0]}"\n'
+            f'password_file = "{password_file}"\n')
+
+
 @pytest.fixture
 def navd_env(tmp_path: Path, solr_server: EmbeddedSolr) -> dict[str, str]:
     """Environment for running the `navd` command against the session Solr."""
     config = tmp_path / "navd.toml"
-    config.write_text(f'[solr]\nurl = "{solr_server.url}"\n[logging]\nformat = "json"\n')
+    config.write_text(f'{solr_section(solr_server)}[logging]\nformat = "json"\n')
     return {**os.environ, "NAVD_CONFIG": str(config)}
 
 

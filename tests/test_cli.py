@@ -92,6 +92,15 @@ def test_bad_query_is_one_line(navd) -> None:  # type: ignore[no-untyped-def]
     assert_one_line_error(navd("search", "type:("), "HTTP 400", "Cannot parse")
 
 
+def test_search_with_local_params_is_one_line_exit_2(navd) -> None:  # type: ignore[no-untyped-def]
+    result = navd("search", "{!join fromIndex=nav_relations from=id to=id}*:*")
+    assert result.returncode == 2 and result.stdout == ""
+    assert_one_line_error(result, "search query: local parameters '{!join fromIndex=nav_relations",
+                          "not allowed")
+    assert navd("search", "queryText:*temp_table*").returncode == 0
+    assert navd("search", 'originalName:"a b"').returncode == 0
+
+
 def test_unknown_entity_is_one_line(navd) -> None:  # type: ignore[no-untyped-def]
     assert_one_line_error(navd("entity", "nope.nothing@primary"), "no element", "nope.nothing@primary")
 
@@ -185,10 +194,13 @@ def test_non_utf8_config_is_one_line_naming_the_key(navd, tmp_path: Path) -> Non
 
 
 def test_inline_password_is_warned_about_once_and_refused_by_the_setting(  # type: ignore[no-untyped-def]
-        navd, navd_env: dict[str, str], tmp_path: Path) -> None:
+        navd, navd_env: dict[str, str], solr_server: EmbeddedSolr, tmp_path: Path) -> None:
     config = Path(navd_env["NAVD_CONFIG"])
-    config.write_text(config.read_text().replace("[solr]\n", '[solr]\nauth = "basic"\nusername = "navd"\n'
-                                                             'password = "Sup3rSecret"\n'))
+    credentials = solr_server.credentials()
+    assert credentials is not None
+    user, secret = credentials  # the session Solr's admin, inline: it must work and never be shown
+    config.write_text(f'[solr]\nurl = "{solr_server.url}"\nauth = "basic"\nusername = "{user}"\n'
+                      f'password = "{secret}"\n[logging]\nformat = "json"\n')
     config.chmod(0o600)
     result = navd("solr", "init")
     assert result.returncode == 0, result.stderr
@@ -197,7 +209,7 @@ def test_inline_password_is_warned_about_once_and_refused_by_the_setting(  # typ
     assert [(w["logger"], w["level"], w["event"]) for w in warnings] == [
         ("navd.config", "warning", f"{config}: [solr] password: a password inline in the config file; put it in "
                                    "a file only navd can read and set [solr] password_file")]
-    assert "Sup3rSecret" not in result.stderr + result.stdout
+    assert secret not in result.stderr + result.stdout
 
     config.write_text(config.read_text() + '[security]\ninsecure_credentials = "refuse"\n')
     refused = navd("solr", "init")
@@ -210,4 +222,4 @@ def test_inline_password_is_warned_about_once_and_refused_by_the_setting(  # typ
     assert readable.returncode == 2
     assert_one_line_error(readable, f"{config}: holds [solr] password but users other than its owner may read it "
                                     "(mode 0644)")
-    assert "Sup3rSecret" not in refused.stderr + readable.stderr
+    assert secret not in refused.stderr + readable.stderr

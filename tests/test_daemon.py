@@ -32,6 +32,7 @@ from navd_devstack.hadoop import FSSHELL_CLASS, DevHdfs
 from navd_devstack.spark_thrift import SparkThriftServer
 from navd_devstack.yarn import DevYarn
 from test_spark_kill import busy_job, queries  # noqa: F401 - busy_job is a fixture used here
+from conftest import solr_section
 
 NAVD = str(Path(sys.executable).parent / "navd")
 FIXTURES = Path(__file__).parent / "fixtures" / "spark_events"
@@ -86,7 +87,7 @@ def notifications(tmp_path: Path) -> Iterator[Notifications]:
 
 
 def write_config(path: Path, solr: EmbeddedSolr, state: Path, body: str) -> Path:
-    path.write_text(f'[solr]\nurl = "{solr.url}"\nretries = 2\nbackoff_seconds = 0.2\n'
+    path.write_text(f'{solr_section(solr)}retries = 2\nbackoff_seconds = 0.2\n'
                     f'[logging]\nformat = "json"\n[daemon]\nstate_dir = "{state}"\n' + body)
     return path
 
@@ -628,11 +629,10 @@ def test_kill_9_during_spark_tailing_and_hdfs_extraction_then_restart_gives_the_
 def own_solr(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedSolr]:
     """A Solr of this module's own, to stop and start without disturbing the session's."""
     from conftest import start_server
-    from navd.config import SolrConfig
     from navd.index.admin import init_solr
 
     server = start_server(tmp_path_factory.mktemp("own-solr"))
-    with SolrIndex(SolrConfig(url=server.url)) as admin:
+    with SolrIndex(server.client_config()) as admin:
         init_solr(admin)
     yield server
     server.stop()
@@ -647,12 +647,11 @@ def _everything(index: SolrIndex) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def test_solr_down_while_tailing_loses_nothing_and_positions_wait(own_solr: EmbeddedSolr, tmp_path: Path) -> None:
-    from navd.config import SolrConfig
 
     names = ("ctas_expression", "multi_output")
     (tmp_path / "source").mkdir()
     source = event_log_dir(tmp_path / "source", names)
-    own = SolrIndex(SolrConfig(url=own_solr.url, retries=20, backoff_seconds=0.5, max_backoff_seconds=2))
+    own = SolrIndex(own_solr.client_config(retries=20, backoff_seconds=0.5, max_backoff_seconds=2))
 
     def config(name: str, logs: Path) -> Path:
         return write_config(tmp_path / f"{name}.toml", own_solr, tmp_path / name,

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from navd.errors import UsageError
 from navd.index.client import IndexWriter, SolrIndex, serialise
 from navd.model import Element, ElementType, SourceType
 from navd.query import EntityNotFound, entity, run_history, search, status
@@ -69,3 +70,35 @@ def test_search_and_entity(index: SolrIndex, unique: str) -> None:
     assert shown["identity"] == element.identity
     with pytest.raises(EntityNotFound, match=f"'{unique}.nope@primary'"):
         entity(index, f"{unique}.nope@primary")
+
+
+@pytest.mark.parametrize("query", [
+    "{!join fromIndex=nav_relations from=id to=id}*:*",  # the cross-core oracle of issue 18
+    "originalName:x OR {!join fromIndex=nav_runs from=identity to=identity}*:*",  # nested clause
+    '_query_:"{!join fromIndex=nav_relations from=id to=id}*:*"',  # the magic field carrying it
+    '\\_query\\_:"{!lucene}x"',  # escapes are resolved before Solr reads a field name
+    '_val_:"sum(1,1)"',
+])
+def test_search_refuses_local_params_and_magic_fields(index: SolrIndex, query: str) -> None:
+    with pytest.raises(UsageError, match=r"^search query: (local parameters|the field _(query|val)_) "):
+        search(index, "elements", query)
+
+
+def test_search_refuses_local_params_in_the_sort(index: SolrIndex) -> None:
+    refused = r"^search --sort: local parameters ['\"]\{!join fromIndex=nav_elements"
+    with pytest.raises(UsageError, match=refused):
+        search(index, "relations", "*:*", sort="query({!join fromIndex=nav_elements from=id to=id v='*:*'},0) desc")
+
+
+def test_search_takes_lucene_syntax_with_phrases_wildcards_and_braces_in_quotes(index: SolrIndex, unique: str) -> None:
+    spaced = Element(SourceType.HIVE, ElementType.TABLE, f"{unique}.a b@primary", name=f"{unique} a b")
+    braced = Element(SourceType.HIVE, ElementType.TABLE, f"{unique}.c@primary", name=f"{unique} {{!join}}")
+    writer = IndexWriter(index)
+    writer.write_all([spaced, braced])
+    assert writer.close()
+    index.commit("elements", soft=True)
+    assert {d["identity"] for d in search(index, "elements", f'originalName:"{unique} a b"').docs} == {spaced.identity}
+    assert search(index, "elements", f"qualifiedName:{unique}.*").found == 2
+    # In a quoted phrase `{!` is text to match, not local parameters.
+    assert {d["identity"] for d in search(index, "elements", f'originalName:"{unique} {{!join}}"').docs} \
+        == {braced.identity}

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import base64
 import dataclasses
-import hashlib
 import io
 import json
-import os
 import re
 import threading
 import time
@@ -26,22 +23,16 @@ from navd.index.admin import init_solr
 from navd.index.client import IndexWriter, SolrIndex, give_up_seconds
 from navd.model import Element, ElementType, EntityRef, Relation, RelationType, SourceType
 from navd.runner import run_extraction
-from navd.solr.server import EmbeddedSolr
+from navd.solr.server import EmbeddedSolr, solr_password_hash
 
 from conftest import start_server
 
 USER, PASSWORD = "navd", "correct horse battery staple"
 
 
-def solr_password_hash(password: str) -> str:
-    """Solr's BasicAuthPlugin credential format: base64(sha256(sha256(salt + password))) salt."""
-    salt = os.urandom(32)
-    digest = hashlib.sha256(hashlib.sha256(salt + password.encode()).digest()).digest()
-    return f"{base64.b64encode(digest).decode()} {base64.b64encode(salt).decode()}"
-
-
 @pytest.fixture(scope="module")
 def secured_solr(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedSolr]:
+    # An admin's own security.json (an external Solr's users): navd keeps it, adds none of its own.
     home = tmp_path_factory.mktemp("secured-solr")
     (home / "security.json").write_text(json.dumps({
         "authentication": {"class": "solr.BasicAuthPlugin", "blockUnknown": True,

@@ -15,7 +15,8 @@ from net import listening_addresses
 
 
 def test_a_real_solr_9_answers(solr_server: EmbeddedSolr) -> None:
-    info = requests.get(f"{solr_server.url}/admin/info/system", params={"wt": "json"}, timeout=10).json()
+    info = requests.get(f"{solr_server.url}/admin/info/system", params={"wt": "json"}, timeout=10,
+                        auth=solr_server.credentials()).json()
     assert info["lucene"]["solr-spec-version"].startswith("9.")
     assert info["mode"] == "std"
     assert Path(info["solr_home"]).resolve() == solr_server.home

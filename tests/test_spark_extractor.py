@@ -25,6 +25,7 @@ from navd.extractors.spark.logfiles import EventLogCursorStore, EventLogTailer
 from navd.index.client import IndexWriter, SolrIndex
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.spark_thrift import SparkThriftServer
+from conftest import solr_section
 
 
 def run_pyspark(body: str, root: Path, app_name: str) -> None:
@@ -61,7 +62,7 @@ def ctas_job(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def config_file(tmp_path: Path, solr: EmbeddedSolr, events: Path) -> Path:
     path = tmp_path / "navd.toml"
-    path.write_text(f'[solr]\nurl = "{solr.url}"\n[logging]\nformat = "json"\n'
+    path.write_text(f'{solr_section(solr)}[logging]\nformat = "json"\n'
                     f'[spark]\nevent_log_dirs = ["{events}"]\nstate_dir = "{tmp_path / "state"}"\n')
     return path
 

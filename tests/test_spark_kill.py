@@ -20,6 +20,7 @@ from navd.index.client import SolrIndex
 from navd.model import SourceType, identity, operation_qualified_name
 from navd.solr.server import EmbeddedSolr
 from test_spark_extractor import run_pyspark
+from conftest import solr_section
 
 STATEMENTS = 12
 COPIES = 150
@@ -81,7 +82,7 @@ def test_sigkill_at_random_moments_then_rerun_gives_the_clean_index(index: SolrI
 
     def config(name: str) -> dict[str, str]:
         path = tmp_path / f"{name}.toml"
-        path.write_text(f'[solr]\nurl = "{solr_server.url}"\n[logging]\nformat = "json"\n'
+        path.write_text(f'{solr_section(solr_server)}[logging]\nformat = "json"\n'
                         f'[spark]\nevent_log_dirs = ["{logs}"]\npoll_seconds = 0.2\n'
                         f'state_dir = "{tmp_path / name}"\n')
         return {**os.environ, "NAVD_CONFIG": str(path)}

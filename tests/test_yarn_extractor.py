@@ -21,6 +21,7 @@ from navd.model import identity
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.hadoop import DevHdfs
 from navd_devstack.yarn import DevYarn
+from conftest import solr_section
 
 
 def submit(yarn: DevYarn, hdfs: DevHdfs, events: Path, name: str, body: str, *, cluster_mode: bool = False,
@@ -87,7 +88,7 @@ def test_yarn_applications_and_their_spark_lineage(navd, yarn: DevYarn, hdfs: De
     killed_id = kill_when_running(yarn, kill_name)
 
     config = tmp_path / "navd.toml"
-    config.write_text(f'[cluster]\nname = "{unique}"\n[solr]\nurl = "{solr_server.url}"\n[logging]\nformat = "json"\n'
+    config.write_text(f'[cluster]\nname = "{unique}"\n{solr_section(solr_server)}[logging]\nformat = "json"\n'
                       f'[yarn]\nurls = ["{yarn.rm_url}"]\n'
                       f'[spark]\nevent_log_dirs = ["{events}"]\nstate_dir = "{tmp_path / "spark-state"}"\n')
     env = {**os.environ, "NAVD_CONFIG": str(config), "XDG_STATE_HOME": str(tmp_path / "state")}

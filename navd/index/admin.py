@@ -25,6 +25,7 @@ from typing import Any, Literal
 from navd.errors import ConfigError, SolrError
 from navd.index.client import SolrIndex
 from navd.logs import get_logger
+from navd.state import PRIVATE_DIR_MODE, make_tree_private
 
 log = get_logger("navd.index.admin")
 
@@ -133,6 +134,11 @@ def _install_conf(source: Path, target: Path, digest: str) -> None:
         shutil.rmtree(target)
     shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
     (target / HASH_FILE).write_text(digest + "\n")
+    # The package's files are 0644. A private Solr home (the embedded one, 0700) keeps
+    # everything its user's alone; an external Solr's home may be read by Solr as another user.
+    if target.parent.parent.stat().st_mode & 0o077 == 0:
+        target.parent.chmod(PRIVATE_DIR_MODE)  # the core's instance dir, created by copytree
+        make_tree_private(target)
 
 
 def _read_hash(conf: Path) -> str | None:

@@ -5,15 +5,22 @@ Solr version, into a cache directory; a tiny launcher class (jvm/NavdSolr.java, 
 javac on fetch) runs a real Solr node with JettySolrRunner, bound to 127.0.0.1, as a separate
 process whose pid is kept in the solr home. With `cloud=True` the node runs SolrCloud with the
 ZooKeeper Solr itself embeds (-DzkRun, as `bin/solr start -c` does), on 127.0.0.1 too.
+
+A standalone node starts with authentication on: at its first start navd writes the home's
+security.json (BasicAuthPlugin, blockUnknown, RuleBasedAuthorizationPlugin) for two users with
+random passwords, kept in `<home>/navd-credentials.json` (0600; the home is 0700): `navd-admin`
+(everything) and `navd-reader` (queries only). navd's client uses them for the embedded server
+unless `[solr] auth` says otherwise.
 """
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import hashlib
 import json
 import os
-import shutil
+import secrets
 import subprocess
 import tempfile
 from importlib import resources
@@ -26,9 +33,11 @@ from navd.errors import EmbeddedSolrError
 from navd.jvm import fetch_maven_jars, find_tool, run_tool
 from navd.logs import get_logger
 from navd.process import ManagedProcess, free_port, port_in_use
+from navd.state import private_dir, write_atomically
 
-__all__ = ["EmbeddedSolr", "ServerStatus", "SolrDistribution", "embedded_server", "effective_solr_config",
-           "free_port", "remember_current"]
+__all__ = ["ADMIN", "READER", "EmbeddedSolr", "ServerStatus", "SolrDistribution", "embedded_server",
+           "effective_solr_config", "free_port", "remember_current", "security_document",
+           "solr_password_hash"]
 
 LAUNCHER_CLASS = "NavdSolr"
 CURRENT_FILE_NAME = "embedded-solr.json"
@@ -36,6 +45,11 @@ CURRENT_FILE_NAME = "embedded-solr.json"
 ZK_PORT_OFFSET = 1000
 # Solr reads the embedded ZooKeeper's config from the solr home; its presence marks a SolrCloud home.
 ZOO_CFG = "zoo.cfg"
+SECURITY_JSON = "security.json"
+CREDENTIALS_FILE_NAME = "navd-credentials.json"
+#: The embedded Solr's users: navd's own (writes, core admin, config) and one for queries only.
+ADMIN, READER = "navd-admin", "navd-reader"
+Credentials = tuple[str, str]
 log = get_logger("navd.solr")
 
 
@@ -107,6 +121,66 @@ def _run(cmd: list[str], *, what: str) -> None:
     run_tool(cmd, what=what, error=EmbeddedSolrError)
 
 
+def solr_password_hash(password: str, salt: bytes | None = None) -> str:
+    """Solr's BasicAuthPlugin credential: base64(sha256(sha256(salt + password))), space, base64(salt)."""
+    salt = secrets.token_bytes(32) if salt is None else salt
+    digest = hashlib.sha256(hashlib.sha256(salt + password.encode()).digest()).digest()
+    return f"{base64.b64encode(digest).decode()} {base64.b64encode(salt).decode()}"
+
+
+def security_document(admin_password: str, reader_password: str) -> dict[str, object]:
+    """The embedded Solr's security.json: every request authenticated; the reader may query,
+    everything else (updates, config, schema, core admin, security) is navd-admin's alone.
+
+    Rule-based authorization applies the first permission that matches a request, so the
+    specific ones come before `read` and the catch-all `all`."""
+    admin_only = ["security-edit", "security-read", "config-edit", "schema-edit", "core-admin-edit",
+                  "collection-admin-edit", "update"]
+    return {
+        "authentication": {"class": "solr.BasicAuthPlugin", "blockUnknown": True,
+                           "forwardCredentials": False,
+                           "credentials": {ADMIN: solr_password_hash(admin_password),
+                                           READER: solr_password_hash(reader_password)}},
+        "authorization": {"class": "solr.RuleBasedAuthorizationPlugin",
+                          "user-role": {ADMIN: ["admin"], READER: ["reader"]},
+                          "permissions": [*({"name": name, "role": "admin"} for name in admin_only),
+                                          {"name": "read", "role": ["admin", "reader"]},
+                                          {"name": "all", "role": "admin"}]},
+    }
+
+
+def read_credentials(home: Path) -> dict[str, Credentials]:
+    """The users navd generated for the embedded Solr in `home` ({} when it has none, e.g. a
+    home with a security.json of its own). Raises EmbeddedSolrError when the file is unreadable."""
+    path = home / CREDENTIALS_FILE_NAME
+    try:
+        data = json.loads(path.read_text())
+        return {role: (str(data[role]["username"]), str(data[role]["password"])) for role in ("admin", "reader")}
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise EmbeddedSolrError(f"embedded Solr credentials {path}: {exc.strerror}") from None
+    except (ValueError, KeyError, TypeError):
+        raise EmbeddedSolrError(f"embedded Solr credentials {path}: not navd's credentials JSON; "
+                                f"to make new ones stop Solr, delete it and {SECURITY_JSON}, start again") from None
+
+
+def _ensure_security(home: Path) -> None:
+    """Write security.json and the credentials file at a home's first start. A home that has a
+    security.json keeps it (an admin's own, or navd's from an earlier start)."""
+    if (home / SECURITY_JSON).exists():
+        return
+    admin, reader = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+    # Credentials first: a crash in between leaves no security.json, so the next start writes
+    # a new matching pair; never a security.json whose passwords nobody knows.
+    write_atomically(home / CREDENTIALS_FILE_NAME, json.dumps(
+        {"admin": {"username": ADMIN, "password": admin},
+         "reader": {"username": READER, "password": reader}}, indent=2).encode())
+    write_atomically(home / SECURITY_JSON, json.dumps(security_document(admin, reader), indent=2).encode())
+    log.info("embedded Solr secured with generated credentials", home=str(home),
+             credentials_file=str(home / CREDENTIALS_FILE_NAME))
+
+
 @dataclasses.dataclass(frozen=True)
 class ServerStatus:
     running: bool
@@ -150,6 +224,18 @@ class EmbeddedSolr:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}/solr"
 
+    def credentials(self, role: str = "admin") -> Credentials | None:
+        """(username, password) of navd's `admin` or `reader` user of this home, if navd made them."""
+        return read_credentials(self.home).get(role)
+
+    def client_config(self, *, role: str = "admin", **settings: object) -> SolrConfig:
+        """A config that reaches this server by URL as `role` (tests and benchmarks start servers
+        of their own and name them by URL)."""
+        credentials = self.credentials(role)
+        if credentials:
+            settings = {"auth": "basic", "username": credentials[0], "password": credentials[1], **settings}
+        return SolrConfig(url=self.url, **settings)  # type: ignore[arg-type]
+
     @property
     def is_cloud(self) -> bool:
         """SolrCloud if asked for, or if the home was set up as SolrCloud before."""
@@ -182,7 +268,11 @@ class EmbeddedSolr:
         if not self.process.is_alive(pid):
             return ServerStatus(False, self.home, port=port,
                                 detail=f"not running (stale pid file, pid {pid} is gone)")
-        version = _solr_version(port)
+        try:
+            credentials = self.credentials()
+        except EmbeddedSolrError:  # another user's home: it answers 401, which still says "up"
+            credentials = None
+        version = _solr_version(port, credentials)
         if version is None:
             return ServerStatus(True, self.home, port=port, pid=pid,
                                 detail="process is up but Solr does not answer yet")
@@ -213,14 +303,18 @@ class EmbeddedSolr:
                 raise EmbeddedSolrError(f"{zk} on 127.0.0.1 is in use by another process")
         self.distribution.ensure()
         java = _find_tool("java")
-        self.home.mkdir(parents=True, exist_ok=True)
-        logs = self.home / "logs"
-        logs.mkdir(exist_ok=True)
+        private_dir(self.home)
+        logs = private_dir(self.home / "logs")
         cloud = self.is_cloud
+        if not cloud:
+            # SolrCloud reads security.json from ZooKeeper, not the home: a cloud home (tests,
+            # `--cloud`) runs without authentication.
+            _ensure_security(self.home)
         if cloud and not (self.home / ZOO_CFG).exists():
-            shutil.copy(_jvm_resource(ZOO_CFG), self.home / ZOO_CFG)
+            write_atomically(self.home / ZOO_CFG, _jvm_resource(ZOO_CFG).read_bytes())
         if not (self.home / "solr.xml").exists():
-            shutil.copy(_jvm_resource("solr-cloud.xml" if cloud else "solr.xml"), self.home / "solr.xml")
+            write_atomically(self.home / "solr.xml",
+                             _jvm_resource("solr-cloud.xml" if cloud else "solr.xml").read_bytes())
         cmd = [java, f"-Xms{self.heap}", f"-Xmx{self.heap}", "-XX:+UseG1GC",
                "-XX:+ExitOnOutOfMemoryError", "-Dfile.encoding=UTF-8",
                f"-Dsolr.log.dir={logs}", f"-Dlog4j2.configurationFile={_jvm_resource('log4j2.xml')}",
@@ -230,37 +324,40 @@ class EmbeddedSolr:
             # mode; the explicit port keeps it in step with zk_port whatever zoo.cfg says.
             cmd += [f"-DzkRun={self.zk_host}", "-Dsolr.zk.embedded.host=127.0.0.1"]
         cmd += ["-cp", self.distribution.classpath, LAUNCHER_CLASS, str(self.home), str(self.port)]
-        proc = self.process.spawn(cmd, log_file=logs / "console.log", record={"port": self.port})
+        proc = self.process.spawn(cmd, log_file=logs / "console.log", record={"port": self.port},
+                                  umask=0o077)  # the index and Solr's logs are navd's user's alone
         log.info("starting embedded Solr", pid=proc.pid, port=self.port, home=str(self.home),
                  zk_host=self.zk_host)
         return self._wait_until_up(proc.pid, timeout, proc)
 
     def _wait_until_up(self, pid: int, timeout: float,
                        proc: subprocess.Popen[bytes] | None = None) -> ServerStatus:
+        credentials = self.credentials()
+
         def ready() -> str | None:
-            if _solr_version(self.port) is None:
+            if _solr_version(self.port, credentials) is None:
                 return f"Solr did not answer on port {self.port}"
             # SolrCloud answers before the cores it hosts have registered in ZooKeeper and
             # elected shard leaders; until then updates to them fail.
-            if self.is_cloud and not _replicas_active(self.port):
+            if self.is_cloud and not _replicas_active(self.port, credentials):
                 return f"not every replica on the SolrCloud node on port {self.port} became active"
             return None
 
         self.process.wait_ready(pid, ready, timeout=timeout, proc=proc,
                                 log_file=self.home / "logs" / "console.log")
         return ServerStatus(True, self.home, port=self.port, pid=pid,
-                            solr_version=_solr_version(self.port), detail="running")
+                            solr_version=_solr_version(self.port, credentials), detail="running")
 
     def stop(self, timeout: float = 30.0) -> bool:
         """Stop Solr (SIGTERM, then SIGKILL after `timeout`). False if it was not running."""
         return self.process.stop(timeout)
 
 
-def _solr_version(port: int) -> str | None:
+def _solr_version(port: int, credentials: Credentials | None = None) -> str | None:
     """The Solr version answering on the port, or None when nothing (yet) answers as Solr."""
     try:
         resp = requests.get(f"http://127.0.0.1:{port}/solr/admin/info/system",
-                            params={"wt": "json"}, timeout=2)
+                            params={"wt": "json"}, timeout=2, auth=credentials)
     except requests.RequestException:
         return None
     if resp.status_code == 401:
@@ -273,12 +370,12 @@ def _solr_version(port: int) -> str | None:
         return None
 
 
-def _replicas_active(port: int) -> bool:
+def _replicas_active(port: int, credentials: Credentials | None = None) -> bool:
     """This SolrCloud node is live and every replica it hosts is active."""
     node = f"127.0.0.1:{port}_solr"
     try:
         resp = requests.get(f"http://127.0.0.1:{port}/solr/admin/collections",
-                            params={"action": "CLUSTERSTATUS", "wt": "json"}, timeout=5)
+                            params={"action": "CLUSTERSTATUS", "wt": "json"}, timeout=5, auth=credentials)
         cluster = resp.json()["cluster"]
     except (requests.RequestException, ValueError, KeyError, TypeError):
         return False
@@ -306,11 +403,8 @@ def remember_current(server: EmbeddedSolr) -> None:
 
     Only the CLI calls this: tests, benchmarks and the dev stack start servers of their own that
     must not become the user's default."""
-    directory = state_dir()
-    directory.mkdir(parents=True, exist_ok=True)
-    tmp = directory / (CURRENT_FILE_NAME + ".tmp")
-    tmp.write_text(json.dumps({"home": str(server.home), "port": server.port}))
-    tmp.replace(directory / CURRENT_FILE_NAME)
+    write_atomically(state_dir() / CURRENT_FILE_NAME,
+                     json.dumps({"home": str(server.home), "port": server.port}).encode())
 
 
 def embedded_server(config: SolrConfig, *, home: str | None = None,
@@ -335,10 +429,17 @@ def embedded_server(config: SolrConfig, *, home: str | None = None,
                         SolrDistribution(embedded.version, embedded.dist_path))
 
 
-def effective_solr_config(config: SolrConfig, server: EmbeddedSolr | None = None) -> SolrConfig:
-    """For the embedded default, point the config at the resolved server's port."""
+def effective_solr_config(config: SolrConfig, server: EmbeddedSolr | None = None, *,
+                          read_only: bool = False) -> SolrConfig:
+    """For the embedded default, point the config at the resolved server's port and, unless
+    `[solr] auth` is set, log in with the credentials navd generated in its home: navd-admin,
+    or navd-reader for `read_only` callers (queries)."""
     if not config.is_embedded:
         return config
     server = server or embedded_server(config)
     embedded = dataclasses.replace(config.embedded, home=str(server.home), port=server.port)
-    return dataclasses.replace(config, embedded=embedded)
+    config = dataclasses.replace(config, embedded=embedded)
+    credentials = server.credentials("reader" if read_only else "admin") if config.auth == "none" else None
+    if credentials:
+        config = dataclasses.replace(config, auth="basic", username=credentials[0], password=credentials[1])
+    return config

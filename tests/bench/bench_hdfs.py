@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import navd
-from navd.config import DEFAULT_SOLR_VERSION, NavdConfig, SolrConfig, default_solr_dist_dir
+from navd.config import DEFAULT_SOLR_VERSION, NavdConfig, default_solr_dist_dir
 from navd.extractors.hdfs.settings import HdfsConfig
 from navd.extractors.hdfs.bulk import _spark_session, load_fsimage
 from navd.extractors.hdfs.extractor import DEFAULT_WORKERS, HdfsExtractor
@@ -353,7 +353,7 @@ def bare_crawl(hdfs: DevHdfs, root: str, workers: int) -> dict[str, Any]:
 _CHILD = """
 import json, resource, sys, time
 from pathlib import Path
-args = json.loads(sys.argv[1])
+args = json.loads(sys.stdin.read())  # not argv: it carries the Solr password
 from navd.config import SolrConfig
 from navd.extractors.hdfs.settings import HdfsConfig
 from navd.extractors.hdfs.extractor import HdfsExtractor
@@ -369,7 +369,7 @@ def rss_mb(field):
 
 setup_logging("console", "warning")
 client = make_client(HdfsConfig(urls=(args["webhdfs"],), user=args["user"]))
-with SolrIndex(SolrConfig(url=args["solr"])) as index:
+with SolrIndex(SolrConfig(**args["solr"])) as index:
     extractor = HdfsExtractor(client, index, default_fs=args["default_fs"], roots=args["roots"],
                               state_dir=Path(args["state"]), extractor_run_id=args["run_id"])
     before = rss_mb("VmRSS")
@@ -399,9 +399,11 @@ def live_elements(index: SolrIndex) -> int:
 
 
 def navd_full_child(hdfs: DevHdfs, index: SolrIndex, state: Path, roots: Sequence[str], run_id: str) -> dict[str, Any]:
-    args = {"webhdfs": hdfs.webhdfs_url, "user": hdfs.superuser, "solr": index.base_url,
+    solr = {"url": index.base_url, "auth": index.config.auth, "username": index.config.username,
+            "password": index.config.password}
+    args = {"webhdfs": hdfs.webhdfs_url, "user": hdfs.superuser, "solr": solr,
             "default_fs": hdfs.default_fs, "roots": list(roots), "state": str(state), "run_id": run_id}
-    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(_CHILD), json.dumps(args)],
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(_CHILD)], input=json.dumps(args),
                           capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"navd full run (child process) failed:\n{proc.stderr[-3000:]}")
@@ -518,7 +520,7 @@ def measure_rss_subset(hdfs: DevHdfs, index: SolrIndex, tree: Tree) -> dict[str,
 
 def measure_fsimage(hdfs: DevHdfs, index: SolrIndex, cache: Cache, full: dict[str, Any]) -> dict[str, Any]:
     clear_cores(index)
-    config = NavdConfig(solr=SolrConfig(url=index.base_url))
+    config = NavdConfig(solr=index.config)
     sys.stderr.write("fsimage: starting Spark local[2] (untimed) ...")
     sys.stderr.flush()
     start = time.perf_counter()
@@ -642,7 +644,7 @@ def main(argv: list[str] | None = None) -> int:
         cache = ensure_tree(hdfs, home, tree, meta)
         distribution.ensure()
         status = server.start()
-        with SolrIndex(dataclasses.replace(SolrConfig(), url=server.url)) as index:
+        with SolrIndex(server.client_config()) as index:
             init_solr(index)
             full = measure_full(hdfs, index, tree, state)
             incremental = measure_incremental(hdfs, index, cache, changes, state, full)

@@ -31,7 +31,7 @@ from typing import Any
 
 from pyhive import hive
 
-from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, default_solr_dist_dir
+from navd.config import DEFAULT_SOLR_VERSION, default_solr_dist_dir
 from navd.extractors.hms.extractor import HmsExtractor
 from navd.index.admin import init_solr
 from navd.index.client import IndexWriter, SolrIndex
@@ -116,7 +116,7 @@ def main() -> None:
                 print(f"creating {tables} tables x {args.columns} columns (cached in {cache})", flush=True)
                 make_tables(cursor, args.databases, args.tables_per_db, args.columns)
                 ready.write_text("ok\n")
-            with SolrIndex(SolrConfig(url=solr.url)) as index:
+            with SolrIndex(solr.client_config()) as index:
                 init_solr(index)
                 bare_seconds, bare_statements, rows = bare_crawl(cursor)
                 state = Path(tempfile.mkdtemp(prefix="navd-bench-hms-state-"))

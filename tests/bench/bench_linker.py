@@ -20,7 +20,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, default_solr_dist_dir
+from navd.config import DEFAULT_SOLR_VERSION, default_solr_dist_dir
 from navd.index.admin import init_solr
 from navd.index.client import IndexWriter, SolrIndex, batches, serialise
 from navd.index.documents import relation_document
@@ -68,7 +68,7 @@ def main() -> None:
     server = EmbeddedSolr(home, free_port(), args.heap, SolrDistribution(DEFAULT_SOLR_VERSION, default_solr_dist_dir()))
     server.start()
     try:
-        with SolrIndex(SolrConfig(url=server.url)) as index:
+        with SolrIndex(server.client_config()) as index:
             init_solr(index)
             runs = [("incremental (first pass: full)", lambda: Linker(
                 index, cluster="bench", default_fs="hdfs://ns1", fs_aliases=ALIASES, state_id="bench-a").link())]

@@ -55,7 +55,7 @@ from typing import Any
 import zstandard
 
 import navd
-from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, default_solr_dist_dir
+from navd.config import DEFAULT_SOLR_VERSION, default_solr_dist_dir
 from navd.extractors.spark.settings import SparkConfig
 from navd.extractors.spark.extractor import SparkExtractor
 from navd.index.admin import init_solr
@@ -739,7 +739,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         distribution.ensure()
         status = server.start()
-        config = dataclasses.replace(SolrConfig(), url=server.url)
+        config = server.client_config()
         with SolrIndex(config) as index:
             init_solr(index)
             throughput = measure_throughput(index, corpus, status.pid)

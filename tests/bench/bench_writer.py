@@ -679,8 +679,7 @@ def main(argv: list[str] | None = None) -> int:
         status = server.start()
         if args.pin:
             pin_cpus(status.pid)
-        config = dataclasses.replace(defaults, url=server.url, batch_size=args.batch_size,
-                                     writer_threads=args.threads)
+        config = server.client_config(batch_size=args.batch_size, writer_threads=args.threads)
         with SolrIndex(config) as index:
             init_solr(index)
             report = run(index, args, status.solr_version or "unknown", status.pid)
