@@ -5,6 +5,8 @@ certificate made here, and the refusals at start."""
 
 from __future__ import annotations
 
+import dataclasses
+import io
 import json
 import os
 import signal
@@ -21,6 +23,7 @@ import requests
 from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import NavdRunner, solr_section
+from navd.config import NavdConfig, ServerConfig, SolrConfig
 from navd.index.client import SolrIndex, serialise
 from navd.runs import Run
 from navd.sample import index_sample
@@ -364,3 +367,60 @@ def test_navd_run_fails_closed_when_the_server_cannot_listen(tmp_path: Path, sol
                                 capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
     assert f"[server] could not listen on http://127.0.0.1:{port}" in result.stderr
+
+
+# -- the app as a module extends it ---------------------------------------------------------------
+
+def test_a_mounted_router_is_behind_auth_and_its_unexpected_error_is_a_logged_json_500(
+        solr_config: SolrConfig, tmp_path: Path, log_stream: io.StringIO) -> None:
+    """What the Navigator-compatible API does: one `mount` line. A bug in a route is logged with
+    its traceback and answered as JSON that shows nothing of it."""
+    import threading
+
+    import uvicorn
+    from fastapi import APIRouter
+
+    from navd.server.app import create_app, mount
+    from navd.server.users import add_user
+
+    users = tmp_path / "users"
+    add_user(users, "carol", "pw")
+    config = dataclasses.replace(NavdConfig(), solr=solr_config,
+                                 server=ServerConfig(auth="basic", users_file=str(users)))
+    extra = APIRouter()
+
+    @extra.get("/entities")
+    def broken() -> None:
+        raise RuntimeError("secret internals at /opt/navd/x.py")
+
+    with SolrIndex(solr_config) as index:
+        app = create_app(config, index)
+        mount(app, extra, prefix="/api/v9")
+        port = free_port()
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        try:
+            deadline = time.monotonic() + START_SECONDS
+            while not server.started and time.monotonic() < deadline:
+                time.sleep(0.05)
+            url = f"http://127.0.0.1:{port}/api/v9/entities"
+            assert requests.get(url, timeout=30).status_code == 401
+            answer = requests.get(url, auth=("carol", "pw"), timeout=30)
+        finally:
+            server.should_exit = True
+            thread.join(30)
+    assert answer.status_code == 500
+    assert answer.json() == {"error": "internal server error (logged)", "parameter": None}
+    logged = [json.loads(line) for line in log_stream.getvalue().splitlines()]
+    [failure] = [line for line in logged if line["event"].startswith("request failed with an unexpected error")]
+    assert "secret internals" in failure["event"] and "RuntimeError" in failure["exception"]
+
+
+def test_navd_run_with_nothing_enabled_names_the_sections_including_server(tmp_path: Path,
+                                                                           solr_server: EmbeddedSolr) -> None:
+    config = write_config(tmp_path, solr_server, "enabled = false")
+    result = subprocess.run([NAVD, "run"], env={**os.environ, "NAVD_CONFIG": str(config)},
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "nothing to run: enable at least one of [hdfs]" in result.stderr and "[server]" in result.stderr
