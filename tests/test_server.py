@@ -292,6 +292,12 @@ def test_basic_auth_over_tls_with_a_user_from_add_user(tmp_path: Path, solr_serv
         assert requests.get(f"{url}/metrics", verify=str(cert), timeout=30).status_code == 401
         accepted = requests.get(path, verify=str(cert), auth=("alice", "s3cret pass"), timeout=30)
         assert accepted.status_code == 200 and accepted.json()["qualifiedName"] == f"sales.orders@{cluster}"
+        assert requests.get(path, verify=str(cert), auth=("alice", "s3cret"), timeout=30).status_code == 401
+        # a changed password: the old one no longer logs in, whatever the server remembered
+        subprocess.run([NAVD, "server", "add-user", "alice"], input="new pass\n", env=env, check=True,
+                       capture_output=True, text=True, timeout=60)
+        assert requests.get(path, verify=str(cert), auth=("alice", "s3cret pass"), timeout=30).status_code == 401
+        assert requests.get(path, verify=str(cert), auth=("alice", "new pass"), timeout=30).status_code == 200
         # a user added while the server runs logs in without a restart
         subprocess.run([NAVD, "server", "add-user", "bob"], input="other pw\n", env=env, check=True,
                        capture_output=True, text=True, timeout=60)

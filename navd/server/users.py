@@ -119,6 +119,11 @@ class Users:
     _seen: tuple[int, int, int] | None = None
     _users: dict[str, str] = dataclasses.field(default_factory=dict)
     _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
+    #: per user, the stored hash and a keyed digest of the password last verified against it:
+    #: a client repeating its credentials (every request of a session) costs an HMAC, not a
+    #: scrypt; a changed hash (add-user again) or another password misses and pays scrypt
+    _verified: dict[str, tuple[str, bytes]] = dataclasses.field(default_factory=dict)
+    _key: bytes = dataclasses.field(default_factory=lambda: secrets.token_bytes(32))
 
     def _current(self) -> dict[str, str]:
         try:
@@ -134,5 +139,13 @@ class Users:
 
     def check(self, name: str, password: str) -> bool:
         stored = self._current().get(name)
-        ok = verify_password(password, stored or _dummy())
-        return ok and stored is not None
+        tag = hmac.new(self._key, password.encode(), hashlib.sha256).digest()
+        with self._lock:
+            known = self._verified.get(name)
+        if stored is not None and known is not None and known[0] == stored and hmac.compare_digest(known[1], tag):
+            return True
+        ok = verify_password(password, stored or _dummy()) and stored is not None
+        if ok and stored is not None:
+            with self._lock:
+                self._verified[name] = (stored, tag)
+        return ok
