@@ -24,7 +24,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import NavdRunner, solr_section
 from navd.config import NavdConfig, ServerConfig, SolrConfig
-from navd.index.client import SolrIndex, serialise
+from navd.index.client import IndexWriter, SolrIndex, serialise
+from navd.model import Element, ElementType, SourceType
 from navd.runs import Run
 from navd.sample import index_sample
 from navd.solr.server import EmbeddedSolr, free_port
@@ -249,6 +250,21 @@ def test_writes_and_solr_handlers_are_not_routes(served: Served) -> None:
         assert answer.json()["parameter"] is None
 
 
+def test_several_matches_are_300_with_the_candidates(served: Served, index: SolrIndex, unique: str) -> None:
+    """One qualifiedName from two sources (two identities): the API lists both, never guesses."""
+    name = f"{unique}.shared@c1"
+    writer = IndexWriter(index)
+    for source in (SourceType.HIVE, SourceType.IMPALA):
+        writer.write(Element(source, ElementType.TABLE, name, name="shared"))
+    assert writer.close()
+    index.commit("elements", soft=True)
+    answer = served.get("/api/entities/" + name)
+    assert answer.status_code == 300
+    body = answer.json()
+    assert body["parameter"] == "name" and "2 elements match" in body["error"]
+    assert sorted(c["sourceType"] for c in body["candidates"]) == ["HIVE", "IMPALA"]
+
+
 # -- auth and TLS ---------------------------------------------------------------------------------
 
 def make_certificate(directory: Path) -> tuple[Path, Path]:
@@ -430,3 +446,25 @@ def test_navd_run_with_nothing_enabled_names_the_sections_including_server(tmp_p
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
     assert "nothing to run: enable at least one of [hdfs]" in result.stderr and "[server]" in result.stderr
+
+
+def test_without_solr_healthz_answers_readyz_is_503_and_requests_say_why(tmp_path: Path) -> None:
+    port, nothing = free_port(), free_port()
+    config = tmp_path / "navd.toml"
+    config.write_text(f'[solr]\nurl = "http://127.0.0.1:{nothing}/solr"\n[logging]\nformat = "json"\n'
+                      f"[server]\nport = {port}\n")
+    log = tmp_path / "serve.log"
+    proc = start(["serve"], config, log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(proc, url, log)
+        ready = requests.get(url + "/readyz", timeout=30)
+        assert ready.status_code == 503 and ready.json()["error"].startswith("not ready: Solr:")
+        status = requests.get(url + "/api/status", timeout=30)
+        assert status.status_code == 503 and "cannot reach Solr" in status.json()["error"]
+        samples = {s.name: s.value for family in text_string_to_metric_families(
+            requests.get(url + "/metrics", timeout=30).text) for s in family.samples}
+        assert samples["navd_solr_up"] == 0
+    finally:
+        assert stop(proc) == 0
+    assert "Traceback" not in log.read_text()
