@@ -21,7 +21,7 @@ from navd.lineage import lineage as walk_lineage
 from navd.locks import lock_held
 from navd.names import shown as shown_name  # status() calls its result `shown`
 from navd.process import pid_runs
-from navd.runs import INTERRUPTED, components, last_run_and_success, schedule_identity
+from navd.runs import INTERRUPTED, components, last_run_and_success, parse_solr_date, schedule_identity
 
 __all__ = ["ComponentStatus", "ComponentTotals", "EntityNotFound", "RunPage", "SearchPage", "SearchResult",
            "Status", "check_search", "entity", "lineage", "run_history", "run_totals", "search", "search_page",
@@ -219,8 +219,6 @@ class ComponentTotals:
 def run_totals(index: SolrIndex) -> dict[str, ComponentTotals]:
     """Per component with run records: how many runs, how many failed, the newest ended run's
     duration and when the last success ended (what /metrics exports)."""
-    from navd.runs import parse_solr_date
-
     totals: dict[str, ComponentTotals] = {}
     for name in components(index):
         where = f"kind:{RUN_KIND} AND component:{solr_quote(name)}"

@@ -180,6 +180,8 @@ def test_probes_and_openapi(served: Served) -> None:
     spec = served.get("/openapi.json").json()
     assert {"/api/entities", "/api/entities/{name}", "/api/lineage", "/api/status", "/api/runs", "/metrics",
             "/healthz", "/readyz"} <= set(spec["paths"])
+    assert spec["components"]["schemas"]["ErrorBody"]["required"] == ["error", "parameter"]
+    assert "400" in spec["paths"]["/api/lineage"]["get"]["responses"]
     # The Swagger page would load its scripts from a CDN: off, as is ReDoc.
     assert served.get("/docs").status_code == 404 and served.get("/redoc").status_code == 404
     assert served.get("/nowhere").json() == {"error": "Not Found", "parameter": None}
@@ -318,6 +320,12 @@ def test_basic_auth_over_tls_with_a_user_from_add_user(tmp_path: Path, solr_serv
         subprocess.run([NAVD, "server", "add-user", "bob"], input="other pw\n", env=env, check=True,
                        capture_output=True, text=True, timeout=60)
         assert requests.get(path, verify=str(cert), auth=("bob", "other pw"), timeout=30).status_code == 200
+        # a users file others may read is refused (fail closed), and the client is not told its path
+        users.chmod(0o644)
+        misconfigured = requests.get(path, verify=str(cert), auth=("bob", "other pw"), timeout=30)
+        users.chmod(0o600)
+        assert misconfigured.status_code == 500
+        assert misconfigured.json() == {"error": "the server is misconfigured (logged)", "parameter": None}
         # TLS only: the certificate is checked, plain HTTP gets no answer
         with pytest.raises(requests.exceptions.SSLError):
             requests.get(f"{url}/healthz", timeout=30)

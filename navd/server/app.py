@@ -23,7 +23,7 @@ from navd.config import NavdConfig, server_users_path
 from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex
 from navd.logs import get_logger
-from navd.server.errors import ApiError, error_response, install_handlers
+from navd.server.errors import ERROR_RESPONSES, ApiError, error_response, install_handlers
 from navd.server.metrics import Metrics
 from navd.server.users import Users
 
@@ -51,7 +51,7 @@ def create_app(config: NavdConfig, index: SolrIndex) -> FastAPI:
 
 def mount(app: FastAPI, router: APIRouter, prefix: str = "") -> None:
     """Serve `router`'s routes behind the configured authentication."""
-    app.include_router(router, prefix=prefix, dependencies=[Depends(authenticate)])
+    app.include_router(router, prefix=prefix, dependencies=[Depends(authenticate)], responses=ERROR_RESPONSES)
 
 
 def authenticate(request: Request) -> str | None:

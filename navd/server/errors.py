@@ -10,14 +10,30 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from navd.errors import NavdError, SolrError, SolrUnavailable, UsageError, first_line
+from navd.errors import ConfigError, NavdError, SolrError, SolrUnavailable, UsageError, first_line
 from navd.lineage import EntityNotFound
 from navd.logs import get_logger
 from navd.names import InvalidName
 
 log = get_logger("navd.server")
+
+
+class ErrorBody(BaseModel):
+    """What every refusal answers (the OpenAPI description shows it)."""
+
+    error: str  # one line
+    parameter: str | None  # the query or path parameter to blame, null when none is
+
+
+#: the refusals any authenticated route may answer, for the OpenAPI description
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "a bad parameter, named in `parameter`"},
+    401: {"model": ErrorBody, "description": "no or wrong credentials (auth = basic)"},
+    503: {"model": ErrorBody, "description": "Solr unreachable"},
+}
 
 
 class ApiError(Exception):
@@ -95,4 +111,6 @@ def install_handlers(app: FastAPI) -> None:
     @app.exception_handler(NavdError)
     async def navd_error(_request: Request, exc: NavdError) -> JSONResponse:
         log.error("request failed", reason=first_line(exc))
+        if isinstance(exc, ConfigError):  # e.g. an unreadable users file: the admin's, not the client's
+            return error_response(500, "the server is misconfigured (logged)")
         return error_response(502 if isinstance(exc, SolrError) else 500, first_line(exc))

@@ -116,7 +116,7 @@ class Users:
     takes effect without a restart."""
 
     path: Path
-    _seen: tuple[int, int, int] | None = None
+    _seen: tuple[int, ...] | None = None
     _users: dict[str, str] = dataclasses.field(default_factory=dict)
     _lock: threading.Lock = dataclasses.field(default_factory=threading.Lock)
     #: per user, the stored hash and a keyed digest of the password last verified against it:
@@ -128,7 +128,8 @@ class Users:
     def _current(self) -> dict[str, str]:
         try:
             info = os.stat(self.path)
-            seen = (info.st_mtime_ns, info.st_size, info.st_ino)
+            # ctime and mode too: a chmod that lets others read the file must be noticed
+            seen = (info.st_mtime_ns, info.st_ctime_ns, info.st_size, info.st_ino, info.st_mode)
         except FileNotFoundError:
             seen = None
         with self._lock:
