@@ -122,6 +122,24 @@ def build_parser() -> argparse.ArgumentParser:
         "run", help="the daemon, in the foreground (systemd Type=notify): scheduled extraction, linking, purge")
     run.set_defaults(handler=cmd_run)
 
+    serve = commands.add_parser(
+        "serve", help="the HTTP API in the foreground ([server]: host, port, TLS, auth)",
+        description="Serve navd's JSON API (/api/...), /healthz, /readyz, /metrics and /openapi.json "
+                    "with the [server] settings of the config: host (default 127.0.0.1), port (7187), "
+                    "cert_file/key_file (TLS), auth = none (loopback only) | basic (users added with "
+                    "`navd server add-user`). `navd run` serves the same when [server] enabled = true.")
+    serve.add_argument("--port", type=int, metavar="N", help="override [server] port")
+    serve.set_defaults(handler=cmd_serve)
+
+    server = commands.add_parser("server", help="manage the HTTP server's users")
+    server_commands = server.add_subparsers(dest="server_command", metavar="ACTION", required=True)
+    add_user = server_commands.add_parser(
+        "add-user", help="add a user of [server] auth = basic, or change its password",
+        description="The password is read from the terminal (twice), or as one line from stdin when "
+                    "it is not a terminal; never from the command line, which other users can see.")
+    add_user.add_argument("name", metavar="NAME")
+    add_user.set_defaults(handler=cmd_server_add_user)
+
     quickstart = commands.add_parser(
         "quickstart", help="start the embedded Solr, create the cores and index a small sample")
     quickstart.set_defaults(handler=cmd_quickstart)
@@ -142,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         setup_logging(args.log_format or config.logging.format, args.log_level or config.logging.level,
-                      file=config.logging.file if args.handler is cmd_run else "")
+                      file=config.logging.file if args.handler in (cmd_run, cmd_serve) else "")
     except ConfigError as exc:
         print(f"navd: config error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -461,6 +479,41 @@ def cmd_lineage(args: argparse.Namespace, config: NavdConfig) -> int:
         _print_json(graph.as_dict())
     else:
         print(render_text(graph))
+    return EXIT_OK
+
+
+# -- server -----------------------------------------------------------------------------------
+
+def cmd_serve(args: argparse.Namespace, config: NavdConfig) -> int:
+    import dataclasses
+
+    from navd.config import ServerConfig, field_range
+    from navd.server.run import serve
+
+    if args.port is not None:
+        field_range(ServerConfig, "port").check("--port", args.port)
+        config = dataclasses.replace(config, server=dataclasses.replace(config.server, port=args.port))
+    return serve(config)
+
+
+def cmd_server_add_user(args: argparse.Namespace, config: NavdConfig) -> int:
+    import getpass
+
+    from navd.config import server_users_path
+    from navd.server.users import add_user, check_user_name
+
+    check_user_name(args.name)
+    if sys.stdin.isatty():
+        password = getpass.getpass(f"password for {args.name}: ")
+        if getpass.getpass("again: ") != password:
+            raise UsageError("password: the two entries differ")
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    path = server_users_path(config)
+    new = add_user(path, args.name, password)
+    print(f"{'added' if new else 'changed the password of'} {args.name} in {path}")
+    if config.server.auth != "basic":
+        print(f'note: [server] auth is "{config.server.auth}"; set auth = "basic" for users to log in')
     return EXIT_OK
 
 

@@ -268,6 +268,34 @@ class SecurityConfig:
     insecure_credentials: Literal["warn", "refuse"] = "warn"
 
 
+#: Navigator's Metadata Server port: clients written for it default to it.
+DEFAULT_SERVER_PORT = 7187
+
+
+@dataclasses.dataclass(frozen=True)
+class ServerConfig:
+    """`[server]`: navd's HTTP API (`navd serve`, or inside `navd run` with `enabled = true`).
+
+    Off loopback it fails closed: `auth = "none"` is refused, and so is a server without TLS
+    (basic auth would send passwords in clear text)."""
+
+    #: serve inside `navd run` (`navd serve` serves whatever this says)
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: int = number(DEFAULT_SERVER_PORT, 1, 65535)
+    #: PEM certificate (chain) and its private key: both or neither
+    cert_file: str = ""
+    key_file: str = ""
+    auth: Literal["none", "basic", "kerberos"] = "none"
+    #: the users of `auth = "basic"` (salted scrypt hashes, 0600), managed with
+    #: `navd server add-user NAME`; unset: `server-users` in the state directory
+    users_file: str = ""
+    #: caps on what one request may ask for (400 naming the parameter above them)
+    max_rows: int = number(1000, 1, 100_000)
+    max_depth: int = number(20, 1, 1000)
+    max_nodes: int = number(3000, 1, 1_000_000)
+
+
 @dataclasses.dataclass(frozen=True)
 class NavdConfig:
     cluster: ClusterConfig = ClusterConfig()
@@ -278,6 +306,7 @@ class NavdConfig:
     purge: PurgeConfig = PurgeConfig()
     daemon: DaemonConfig = DaemonConfig()
     security: SecurityConfig = SecurityConfig()
+    server: ServerConfig = ServerConfig()
     #: The sections of the registered components (`[hdfs]`, `[hive]`, ...), by section name,
     #: each validated into the component's own settings dataclass (see navd.registry).
     sections: Mapping[str, Any] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
@@ -478,6 +507,37 @@ def _validate(config: NavdConfig, source: str) -> None:
         raise fail("[solr.embedded] heap", f"{solr.embedded.heap!r} is not a JVM size such as 512m or 2g")
     if not config.cluster.name or config.cluster.name != config.cluster.name.strip():
         raise fail("[cluster] name", "must be a non-empty name without surrounding spaces")
+    try:
+        _validate_server(config.server)
+    except ConfigError as exc:
+        raise ConfigError(f"{source}: {exc}") from None
+
+
+def _validate_server(server: ServerConfig) -> None:
+    """Fail closed: nothing leaves loopback without authentication and TLS."""
+    if not server.host or server.host != server.host.strip():
+        raise ConfigError("[server] host: must be a host name or address without surrounding spaces")
+    if server.auth == "kerberos":
+        raise ConfigError('[server] auth: "kerberos" (SPNEGO) is not yet supported; use "basic" (with TLS)')
+    loopback = _is_loopback(server.host)
+    if server.auth == "none" and not loopback:
+        raise ConfigError(f'[server] auth: "none" is allowed only on a loopback host, not {server.host!r}: '
+                          'set auth = "basic" (and cert_file/key_file)')
+    if bool(server.cert_file) != bool(server.key_file):
+        raise ConfigError("[server] cert_file: TLS needs both cert_file and key_file")
+    for key, value in (("cert_file", server.cert_file), ("key_file", server.key_file)):
+        if value and not Path(value).expanduser().is_file():
+            raise ConfigError(f"[server] {key}: {value}: no such file")
+    if not loopback and not server.cert_file:
+        raise ConfigError(f"[server] cert_file: a server on {server.host!r} (not loopback) needs TLS: "
+                          "set cert_file and key_file, or host = \"127.0.0.1\"")
+
+
+def server_users_path(config: NavdConfig) -> Path:
+    """The file of `[server] auth = "basic"` users."""
+    if config.server.users_file:
+        return Path(config.server.users_file).expanduser()
+    return extractor_state_dir(config) / "server-users"
 
 
 def _is_heap_size(value: str) -> bool:

@@ -76,6 +76,7 @@ class Daemon:
         self.wakeup = threading.Event()
         self.index = self._new_index(config)
         self.scheduler: Any = None
+        self.server: Any = None  # navd.server.run.BackgroundServer with [server] enabled = true
         self.next_runs: dict[str, datetime | None] = {}
         self.running: set[str] = set()
         self._running_lock = threading.Lock()
@@ -92,13 +93,13 @@ class Daemon:
         from apscheduler.executors.pool import ThreadPoolExecutor
         from apscheduler.schedulers.background import BackgroundScheduler
 
-        components = enabled_components(self.config)
-        if not components:
-            sections = ", ".join(f"[{c.section}]" for c in components().values())
+        enabled = enabled_components(self.config)
+        if not enabled and not self.config.server.enabled:
+            sections = ", ".join(f"[{c.section}]" for c in components().values()) + ", [server]"
             raise ConfigError(f"{self.config.source}: nothing to run: enable at least one of {sections} "
                               "(enabled = true)")
         self._install_signal_handlers()
-        log.info("navd starting", version=__version__, config=self.config.source, components=components,
+        log.info("navd starting", version=__version__, config=self.config.source, components=enabled,
                  solr=self.index.base_url, state_dir=str(extractor_state_dir(self.config)))
         self._check_solr()
         state_root = extractor_state_dir(self.config)
@@ -108,14 +109,23 @@ class Daemon:
                 log.info("runs left RUNNING by a stopped navd marked FAILED", runs=abandoned)
         except (SolrError, OSError) as exc:  # a lock that cannot be opened fails its runs, not the start
             log.warning("could not check for interrupted runs", reason=first_line(exc))
+        if self.config.server.enabled:
+            # Listening before READY: systemd's "started" then means the API answers too. A
+            # server that cannot listen fails the start (fail closed), before any run begins.
+            from navd.server.run import BackgroundServer
+
+            self.server = BackgroundServer(self.config)
+            self.server.start()
         # One worker per component and one for the linker a job may wait on: nothing queues.
         self.scheduler = BackgroundScheduler(
             timezone=UTC, executors={"default": ThreadPoolExecutor(max_workers=8)},
             job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None})
         self.scheduler.start()
         self._reconcile(previous=[])
-        self.notifier.notify("READY=1", f"STATUS=running: {', '.join(components)}", f"MAINPID={os.getpid()}")
-        log.info("navd running", components=components)
+        serving = [f"server on {self._server_url()}"] if self.server else []
+        self.notifier.notify("READY=1", f"STATUS=running: {', '.join([*enabled, *serving])}",
+                             f"MAINPID={os.getpid()}")
+        log.info("navd running", components=enabled)
         ping = self.notifier.watchdog_seconds / 2 if self.notifier.watchdog_seconds else None
         while not self.stop.is_set():
             self.wakeup.wait(timeout=min(ping, 5.0) if ping else 5.0)
@@ -148,6 +158,8 @@ class Daemon:
         with self._running_lock:
             running = sorted(self.running)
         log.info("navd stopping", running=running)
+        if self.server is not None:
+            self.server.stop(timeout=5.0)  # stop answering first: the index may go away with us
         self.scheduler.shutdown(wait=False)
         deadline = time.monotonic() + self.config.daemon.stop_timeout_seconds
         while time.monotonic() < deadline:
@@ -168,6 +180,11 @@ class Daemon:
             os._exit(0)
         log.info("navd stopped")
         return 0
+
+    def _server_url(self) -> str:
+        from navd.server.run import url
+
+        return url(self.server.config)
 
     def _check_solr(self) -> None:
         """Fail closed on a Solr that refuses navd (bad credentials, missing cores); a Solr that
@@ -400,6 +417,8 @@ class Daemon:
                                                                              old.daemon, old.linker):
             # Push tails start again from their committed positions with the new config.
             self._stale_tails.update(self._tails)
+        if new.server != old.server:
+            log.warning("[server] changed: the server keeps its settings until navd restarts")
         self.config = new
         self._reconcile(previous=previous)
         self._apply_intervals(old, new)

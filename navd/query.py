@@ -21,10 +21,11 @@ from navd.lineage import lineage as walk_lineage
 from navd.locks import lock_held
 from navd.names import shown as shown_name  # status() calls its result `shown`
 from navd.process import pid_runs
-from navd.runs import INTERRUPTED, components, last_run_and_success, schedule_identity
+from navd.runs import INTERRUPTED, components, last_run_and_success, parse_solr_date, schedule_identity
 
-__all__ = ["ComponentStatus", "EntityNotFound", "RunPage", "SearchResult", "Status", "check_search",
-           "entity", "lineage", "run_history", "search", "status"]
+__all__ = ["ComponentStatus", "ComponentTotals", "EntityNotFound", "RunPage", "SearchPage", "SearchResult",
+           "Status", "check_search", "entity", "lineage", "run_history", "run_totals", "search", "search_page",
+           "status"]
 
 
 # -- search and entity ------------------------------------------------------------------------
@@ -87,6 +88,33 @@ def search(index: SolrIndex, core: str, query: str, *, rows: int = 20, sort: str
     body = index.search(core, query, rows=rows, sort=sort, params={"defType": "lucene"})
     return SearchResult(int(body["response"]["numFound"]), body.get("responseHeader", {}).get("QTime"),
                         tuple(display_document(d) for d in body["response"]["docs"]))
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchPage:
+    found: int  # numFound: all matches
+    docs: tuple[dict[str, Any], ...]  # as users see them (documents.display_document)
+    cursor: str  # the cursor this page was asked from ("*": the first page)
+    next_cursor: str | None  # None: this was the last page
+
+
+#: the first page of a cursor walk (Solr's cursorMark)
+FIRST_CURSOR = "*"
+
+
+def search_page(index: SolrIndex, core: str, query: str, *, rows: int = 20,
+                cursor: str = FIRST_CURSOR) -> SearchPage:
+    """One page of a query walked with Solr's cursorMark: stable however far the walk goes
+    (start=N gets slower and shifts under writes). The sort is the unique key, as cursorMark
+    requires. An invalid cursor is Solr's 400 (SolrError, status 400)."""
+    check_search(query)
+    body = index.search(core, query, rows=rows, sort="identity asc",
+                        params={"defType": "lucene", "cursorMark": cursor})
+    docs = tuple(display_document(d) for d in body["response"]["docs"])
+    following = str(body.get("nextCursorMark", cursor))
+    # Solr says the end by returning the cursor it was given; a short page is the end too.
+    done = following == cursor or len(docs) < rows
+    return SearchPage(int(body["response"]["numFound"]), docs, cursor, None if done else following)
 
 
 def entity(index: SolrIndex, name: str) -> tuple[dict[str, Any], ...]:
@@ -178,3 +206,31 @@ def run_history(index: SolrIndex, component: str, *, rows: int = 20, start: int 
     runs = tuple({k: v for k, v in doc.items() if k not in ("_version_", "lastIndexed", "kind")}
                  for doc in body["response"]["docs"])
     return RunPage(int(body["response"]["numFound"]), start, runs)
+
+
+@dataclasses.dataclass(frozen=True)
+class ComponentTotals:
+    runs: int  # run records (any state)
+    failures: int  # FAILED ones
+    last_duration_seconds: float | None  # of the newest ended run
+    last_success_ended: str | None  # a Solr date
+
+
+def run_totals(index: SolrIndex) -> dict[str, ComponentTotals]:
+    """Per component with run records: how many runs, how many failed, the newest ended run's
+    duration and when the last success ended (what /metrics exports)."""
+    totals: dict[str, ComponentTotals] = {}
+    for name in components(index):
+        where = f"kind:{RUN_KIND} AND component:{solr_quote(name)}"
+        runs = index.count("runs", where)
+        if not runs:
+            continue  # only a published schedule so far
+        failures = index.count("runs", f"{where} AND state:FAILED")
+        newest = index.search("runs", f"{where} AND ended:*", rows=1, sort="ended desc")["response"]["docs"]
+        duration = None
+        if newest and newest[0].get("started"):
+            duration = (parse_solr_date(str(newest[0]["ended"]))
+                        - parse_solr_date(str(newest[0]["started"]))).total_seconds()
+        _, success = last_run_and_success(index, name)
+        totals[name] = ComponentTotals(runs, failures, duration, success.get("ended") if success else None)
+    return totals

@@ -60,3 +60,22 @@ def test_log_file_is_reopened_after_logrotate_moved_it(tmp_path: Path) -> None:
     assert [json.loads(line)["event"] for line in (tmp_path / "navd.log.1").read_text().splitlines()] == [
         "before rotation"]
     assert [json.loads(line)["event"] for line in path.read_text().splitlines()] == ["after rotation"]
+
+
+def test_example_server_section_loads_with_basic_auth_and_tls(tmp_path: Path) -> None:
+    """The `# example` lines of [server], uncommented (certificate paths pointed at files that
+    exist here), make a valid config: the server off loopback with basic auth and TLS."""
+    text = (DEPLOY / "navd.toml").read_text()
+    section = text[text.index("[server]"):]
+    for name in ("navd.crt", "navd.key"):
+        (tmp_path / name).write_text("PEM")
+    lines = [line[2:].replace("/etc/navd/tls", str(tmp_path)) if line.startswith("# ") and "# example" in line
+             else line for line in section.splitlines()]
+    uncommented = [line for line in lines if "# example" in line]
+    kept = [line for line in lines if "# example" not in line and not any(
+        line.startswith(key + " ") for key in ("enabled", "host", "auth"))]
+    config_file = tmp_path / "navd.toml"
+    config_file.write_text("\n".join([kept[0], *uncommented, *kept[1:]]) + "\n")
+    server = load_config(str(config_file), environ={}).server
+    assert (server.enabled, server.host, server.auth) == (True, "0.0.0.0", "basic")
+    assert server.cert_file == str(tmp_path / "navd.crt") and server.port == 7187

@@ -1,0 +1,112 @@
+"""navd's own API under /api: the JSON the CLI prints (`navd search/entity/lineage/status
+--json`), from the same facade calls (navd/query.py). Routes parse, call and return; caps come
+from `[server]`. Sync routes: FastAPI runs them in its thread pool, as the facade blocks on Solr.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Depends, Query, Request
+
+from navd.config import NavdConfig, extractor_state_dir
+from navd.index.client import SolrIndex
+from navd.lineage import LineageOptions
+from navd.server.errors import ApiError, blame, check_range
+
+router = APIRouter(prefix="/api", tags=["navd"])
+
+
+def index_of(request: Request) -> SolrIndex:
+    """The app's read-only Solr client (navd-reader on the embedded Solr)."""
+    return request.app.state.index
+
+
+def config_of(request: Request) -> NavdConfig:
+    return request.app.state.config
+
+
+Index = Annotated[SolrIndex, Depends(index_of)]
+Config = Annotated[NavdConfig, Depends(config_of)]
+
+
+@router.get("/entities", summary="Search elements (Solr Lucene syntax), paged with a cursor")
+def search_entities(index: Index, config: Config,
+                    query: Annotated[str, Query(description="Solr (Lucene) query, e.g. queryText:*temp*; "
+                                                            "no local parameters")] = "*:*",
+                    rows: Annotated[int, Query(description="page size, 1 to [server] max_rows")] = 20,
+                    cursor: Annotated[str, Query(description="`nextCursor` of the previous page; "
+                                                             "* for the first")] = "*") -> dict[str, Any]:
+    """`{numFound, docs, nextCursor}`; `nextCursor` is null on the last page."""
+    from navd.query import search_page
+
+    check_range("rows", rows, 1, config.server.max_rows, "max_rows")
+    try:
+        with blame("query"):
+            return _page(search_page(index, "elements", query, rows=rows, cursor=cursor))
+    except ApiError as exc:
+        if "cursorMark" not in exc.message:
+            raise
+        # Solr names its own parameter: the cursor is what the client sent wrong
+        raise ApiError(400, "cursor: not a cursor this API returned (use nextCursor, or * to start)",
+                       "cursor") from None
+
+
+def _page(page: Any) -> dict[str, Any]:  # (SearchPage)
+    return {"numFound": page.found, "docs": list(page.docs), "nextCursor": page.next_cursor}
+
+
+@router.get("/entities/{name:path}", summary="One element by identity or qualifiedName",
+            responses={404: {"description": "no such element"},
+                       300: {"description": "several elements match: `candidates` lists them"}})
+def get_entity(name: str, index: Index) -> dict[str, Any]:
+    """The element (as `navd entity --json`). Several matches answer 300 Multiple Choices with
+    the `candidates`, never a guess."""
+    from navd.query import entity
+
+    with blame("name"):
+        docs = entity(index, name)
+    if len(docs) > 1:
+        raise ApiError(300, f"name: {len(docs)} elements match; ask for one by its identity", "name",
+                       candidates=list(docs))
+    return docs[0]
+
+
+@router.get("/lineage", summary="The lineage graph of an entity (as `navd lineage --format json`)")
+def get_lineage(index: Index, config: Config,
+                entity: Annotated[str, Query(description="identity or qualifiedName")],
+                direction: Literal["upstream", "downstream", "both"] = "both",
+                depth: Annotated[int, Query(description="dataset hops per direction")] = 5,
+                columns: bool = False, operations: bool = False, deleted: bool = False,
+                max_nodes: Annotated[int | None, Query(description="node cap (default and maximum: "
+                                                                   "[server] max_nodes)")] = None,
+                ) -> dict[str, Any]:
+    from navd.query import lineage
+
+    limits = config.server
+    check_range("depth", depth, 1, limits.max_depth, "max_depth")
+    if max_nodes is not None:
+        check_range("max_nodes", max_nodes, 1, limits.max_nodes, "max_nodes")
+    options = LineageOptions(direction=direction, depth=depth, columns=columns, operations=operations,
+                             deleted=deleted, max_nodes=limits.max_nodes if max_nodes is None else max_nodes)
+    with blame("entity"):
+        return lineage(index, entity, options).as_dict()
+
+
+@router.get("/status", summary="Last run, last success and next run per component; totals (navd status --json)")
+def get_status(index: Index, config: Config) -> dict[str, Any]:
+    from navd.query import status
+
+    return dict(status(index, extractor_state_dir(config)))
+
+
+@router.get("/runs", summary="A component's run records, newest first")
+def get_runs(index: Index, config: Config,
+             component: Annotated[str, Query(description="e.g. hdfs, hms, spark, yarn, linker, purge")],
+             rows: int = 20, start: int = 0) -> dict[str, Any]:
+    from navd.query import run_history
+
+    check_range("rows", rows, 1, config.server.max_rows, "max_rows")
+    check_range("start", start, 0, 10_000_000)
+    page = run_history(index, component, rows=rows, start=start)
+    return {"numFound": page.found, "start": page.start, "runs": list(page.runs)}

@@ -1,0 +1,128 @@
+"""The app factory: navd's API, health, readiness and metrics on one FastAPI app.
+
+A module adds its routes with one line in `create_app`: `mount(app, its_router)` puts them
+behind the server's authentication (the Navigator-compatible API mounts so under /api/v{N}).
+/healthz and /readyz stay open: load balancers and systemd probes carry no credentials, and they
+tell nothing but "up". /openapi.json is served; /docs and /redoc are off: FastAPI's pages load
+their scripts from a CDN, and edge nodes are air-gapped.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import time
+from typing import Any
+
+from fastapi import APIRouter, Depends, FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from navd import __version__
+from navd.config import NavdConfig, server_users_path
+from navd.errors import NavdError, first_line
+from navd.index.client import SolrIndex
+from navd.logs import get_logger
+from navd.server.errors import ERROR_RESPONSES, ApiError, error_response, install_handlers
+from navd.server.metrics import Metrics
+from navd.server.users import Users
+
+log = get_logger("navd.server")
+REALM = "navd"
+
+
+def create_app(config: NavdConfig, index: SolrIndex) -> FastAPI:
+    """The server's app over `index` (a read-only client: navd-reader on the embedded Solr)."""
+    from navd.server import api
+
+    app = FastAPI(title="navd", version=__version__, docs_url=None, redoc_url=None,
+                  description="navd's metadata and lineage API: the JSON `navd ... --json` prints.")
+    app.state.config = config
+    app.state.index = index
+    app.state.users = Users(server_users_path(config)) if config.server.auth == "basic" else None
+    app.state.metrics = Metrics(index)
+    install_handlers(app)
+    app.add_middleware(Guard, metrics=app.state.metrics)
+    app.include_router(probes)
+    mount(app, api.router)
+    mount(app, app.state.metrics.router)
+    return app
+
+
+def mount(app: FastAPI, router: APIRouter, prefix: str = "") -> None:
+    """Serve `router`'s routes behind the configured authentication."""
+    app.include_router(router, prefix=prefix, dependencies=[Depends(authenticate)], responses=ERROR_RESPONSES)
+
+
+def authenticate(request: Request) -> str | None:
+    """The authenticated user's name (None with `auth = "none"`, loopback only); 401 otherwise.
+    Sync: scrypt takes tens of milliseconds, FastAPI runs this in its thread pool."""
+    users: Users | None = request.app.state.users
+    if users is None:
+        return None
+    challenge = {"WWW-Authenticate": f'Basic realm="{REALM}", charset="UTF-8"'}
+    scheme, _, encoded = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "basic":
+        raise ApiError(401, "authentication required (HTTP basic)", headers=challenge)
+    try:
+        name, sep, password = base64.b64decode(encoded.strip(), validate=True).decode().partition(":")
+    except (binascii.Error, UnicodeDecodeError):
+        sep, name, password = "", "", ""
+    if not sep or not users.check(name, password):
+        log.warning("authentication refused", user=name[:64], client=request.client.host if request.client else "")
+        raise ApiError(401, "wrong user name or password", headers=challenge)
+    return name
+
+
+probes = APIRouter(tags=["probes"])
+
+
+@probes.get("/healthz", summary="The server answers")
+def healthz() -> dict[str, str]:
+    return {"status": "ok"}
+
+
+@probes.get("/readyz", summary="Solr answers navd's queries", responses={503: {"description": "Solr unreachable"}})
+def readyz(request: Request) -> Response:
+    index: SolrIndex = request.app.state.index
+    try:
+        index.count("elements")
+    except NavdError as exc:
+        return error_response(503, f"not ready: Solr: {first_line(exc)}")
+    return JSONResponse({"status": "ready"})
+
+
+class Guard:
+    """Outermost navd middleware (pure ASGI): times every request for /metrics and turns an
+    unexpected exception into a logged error and a JSON 500 that shows nothing of the internals."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status: dict[str, Any] = {"code": 500, "sent": False}
+
+        async def record(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status["code"] = message["status"]
+                status["sent"] = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, record)
+        except Exception as exc:
+            log.exception(f"request failed with an unexpected error: {first_line(exc)}",
+                          path=scope.get("path", ""))
+            status["code"] = 500
+            if not status["sent"]:
+                await error_response(500, "internal server error (logged)")(scope, receive, send)
+        finally:
+            route = scope.get("route")
+            # The route's template, not the path: entity names would make unbounded label sets.
+            self.metrics.observe(scope["method"], getattr(route, "path", "unmatched"), status["code"],
+                                 time.perf_counter() - started)

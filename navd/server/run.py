@@ -1,0 +1,100 @@
+"""Running the app on uvicorn: in the foreground (`navd serve`) or on a thread of `navd run`.
+
+uvicorn: the ASGI server FastAPI documents, maintained by the Starlette authors; TLS is the
+standard library's ssl, so no extra dependency."""
+
+from __future__ import annotations
+
+import dataclasses
+import signal
+import threading
+import time
+
+import uvicorn
+
+from navd.config import NavdConfig
+from navd.errors import NavdError
+from navd.index.client import SolrIndex
+from navd.logs import get_logger
+
+log = get_logger("navd.server")
+#: how long `navd run` waits for the server to listen before it gives up starting
+START_TIMEOUT_SECONDS = 30.0
+
+
+def server_index(config: NavdConfig) -> SolrIndex:
+    """The server's Solr client: navd's read-only user on the embedded Solr, no retries (a
+    request fails at once with 503 instead of holding the client for a minute)."""
+    from navd.solr.server import effective_solr_config
+
+    return SolrIndex(dataclasses.replace(effective_solr_config(config.solr, read_only=True), retries=0))
+
+
+def url(config: NavdConfig) -> str:
+    server = config.server
+    host = f"[{server.host}]" if ":" in server.host else server.host
+    return f"{'https' if server.cert_file else 'http'}://{host}:{server.port}"
+
+
+def _uvicorn(config: NavdConfig, index: SolrIndex) -> uvicorn.Server:
+    from navd.server.app import create_app
+
+    server = config.server
+    settings = uvicorn.Config(
+        create_app(config, index), host=server.host, port=server.port,
+        ssl_certfile=server.cert_file or None, ssl_keyfile=server.key_file or None,
+        # navd's logging (navd.logs) formats uvicorn's records too; no access log: the latency
+        # histogram counts requests, and query strings are users' searches.
+        log_config=None, access_log=False, server_header=False, proxy_headers=False,
+        timeout_graceful_shutdown=5)
+    return uvicorn.Server(settings)
+
+
+def serve(config: NavdConfig) -> int:
+    """`navd serve`: until SIGTERM/SIGINT; 0 when stopped so, 1 if it could not listen."""
+    with server_index(config) as index:
+        server = _uvicorn(config, index)
+        # uvicorn re-raises the signal it stopped for once it is done: a no-op handler makes
+        # that a clean exit 0 instead of death by SIGTERM or a KeyboardInterrupt.
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: None)
+        log.info("navd server starting", url=url(config), auth=config.server.auth)
+        try:
+            server.run()
+        except SystemExit as exc:  # uvicorn exits 1 when it cannot bind (logged by uvicorn)
+            raise NavdError(f"[server] could not listen on {url(config)} (see the log above)") from exc
+        if not server.started:
+            raise NavdError(f"[server] could not listen on {url(config)} (see the log above)")
+    return 0
+
+
+class BackgroundServer:
+    """The server on a thread of `navd run`: started before READY, stopped with the daemon."""
+
+    def __init__(self, config: NavdConfig) -> None:
+        self.config = config
+        self.index = server_index(config)
+        self.server = _uvicorn(config, self.index)
+        self.thread = threading.Thread(target=self._run, name="navd-server", daemon=True)
+
+    def _run(self) -> None:
+        try:
+            self.server.run()
+        except SystemExit:  # could not bind; uvicorn logged why
+            pass
+
+    def start(self) -> None:
+        """Listening when it returns; NavdError (fail closed) if it could not."""
+        self.thread.start()
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while not self.server.started and self.thread.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not self.server.started:
+            self.stop(1.0)
+            raise NavdError(f"[server] could not listen on {url(self.config)} (see the log above)")
+        log.info("navd server listening", url=url(self.config), auth=self.config.server.auth)
+
+    def stop(self, timeout: float) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout)
+        self.index.close()

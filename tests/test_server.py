@@ -1,0 +1,478 @@
+"""The HTTP server as users run it: a real `navd serve` (uvicorn) subprocess on a free port over
+the session Solr; `navd run` with `[server] enabled = true`. Every endpoint, cursor paging to the
+end, 404/400 naming the parameter, basic auth with a user `navd server add-user` made, TLS with a
+certificate made here, and the refusals at start."""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+import requests
+from prometheus_client.parser import text_string_to_metric_families
+
+from conftest import NavdRunner, solr_section
+from navd.config import NavdConfig, ServerConfig, SolrConfig
+from navd.index.client import IndexWriter, SolrIndex, serialise
+from navd.model import Element, ElementType, SourceType
+from navd.runs import Run
+from navd.sample import index_sample
+from navd.solr.server import EmbeddedSolr, free_port
+from net import listening_addresses
+from test_daemon import Notifications
+
+NAVD = str(Path(sys.executable).parent / "navd")
+#: how long a server subprocess may take to answer /healthz (a start timeout, not a measurement)
+START_SECONDS = 60
+
+
+class Served:
+    def __init__(self, proc: subprocess.Popen[str], url: str, log: Path) -> None:
+        self.proc, self.url, self.log = proc, url, log
+
+    def get(self, path: str, **kwargs: object) -> requests.Response:
+        return requests.get(self.url + path, timeout=30, **kwargs)  # type: ignore[arg-type]
+
+
+def write_config(tmp_path: Path, solr: EmbeddedSolr, server: str, extra: str = "") -> Path:
+    config = tmp_path / "navd.toml"
+    config.write_text(f'{solr_section(solr)}[logging]\nformat = "json"\n[daemon]\nstate_dir = "{tmp_path / "state"}"\n'
+                      f"[server]\n{server}\n{extra}")
+    config.chmod(0o600)
+    return config
+
+
+def wait_healthy(proc: subprocess.Popen[str], url: str, log: Path, **kwargs: object) -> None:
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"the server exited {proc.returncode}: {log.read_text()}")
+        try:
+            if requests.get(url + "/healthz", timeout=2, **kwargs).status_code == 200:  # type: ignore[arg-type]
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.1)
+    pytest.fail(f"the server did not answer within {START_SECONDS}s: {log.read_text()}")
+
+
+def start(args: list[str], config: Path, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    with log.open("w") as out:
+        return subprocess.Popen([NAVD, *args], env={**os.environ, "NAVD_CONFIG": str(config), **(env or {})},
+                                stdout=out, stderr=subprocess.STDOUT, text=True)
+
+
+def stop(proc: subprocess.Popen[str]) -> int:
+    proc.send_signal(signal.SIGTERM)
+    return proc.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def cluster(index: SolrIndex) -> str:
+    """The sample pipeline under a cluster name of this module's own (its Hive names end in it)."""
+    name = f"srv{os.getpid()}"
+    index_sample(index, name)
+    return name
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr, cluster: str) -> Iterator[Served]:
+    """`navd serve` on loopback without auth, as a user starts it."""
+    tmp = tmp_path_factory.mktemp("serve")
+    port = free_port()
+    config = write_config(tmp, solr_server, f"port = {port}\nmax_rows = 50\nmax_depth = 10\nmax_nodes = 500",
+                          f'[cluster]\nname = "{cluster}"\n')
+    log = tmp / "serve.log"
+    proc = start(["serve"], config, log)
+    url = f"http://127.0.0.1:{port}"
+    wait_healthy(proc, url, log)
+    yield Served(proc, url, log)
+    assert stop(proc) == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
+
+
+# -- every endpoint -------------------------------------------------------------------------------
+
+def test_server_listens_on_loopback_only(served: Served) -> None:
+    assert listening_addresses(int(served.url.rsplit(":", 1)[1])) == {"127.0.0.1"}
+
+
+def test_entity_and_lineage_are_the_cli_documents(served: Served, navd: NavdRunner, cluster: str) -> None:
+    name = f"sales.daily_revenue@{cluster}"
+    cli = navd("entity", name, "--json")
+    assert cli.returncode == 0, cli.stderr
+    answer = served.get("/api/entities/" + quote(name, safe=""))
+    assert answer.status_code == 200 and answer.headers["content-type"] == "application/json"
+    assert answer.json() == json.loads(cli.stdout)
+    by_identity = served.get("/api/entities/" + answer.json()["identity"])
+    assert by_identity.json()["qualifiedName"] == name
+    # a path qualifiedName with its slashes left as they are in the URL
+    directory = served.get("/api/entities/hdfs://nameservice1/data/raw/orders")
+    assert directory.status_code == 200, directory.text
+    assert directory.json()["type"] == "DIRECTORY"
+
+    cli = navd("lineage", name, "--direction", "upstream", "--columns", "--operations", "--format", "json")
+    assert cli.returncode == 0, cli.stderr
+    graph = served.get("/api/lineage", params={"entity": name, "direction": "upstream", "columns": "true",
+                                               "operations": "true"})
+    assert graph.status_code == 200, graph.text
+    assert graph.json() == json.loads(cli.stdout)
+    assert any(node["qualifiedName"] == f"sales.orders@{cluster}" for node in graph.json()["nodes"])
+    capped = served.get("/api/lineage", params={"entity": name, "columns": "true", "max_nodes": 2}).json()
+    assert capped["truncated"] is True
+
+
+def test_status_and_runs(served: Served, index: SolrIndex, navd: NavdRunner) -> None:
+    component = f"extractor.srv{os.getpid()}"
+    started = datetime(2026, 11, 1, 12, tzinfo=UTC)
+    runs = [Run(f"{component}##{n}", component, started + timedelta(hours=n), counts={"elements": n})
+            for n in range(3)]
+    docs = [r.document("SUCCEEDED", ended=r.started + timedelta(minutes=5)) for r in runs[:2]]
+    docs.append(runs[2].document("FAILED", ended=runs[2].started + timedelta(seconds=30), error="boom"))
+    index.post_update("runs", serialise(docs))
+    index.commit("runs", soft=True)
+
+    status = served.get("/api/status")
+    assert status.status_code == 200
+    cli = navd("status", "--json")
+    assert cli.returncode == 0, cli.stderr
+    assert status.json() == json.loads(cli.stdout)
+    assert status.json()["components"][component]["last_success"] == "2026-11-01T13:05:00Z"
+
+    page = served.get("/api/runs", params={"component": component, "rows": 2}).json()
+    assert page["numFound"] == 3 and [r["identity"] for r in page["runs"]] == [runs[2].run_id, runs[1].run_id]
+    rest = served.get("/api/runs", params={"component": component, "rows": 2, "start": 2}).json()
+    assert [r["identity"] for r in rest["runs"]] == [runs[0].run_id]
+
+    metrics = served.get("/metrics")
+    assert metrics.status_code == 200 and metrics.headers["content-type"].startswith("text/plain")
+    text = metrics.text
+    samples = {(s.name, tuple(sorted(s.labels.items()))): s.value
+               for family in text_string_to_metric_families(text) for s in family.samples}
+    mine = (("component", component),)
+    assert samples[("navd_runs_total", mine)] == 3
+    assert samples[("navd_run_failures_total", mine)] == 1
+    assert samples[("navd_last_run_duration_seconds", mine)] == 30  # the FAILED run ended last
+    assert samples[("navd_last_success_timestamp_seconds", mine)] == \
+        (started + timedelta(hours=1, minutes=5)).timestamp()
+    assert samples[("navd_solr_up", ())] == 1
+    assert samples[("navd_index_documents", (("kind", "elements"),))] == status.json()["totals"]["elements"]
+    # request latencies by route template, never by the entity asked for
+    assert samples[("navd_http_request_duration_seconds_count",
+                    (("method", "GET"), ("route", "/api/runs"), ("status", "200")))] == 2
+    assert "daily_revenue" not in text
+
+
+def test_probes_and_openapi(served: Served) -> None:
+    assert served.get("/healthz").json() == {"status": "ok"}
+    assert served.get("/readyz").json() == {"status": "ready"}
+    spec = served.get("/openapi.json").json()
+    assert {"/api/entities", "/api/entities/{name}", "/api/lineage", "/api/status", "/api/runs", "/metrics",
+            "/healthz", "/readyz"} <= set(spec["paths"])
+    assert spec["components"]["schemas"]["ErrorBody"]["required"] == ["error", "parameter"]
+    assert "400" in spec["paths"]["/api/lineage"]["get"]["responses"]
+    # The Swagger page would load its scripts from a CDN: off, as is ReDoc.
+    assert served.get("/docs").status_code == 404 and served.get("/redoc").status_code == 404
+    assert served.get("/nowhere").json() == {"error": "Not Found", "parameter": None}
+
+
+def test_entities_pages_with_a_cursor_to_the_end(served: Served, index: SolrIndex, cluster: str) -> None:
+    query = f"qualifiedName:*@{cluster}"
+    expected = {d["identity"] for d in index.search("elements", query, rows=1000, fl="identity")["response"]["docs"]}
+    assert len(expected) > 6
+    seen: list[str] = []
+    cursor = "*"
+    pages = 0
+    while cursor is not None:
+        page = served.get("/api/entities", params={"query": query, "rows": 3, "cursor": cursor})
+        assert page.status_code == 200, page.text
+        body = page.json()
+        assert body["numFound"] == len(expected)
+        seen += [d["identity"] for d in body["docs"]]
+        cursor = body["nextCursor"]
+        pages += 1
+        assert pages <= len(expected)  # a cursor that never ends fails here
+    assert sorted(seen) == sorted(expected) and len(seen) == len(set(seen))
+    # as `navd search --json` shows them: Solr's internals dropped
+    assert not any(key.startswith("_") for key in served.get("/api/entities", params={"query": query}).json()["docs"][0])
+
+
+def test_unknown_entity_is_404(served: Served, cluster: str) -> None:
+    for path in (f"/api/entities/nope.nothing@{cluster}",):
+        answer = served.get(path)
+        assert answer.status_code == 404
+        assert answer.json()["parameter"] == "name" and "nope.nothing" in answer.json()["error"]
+    answer = served.get("/api/lineage", params={"entity": f"nope.nothing@{cluster}"})
+    assert answer.status_code == 404 and answer.json()["parameter"] == "entity"
+
+
+@pytest.mark.parametrize(("path", "params", "parameter"), [
+    ("/api/entities", {"rows": 0}, "rows"),
+    ("/api/entities", {"rows": 51}, "rows"),  # [server] max_rows = 50
+    ("/api/entities", {"rows": "ten"}, "rows"),
+    ("/api/entities", {"query": "{!join fromIndex=nav_relations from=id to=id}*:*"}, "query"),
+    ("/api/entities", {"query": '_query_:"{!lucene}x"'}, "query"),
+    ("/api/entities", {"query": "qualifiedName:(unbalanced"}, "query"),  # Solr's own parse error
+    ("/api/entities", {"cursor": "not-a-cursor"}, "cursor"),
+    ("/api/lineage", {}, "entity"),
+    ("/api/lineage", {"entity": "x", "depth": 0}, "depth"),
+    ("/api/lineage", {"entity": "x", "depth": 11}, "depth"),  # [server] max_depth = 10
+    ("/api/lineage", {"entity": "x", "max_nodes": 501}, "max_nodes"),
+    ("/api/lineage", {"entity": "x", "direction": "sideways"}, "direction"),
+    ("/api/lineage", {"entity": "x", "columns": "maybe"}, "columns"),
+    ("/api/lineage", {"entity": "hdfs://h:99999/x"}, "entity"),  # a name no element can have
+    ("/api/runs", {}, "component"),
+    ("/api/runs", {"component": "hdfs", "start": -1}, "start"),
+])
+def test_bad_parameters_are_400_naming_them(served: Served, path: str, params: dict[str, object],
+                                            parameter: str) -> None:
+    answer = served.get(path, params=params)
+    assert answer.status_code == 400, answer.text
+    body = answer.json()
+    assert body["parameter"] == parameter and parameter in body["error"]
+    assert set(body) == {"error", "parameter"} and "\n" not in body["error"] and "Traceback" not in answer.text
+
+
+def test_writes_and_solr_handlers_are_not_routes(served: Served) -> None:
+    for method, path in (("POST", "/api/entities"), ("DELETE", "/api/entities/x"), ("GET", "/solr/admin/cores"),
+                         ("POST", "/update"), ("GET", "/api/entities/../../solr/nav_elements/update")):
+        answer = requests.request(method, served.url + path, timeout=30)
+        assert answer.status_code in (404, 405), (method, path, answer.status_code)
+        assert answer.json()["parameter"] is None
+
+
+def test_several_matches_are_300_with_the_candidates(served: Served, index: SolrIndex, unique: str) -> None:
+    """One qualifiedName from two sources (two identities): the API lists both, never guesses."""
+    name = f"{unique}.shared@c1"
+    writer = IndexWriter(index)
+    for source in (SourceType.HIVE, SourceType.IMPALA):
+        writer.write(Element(source, ElementType.TABLE, name, name="shared"))
+    assert writer.close()
+    index.commit("elements", soft=True)
+    answer = served.get("/api/entities/" + name)
+    assert answer.status_code == 300
+    body = answer.json()
+    assert body["parameter"] == "name" and "2 elements match" in body["error"]
+    assert sorted(c["sourceType"] for c in body["candidates"]) == ["HIVE", "IMPALA"]
+
+
+# -- auth and TLS ---------------------------------------------------------------------------------
+
+def make_certificate(directory: Path) -> tuple[Path, Path]:
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out",
+                    str(cert), "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+    key.chmod(0o600)
+    return cert, key
+
+
+def test_basic_auth_over_tls_with_a_user_from_add_user(tmp_path: Path, solr_server: EmbeddedSolr,
+                                                      cluster: str) -> None:
+    cert, key = make_certificate(tmp_path)
+    users = tmp_path / "users"
+    port = free_port()
+    config = write_config(tmp_path, solr_server, f'port = {port}\nauth = "basic"\nusers_file = "{users}"\n'
+                                                 f'cert_file = "{cert}"\nkey_file = "{key}"')
+    env = {**os.environ, "NAVD_CONFIG": str(config)}
+    added = subprocess.run([NAVD, "server", "add-user", "alice"], input="s3cret pass\n", env=env,
+                           capture_output=True, text=True, timeout=60)
+    assert added.returncode == 0, added.stderr
+    assert oct(users.stat().st_mode & 0o777) == "0o600"
+    assert "s3cret" not in users.read_text() and users.read_text().startswith("alice:scrypt$")
+    bad_name = subprocess.run([NAVD, "server", "add-user", "a:b"], input="x\n", env=env, capture_output=True,
+                              text=True, timeout=60)
+    assert bad_name.returncode == 2 and len(bad_name.stderr.strip().splitlines()) == 1
+
+    log = tmp_path / "serve.log"
+    proc = start(["serve"], config, log)
+    url = f"https://127.0.0.1:{port}"
+    try:
+        wait_healthy(proc, url, log, verify=str(cert))
+        path = f"{url}/api/entities/{quote(f'sales.orders@{cluster}', safe='')}"
+        refused = requests.get(path, verify=str(cert), timeout=30)
+        assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Basic")
+        assert refused.json()["error"] == "authentication required (HTTP basic)"
+        wrong = requests.get(path, verify=str(cert), auth=("alice", "wrong"), timeout=30)
+        assert wrong.status_code == 401
+        assert requests.get(path, verify=str(cert), auth=("mallory", "s3cret pass"), timeout=30).status_code == 401
+        assert requests.get(f"{url}/metrics", verify=str(cert), timeout=30).status_code == 401
+        accepted = requests.get(path, verify=str(cert), auth=("alice", "s3cret pass"), timeout=30)
+        assert accepted.status_code == 200 and accepted.json()["qualifiedName"] == f"sales.orders@{cluster}"
+        assert requests.get(path, verify=str(cert), auth=("alice", "s3cret"), timeout=30).status_code == 401
+        # a changed password: the old one no longer logs in, whatever the server remembered
+        subprocess.run([NAVD, "server", "add-user", "alice"], input="new pass\n", env=env, check=True,
+                       capture_output=True, text=True, timeout=60)
+        assert requests.get(path, verify=str(cert), auth=("alice", "s3cret pass"), timeout=30).status_code == 401
+        assert requests.get(path, verify=str(cert), auth=("alice", "new pass"), timeout=30).status_code == 200
+        # a user added while the server runs logs in without a restart
+        subprocess.run([NAVD, "server", "add-user", "bob"], input="other pw\n", env=env, check=True,
+                       capture_output=True, text=True, timeout=60)
+        assert requests.get(path, verify=str(cert), auth=("bob", "other pw"), timeout=30).status_code == 200
+        # a users file others may read is refused (fail closed), and the client is not told its path
+        users.chmod(0o644)
+        misconfigured = requests.get(path, verify=str(cert), auth=("bob", "other pw"), timeout=30)
+        users.chmod(0o600)
+        assert misconfigured.status_code == 500
+        assert misconfigured.json() == {"error": "the server is misconfigured (logged)", "parameter": None}
+        # TLS only: the certificate is checked, plain HTTP gets no answer
+        with pytest.raises(requests.exceptions.SSLError):
+            requests.get(f"{url}/healthz", timeout=30)
+        with pytest.raises(requests.ConnectionError):
+            requests.get(f"http://127.0.0.1:{port}/healthz", timeout=30)
+    finally:
+        assert stop(proc) == 0
+    text = log.read_text()
+    assert "s3cret" not in text and "authentication refused" in text
+
+
+@pytest.mark.parametrize(("server", "expected"), [
+    ('host = "0.0.0.0"', '[server] auth: "none" is allowed only on a loopback host'),
+    ('host = "0.0.0.0"\nauth = "basic"', "[server] cert_file: a server on '0.0.0.0' (not loopback) needs TLS"),
+    ('auth = "kerberos"', '[server] auth: "kerberos" (SPNEGO) is not yet supported'),
+    ('cert_file = "/nonexistent/cert.pem"', "[server] cert_file: TLS needs both cert_file and key_file"),
+])
+def test_unsafe_server_config_is_refused_at_start_with_one_line(tmp_path: Path, solr_server: EmbeddedSolr,
+                                                                server: str, expected: str) -> None:
+    config = write_config(tmp_path, solr_server, f"port = {free_port()}\n{server}")
+    result = subprocess.run([NAVD, "serve"], env={**os.environ, "NAVD_CONFIG": str(config)},
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.count("\n") == 1 and expected in result.stderr, result.stderr
+
+
+def test_serve_help_names_the_settings() -> None:
+    result = subprocess.run([NAVD, "serve", "--help"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0
+    for word in ("[server]", "cert_file", "auth", "add-user", "127.0.0.1"):
+        assert word in result.stdout
+
+
+# -- inside navd run ------------------------------------------------------------------------------
+
+def test_the_server_runs_inside_navd_run_and_is_ready_with_it(tmp_path: Path, solr_server: EmbeddedSolr,
+                                                              cluster: str) -> None:
+    port = free_port()
+    config = write_config(tmp_path, solr_server, f"enabled = true\nport = {port}")
+    notify = Notifications(Path(f"/tmp/navd-srv-{os.getpid()}-{time.monotonic_ns()}.sock"))
+    log = tmp_path / "run.log"
+    proc = start(["run"], config, log, {"NOTIFY_SOCKET": str(notify.path)})
+    try:
+        notify.wait_for("READY=1", START_SECONDS)
+        # READY came after the server listened: no waiting needed
+        ready = next(m for m in notify.received if "READY=1" in m.split("\n"))
+        assert f"server on http://127.0.0.1:{port}" in ready
+        answer = requests.get(f"http://127.0.0.1:{port}/api/entities/{quote(f'sales.orders@{cluster}', safe='')}",
+                              timeout=30)
+        assert answer.status_code == 200 and answer.json()["originalName"] == "orders"
+        assert requests.get(f"http://127.0.0.1:{port}/readyz", timeout=30).status_code == 200
+    finally:
+        code = stop(proc)
+        notify.close()
+    assert code == 0, log.read_text()
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
+
+
+def test_navd_run_fails_closed_when_the_server_cannot_listen(tmp_path: Path, solr_server: EmbeddedSolr) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = write_config(tmp_path, solr_server, f"enabled = true\nport = {port}")
+        result = subprocess.run([NAVD, "run"], env={**os.environ, "NAVD_CONFIG": str(config)},
+                                capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert f"[server] could not listen on http://127.0.0.1:{port}" in result.stderr
+
+
+# -- the app as a module extends it ---------------------------------------------------------------
+
+def test_a_mounted_router_is_behind_auth_and_its_unexpected_error_is_a_logged_json_500(
+        solr_config: SolrConfig, tmp_path: Path, log_stream: io.StringIO) -> None:
+    """What the Navigator-compatible API does: one `mount` line. A bug in a route is logged with
+    its traceback and answered as JSON that shows nothing of it."""
+    import threading
+
+    import uvicorn
+    from fastapi import APIRouter
+
+    from navd.server.app import create_app, mount
+    from navd.server.users import add_user
+
+    users = tmp_path / "users"
+    add_user(users, "carol", "pw")
+    config = dataclasses.replace(NavdConfig(), solr=solr_config,
+                                 server=ServerConfig(auth="basic", users_file=str(users)))
+    extra = APIRouter()
+
+    @extra.get("/entities")
+    def broken() -> None:
+        raise RuntimeError("secret internals at /opt/navd/x.py")
+
+    with SolrIndex(solr_config) as index:
+        app = create_app(config, index)
+        mount(app, extra, prefix="/api/v9")
+        port = free_port()
+        server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None))
+        thread = threading.Thread(target=server.run, daemon=True)
+        thread.start()
+        try:
+            deadline = time.monotonic() + START_SECONDS
+            while not server.started and time.monotonic() < deadline:
+                time.sleep(0.05)
+            url = f"http://127.0.0.1:{port}/api/v9/entities"
+            assert requests.get(url, timeout=30).status_code == 401
+            answer = requests.get(url, auth=("carol", "pw"), timeout=30)
+        finally:
+            server.should_exit = True
+            thread.join(30)
+    assert answer.status_code == 500
+    assert answer.json() == {"error": "internal server error (logged)", "parameter": None}
+    logged = [json.loads(line) for line in log_stream.getvalue().splitlines()]
+    [failure] = [line for line in logged if line["event"].startswith("request failed with an unexpected error")]
+    assert "secret internals" in failure["event"] and "RuntimeError" in failure["exception"]
+
+
+def test_navd_run_with_nothing_enabled_names_the_sections_including_server(tmp_path: Path,
+                                                                           solr_server: EmbeddedSolr) -> None:
+    config = write_config(tmp_path, solr_server, "enabled = false")
+    result = subprocess.run([NAVD, "run"], env={**os.environ, "NAVD_CONFIG": str(config)},
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert "nothing to run: enable at least one of [hdfs]" in result.stderr and "[server]" in result.stderr
+
+
+def test_without_solr_healthz_answers_readyz_is_503_and_requests_say_why(tmp_path: Path) -> None:
+    port, nothing = free_port(), free_port()
+    config = tmp_path / "navd.toml"
+    config.write_text(f'[solr]\nurl = "http://127.0.0.1:{nothing}/solr"\n[logging]\nformat = "json"\n'
+                      f"[server]\nport = {port}\n")
+    log = tmp_path / "serve.log"
+    proc = start(["serve"], config, log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(proc, url, log)
+        ready = requests.get(url + "/readyz", timeout=30)
+        assert ready.status_code == 503 and ready.json()["error"].startswith("not ready: Solr:")
+        status = requests.get(url + "/api/status", timeout=30)
+        assert status.status_code == 503 and "cannot reach Solr" in status.json()["error"]
+        samples = {s.name: s.value for family in text_string_to_metric_families(
+            requests.get(url + "/metrics", timeout=30).text) for s in family.samples}
+        assert samples["navd_solr_up"] == 0
+    finally:
+        assert stop(proc) == 0
+    assert "Traceback" not in log.read_text()
