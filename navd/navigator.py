@@ -7,9 +7,9 @@ names were checked against Navigator's published API and clients and which are i
 navd's documents already use Navigator's field names (documents.py), so most of the mapping is
 the identity; what differs:
 - Navigator's `parentPath` of a Hive table is `/db`, of a column or partition `/db/table`; navd
-  stores `parentPath` only for files and directories and keeps a Hive element's parent as
-  `parentQualifiedName` (`db.table@cluster`). Entities get the Navigator spelling, and a query
-  on `parentPath` also matches the Hive parent it names.
+  stores `parentPath` only for files and directories, a Hive element's place is in its
+  qualified name (`db.table.column@cluster`). Entities get the Navigator spelling, and a query
+  on `parentPath` also matches the Hive elements under the path it names.
 - Navigator's user-managed metadata (`name`, `description`, `tags`) does not exist in navd:
   entities carry them empty (as Navigator shows an entity nobody edited) and a query on them
   matches nothing. The description an extractor found is Navigator's `originalDescription`.
@@ -56,8 +56,8 @@ _PARENT_PATH = "parentPath"
 _FIELD_START = re.compile(r"([A-Za-z_][\w.]*)\s*:")
 _LUCENE_SPECIAL = re.compile(r'([+\-!():^\[\]"{}~*?|&/\\\s])')
 _WILDCARD = re.compile(r"(?<!\\)[*?]")
-_HIVE_TYPES = frozenset({ElementType.DATABASE.value, ElementType.TABLE.value, ElementType.VIEW.value,
-                         ElementType.FIELD.value, ElementType.PARTITION.value})
+_HIVE_TABLE_TYPES = (ElementType.TABLE.value, ElementType.VIEW.value)
+_HIVE_CHILD_TYPES = (ElementType.FIELD.value, ElementType.PARTITION.value)
 
 
 # -- documents -> Navigator JSON ----------------------------------------------------------------
@@ -88,16 +88,20 @@ def entity(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 def parent_path(doc: Mapping[str, Any]) -> str | None:
     """Navigator's parentPath: the stored one of a file or directory; `/db` for a Hive table or
-    view, `/db/table` for a column or partition (from the parent's qualified name)."""
+    view, `/db/table` for a column or partition. The Hive ones come from the element's own
+    qualified name, so a stub (which knows no parent) has one too."""
     if doc.get("parentPath"):
         return str(doc["parentPath"])
-    parent = doc.get("parentQualifiedName")
-    if doc.get("sourceType") != SourceType.HIVE.value or doc.get("type") not in _HIVE_TYPES or not parent:
+    if doc.get("sourceType") != SourceType.HIVE.value:
         return None
-    name = parse_hive_name(str(parent))
-    if name is None:
+    name = parse_hive_name(str(doc.get("qualifiedName", "")))
+    if name is None or name.table is None:
         return None
-    return "/" + name.database + (f"/{name.table}" if name.table else "")
+    if doc.get("type") in _HIVE_TABLE_TYPES:
+        return f"/{name.database}"
+    if doc.get("type") in _HIVE_CHILD_TYPES:
+        return f"/{name.database}/{name.table}"
+    return None
 
 
 def relation(doc: Mapping[str, Any]) -> dict[str, Any]:
@@ -236,9 +240,10 @@ def _clause(field: str, value: str) -> str:
 
 
 def _hive_parent_clause(value: str) -> str | None:
-    """The Hive elements under Navigator's parentPath `/db` or `/db/table` (a term or a phrase,
-    without wildcards or a boost): their parentQualifiedName is `db@<cluster>` or
-    `db.table@<cluster>`. None for any other value (a group, a range, a wildcard)."""
+    """The Hive elements whose Navigator parentPath is `value`, `/db` or `/db/table` (a term or a
+    phrase, without wildcards or a boost), by their own qualified name (`db.table@cluster`,
+    `db.table.column@cluster`, `db.table@cluster/k=v`; database and table names hold no '.').
+    None for any other value (a group, a range, a wildcard, a path with '.' or '@')."""
     if value.startswith('"') and value.endswith('"') and len(value) >= 2:
         path = re.sub(r"\\(.)", r"\1", value[1:-1])
     elif value and value[0] not in "([{" and not _WILDCARD.search(value) and "^" not in value and "~" not in value:
@@ -248,8 +253,13 @@ def _hive_parent_clause(value: str) -> str | None:
     parts = path.strip().rstrip("/").split("/")
     if len(parts) not in (2, 3) or parts[0] != "" or not all(parts[1:]) or any(c in path for c in ".@"):
         return None
-    parent = ".".join(_LUCENE_SPECIAL.sub(r"\\\1", part.lower()) for part in parts[1:])
-    return f"(sourceType:{SourceType.HIVE.value} AND parentQualifiedName:{parent}@*)"
+    names = [_LUCENE_SPECIAL.sub(r"\\\1", part.lower()) for part in parts[1:]]
+    hive = f"sourceType:{SourceType.HIVE.value}"
+    if len(names) == 1:
+        return f"({hive} AND type:({' OR '.join(_HIVE_TABLE_TYPES)}) AND qualifiedName:{names[0]}.*)"
+    db_table = ".".join(names)
+    return (f"({hive} AND ((type:{ElementType.FIELD.value} AND qualifiedName:{db_table}.*) OR "
+            f"(type:{ElementType.PARTITION.value} AND qualifiedName:{db_table}@*)))")
 
 
 # -- paging parameters -------------------------------------------------------------------------
