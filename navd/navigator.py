@@ -81,7 +81,7 @@ def entity(doc: Mapping[str, Any]) -> dict[str, Any]:
     out["name"] = out["description"] = out["tags"] = None  # user-managed in Navigator: nobody set them
     out["userEntity"] = False
     out["properties"] = shown.get("properties") or {}
-    out["firstClassParentId"] = shown.get("parentId") if shown.get("type") in ("FIELD", "PARTITION") else None
+    out["firstClassParentId"] = shown.get("parentId") if shown.get("type") in _HIVE_CHILD_TYPES else None
     out.update({field: shown[field] for field in _NAVD_EXTRAS if field in shown})
     return out
 
@@ -208,9 +208,9 @@ def _value_end(query: str, start: int) -> int:
             if char == '"':
                 i = _phrase_end(query, i)
                 continue
-            if opening == "(" and char == "(" or opening != "(" and char == opening:
+            if char == opening:
                 depth += 1
-            elif char == _CLOSING[opening] or opening != "(" and char in "]}":
+            elif char == _CLOSING[opening] or (opening != "(" and char in "]}"):  # [a TO b} mixes them
                 depth -= 1
                 if depth == 0:
                     end = i + 1

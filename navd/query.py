@@ -141,9 +141,12 @@ def _navigator_search(index: SolrIndex, query: str, *, rows: int, start: int = 0
     params: dict[str, Any] = {"defType": "lucene"}  # as search(): the parser the check was made for
     if cursor_mark is not None:
         params["cursorMark"] = cursor_mark
+    translated = navigator.translate_query(query)
+    # The rewrite adds only field clauses with escaped values; checked again all the same, since
+    # this is the text Solr parses.
+    check_search(translated)
     try:
-        return index.search("elements", navigator.translate_query(query), rows=rows, start=start,
-                            sort=_PAGE_ORDER, params=params)
+        return index.search("elements", translated, rows=rows, start=start, sort=_PAGE_ORDER, params=params)
     except SolrError as exc:
         if exc.status != 400:
             raise
