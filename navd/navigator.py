@@ -56,6 +56,9 @@ _PARENT_PATH = "parentPath"
 _FIELD_START = re.compile(r"([A-Za-z_][\w.]*)\s*:")
 _LUCENE_SPECIAL = re.compile(r'([+\-!():^\[\]"{}~*?|&/\\\s])')
 _WILDCARD = re.compile(r"(?<!\\)[*?]")
+#: A bare element type name, a whole term (longest names first: OPERATION_EXECUTION, OPERATION)
+_BARE_TYPE = re.compile("(?:" + "|".join(sorted((t.value for t in ElementType), key=len, reverse=True))
+                        + r")(?=$|[\s)])")
 _HIVE_TABLE_TYPES = (ElementType.TABLE.value, ElementType.VIEW.value)
 _HIVE_CHILD_TYPES = (ElementType.FIELD.value, ElementType.PARTITION.value)
 
@@ -135,7 +138,8 @@ def placeholder(identity: str, qualified_name: str, type_: str, source_type: str
 def translate_query(query: str) -> str:
     """Navigator's entity query (Solr's Lucene syntax over Navigator's field names) as navd's:
     `srcId`/`originalDescription`/`up_<key>` renamed, `name`/`description`/`tags` matching
-    nothing, `type`/`sourceType` values upper-cased, `parentPath` also matching a Hive parent.
+    nothing, `type`/`sourceType` values upper-cased, `parentPath` also matching a Hive parent,
+    a bare type name (`FIELD`) also matching the type.
     Everything else passes unchanged (navd's own field names work too). Local parameters are
     the caller's to refuse first (query.check_search): this only rewrites field clauses."""
     out: list[str] = []
@@ -153,6 +157,13 @@ def translate_query(query: str) -> str:
             continue
         field = _FIELD_START.match(query, i) if _clause_can_start(query, i) else None
         if field is None:
+            bare_type = _BARE_TYPE.match(query, i) if _term_starts(query, i) else None
+            if bare_type is not None:
+                # Hue's find_entity sends `DATABASE AND (sourceType:HIVE)AND...` (no `type:` for
+                # types other than TABLE), so on Navigator a bare type name matches the type.
+                out.append(f"({bare_type[0]} OR type:{bare_type[0]})")
+                i = bare_type.end()
+                continue
             out.append(char)
             i += 1
             continue
@@ -166,6 +177,13 @@ def translate_query(query: str) -> str:
 def _clause_can_start(query: str, i: int) -> bool:
     """A field name starts here: not inside a word or a term (`a.b:c` is one field name)."""
     return i == 0 or not (query[i - 1].isalnum() or query[i - 1] in "_.*?\\")
+
+
+def _term_starts(query: str, i: int) -> bool:
+    """A whole term starts here: after a space, `(` or the start, or a `+`/`-`/`!` there
+    (`foo-TABLE` is one term)."""
+    before = query[:i].rstrip("+-!") if i and query[i - 1] in "+-!" else query[:i]
+    return not before or before[-1].isspace() or before[-1] == "("
 
 
 def _skip_space(query: str, i: int) -> int:

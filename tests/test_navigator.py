@@ -42,7 +42,7 @@ def _status(suffix: str, kind: str, length: int, permission: str) -> dict[str, A
 
 def _records() -> tuple[list[Record], dict[str, str]]:
     """Everything this module indexes, and the identities of the entities its tests name."""
-    hms: list[Record] = database_records(CLUSTER, DB, {"Owner": "hive", "Comment": "the orders database",
+    hms: list[Record] = database_records(CLUSTER, DB, {"Owner": "hive", "Comment": "the orders data",
                                                        "Location": f"{DEFAULT_FS}/warehouse/{DB}.db"}, DEFAULT_FS, RUN)
     hms += table_records(TableInfo(DB, "orders", "MANAGED",
                                    (Column("id", "bigint", "order id", 0), Column("amount", "decimal(10,2)", None, 1)),
@@ -96,7 +96,7 @@ def _get(api: TestClient, path: str, **params: Any) -> Any:
 ENTITY_CASES: list[tuple[str, dict[str, Any]]] = [
     ("database", {"type": "DATABASE", "sourceType": "HIVE", "originalName": DB, "parentPath": None,
                   "fileSystemPath": f"{DEFAULT_FS}/warehouse/{DB}.db", "owner": "hive",
-                  "originalDescription": "the orders database", "extractorRunId": RUN, "deleted": False}),
+                  "originalDescription": "the orders data", "extractorRunId": RUN, "deleted": False}),
     ("table", {"type": "TABLE", "sourceType": "HIVE", "originalName": "orders", "parentPath": f"/{DB}",
                "fileSystemPath": f"{DEFAULT_FS}/warehouse/{DB}.db/orders", "owner": "etl",
                "originalDescription": "all orders", "internalType": "MANAGED", "extractorRunId": RUN,
@@ -163,6 +163,10 @@ TRANSLATIONS: list[tuple[str, str]] = [
     ('originalName:"name:x tags:y"', 'originalName:"name:x tags:y"'),  # inside a phrase: text
     ("originalName:a\\:name\\:b", "originalName:a\\:name\\:b"),
     ("fileSystemPath:\\/user\\/x AND -type:FILE", "fileSystemPath:\\/user\\/x AND -type:FILE"),
+    # a bare type name also matches the type (Hue's find_entity sends `FIELD AND ...`)
+    ("DATABASE AND (sourceType:HIVE)", "(DATABASE OR type:DATABASE) AND (sourceType:HIVE)"),
+    ("-FILE AND +VIEW", "-(FILE OR type:FILE) AND +(VIEW OR type:VIEW)"),
+    ("foo-TABLE OR TABLES OR *FIELD", "foo-TABLE OR TABLES OR *FIELD"),  # not whole terms
 ]
 
 
@@ -186,6 +190,10 @@ SEARCHES: list[tuple[str, set[str]]] = [
     # Hue's find_entity (desktop/libs/metadata/.../navigator_client.py), as it builds it
     (f'(type:TABLE OR type:VIEW) AND (sourceType:HIVE)AND(originalName:orders)AND(deleted:false)'
      f'AND(parentPath:"/{DB}")', {"table"}),
+    # Hue's get_field and get_database through find_entity: no `type:` before FIELD, DATABASE
+    (f"FIELD AND (sourceType:HIVE)AND(originalName:id)AND(deleted:false)AND(parentPath:\\/{DB}\\/orders)",
+     {"column id"}),
+    (f"DATABASE AND (sourceType:HIVE)AND(originalName:{DB})AND(deleted:false)", {"database"}),
     # Hue's search_entities for "orders" in SQL sources: boosted fields and presence clauses
     ("((originalName:*orders*^3)OR(originalDescription:*orders*^1)OR(name:*orders*^10)OR(description:*orders*^3)"
      "OR(tags:*orders*^5))AND((originalName:[* TO *])OR(originalDescription:[* TO *])OR(name:[* TO *])"
