@@ -14,6 +14,8 @@ the identity; what differs:
   entities carry them empty (as Navigator shows an entity nobody edited) and a query on them
   matches nothing. The description an extractor found is Navigator's `originalDescription`.
 - Relations name each end's ids as a list (`endpoint1Ids`), navd stores one id per end.
+- Hue sends a bare type name as a clause (`FIELD AND (sourceType:HIVE)...`): on navd it also
+  matches the type.
 """
 
 from __future__ import annotations
