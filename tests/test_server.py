@@ -174,6 +174,18 @@ def test_status_and_runs(served: Served, index: SolrIndex, navd: NavdRunner) -> 
     assert "daily_revenue" not in text
 
 
+def test_navigators_api_is_served_next_to_navds(served: Served, cluster: str) -> None:
+    """The Navigator-compatible routes (navd/server/navigator_routes.py) are mounted in the app
+    `navd serve` runs, for every version from 9 to 19 and no other."""
+    for version in (9, 19):
+        found = served.get(f"/api/v{version}/entities", params={"query": f"originalName:daily_revenue AND "
+                                                                         f"type:TABLE", "limit": 10})
+        assert found.status_code == 200, found.text
+        names = {e["originalName"] for e in found.json()}
+        assert names >= {"daily_revenue"}
+    assert served.get("/api/v8/entities", params={"query": "*:*"}).status_code == 404
+
+
 def test_probes_and_openapi(served: Served) -> None:
     assert served.get("/healthz").json() == {"status": "ok"}
     assert served.get("/readyz").json() == {"status": "ready"}
@@ -308,6 +320,10 @@ def test_basic_auth_over_tls_with_a_user_from_add_user(tmp_path: Path, solr_serv
         assert wrong.status_code == 401
         assert requests.get(path, verify=str(cert), auth=("mallory", "s3cret pass"), timeout=30).status_code == 401
         assert requests.get(f"{url}/metrics", verify=str(cert), timeout=30).status_code == 401
+        navigator = f"{url}/api/v9/entities"  # Navigator's API is behind the same login
+        assert requests.get(navigator, verify=str(cert), timeout=30).status_code == 401
+        assert requests.get(navigator, verify=str(cert), auth=("alice", "s3cret pass"), timeout=30,
+                            params={"query": "originalName:orders", "limit": 5}).status_code == 200
         accepted = requests.get(path, verify=str(cert), auth=("alice", "s3cret pass"), timeout=30)
         assert accepted.status_code == 200 and accepted.json()["qualifiedName"] == f"sales.orders@{cluster}"
         assert requests.get(path, verify=str(cert), auth=("alice", "s3cret"), timeout=30).status_code == 401
@@ -403,8 +419,8 @@ def test_navd_run_fails_closed_when_the_server_cannot_listen(tmp_path: Path, sol
 
 def test_a_mounted_router_is_behind_auth_and_its_unexpected_error_is_a_logged_json_500(
         solr_config: SolrConfig, tmp_path: Path, log_stream: io.StringIO) -> None:
-    """What the Navigator-compatible API does: one `mount` line. A bug in a route is logged with
-    its traceback and answered as JSON that shows nothing of it."""
+    """A module adds its routes with one `mount` line (as the Navigator-compatible API does). A bug
+    in a route is logged with its traceback and answered as JSON that shows nothing of it."""
     import threading
 
     import uvicorn
@@ -425,7 +441,7 @@ def test_a_mounted_router_is_behind_auth_and_its_unexpected_error_is_a_logged_js
 
     with SolrIndex(solr_config) as index:
         app = create_app(config, index)
-        mount(app, extra, prefix="/api/v9")
+        mount(app, extra, prefix="/api/extra")
         port = free_port()
         server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None))
         thread = threading.Thread(target=server.run, daemon=True)
@@ -434,7 +450,7 @@ def test_a_mounted_router_is_behind_auth_and_its_unexpected_error_is_a_logged_js
             deadline = time.monotonic() + START_SECONDS
             while not server.started and time.monotonic() < deadline:
                 time.sleep(0.05)
-            url = f"http://127.0.0.1:{port}/api/v9/entities"
+            url = f"http://127.0.0.1:{port}/api/extra/entities"
             assert requests.get(url, timeout=30).status_code == 401
             answer = requests.get(url, auth=("carol", "pw"), timeout=30)
         finally:

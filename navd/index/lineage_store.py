@@ -25,7 +25,7 @@ class SolrLineageStore:
     def elements(self, ids: Collection[str]) -> Mapping[str, StoredElement]:
         found: dict[str, StoredElement] = {}
         for chunk in batches(list(ids), _CHUNK):
-            for doc in self.index.scan("elements", "*:*", fl=ELEMENT_FIELDS, filters=[_terms("identity", chunk)]):
+            for doc in self.index.scan("elements", "*:*", fl=ELEMENT_FIELDS, filters=[terms_filter("identity", chunk)]):
                 element = StoredElement.from_doc(doc)
                 found[element.id] = element
         return found
@@ -42,10 +42,12 @@ class SolrLineageStore:
         if far_type is not None:
             type_filters.append(f"{endpoint_field(3 - near_end, 'Type')}:{far_type}")
         for chunk in batches(ids, _CHUNK):
-            filters = [*type_filters, _terms(endpoint_field(near_end, "Id"), chunk)]
+            filters = [*type_filters, terms_filter(endpoint_field(near_end, "Id"), chunk)]
             for doc in self.index.scan("relations", "*:*", fl=RELATION_FIELDS, filters=filters):
                 yield StoredRelation.from_doc(doc)
 
 
-def _terms(field: str, ids: Iterable[str]) -> str:
+def terms_filter(field: str, ids: Iterable[str]) -> str:
+    """A filter matching documents whose `field` is one of `ids` (Solr's terms parser: one
+    query for hundreds of ids, where a boolean query would hit maxBooleanClauses)."""
     return f"{{!terms f={field}}}{','.join(ids)}"

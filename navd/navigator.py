@@ -1,0 +1,344 @@
+"""Cloudera Navigator's API vocabulary, pure: navd's stored element and relation documents as
+Navigator's entity and relation JSON, Navigator's entity queries as navd's Solr queries, and the
+checks of the API's paging parameters. No I/O: the read facade (navd/query.py) fetches, the HTTP
+routes (navd/server/navigator_routes.py) parse and answer. docs/navigator-api.md says which
+names were checked against Navigator's published API and clients and which are inferred.
+
+navd's documents already use Navigator's field names (documents.py), so most of the mapping is
+the identity; what differs:
+- Navigator's `parentPath` of a Hive table is `/db`, of a column or partition `/db/table`; navd
+  stores `parentPath` only for files and directories, a Hive element's place is in its
+  qualified name (`db.table.column@cluster`). Entities get the Navigator spelling, and a query
+  on `parentPath` also matches the Hive elements under the path it names.
+- Navigator's user-managed metadata (`name`, `description`, `tags`) does not exist in navd:
+  entities carry them empty (as Navigator shows an entity nobody edited) and a query on them
+  matches nothing. The description an extractor found is Navigator's `originalDescription`.
+- Relations name each end's ids as a list (`endpoint1Ids`), navd stores one id per end.
+- Hue sends a bare type name as a clause (`FIELD AND (sourceType:HIVE)...`): on navd it also
+  matches the type.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from navd.errors import UsageError
+from navd.index.documents import display_document
+from navd.model import ElementType, SourceType
+from navd.names import parse_hive_name
+
+#: Navigator's API versions navd answers under /api/v{N}/ (Hue pins v9, the last is v19).
+VERSIONS = range(9, 20)
+#: GET entities without `limit` (inferred: the default of Navigator's API console).
+DEFAULT_LIMIT = 100
+#: The largest page: a page is one Solr response held in memory.
+MAX_LIMIT = 10_000
+#: The deepest `offset`: Solr sorts offset+limit documents for each offset page; deeper paging
+#: goes through POST entities/paging (cursorMark), which costs the same on every page.
+MAX_OFFSET = 100_000
+#: entityIds per lineage request: each is its own walk of the graph.
+MAX_LINEAGE_IDS = 50
+#: The cursorMark of a first page (Solr's and Navigator's).
+FIRST_CURSOR = "*"
+
+#: A query that matches nothing: what a field navd does not keep stands for.
+NOTHING = "(*:* -*:*)"
+#: Navigator fields whose value navd has another name for.
+_RENAMED = {"srcId": "sourceId", "originalDescription": "description"}
+#: Navigator's user-managed fields: navd keeps none, so on navd they are always empty.
+_USER_MANAGED = frozenset({"name", "description", "tags"})
+#: Fields whose values are navd's upper-case enum names (`type:table` means `type:TABLE`).
+_ENUM_FIELDS = frozenset({"type", "sourceType"})
+_USER_PROPERTY_PREFIX, _NAVD_PROPERTY_PREFIX = "up_", "prop_"
+_PARENT_PATH = "parentPath"
+
+_FIELD_START = re.compile(r"([A-Za-z_][\w.]*)\s*:")
+_LUCENE_SPECIAL = re.compile(r'([+\-!():^\[\]"{}~*?|&/\\\s])')
+_WILDCARD = re.compile(r"(?<!\\)[*?]")
+#: A bare element type name, a whole term (longest names first: OPERATION_EXECUTION, OPERATION)
+_BARE_TYPE = re.compile("(?:" + "|".join(sorted((t.value for t in ElementType), key=len, reverse=True))
+                        + r")(?=$|[\s)])")
+_HIVE_TABLE_TYPES = (ElementType.TABLE.value, ElementType.VIEW.value)
+_HIVE_CHILD_TYPES = (ElementType.FIELD.value, ElementType.PARTITION.value)
+
+
+# -- documents -> Navigator JSON ----------------------------------------------------------------
+
+#: Element fields shown under the same name (Navigator's, as documents.py stores them).
+_SAME_NAME = ("identity", "originalName", "sourceId", "sourceType", "type", "fileSystemPath", "deleted",
+              "deleteTime", "extractorRunId", "owner", "group", "permissions", "size", "blockSize",
+              "replication", "created", "lastModified", "lastAccessed", "started", "ended", "principal",
+              "queryText", "dataType", "internalType")
+#: navd's own fields, kept in the entity (a Navigator client ignores keys it does not know).
+_NAVD_EXTRAS = ("qualifiedName", "parentId", "parentQualifiedName")
+
+
+def entity(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """An element document as Navigator's entity JSON."""
+    shown = display_document(doc)
+    out: dict[str, Any] = {field: shown.get(field) for field in _SAME_NAME}
+    out["deleted"] = bool(shown.get("deleted", False))
+    out["parentPath"] = parent_path(shown)
+    out["originalDescription"] = shown.get("description")
+    out["name"] = out["description"] = out["tags"] = None  # user-managed in Navigator: nobody set them
+    out["userEntity"] = False
+    out["properties"] = shown.get("properties") or {}
+    out["firstClassParentId"] = shown.get("parentId") if shown.get("type") in _HIVE_CHILD_TYPES else None
+    out.update({field: shown[field] for field in _NAVD_EXTRAS if field in shown})
+    return out
+
+
+def parent_path(doc: Mapping[str, Any]) -> str | None:
+    """Navigator's parentPath: the stored one of a file or directory; `/db` for a Hive table or
+    view, `/db/table` for a column or partition. The Hive ones come from the element's own
+    qualified name, so a stub (which knows no parent) has one too."""
+    if doc.get("parentPath"):
+        return str(doc["parentPath"])
+    if doc.get("sourceType") != SourceType.HIVE.value:
+        return None
+    name = parse_hive_name(str(doc.get("qualifiedName", "")))
+    if name is None or name.table is None:
+        return None
+    if doc.get("type") in _HIVE_TABLE_TYPES:
+        return f"/{name.database}"
+    if doc.get("type") in _HIVE_CHILD_TYPES:
+        return f"/{name.database}/{name.table}"
+    return None
+
+
+def relation(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """A relation document as Navigator's relation JSON (endpoint ids as lists, as Navigator's
+    relations may have several elements at one end)."""
+    shown = display_document(doc)
+    out: dict[str, Any] = {"identity": shown["identity"], "type": shown.get("type")}
+    for end in (1, 2):
+        out[f"endpoint{end}Ids"] = [shown[f"endpoint{end}Id"]] if shown.get(f"endpoint{end}Id") else []
+        out[f"endpoint{end}SourceType"] = shown.get(f"endpoint{end}SourceType")
+        out[f"endpoint{end}Type"] = shown.get(f"endpoint{end}Type")
+    out["unlinked"] = bool(shown.get("unlinked", False))
+    out["extractorRunId"] = shown.get("extractorRunId")
+    out["userSpecified"] = False
+    out["properties"] = shown.get("properties") or {}
+    # navd's column lineage detail (Atlas' vocabulary), absent from Navigator's relations
+    for field in ("dependencyType", "expression"):
+        if field in shown:
+            out[field] = shown[field]
+    return out
+
+
+def placeholder(identity: str, qualified_name: str, type_: str, source_type: str, name: str) -> dict[str, Any]:
+    """An entity a relation names that no extractor indexed (Navigator draws a placeholder)."""
+    return {"identity": identity, "originalName": name, "type": type_, "sourceType": source_type,
+            "deleted": False, "qualifiedName": qualified_name, "unlinked": True}
+
+
+# -- Navigator queries -> navd queries -----------------------------------------------------------
+
+def translate_query(query: str) -> str:
+    """Navigator's entity query (Solr's Lucene syntax over Navigator's field names) as navd's:
+    `srcId`/`originalDescription`/`up_<key>` renamed, `name`/`description`/`tags` matching
+    nothing, `type`/`sourceType` values upper-cased, `parentPath` also matching a Hive parent,
+    a bare type name (`FIELD`) also matching the type.
+    Everything else passes unchanged (navd's own field names work too). Local parameters are
+    the caller's to refuse first (query.check_search): this only rewrites field clauses."""
+    out: list[str] = []
+    i, n = 0, len(query)
+    while i < n:
+        char = query[i]
+        if char == "\\":
+            out.append(query[i:i + 2])
+            i += 2
+            continue
+        if char == '"':
+            end = _phrase_end(query, i)
+            out.append(query[i:end])
+            i = end
+            continue
+        field = _FIELD_START.match(query, i) if _clause_can_start(query, i) else None
+        if field is None:
+            bare_type = _BARE_TYPE.match(query, i) if _term_starts(query, i) else None
+            if bare_type is not None:
+                # Hue's find_entity sends `DATABASE AND (sourceType:HIVE)AND...` (no `type:` for
+                # types other than TABLE), so on Navigator a bare type name matches the type.
+                out.append(f"({bare_type[0]} OR type:{bare_type[0]})")
+                i = bare_type.end()
+                continue
+            out.append(char)
+            i += 1
+            continue
+        value_start = _skip_space(query, field.end())
+        value_end = _value_end(query, value_start)
+        out.append(_clause(field[1], query[value_start:value_end]))
+        i = value_end
+    return "".join(out)
+
+
+def _clause_can_start(query: str, i: int) -> bool:
+    """A field name starts here: not inside a word or a term (`a.b:c` is one field name)."""
+    return i == 0 or not (query[i - 1].isalnum() or query[i - 1] in "_.*?\\")
+
+
+def _term_starts(query: str, i: int) -> bool:
+    """A whole term starts here: after a space, `(` or the start, or a `+`/`-`/`!` there
+    (`foo-TABLE` is one term)."""
+    before = query[:i].rstrip("+-!") if i and query[i - 1] in "+-!" else query[:i]
+    return not before or before[-1].isspace() or before[-1] == "("
+
+
+def _skip_space(query: str, i: int) -> int:
+    while i < len(query) and query[i].isspace():
+        i += 1
+    return i
+
+
+def _phrase_end(query: str, start: int) -> int:
+    """The index after the quoted phrase starting at `start` (the end of the text if unclosed)."""
+    i = start + 1
+    while i < len(query):
+        if query[i] == "\\":
+            i += 2
+        elif query[i] == '"':
+            return i + 1
+        else:
+            i += 1
+    return len(query)
+
+
+_CLOSING = {"(": ")", "[": "]", "{": "}"}
+
+
+def _value_end(query: str, start: int) -> int:
+    """The index after a clause's value: a phrase, a group, a range, or a term (with any `^2`
+    or `~1` suffix); the value of `f:(a OR "b)")` is the whole group."""
+    if start >= len(query):
+        return start
+    opening = query[start]
+    if opening == '"':
+        end = _phrase_end(query, start)
+    elif opening in _CLOSING:
+        end, depth, i = len(query), 0, start
+        while i < len(query):
+            char = query[i]
+            if char == "\\":
+                i += 2
+                continue
+            if char == '"':
+                i = _phrase_end(query, i)
+                continue
+            if char == opening:
+                depth += 1
+            elif char == _CLOSING[opening] or (opening != "(" and char in "]}"):  # [a TO b} mixes them
+                depth -= 1
+                if depth == 0:
+                    end = i + 1
+                    break
+            i += 1
+    else:
+        end = start
+    # a term, or the boost/fuzziness suffix after a phrase, group or range
+    while end < len(query) and not query[end].isspace() and query[end] not in "()":
+        end += 2 if query[end] == "\\" else 1
+    return min(end, len(query))
+
+
+def _clause(field: str, value: str) -> str:
+    if field in _USER_MANAGED:
+        return NOTHING
+    if field.startswith(_USER_PROPERTY_PREFIX):
+        field = _NAVD_PROPERTY_PREFIX + field[len(_USER_PROPERTY_PREFIX):]
+    field = _RENAMED.get(field, field)
+    if field in _ENUM_FIELDS:
+        value = value.upper()  # navd's values are the upper-case enum names
+    if field == _PARENT_PATH:
+        hive = _hive_parent_clause(value)
+        if hive:
+            return f"({field}:{value} OR {hive})"
+    return f"{field}:{value}"
+
+
+def _hive_parent_clause(value: str) -> str | None:
+    """The Hive elements whose Navigator parentPath is `value`, `/db` or `/db/table` (a term or a
+    phrase, without wildcards or a boost), by their own qualified name (`db.table@cluster`,
+    `db.table.column@cluster`, `db.table@cluster/k=v`; database and table names hold no '.').
+    None for any other value (a group, a range, a wildcard, a path with '.' or '@')."""
+    if value.startswith('"') and value.endswith('"') and len(value) >= 2:
+        path = re.sub(r"\\(.)", r"\1", value[1:-1])
+    elif value and value[0] not in "([{" and not _WILDCARD.search(value) and "^" not in value and "~" not in value:
+        path = re.sub(r"\\(.)", r"\1", value)
+    else:
+        return None
+    parts = path.strip().rstrip("/").split("/")
+    if len(parts) not in (2, 3) or parts[0] != "" or not all(parts[1:]) or any(c in path for c in ".@"):
+        return None
+    names = [_LUCENE_SPECIAL.sub(r"\\\1", part.lower()) for part in parts[1:]]
+    hive = f"sourceType:{SourceType.HIVE.value}"
+    if len(names) == 1:
+        return f"({hive} AND type:({' OR '.join(_HIVE_TABLE_TYPES)}) AND qualifiedName:{names[0]}.*)"
+    db_table = ".".join(names)
+    return (f"({hive} AND ((type:{ElementType.FIELD.value} AND qualifiedName:{db_table}.*) OR "
+            f"(type:{ElementType.PARTITION.value} AND qualifiedName:{db_table}@*)))")
+
+
+# -- paging parameters -------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class CursorPage:
+    """One page of POST entities/paging: Navigator's `{results, cursorMark}`."""
+
+    results: tuple[dict[str, Any], ...]
+    cursor_mark: str  # the mark of the next page; the same mark again once the last page was read
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"results": list(self.results), "cursorMark": self.cursor_mark}
+
+
+def bounded_int(parameter: str, value: object, low: int, high: int) -> int:
+    """`value` (a query-string text or a JSON number) as an int in [low, high]; UsageError naming
+    `parameter` otherwise."""
+    if isinstance(value, bool):
+        value = str(value)
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d{1,12}\s*", value):
+        number = int(value)
+    else:
+        raise UsageError(f"{parameter}: {str(value)[:40]!r} is not an integer ({low}..{high})")
+    if not low <= number <= high:
+        raise UsageError(f"{parameter}: {number} is out of range ({low}..{high})")
+    return number
+
+
+def check_query(parameter: str, value: object) -> str:
+    """The entity query of a request: a string; none or blank means every entity."""
+    if value is None:
+        return "*:*"
+    if not isinstance(value, str):
+        raise UsageError(f"{parameter}: must be a string (Solr's Lucene syntax), not {type(value).__name__}")
+    return value if value.strip() else "*:*"
+
+
+def check_cursor_mark(value: object) -> str:
+    """A cursorMark from a previous page, or `*` (also when absent) for the first page."""
+    if value is None:
+        return FIRST_CURSOR
+    if not isinstance(value, str) or not value or len(value) > 4096:
+        raise UsageError("cursorMark: must be '*' or the cursorMark of the previous page")
+    return value
+
+
+def entity_ids(values: list[str]) -> tuple[str, ...]:
+    """`entityIds` given repeated (`?entityIds=a&entityIds=b`) or comma-separated, in order,
+    without repeats; UsageError when none or too many."""
+    ids: dict[str, None] = {}
+    for value in values:
+        for part in value.split(","):
+            if part.strip():
+                ids[part.strip()] = None
+    if not ids:
+        raise UsageError("entityIds: give at least one entity identity")
+    if len(ids) > MAX_LINEAGE_IDS:
+        raise UsageError(f"entityIds: {len(ids)} identities, at most {MAX_LINEAGE_IDS} per request")
+    return tuple(ids)
