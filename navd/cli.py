@@ -128,7 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=cmd_run)
 
     quickstart = commands.add_parser(
-        "quickstart", help="start the embedded Solr, create the cores and index a small sample")
+        "quickstart", help="start the embedded Solr, create the cores, run a small PySpark pipeline, extract and "
+                           "link it, show the lineage of its sample_merge table")
+    quickstart.add_argument("--dir", metavar="DIR",
+                            help="the pipeline's warehouse, event logs and extractor state "
+                                 "(default ~/.local/share/navd/quickstart)")
     quickstart.set_defaults(handler=cmd_quickstart)
     return parser
 
@@ -489,18 +493,19 @@ def cmd_lineage(args: argparse.Namespace, config: NavdConfig) -> int:
 # -- quickstart -------------------------------------------------------------------------------
 
 def cmd_quickstart(args: argparse.Namespace, config: NavdConfig) -> int:
-    from navd.index.admin import init_solr
-    from navd.sample import index_sample
+    from pathlib import Path
+
+    from navd.config import default_quickstart_dir
+    from navd.sample import QUICKSTART_STEPS, quickstart
 
     if config.solr.is_embedded:
         cmd_solr_start(argparse.Namespace(home=None, port=None, heap=None), config)
+    root = Path(args.dir) if args.dir else default_quickstart_dir()
     with _index(config, interactive=False) as index:
-        for result in init_solr(index):
-            print(f"{result.core}: {result.action} ({result.detail})")
-        counts = index_sample(index, config.cluster.name)
-    print(f"indexed the sample: {counts['elements']} elements, {counts['relations']} relations")
-    print("try: navd search '*:*'   navd search 'originalName:*order*'   "
-          "navd entity sales.orders@" + config.cluster.name)
+        run = quickstart(config, index, root)
+        for step in QUICKSTART_STEPS:
+            for line in step(run):
+                print(line, flush=True)
     return EXIT_OK
 
 

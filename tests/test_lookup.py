@@ -45,7 +45,12 @@ CASES: list[tuple[str, Scope, list[tuple[str, tuple[str, ...], str, str]]]] = [
                              ("hive, any cluster", (), "sales.orders@*", "sales.orders@*/*")]),
     ("sales.orders.amount", Scope(), [("exact", ("sales.orders.amount",), "", ""),
                                       ("hive, any cluster", (), "sales.orders.amount@*", "sales.orders.amount@*/*")]),
-    ("orders", SCOPE, [("exact", ("orders",), "", "")]),
+    ("Orders", SCOPE, [("exact", ("Orders",), "", ""),
+                       ("hive, this cluster", ("default.orders@primary",), "", ""),
+                       ("hive, any cluster", (), "default.orders@*", "default.orders@*/*")]),
+    ("orders.csv.gz", SCOPE, [("exact", ("orders.csv.gz",), "", ""),  # tried as db.table.column: harmless
+                              ("hive, this cluster", ("orders.csv.gz@primary",), "", ""),
+                              ("hive, any cluster", (), "orders.csv.gz@*", "orders.csv.gz@*/*")]),
     (APP, SCOPE, [("exact", (APP,), "", ""),
                   ("spark run", (), f"spark://{APP}/*", f"spark://{APP}/*/*"),
                   ("yarn application", (f"yarn://{APP}",), "", "")]),

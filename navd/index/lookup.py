@@ -15,6 +15,7 @@ between. The rows, in order:
 | bare path          | `/data/x`                               | `[hdfs] default_fs` + `/data/x`              |
 | bare path, any fs  | `/data/x`                               | `<any scheme>://<any authority>/data/x`      |
 | hive, this cluster | `db.table`, `db.table.col` (no '@', '/')| `db.table@<[cluster] name>`, lower case      |
+|                    | `table` (a word)                        | `default.table@<[cluster] name>`             |
 | hive, any cluster  | same                                    | `db.table@<any cluster>` (not a partition)   |
 | spark run          | `application_1_0001`, `local-1`, `app-..`| `spark://<id>/<any attempt>`                |
 | yarn application   | `application_1_0001`                    | `yarn://<id>`                                |
@@ -72,6 +73,8 @@ class AmbiguousEntity(NavdError):
 
 # -- the rule table (pure) --------------------------------------------------------------------
 
+_IDENTITY = re.compile(r"[0-9a-f]{32}")  # an MD5 (model.identity): exact only
+_HIVE_WORD = re.compile(r"\w+")  # a table without its database
 _HIVE_SHORT = re.compile(r"[^.@/:\s]+\.[^.@/:\s]+(?:\..+)?", re.S)  # db.table[.column], no cluster
 _APP_ID = r"(?:application_\d+_\d+|local-\d+|app-\d+-\d+)"
 _APPLICATION = re.compile(_APP_ID)
@@ -105,9 +108,14 @@ def _bare_path(text: str, scope: Scope) -> Iterable[NameQuery]:
 
 
 def _hive(text: str, scope: Scope) -> Iterable[NameQuery]:
-    if not _HIVE_SHORT.fullmatch(text) or _APPLICATION.match(text):
+    if _APPLICATION.match(text) or _IDENTITY.fullmatch(text):
         return
-    name = text.strip().lower()
+    if _HIVE_WORD.fullmatch(text):
+        name = f"default.{text.lower()}"  # a table named without its database is in `default`, as in Hive
+    elif _HIVE_SHORT.fullmatch(text):
+        name = text.strip().lower()
+    else:
+        return
     if scope.cluster:
         yield NameQuery("hive, this cluster", (f"{name}@{scope.cluster.strip().lower()}",))
     yield NameQuery("hive, any cluster", like=f"{name}@*", unlike=f"{name}@*/*")  # not a partition
