@@ -65,6 +65,9 @@ CASES: list[tuple[str, Scope, list[tuple[str, tuple[str, ...], str, str]]]] = [
     (f"{APP}/2/sql/3", SCOPE, [("exact", (f"{APP}/2/sql/3",), "", ""),
                                ("spark execution", (f"spark://{APP}/2/sql/3",), "", "")]),
     (f"spark://{APP}/1", SCOPE, [("exact", (f"spark://{APP}/1",), "", "")]),  # a full name: as typed only
+    # Too long for a Lucene wildcard (its automaton is capped): exact rows only.
+    ("z" * 401, SCOPE, [("exact", ("z" * 401,), "", ""), ("hive, this cluster", (f"default.{'z' * 401}@primary",), "", "")]),
+    ("/" + "d" * 400, SCOPE, [("exact", ("/" + "d" * 400,), "", ""), ("bare path", ("hdfs://ns1/" + "d" * 400,), "", "")]),
 ]
 
 

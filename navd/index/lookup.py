@@ -39,6 +39,8 @@ from navd.names import InvalidName, is_path_name, lookup_name, path_qualified_na
 
 #: candidates shown when a name matches several elements
 MAX_CANDIDATES = 50
+#: longer typed names are looked up exactly only (no pattern rows): see name_queries
+MAX_PATTERN_CHARS = 400
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,8 +155,9 @@ def name_queries(text: str, scope: Scope = Scope()) -> tuple[NameQuery, ...]:
     lookup_name(text)
     queries = (query for rule in RULES for query in rule(text, scope))
     # A '*' typed is a character of the name (a path may hold one), not a pattern: the pattern
-    # rules, which cannot tell the two apart, are left out for it.
-    return tuple(q for q in queries if not (q.like and "*" in text))
+    # rules, which cannot tell the two apart, are left out for it. So are they for a very long
+    # name: Lucene refuses a wildcard query whose automaton passes 1,000 states (HTTP 500).
+    return tuple(q for q in queries if not (q.like and ("*" in text or len(text) > MAX_PATTERN_CHARS)))
 
 
 def matches(query: NameQuery, identity: str, qualified_name: str) -> bool:
