@@ -15,8 +15,7 @@ from typing import Any
 
 from navd import __version__
 from navd.config import NavdConfig, load_config
-from navd.errors import ConfigError, NavdError, UsageError
-from navd.index.lookup import AmbiguousEntity
+from navd.errors import AmbiguousEntity, ConfigError, NavdError, UsageError
 from navd.logs import get_logger, setup_logging
 from navd.names import InvalidName
 from navd.registry import components

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from navd.config import NavdConfig
-from navd.errors import UsageError
+from navd.errors import AmbiguousEntity, UsageError
 from navd.index.client import SolrIndex
 from navd.index.documents import RUN_KIND, display_document
 from navd.index.lineage_store import SolrLineageStore
-from navd.index.lookup import AmbiguousEntity, Scope, resolve, solr_quote
+from navd.index.lookup import Scope, resolve, solr_quote
 from navd.lineage import EntityNotFound, LineageGraph, LineageOptions
 from navd.lineage import lineage as walk_lineage
 from navd.locks import lock_held

@@ -33,8 +33,9 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from navd.errors import NavdError
+from navd.errors import AmbiguousEntity
 from navd.index.client import SolrIndex
+from navd.index.documents import display_document
 from navd.names import InvalidName, is_path_name, lookup_name, path_qualified_name, shown
 
 #: candidates shown when a name matches several elements
@@ -61,16 +62,6 @@ class NameQuery:
     exact: tuple[str, ...] = ()
     like: str = ""
     unlike: str = ""
-
-
-class AmbiguousEntity(NavdError):
-    """A typed name matches several elements: the caller lists `candidates` (display documents,
-    at most MAX_CANDIDATES of `found`) instead of picking one."""
-
-    def __init__(self, message: str, candidates: tuple[dict[str, Any], ...], found: int) -> None:
-        super().__init__(message)
-        self.candidates = candidates
-        self.found = found
 
 
 # -- the rule table (pure) --------------------------------------------------------------------
@@ -177,8 +168,6 @@ def _glob(pattern: str) -> re.Pattern[str]:
 def resolve(index: SolrIndex, text: str, scope: Scope = Scope()) -> list[dict[str, Any]]:
     """The elements (raw documents) of the first candidate query of `text` that finds any; []
     when none does. Several: AmbiguousEntity, its candidates sorted by qualifiedName."""
-    from navd.index.documents import display_document  # noqa: PLC0415 - documents imports the model
-
     for query in name_queries(text, scope):
         body = index.search("elements", solr_query(query), rows=MAX_CANDIDATES, sort="qualifiedName asc",
                             params={"defType": "lucene"})
