@@ -70,11 +70,14 @@ def create_cores(run: Quickstart) -> Iterator[str]:
 def run_pipeline(run: Quickstart) -> Iterator[str]:
     """The PySpark job in its own process (a JVM per run; its log in `root`/sample_job.log)."""
     log = run.root / "sample_job.log"
-    run.root.mkdir(parents=True, exist_ok=True)
     yield f"running the sample pipeline (PySpark, local; log: {log}) ..."
-    with log.open("wb") as out:
-        done = subprocess.run([sys.executable, "-m", "navd.sample_job", "--root", str(run.root)],
-                              stdout=out, stderr=subprocess.STDOUT, check=False)
+    try:
+        run.root.mkdir(parents=True, exist_ok=True)
+        with log.open("wb") as out:
+            done = subprocess.run([sys.executable, "-m", "navd.sample_job", "--root", str(run.root)],
+                                  stdout=out, stderr=subprocess.STDOUT, check=False)
+    except OSError as exc:  # not a directory, not writable
+        raise NavdError(f"quickstart --dir {run.root}: {exc.strerror or exc}") from None
     if done.returncode != 0:
         tail = log.read_text(errors="replace").splitlines()[-_LOG_TAIL_LINES:]
         errors = [line for line in tail if "Error" in line or "Exception" in line]

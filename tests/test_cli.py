@@ -115,6 +115,14 @@ def test_init_twice_then_quickstart_against_a_configured_solr(navd, tmp_path: Pa
     assert text.returncode == 0 and "default.sample_merge@primary" in text.stdout
 
 
+def test_quickstart_into_a_file_is_one_line(navd, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    taken = tmp_path / "a-file"
+    taken.write_text("not a directory")
+    result = navd("quickstart", "--dir", str(taken / "qs"))
+    assert result.returncode == 1
+    assert_one_line_error(result, f"quickstart --dir {taken / 'qs'}: Not a directory")
+
+
 def test_bad_query_is_one_line(navd) -> None:  # type: ignore[no-untyped-def]
     assert_one_line_error(navd("search", "type:("), "HTTP 400", "Cannot parse")
 
