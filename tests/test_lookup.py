@@ -32,7 +32,9 @@ CASES: list[tuple[str, Scope, list[tuple[str, tuple[str, ...], str, str]]]] = [
     ("HDFS://NN:8020/a//b/", SCOPE, [("exact", ("HDFS://NN:8020/a//b/", "hdfs://nn:8020/a/b"), "", "")]),
     ("hdfs:///data/x", SCOPE, [("exact", ("hdfs:///data/x",), "", ""),
                                ("default-fs URI", ("hdfs://ns1/data/x",), "", "")]),
-    ("hdfs:///data/x", Scope(), [("exact", ("hdfs:///data/x",), "", "")]),
+    ("hdfs:///data/x", Scope(), [("exact", ("hdfs:///data/x",), "", ""),
+                                 ("default-fs URI, any authority", (), "hdfs://*/data/x", "hdfs://*/*/data/x")]),
+    ("webhdfs:///data/x", SCOPE, [("exact", ("webhdfs:///data/x",), "", "")]),  # not the default fs's scheme
     ("file:///data/x", SCOPE, [("exact", ("file:///data/x",), "", "")]),  # not the default fs's scheme
     ("/data/my dir ü/", SCOPE, [("exact", ("/data/my dir ü/",), "", ""),
                                 ("bare path", ("hdfs://ns1/data/my dir ü",), "", ""),
@@ -163,9 +165,10 @@ def test_entity_finds_what_people_type(navd, typed: dict[str, str], unique: str)
     bare = f"/{unique}/landing/my dir ü/"
     assert _qualified_name(navd("entity", bare, "--json", env=env)) == typed["directory"]
     assert _qualified_name(navd("entity", f"hdfs://{bare}", "--json", env=env)) == typed["directory"]
-    # Without [hdfs] default_fs, a bare path is looked up under any file system.
-    assert _qualified_name(navd("entity", bare, "--json", env=_env(typed, f"{unique}a", default_fs=False))) \
-        == typed["directory"]
+    # Without [hdfs] default_fs, a bare path is looked up under any file system, hdfs:/// under any NameNode.
+    no_fs = _env(typed, f"{unique}a", default_fs=False)
+    assert _qualified_name(navd("entity", bare, "--json", env=no_fs)) == typed["directory"]
+    assert _qualified_name(navd("entity", f"hdfs://{bare}", "--json", env=no_fs)) == typed["directory"]
     # db.table: the configured cluster's first.
     assert _qualified_name(navd("entity", f"{unique}.ORDERS", "--json", env=env)) == typed["table_a"]
     # An application id: the Spark run first, then the YARN application; a local Spark app id.

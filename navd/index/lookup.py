@@ -11,7 +11,8 @@ between. The rows, in order:
 | exact              | anything                                | identity or qualifiedName as typed; a name   |
 |                    |                                         | with '@' also lower case; a file system URI  |
 |                    |                                         | normalised (`HDFS://NN/a/` -> `hdfs://nn/a`) |
-| default-fs URI     | `hdfs:///data/x` (no authority)         | `[hdfs] default_fs` + `/data/x`              |
+| default-fs URI     | `hdfs:///data/x` (no authority)         | `[hdfs] default_fs` + `/data/x`; without it, |
+|                    |                                         | `hdfs://<any authority>/data/x`              |
 | bare path          | `/data/x`                               | `[hdfs] default_fs` + `/data/x`              |
 | bare path, any fs  | `/data/x`                               | `<any scheme>://<any authority>/data/x`      |
 | hive, this cluster | `db.table`, `db.table.col` (no '@', '/')| `db.table@<[cluster] name>`, lower case      |
@@ -85,8 +86,14 @@ def _exact(text: str, scope: Scope) -> Iterable[NameQuery]:
 
 def _default_fs_uri(text: str, scope: Scope) -> Iterable[NameQuery]:
     scheme, sep, rest = text.partition(":///")
-    if sep and scope.default_fs.lower().startswith(scheme.lower() + "://") and is_path_name(text):
+    if not sep or not is_path_name(text) or scheme.lower() == "file":  # file:/// is complete as it is
+        return
+    if scope.default_fs.lower().startswith(scheme.lower() + "://"):
         yield NameQuery("default-fs URI", (path_qualified_name("/" + rest, scope.default_fs),))
+    elif not scope.default_fs:
+        path = path_qualified_name(text).removeprefix(f"{scheme.lower()}://")
+        yield NameQuery("default-fs URI, any authority", like=f"{scheme.lower()}://*{path}",
+                        unlike=f"{scheme.lower()}://*/*{path}")
 
 
 def _bare_path(text: str, scope: Scope) -> Iterable[NameQuery]:
