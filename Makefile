@@ -25,7 +25,6 @@ test: setup
 
 quickstart: setup
 	$(NAVD) quickstart
-	$(NAVD) search '*:*' --rows 50
 
 bench: setup
 	$(BIN)/python tests/bench/bench_writer.py

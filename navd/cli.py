@@ -15,12 +15,12 @@ from typing import Any
 
 from navd import __version__
 from navd.config import NavdConfig, load_config
-from navd.errors import ConfigError, NavdError, UsageError
+from navd.errors import AmbiguousEntity, ConfigError, NavdError, UsageError
 from navd.logs import get_logger, setup_logging
 from navd.names import InvalidName
 from navd.registry import components
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NOT_RUNNING = 0, 1, 2, 3
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NOT_RUNNING, EXIT_AMBIGUOUS = 0, 1, 2, 3, 4
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -64,8 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     search.add_argument("--json", action="store_true", help="print JSON")
     search.set_defaults(handler=cmd_search)
 
-    entity = commands.add_parser("entity", help="show one element by qualifiedName or identity")
-    entity.add_argument("name", metavar="QUALIFIED_NAME_OR_IDENTITY")
+    entity = commands.add_parser("entity", help="show one element by qualifiedName, identity, path, "
+                                                "db.table or application id (several matches: listed, exit 4)")
+    entity.add_argument("name", metavar="NAME",
+                        help="identity, qualifiedName, /path, hdfs:///path, db.table[.column], application or "
+                             "Spark app id, <app id>/sql/<n>")
     entity.add_argument("--json", action="store_true", help="print JSON")
     entity.set_defaults(handler=cmd_entity)
 
@@ -107,7 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
     status_parser.set_defaults(handler=cmd_status)
 
     lineage = commands.add_parser("lineage", help="where an entity came from and what depends on it")
-    lineage.add_argument("entity", metavar="ENTITY", help="qualifiedName or identity")
+    lineage.add_argument("entity", metavar="ENTITY", help="as for `navd entity`: identity, qualifiedName, /path, "
+                                                          "db.table[.column], application id, ...")
     lineage.add_argument("--direction", choices=["upstream", "downstream", "both"], default="both")
     lineage.add_argument("--depth", type=int, default=5, metavar="N",
                          help="dataset hops per direction (executions do not count); default 5")
@@ -141,7 +145,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_user.set_defaults(handler=cmd_server_add_user)
 
     quickstart = commands.add_parser(
-        "quickstart", help="start the embedded Solr, create the cores and index a small sample")
+        "quickstart", help="start the embedded Solr, create the cores, run a small PySpark pipeline, extract and "
+                           "link it, show the lineage of its sample_merge table")
+    quickstart.add_argument("--dir", metavar="DIR",
+                            help="the pipeline's warehouse, event logs and extractor state "
+                                 "(default ~/.local/share/navd/quickstart)")
     quickstart.set_defaults(handler=cmd_quickstart)
     return parser
 
@@ -175,6 +183,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (InvalidName, UsageError) as exc:  # a name typed wrong or a refused query is bad input
         print(f"navd: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except AmbiguousEntity as exc:
+        return _print_candidates(args, exc)
     except NavdError as exc:
         print(f"navd: error: {exc}", file=sys.stderr)
         return EXIT_FAILURE
@@ -186,6 +196,21 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 # -- helpers ----------------------------------------------------------------------------------
+
+def _print_candidates(args: argparse.Namespace, exc: AmbiguousEntity) -> int:
+    """A name that matches several elements: the one-line error on stderr, the candidates on
+    stdout (one line each, as `navd search` prints elements, or JSON), exit 4: scripts tell it
+    from "not found" (1)."""
+    print(f"navd: error: {exc}", file=sys.stderr)
+    if getattr(args, "json", False) or getattr(args, "format", "") == "json":
+        _print_json({"found": exc.found, "candidates": list(exc.candidates)})
+    else:
+        for doc in exc.candidates:
+            print(_summary_line("elements", doc))
+        if exc.found > len(exc.candidates):
+            print(f"... and {exc.found - len(exc.candidates)} more")
+    return EXIT_AMBIGUOUS
+
 
 def _index(config: NavdConfig, *, interactive: bool = True, read_only: bool = False):  # -> SolrIndex
     """The Solr client for a command. Interactive reads fail at once with one line instead of
@@ -302,10 +327,10 @@ def _summary_line(core: str, doc: dict[str, Any]) -> str:
 
 
 def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> int:
-    from navd.query import entity
+    from navd.query import entity, lookup_scope
 
     with _index(config, read_only=True) as index:
-        docs = entity(index, args.name)
+        docs = entity(index, args.name, lookup_scope(config))
     if args.json:
         _print_json(docs[0] if len(docs) == 1 else docs)
         return EXIT_OK
@@ -467,14 +492,14 @@ def cmd_run(args: argparse.Namespace, config: NavdConfig) -> int:
 
 def cmd_lineage(args: argparse.Namespace, config: NavdConfig) -> int:
     from navd.lineage import LineageOptions, render_text
-    from navd.query import lineage
+    from navd.query import lineage, lookup_scope
 
     if args.depth < 1:
         raise ConfigError("--depth must be >= 1")
     options = LineageOptions(direction=args.direction, depth=args.depth, columns=args.columns,
                              operations=args.operations, deleted=args.deleted)
     with _index(config, read_only=True) as index:
-        graph = lineage(index, args.entity, options)
+        graph = lineage(index, args.entity, options, lookup_scope(config))
     if args.format == "json":
         _print_json(graph.as_dict())
     else:
@@ -520,18 +545,19 @@ def cmd_server_add_user(args: argparse.Namespace, config: NavdConfig) -> int:
 # -- quickstart -------------------------------------------------------------------------------
 
 def cmd_quickstart(args: argparse.Namespace, config: NavdConfig) -> int:
-    from navd.index.admin import init_solr
-    from navd.sample import index_sample
+    from pathlib import Path
+
+    from navd.config import default_quickstart_dir
+    from navd.sample import QUICKSTART_STEPS, quickstart
 
     if config.solr.is_embedded:
         cmd_solr_start(argparse.Namespace(home=None, port=None, heap=None), config)
+    root = Path(args.dir) if args.dir else default_quickstart_dir()
     with _index(config, interactive=False) as index:
-        for result in init_solr(index):
-            print(f"{result.core}: {result.action} ({result.detail})")
-        counts = index_sample(index, config.cluster.name)
-    print(f"indexed the sample: {counts['elements']} elements, {counts['relations']} relations")
-    print("try: navd search '*:*'   navd search 'originalName:*order*'   "
-          "navd entity sales.orders@" + config.cluster.name)
+        run = quickstart(config, index, root)
+        for step in QUICKSTART_STEPS:
+            for line in step(run):
+                print(line, flush=True)
     return EXIT_OK
 
 

@@ -116,6 +116,11 @@ def default_solr_home() -> Path:
     return _xdg_dir("XDG_DATA_HOME", ".local/share") / "navd" / "solr"
 
 
+def default_quickstart_dir() -> Path:
+    """`navd quickstart`'s pipeline (warehouse, event logs, extractor state), beside the embedded Solr's data."""
+    return _xdg_dir("XDG_DATA_HOME", ".local/share") / "navd" / "quickstart"
+
+
 def default_solr_dist_dir() -> Path:
     return _xdg_dir("XDG_CACHE_HOME", ".cache") / "navd"
 

@@ -8,6 +8,7 @@ traceback. Anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 #: `scheme://user:password@host`, also without the scheme and with a misspelt one: the userinfo
 #: up to the last `@` of the word (a password may hold an unescaped `@`)
@@ -49,6 +50,17 @@ class ConfigError(NavdError):
 
 class UsageError(NavdError):
     """A request navd refuses as asked (a query it does not allow, an argument out of range)."""
+
+
+class AmbiguousEntity(NavdError):
+    """A name typed to find one element matches several (navd/index/lookup.py): callers list
+    `candidates` (elements as users see them, at most the first page of `found`) instead of
+    picking one. The CLI exits 4 with them; a server can answer with them."""
+
+    def __init__(self, message: str, candidates: tuple[dict[str, Any], ...], found: int) -> None:
+        super().__init__(message)
+        self.candidates = candidates
+        self.found = found
 
 
 class SolrError(NavdError):

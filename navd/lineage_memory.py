@@ -16,7 +16,7 @@ from navd.index.documents import (
     relation_document,
     stub_document,
 )
-from navd.index.lookup import entity_candidates
+from navd.index.lookup import matches, name_queries
 from navd.model import Deletion, Element, ElementStub, Record, Relation
 
 
@@ -53,10 +53,11 @@ class MemoryLineageStore:
         return cls(map(StoredElement.from_doc, element_docs.values()), map(StoredRelation.from_doc, relation_docs))
 
     def find(self, entity: str) -> StoredElement | None:
-        candidates = entity_candidates(entity)
-        for element in sorted(self._elements.values(), key=lambda e: (e.id not in candidates, e.id)):
-            if element.id in candidates or element.qualified_name in candidates:
-                return element
+        for query in (q for q in name_queries(entity) if q.rule == "exact"):  # as SolrLineageStore.find
+            found = sorted((e for e in self._elements.values() if matches(query, e.id, e.qualified_name)),
+                           key=lambda e: e.qualified_name)
+            if found:
+                return found[0]
         return None
 
     def elements(self, ids: Collection[str]) -> Mapping[str, StoredElement]:

@@ -12,11 +12,12 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from navd import navigator
-from navd.errors import SolrError, UsageError, first_line
+from navd.config import NavdConfig
+from navd.errors import AmbiguousEntity, SolrError, UsageError, first_line
 from navd.index.client import SolrIndex, batches
 from navd.index.documents import RUN_KIND, display_document, endpoint_field
 from navd.index.lineage_store import SolrLineageStore, terms_filter
-from navd.index.lookup import find_entity, solr_quote
+from navd.index.lookup import Scope, resolve, solr_quote
 from navd.lineage import EntityNotFound, LineageGraph, LineageOptions, Node
 from navd.lineage import lineage as walk_lineage
 from navd.locks import lock_held
@@ -24,10 +25,10 @@ from navd.names import shown as shown_name  # status() calls its result `shown`
 from navd.process import pid_runs
 from navd.runs import INTERRUPTED, components, last_run_and_success, parse_solr_date, schedule_identity
 
-__all__ = ["ComponentStatus", "ComponentTotals", "EntityNotFound", "RunPage", "SearchPage", "SearchResult",
-           "Status", "check_search", "entity", "lineage", "navigator_entities", "navigator_entity",
-           "navigator_entity_page", "navigator_lineage", "run_history", "run_totals", "search", "search_page",
-           "status"]
+__all__ = ["AmbiguousEntity", "ComponentStatus", "ComponentTotals", "EntityNotFound", "RunPage", "Scope",
+           "SearchPage", "SearchResult", "Status", "check_search", "entity", "lineage", "lookup_scope",
+           "navigator_entities", "navigator_entity", "navigator_entity_page", "navigator_lineage", "run_history",
+           "run_totals", "search", "search_page", "status"]
 
 
 # -- search and entity ------------------------------------------------------------------------
@@ -119,20 +120,38 @@ def search_page(index: SolrIndex, core: str, query: str, *, rows: int = 20,
     return SearchPage(int(body["response"]["numFound"]), docs, cursor, None if done else following)
 
 
-def entity(index: SolrIndex, name: str) -> tuple[dict[str, Any], ...]:
-    """The elements whose identity or qualifiedName is `name` (or its normalised spelling), as
-    users see them; EntityNotFound if none."""
-    docs = tuple(display_document(d) for d in find_entity(index, name))
+def lookup_scope(config: NavdConfig) -> Scope:
+    """What names typed without a cluster or file system stand for: `[cluster] name`, `[hdfs]
+    default_fs` (navd/index/lookup.py)."""
+    from navd.extractors.hdfs.settings import hdfs_settings  # noqa: PLC0415 - a registered component's section
+
+    return Scope(cluster=config.cluster.name, default_fs=hdfs_settings(config).default_fs)
+
+
+def _resolve(index: SolrIndex, name: str, scope: Scope) -> dict[str, Any]:
+    """The one element `name` stands for (navd/index/lookup.py's rules); EntityNotFound if none,
+    AmbiguousEntity (with the candidates) if several."""
+    docs = resolve(index, name, scope)
     if not docs:
         raise EntityNotFound(f"no element with identity or qualifiedName {shown_name(name)}")
-    return docs
+    return docs[0]
+
+
+def entity(index: SolrIndex, name: str, scope: Scope = Scope()) -> tuple[dict[str, Any], ...]:
+    """The element `name` stands for: an identity, a qualifiedName, or a shorter spelling
+    resolved in `scope` (a bare path, `db.table`, an application id: navd/index/lookup.py), as
+    users see it (a tuple of one). EntityNotFound if none; AmbiguousEntity, with the
+    candidates, if several."""
+    return (display_document(_resolve(index, name, scope)),)
 
 
 # -- lineage ----------------------------------------------------------------------------------
 
-def lineage(index: SolrIndex, entity: str, options: LineageOptions = LineageOptions()) -> LineageGraph:
-    """The lineage graph of `entity` (navd/lineage.py) read from the index."""
-    return walk_lineage(SolrLineageStore(index), entity, options)
+def lineage(index: SolrIndex, entity: str, options: LineageOptions = LineageOptions(),
+            scope: Scope = Scope()) -> LineageGraph:
+    """The lineage graph (navd/lineage.py) of the element `entity` stands for (as `entity()`)."""
+    root = _resolve(index, entity, scope)
+    return walk_lineage(SolrLineageStore(index), str(root["identity"]), options)
 
 
 # -- Navigator-compatible reads (navd/navigator.py: the vocabulary; docs/navigator-api.md) --------

@@ -27,9 +27,9 @@ from navd.config import NavdConfig, ServerConfig, SolrConfig
 from navd.index.client import IndexWriter, SolrIndex, serialise
 from navd.model import Element, ElementType, SourceType
 from navd.runs import Run
-from navd.sample import index_sample
 from navd.solr.server import EmbeddedSolr, free_port
 from net import listening_addresses
+from synthetic_sample import index_sample
 from test_daemon import Notifications
 
 NAVD = str(Path(sys.executable).parent / "navd")
@@ -178,8 +178,8 @@ def test_navigators_api_is_served_next_to_navds(served: Served, cluster: str) ->
     """The Navigator-compatible routes (navd/server/navigator_routes.py) are mounted in the app
     `navd serve` runs, for every version from 9 to 19 and no other."""
     for version in (9, 19):
-        found = served.get(f"/api/v{version}/entities", params={"query": f"originalName:daily_revenue AND "
-                                                                         f"type:TABLE", "limit": 10})
+        found = served.get(f"/api/v{version}/entities", params={"query": "originalName:daily_revenue AND type:TABLE",
+                                                                "limit": 10})
         assert found.status_code == 200, found.text
         names = {e["originalName"] for e in found.json()}
         assert names >= {"daily_revenue"}
@@ -275,8 +275,25 @@ def test_several_matches_are_300_with_the_candidates(served: Served, index: Solr
     answer = served.get("/api/entities/" + name)
     assert answer.status_code == 300
     body = answer.json()
-    assert body["parameter"] == "name" and "2 elements match" in body["error"]
+    assert body["parameter"] == "name" and body["error"].startswith("name: ") and body["found"] == 2
     assert sorted(c["sourceType"] for c in body["candidates"]) == ["HIVE", "IMPALA"]
+    graph = served.get("/api/lineage", params={"entity": name})  # lineage never guesses either
+    assert graph.status_code == 300 and graph.json()["parameter"] == "entity"
+    assert len(graph.json()["candidates"]) == 2
+
+
+def test_names_as_people_type_them(served: Served, cluster: str) -> None:
+    """The API finds what `navd entity` finds (navd/index/lookup.py): a Hive name without its
+    cluster (the server's [cluster] name first) and a bare path (under any file system)."""
+    table = served.get("/api/entities/sales.daily_revenue")
+    assert table.status_code == 200, table.text
+    assert table.json()["qualifiedName"] == f"sales.daily_revenue@{cluster}"
+    directory = served.get("/api/entities//data/raw/orders")
+    assert directory.status_code == 200, directory.text
+    assert directory.json()["qualifiedName"] == "hdfs://nameservice1/data/raw/orders"
+    graph = served.get("/api/lineage", params={"entity": "sales.daily_revenue", "direction": "upstream"})
+    assert graph.status_code == 200 and any(n["qualifiedName"] == f"sales.orders@{cluster}"
+                                            for n in graph.json()["nodes"])
 
 
 # -- auth and TLS ---------------------------------------------------------------------------------

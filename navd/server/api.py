@@ -59,17 +59,15 @@ def _page(page: Any) -> dict[str, Any]:  # (SearchPage)
 @router.get("/entities/{name:path}", summary="One element by identity or qualifiedName",
             responses={404: {"description": "no such element"},
                        300: {"description": "several elements match: `candidates` lists them"}})
-def get_entity(name: str, index: Index) -> dict[str, Any]:
-    """The element (as `navd entity --json`). Several matches answer 300 Multiple Choices with
-    the `candidates`, never a guess."""
-    from navd.query import entity
+def get_entity(name: str, index: Index, config: Config) -> dict[str, Any]:
+    """The element (as `navd entity --json`): by identity, qualifiedName or a shorter spelling
+    (a bare path, `db.table`, an application id: navd/index/lookup.py). Several matches answer
+    300 Multiple Choices with the `candidates`, never a guess."""
+    from navd.query import entity, lookup_scope
 
     with blame("name"):
-        docs = entity(index, name)
-    if len(docs) > 1:
-        raise ApiError(300, f"name: {len(docs)} elements match; ask for one by its identity", "name",
-                       candidates=list(docs))
-    return docs[0]
+        (doc,) = entity(index, name, lookup_scope(config))
+    return doc
 
 
 @router.get("/lineage", summary="The lineage graph of an entity (as `navd lineage --format json`)")
@@ -81,7 +79,7 @@ def get_lineage(index: Index, config: Config,
                 max_nodes: Annotated[int | None, Query(description="node cap (default and maximum: "
                                                                    "[server] max_nodes)")] = None,
                 ) -> dict[str, Any]:
-    from navd.query import lineage
+    from navd.query import lineage, lookup_scope
 
     limits = config.server
     check_range("depth", depth, 1, limits.max_depth, "max_depth")
@@ -90,7 +88,7 @@ def get_lineage(index: Index, config: Config,
     options = LineageOptions(direction=direction, depth=depth, columns=columns, operations=operations,
                              deleted=deleted, max_nodes=limits.max_nodes if max_nodes is None else max_nodes)
     with blame("entity"):
-        return lineage(index, entity, options).as_dict()
+        return lineage(index, entity, options, lookup_scope(config)).as_dict()
 
 
 @router.get("/status", summary="Last run, last success and next run per component; totals (navd status --json)")

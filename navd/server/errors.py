@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from navd.errors import ConfigError, NavdError, SolrError, SolrUnavailable, UsageError, first_line
+from navd.errors import AmbiguousEntity, ConfigError, NavdError, SolrError, SolrUnavailable, UsageError, first_line
 from navd.lineage import EntityNotFound
 from navd.logs import get_logger
 from navd.names import InvalidName
@@ -56,7 +56,8 @@ def error_response(status: int, message: str, parameter: str | None = None, **ex
 @contextmanager
 def blame(parameter: str) -> Iterator[None]:
     """Facade errors caused by the value of `parameter` become 4xx naming it: a refused query or
-    a malformed name is 400, an unknown entity 404, a query Solr cannot parse 400."""
+    a malformed name is 400, an unknown entity 404, a query Solr cannot parse 400; a name that
+    matches several elements is 300 Multiple Choices with the `candidates`."""
     try:
         yield
     except (UsageError, InvalidName) as exc:
@@ -64,6 +65,9 @@ def blame(parameter: str) -> Iterator[None]:
         raise ApiError(400, message if message.startswith(parameter) else f"{parameter}: {message}", parameter) from None
     except EntityNotFound as exc:
         raise ApiError(404, first_line(exc), parameter) from None
+    except AmbiguousEntity as exc:  # as the CLI's exit 4: the candidates, never a guess
+        raise ApiError(300, f"{parameter}: {first_line(exc)}", parameter, candidates=list(exc.candidates),
+                       found=exc.found) from None
     except SolrError as exc:
         if isinstance(exc, SolrUnavailable) or exc.status != 400:
             raise
