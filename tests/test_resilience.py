@@ -163,12 +163,7 @@ def test_a_run_gives_up_once_at_its_one_deadline_and_leaves_no_thread_retrying(
     component = Component(name=f"outage{unique}", section="outage", settings_type=_NoSettings, mode="pull",
                           build=lambda _context: StopsSolrMidRun(secured_solr, unique), summary=str)
     with SolrIndex(secured_config(secured_solr, retries=40)) as admin:  # no 5 s timeout to create cores
-        for core in ("elements", "relations", "runs"):
-            try:  # after a restart (the test above) a core still loading answers 503: wait for it
-                admin.count(core)
-            except SolrError:
-                break  # not created yet: this test runs alone
-        init_solr(admin)
+        init_solr(admin)  # right after the restart of the test above: init waits for loading cores
     session = CountingSession()
     session.auth = (USER, PASSWORD)
     index = SolrIndex(solr, session)

@@ -90,9 +90,28 @@ def _core_status(index: SolrIndex, name: str) -> dict[str, Any]:
     return body.get("status", {}).get(name) or {}
 
 
+#: how long `navd solr init` waits for a core Solr is still loading (right after a restart)
+CORE_LOAD_SECONDS = 120.0
+
+
+def _loaded_core_status(index: SolrIndex, name: str) -> dict[str, Any]:
+    """The core's status once Solr has loaded it ({} if there is no such core). Right after a
+    restart a core that is still loading has no instanceDir in its status yet: wait for it
+    rather than take it for a core without one."""
+    deadline = time.monotonic() + CORE_LOAD_SECONDS
+    status = _core_status(index, name)
+    while status and "instanceDir" not in status:
+        if time.monotonic() > deadline:
+            raise SolrError(f"core {name} of {index.base_url} is still loading after {CORE_LOAD_SECONDS:.0f} s; "
+                            "run `navd solr init` again once Solr has loaded it")
+        time.sleep(0.5)
+        status = _core_status(index, name)
+    return status
+
+
 def _init_core(index: SolrIndex, name: str, conf: Path) -> InitResult:
     wanted = configset_hash(conf)
-    status = _core_status(index, name)
+    status = _loaded_core_status(index, name)
     if not status:
         home = Path(index.system_info().get("core_root") or index.system_info()["solr_home"])
         if not home.is_dir():
