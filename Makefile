@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 NAVD   := $(BIN)/navd
 
-.PHONY: setup test quickstart bench compare-openlineage dev-up dev-down clean
+.PHONY: setup krb5-packages test quickstart bench compare-openlineage dev-up dev-down clean
 
 # Idempotent: the venv and the editable installs are redone only when a pyproject.toml changes;
 # `navd solr fetch` returns at once when the Solr jars are already cached.
@@ -13,12 +13,31 @@ setup: $(VENV)/.installed
 
 # The dev services (deploy/dev, distribution navd-devstack) install beside navd, never inside it:
 # `make dev-up`, the tests and the benchmarks need them; `pip install .` of navd does not.
-$(VENV)/.installed: pyproject.toml deploy/dev/pyproject.toml
+$(VENV)/.installed: pyproject.toml deploy/dev/pyproject.toml | krb5-packages
 	$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "navd needs Python >= 3.11"'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]' -e deploy/dev
 	touch $@
+
+# MIT Kerberos from Debian: libkrb5-dev's headers and krb5-config build the gssapi binding (the
+# kerberos extra, part of the test install); krb5-kdc (krb5kdc, kdb5_util), krb5-admin-server
+# (kadmin.local) and krb5-user (kinit) run the tests' own KDC (deploy/dev/navd_devstack/kdc.py).
+# Installed when missing and run as root (the lock wait: another apt may be running); otherwise
+# one line naming them. Nothing is configured system-wide: the KDC keeps its files in a temp dir.
+KRB5_PACKAGES := libkrb5-dev krb5-kdc krb5-admin-server krb5-user
+KRB5_TOOLS    := krb5-config krb5kdc kdb5_util kadmin.local kinit
+krb5-packages:
+	@missing=$$(for tool in $(KRB5_TOOLS); do PATH="$$PATH:/usr/sbin:/sbin" command -v $$tool >/dev/null || echo $$tool; done); \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then \
+		echo "make setup: missing $$(echo $$missing): install the Debian packages $(KRB5_PACKAGES) (as root: apt-get install $(KRB5_PACKAGES))" >&2; exit 1; fi; \
+	echo "make setup: installing $(KRB5_PACKAGES) (missing: $$(echo $$missing))"; \
+	export DEBIAN_FRONTEND=noninteractive; \
+	apt-get install -y -q -o DPkg::Lock::Timeout=600 --no-install-recommends $(KRB5_PACKAGES) >/dev/null \
+		|| { apt-get update -q -o DPkg::Lock::Timeout=600 >/dev/null && \
+		     apt-get install -y -q -o DPkg::Lock::Timeout=600 --no-install-recommends $(KRB5_PACKAGES) >/dev/null; } \
+		|| { echo "make setup: apt-get could not install $(KRB5_PACKAGES)" >&2; exit 1; }
 
 test: setup
 	$(BIN)/pytest $(PYTEST_ARGS)

@@ -131,7 +131,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Serve navd's JSON API (/api/...), /healthz, /readyz, /metrics and /openapi.json "
                     "with the [server] settings of the config: host (default 127.0.0.1), port (7187), "
                     "cert_file/key_file (TLS), auth = none (loopback only) | basic (users added with "
-                    "`navd server add-user`). `navd run` serves the same when [server] enabled = true.")
+                    "`navd server add-user`) | kerberos (SPNEGO: keytab, principal). `navd run` serves the "
+                    "same when [server] enabled = true.")
     serve.add_argument("--port", type=int, metavar="N", help="override [server] port")
     serve.set_defaults(handler=cmd_serve)
 

@@ -282,7 +282,8 @@ class ServerConfig:
     """`[server]`: navd's HTTP API (`navd serve`, or inside `navd run` with `enabled = true`).
 
     Off loopback it fails closed: `auth = "none"` is refused, and so is a server without TLS
-    (basic auth would send passwords in clear text)."""
+    (basic auth would send passwords in clear text; with kerberos, SPNEGO protects the
+    credentials but the lineage itself would travel in clear text)."""
 
     #: serve inside `navd run` (`navd serve` serves whatever this says)
     enabled: bool = False
@@ -295,6 +296,11 @@ class ServerConfig:
     #: the users of `auth = "basic"` (salted scrypt hashes, 0600), managed with
     #: `navd server add-user NAME`; unset: `server-users` in the state directory
     users_file: str = ""
+    #: `auth = "kerberos"` (SPNEGO): the service keytab (readable by navd's user only, checked at
+    #: start) and the principal to accept for: `_HOST` becomes this host's FQDN (Hadoop's rule;
+    #: no realm: krb5.conf's default); "*" or "" accepts any HTTP/ principal of the keytab
+    keytab: str = ""
+    principal: str = "HTTP/_HOST"
     #: caps on what one request may ask for (400 naming the parameter above them)
     max_rows: int = number(1000, 1, 100_000)
     max_depth: int = number(20, 1, 1000)
@@ -523,11 +529,21 @@ def _validate_server(server: ServerConfig) -> None:
     if not server.host or server.host != server.host.strip():
         raise ConfigError("[server] host: must be a host name or address without surrounding spaces")
     if server.auth == "kerberos":
-        raise ConfigError('[server] auth: "kerberos" (SPNEGO) is not yet supported; use "basic" (with TLS)')
+        # The file itself (exists, only navd's user reads it) is checked when the server starts
+        # (navd.server.kerberos): other users run the CLI with this config and cannot read it.
+        if not server.keytab:
+            raise ConfigError('[server] keytab: auth = "kerberos" needs the service keytab (e.g. '
+                              '/etc/security/keytabs/navd.service.keytab, HTTP/ principals)')
+        principal = server.principal.strip()
+        if principal not in ("", "*") and (not principal.startswith("HTTP/") or principal != server.principal):
+            raise ConfigError(f"[server] principal: {server.principal!r}: SPNEGO needs an HTTP/ service "
+                              'principal (HTTP/_HOST, HTTP/host.example.com@REALM), or "*" for any in the keytab')
+    elif server.keytab:
+        raise ConfigError('[server] keytab: set only with auth = "kerberos"')
     loopback = _is_loopback(server.host)
     if server.auth == "none" and not loopback:
         raise ConfigError(f'[server] auth: "none" is allowed only on a loopback host, not {server.host!r}: '
-                          'set auth = "basic" (and cert_file/key_file)')
+                          'set auth = "basic" or "kerberos" (and cert_file/key_file)')
     if bool(server.cert_file) != bool(server.key_file):
         raise ConfigError("[server] cert_file: TLS needs both cert_file and key_file")
     for key, value in (("cert_file", server.cert_file), ("key_file", server.key_file)):

@@ -1,5 +1,5 @@
 """Session fixtures: one real Solr 9, started through the same code users run (`navd solr start`),
-and, for the tests that ask, a real HDFS and a real HiveServer2 (Spark's Thrift Server).
+and, for the tests that ask, a real HDFS, YARN, HiveServer2 (Spark's Thrift Server) and MIT KDC.
 
 No service mocks. A Solr that does not start fails the run (in CI and locally alike), never skips.
 """
@@ -31,6 +31,7 @@ from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
 from navd.state import write_atomically
 from navd.webhdfs import make_client
 from navd_devstack.hadoop import DevHdfs, HdfsPorts
+from navd_devstack.kdc import DevKdc
 from navd_devstack.metastore import HiveMetastore
 from navd_devstack.spark_thrift import SparkThriftServer
 from navd_devstack.yarn import DevYarn, YarnPorts
@@ -128,6 +129,16 @@ def yarn(tmp_path_factory: pytest.TempPathFactory, hdfs: DevHdfs) -> Iterator[De
     started(cluster, "YARN")
     yield cluster
     cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def kdc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevKdc]:
+    """A real MIT KDC (krb5kdc) for realms NAVD.TEST and OTHER.TEST, its own krb5.conf and
+    databases in a temp dir, started once, only for the tests that ask. A missing krb5kdc fails."""
+    server = DevKdc(tmp_path_factory.mktemp("kdc"), free_port(), realms=("NAVD.TEST", "OTHER.TEST"))
+    started(server, "the KDC")
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -61,6 +61,12 @@ def test_navd_solr_url_env_overrides_file(tmp_path: Path) -> None:
     ('[solr]\nverify_tls = "no"\n', r"\[solr\] verify_tls: expected true or false"),
     ('solr = 3\n', r"\[solr\]: expected a table"),
     ('[solr\n', r"not valid TOML"),
+    ('[server]\nauth = "kerberos"\n', r'\[server\] keytab: auth = "kerberos" needs the service keytab'),
+    ('[server]\nauth = "kerberos"\nkeytab = "/k"\nprincipal = "hive/_HOST"\n',
+     r"\[server\] principal: 'hive/_HOST': SPNEGO needs an HTTP/ service principal"),
+    ('[server]\nauth = "basic"\nkeytab = "/k"\n', r'\[server\] keytab: set only with auth = "kerberos"'),
+    ('[server]\nhost = "0.0.0.0"\nauth = "kerberos"\nkeytab = "/k"\n',
+     r"\[server\] cert_file: a server on '0.0.0.0' \(not loopback\) needs TLS"),
 ])
 def test_bad_config_fails_with_a_message_naming_the_key(tmp_path: Path, text: str, message: str) -> None:
     path = write(tmp_path, text)
@@ -255,3 +261,18 @@ def test_hive_password_file_is_read_like_solrs(tmp_path: Path) -> None:
     path = write(tmp_path, f'[hive]\nauth = "LDAP"\npassword_file = "{_secret_file(tmp_path)}"\n')
     cfg = load_config(str(path), environ={})
     assert hive_settings(cfg).password == SECRET and cfg.warnings == ()
+
+
+def test_kerberos_principal_follows_hadoops_host_rule() -> None:
+    from navd.server.kerberos import service_principal
+
+    assert service_principal("HTTP/_HOST", fqdn="Edge1.Example.COM") == "HTTP/edge1.example.com"
+    assert service_principal("HTTP/_HOST@EXAMPLE.COM", fqdn="edge1.example.com") == "HTTP/edge1.example.com@EXAMPLE.COM"
+    assert service_principal("HTTP/navd.example.com@EXAMPLE.COM") == "HTTP/navd.example.com@EXAMPLE.COM"
+    assert service_principal("*") is None and service_principal("") is None  # any HTTP/ principal of the keytab
+
+
+def test_kerberos_server_config_loads(tmp_path: Path) -> None:
+    path = write(tmp_path, '[server]\nauth = "kerberos"\nkeytab = "/etc/navd.keytab"\n')
+    server = load_config(str(path), environ={}).server
+    assert (server.auth, server.keytab, server.principal) == ("kerberos", "/etc/navd.keytab", "HTTP/_HOST")

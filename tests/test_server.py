@@ -373,7 +373,8 @@ def test_basic_auth_over_tls_with_a_user_from_add_user(tmp_path: Path, solr_serv
 @pytest.mark.parametrize(("server", "expected"), [
     ('host = "0.0.0.0"', '[server] auth: "none" is allowed only on a loopback host'),
     ('host = "0.0.0.0"\nauth = "basic"', "[server] cert_file: a server on '0.0.0.0' (not loopback) needs TLS"),
-    ('auth = "kerberos"', '[server] auth: "kerberos" (SPNEGO) is not yet supported'),
+    ('auth = "kerberos"', '[server] keytab: auth = "kerberos" needs the service keytab'),
+    ('host = "0.0.0.0"\nauth = "kerberos"\nkeytab = "/k"', "[server] cert_file: a server on '0.0.0.0' (not loopback) needs TLS"),
     ('cert_file = "/nonexistent/cert.pem"', "[server] cert_file: TLS needs both cert_file and key_file"),
 ])
 def test_unsafe_server_config_is_refused_at_start_with_one_line(tmp_path: Path, solr_server: EmbeddedSolr,

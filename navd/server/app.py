@@ -24,11 +24,13 @@ from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex
 from navd.logs import get_logger
 from navd.server.errors import ERROR_RESPONSES, ApiError, error_response, install_handlers
+from navd.server.kerberos import Acceptor, Refused
 from navd.server.metrics import Metrics
 from navd.server.users import Users
 
 log = get_logger("navd.server")
 REALM = "navd"
+NEGOTIATE = "Negotiate"
 
 
 def create_app(config: NavdConfig, index: SolrIndex) -> FastAPI:
@@ -41,6 +43,9 @@ def create_app(config: NavdConfig, index: SolrIndex) -> FastAPI:
     app.state.config = config
     app.state.index = index
     app.state.users = Users(server_users_path(config)) if config.server.auth == "basic" else None
+    # Kerberos: the keytab checked and the service credentials acquired now, so a bad keytab or
+    # principal stops the start (fail closed) instead of refusing every request.
+    app.state.kerberos = Acceptor(config.server) if config.server.auth == "kerberos" else None
     app.state.metrics = Metrics(index)
     install_handlers(app)
     app.add_middleware(Guard, metrics=app.state.metrics)
@@ -58,7 +63,11 @@ def mount(app: FastAPI, router: APIRouter, prefix: str = "") -> None:
 
 def authenticate(request: Request) -> str | None:
     """The authenticated user's name (None with `auth = "none"`, loopback only); 401 otherwise.
-    Sync: scrypt takes tens of milliseconds, FastAPI runs this in its thread pool."""
+    Sync: scrypt takes tens of milliseconds, and so may a GSS-API accept; FastAPI runs this in
+    its thread pool."""
+    kerberos: Acceptor | None = request.app.state.kerberos
+    if kerberos is not None:
+        return _negotiate(request, kerberos)
     users: Users | None = request.app.state.users
     if users is None:
         return None
@@ -71,9 +80,33 @@ def authenticate(request: Request) -> str | None:
     except (binascii.Error, UnicodeDecodeError):
         sep, name, password = "", "", ""
     if not sep or not users.check(name, password):
-        log.warning("authentication refused", user=name[:64], client=request.client.host if request.client else "")
+        log.warning("authentication refused", user=name[:64], client=_client(request))
         raise ApiError(401, "wrong user name or password", headers=challenge)
     return name
+
+
+def _negotiate(request: Request, kerberos: Acceptor) -> str:
+    """SPNEGO: the client's principal; the mutual-authentication token goes out on the response
+    (through Guard: routes may return their own Response objects)."""
+    challenge = {"WWW-Authenticate": NEGOTIATE}
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != NEGOTIATE.lower():
+        raise ApiError(401, "authentication required (Kerberos SPNEGO: curl --negotiate -u :)", headers=challenge)
+    try:
+        accepted = kerberos.accept(token)
+    except Refused as exc:
+        log.warning(f"kerberos authentication refused: {exc}", client=_client(request))
+        raise ApiError(401, "Kerberos authentication failed", headers=challenge) from None
+    if accepted.token:
+        request.state.auth_response_headers = {
+            "WWW-Authenticate": f"{NEGOTIATE} {base64.b64encode(accepted.token).decode()}"}
+    log.info("kerberos authenticated", user=accepted.user, method=request.method,
+             route=getattr(request.scope.get("route"), "path", ""), client=_client(request))
+    return accepted.user
+
+
+def _client(request: Request) -> str:
+    return request.client.host if request.client else ""
 
 
 probes = APIRouter(tags=["probes"])
@@ -113,6 +146,13 @@ class Guard:
             if message["type"] == "http.response.start":
                 status["code"] = message["status"]
                 status["sent"] = True
+                # what the authentication adds to whatever the route answers (SPNEGO's
+                # mutual-authentication token): request.state lives in scope["state"]
+                extra = scope.get("state", {}).get("auth_response_headers")
+                if extra:
+                    message = {**message, "headers": [*message.get("headers", []),
+                                                      *((k.lower().encode("latin-1"), v.encode("latin-1"))
+                                                        for k, v in extra.items())]}
             await send(message)
 
         try:

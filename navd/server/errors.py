@@ -31,7 +31,7 @@ class ErrorBody(BaseModel):
 #: the refusals any authenticated route may answer, for the OpenAPI description
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "a bad parameter, named in `parameter`"},
-    401: {"model": ErrorBody, "description": "no or wrong credentials (auth = basic)"},
+    401: {"model": ErrorBody, "description": "no or wrong credentials (auth = basic or kerberos)"},
     503: {"model": ErrorBody, "description": "Solr unreachable"},
 }
 
