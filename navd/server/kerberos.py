@@ -128,6 +128,10 @@ class Acceptor:
 
 
 def _gss_message(exc: Exception) -> str:
-    """GSS-API's major and minor messages on one line (they name principals, never keys)."""
-    text = " ".join(str(getattr(exc, "gen_message", lambda: exc)()).split())
+    """GSS-API's message on one line (it names principals, never keys): the mechanism's (minor)
+    one when there is one, as the major status is mostly "Unspecified GSS failure"."""
+    text = " ".join(str(exc).split())
+    major, sep, minor = text.partition(", Minor (")
+    if sep and "): " in minor and minor.split("): ", 1)[1].strip():
+        text = minor.split("): ", 1)[1]
     return text[:300] or type(exc).__name__
