@@ -79,3 +79,23 @@ def test_example_server_section_loads_with_basic_auth_and_tls(tmp_path: Path) ->
     server = load_config(str(config_file), environ={}).server
     assert (server.enabled, server.host, server.auth) == (True, "0.0.0.0", "basic")
     assert server.cert_file == str(tmp_path / "navd.crt") and server.port == 7187
+
+
+def test_example_server_section_loads_with_kerberos_and_tls(tmp_path: Path) -> None:
+    """The same with the `# kerberos example` lines in place of basic auth's `auth` line."""
+    text = (DEPLOY / "navd.toml").read_text()
+    section = text[text.index("[server]"):]
+    for name in ("navd.crt", "navd.key"):
+        (tmp_path / name).write_text("PEM")
+    lines = [line[2:].replace("/etc/navd/tls", str(tmp_path)) if line.startswith("# ") and "example" in line
+             else line for line in section.splitlines()]
+    uncommented = [line for line in lines if "# kerberos example" in line or (
+        "# example" in line and not line.startswith("auth "))]
+    kept = [line for line in lines if "example" not in line and not any(
+        line.startswith(key + " ") for key in ("enabled", "host", "auth"))]
+    config_file = tmp_path / "navd.toml"
+    config_file.write_text("\n".join([kept[0], *uncommented, *kept[1:]]) + "\n")
+    server = load_config(str(config_file), environ={}).server
+    assert (server.enabled, server.host, server.auth) == (True, "0.0.0.0", "kerberos")
+    assert (server.keytab, server.principal) == ("/etc/security/keytabs/navd.service.keytab", "HTTP/_HOST")
+    assert server.cert_file == str(tmp_path / "navd.crt")
