@@ -10,6 +10,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -21,8 +22,10 @@ from requests_gssapi import OPTIONAL, REQUIRED, HTTPSPNEGOAuth
 
 from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr, free_port
-from navd_devstack.kdc import DevKdc
-from test_server import NAVD, Served, start, stop, wait_healthy, write_config
+from navd_devstack.errors import DevServiceError
+from navd_devstack.kdc import DevKdc, krb5_tool
+from test_daemon import Notifications
+from test_server import NAVD, START_SECONDS, Served, start, stop, wait_healthy, write_config
 
 SERVICE = "HTTP/localhost@NAVD.TEST"
 SPNEGO = gssapi.OID.from_int_seq("1.3.6.1.5.5.2")
@@ -243,3 +246,57 @@ def test_a_keytab_or_principal_that_cannot_serve_is_refused_at_start(tmp_path: P
     stderr = refused_at_start(tmp_path, solr_server, site,
                               'auth = "kerberos"\n' + server.format(keytab=site.keytab))
     assert expected.format(keytab=site.keytab) in stderr
+
+
+def test_a_replayed_token_is_refused(served: Served, site: Site, as_user: UseEnv) -> None:
+    """A token caught on the wire opens one request, not a second (MIT's replay cache, kept in
+    the KRB5RCACHEDIR the server runs with)."""
+    token = spnego_token(site.alice, SERVICE, as_user)
+    first = served.get("/api/status", headers={"Authorization": f"Negotiate {token}"})
+    assert first.status_code == 200, first.text
+    again = served.get("/api/status", headers={"Authorization": f"Negotiate {token}"})
+    assert again.status_code == 401
+    refused = [line for line in logged(served) if str(line["event"]).startswith("kerberos authentication refused")]
+    assert "replay" in str(refused[-1]["event"]).lower()
+
+
+# -- inside navd run ------------------------------------------------------------------------------
+
+def test_navd_run_serves_kerberos_and_fails_closed_on_a_readable_keytab(tmp_path: Path, solr_server: EmbeddedSolr,
+                                                                       index: SolrIndex, site: Site,
+                                                                       as_user: UseEnv) -> None:
+    port = free_port()
+    server = f'enabled = true\nport = {port}\nauth = "kerberos"\nkeytab = "{site.keytab}"\nprincipal = "{SERVICE}"'
+    config = write_config(tmp_path, solr_server, server)
+    notify = Notifications(Path(f"/tmp/navd-krb-{os.getpid()}-{time.monotonic_ns()}.sock"))
+    log = tmp_path / "run.log"
+    proc = start(["run"], config, log, {**site.server_env(), "NOTIFY_SOCKET": str(notify.path)})
+    try:
+        notify.wait_for("READY=1", START_SECONDS)
+        as_user(site.alice)
+        url = f"http://localhost:{port}/api/status"
+        assert requests.get(url, timeout=30).status_code == 401
+        answer = requests.get(url, auth=HTTPSPNEGOAuth(mutual_authentication=REQUIRED), timeout=30)
+        assert answer.status_code == 200, answer.text
+    finally:
+        code = stop(proc)
+        notify.close()
+    assert code == 0, log.read_text()
+
+    readable = tmp_path / "readable.keytab"
+    shutil.copyfile(site.keytab, readable)
+    readable.chmod(0o640)
+    config = write_config(tmp_path, solr_server, server.replace(str(site.keytab), str(readable)))
+    result = subprocess.run([NAVD, "run"], env={**site.server_env(), "NAVD_CONFIG": str(config)},
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 2, result.stderr
+    # (navd run logs its start first, JSON on stderr) then the one line saying why it stopped
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("navd: config error: [server] keytab") and "(mode 0640)" in last, result.stderr
+
+
+def test_a_missing_krb5_tool_is_an_error_naming_the_packages() -> None:
+    """What the session's `kdc` fixture fails with (never a skip) where MIT Kerberos is missing."""
+    with pytest.raises(DevServiceError, match=r"krb5kdc-missing not found: .*Debian: libkrb5-dev krb5-kdc "
+                                              r"krb5-admin-server krb5-user"):
+        krb5_tool("krb5kdc-missing")
