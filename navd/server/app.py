@@ -82,6 +82,7 @@ def authenticate(request: Request) -> str | None:
     if not sep or not users.check(name, password):
         log.warning("authentication refused", user=name[:64], client=_client(request))
         raise ApiError(401, "wrong user name or password", headers=challenge)
+    request.state.user = name
     return name
 
 
@@ -100,6 +101,7 @@ def _negotiate(request: Request, kerberos: Acceptor) -> str:
     if accepted.token:
         request.state.auth_response_headers = {
             "WWW-Authenticate": f"{NEGOTIATE} {base64.b64encode(accepted.token).decode()}"}
+    request.state.user = accepted.user  # the request's user, for whatever a route wants to record
     log.info("kerberos authenticated", user=accepted.user, method=request.method,
              route=getattr(request.scope.get("route"), "path", ""), client=_client(request))
     return accepted.user
