@@ -228,7 +228,7 @@ def run_cases(config_path: Path, url: str, roots: list[str], repeat: int) -> lis
                     raise SystemExit(f"GET /api/lineage {root}: {response.status_code} {body[:300]!r}")
                 return len(json.loads(body)["nodes"])
 
-            sizes = {}
+            sizes: dict[str, int] = {}
             for root in roots:  # warm-up, untimed, both sides alike
                 sizes[root] = facade(root)
                 if http(root) != sizes[root]:
