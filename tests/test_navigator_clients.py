@@ -356,9 +356,10 @@ def test_hue_search_entities_as_its_search_page_builds_it(hue: HueNavigatorApi, 
     # `db.table.column`: the parentPath of the table; a `type:` filter widens the types Hue asks for
     columns = hue.search_entities(f"{DB}.orders.id type:field", sources=("sql",))
     assert ids["column id"] in {e["identity"] for e in columns}
-    # no source: every default type; the description Hue's search page shows
-    described = hue.search_entities("orders", sources=())
-    assert {ids["database"], ids["table"]} <= {e["identity"] for e in described}
+    # no source: every default type; a `field:value` term is a filter (`owner:hive*`)
+    described = hue.search_entities(f"{DB} owner:hive", sources=())
+    assert [e["identity"] for e in described] == [ids["database"]]
+    assert described[0]["originalDescription"] == "the orders data"  # the description Hue's results show
     for record in found + columns + described:
         # CATALOG_API `_augment_highlighting`: originalName, parentPath (None -> ''), sourceType,
         # tags (iterated when set), originalDescription, and `fname` fields of `fname:value` terms
