@@ -200,10 +200,17 @@ def pick_roots(manifest: Manifest, count: int, seed: int) -> list[str]:
     return roots
 
 
-def timed(call: Callable[[], int]) -> tuple[float, int]:
+def timed(call: Callable[[], object]) -> tuple[float, object]:
     started = time.perf_counter()
-    nodes = call()
-    return time.perf_counter() - started, nodes
+    answer = call()
+    return time.perf_counter() - started, answer
+
+
+def node_count(answer: object) -> int:
+    """Nodes of a lineage answer: the facade's document, or the HTTP body (parsed here, after
+    the clock: parsing is the client's work, not the server's)."""
+    document = json.loads(answer) if isinstance(answer, bytes) else answer
+    return len(document["nodes"])  # type: ignore[index]
 
 
 def run_cases(config_path: Path, url: str, roots: list[str], repeat: int) -> list[dict[str, object]]:
@@ -217,30 +224,31 @@ def run_cases(config_path: Path, url: str, roots: list[str], repeat: int) -> lis
             options = LineageOptions(direction=direction, depth=DEPTH, columns=columns,
                                      max_nodes=config.server.max_nodes)
 
-            def facade(root: str) -> int:
-                return len(lineage(index, root, options, scope).as_dict()["nodes"])
+            def facade(root: str) -> dict[str, object]:
+                return lineage(index, root, options, scope).as_dict()
 
-            def http(root: str) -> int:
+            def http(root: str) -> bytes:
                 response = session.get(f"{url}/api/lineage", params={
                     "entity": root, "direction": direction, "depth": DEPTH, "columns": str(columns).lower()})
                 body = response.content  # the whole answer read: what a client waits for
                 if response.status_code != 200:
                     raise SystemExit(f"GET /api/lineage {root}: {response.status_code} {body[:300]!r}")
-                return len(json.loads(body)["nodes"])
+                return body
 
             sizes: dict[str, int] = {}
             for root in roots:  # warm-up, untimed, both sides alike
-                sizes[root] = facade(root)
-                if http(root) != sizes[root]:
+                sizes[root] = node_count(facade(root))
+                if node_count(http(root)) != sizes[root]:
                     raise SystemExit(f"{root}: the API and the facade disagree on the nodes")
             times: dict[str, list[float]] = {"facade": [], "http": []}
             for n in range(repeat):
                 for i, root in enumerate(roots):
-                    order = [("facade", facade), ("http", http)]
+                    order: list[tuple[str, Callable[[str], object]]] = [("facade", facade), ("http", http)]
                     if (i + n) % 2:
                         order.reverse()
                     for side, call in order:
-                        seconds, nodes = timed(lambda: call(root))
+                        seconds, answer = timed(lambda: call(root))
+                        nodes = node_count(answer)
                         if nodes != sizes[root]:
                             raise SystemExit(f"{root}: {side} answered {nodes} nodes, {sizes[root]} before")
                         times[side].append(seconds)
@@ -258,8 +266,8 @@ def run_cases(config_path: Path, url: str, roots: list[str], repeat: int) -> lis
 
 def line(r: dict[str, object]) -> str:
     def ms(side: str) -> str:
-        s = r[side]
-        return f"p50 {s['p50'] * 1000:7.1f} p95 {s['p95'] * 1000:7.1f} max {s['max'] * 1000:7.1f} ms"  # type: ignore[index]
+        s: dict[str, float] = r[side]  # type: ignore[assignment]
+        return f"p50 {s['p50'] * 1000:7.1f} p95 {s['p95'] * 1000:7.1f} max {s['max'] * 1000:7.1f} ms"
 
     case = f"{r['direction']:<10} depth {r['depth']} {'columns   ' if r['columns'] else 'no columns'}"
     return (f"{case} (n={r['requests']}, nodes p50 {r['nodes_p50']:.0f} max {r['nodes_max']}): "
