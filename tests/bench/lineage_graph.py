@@ -14,9 +14,9 @@ The shape, per job `t` (about 33 elements and 70 relations per job on average):
   its application's OPERATION (one of `FAMILIES`), the INSERT ... SELECT as its queryText;
 - inputs: the first `HUBS` jobs are ingestion jobs reading one raw HDFS directory nobody indexed
   (an unlinked DATA_FLOW); every other job reads 1-5 tables (DATA_FLOW table -> execution):
-  half of the jobs read one of the hub tables (so each hub is read by hundreds of jobs), the
-  rest are recent tables (exponential look-back, mean `LOOKBACK`), and 8% also read an unlinked
-  raw directory;
+  for half of the jobs one of them is a hub table (so each hub is read by hundreds of jobs), the
+  others are recent tables (exponential look-back, mean `LOOKBACK`); 8% of the jobs also read an
+  unlinked raw directory;
 - column lineage: each output column from one input column (DATA_FLOW, SIMPLE or EXPRESSION,
   discriminated by the execution), and a CONTROL_FLOW from the first input's first column (the
   join key) when there are several inputs;
