@@ -1,0 +1,310 @@
+"""API lineage latency: GET /api/lineage of a real `navd serve` against the facade call `navd
+lineage` makes (navd.query.lineage), in the same run, on the same random roots of a generated
+index (tests/bench/lineage_graph.py), depth 5, upstream and downstream, with and without columns.
+
+Run: python tests/bench/bench_api.py [--elements 1000000] [--seed 1] [--roots 40] [--repeat 3]
+
+The index is loaded once into a cached Solr home, `.bench/solr-lineage-<elements>-<seed>/`
+(`manifest.json` marks it complete; delete the directory to load it again). Each run starts that
+Solr (embedded, through navd's own code), `navd serve` in a subprocess on a free loopback port
+(auth none), and stops both.
+
+Per case, every root is asked once on both sides untimed (warm-up: Solr's caches and the
+server's code paths), then `--repeat` timed passes over the roots, each root on both sides one
+right after the other, in alternating order. The facade side is what `navd lineage --format
+json` does minus printing: `lineage(...).as_dict()` with the CLI's Solr client; the HTTP side
+is one keep-alive `requests.Session` until the whole body is read. Both answers must have the
+same nodes. The ratio HTTP / facade of p50 (and p95) is the HTTP overhead; the issue's goal is
+<= 1.2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import requests
+
+from navd.config import DEFAULT_SOLR_VERSION, default_solr_dist_dir, load_config
+from navd.index.admin import init_solr
+from navd.index.client import IndexWriter, SolrIndex
+from navd.lineage import LineageOptions
+from navd.query import lineage, lookup_scope
+from navd.solr.server import EmbeddedSolr, SolrDistribution, effective_solr_config, free_port
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import lineage_graph  # noqa: E402 - a sibling module of this script, not a package
+
+REPO = Path(__file__).resolve().parents[2]
+BENCH = REPO / ".bench"
+DEPTH = 5
+CASES = [(direction, columns) for direction in ("upstream", "downstream") for columns in (False, True)]
+
+
+@dataclasses.dataclass(frozen=True)
+class Manifest:
+    generator_version: int
+    elements: int
+    seed: int
+    jobs: int
+    indexed_elements: int
+    indexed_relations: int
+    load_seconds: float
+
+
+# -- the cached index ------------------------------------------------------------------------
+
+def cache_dir(shape: lineage_graph.Shape) -> Path:
+    return BENCH / f"solr-lineage-{shape.elements}-{shape.seed}"
+
+
+def read_manifest(cache: Path) -> Manifest | None:
+    try:
+        manifest = Manifest(**json.loads((cache / "manifest.json").read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+    return manifest if manifest.generator_version == lineage_graph.GENERATOR_VERSION else None
+
+
+def solr_for(cache: Path, heap: str) -> EmbeddedSolr:
+    return EmbeddedSolr(cache / "home", free_port(), heap, SolrDistribution(DEFAULT_SOLR_VERSION,
+                                                                            default_solr_dist_dir()))
+
+
+def load(server: EmbeddedSolr, shape: lineage_graph.Shape) -> Manifest:
+    """Write the generated graph through IndexWriter, hard-commit, count."""
+    started = time.monotonic()
+    jobs = lineage_graph.jobs_for(shape)
+    with SolrIndex(server.client_config()) as index:
+        init_solr(index)
+        writer = IndexWriter(index)
+        step = max(1, jobs // 20)
+        for t in range(jobs):
+            writer.write_all(lineage_graph.job_records(shape.seed, t))
+            if t % step == step - 1:
+                print(f"  loading: {t + 1}/{jobs} jobs, {time.monotonic() - started:.0f}s", flush=True)
+        if not writer.close():
+            raise SystemExit("the generated graph was not completely written to Solr (see the log)")
+        for core in ("elements", "relations"):
+            index.commit(core)
+        counts = index.count("elements"), index.count("relations")
+    return Manifest(lineage_graph.GENERATOR_VERSION, shape.elements, shape.seed, jobs, *counts,
+                    round(time.monotonic() - started, 1))
+
+
+@contextmanager
+def cached_solr(shape: lineage_graph.Shape, heap: str) -> Iterator[tuple[EmbeddedSolr, Manifest]]:
+    """The embedded Solr over the cached index of `shape`, loaded first if the cache is not
+    complete; stopped on the way out."""
+    cache = cache_dir(shape)
+    manifest = read_manifest(cache)
+    if manifest is None:
+        shutil.rmtree(cache, ignore_errors=True)
+        cache.mkdir(parents=True)
+    server = solr_for(cache, heap)
+    server.start()
+    try:
+        if manifest is None:
+            print(f"loading {shape.elements:,} elements (seed {shape.seed}) into {cache} ...", flush=True)
+            manifest = load(server, shape)
+            (cache / "manifest.json").write_text(json.dumps(dataclasses.asdict(manifest), indent=1))
+        else:
+            print(f"cached index {cache}", flush=True)
+        yield server, manifest
+    finally:
+        server.stop()
+
+
+# -- the server --------------------------------------------------------------------------------
+
+def write_config(server: EmbeddedSolr, directory: Path, port: int) -> Path:
+    """A navd.toml that reaches `server` by URL as its read-only user, and serves on `port`."""
+    credentials = server.credentials("reader")
+    if credentials is None:
+        raise SystemExit(f"no reader credentials in {server.home}")
+    password_file = directory / "reader-password"
+    password_file.write_text(credentials[1])
+    password_file.chmod(0o600)
+    config = directory / "navd.toml"
+    config.write_text(f'[cluster]\nname = "{lineage_graph.CLUSTER}"\n'
+                      f'[solr]\nurl = "{server.url}"\nauth = "basic"\nusername = "{credentials[0]}"\n'
+                      f'password_file = "{password_file}"\n'
+                      f'[server]\nhost = "127.0.0.1"\nport = {port}\nauth = "none"\n'
+                      f'[logging]\nlevel = "warning"\n')
+    config.chmod(0o600)
+    return config
+
+
+@contextmanager
+def navd_serve(config: Path, directory: Path, port: int) -> Iterator[str]:
+    """`navd serve` as a user runs it; its URL once /readyz answers; stopped (SIGTERM) on exit."""
+    env = {**os.environ, "NAVD_CONFIG": str(config), "XDG_STATE_HOME": str(directory / "state")}
+    log = (directory / "serve.log").open("w")
+    process = subprocess.Popen([str(Path(sys.executable).parent / "navd"), "serve"], env=env,
+                               stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise SystemExit(f"navd serve exited {process.returncode}: {(directory / 'serve.log').read_text()}")
+            try:
+                if requests.get(f"{url}/readyz", timeout=2).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            if time.monotonic() > deadline:
+                raise SystemExit("navd serve did not answer /readyz within 60 s")
+            time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+# -- measuring -----------------------------------------------------------------------------------
+
+def percentile(values: list[float], p: float) -> float:
+    """Linear interpolation between the closest ranks (numpy's default)."""
+    ordered = sorted(values)
+    rank = (len(ordered) - 1) * p / 100
+    low = int(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def pick_roots(manifest: Manifest, count: int, seed: int) -> list[str]:
+    """`count` random tables (not temporaries: those are deleted), by identity."""
+    rng = random.Random(f"roots/{seed}")
+    roots: list[str] = []
+    while len(roots) < count:
+        t = rng.randrange(manifest.jobs)
+        if not lineage_graph.is_temporary(manifest.seed, t):
+            roots.append(lineage_graph.table_ref(manifest.seed, t).identity)
+    return roots
+
+
+def timed(call: Callable[[], object]) -> tuple[float, object]:
+    started = time.perf_counter()
+    answer = call()
+    return time.perf_counter() - started, answer
+
+
+def node_count(answer: object) -> int:
+    """Nodes of a lineage answer: the facade's document, or the HTTP body (parsed here, after
+    the clock: parsing is the client's work, not the server's)."""
+    document = json.loads(answer) if isinstance(answer, bytes) else answer
+    return len(document["nodes"])  # type: ignore[index]
+
+
+def run_cases(config_path: Path, url: str, roots: list[str], repeat: int) -> list[dict[str, object]]:
+    config = load_config(str(config_path), environ={})
+    # As `navd lineage` opens Solr (cli._index with read_only): no retries for an interactive read.
+    solr = dataclasses.replace(effective_solr_config(config.solr, read_only=True), retries=0)
+    scope = lookup_scope(config)
+    results: list[dict[str, object]] = []
+    with SolrIndex(solr) as index, requests.Session() as session:
+        for direction, columns in CASES:
+            options = LineageOptions(direction=direction, depth=DEPTH, columns=columns,
+                                     max_nodes=config.server.max_nodes)
+
+            def facade(root: str) -> dict[str, object]:
+                return lineage(index, root, options, scope).as_dict()
+
+            def http(root: str) -> bytes:
+                response = session.get(f"{url}/api/lineage", params={
+                    "entity": root, "direction": direction, "depth": DEPTH, "columns": str(columns).lower()})
+                body = response.content  # the whole answer read: what a client waits for
+                if response.status_code != 200:
+                    raise SystemExit(f"GET /api/lineage {root}: {response.status_code} {body[:300]!r}")
+                return body
+
+            sizes: dict[str, int] = {}
+            for root in roots:  # warm-up, untimed, both sides alike
+                sizes[root] = node_count(facade(root))
+                if node_count(http(root)) != sizes[root]:
+                    raise SystemExit(f"{root}: the API and the facade disagree on the nodes")
+            times: dict[str, list[float]] = {"facade": [], "http": []}
+            for n in range(repeat):
+                for i, root in enumerate(roots):
+                    order: list[tuple[str, Callable[[str], object]]] = [("facade", facade), ("http", http)]
+                    if (i + n) % 2:
+                        order.reverse()
+                    for side, call in order:
+                        seconds, answer = timed(lambda: call(root))
+                        nodes = node_count(answer)
+                        if nodes != sizes[root]:
+                            raise SystemExit(f"{root}: {side} answered {nodes} nodes, {sizes[root]} before")
+                        times[side].append(seconds)
+            summary = {side: {"p50": percentile(v, 50), "p95": percentile(v, 95), "max": max(v)}
+                       for side, v in times.items()}
+            node_counts = sorted(sizes.values())
+            result = {"direction": direction, "columns": columns, "depth": DEPTH, "requests": len(times["http"]),
+                      "nodes_p50": percentile([float(c) for c in node_counts], 50), "nodes_max": node_counts[-1],
+                      **summary, "ratio_p50": summary["http"]["p50"] / summary["facade"]["p50"],
+                      "ratio_p95": summary["http"]["p95"] / summary["facade"]["p95"]}
+            results.append(result)
+            print(line(result), flush=True)
+    return results
+
+
+def line(r: dict[str, object]) -> str:
+    def ms(side: str) -> str:
+        s: dict[str, float] = r[side]  # type: ignore[assignment]
+        return f"p50 {s['p50'] * 1000:7.1f} p95 {s['p95'] * 1000:7.1f} max {s['max'] * 1000:7.1f} ms"
+
+    case = f"{r['direction']:<10} depth {r['depth']} {'columns   ' if r['columns'] else 'no columns'}"
+    return (f"{case} (n={r['requests']}, nodes p50 {r['nodes_p50']:.0f} max {r['nodes_max']}): "
+            f"facade {ms('facade')} | HTTP {ms('http')} | HTTP overhead p50 {r['ratio_p50']:.2f}x "
+            f"p95 {r['ratio_p95']:.2f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--elements", type=int, default=1_000_000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--roots", type=int, default=40, help="random tables asked, per case")
+    parser.add_argument("--repeat", type=int, default=3, help="timed passes over the roots, per case")
+    parser.add_argument("--heap", default="2g")
+    parser.add_argument("--load-only", action="store_true", help="load (or find) the cached index and stop")
+    args = parser.parse_args()
+    shape = lineage_graph.Shape(args.elements, args.seed)
+    with cached_solr(shape, args.heap) as (server, manifest):
+        print(f"index: {manifest.indexed_elements:,} elements, {manifest.indexed_relations:,} relations, "
+              f"{manifest.jobs:,} jobs (loaded in {manifest.load_seconds:.0f}s)", flush=True)
+        if args.load_only:
+            return
+        directory = Path(tempfile.mkdtemp(prefix="navd-bench-api-"))
+        try:
+            port = free_port()
+            config = write_config(server, directory, port)
+            with navd_serve(config, directory, port) as url:
+                roots = pick_roots(manifest, args.roots, args.seed)
+                results = run_cases(config, url, roots, args.repeat)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+    worst = max(float(r["ratio_p50"]) for r in results)  # type: ignore[arg-type]
+    print(f"HTTP overhead (p50 ratio, worst case): {worst:.2f}x; goal <= 1.2: {'met' if worst <= 1.2 else 'NOT met'}")
+    BENCH.mkdir(exist_ok=True)
+    (BENCH / "api.json").write_text(json.dumps({"manifest": dataclasses.asdict(manifest), "roots": args.roots,
+                                                "repeat": args.repeat, "cases": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,521 @@
+"""Navigator's real clients against a real `navd serve` (uvicorn, HTTP basic auth) over the session
+Solr: the exact request sequences of Hue's Navigator client and of the Navigator SDK's paging
+loop, replayed request by request.
+
+Neither client can be installed here (docs/navigator-api.md, "Clients"): Hue is not a package on
+PyPI, and the SDK's jars (`com.cloudera.navigator:navigator-sdk-client`) are not on Maven Central,
+only in Cloudera's own repository. So each request below is written from the client's source, read
+at cloudera/hue 96baf7e22b and cloudera/navigator-sdk 2cffe85, and cites the file and function it
+comes from: the same URL (path, parameter order, Hue's own unencoded query string), headers,
+body and basic auth, and the same handling of the answer (what it parses, which fields it reads,
+when it stops). Nothing of either client is copied into navd.
+
+Hue's files, under desktop/: `libs/metadata/src/metadata/catalog/navigator_client.py` (NAVIGATOR
+below), `libs/metadata/src/metadata/catalog/base.py` (BASE), `libs/metadata/src/metadata/
+catalog_api.py` (CATALOG_API), `core/src/desktop/lib/rest/{resource,http_client}.py` (RESOURCE,
+HTTP_CLIENT). The SDK's, under client/src/main/java/com/cloudera/nav/sdk/client/:
+`NavApiCient.java`, `MetadataExtractor.java`, `MetadataResultIterator.java`, `QueryUtils.java`.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import posixpath
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+import requests
+from requests.auth import HTTPBasicAuth
+
+from conftest import solr_section
+from navd.extractors.hdfs.records import entry_from_webhdfs, records_for
+from navd.extractors.hms.records import Column, TableInfo, database_records, table_records
+from navd.extractors.spark.records import process_lines, stubs_for
+from navd.index.client import IndexWriter, SolrIndex
+from navd.model import Element, ElementStub, Record
+from navd.server.users import add_user
+from navd.solr.server import EmbeddedSolr, free_port
+from spark_fixtures import DEFAULT_FS, fixture_lines
+
+NAVD = str(Path(sys.executable).parent / "navd")
+#: how long the server subprocess may take to answer /healthz (a start timeout, not a measurement)
+START_SECONDS = 60
+CLUSTER = "c" + uuid.uuid4().hex[:10]
+DB = "db_" + uuid.uuid4().hex[:10]
+DATA = f"/data/{CLUSTER}"
+#: Navigator's extractor run ids are `<source identity>##<extraction iteration>`; the SDK's
+#: incremental extraction builds them so (MetadataExtractor.getExtractorQueryList).
+SOURCE = "src" + uuid.uuid4().hex[:10]
+RUN = f"{SOURCE}##1"
+CTAS = "create table sales.t as select upper(c) as u from sales.s where c is not null"
+USER, PASSWORD = "hue", "navigator pass"
+
+
+def _status(suffix: str, kind: str, length: int, permission: str) -> dict[str, Any]:
+    return {"pathSuffix": suffix, "type": kind, "owner": "etl", "group": "hadoop", "permission": permission,
+            "length": length, "replication": 3 if kind == "FILE" else 0, "blockSize": 134217728,
+            "modificationTime": 1795324168000, "accessTime": 1795324169000}
+
+
+def _records() -> tuple[list[Record], dict[str, str]]:
+    """What the extractors' record builders make of a Hive database and table, an HDFS directory and
+    file, and a Spark CTAS from a captured event log; and the identities of the entities named."""
+    records: list[Record] = database_records(CLUSTER, DB, {"Owner": "hive", "Comment": "the orders data"},
+                                             DEFAULT_FS, RUN)
+    records += table_records(TableInfo(DB, "orders", "MANAGED",
+                                       (Column("id", "bigint", "order id", 0),
+                                        Column("amount", "decimal(10,2)", None, 1)),
+                                       owner="etl", comment="all orders",
+                                       location=f"{DEFAULT_FS}/warehouse/{DB}.db/orders"), CLUSTER, DEFAULT_FS, RUN)
+    records += records_for(entry_from_webhdfs(DATA, _status("", "DIRECTORY", 0, "755")), DEFAULT_FS, RUN)
+    records += records_for(entry_from_webhdfs(DATA, _status("part-00000.parquet", "FILE", 2048, "644")),
+                           DEFAULT_FS, RUN)
+    _run, spark = process_lines(fixture_lines("ctas_expression"), cluster=CLUSTER, default_fs=DEFAULT_FS,
+                                extractor_run_id=RUN)
+    records += spark + list(stubs_for(spark, RUN))
+    elements = [r.element if isinstance(r, ElementStub) else r for r in records
+                if isinstance(r, (Element, ElementStub))]
+    by_name = {e.qualified_name: e.identity for e in elements}
+    return records, {
+        "database": by_name[f"{DB}@{CLUSTER}"], "table": by_name[f"{DB}.orders@{CLUSTER}"],
+        "column id": by_name[f"{DB}.orders.id@{CLUSTER}"], "directory": by_name[f"{DEFAULT_FS}{DATA}"],
+        "file": by_name[f"{DEFAULT_FS}{DATA}/part-00000.parquet"],
+        "ctas": next(e.identity for e in elements if e.query_text == CTAS),
+        "sales.s": by_name[f"sales.s@{CLUSTER}"], "sales.t": by_name[f"sales.t@{CLUSTER}"]}
+
+
+@pytest.fixture(scope="module")
+def ids(index: SolrIndex) -> dict[str, str]:
+    records, ids = _records()
+    writer = IndexWriter(index)
+    writer.write_all(records)
+    assert writer.close()
+    index.commit("elements", soft=True)
+    index.commit("relations", soft=True)
+    return ids
+
+
+@pytest.fixture(scope="module")
+def navigator_url(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr,
+                  ids: Mapping[str, str]) -> Iterator[str]:
+    """`navd serve` with basic auth (as Navigator takes it), a user for the clients; Hue's
+    `[metadata] [[navigator]] api_url` and the SDK's `navigator_url` are this + `/api`."""
+    tmp = tmp_path_factory.mktemp("navigator-clients")
+    users = tmp / "users"
+    add_user(users, USER, PASSWORD)
+    port = free_port()
+    config = tmp / "navd.toml"
+    config.write_text(f'{solr_section(solr_server)}[cluster]\nname = "{CLUSTER}"\n[logging]\nformat = "json"\n'
+                      f'[daemon]\nstate_dir = "{tmp / "state"}"\n'
+                      f'[server]\nport = {port}\nauth = "basic"\nusers_file = "{users}"\n')
+    config.chmod(0o600)
+    log = tmp / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([NAVD, "serve"], env={**os.environ, "NAVD_CONFIG": str(config)},
+                                stdout=out, stderr=subprocess.STDOUT, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + START_SECONDS
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(f"navd serve exited {proc.returncode}: {log.read_text()}")
+        try:
+            if requests.get(f"{url}/healthz", timeout=2).status_code == 200:
+                break
+        except requests.ConnectionError:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"navd serve did not answer within {START_SECONDS}s: {log.read_text()}")
+        time.sleep(0.1)
+    yield f"{url}/api"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
+
+
+# -- Hue ------------------------------------------------------------------------------------------
+
+def iri_to_uri(iri: str) -> str:
+    """Django's `django.utils.encoding.iri_to_uri` (Django 4.2, which Hue runs on), which
+    HTTP_CLIENT `HttpClient._make_url` applies to the whole URL: it leaves `+ & = : ( ) [ ] *`
+    and `%` as they are and percent-encodes spaces, quotes, backslashes, `^`."""
+    return quote(iri, safe="/#%[]=:;$&()+,!?*@'~")
+
+
+class HueNavigatorApi:
+    """The HTTP side of NAVIGATOR `NavigatorApi`, request by request."""
+
+    #: NAVIGATOR `NavigatorApi.DEFAULT_SEARCH_FIELDS`
+    DEFAULT_SEARCH_FIELDS = (("originalName", 3), ("originalDescription", 1), ("name", 10), ("description", 3),
+                             ("tags", 5))
+    #: metadata/conf.py `NAVIGATOR.FETCH_SIZE_SEARCH` default
+    FETCH_SIZE_SEARCH = 450
+
+    def __init__(self, api_url: str, username: str, password: str) -> None:
+        # NAVIGATOR `NavigatorApi.__init__`: `'%s/%s' % (API_URL.strip('/'), VERSION)`, VERSION = 'v9';
+        # an UnsecureHttpClient (one requests.Session) with `set_basic_auth`, Resource(urlencode=False)
+        self.api_url = "%s/%s" % (api_url.strip("/"), "v9")
+        self.session = requests.Session()
+        self.session.auth = HTTPBasicAuth(username, password)
+        # NAVIGATOR `self.__params = {}`: one dict, updated by every call and never cleared, so a call
+        # sends what earlier calls left in it (get_entity after find_entity sends query, offset, limit)
+        self.params: dict[str, Any] = {}
+        self.cookies: Any = None
+        self.requests: list[str] = []
+
+    def _get(self, relpath: str, params: Mapping[str, Any] | None) -> Any:
+        # RESOURCE `Resource._join_uri`: '' + posixpath.normpath('/' + relpath)
+        path = posixpath.normpath("/" + relpath)
+        # HTTP_CLIENT `HttpClient._make_url` with do_urlencode=False: the values are joined as they are
+        url = self.api_url + posixpath.normpath("/" + path.lstrip("/"))
+        if params:
+            url += "?" + "&".join("%s=%s" % (k, v) for k, v in params.items())
+        url = iri_to_uri(url)
+        self.requests.append(url)
+        # HTTP_CLIENT `HttpClient.execute`: the session's GET, redirects followed (RESOURCE `get`),
+        # the previous answer's cookies sent back, any status >= 300 raised as RestException
+        response = self.session.get(url, allow_redirects=True, cookies=self.cookies, timeout=120)
+        if response.status_code >= 300:
+            raise HueRestException(response.status_code, response.text)
+        self.cookies = response.cookies
+        # RESOURCE `Resource._format_response`: JSON only when the content type says so, else bytes
+        assert "application/json" in response.headers.get("content-type", ""), response.headers
+        return response.json()
+
+    def search_entities(self, query_s: str, limit: int = 100, offset: int = 0, sources: tuple[str, ...] = ()) -> Any:
+        """NAVIGATOR `NavigatorApi.search_entities` (raw_query=False)."""
+        default_entity_types, entity_types = self._get_types_from_sources(sources)
+        query_s = (query_s.replace("{", "\\{").replace("}", "\\}").replace("(", "\\(").replace(")", "\\)")
+                   .replace("[", "\\[").replace("]", "\\]"))
+        query_clauses: list[str] = []
+        user_filters: list[str] = []
+        source_type_filter: list[str] = []
+        sql = "sql" in sources or "hive" in sources or "impala" in sources
+        for term in query_s.strip().split():
+            if ":" not in term:
+                if sql and "." in term:
+                    parent, term = term.rsplit(".", 1)
+                    user_filters.append('parentPath:"/%s"' % parent.replace(".", "/"))
+                query_clauses.append(self._get_boosted_term(term))
+            else:
+                name, val = term.split(":")
+                if val:
+                    if name == "type":
+                        term = "%s:%s" % (name, val.upper().strip("*"))
+                        default_entity_types = entity_types
+                    user_filters.append(term + "*")
+        filter_query = "*"
+        if query_clauses:
+            filter_query = "OR".join("(%s)" % clause for clause in query_clauses)
+        user_filter_clause = "AND ".join("(%s)" % f for f in user_filters) or "*"
+        source_filter_clause = "OR".join("(%s:%s)" % ("type", entity_type) for entity_type in default_entity_types)
+        if "s3" in sources:
+            source_type_filter.append("sourceType:s3")
+        elif sql:
+            source_type_filter.append("sourceType:HIVE OR sourceType:IMPALA")
+        filter_query = "%s AND (%s) AND (%s)" % (filter_query, user_filter_clause, source_filter_clause)
+        if source_type_filter:
+            filter_query += " AND (%s)" % "OR ".join(source_type_filter)
+        # (get_cluster_source_ids adds nothing: Hue's navigator.hue_server_name is not set)
+        self.params.update({"query": filter_query, "offset": offset, "limit": self.FETCH_SIZE_SEARCH})
+        response = self._get("entities", self.params)
+        return response[:limit]  # list(islice(self._secure_results(response), limit)), no Sentry
+
+    def _get_types_from_sources(self, sources: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """NAVIGATOR `NavigatorApi._get_types_from_sources`."""
+        default_entity_types = entity_types = ("DATABASE", "TABLE", "PARTITION", "FIELD", "FILE", "VIEW", "S3BUCKET",
+                                               "OPERATION", "DIRECTORY")
+        if "sql" in sources or "hive" in sources or "impala" in sources:
+            entity_types = ("TABLE", "VIEW", "DATABASE", "PARTITION", "FIELD")
+            default_entity_types = ("TABLE", "VIEW")
+        elif "hdfs" in sources:
+            entity_types = default_entity_types = ("FILE", "DIRECTORY")
+        elif "s3" in sources:
+            entity_types = ("FILE", "DIRECTORY", "S3BUCKET")
+            default_entity_types = ("DIRECTORY", "S3BUCKET")
+        return default_entity_types, entity_types
+
+    def _get_boosted_term(self, term: str) -> str:
+        """NAVIGATOR `NavigatorApi._get_boosted_term`."""
+        return "AND".join([
+            "(%s)" % "OR".join("(%s:%s*^%s)" % (field, term, weight) for field, weight in self.DEFAULT_SEARCH_FIELDS),
+            "(%s)" % "OR".join("(%s:[* TO *])" % field for field, _weight in self.DEFAULT_SEARCH_FIELDS)])
+
+    def find_entity(self, source_type: str, type: str, name: str, **filters: str) -> Any:  # noqa: A002 - Hue's name
+        """NAVIGATOR `NavigatorApi.find_entity`."""
+        query_filters = {"sourceType": source_type, "originalName": name, "deleted": "false", **filters}
+        filter_query = "AND".join("(%s:%s)" % (key, value) for key, value in query_filters.items())
+        filter_query = "%(type)s AND %(filter_query)s" % {
+            "type": "(type:%s)" % "TABLE OR type:VIEW" if type == "TABLE" else type, "filter_query": filter_query}
+        self.params.update({"query": filter_query, "offset": 0, "limit": 2})
+        response = self._get("entities", self.params)
+        # no result: CatalogEntityDoesNotExistException; several: CatalogApiException
+        assert len(response) == 1, (filter_query, response)
+        return response[0]
+
+    def get_entity(self, entity_id: str) -> Any:
+        """NAVIGATOR `NavigatorApi.get_entity`."""
+        return self._get("entities/%s" % entity_id, self.params)
+
+    def get_lineage(self, entity_id: str) -> Any:
+        """NAVIGATOR `NavigatorApi.get_lineage`."""
+        self.params.update({"entityIds": entity_id})
+        return self._get("lineage", self.params)
+
+    # BASE `Api`: the calls Hue's catalog makes through find_entity
+
+    def get_database(self, name: str) -> Any:
+        return self.find_entity(source_type="HIVE", type="DATABASE", name=name)
+
+    def get_table(self, database_name: str, table_name: str) -> Any:
+        return self.find_entity(source_type="HIVE", type="TABLE", name=table_name, parentPath=r"\/%s" % database_name)
+
+    def get_field(self, database_name: str, table_name: str, field_name: str) -> Any:
+        return self.find_entity(source_type="HIVE", type="FIELD", name=field_name,
+                                parentPath=r"\/%s\/%s" % (database_name, table_name))
+
+    def _clean_path(self, path: str) -> tuple[str, str]:
+        """NAVIGATOR `_clean_path`, `_escape_slashes`."""
+        return path.rstrip("/").split("/")[-1], path.rstrip("/").replace("/", r"\/")
+
+    def get_directory(self, path: str) -> Any:
+        name, escaped = self._clean_path(path)
+        return self.find_entity(source_type="HDFS", type="DIRECTORY", name=name, fileSystemPath=escaped)
+
+    def get_file(self, path: str) -> Any:
+        name, escaped = self._clean_path(path)
+        return self.find_entity(source_type="HDFS", type="FILE", name=name, fileSystemPath=escaped)
+
+
+class HueRestException(Exception):
+    def __init__(self, code: int, body: str) -> None:
+        super().__init__(f"{code}: {body[:300]}")
+        self.code = code
+
+
+def sentry_key(result: Mapping[str, Any]) -> dict[str, str]:
+    """NAVIGATOR `_secure_results.getkey`: what Hue reads of an entity to check Sentry privileges
+    (the fields Hue's permission filter needs, with `apply_sentry_permissions` on)."""
+    key: dict[str, str] = {}
+    if result["type"] in ("TABLE", "VIEW"):
+        key["db"] = result.get("parentPath", "") and result.get("parentPath", "").strip("/")
+        key["table"] = result.get("originalName", "")
+    elif result["type"] == "DATABASE":
+        key["db"] = result.get("originalName", "")
+    elif result["type"] == "FIELD":
+        parents = result.get("parentPath", "").strip("/").split("/")
+        if len(parents) == 2:
+            key["db"], key["table"] = parents
+            key["column"] = result.get("originalName", "")
+    return key
+
+
+@pytest.fixture
+def hue(navigator_url: str) -> HueNavigatorApi:
+    return HueNavigatorApi(navigator_url, USER, PASSWORD)
+
+
+def test_hue_finds_databases_tables_columns_directories_and_files(hue: HueNavigatorApi,
+                                                                  ids: Mapping[str, str]) -> None:
+    """BASE get_database/get_table/get_field/get_directory/get_file, one NavigatorApi in a row."""
+    database = hue.get_database(DB)
+    table = hue.get_table(DB, "orders")
+    column = hue.get_field(DB, "orders", "id")
+    directory = hue.get_directory(DATA + "/")
+    file = hue.get_file(f"{DATA}/part-00000.parquet")
+    assert [e["identity"] for e in (database, table, column, directory, file)] == [
+        ids["database"], ids["table"], ids["column id"], ids["directory"], ids["file"]]
+    assert sentry_key(database) == {"db": DB}
+    assert sentry_key(table) == {"db": DB, "table": "orders"}
+    assert sentry_key(column) == {"db": DB, "table": "orders", "column": "id"}
+    assert (directory["type"], file["type"], file["fileSystemPath"]) == ("DIRECTORY", "FILE",
+                                                                         f"{DATA}/part-00000.parquet")
+    # The requests as Hue sends them: its own query strings, unencoded but for iri_to_uri
+    assert hue.requests[0] == iri_to_uri(
+        f"{hue.api_url}/entities?query=DATABASE AND (sourceType:HIVE)AND(originalName:{DB})AND(deleted:false)"
+        f"&offset=0&limit=2")
+    assert hue.requests[1].endswith(iri_to_uri(f"AND(parentPath:\\/{DB})&offset=0&limit=2"))
+    assert " " not in "".join(hue.requests) and "%5C/" in hue.requests[2]
+
+
+def test_hue_search_entities_as_its_search_page_builds_it(hue: HueNavigatorApi, ids: Mapping[str, str]) -> None:
+    """NAVIGATOR search_entities for what a user types in Hue's catalog search, then the fields
+    CATALOG_API `_augment_highlighting` reads of each result."""
+    # `db.table` typed with SQL sources: a parentPath filter and the boosted name
+    found = hue.search_entities(f"{DB}.orders", sources=("hive",))
+    assert [e["identity"] for e in found] == [ids["table"]]
+    # `db.table.column`: the parentPath of the table; a `type:` filter widens the types Hue asks for
+    columns = hue.search_entities(f"{DB}.orders.id type:field", sources=("sql",))
+    assert ids["column id"] in {e["identity"] for e in columns}
+    # no source: every default type; a `field:value` term is a filter (`owner:hive*`)
+    described = hue.search_entities(f"{DB} owner:hive", sources=())
+    assert [e["identity"] for e in described] == [ids["database"]]
+    assert described[0]["originalDescription"] == "the orders data"  # the description Hue's results show
+    for record in found + columns + described:
+        # CATALOG_API `_augment_highlighting`: originalName, parentPath (None -> ''), sourceType,
+        # tags (iterated when set), originalDescription, and `fname` fields of `fname:value` terms
+        assert {"originalName", "parentPath", "sourceType", "tags", "originalDescription", "type"} <= set(record)
+        assert record["tags"] is None or isinstance(record["tags"], list)
+    table = next(e for e in found if e["identity"] == ids["table"])
+    assert (table["parentPath"], table["originalName"], table["originalDescription"]) == (f"/{DB}", "orders",
+                                                                                          "all orders")
+    assert hue.requests[0].startswith(iri_to_uri(
+        f"{hue.api_url}/entities?query=(((originalName:orders*^3)OR(originalDescription:orders*^1)OR(name:orders*^10)"))
+    assert hue.requests[0].endswith("&offset=0&limit=450")
+
+
+def test_hue_entity_and_lineage_with_the_parameters_earlier_calls_left(hue: HueNavigatorApi,
+                                                                      ids: Mapping[str, str]) -> None:
+    """CATALOG_API `get_lineage`: NavigatorApi.get_lineage(id), then get_entity(id), on an api whose
+    `__params` still hold the last search (Hue sends them along: navd ignores what it does not
+    take)."""
+    hue.get_table(DB, "orders")  # an earlier call of the same api: leaves query, offset, limit behind
+    lineage = hue.get_lineage(ids["sales.t"])
+    entity = hue.get_entity(ids["sales.t"])
+    assert "query=" in hue.requests[1] and hue.requests[1].endswith(f"&entityIds={ids['sales.t']}")
+    assert "query=" in hue.requests[2] and "entityIds=" in hue.requests[2]
+    assert entity["identity"] == ids["sales.t"] and entity["originalName"].upper() == "T"
+    entities = {e["identity"]: e for e in lineage["entities"]}
+    assert {ids["sales.s"], ids["ctas"], ids["sales.t"]} <= set(entities)
+    assert entities[ids["ctas"]]["queryText"] == CTAS
+    for e in lineage["entities"]:
+        # CATALOG_API get_lineage reads e.get('outputs'), e.get('inputs'), e.get('queryText'):
+        # navd's entities carry queryText; Navigator's `inputs`/`outputs` lists it does not have
+        assert {"identity", "type", "sourceType", "originalName"} <= set(e)
+    flows = {(r["endpoint1Ids"][0], r["endpoint2Ids"][0]) for r in lineage["relations"] if r["type"] == "DATA_FLOW"}
+    assert {(ids["sales.s"], ids["ctas"]), (ids["ctas"], ids["sales.t"])} <= flows
+
+
+def test_hue_without_or_with_wrong_credentials_is_refused(navigator_url: str, ids: Mapping[str, str]) -> None:
+    """HTTP_CLIENT raises RestException for >= 300; NAVIGATOR maps code 401 to CatalogAuthException."""
+    for password in (None, "wrong"):
+        hue = HueNavigatorApi(navigator_url, USER, password or "")
+        if password is None:
+            hue.session.auth = None
+        with pytest.raises(HueRestException) as refused:
+            hue.get_entity(ids["table"])
+        assert refused.value.code == 401
+
+
+# -- the Navigator SDK ------------------------------------------------------------------------------
+
+class SdkClient:
+    """NavApiCient's requests (Spring RestTemplate with Jackson): `getApiUrl`, `getAuthHeaders`,
+    `getAllSources`, `getEntityBatch`."""
+
+    def __init__(self, navigator_url: str, username: str, password: str, api_version: int = 9) -> None:
+        # NavApiCient.getApiUrl: joinUrlPath(navigatorUrl, "/api/v" + apiVersion); navigator_url is
+        # the server's root (the SDK's config `navigator_url`)
+        self.api_url = navigator_url.removesuffix("/api") + f"/api/v{api_version}"
+        # NavApiCient.getAuthHeaders: the Authorization header built by hand, on every request;
+        # RestTemplate's Accept lists what its Jackson converter reads
+        credentials = base64.b64encode(f"{username}:{password}".encode()).decode()
+        self.headers = {"Authorization": "Basic " + credentials,
+                        "Accept": "application/json, application/*+json"}
+        self.requests: list[tuple[str, str, Any]] = []
+
+    def get_all_sources(self) -> list[dict[str, Any]]:
+        """NavApiCient.getAllSources: GET entities?query=type:SOURCE, read as SourceAttrs[]."""
+        url = f"{self.api_url}/entities?query=type:SOURCE"  # entitiesQueryUrl
+        self.requests.append(("GET", url, None))
+        response = requests.get(url, headers=self.headers, timeout=120)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    def get_entity_batch(self, query: str, limit: int, cursor_mark: str) -> dict[str, Any]:
+        """NavApiCient.getEntityBatch: POST entities/paging with the MetadataQuery as Jackson writes it
+        (its getters' order: query, limit, cursorMark), read as an EntityResultsBatch."""
+        url = f"{self.api_url}/entities/paging"  # pagingUrl("entities")
+        body = json.dumps({"query": query, "limit": limit, "cursorMark": cursor_mark}, separators=(",", ":"))
+        self.requests.append(("POST", url, json.loads(body)))
+        response = requests.post(url, data=body.encode(), timeout=120,
+                                 headers={**self.headers, "Content-Type": "application/json;charset=UTF-8"})
+        assert response.status_code == 200, response.text
+        batch = response.json()
+        assert isinstance(batch["results"], list) and isinstance(batch["cursorMark"], str)
+        return batch
+
+
+def extract_entities(client: SdkClient, entities_query: str, limit: int, run_ids: list[str]) -> list[dict[str, Any]]:
+    """MetadataExtractor.extractMetadata(startMarker, endMarker, entitiesQuery, ...).getEntities(),
+    iterated to the end as MetadataResultIterator does."""
+    client.get_all_sources()  # extractMetadata: getNavMarker(true) for the marker it returns
+    results: list[dict[str, Any]] = []
+    # MetadataResultIterator: run ids in partitions of MAX_QUERY_PARTITION_SIZE = 800, each
+    # partition's query `userQuery AND extractorRunId:(a OR b ...)` (QueryUtils.conjoinSolrQueries,
+    # buildConjunctiveClause), cursorMark back to "*" for each
+    for start in range(0, len(run_ids), 800):
+        query = f"{entities_query} AND extractorRunId:({' OR '.join(run_ids[start:start + 800])})"
+        cursor_mark = "*"
+        while True:  # getNextBatch, then next(): a batch shorter than `limit` is the last one
+            batch = client.get_entity_batch(query, limit, cursor_mark)
+            results += batch["results"]
+            cursor_mark = batch["cursorMark"]
+            if len(batch["results"]) < limit:
+                break
+    return results
+
+
+@pytest.fixture
+def sdk(navigator_url: str) -> SdkClient:
+    return SdkClient(navigator_url, USER, PASSWORD)
+
+
+def _ours(sdk: SdkClient) -> list[str]:
+    """Every entity of this module's extractor run, by identity, in one big page."""
+    batch = sdk.get_entity_batch(f'extractorRunId:"{RUN}"', 1000, "*")
+    assert 0 < len(batch["results"]) < 1000
+    return sorted(e["identity"] for e in batch["results"])
+
+
+@pytest.mark.parametrize("limit", [1, 3, "all"])
+def test_sdk_incremental_extraction_pages_to_the_end(sdk: SdkClient, ids: Mapping[str, str],
+                                                     limit: int | str) -> None:
+    """IncrementalExtraction with markers {SOURCE: 1} .. {SOURCE: 1}: the run ids `SOURCE##1`
+    (MetadataExtractor.getExtractorQueryList), MetadataExtractor.DEFAULT_QUERY `identity:*`. With
+    `all`, the one page is exactly full: the iterator asks once more and gets an empty page."""
+    everything = _ours(sdk)
+    size = len(everything) if limit == "all" else int(limit)
+    sdk.requests.clear()
+    extracted = extract_entities(sdk, "identity:*", size, [f"{SOURCE}##1"])
+    assert [e["identity"] for e in extracted] == everything  # each once, in identity order
+    assert set(ids.values()) <= set(everything)
+    pages = [body for method, _url, body in sdk.requests if method == "POST"]
+    assert len(pages) == len(everything) // size + 1  # the last page short (or empty)
+    assert pages[0] == {"query": f"identity:* AND extractorRunId:({SOURCE}##1)", "limit": size, "cursorMark": "*"}
+    assert all(page["cursorMark"] != "*" for page in pages[1:])
+    # what the SDK's consumers read of each result (FilteredExtraction.getFirstResult and the like)
+    assert all({"identity", "sourceType", "type", "extractorRunId"} <= set(e) for e in extracted)
+
+
+def test_sdk_sources_are_an_empty_list(sdk: SdkClient) -> None:
+    """getAllSources parses a JSON array of SourceAttrs; navd has no SOURCE entities, so the marker
+    the SDK builds from them is `{}` and a full extraction (no markers) queries `extractorRunId:(*)`."""
+    assert sdk.get_all_sources() == []
+
+
+@pytest.mark.parametrize(("entities_query", "expected"), [
+    ("sourceType:HIVE AND type:DATABASE", {"database"}),
+    ("sourceType:HIVE AND type:TABLE", {"table", "sales.s", "sales.t"}),
+    ("sourceType:HIVE AND type:FIELD AND originalName:id", {"column id"}),
+    ("sourceType:HDFS", {"directory", "file"}),
+    ("sourceType:SPARK AND type:OPERATION_EXECUTION", {"ctas"}),
+])
+def test_sdk_filtered_extraction_queries(sdk: SdkClient, ids: Mapping[str, str], entities_query: str,
+                                         expected: set[str]) -> None:
+    """The SDK's FilteredExtraction example's entity queries (examples/.../FilteredExtraction.java),
+    run as incremental extractions of this module's run."""
+    extracted = extract_entities(sdk, entities_query, 100, [f"{SOURCE}##1"])
+    labels = {identity: label for label, identity in ids.items()}
+    assert {labels[e["identity"]] for e in extracted if e["identity"] in labels} == expected
+    kinds = {(e["sourceType"], e["type"]) for e in extracted}
+    assert len(kinds) >= 1 and all(e["extractorRunId"] == RUN for e in extracted)
