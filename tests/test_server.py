@@ -509,3 +509,122 @@ def test_without_solr_healthz_answers_readyz_is_503_and_requests_say_why(tmp_pat
     finally:
         assert stop(proc) == 0
     assert "Traceback" not in log.read_text()
+
+
+# -- navd serve --background, navd server status/stop ---------------------------------------------
+
+def navd_command(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([NAVD, *args], env={**os.environ, "NAVD_CONFIG": str(config)}, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_background_server_starts_once_answers_and_stops(tmp_path: Path, solr_server: EmbeddedSolr,
+                                                         cluster: str) -> None:
+    port = free_port()
+    config = write_config(tmp_path, solr_server, f"port = {port}", f'[cluster]\nname = "{cluster}"\n')
+    url = f"http://127.0.0.1:{port}"
+    run_dir = tmp_path / "state" / "server"
+    try:
+        started = navd_command(config, "serve", "--background")
+        assert started.returncode == 0, started.stderr
+        # it returned once the server listens: no waiting here
+        assert requests.get(url + "/healthz", timeout=30).json() == {"status": "ok"}
+        answer = requests.get(f"{url}/api/entities/{quote(f'sales.orders@{cluster}', safe='')}", timeout=30)
+        assert answer.status_code == 200 and answer.json()["originalName"] == "orders"
+        pid = json.loads((run_dir / "navd-server.pid").read_text())["pid"]
+        assert started.stdout.startswith(f"running: navd server on {url} (pid {pid}, log {run_dir / 'server.log'})")
+        assert oct(run_dir.stat().st_mode & 0o777) == "0o700"
+        assert {oct(f.stat().st_mode & 0o777) for f in run_dir.iterdir()} == {"0o600"}
+
+        again = navd_command(config, "serve", "--background")
+        assert again.returncode == 0, again.stderr
+        assert again.stdout.strip() == f"already running: navd server on {url} (pid {pid}, log {run_dir / 'server.log'})"
+        status = navd_command(config, "server", "status")
+        assert status.returncode == 0 and status.stdout.startswith(f"running: navd server on {url} (pid {pid},")
+    finally:
+        stopped = navd_command(config, "server", "stop")
+    assert stopped.returncode == 0 and stopped.stdout.strip() == f"stopped the navd server on {url} (pid {pid})"
+    with pytest.raises(requests.ConnectionError):
+        requests.get(url + "/healthz", timeout=5)
+    assert not (run_dir / "navd-server.pid").exists()
+    again = navd_command(config, "server", "stop")
+    assert again.returncode == 0 and again.stdout.startswith("not running")
+    status = navd_command(config, "server", "status")
+    assert status.returncode == 3 and status.stdout.startswith("not running")
+    log = (run_dir / "server.log").read_text()
+    assert "Traceback" not in log and "Finished server process" in log
+
+
+def test_background_server_killed_leaves_a_stale_pid_file_that_is_handled(tmp_path: Path,
+                                                                          solr_server: EmbeddedSolr) -> None:
+    port = free_port()
+    config = write_config(tmp_path, solr_server, f"port = {port}")
+    assert navd_command(config, "serve", "--background").returncode == 0
+    pid_file = tmp_path / "state" / "server" / "navd-server.pid"
+    pid = json.loads(pid_file.read_text())["pid"]
+    os.kill(pid, signal.SIGKILL)
+    while Path(f"/proc/{pid}/cmdline").exists() and Path(f"/proc/{pid}/cmdline").read_bytes():
+        time.sleep(0.05)  # gone (its parent, the first `navd`, exited: init reaps it)
+    status = navd_command(config, "server", "status")
+    assert status.returncode == 3 and f"not running (stale pid file, pid {pid} is gone)" in status.stdout
+    try:
+        restarted = navd_command(config, "serve", "--background")
+        assert restarted.returncode == 0 and restarted.stdout.startswith("running: "), restarted.stderr
+        assert json.loads(pid_file.read_text())["pid"] != pid
+        assert requests.get(f"http://127.0.0.1:{port}/healthz", timeout=30).status_code == 200
+    finally:
+        assert navd_command(config, "server", "stop").returncode == 0
+    stale = json.dumps({"pid": pid, "url": "http://127.0.0.1:1"})
+    pid_file.write_text(stale)  # a pid file left by a crash, its pid now anyone's
+    stop = navd_command(config, "server", "stop")
+    assert stop.returncode == 0 and stop.stdout.startswith("not running") and not pid_file.exists()
+
+
+def test_background_server_on_a_taken_port_is_one_line(tmp_path: Path, solr_server: EmbeddedSolr) -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = write_config(tmp_path, solr_server, f"port = {port}")
+        result = navd_command(config, "serve", "--background")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.strip() == (f"navd: error: [server] port {port} on 127.0.0.1 is in use by another process "
+                                     "(choose another with --port)")
+    assert navd_command(config, "server", "status").returncode == 3
+
+
+@pytest.mark.parametrize("background", [False, True], ids=["foreground", "background"])
+def test_tls_files_that_hold_no_certificate_are_one_line_naming_the_key(tmp_path: Path, solr_server: EmbeddedSolr,
+                                                                        background: bool) -> None:
+    """They exist, so the config loads; uvicorn would fail on them with a traceback."""
+    cert, _ = make_certificate(tmp_path)
+    (tmp_path / "other.key").write_text("not a key")
+    config = write_config(tmp_path, solr_server, f'port = {free_port()}\ncert_file = "{cert}"\n'
+                                                 f'key_file = "{tmp_path / "other.key"}"')
+    result = navd_command(config, "serve", *(["--background"] if background else []))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"navd: config error: [server] cert_file: cannot load {cert} with key_file "
+                                    f"{tmp_path / 'other.key'}: ") and result.stderr.count("\n") == 1
+    assert navd_command(config, "server", "status").returncode == 3
+
+
+def test_a_detached_server_that_exits_at_start_says_why_in_one_line(tmp_path: Path, solr_server: EmbeddedSolr) -> None:
+    """What the first `navd` cannot see (here: a port bound by another process that does not
+    listen, so a connection is refused, but the server cannot bind it) comes back as the
+    detached server's own one-line error, with where its log is."""
+    import socket
+
+    with socket.socket() as bound:
+        bound.bind(("127.0.0.1", 0))
+        port = bound.getsockname()[1]
+        config = write_config(tmp_path, solr_server, f"port = {port}")
+        result = navd_command(config, "serve", "--background")
+    lines = [line for line in result.stderr.splitlines() if line.startswith("navd:")]
+    assert result.returncode == 1 and len(lines) == 1, result.stderr
+    assert lines[0] == (f"navd: error: the server exited during start-up: [server] could not listen on "
+                        f"http://127.0.0.1:{port} (the reason is logged) "
+                        f"(log: {tmp_path / 'state' / 'server' / 'server.log'})")
+    assert "address already in use" in (tmp_path / "state" / "server" / "server.log").read_text()
+    assert navd_command(config, "server", "status").returncode == 3
