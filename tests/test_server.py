@@ -10,8 +10,10 @@ import io
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -418,9 +420,119 @@ def test_the_server_runs_inside_navd_run_and_is_ready_with_it(tmp_path: Path, so
         requests.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
 
 
-def test_navd_run_fails_closed_when_the_server_cannot_listen(tmp_path: Path, solr_server: EmbeddedSolr) -> None:
-    import socket
+def entity_requests_counted(url: str, **kwargs: object) -> float:
+    """How many GET /api/entities the app behind `url` answered 200 (its own metrics: a new app
+    after a restart counts from 0)."""
+    text = requests.get(url + "/metrics", timeout=30, **kwargs).text  # type: ignore[arg-type]
+    key = (("method", "GET"), ("route", "/api/entities"), ("status", "200"))
+    return next((s.value for family in text_string_to_metric_families(text) for s in family.samples
+                 if s.name == "navd_http_request_duration_seconds_count" and tuple(sorted(s.labels.items())) == key),
+                0.0)
 
+
+def test_sighup_restarts_the_server_of_navd_run_only_when_its_config_changed(
+        tmp_path: Path, solr_server: EmbeddedSolr, index: SolrIndex) -> None:
+    first, second = free_port(), free_port()
+    users = tmp_path / "users"
+    subprocess.run([NAVD, "server", "add-user", "dana"], input="pw one\n", capture_output=True, text=True,
+                   env={**os.environ, "NAVD_CONFIG": str(write_config(tmp_path, solr_server, f'users_file = "{users}"'))},
+                   timeout=60, check=True)
+
+    def configure(server: str, aliases: str = "") -> None:
+        write_config(tmp_path, solr_server, f'enabled = true\nusers_file = "{users}"\n{server}',
+                     f"[linker]\nfs_aliases = [{aliases}]\n")
+
+    def reloaded(times: int) -> None:
+        proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + START_SECONDS
+        while sum(e.get("event") == "config reloaded" for e in events()) < times:
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.1)
+
+    def events() -> list[dict[str, object]]:
+        return [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+
+    configure(f"port = {first}")
+    config = tmp_path / "navd.toml"
+    notify = Notifications(Path(f"/tmp/navd-hup-{os.getpid()}-{time.monotonic_ns()}.sock"))
+    log = tmp_path / "run.log"
+    proc = start(["run"], config, log, {"NOTIFY_SOCKET": str(notify.path)})
+    url = f"http://127.0.0.1:{first}"
+    try:
+        notify.wait_for("READY=1", START_SECONDS)
+        for _ in range(3):
+            assert requests.get(url + "/api/entities", params={"rows": 1}, timeout=30).status_code == 200
+        assert entity_requests_counted(url) == 3
+
+        # An unchanged [server] (another section changed): the same app keeps answering, and a
+        # client asking all through the reload is never refused.
+        answers: list[int] = []
+        done = threading.Event()
+
+        def ask() -> None:
+            with requests.Session() as session:
+                while not done.is_set():
+                    answers.append(session.get(url + "/healthz", timeout=30).status_code)
+
+        asker = threading.Thread(target=ask)
+        asker.start()
+        try:
+            while len(answers) < 5:
+                time.sleep(0.01)
+            configure(f"port = {first}", aliases='"nn1.example.com:8020=hdfs://nameservice1"')
+            reloaded(1)
+            seen = len(answers)
+            while len(answers) < seen + 5:
+                time.sleep(0.01)
+        finally:
+            done.set()
+            asker.join(60)
+        assert set(answers) == {200} and len(answers) >= 10
+        assert entity_requests_counted(url) == 3  # the same app: its request count goes on
+        assert not [e for e in events() if "stopping the server" in str(e.get("event"))]
+
+        # auth and a cap changed: a new server on the same port (the old one let go of it first)
+        configure(f'port = {first}\nauth = "basic"\nmax_rows = 5')
+        reloaded(2)
+        assert requests.get(url + "/api/entities", timeout=30).status_code == 401
+        capped = requests.get(url + "/api/entities", params={"rows": 6}, auth=("dana", "pw one"), timeout=30)
+        assert capped.status_code == 400 and capped.json()["parameter"] == "rows" and "max_rows" in capped.json()["error"]
+        assert entity_requests_counted(url, auth=("dana", "pw one")) == 0  # a new app
+
+        # another port: the old one no longer answers
+        configure(f"port = {second}")
+        reloaded(3)
+        with pytest.raises(requests.ConnectionError):
+            requests.get(url + "/healthz", timeout=5)
+        assert requests.get(f"http://127.0.0.1:{second}/healthz", timeout=30).status_code == 200
+        assert any(f"server on http://127.0.0.1:{second}" in m for m in notify.received)
+
+        # a new server that cannot start leaves none (fail closed), and says so once; the next
+        # reload of a config that can start it does
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            busy = taken.getsockname()[1]
+            configure(f"port = {busy}")
+            reloaded(4)
+            [failed] = [e for e in events() if e.get("level") == "error" and e.get("logger") == "navd.daemon"]
+            assert str(failed["event"]).startswith("the reloaded [server] could not start, so no server runs "
+                                                   f"(fail closed) until a reload starts it: [server] could not "
+                                                   f"listen on http://127.0.0.1:{busy}")
+            with pytest.raises(requests.ConnectionError):
+                requests.get(f"http://127.0.0.1:{second}/healthz", timeout=5)
+            assert any("server failed to start (see the log)" in m for m in notify.received)
+        reloaded(5)  # the same file, its port free now
+        assert requests.get(f"http://127.0.0.1:{busy}/healthz", timeout=30).status_code == 200
+        assert proc.poll() is None
+    finally:
+        code = stop(proc)
+        notify.close()
+    assert code == 0, log.read_text()[-3000:]
+    assert "Traceback" not in log.read_text()
+
+
+def test_navd_run_fails_closed_when_the_server_cannot_listen(tmp_path: Path, solr_server: EmbeddedSolr) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -581,8 +693,6 @@ def test_background_server_killed_leaves_a_stale_pid_file_that_is_handled(tmp_pa
 
 
 def test_background_server_on_a_taken_port_is_one_line(tmp_path: Path, solr_server: EmbeddedSolr) -> None:
-    import socket
-
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -614,8 +724,6 @@ def test_a_detached_server_that_exits_at_start_says_why_in_one_line(tmp_path: Pa
     """What the first `navd` cannot see (here: a port bound by another process that does not
     listen, so a connection is refused, but the server cannot bind it) comes back as the
     detached server's own one-line error, with where its log is."""
-    import socket
-
     with socket.socket() as bound:
         bound.bind(("127.0.0.1", 0))
         port = bound.getsockname()[1]

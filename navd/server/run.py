@@ -88,12 +88,17 @@ def serve(config: NavdConfig) -> int:
 
 
 class BackgroundServer:
-    """The server on a thread of `navd run`: started before READY, stopped with the daemon."""
+    """The server on a thread of `navd run`: started before READY, stopped with the daemon, and
+    restarted by a reload that changes what it serves (navd/daemon.py)."""
 
     def __init__(self, config: NavdConfig) -> None:
         self.config = config
         self.index = server_index(config)
-        self.server = _uvicorn(config, self.index)
+        try:
+            self.server = _uvicorn(config, self.index)
+        except BaseException:  # unloadable TLS files: nothing may stay open behind the error
+            self.index.close()
+            raise
         self.thread = threading.Thread(target=self._run, name="navd-server", daemon=True)
 
     def _run(self) -> None:
@@ -114,6 +119,8 @@ class BackgroundServer:
         log.info("navd server listening", url=url(self.config), auth=self.config.server.auth)
 
     def stop(self, timeout: float) -> None:
+        """Stop accepting, let requests in flight finish (uvicorn's graceful shutdown, at most
+        5 s), close the socket; `timeout` bounds the wait for all of it."""
         self.server.should_exit = True
         self.thread.join(timeout)
         self.index.close()
