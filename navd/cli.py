@@ -128,16 +128,27 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser(
         "serve", help="the HTTP server: lineage page and API ([server]: host, port, TLS, auth); --background",
-        description="Serve, with the [server] settings of the config, the lineage page at /, navd's JSON API "
-                    "(/api/entities, /api/entities/{name}, /api/lineage, /api/status, /api/runs), Cloudera "
-                    "Navigator's read API under /api/v9/ to /api/v19/, /healthz and /readyz (no login), "
-                    "/metrics (Prometheus) and /openapi.json. [server] keys: host (default 127.0.0.1), port "
-                    "(7187), cert_file and key_file (TLS), auth = none (loopback only) | basic (users added "
-                    "with `navd server add-user`, in users_file), max_rows, max_depth, max_nodes (caps on "
-                    "one request). Off loopback navd refuses to start without auth = basic and TLS. In the "
-                    "foreground until SIGTERM or Ctrl-C; with --background detached (pid file and log in "
-                    "the state dir; `navd server status`, `navd server stop`). `navd run` serves the same "
-                    "when [server] enabled = true.")
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="""\
+Serve, with the [server] settings of the config:
+  the lineage page at /
+  navd's JSON API: /api/entities, /api/entities/{name}, /api/lineage, /api/status, /api/runs
+  Cloudera Navigator's read API under /api/v9/ to /api/v19/
+  /healthz and /readyz (no login), /metrics (Prometheus), /openapi.json
+
+[server] keys (deploy/navd.toml; a ready file with the server on: deploy/navd-server.toml):
+  host        default 127.0.0.1; off loopback navd needs auth = "basic" and TLS
+  port        default 7187
+  cert_file   PEM certificate (chain) and key_file its key: TLS
+  auth        "none" (loopback only) | "basic": users added with `navd server add-user NAME`,
+              kept in users_file (default: server-users in the state dir)
+  max_rows, max_depth, max_nodes
+              caps on one request (400 naming the parameter above them)
+  enabled     serve inside `navd run` too
+
+In the foreground until SIGTERM or Ctrl-C. With --background: detached, returns once it
+listens; its pid file and log in the state dir; `navd server status`, `navd server stop`.
+""")
     serve.add_argument("--host", metavar="ADDR", help="override [server] host (off loopback: auth and TLS needed)")
     serve.add_argument("--port", type=int, metavar="N", help="override [server] port")
     serve.add_argument("--auth", choices=["none", "basic"], help="override [server] auth")

@@ -9,6 +9,8 @@ import dataclasses
 import io
 import json
 import os
+import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -18,7 +20,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import pytest
 import requests
@@ -298,6 +300,58 @@ def test_names_as_people_type_them(served: Served, cluster: str) -> None:
                                             for n in graph.json()["nodes"])
 
 
+# -- the README's curl examples, run ---------------------------------------------------------------
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def readme_curl_commands() -> list[str]:
+    """Every `curl` line of the README's sh blocks (continuation lines joined), as written."""
+    commands = []
+    for block in re.findall(r"```sh\n(.*?)```", README.read_text(), flags=re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            if line.startswith("curl "):
+                commands.append(line)
+    return commands
+
+
+def test_readme_curl_examples_answer_and_cover_every_endpoint(served: Served, cluster: str, index: SolrIndex,
+                                                               tmp_path: Path) -> None:
+    """The README's examples ("The server" and the Navigator-compatible API), each run with the
+    real curl against a real server, with its address and real names put in: each answers 2xx
+    with JSON (or text where it says so). Every route of the OpenAPI description has one."""
+    commands = readme_curl_commands()
+    assert len(commands) >= 15, commands
+    port = served.url.rsplit(":", 1)[1]
+    [orders] = index.search("elements", f'qualifiedName:"sales.orders@{cluster}"', fl="identity")["response"]["docs"]
+    first = served.get("/api/entities", params={"query": "originalName:*order*", "rows": 1}).json()
+    assert first["nextCursor"], first
+    paths = []
+    for command in commands:
+        argv = shlex.split(command, comments=True)
+        argv = [arg.replace("$N", served.url).replace("PORT", port).replace("IDENTITY", orders["identity"])
+                .replace("@primary", f"@{cluster}").replace("cursor=AoE...", f"cursor={quote(first['nextCursor'])}")
+                for arg in argv]
+        out = tmp_path / "body"
+        done = subprocess.run([*argv, "--silent", "--show-error", "--output", str(out),
+                               "--write-out", "%{http_code} %{content_type}"],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, (command, done.stderr)
+        code, _, content_type = done.stdout.partition(" ")
+        body = out.read_text()
+        assert code.startswith("2"), (command, code, body)
+        if content_type.startswith("application/json"):
+            json.loads(body)
+        else:
+            assert content_type.startswith("text/plain") and body, (command, content_type)
+        paths.append(urlsplit(next(arg for arg in argv if arg.startswith(served.url))).path)
+    spec = served.get("/openapi.json").json()
+    for route in [*spec["paths"], "/openapi.json"]:
+        pattern = re.sub(r"\\\{(\w+)\\\}", lambda m: {"version": r"\d+", "name": r".+"}.get(m[1], r"[^/]+"),
+                         re.escape(route))
+        assert any(re.fullmatch(pattern, path) for path in paths), f"no README curl example for {route}"
+
+
 # -- auth and TLS ---------------------------------------------------------------------------------
 
 def make_certificate(directory: Path) -> tuple[Path, Path]:
@@ -390,8 +444,13 @@ def test_unsafe_server_config_is_refused_at_start_with_one_line(tmp_path: Path, 
 def test_serve_help_names_the_settings() -> None:
     result = subprocess.run([NAVD, "serve", "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
-    for word in ("[server]", "cert_file", "auth", "add-user", "127.0.0.1"):
-        assert word in result.stdout
+    text = " ".join(result.stdout.split())  # argparse wraps the text at the terminal's width
+    for word in ("[server]", "host", "port", "cert_file", "key_file", "auth", "users_file", "max_rows", "max_depth",
+                 "max_nodes", "add-user", "127.0.0.1", "7187", "--background", "--host", "--port", "--auth",
+                 "lineage page at /", "/api/lineage", "/api/v9/", "/healthz", "/metrics", "/openapi.json",
+                 "navd server stop", "enabled", "navd run"):
+        assert word in text, word
+    assert "--run-dir" not in text  # the detached server's own marker, not for users
 
 
 # -- inside navd run ------------------------------------------------------------------------------
