@@ -155,10 +155,12 @@ def start_server(run: Quickstart) -> Iterator[str]:
     if current.running and current.solr != solr:
         raise NavdError(f"a navd server started for another Solr ({current.solr}) runs on {current.url}: "
                         "stop it with `navd server stop`, then run the quickstart again")
-    config = with_server(run.config, host="127.0.0.1", auth="none")
-    if not current.running and background.listening(config.server):
-        config = with_server(config, port=free_port())
-    server, started = background.start(config, solr, log_format=run.log_format, log_level=run.log_level)
+    server, started = current, False
+    if not current.running:
+        config = with_server(run.config, host="127.0.0.1", auth="none")
+        if background.listening(config.server):
+            config = with_server(config, port=free_port())
+        server, started = background.start(config, solr, log_format=run.log_format, log_level=run.log_level)
     yield ""
     yield (f"navd server {'started' if started else 'already running'} on {server.url} "
            f"(pid {server.pid}, log {server.log_file})")

@@ -113,7 +113,7 @@ def test_init_twice_then_quickstart_against_a_configured_solr(navd, navd_env, tm
             assert {n["qualifiedName"] for n in graph.json()["nodes"]} == {
                 "default.sample_merge@primary", "default.sample_07@primary", "default.sample_08@primary"}
             # the background server of `navd serve --background` and `navd server stop`
-            again = navd("serve", "--background")
+            again = navd("serve", "--background", "--port", match[2])
             assert again.returncode == 0 and again.stdout.startswith(f"already running: navd server on {server} ")
         finally:
             stopped = navd("server", "stop")

@@ -712,6 +712,12 @@ def test_background_server_starts_once_answers_and_stops(tmp_path: Path, solr_se
         assert again.stdout.strip() == f"already running: navd server on {url} (pid {pid}, log {run_dir / 'server.log'})"
         status = navd_command(config, "server", "status")
         assert status.returncode == 0 and status.stdout.startswith(f"running: navd server on {url} (pid {pid},")
+        # asked for a login or another port while one without runs: refused, never "already running"
+        for other in (["--auth", "basic"], ["--port", str(free_port())]):
+            refused = navd_command(config, "serve", "--background", *other)
+            assert refused.returncode == 1 and refused.stderr.strip() == (
+                f"navd: error: a navd server with other settings runs on {url} (auth none, Solr {solr_server.url}, "
+                f"pid {pid}): stop it first with `navd server stop`")
     finally:
         stopped = navd_command(config, "server", "stop")
     assert stopped.returncode == 0 and stopped.stdout.strip() == f"stopped the navd server on {url} (pid {pid})"

@@ -39,6 +39,7 @@ class Background:
     log_file: Path
     #: where its queries go (the Solr base URL it was started with)
     solr: str | None = None
+    auth: str | None = None
     detail: str = ""
 
 
@@ -61,7 +62,7 @@ def status(config: NavdConfig) -> Background:
     if not process.is_alive(pid):
         return Background(False, shown_url, None, log_file,
                           detail=f"not running (stale pid file, pid {pid} is gone)")
-    return Background(True, shown_url, pid, log_file, solr=solr, detail="running")
+    return Background(True, shown_url, pid, log_file, solr=solr, auth=recorded.get("auth"), detail="running")
 
 
 def _probe_host(host: str) -> str:
@@ -92,12 +93,16 @@ def _child_args(config: NavdConfig, log_format: str | None, log_level: str | Non
 def start(config: NavdConfig, solr_url: str, *, log_format: str | None = None,
           log_level: str | None = None) -> tuple[Background, bool]:
     """Start the server detached with `config`'s `[server]`; returns once it listens, with
-    False if it was running already (then unchanged: `navd server stop` first to apply another
-    config). NavdError with the reason if it cannot start."""
+    False if it was running already with the same address, login and Solr. NavdError with the
+    reason if it cannot start, or if the running one differs: an admin who asked for a login
+    must not be told "already running" about a server without one."""
+    server = config.server
     current = status(config)
     if current.running:
+        if (current.url, current.auth, current.solr) != (url(config), server.auth, solr_url):
+            raise NavdError(f"a navd server with other settings runs on {current.url} (auth {current.auth}, "
+                            f"Solr {current.solr}, pid {current.pid}): stop it first with `navd server stop`")
         return current, False
-    server = config.server
     check_tls(server)  # here, a config error; in the child, only "it exited"
     if listening(server):
         raise NavdError(f"[server] port {server.port} on {server.host} is in use by another process "
@@ -109,9 +114,9 @@ def start(config: NavdConfig, solr_url: str, *, log_format: str | None = None,
     cmd = [sys.executable, "-m", "navd", *_child_args(config, log_format, log_level), "serve",
            "--host", server.host, "--port", str(server.port), "--auth", server.auth, RUN_DIR_FLAG, str(home)]
     proc = process.spawn(cmd, log_file=log_file, umask=0o077,
-                         record={"url": url(config), "solr": solr_url, "config": config.source})
+                         record={"url": url(config), "auth": server.auth, "solr": solr_url, "config": config.source})
     _wait_listening(process, proc, server, log_file, offset)
-    return Background(True, url(config), proc.pid, log_file, solr=solr_url, detail="running"), True
+    return Background(True, url(config), proc.pid, log_file, solr=solr_url, auth=server.auth, detail="running"), True
 
 
 def _wait_listening(process: ManagedProcess, proc: subprocess.Popen[bytes], server: ServerConfig,
