@@ -30,6 +30,7 @@ from conftest import NavdRunner, solr_section
 from navd.config import NavdConfig, ServerConfig, SolrConfig
 from navd.index.client import IndexWriter, SolrIndex, serialise
 from navd.model import Element, ElementType, SourceType
+from navd.process import pid_runs
 from navd.runs import Run
 from navd.solr.server import EmbeddedSolr, free_port
 from net import listening_addresses
@@ -740,8 +741,8 @@ def test_background_server_killed_leaves_a_stale_pid_file_that_is_handled(tmp_pa
     pid_file = tmp_path / "state" / "server" / "navd-server.pid"
     pid = json.loads(pid_file.read_text())["pid"]
     os.kill(pid, signal.SIGKILL)
-    while Path(f"/proc/{pid}/cmdline").exists() and Path(f"/proc/{pid}/cmdline").read_bytes():
-        time.sleep(0.05)  # gone (its parent, the first `navd`, exited: init reaps it)
+    while pid_runs(pid, "serve"):  # a zombie's command line is empty; init reaps it (its parent exited)
+        time.sleep(0.05)
     status = navd_command(config, "server", "status")
     assert status.returncode == 3 and f"not running (stale pid file, pid {pid} is gone)" in status.stdout
     try:
