@@ -127,16 +127,41 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(handler=cmd_run)
 
     serve = commands.add_parser(
-        "serve", help="the HTTP API in the foreground ([server]: host, port, TLS, auth)",
-        description="Serve navd's JSON API (/api/...), /healthz, /readyz, /metrics and /openapi.json "
-                    "with the [server] settings of the config: host (default 127.0.0.1), port (7187), "
-                    "cert_file/key_file (TLS), auth = none (loopback only) | basic (users added with "
-                    "`navd server add-user`) | kerberos (SPNEGO: keytab, principal). `navd run` serves the "
-                    "same when [server] enabled = true.")
+        "serve", help="the HTTP server: lineage page and API ([server]: host, port, TLS, auth); --background",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="""\
+Serve, with the [server] settings of the config:
+  the lineage page at /
+  navd's JSON API: /api/entities, /api/entities/{name}, /api/lineage, /api/status, /api/runs
+  Cloudera Navigator's read API under /api/v9/ to /api/v19/
+  /healthz and /readyz (no login), /metrics (Prometheus), /openapi.json
+
+[server] keys (deploy/navd.toml; a ready file with the server on: deploy/navd-server.toml):
+  host        default 127.0.0.1; off loopback navd needs auth = "basic" and TLS
+  port        default 7187
+  cert_file   PEM certificate (chain) and key_file its key: TLS
+  auth        "none" (loopback only) | "basic": users added with `navd server add-user NAME`,
+              kept in users_file (default: server-users in the state dir) | "kerberos" (SPNEGO)
+  keytab, principal
+              with auth = "kerberos": the service keytab (0600) and principal (default HTTP/_HOST)
+  max_rows, max_depth, max_nodes
+              caps on one request (400 naming the parameter above them)
+  enabled     serve inside `navd run` too
+
+In the foreground until SIGTERM or Ctrl-C. With --background: detached, returns once it
+listens; its pid file and log in the state dir; `navd server status`, `navd server stop`.
+""")
+    serve.add_argument("--host", metavar="ADDR", help="override [server] host (off loopback: auth and TLS needed)")
     serve.add_argument("--port", type=int, metavar="N", help="override [server] port")
+    serve.add_argument("--auth", choices=["none", "basic", "kerberos"], help="override [server] auth")
+    serve.add_argument("--background", action="store_true",
+                       help="start detached and return once it listens; when it runs already, say so (exit 0)")
+    # Set by --background on the detached server: its pid file's directory, in its command line so
+    # that `navd server stop/status` tell it from a process that reused its pid (navd/process.py).
+    serve.add_argument("--run-dir", help=argparse.SUPPRESS)
     serve.set_defaults(handler=cmd_serve)
 
-    server = commands.add_parser("server", help="manage the HTTP server's users")
+    server = commands.add_parser("server", help="the background server (status, stop) and its users")
     server_commands = server.add_subparsers(dest="server_command", metavar="ACTION", required=True)
     add_user = server_commands.add_parser(
         "add-user", help="add a user of [server] auth = basic, or change its password",
@@ -144,10 +169,17 @@ def build_parser() -> argparse.ArgumentParser:
                     "it is not a terminal; never from the command line, which other users can see.")
     add_user.add_argument("name", metavar="NAME")
     add_user.set_defaults(handler=cmd_server_add_user)
+    server_status = server_commands.add_parser(
+        "status", help="does the server `navd serve --background` started run, and its URL (exit 3 if not)")
+    server_status.set_defaults(handler=cmd_server_status)
+    server_stop = server_commands.add_parser(
+        "stop", help="stop the server `navd serve --background` started (SIGTERM; not running: exit 0)")
+    server_stop.set_defaults(handler=cmd_server_stop)
 
     quickstart = commands.add_parser(
         "quickstart", help="start the embedded Solr, create the cores, run a small PySpark pipeline, extract and "
-                           "link it, show the lineage of its sample_merge table")
+                           "link it, show the lineage of its sample_merge table, start the server in the "
+                           "background and print the URL of that lineage's page")
     quickstart.add_argument("--dir", metavar="DIR",
                             help="the pipeline's warehouse, event logs and extractor state "
                                  "(default ~/.local/share/navd/quickstart)")
@@ -511,15 +543,50 @@ def cmd_lineage(args: argparse.Namespace, config: NavdConfig) -> int:
 # -- server -----------------------------------------------------------------------------------
 
 def cmd_serve(args: argparse.Namespace, config: NavdConfig) -> int:
-    import dataclasses
-
-    from navd.config import ServerConfig, field_range
+    from navd.config import ServerConfig, field_range, with_server
     from navd.server.run import serve
 
     if args.port is not None:
         field_range(ServerConfig, "port").check("--port", args.port)
-        config = dataclasses.replace(config, server=dataclasses.replace(config.server, port=args.port))
-    return serve(config)
+    overrides = {key: value for key, value in (("host", args.host), ("port", args.port), ("auth", args.auth))
+                 if value is not None}
+    if overrides:
+        config = with_server(config, **overrides)
+    if not args.background:
+        return serve(config)
+    from navd.server import background
+    from navd.solr.server import effective_solr_config
+
+    running, started = background.start(config, effective_solr_config(config.solr).base_url,
+                                         log_format=args.log_format, log_level=args.log_level)
+    if started:
+        print(f"running: navd server on {running.url} (pid {running.pid}, log {running.log_file}); "
+              "stop it with `navd server stop`")
+    else:
+        print(f"already running: navd server on {running.url} (pid {running.pid}, log {running.log_file})")
+    return EXIT_OK
+
+
+def cmd_server_status(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.server import background
+
+    current = background.status(config)
+    if current.running:
+        print(f"running: navd server on {current.url} (pid {current.pid}, log {current.log_file})")
+        return EXIT_OK
+    print(f"{current.detail} (state {current.log_file.parent})")
+    return EXIT_NOT_RUNNING
+
+
+def cmd_server_stop(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.server import background
+
+    current = background.status(config)
+    if background.stop(config):
+        print(f"stopped the navd server on {current.url} (pid {current.pid})")
+    else:
+        print(f"not running (state {current.log_file.parent})")
+    return EXIT_OK
 
 
 def cmd_server_add_user(args: argparse.Namespace, config: NavdConfig) -> int:
@@ -555,7 +622,7 @@ def cmd_quickstart(args: argparse.Namespace, config: NavdConfig) -> int:
         cmd_solr_start(argparse.Namespace(home=None, port=None, heap=None), config)
     root = Path(args.dir) if args.dir else default_quickstart_dir()
     with _index(config, interactive=False) as index:
-        run = quickstart(config, index, root)
+        run = quickstart(config, index, root, log_format=args.log_format, log_level=args.log_level)
         for step in QUICKSTART_STEPS:
             for line in step(run):
                 print(line, flush=True)

@@ -554,6 +554,17 @@ def _validate_server(server: ServerConfig) -> None:
                           "set cert_file and key_file, or host = \"127.0.0.1\"")
 
 
+def with_server(config: NavdConfig, **changes: Any) -> NavdConfig:
+    """`config` with `[server]` keys replaced (`navd serve --host/--port/--auth`, the quickstart's
+    server), checked as the loader checks the file: ranges, then fail closed off loopback."""
+    server = dataclasses.replace(config.server, **changes)
+    for key in changes:
+        if key in ("port", "max_rows", "max_depth", "max_nodes"):
+            field_range(ServerConfig, key).check(f"[server] {key}", getattr(server, key))
+    _validate_server(server)
+    return dataclasses.replace(config, server=server)
+
+
 def server_users_path(config: NavdConfig) -> Path:
     """The file of `[server] auth = "basic"` users."""
     if config.server.users_file:

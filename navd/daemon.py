@@ -10,7 +10,7 @@ after every extraction; purge keeps its own weekly rhythm alongside.
 Signals: SIGTERM/SIGINT stop taking work, let running runs reach their next record or batch
 boundary (state stays at the last checkpoint, which is what a restart continues from), and exit
 0 within `[daemon] stop_timeout_seconds`; SIGHUP reloads the config (a bad file is logged and the
-running config kept).
+running config kept; a changed `[server]` restarts the server, an unchanged one is left serving).
 
 No failure ends the service: a bad config at reload is one log line and the running config stays;
 a job that raises, whatever it raises, is logged, recorded as a FAILED run and scheduled again.
@@ -45,6 +45,8 @@ log = get_logger("navd.daemon")
 MAX_PUSH_RETRY_SECONDS = 60.0
 #: when a job's next start cannot be computed from the config, it starts again after this
 FALLBACK_DELAY = timedelta(minutes=1)
+#: a reload's wait for the old server's thread: uvicorn's graceful shutdown (5 s) and some
+SERVER_STOP_SECONDS = 10.0
 
 
 def enabled_components(config: NavdConfig) -> list[str]:
@@ -54,6 +56,15 @@ def enabled_components(config: NavdConfig) -> list[str]:
 
 def _component(component_id: str) -> Component[Any, Any]:
     return next(c for c in components().values() if c.id == component_id)
+
+
+def _served(config: NavdConfig) -> tuple[Any, ...]:
+    """What the server reads from the config: its section, the Solr it queries, what names typed
+    without a cluster or file system stand for, and where its users are."""
+    from navd.config import server_users_path
+    from navd.query import lookup_scope
+
+    return config.server, config.solr, lookup_scope(config), server_users_path(config)
 
 
 def log_run(component: Component[Any, Any], result: RunResult) -> None:
@@ -185,6 +196,38 @@ class Daemon:
         from navd.server.run import url
 
         return url(self.server.config)
+
+    def _apply_server(self, old: NavdConfig, new: NavdConfig) -> None:
+        """A reload that changes what the server serves restarts it: the old one stops (requests
+        in flight finish) before the new one binds, so the same port can be kept. Unchanged, the
+        server is left alone and no request is dropped.
+
+        A new server that cannot start (its port taken, TLS files that do not load) leaves none:
+        one error line, and systemd's STATUS says so. Falling back to the old settings could
+        serve with the auth or TLS the admin just replaced, which fails open; a reload that fixes
+        the config starts it."""
+        from navd.server.run import BackgroundServer, url
+
+        wanted = new.server.enabled
+        if _served(new) == _served(old) and (self.server is not None) == wanted:
+            return
+        if self.server is not None:
+            log.info("[server] changed: stopping the server to restart it" if wanted
+                     else "[server] enabled = false: stopping the server", url=self._server_url())
+            self.server.stop(timeout=SERVER_STOP_SECONDS)
+            self.server = None
+        if wanted:
+            try:
+                server = BackgroundServer(new)
+                server.start()
+            except NavdError as exc:
+                log.error(f"the reloaded [server] could not start, so no server runs (fail closed) until a "
+                          f"reload starts it: {first_line(exc)}", url=url(new))
+            else:
+                self.server = server
+        serving = f"server on {self._server_url()}" if self.server else (
+            "server failed to start (see the log)" if wanted else "")
+        self.notifier.notify(f"STATUS=running: {', '.join([*enabled_components(new), *filter(None, [serving])])}")
 
     def _check_solr(self) -> None:
         """Fail closed on a Solr that refuses navd (bad credentials, missing cores); a Solr that
@@ -417,11 +460,10 @@ class Daemon:
                                                                              old.daemon, old.linker):
             # Push tails start again from their committed positions with the new config.
             self._stale_tails.update(self._tails)
-        if new.server != old.server:
-            log.warning("[server] changed: the server keeps its settings until navd restarts")
         self.config = new
         self._reconcile(previous=previous)
         self._apply_intervals(old, new)
+        self._apply_server(old, new)
         log.info("config reloaded", config=new.source, components=enabled_components(new))
 
 

@@ -5,9 +5,9 @@ did: create the cores; run the sample pipeline (navd/sample_job.py: a real local
 seed 000's temporary tables `temp_sample_07`, `temp_sample_08` -> `sample_merge`, dropped at the
 end) with event logs on; extract its event log with the registered Spark component through the
 runner (recorded, locked, followed by a link pass, as `navd extract spark --once`); print the
-text lineage of `sample_merge`. A step is a function of the Quickstart it shares; later ones are
-appended to QUICKSTART_STEPS (the server of issue 19 item 1 goes last: start it, print the URL of
-`sample_merge`'s lineage page).
+text lineage of `sample_merge`; start the server in the background (navd/server/background.py) and
+print the URL of `sample_merge`'s lineage page. A step is a function of the Quickstart it shares;
+later ones are appended to QUICKSTART_STEPS.
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from urllib.parse import quote
 
 from navd.config import NavdConfig
 from navd.errors import NavdError
 from navd.index.client import SolrIndex
 from navd.names import hive_qualified_name
+from navd.process import free_port
 
 #: where the pipeline's tables live (Spark's in-memory catalog: the `default` database)
 SAMPLE_DATABASE = "default"
@@ -38,6 +40,10 @@ class Quickstart:
     config: NavdConfig
     index: SolrIndex
     root: Path
+    #: the global options of the `navd` command (`--log-format`, `--log-level`), for the server
+    #: the last step starts as a process of its own
+    log_format: str | None = None
+    log_level: str | None = None
 
     @property
     def event_log_dir(self) -> Path:
@@ -49,13 +55,15 @@ class Quickstart:
         return hive_qualified_name(self.config.cluster.name, SAMPLE_DATABASE, SAMPLE_TABLE)
 
 
-def quickstart(config: NavdConfig, index: SolrIndex, root: Path) -> Quickstart:
+def quickstart(config: NavdConfig, index: SolrIndex, root: Path, *, log_format: str | None = None,
+               log_level: str | None = None) -> Quickstart:
     from navd.extractors.spark.settings import SECTION, SparkConfig  # noqa: PLC0415 - a registered component
 
     root = root.expanduser().resolve()
     spark = SparkConfig(enabled=True, event_log_dirs=(str(root / "spark-events"),),
                         state_dir=str(root / "spark-state"))
-    return Quickstart(dataclasses.replace(config, sections={**config.sections, SECTION: spark}), index, root)
+    return Quickstart(dataclasses.replace(config, sections={**config.sections, SECTION: spark}), index, root,
+                      log_format, log_level)
 
 
 # -- the steps --------------------------------------------------------------------------------
@@ -122,7 +130,47 @@ def show_lineage(run: Quickstart) -> Iterator[str]:
            "navd search 'queryText:*temp_sample_08*'")
 
 
+def lineage_page_url(server_url: str, identity: str) -> str:
+    """The lineage page's address of an entity (navd's page at /: `#/lineage/<identity>`), upstream.
+    The identity is escaped as JavaScript's encodeURIComponent escapes it."""
+    return f"{server_url}/#/lineage/{quote(identity, safe=URI_COMPONENT_SAFE)}?direction=upstream"
+
+
+#: what encodeURIComponent leaves as it is besides letters, digits and `-_.` (quote keeps those)
+URI_COMPONENT_SAFE = "!~*'()"
+
+
+def start_server(run: Quickstart) -> Iterator[str]:
+    """The server in the background, on loopback without a login (the quickstart is one user's
+    machine), on [server] port or a free one when that is taken; then the lineage page's URL.
+
+    A server this user started in the background already (an earlier quickstart) is kept when it
+    reads this Solr: one server per state dir."""
+    from navd.config import with_server  # noqa: PLC0415
+    from navd.query import entity, lookup_scope  # noqa: PLC0415
+    from navd.server import background  # noqa: PLC0415
+
+    solr = run.index.base_url
+    current = background.status(run.config)
+    if current.running and current.solr != solr:
+        raise NavdError(f"a navd server started for another Solr ({current.solr}) runs on {current.url}: "
+                        "stop it with `navd server stop`, then run the quickstart again")
+    server, started = current, False
+    if not current.running:
+        config = with_server(run.config, host="127.0.0.1", auth="none")
+        if background.listening(config.server):
+            config = with_server(config, port=free_port())
+        server, started = background.start(config, solr, log_format=run.log_format, log_level=run.log_level)
+    yield ""
+    yield (f"navd server {'started' if started else 'already running'} on {server.url} "
+           f"(pid {server.pid}, log {server.log_file})")
+    [table] = entity(run.index, run.table, lookup_scope(run.config))
+    yield f"the lineage of {run.table} in a browser:"
+    yield f"  {lineage_page_url(str(server.url), str(table['identity']))}"
+    yield "stop the server: navd server stop"
+
+
 Step = Callable[[Quickstart], Iterator[str]]
 
 #: The quickstart, in order; each step's lines are printed as it goes.
-QUICKSTART_STEPS: tuple[Step, ...] = (create_cores, run_pipeline, extract_and_link, show_lineage)
+QUICKSTART_STEPS: tuple[Step, ...] = (create_cores, run_pipeline, extract_and_link, show_lineage, start_server)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import socket
 from pathlib import Path
 
 import pytest
+import requests
 
 from navd import __version__
 from navd.solr.server import EmbeddedSolr, free_port
@@ -71,20 +74,50 @@ def test_embedded_server_lifecycle_through_the_cli(navd, tmp_path: Path) -> None
         status_json = json.loads(navd("solr", "status", "--json", env=env).stdout)
         assert status_json["running"] and status_json["port"] == port
     finally:
+        server = navd("server", "stop", env=env)
         stopped = navd("solr", "stop", env=env)
+    assert server.returncode == 0 and server.stdout.startswith("stopped the navd server on http://127.0.0.1:")
     assert stopped.returncode == 0 and "stopped Solr" in stopped.stdout
     after = navd("solr", "status", env=env)
     assert after.returncode == 3 and "not running" in after.stdout
 
 
-def test_init_twice_then_quickstart_against_a_configured_solr(navd, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_init_twice_then_quickstart_against_a_configured_solr(navd, navd_env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     first = navd("solr", "init")
     second = navd("solr", "init")
     assert first.returncode == 0 and second.returncode == 0
     assert second.stdout.count(": unchanged (") == 3
-    result = navd("quickstart", "--dir", str(tmp_path / "qs"), timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert (tmp_path / "qs" / "spark-events").is_dir() and QUICKSTART_LINEAGE in result.stdout
+    config = Path(navd_env["NAVD_CONFIG"])
+    with socket.socket() as taken:  # [server] port is taken: the quickstart's server takes a free one
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        config.write_text(config.read_text() + f'[daemon]\nstate_dir = "{tmp_path / "state"}"\n'
+                                               f"[server]\nport = {taken.getsockname()[1]}\n")
+        server = "?"
+        try:
+            result = navd("quickstart", "--dir", str(tmp_path / "qs"), timeout=600)
+            assert result.returncode == 0, result.stderr[-3000:]
+            assert (tmp_path / "qs" / "spark-events").is_dir() and QUICKSTART_LINEAGE in result.stdout
+            # the text lineage, then the page's URL and how to stop the server, last
+            tail = result.stdout.split(QUICKSTART_LINEAGE, 1)[1].splitlines()[-4:]
+            match = re.fullmatch(r"navd server started on (http://127\.0\.0\.1:(\d+)) \(pid \d+, log .+\)", tail[0])
+            assert match and int(match[2]) != taken.getsockname()[1], tail
+            server = match[1]
+            identity = json.loads(navd("entity", "default.sample_merge@primary", "--json").stdout)["identity"]
+            assert tail[1:] == ["the lineage of default.sample_merge@primary in a browser:",
+                                f"  {server}/#/lineage/{identity}?direction=upstream",
+                                "stop the server: navd server stop"]
+            graph = requests.get(f"{server}/api/lineage", params={"entity": identity, "direction": "upstream"},
+                                 timeout=60)
+            assert graph.status_code == 200, graph.text
+            assert {n["qualifiedName"] for n in graph.json()["nodes"]} == {
+                "default.sample_merge@primary", "default.sample_07@primary", "default.sample_08@primary"}
+            # the background server of `navd serve --background` and `navd server stop`
+            again = navd("serve", "--background", "--port", match[2])
+            assert again.returncode == 0 and again.stdout.startswith(f"already running: navd server on {server} ")
+        finally:
+            stopped = navd("server", "stop")
+    assert stopped.returncode == 0 and stopped.stdout.startswith(f"stopped the navd server on {server}")
     entity = navd("entity", "DEFAULT.Sample_Merge@primary", "--json")  # Hive names are case-insensitive
     doc = json.loads(entity.stdout)
     assert doc["qualifiedName"] == "default.sample_merge@primary" and doc["type"] == "TABLE"

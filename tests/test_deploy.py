@@ -1,10 +1,13 @@
 """deploy/: the systemd unit verifies and is hardened as promised; the example config is the
-config navd loads; a logrotate-moved log file is reopened."""
+config navd loads, and so is the ready config with the server on (basic auth, TLS), which also
+serves; a logrotate-moved log file is reopened."""
 
 from __future__ import annotations
 
 import configparser
 import json
+import os
+import signal
 import subprocess
 from pathlib import Path
 
@@ -99,3 +102,52 @@ def test_example_server_section_loads_with_kerberos_and_tls(tmp_path: Path) -> N
     assert (server.enabled, server.host, server.auth) == (True, "0.0.0.0", "kerberos")
     assert (server.keytab, server.principal) == ("/etc/security/keytabs/navd.service.keytab", "HTTP/_HOST")
     assert server.cert_file == str(tmp_path / "navd.crt")
+def ready_server_config(tmp_path: Path) -> Path:
+    """deploy/navd-server.toml with its certificate and users paths pointed at files made here."""
+    from test_server import make_certificate
+
+    make_certificate(tmp_path)
+    (tmp_path / "cert.pem").rename(tmp_path / "navd.crt")
+    (tmp_path / "key.pem").rename(tmp_path / "navd.key")
+    text = (DEPLOY / "navd-server.toml").read_text()
+    config = tmp_path / "navd.toml"
+    config.write_text(text.replace("/etc/navd/tls", str(tmp_path)).replace("/var/lib/navd", str(tmp_path)))
+    return config
+
+
+def test_ready_server_config_loads_with_the_server_on_basic_auth_and_tls(tmp_path: Path) -> None:
+    server = load_config(str(ready_server_config(tmp_path)), environ={}).server
+    assert (server.enabled, server.host, server.port, server.auth) == (True, "0.0.0.0", 7187, "basic")
+    assert (server.cert_file, server.key_file) == (str(tmp_path / "navd.crt"), str(tmp_path / "navd.key"))
+    assert server.users_file == str(tmp_path / "server-users")
+    # as shipped: its paths are the ones the comments tell the admin to fill
+    text = (DEPLOY / "navd-server.toml").read_text()
+    assert 'cert_file = "/etc/navd/tls/navd.crt"' in text and "navd server add-user" in text
+
+
+def test_ready_server_config_serves_tls_and_refuses_without_a_login(tmp_path: Path) -> None:
+    """`navd serve` on the ready file (on 127.0.0.1 and a free port here: tests bind nothing
+    else), a user added with `navd server add-user` as its comments say."""
+    import requests
+
+    from navd.solr.server import free_port
+    from test_server import NAVD, wait_healthy
+
+    config = ready_server_config(tmp_path)
+    env = {**os.environ, "NAVD_CONFIG": str(config), "NAVD_SOLR_URL": f"http://127.0.0.1:{free_port()}/solr"}
+    added = subprocess.run([NAVD, "server", "add-user", "alice"], input="pw\n", env=env, capture_output=True,
+                           text=True, timeout=60)
+    assert added.returncode == 0 and (tmp_path / "server-users").is_file(), added.stderr
+    port = free_port()
+    log = tmp_path / "serve.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([NAVD, "serve", "--host", "127.0.0.1", "--port", str(port)], env=env,
+                                stdout=out, stderr=subprocess.STDOUT)
+    url, cert = f"https://127.0.0.1:{port}", str(tmp_path / "navd.crt")
+    try:
+        wait_healthy(proc, url, log, verify=cert)  # type: ignore[arg-type]
+        assert requests.get(f"{url}/metrics", verify=cert, timeout=30).status_code == 401
+        assert requests.get(f"{url}/metrics", verify=cert, auth=("alice", "pw"), timeout=30).status_code == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0, log.read_text()

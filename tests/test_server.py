@@ -9,14 +9,18 @@ import dataclasses
 import io
 import json
 import os
+import re
+import shlex
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import pytest
 import requests
@@ -26,6 +30,7 @@ from conftest import NavdRunner, solr_section
 from navd.config import NavdConfig, ServerConfig, SolrConfig
 from navd.index.client import IndexWriter, SolrIndex, serialise
 from navd.model import Element, ElementType, SourceType
+from navd.process import pid_runs
 from navd.runs import Run
 from navd.solr.server import EmbeddedSolr, free_port
 from net import listening_addresses
@@ -296,6 +301,58 @@ def test_names_as_people_type_them(served: Served, cluster: str) -> None:
                                             for n in graph.json()["nodes"])
 
 
+# -- the README's curl examples, run ---------------------------------------------------------------
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def readme_curl_commands() -> list[str]:
+    """Every `curl` line of the README's sh blocks (continuation lines joined), as written."""
+    commands = []
+    for block in re.findall(r"```sh\n(.*?)```", README.read_text(), flags=re.S):
+        for line in block.replace("\\\n", " ").splitlines():
+            if line.startswith("curl "):
+                commands.append(line)
+    return commands
+
+
+def test_readme_curl_examples_answer_and_cover_every_endpoint(served: Served, cluster: str, index: SolrIndex,
+                                                               tmp_path: Path) -> None:
+    """The README's examples ("The server" and the Navigator-compatible API), each run with the
+    real curl against a real server, with its address and real names put in: each answers 2xx
+    with JSON (or text where it says so). Every route of the OpenAPI description has one."""
+    commands = readme_curl_commands()
+    assert len(commands) >= 15, commands
+    port = served.url.rsplit(":", 1)[1]
+    [orders] = index.search("elements", f'qualifiedName:"sales.orders@{cluster}"', fl="identity")["response"]["docs"]
+    first = served.get("/api/entities", params={"query": "originalName:*order*", "rows": 1}).json()
+    assert first["nextCursor"], first
+    paths = []
+    for command in commands:
+        argv = shlex.split(command, comments=True)
+        argv = [arg.replace("$N", served.url).replace("PORT", port).replace("IDENTITY", orders["identity"])
+                .replace("@primary", f"@{cluster}").replace("cursor=AoE...", f"cursor={quote(first['nextCursor'])}")
+                for arg in argv]
+        out = tmp_path / "body"
+        done = subprocess.run([*argv, "--silent", "--show-error", "--output", str(out),
+                               "--write-out", "%{http_code} %{content_type}"],
+                              capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, (command, done.stderr)
+        code, _, content_type = done.stdout.partition(" ")
+        body = out.read_text()
+        assert code.startswith("2"), (command, code, body)
+        if content_type.startswith("application/json"):
+            json.loads(body)
+        else:
+            assert content_type.startswith("text/plain") and body, (command, content_type)
+        paths.append(urlsplit(next(arg for arg in argv if arg.startswith(served.url))).path)
+    spec = served.get("/openapi.json").json()
+    for route in [*spec["paths"], "/openapi.json"]:
+        pattern = re.sub(r"\\\{(\w+)\\\}", lambda m: {"version": r"\d+", "name": r".+"}.get(m[1], r"[^/]+"),
+                         re.escape(route))
+        assert any(re.fullmatch(pattern, path) for path in paths), f"no README curl example for {route}"
+
+
 # -- auth and TLS ---------------------------------------------------------------------------------
 
 def make_certificate(directory: Path) -> tuple[Path, Path]:
@@ -389,8 +446,13 @@ def test_unsafe_server_config_is_refused_at_start_with_one_line(tmp_path: Path, 
 def test_serve_help_names_the_settings() -> None:
     result = subprocess.run([NAVD, "serve", "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
-    for word in ("[server]", "cert_file", "auth", "add-user", "127.0.0.1"):
-        assert word in result.stdout
+    text = " ".join(result.stdout.split())  # argparse wraps the text at the terminal's width
+    for word in ("[server]", "host", "port", "cert_file", "key_file", "auth", "users_file", "max_rows", "max_depth",
+                 "max_nodes", "add-user", "127.0.0.1", "7187", "--background", "--host", "--port", "--auth",
+                 "lineage page at /", "/api/lineage", "/api/v9/", "/healthz", "/metrics", "/openapi.json",
+                 "navd server stop", "enabled", "navd run"):
+        assert word in text, word
+    assert "--run-dir" not in text  # the detached server's own marker, not for users
 
 
 # -- inside navd run ------------------------------------------------------------------------------
@@ -419,9 +481,119 @@ def test_the_server_runs_inside_navd_run_and_is_ready_with_it(tmp_path: Path, so
         requests.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
 
 
-def test_navd_run_fails_closed_when_the_server_cannot_listen(tmp_path: Path, solr_server: EmbeddedSolr) -> None:
-    import socket
+def entity_requests_counted(url: str, **kwargs: object) -> float:
+    """How many GET /api/entities the app behind `url` answered 200 (its own metrics: a new app
+    after a restart counts from 0)."""
+    text = requests.get(url + "/metrics", timeout=30, **kwargs).text  # type: ignore[arg-type]
+    key = (("method", "GET"), ("route", "/api/entities"), ("status", "200"))
+    return next((s.value for family in text_string_to_metric_families(text) for s in family.samples
+                 if s.name == "navd_http_request_duration_seconds_count" and tuple(sorted(s.labels.items())) == key),
+                0.0)
 
+
+def test_sighup_restarts_the_server_of_navd_run_only_when_its_config_changed(
+        tmp_path: Path, solr_server: EmbeddedSolr, index: SolrIndex) -> None:
+    first, second = free_port(), free_port()
+    users = tmp_path / "users"
+    subprocess.run([NAVD, "server", "add-user", "dana"], input="pw one\n", capture_output=True, text=True,
+                   env={**os.environ, "NAVD_CONFIG": str(write_config(tmp_path, solr_server, f'users_file = "{users}"'))},
+                   timeout=60, check=True)
+
+    def configure(server: str, aliases: str = "") -> None:
+        write_config(tmp_path, solr_server, f'enabled = true\nusers_file = "{users}"\n{server}',
+                     f"[linker]\nfs_aliases = [{aliases}]\n")
+
+    def reloaded(times: int) -> None:
+        proc.send_signal(signal.SIGHUP)
+        deadline = time.monotonic() + START_SECONDS
+        while sum(e.get("event") == "config reloaded" for e in events()) < times:
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.1)
+
+    def events() -> list[dict[str, object]]:
+        return [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+
+    configure(f"port = {first}")
+    config = tmp_path / "navd.toml"
+    notify = Notifications(Path(f"/tmp/navd-hup-{os.getpid()}-{time.monotonic_ns()}.sock"))
+    log = tmp_path / "run.log"
+    proc = start(["run"], config, log, {"NOTIFY_SOCKET": str(notify.path)})
+    url = f"http://127.0.0.1:{first}"
+    try:
+        notify.wait_for("READY=1", START_SECONDS)
+        for _ in range(3):
+            assert requests.get(url + "/api/entities", params={"rows": 1}, timeout=30).status_code == 200
+        assert entity_requests_counted(url) == 3
+
+        # An unchanged [server] (another section changed): the same app keeps answering, and a
+        # client asking all through the reload is never refused.
+        answers: list[int] = []
+        done = threading.Event()
+
+        def ask() -> None:
+            with requests.Session() as session:
+                while not done.is_set():
+                    answers.append(session.get(url + "/healthz", timeout=30).status_code)
+
+        asker = threading.Thread(target=ask)
+        asker.start()
+        try:
+            while len(answers) < 5:
+                time.sleep(0.01)
+            configure(f"port = {first}", aliases='"nn1.example.com:8020=hdfs://nameservice1"')
+            reloaded(1)
+            seen = len(answers)
+            while len(answers) < seen + 5:
+                time.sleep(0.01)
+        finally:
+            done.set()
+            asker.join(60)
+        assert set(answers) == {200} and len(answers) >= 10
+        assert entity_requests_counted(url) == 3  # the same app: its request count goes on
+        assert not [e for e in events() if "stopping the server" in str(e.get("event"))]
+
+        # auth and a cap changed: a new server on the same port (the old one let go of it first)
+        configure(f'port = {first}\nauth = "basic"\nmax_rows = 5')
+        reloaded(2)
+        assert requests.get(url + "/api/entities", timeout=30).status_code == 401
+        capped = requests.get(url + "/api/entities", params={"rows": 6}, auth=("dana", "pw one"), timeout=30)
+        assert capped.status_code == 400 and capped.json()["parameter"] == "rows" and "max_rows" in capped.json()["error"]
+        assert entity_requests_counted(url, auth=("dana", "pw one")) == 0  # a new app
+
+        # another port: the old one no longer answers
+        configure(f"port = {second}")
+        reloaded(3)
+        with pytest.raises(requests.ConnectionError):
+            requests.get(url + "/healthz", timeout=5)
+        assert requests.get(f"http://127.0.0.1:{second}/healthz", timeout=30).status_code == 200
+        assert any(f"server on http://127.0.0.1:{second}" in m for m in notify.received)
+
+        # a new server that cannot start leaves none (fail closed), and says so once; the next
+        # reload of a config that can start it does
+        with socket.socket() as taken:
+            taken.bind(("127.0.0.1", 0))
+            taken.listen()
+            busy = taken.getsockname()[1]
+            configure(f"port = {busy}")
+            reloaded(4)
+            [failed] = [e for e in events() if e.get("level") == "error" and e.get("logger") == "navd.daemon"]
+            assert str(failed["event"]).startswith("the reloaded [server] could not start, so no server runs "
+                                                   f"(fail closed) until a reload starts it: [server] could not "
+                                                   f"listen on http://127.0.0.1:{busy}")
+            with pytest.raises(requests.ConnectionError):
+                requests.get(f"http://127.0.0.1:{second}/healthz", timeout=5)
+            assert any("server failed to start (see the log)" in m for m in notify.received)
+        reloaded(5)  # the same file, its port free now
+        assert requests.get(f"http://127.0.0.1:{busy}/healthz", timeout=30).status_code == 200
+        assert proc.poll() is None
+    finally:
+        code = stop(proc)
+        notify.close()
+    assert code == 0, log.read_text()[-3000:]
+    assert "Traceback" not in log.read_text()
+
+
+def test_navd_run_fails_closed_when_the_server_cannot_listen(tmp_path: Path, solr_server: EmbeddedSolr) -> None:
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -510,3 +682,124 @@ def test_without_solr_healthz_answers_readyz_is_503_and_requests_say_why(tmp_pat
     finally:
         assert stop(proc) == 0
     assert "Traceback" not in log.read_text()
+
+
+# -- navd serve --background, navd server status/stop ---------------------------------------------
+
+def navd_command(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([NAVD, *args], env={**os.environ, "NAVD_CONFIG": str(config)}, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_background_server_starts_once_answers_and_stops(tmp_path: Path, solr_server: EmbeddedSolr,
+                                                         cluster: str) -> None:
+    port = free_port()
+    config = write_config(tmp_path, solr_server, f"port = {port}", f'[cluster]\nname = "{cluster}"\n')
+    url = f"http://127.0.0.1:{port}"
+    run_dir = tmp_path / "state" / "server"
+    try:
+        started = navd_command(config, "serve", "--background")
+        assert started.returncode == 0, started.stderr
+        # it returned once the server listens: no waiting here
+        assert requests.get(url + "/healthz", timeout=30).json() == {"status": "ok"}
+        answer = requests.get(f"{url}/api/entities/{quote(f'sales.orders@{cluster}', safe='')}", timeout=30)
+        assert answer.status_code == 200 and answer.json()["originalName"] == "orders"
+        pid = json.loads((run_dir / "navd-server.pid").read_text())["pid"]
+        assert started.stdout.startswith(f"running: navd server on {url} (pid {pid}, log {run_dir / 'server.log'})")
+        assert oct(run_dir.stat().st_mode & 0o777) == "0o700"
+        assert {oct(f.stat().st_mode & 0o777) for f in run_dir.iterdir()} == {"0o600"}
+
+        again = navd_command(config, "serve", "--background")
+        assert again.returncode == 0, again.stderr
+        assert again.stdout.strip() == f"already running: navd server on {url} (pid {pid}, log {run_dir / 'server.log'})"
+        status = navd_command(config, "server", "status")
+        assert status.returncode == 0 and status.stdout.startswith(f"running: navd server on {url} (pid {pid},")
+        # asked for a login or another port while one without runs: refused, never "already running"
+        for other in (["--auth", "basic"], ["--port", str(free_port())]):
+            refused = navd_command(config, "serve", "--background", *other)
+            assert refused.returncode == 1 and refused.stderr.strip() == (
+                f"navd: error: a navd server with other settings runs on {url} (auth none, Solr {solr_server.url}, "
+                f"pid {pid}): stop it first with `navd server stop`")
+    finally:
+        stopped = navd_command(config, "server", "stop")
+    assert stopped.returncode == 0 and stopped.stdout.strip() == f"stopped the navd server on {url} (pid {pid})"
+    with pytest.raises(requests.ConnectionError):
+        requests.get(url + "/healthz", timeout=5)
+    assert not (run_dir / "navd-server.pid").exists()
+    again = navd_command(config, "server", "stop")
+    assert again.returncode == 0 and again.stdout.startswith("not running")
+    status = navd_command(config, "server", "status")
+    assert status.returncode == 3 and status.stdout.startswith("not running")
+    log = (run_dir / "server.log").read_text()
+    assert "Traceback" not in log and "Finished server process" in log
+
+
+def test_background_server_killed_leaves_a_stale_pid_file_that_is_handled(tmp_path: Path,
+                                                                          solr_server: EmbeddedSolr) -> None:
+    port = free_port()
+    config = write_config(tmp_path, solr_server, f"port = {port}")
+    assert navd_command(config, "serve", "--background").returncode == 0
+    pid_file = tmp_path / "state" / "server" / "navd-server.pid"
+    pid = json.loads(pid_file.read_text())["pid"]
+    os.kill(pid, signal.SIGKILL)
+    while pid_runs(pid, "serve"):  # a zombie's command line is empty; init reaps it (its parent exited)
+        time.sleep(0.05)
+    status = navd_command(config, "server", "status")
+    assert status.returncode == 3 and f"not running (stale pid file, pid {pid} is gone)" in status.stdout
+    try:
+        restarted = navd_command(config, "serve", "--background")
+        assert restarted.returncode == 0 and restarted.stdout.startswith("running: "), restarted.stderr
+        assert json.loads(pid_file.read_text())["pid"] != pid
+        assert requests.get(f"http://127.0.0.1:{port}/healthz", timeout=30).status_code == 200
+    finally:
+        assert navd_command(config, "server", "stop").returncode == 0
+    stale = json.dumps({"pid": pid, "url": "http://127.0.0.1:1"})
+    pid_file.write_text(stale)  # a pid file left by a crash, its pid now anyone's
+    stop = navd_command(config, "server", "stop")
+    assert stop.returncode == 0 and stop.stdout.startswith("not running") and not pid_file.exists()
+
+
+def test_background_server_on_a_taken_port_is_one_line(tmp_path: Path, solr_server: EmbeddedSolr) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = write_config(tmp_path, solr_server, f"port = {port}")
+        result = navd_command(config, "serve", "--background")
+    assert result.returncode == 1 and result.stdout == ""
+    assert result.stderr.strip() == (f"navd: error: [server] port {port} on 127.0.0.1 is in use by another process "
+                                     "(choose another with --port)")
+    assert navd_command(config, "server", "status").returncode == 3
+
+
+@pytest.mark.parametrize("background", [False, True], ids=["foreground", "background"])
+def test_tls_files_that_hold_no_certificate_are_one_line_naming_the_key(tmp_path: Path, solr_server: EmbeddedSolr,
+                                                                        background: bool) -> None:
+    """They exist, so the config loads; uvicorn would fail on them with a traceback."""
+    cert, _ = make_certificate(tmp_path)
+    (tmp_path / "other.key").write_text("not a key")
+    config = write_config(tmp_path, solr_server, f'port = {free_port()}\ncert_file = "{cert}"\n'
+                                                 f'key_file = "{tmp_path / "other.key"}"')
+    result = navd_command(config, "serve", *(["--background"] if background else []))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.startswith(f"navd: config error: [server] cert_file: cannot load {cert} with key_file "
+                                    f"{tmp_path / 'other.key'}: ") and result.stderr.count("\n") == 1
+    assert navd_command(config, "server", "status").returncode == 3
+
+
+def test_a_detached_server_that_exits_at_start_says_why_in_one_line(tmp_path: Path, solr_server: EmbeddedSolr) -> None:
+    """What the first `navd` cannot see (here: a port bound by another process that does not
+    listen, so a connection is refused, but the server cannot bind it) comes back as the
+    detached server's own one-line error, with where its log is."""
+    with socket.socket() as bound:
+        bound.bind(("127.0.0.1", 0))
+        port = bound.getsockname()[1]
+        config = write_config(tmp_path, solr_server, f"port = {port}")
+        result = navd_command(config, "serve", "--background")
+    lines = [line for line in result.stderr.splitlines() if line.startswith("navd:")]
+    assert result.returncode == 1 and len(lines) == 1, result.stderr
+    assert lines[0] == (f"navd: error: the server exited during start-up: [server] could not listen on "
+                        f"http://127.0.0.1:{port} (the reason is logged) "
+                        f"(log: {tmp_path / 'state' / 'server' / 'server.log'})")
+    assert "address already in use" in (tmp_path / "state" / "server" / "server.log").read_text()
+    assert navd_command(config, "server", "status").returncode == 3

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import dataclasses
 import signal
+import ssl
 import threading
 import time
 
 import uvicorn
 
-from navd.config import NavdConfig
-from navd.errors import NavdError
+from navd.config import NavdConfig, ServerConfig
+from navd.errors import ConfigError, NavdError
 from navd.index.client import SolrIndex
 from navd.logs import get_logger
 
@@ -36,10 +37,28 @@ def url(config: NavdConfig) -> str:
     return f"{'https' if server.cert_file else 'http'}://{host}:{server.port}"
 
 
+def check_tls(server: ServerConfig) -> None:
+    """Fail closed with one line naming the key when the certificate or its key cannot be loaded
+    (a file that exists but holds no PEM, a key of another certificate, an encrypted key):
+    uvicorn would raise ssl.SSLError from inside its start-up, a traceback."""
+    if not server.cert_file:
+        return
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        # The password callback answers at once: OpenSSL would otherwise prompt on the terminal
+        # for an encrypted key, and a service has none.
+        context.load_cert_chain(server.cert_file, server.key_file, password=lambda: b"")
+    except (ssl.SSLError, OSError) as exc:
+        reason = getattr(exc, "reason", None) or exc.strerror or str(exc)
+        raise ConfigError(f"[server] cert_file: cannot load {server.cert_file} with key_file {server.key_file}: "
+                          f"{reason}") from None
+
+
 def _uvicorn(config: NavdConfig, index: SolrIndex) -> uvicorn.Server:
     from navd.server.app import create_app
 
     server = config.server
+    check_tls(server)
     settings = uvicorn.Config(
         create_app(config, index), host=server.host, port=server.port,
         ssl_certfile=server.cert_file or None, ssl_keyfile=server.key_file or None,
@@ -62,19 +81,24 @@ def serve(config: NavdConfig) -> int:
         try:
             server.run()
         except SystemExit as exc:  # uvicorn exits 1 when it cannot bind (logged by uvicorn)
-            raise NavdError(f"[server] could not listen on {url(config)} (see the log above)") from exc
+            raise NavdError(f"[server] could not listen on {url(config)} (the reason is logged)") from exc
         if not server.started:
-            raise NavdError(f"[server] could not listen on {url(config)} (see the log above)")
+            raise NavdError(f"[server] could not listen on {url(config)} (the reason is logged)")
     return 0
 
 
 class BackgroundServer:
-    """The server on a thread of `navd run`: started before READY, stopped with the daemon."""
+    """The server on a thread of `navd run`: started before READY, stopped with the daemon, and
+    restarted by a reload that changes what it serves (navd/daemon.py)."""
 
     def __init__(self, config: NavdConfig) -> None:
         self.config = config
         self.index = server_index(config)
-        self.server = _uvicorn(config, self.index)
+        try:
+            self.server = _uvicorn(config, self.index)
+        except BaseException:  # unloadable TLS files: nothing may stay open behind the error
+            self.index.close()
+            raise
         self.thread = threading.Thread(target=self._run, name="navd-server", daemon=True)
 
     def _run(self) -> None:
@@ -91,10 +115,12 @@ class BackgroundServer:
             time.sleep(0.05)
         if not self.server.started:
             self.stop(1.0)
-            raise NavdError(f"[server] could not listen on {url(self.config)} (see the log above)")
+            raise NavdError(f"[server] could not listen on {url(self.config)} (the reason is logged)")
         log.info("navd server listening", url=url(self.config), auth=self.config.server.auth)
 
     def stop(self, timeout: float) -> None:
+        """Stop accepting, let requests in flight finish (uvicorn's graceful shutdown, at most
+        5 s), close the socket; `timeout` bounds the wait for all of it."""
         self.server.should_exit = True
         self.thread.join(timeout)
         self.index.close()
