@@ -16,6 +16,7 @@ from navd.config import NavdConfig
 from navd.errors import NavdError
 from navd.index.client import SolrIndex
 from navd.logs import get_logger
+from navd.openlineage.intake import Intake, writer_index
 
 log = get_logger("navd.server")
 #: how long `navd run` waits for the server to listen before it gives up starting
@@ -36,12 +37,22 @@ def url(config: NavdConfig) -> str:
     return f"{'https' if server.cert_file else 'http'}://{host}:{server.port}"
 
 
-def _uvicorn(config: NavdConfig, index: SolrIndex) -> uvicorn.Server:
+def open_intake(config: NavdConfig) -> Intake | None:
+    """The OpenLineage intake with `[openlineage] enabled` (its own client, navd's admin user:
+    the read routes keep the reader), draining what a previous process spooled; else None."""
+    if not config.openlineage.enabled:
+        return None
+    intake = Intake(config, writer_index(config))
+    intake.start()
+    return intake
+
+
+def _uvicorn(config: NavdConfig, index: SolrIndex, intake: Intake | None = None) -> uvicorn.Server:
     from navd.server.app import create_app
 
     server = config.server
     settings = uvicorn.Config(
-        create_app(config, index), host=server.host, port=server.port,
+        create_app(config, index, intake), host=server.host, port=server.port,
         ssl_certfile=server.cert_file or None, ssl_keyfile=server.key_file or None,
         # navd's logging (navd.logs) formats uvicorn's records too; no access log: the latency
         # histogram counts requests, and query strings are users' searches.
@@ -53,18 +64,27 @@ def _uvicorn(config: NavdConfig, index: SolrIndex) -> uvicorn.Server:
 def serve(config: NavdConfig) -> int:
     """`navd serve`: until SIGTERM/SIGINT; 0 when stopped so, 1 if it could not listen."""
     with server_index(config) as index:
-        server = _uvicorn(config, index)
-        # uvicorn re-raises the signal it stopped for once it is done: a no-op handler makes
-        # that a clean exit 0 instead of death by SIGTERM or a KeyboardInterrupt.
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: None)
-        log.info("navd server starting", url=url(config), auth=config.server.auth)
+        intake = open_intake(config)
         try:
-            server.run()
-        except SystemExit as exc:  # uvicorn exits 1 when it cannot bind (logged by uvicorn)
-            raise NavdError(f"[server] could not listen on {url(config)} (see the log above)") from exc
-        if not server.started:
-            raise NavdError(f"[server] could not listen on {url(config)} (see the log above)")
+            return _serve(config, index, intake)
+        finally:
+            if intake is not None:
+                intake.stop()
+
+
+def _serve(config: NavdConfig, index: SolrIndex, intake: Intake | None) -> int:
+    server = _uvicorn(config, index, intake)
+    # uvicorn re-raises the signal it stopped for once it is done: a no-op handler makes
+    # that a clean exit 0 instead of death by SIGTERM or a KeyboardInterrupt.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: None)
+    log.info("navd server starting", url=url(config), auth=config.server.auth)
+    try:
+        server.run()
+    except SystemExit as exc:  # uvicorn exits 1 when it cannot bind (logged by uvicorn)
+        raise NavdError(f"[server] could not listen on {url(config)} (see the log above)") from exc
+    if not server.started:
+        raise NavdError(f"[server] could not listen on {url(config)} (see the log above)")
     return 0
 
 
@@ -74,7 +94,8 @@ class BackgroundServer:
     def __init__(self, config: NavdConfig) -> None:
         self.config = config
         self.index = server_index(config)
-        self.server = _uvicorn(config, self.index)
+        self.intake = open_intake(config)
+        self.server = _uvicorn(config, self.index, self.intake)
         self.thread = threading.Thread(target=self._run, name="navd-server", daemon=True)
 
     def _run(self) -> None:
@@ -97,4 +118,6 @@ class BackgroundServer:
     def stop(self, timeout: float) -> None:
         self.server.should_exit = True
         self.thread.join(timeout)
+        if self.intake is not None:
+            self.intake.stop()
         self.index.close()

@@ -1,0 +1,155 @@
+"""Writing OpenLineage events to Solr, or to the spool while Solr is down (nothing lost).
+
+`Intake.accept(body)` (an event already validated) answers 201 once Solr acknowledged the
+event's documents (flushed through navd's one writer, IndexWriter, as the extractors flush), or
+202 once the event is in the durable spool because Solr could not be reached. While the spool
+holds events, new ones join it behind them, and one thread drains it in order when Solr answers
+again. Events are written one at a time (one lock): a run's execution is read back, merged with
+the event (mapping.merge_execution) and written whole, so no two events of a run race.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from typing import Any
+
+import orjson
+
+from navd.config import NavdConfig, openlineage_spool_path
+from navd.errors import SolrError, SolrUnavailable, first_line
+from navd.index.client import IndexWriter, SolrIndex
+from navd.logs import get_logger
+from navd.names import InvalidName
+from navd.openlineage.mapping import EventRecords, MappingSettings, map_event, merge_execution
+from navd.openlineage.schema import InvalidEvent, validate
+from navd.openlineage.spool import Spool
+
+log = get_logger("navd.openlineage")
+WRITTEN, SPOOLED = 201, 202
+#: the drain's pauses while Solr stays down: doubling from the first to the last
+DRAIN_PAUSE_SECONDS = (0.5, 30.0)
+
+
+def writer_index(config: NavdConfig) -> SolrIndex:
+    """The intake's Solr client: navd's admin user (as the extractors write), no retries: an
+    event Solr cannot take at once goes to the spool instead of holding its client."""
+    from navd.solr.server import effective_solr_config
+
+    return SolrIndex(dataclasses.replace(effective_solr_config(config.solr), retries=0))
+
+
+class Intake:
+    """The OpenLineage intake of one server: its Solr writer, its spool and the drain thread."""
+
+    def __init__(self, config: NavdConfig, index: SolrIndex, spool: Spool | None = None) -> None:
+        self.index = index
+        self.settings = MappingSettings(dict(config.openlineage.namespaces), config.cluster.name)
+        self.spool = spool if spool is not None else Spool(openlineage_spool_path(config))
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._drain_loop, name="navd-openlineage-spool", daemon=True)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start draining (what a previous process left in the spool first)."""
+        self._thread.start()
+        self._wake.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        self.index.close()
+
+    # -- intake ---------------------------------------------------------------------------------
+
+    def accept(self, event: dict[str, Any], kind: str, body: bytes) -> int:
+        """WRITTEN (201) once Solr holds the event, SPOOLED (202) once it is on disk. Raises
+        InvalidName for a dataset name navd cannot normalise (before anything is stored),
+        SolrError when Solr refuses the documents (not an outage: spooling would not help), and
+        OSError when the spool cannot store an event Solr could not take."""
+        mapped = map_event(event, kind, self.settings)
+        with self._lock:
+            if not self.spool.pending():
+                try:
+                    self._write(mapped)
+                    return WRITTEN
+                except SolrUnavailable as exc:
+                    log.warning("Solr unreachable: OpenLineage event spooled", reason=first_line(exc))
+            self.spool.put(body)
+        self._wake.set()
+        return SPOOLED
+
+    def _write(self, mapped: EventRecords) -> None:
+        """The event's documents into Solr, acknowledged; the caller holds the lock."""
+        records = list(mapped.records)
+        if mapped.execution is not None:
+            stored = self.index.get("elements", [mapped.execution.identity])
+            records.insert(0, merge_execution(mapped.execution, stored[0] if stored else None))
+        writer = IndexWriter(self.index, threads=1)
+        try:
+            writer.write_all(records)
+            writer.flush()
+        finally:
+            writer.abandon()  # flushed, or failed: either way nothing is left to send
+
+    # -- the drain ------------------------------------------------------------------------------
+
+    def drain(self) -> int:
+        """Write the spooled events in order until the spool is empty (their count) or Solr is
+        unreachable (SolrUnavailable, the events from the first unwritten one left)."""
+        done = 0
+        while True:
+            with self._lock:
+                pending = self.spool.pending()
+                if not pending:
+                    return done
+                path = pending[0]
+                try:
+                    event = orjson.loads(path.read_bytes())
+                    mapped = map_event(event, validate(event), self.settings)
+                except (OSError, orjson.JSONDecodeError, InvalidEvent, InvalidName) as exc:
+                    kept = self.spool.reject(path)
+                    log.error("spooled OpenLineage event unreadable: set aside", path=str(kept),
+                              reason=first_line(exc))
+                    continue
+                try:
+                    self._write(mapped)
+                except SolrUnavailable:
+                    raise
+                except SolrError as exc:  # refused by Solr: retrying would refuse it again
+                    kept = self.spool.reject(path)
+                    log.error("spooled OpenLineage event refused by Solr: set aside", path=str(kept),
+                              reason=first_line(exc))
+                    continue
+                self.spool.remove(path)
+                done += 1
+
+    def _drain_loop(self) -> None:
+        backoff: float | None = None  # None: Solr answered last time; wait for an event to drain
+        while not self._stop.is_set():
+            if backoff is None:
+                self._wake.wait()
+                self._wake.clear()
+            else:  # Solr is down: new events join the spool without waking this thread early
+                self._stop.wait(backoff)
+            if self._stop.is_set():
+                return
+            try:
+                written = self.drain()
+            except SolrUnavailable as exc:
+                backoff = DRAIN_PAUSE_SECONDS[0] if backoff is None else min(backoff * 2, DRAIN_PAUSE_SECONDS[1])
+                log.info("OpenLineage spool waits for Solr", pending=len(self.spool), retry_in_seconds=backoff,
+                         reason=first_line(exc))
+                continue
+            except Exception as exc:  # noqa: BLE001 - the thread must outlive a fault; logged
+                log.exception(f"OpenLineage spool drain failed: {first_line(exc)}")
+                backoff = DRAIN_PAUSE_SECONDS[1]
+                continue
+            if written:
+                log.info("OpenLineage spool drained", events=written)
+            backoff = None
