@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -19,6 +20,8 @@ import orjson
 from navd.config import NavdConfig, openlineage_spool_path
 from navd.errors import SolrError, SolrUnavailable, first_line
 from navd.index.client import IndexWriter, SolrIndex
+from navd.index.documents import element_document
+from navd.model import Element
 from navd.logs import get_logger
 from navd.names import InvalidName
 from navd.openlineage.mapping import EventRecords, MappingSettings, map_event, merge_execution
@@ -29,6 +32,8 @@ log = get_logger("navd.openlineage")
 WRITTEN, SPOOLED = 201, 202
 #: the drain's pauses while Solr stays down: doubling from the first to the last
 DRAIN_PAUSE_SECONDS = (0.5, 30.0)
+#: spooled events written with one flush (a backlog drains in batches, not an event a request)
+DRAIN_BATCH = 200
 
 
 def writer_index(config: NavdConfig) -> SolrIndex:
@@ -76,7 +81,7 @@ class Intake:
         with self._lock:
             if not self.spool.pending():
                 try:
-                    self._write(mapped)
+                    self._write([mapped])
                     return WRITTEN
                 except SolrUnavailable as exc:
                     log.warning("Solr unreachable: OpenLineage event spooled", reason=first_line(exc))
@@ -84,15 +89,22 @@ class Intake:
         self._wake.set()
         return SPOOLED
 
-    def _write(self, mapped: EventRecords) -> None:
-        """The event's documents into Solr, acknowledged; the caller holds the lock."""
-        records = list(mapped.records)
-        if mapped.execution is not None:
-            stored = self.index.get("elements", [mapped.execution.identity])
-            records.insert(0, merge_execution(mapped.execution, stored[0] if stored else None))
+    def _write(self, events: list[EventRecords]) -> None:
+        """The events' documents into Solr, acknowledged, in one flush; the caller holds the
+        lock. A run's execution is read back once and merged with each of its events in order."""
+        ids = sorted({m.execution.identity for m in events if m.execution is not None})
+        merged: dict[str, Element] = {}
+        stored = {doc["identity"]: doc for doc in self.index.get("elements", ids)} if ids else {}
+        for mapped in events:
+            if mapped.execution is not None:
+                key = mapped.execution.identity
+                before = element_document(merged[key]) if key in merged else stored.get(key)
+                merged[key] = merge_execution(mapped.execution, before)
         writer = IndexWriter(self.index, threads=1)
         try:
-            writer.write_all(records)
+            writer.write_all(merged.values())
+            for mapped in events:
+                writer.write_all(mapped.records)
             writer.flush()
         finally:
             writer.abandon()  # flushed, or failed: either way nothing is left to send
@@ -100,34 +112,44 @@ class Intake:
     # -- the drain ------------------------------------------------------------------------------
 
     def drain(self) -> int:
-        """Write the spooled events in order until the spool is empty (their count) or Solr is
-        unreachable (SolrUnavailable, the events from the first unwritten one left)."""
+        """Write the spooled events in order, DRAIN_BATCH at a time, until the spool is empty
+        (their count) or Solr is unreachable (SolrUnavailable, the events from the first
+        unwritten batch left)."""
         done = 0
         while True:
             with self._lock:
-                pending = self.spool.pending()
+                pending = self.spool.pending()[:DRAIN_BATCH]
                 if not pending:
                     return done
-                path = pending[0]
+                loaded: list[tuple[Path, EventRecords]] = []
+                for path in pending:
+                    try:
+                        event = orjson.loads(path.read_bytes())
+                        loaded.append((path, map_event(event, validate(event), self.settings)))
+                    except (OSError, orjson.JSONDecodeError, InvalidEvent, InvalidName) as exc:
+                        self._set_aside(path, "spooled OpenLineage event unreadable: set aside", exc)
                 try:
-                    event = orjson.loads(path.read_bytes())
-                    mapped = map_event(event, validate(event), self.settings)
-                except (OSError, orjson.JSONDecodeError, InvalidEvent, InvalidName) as exc:
-                    kept = self.spool.reject(path)
-                    log.error("spooled OpenLineage event unreadable: set aside", path=str(kept),
-                              reason=first_line(exc))
-                    continue
-                try:
-                    self._write(mapped)
+                    self._write([mapped for _path, mapped in loaded])
                 except SolrUnavailable:
                     raise
-                except SolrError as exc:  # refused by Solr: retrying would refuse it again
-                    kept = self.spool.reject(path)
-                    log.error("spooled OpenLineage event refused by Solr: set aside", path=str(kept),
-                              reason=first_line(exc))
+                except SolrError:  # refused by Solr: find which, one at a time; retrying refuses it again
+                    for path, mapped in loaded:
+                        try:
+                            self._write([mapped])
+                        except SolrUnavailable:
+                            raise
+                        except SolrError as exc:
+                            self._set_aside(path, "spooled OpenLineage event refused by Solr: set aside", exc)
+                            continue
+                        self.spool.remove([path])
+                        done += 1
                     continue
-                self.spool.remove(path)
-                done += 1
+                self.spool.remove([path for path, _mapped in loaded])
+                done += len(loaded)
+
+    def _set_aside(self, path: Path, message: str, exc: BaseException) -> None:
+        kept = self.spool.reject(path)
+        log.error(message, path=str(kept), reason=first_line(exc))
 
     def _drain_loop(self) -> None:
         backoff: float | None = None  # None: Solr answered last time; wait for an event to drain

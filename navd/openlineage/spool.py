@@ -57,10 +57,12 @@ class Spool:
     def __len__(self) -> int:
         return len(self.pending())
 
-    def remove(self, path: Path) -> None:
-        """An event Solr holds now: gone from the spool, durably."""
-        path.unlink(missing_ok=True)
-        _fsync_directory(path.parent)
+    def remove(self, paths: list[Path]) -> None:
+        """Events Solr holds now: gone from the spool, durably (one directory fsync for all)."""
+        for path in paths:
+            path.unlink(missing_ok=True)
+        if paths:
+            _fsync_directory(self.directory)
 
     def reject(self, path: Path) -> Path:
         """An event that cannot be read back: kept aside in `rejected/` for an admin to look at."""
