@@ -251,3 +251,16 @@ def test_a_dataset_only_openlineage_knows_is_an_element_with_its_columns() -> No
         "postgres://db:5432/shop.public.orders#id": ("OPENLINEAGE", "FIELD", False)}
     assert mapped.execution is None
     assert all(re.fullmatch(r"[0-9a-f]{32}", _key(r)) for r in mapped.records)
+
+
+def test_a_job_event_flows_through_its_job() -> None:
+    """A JobEvent (no run): its inputs and outputs are DATA_FLOW through the job itself."""
+    event = {"eventTime": "2026-11-23T06:00:00Z", "producer": "https://x", "schemaURL": "https://y",
+             "job": {"namespace": "dbt://analytics", "name": "model.revenue"},
+             "inputs": [{"namespace": HIVE, "name": "sales.orders"}],
+             "outputs": [{"namespace": "hdfs://nn:8020", "name": "/marts/revenue"}]}
+    mapped = map_event(event, validate(event), SETTINGS)
+    job = "openlineage://dbt://analytics/model.revenue"
+    assert mapped.execution is None
+    assert relations(mapped.records) == {("DATA_FLOW", "sales.orders@primary", job, "", "", "", "unlinked"),
+                                         ("DATA_FLOW", job, "hdfs://nn:8020/marts/revenue", "", "", "", "unlinked")}

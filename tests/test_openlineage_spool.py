@@ -5,6 +5,7 @@ Events come from the real openlineage-python client; counts are read back from S
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import time
@@ -23,7 +24,7 @@ from navd.index.client import SolrIndex
 from navd.openlineage.spool import Spool
 from navd.solr.server import EmbeddedSolr, free_port
 from openlineage_events import JOB_NAMESPACE, job_run
-from test_server import start, stop, wait_healthy, write_config
+from test_server import NAVD, start, stop, wait_healthy, write_config
 
 #: how long the spool may take to drain once Solr is back (a bound on waiting, not a measure:
 #: the drain retries at most every 30 s)
@@ -161,3 +162,16 @@ def test_the_spool_keeps_arrival_order_across_processes_and_sets_unreadable_file
     again.remove([first])
     kept = again.reject(second)
     assert again.pending() == [third] and kept.read_bytes() == b'{"n": 2}'
+
+
+def test_a_spool_dir_that_cannot_be_made_refuses_to_start(tmp_path: Path, own_solr: EmbeddedSolr) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    config = write_config(tmp_path, own_solr, f"port = {free_port()}",
+                          f'[openlineage]\nenabled = true\nspool_dir = "{blocker / "spool"}"\n')
+    refused = subprocess.run([NAVD, "serve"], env={**os.environ, "NAVD_CONFIG": str(config)}, capture_output=True,
+                             text=True, timeout=120, check=False)
+    assert refused.returncode != 0
+    lines = [line for line in refused.stderr.splitlines() if "spool_dir" in line]
+    assert lines and f"[openlineage] spool_dir: {blocker / 'spool'}: Not a directory" in lines[0], refused.stderr
+    assert "Traceback" not in refused.stderr

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 
 from navd.config import NavdConfig, openlineage_spool_path
-from navd.errors import SolrError, SolrUnavailable, first_line
+from navd.errors import ConfigError, SolrError, SolrUnavailable, first_line
 from navd.index.client import IndexWriter, SolrIndex
 from navd.index.documents import element_document
 from navd.model import Element
@@ -59,7 +59,12 @@ class Intake:
     # -- lifecycle ------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start draining (what a previous process left in the spool first)."""
+        """Start draining (what a previous process left in the spool first). ConfigError when
+        the spool directory cannot be made or read: fail at start, not at the first outage."""
+        try:
+            self.spool.pending()
+        except OSError as exc:
+            raise ConfigError(f"[openlineage] spool_dir: {self.spool.directory}: {exc.strerror or exc}") from None
         self._thread.start()
         self._wake.set()
 

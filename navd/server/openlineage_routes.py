@@ -11,12 +11,15 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from navd.errors import first_line
+from navd.logs import get_logger
 from navd.names import InvalidName
 from navd.openlineage.intake import WRITTEN, Intake
 from navd.openlineage.schema import InvalidEvent, validate
 from navd.server.errors import ApiError, ErrorBody
 
 router = APIRouter(tags=["openlineage"])
+log = get_logger("navd.openlineage")
 BODY = "body"
 
 
@@ -58,7 +61,9 @@ def _gunzip(data: bytes, cap: int) -> bytes:
                         202: {"description": "Solr unreachable: stored in the durable spool, written when it is back"},
                         400: {"model": ErrorBody, "description": "not an OpenLineage event: `parameter` is the JSON "
                                                                  "path of the first bad field, or `body`"},
-                        413: {"model": ErrorBody, "description": "larger than [openlineage] max_body_bytes"}})
+                        413: {"model": ErrorBody, "description": "larger than [openlineage] max_body_bytes"},
+                        503: {"model": ErrorBody, "description": "Solr unreachable and the spool cannot store "
+                                                                 "the event"}})
 async def post_lineage(request: Request) -> JSONResponse:
     intake: Intake = request.app.state.intake
     cap = request.app.state.config.openlineage.max_body_bytes
@@ -80,4 +85,7 @@ async def post_lineage(request: Request) -> JSONResponse:
         status = await run_in_threadpool(intake.accept, event, kind, body)
     except InvalidName as exc:
         raise ApiError(400, f"body: {exc}", BODY) from None
+    except OSError as exc:  # Solr down and the spool full or unwritable: the client must retry
+        log.error("OpenLineage event neither written nor spooled", reason=first_line(exc))
+        raise ApiError(503, "Solr unreachable and the spool cannot store the event (logged): retry later") from None
     return JSONResponse({"status": "written" if status == WRITTEN else "spooled"}, status_code=status)
