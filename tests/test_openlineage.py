@@ -155,6 +155,26 @@ def test_posting_an_event_twice_writes_it_once(ol_served: Served, index: SolrInd
     assert index.count("relations", f'discriminator:"{execution}"') == 3 + 4 * 2
 
 
+def test_the_linker_links_a_table_indexed_after_the_event(ol_served: Served, index: SolrIndex, navd: NavdRunner,
+                                                         cluster: str) -> None:
+    """An input no extractor had indexed when the event came is an unlinked endpoint; once the
+    HMS side indexes the table, `navd link` resolves it as it does the Spark extractor's."""
+    database = f"db{uuid.uuid4().hex[:8]}"
+    run_id = str(uuid.uuid4())
+    assert client_for(ol_served.url).transport.emit(
+        job_run(run_id, "late_tables", RunState.COMPLETE, database=database)).status_code == 201
+    visible(index)
+    execution = f"openlineage://{JOB_NAMESPACE}/late_tables/{run_id}"
+    query = f'type:DATA_FLOW AND endpoint2QualifiedName:"{execution}"'
+    assert index.count("relations", query + " AND unlinked:true") == 2
+    index_metastore_tables(index, cluster, database)
+    linked = navd("link", "--full")
+    assert linked.returncode == 0, linked.stderr
+    visible(index)
+    assert index.count("relations", query + " AND unlinked:false") == 2
+    assert index.count("relations", query + " AND unlinked:true") == 0
+
+
 @pytest.mark.parametrize(("body", "headers", "status", "parameter", "error"), [
     (b'{"eventTime": "2026-11-23T06:00:00Z", "producer": "https://x", "schemaURL": "https://y", '
      b'"eventType": "START", "run": {"runId": "nope"}, "job": {"namespace": "n", "name": "j"}}', {}, 400,
