@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +24,8 @@ from navd.index.client import IndexWriter, SolrIndex
 from navd.model import Element, ElementType, EntityRef, SourceType, hive_qualified_name
 from navd.solr.server import EmbeddedSolr, free_port
 from openlineage_events import HDFS, HIVE, JOB_NAMESPACE, as_json, job_run
-from test_server import Served, start, stop, wait_healthy, write_config
+from test_daemon import Notifications
+from test_server import START_SECONDS, Served, start, stop, wait_healthy, write_config
 
 #: the intake's body cap in these tests (the smallest it takes is 1024)
 MAX_BODY = 64 * 1024
@@ -200,6 +202,28 @@ def test_bodies_the_intake_refuses_are_named(ol_served: Served, body: bytes, hea
     assert answer.status_code == status, answer.text
     assert answer.json()["parameter"] == parameter
     assert answer.json()["error"].startswith(error), answer.json()
+
+
+def test_the_intake_serves_inside_navd_run(tmp_path: Path, solr_server: EmbeddedSolr, index: SolrIndex) -> None:
+    port = free_port()
+    config = write_config(tmp_path, solr_server, f"enabled = true\nport = {port}",
+                          f'[openlineage]\nenabled = true\nspool_dir = "{tmp_path / "spool"}"\n')
+    notify = Notifications(Path(f"/tmp/navd-ol-{os.getpid()}-{time.monotonic_ns()}.sock"))
+    log = tmp_path / "run.log"
+    proc = start(["run"], config, log, {"NOTIFY_SOCKET": str(notify.path)})
+    run_id = str(uuid.uuid4())
+    try:
+        notify.wait_for("READY=1", START_SECONDS)
+        answer = client_for(f"http://127.0.0.1:{port}").transport.emit(
+            job_run(run_id, "in_daemon", RunState.START, database=f"db{uuid.uuid4().hex[:8]}"))
+        assert answer.status_code == 201, answer.text
+    finally:
+        code = stop(proc)
+        notify.close()
+    assert code == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
+    visible(index)
+    assert index.count("elements", f'qualifiedName:"openlineage://{JOB_NAMESPACE}/in_daemon/{run_id}"') == 1
 
 
 def test_the_intake_is_off_unless_enabled(tmp_path: Path, solr_server: EmbeddedSolr) -> None:
