@@ -84,8 +84,8 @@ def index_metastore_tables(index: SolrIndex, cluster: str, database: str) -> Non
         ref = EntityRef(SourceType.HIVE, hive_qualified_name(cluster, database, table), ElementType.TABLE)
         writer.write(Element(SourceType.HIVE, ElementType.TABLE, ref.qualified_name, name=table))
         for column in columns:
-            writer.write(Element(SourceType.HIVE, ElementType.FIELD, hive_qualified_name(cluster, database, table, column),
-                                 name=column, parent=ref))
+            writer.write(Element(SourceType.HIVE, ElementType.FIELD,
+                                 hive_qualified_name(cluster, database, table, column), name=column, parent=ref))
     assert writer.close()
 
 
@@ -188,12 +188,14 @@ def test_the_linker_links_a_table_indexed_after_the_event(ol_served: Served, ind
     (b"not gzip at all", {"Content-Encoding": "gzip"}, 400, "body", "body: not valid gzip data ("),
     (gzip.compress(b'{"eventTime": "2026-11-23T06:00:00Z"}')[:-12], {"Content-Encoding": "gzip"}, 400, "body",
      "body: truncated gzip data"),
+    (gzip.compress(b"{}") + b"more", {"Content-Encoding": "gzip"}, 400, "body",
+     "body: data after the end of the gzip stream"),
     (b"{" + b" " * MAX_BODY + b"}", {}, 413, "body",
      f"body: the event as sent is larger than [openlineage] max_body_bytes ({MAX_BODY} bytes)"),
     (gzip.compress(b"{" + b" " * (4 * MAX_BODY) + b"}"), {"Content-Encoding": "gzip"}, 413, "body",
      f"body: the event once gunzipped is larger than [openlineage] max_body_bytes ({MAX_BODY} bytes)"),
     (b"{}", {"Content-Encoding": "br"}, 415, "Content-Encoding", "Content-Encoding 'br': only gzip is taken"),
-], ids=["schema", "required", "cut-json", "not-object", "bad-gzip", "truncated-gzip", "oversized",
+], ids=["schema", "required", "cut-json", "not-object", "bad-gzip", "truncated-gzip", "trailing-gzip", "oversized",
         "oversized-gunzipped", "encoding"])
 def test_bodies_the_intake_refuses_are_named(ol_served: Served, body: bytes, headers: dict[str, str], status: int,
                                              parameter: str, error: str) -> None:

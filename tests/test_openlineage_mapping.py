@@ -46,7 +46,8 @@ def elements(records: Iterable[Record]) -> dict[str, tuple[str, str, bool]]:
     for record in records:
         if isinstance(record, (Element, ElementStub)):
             element = record.element if isinstance(record, ElementStub) else record
-            out[element.qualified_name] = (element.source_type.value, element.type.value, isinstance(record, ElementStub))
+            out[element.qualified_name] = (element.source_type.value, element.type.value,
+                                           isinstance(record, ElementStub))
     return out
 
 

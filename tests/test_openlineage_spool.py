@@ -59,7 +59,8 @@ def serve(tmp: Path, solr: EmbeddedSolr, spool: Path) -> tuple[subprocess.Popen[
 
 def emitter(url: str) -> HttpTransport:
     # no client-side retries: each event is answered once, 201 or 202
-    return OpenLineageClient(transport=HttpTransport(HttpConfig(url=url, retry={"total": 0}))).transport  # type: ignore[return-value]
+    client = OpenLineageClient(transport=HttpTransport(HttpConfig(url=url, retry={"total": 0})))
+    return client.transport  # type: ignore[return-value]
 
 
 def wait_drained(spool: Path, log: Path) -> None:

@@ -285,11 +285,12 @@ def _column_edges(dataset: Mapping[str, Any], target: EntityRef, through: Entity
         if kind is RelationType.CONTROL_FLOW:
             subtype = ",".join([s for s in CONTROL_SUBTYPES if s in subtypes] +
                                sorted(subtypes - set(CONTROL_SUBTYPES)))
-            yield Relation(kind, source_ref, target_ref, linked1=False, linked2=False, discriminator=through.qualified_name,
-                           properties={"subtype": subtype} if subtype else {})
+            yield Relation(kind, source_ref, target_ref, linked1=False, linked2=False,
+                           discriminator=through.qualified_name, properties={"subtype": subtype} if subtype else {})
         else:
             subtype = _strongest(subtypes)
-            dependency = _DIRECT_DEPENDENCY.get(subtype, DependencyType.EXPRESSION) if subtype else DependencyType.SIMPLE
+            dependency = (_DIRECT_DEPENDENCY.get(subtype, DependencyType.EXPRESSION) if subtype
+                          else DependencyType.SIMPLE)
             yield Relation(kind, source_ref, target_ref, linked1=False, linked2=False,
                            dependency_type=dependency,
                            expression=description if dependency is DependencyType.EXPRESSION else None,

@@ -52,6 +52,8 @@ def _gunzip(data: bytes, cap: int) -> bytes:
         raise _too_large(cap, "the event once gunzipped")
     if not inflater.eof:
         raise ApiError(400, "body: truncated gzip data (the stream ends before its end marker)", BODY)
+    if inflater.unused_data:
+        raise ApiError(400, "body: data after the end of the gzip stream (one gzip member is taken)", BODY)
     return out
 
 
