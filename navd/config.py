@@ -307,6 +307,28 @@ class ServerConfig:
     max_nodes: int = number(3000, 1, 1_000_000)
 
 
+#: The largest OpenLineage event body `[openlineage] max_body_bytes` takes by default: the Spark
+#: listener's events of wide plans run to a few MB; 16 MiB leaves room and still bounds memory.
+DEFAULT_OPENLINEAGE_MAX_BODY_BYTES = 16 * 1024 * 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class OpenLineageConfig:
+    """`[openlineage]`: the OpenLineage intake of the server (`POST /api/v1/lineage`, README
+    "OpenLineage"). Enabled, the server writes to Solr as navd's admin user."""
+
+    enabled: bool = False
+    #: OpenLineage namespace -> navd cluster, e.g. {"hive://metastore:9083" = "primary"}: Hive
+    #: tables of that metastore are named `db.table@primary`; an unmapped hive:// namespace
+    #: takes `[cluster] name`
+    namespaces: Mapping[str, str] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
+    #: events accepted while Solr is down wait here (fsync'd) until it is back; unset:
+    #: `openlineage-spool` in the state directory ([daemon] state_dir)
+    spool_dir: str = ""
+    #: the largest body taken, as sent and once gunzipped (413 above it)
+    max_body_bytes: int = number(DEFAULT_OPENLINEAGE_MAX_BODY_BYTES, 1024, 1024 ** 3)
+
+
 @dataclasses.dataclass(frozen=True)
 class NavdConfig:
     cluster: ClusterConfig = ClusterConfig()
@@ -318,6 +340,7 @@ class NavdConfig:
     daemon: DaemonConfig = DaemonConfig()
     security: SecurityConfig = SecurityConfig()
     server: ServerConfig = ServerConfig()
+    openlineage: OpenLineageConfig = OpenLineageConfig()
     #: The sections of the registered components (`[hdfs]`, `[hive]`, ...), by section name,
     #: each validated into the component's own settings dataclass (see navd.registry).
     sections: Mapping[str, Any] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
@@ -520,6 +543,7 @@ def _validate(config: NavdConfig, source: str) -> None:
         raise fail("[cluster] name", "must be a non-empty name without surrounding spaces")
     try:
         _validate_server(config.server)
+        _validate_openlineage(config.openlineage)
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
 
@@ -563,6 +587,21 @@ def with_server(config: NavdConfig, **changes: Any) -> NavdConfig:
             field_range(ServerConfig, key).check(f"[server] {key}", getattr(server, key))
     _validate_server(server)
     return dataclasses.replace(config, server=server)
+def _validate_openlineage(openlineage: OpenLineageConfig) -> None:
+    for namespace, cluster in openlineage.namespaces.items():
+        if not namespace or namespace != namespace.strip():
+            raise ConfigError(f"[openlineage] namespaces: {namespace!r}: a namespace must be non-empty, "
+                              "without surrounding spaces")
+        if not cluster or cluster != cluster.strip():
+            raise ConfigError(f"[openlineage] namespaces: {namespace!r}: the cluster must be a non-empty name "
+                              f"without surrounding spaces, got {cluster!r}")
+
+
+def openlineage_spool_path(config: NavdConfig) -> Path:
+    """Where the OpenLineage intake spools events while Solr is down."""
+    if config.openlineage.spool_dir:
+        return Path(config.openlineage.spool_dir).expanduser()
+    return extractor_state_dir(config) / "openlineage-spool"
 
 
 def server_users_path(config: NavdConfig) -> Path:
@@ -625,6 +664,11 @@ def _coerce(hint: Any, value: Any, source: str, key: str, section: str, field: d
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise wrong("a list of strings")
         return tuple(value)
+    if origin is Mapping:
+        if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str)
+                                                      for k, v in value.items()):
+            raise wrong('a table of strings, e.g. { "key" = "value" }')
+        return MappingProxyType(dict(value))
     if origin in (typing.Union, types.UnionType):
         raise AssertionError(f"config field {key} uses an unsupported union type")
     if hint is bool:

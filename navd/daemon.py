@@ -60,11 +60,13 @@ def _component(component_id: str) -> Component[Any, Any]:
 
 def _served(config: NavdConfig) -> tuple[Any, ...]:
     """What the server reads from the config: its section, the Solr it queries, what names typed
-    without a cluster or file system stand for, and where its users are."""
-    from navd.config import server_users_path
+    without a cluster or file system stand for, where its users are, and the OpenLineage intake
+    it runs (`[openlineage]`: enabled, namespaces, spool)."""
+    from navd.config import openlineage_spool_path, server_users_path
     from navd.query import lookup_scope
 
-    return config.server, config.solr, lookup_scope(config), server_users_path(config)
+    return (config.server, config.solr, lookup_scope(config), server_users_path(config),
+            config.openlineage, openlineage_spool_path(config))
 
 
 def log_run(component: Component[Any, Any], result: RunResult) -> None:

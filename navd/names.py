@@ -12,7 +12,10 @@ Every element has a `qualified_name`, unique within its source type:
   path Spark wrote or read) is an HDFS FIELD `<path>#<column>`, the column lower case with '%'
   and '#' percent-encoded (so the last '#' is the separator, whatever the path or column holds);
 - operations and executions use a name scoped by source, e.g. `spark://<app id>/<attempt>`,
-  `yarn://<app id>`.
+  `yarn://<app id>`, `openlineage://<namespace>/<job>[/<runId>]`;
+- OpenLineage datasets (`openlineage_dataset_ref`) take the name of what they are: a path, a Hive
+  table of a mapped metastore, else `<namespace>/<name>` verbatim (OPENLINEAGE TABLE, its
+  columns `<dataset>#<column>` as a path's).
 
 Identity is the MD5 (as Navigator) of (sourceType, qualifiedName), so re-extracting an entity
 upserts the same Solr document. A relation's identity is a function of its type, its endpoint
@@ -55,6 +58,9 @@ class SourceType(enum.StrEnum):
     SPARK = "SPARK"
     YARN = "YARN"
     IMPALA = "IMPALA"
+    #: what only OpenLineage events tell: their jobs and runs, and datasets of systems navd does
+    #: not extract (a Postgres table, a Kafka topic), named verbatim under their namespace
+    OPENLINEAGE = "OPENLINEAGE"
 
 
 class InvalidName(NavdError):
@@ -196,12 +202,17 @@ def table_of_field(field_qualified_name: str, source_type: SourceType | str = So
     return split[0] if split is not None else None
 
 
+#: sources whose datasets' columns are named `<dataset>#<column>` (`path_field_qualified_name`)
+_HASH_FIELD_SOURCES = frozenset({SourceType.HDFS, SourceType.OPENLINEAGE})
+
+
 def field_ref(table: EntityRef, column: str) -> EntityRef:
     """The FIELD ref of `column` of `table` (same source type): a catalog table's column, or
-    (HDFS) a column of the data in a directory or file (`path_field_qualified_name`);
-    InvalidName for an empty column."""
-    if table.source_type is SourceType.HDFS:
-        return EntityRef(SourceType.HDFS, path_field_qualified_name(table.qualified_name, column), ElementType.FIELD)
+    (HDFS) a column of the data in a directory or file (`path_field_qualified_name`), as the
+    column of an OpenLineage dataset named verbatim; InvalidName for an empty column."""
+    if table.source_type in _HASH_FIELD_SOURCES:
+        return EntityRef(table.source_type, path_field_qualified_name(table.qualified_name, column),
+                         ElementType.FIELD)
     return EntityRef(table.source_type, field_qualified_name(table.qualified_name, column), ElementType.FIELD)
 
 
@@ -211,9 +222,12 @@ def field_table(field: EntityRef) -> EntityRef | None:
     matters); None for a non-FIELD or a bare name."""
     if field.type is not ElementType.FIELD:
         return None
-    if field.source_type is SourceType.HDFS:
+    if field.source_type in _HASH_FIELD_SOURCES:
         split = split_path_field(field.qualified_name)
-        return EntityRef(SourceType.HDFS, split[0], ElementType.DIRECTORY) if split is not None else None
+        if split is None:
+            return None
+        kind = ElementType.DIRECTORY if field.source_type is SourceType.HDFS else ElementType.TABLE
+        return EntityRef(field.source_type, split[0], kind)
     table = table_of_field(field.qualified_name, field.source_type)
     return EntityRef(field.source_type, table, ElementType.TABLE) if table is not None else None
 
@@ -415,7 +429,8 @@ def directory_ref(path: str, default_fs: str) -> EntityRef:
 # --- operations and executions ---------------------------------------------------------------
 
 #: the schemes of `operation_qualified_name`'s names: never file system paths
-_OPERATION_SCHEMES = frozenset({SourceType.SPARK.value.lower(), SourceType.YARN.value.lower()})
+_OPERATION_SCHEMES = frozenset({SourceType.SPARK.value.lower(), SourceType.YARN.value.lower(),
+                                SourceType.OPENLINEAGE.value.lower()})
 
 
 def operation_qualified_name(source_type: SourceType | str, *parts: str) -> str:
@@ -456,6 +471,59 @@ def yarn_execution_ref(application_id: str) -> EntityRef:
     Spark extractor (LOGICAL_PHYSICAL) for a Spark run on YARN."""
     return EntityRef(SourceType.YARN, operation_qualified_name(SourceType.YARN, application_id),
                      ElementType.OPERATION_EXECUTION)
+
+
+def openlineage_job_ref(namespace: str, name: str) -> EntityRef:
+    """An OpenLineage job (OPERATION, the template of its runs): `openlineage://<namespace>/<name>`."""
+    return EntityRef(SourceType.OPENLINEAGE, operation_qualified_name(SourceType.OPENLINEAGE, namespace, name),
+                     ElementType.OPERATION)
+
+
+def openlineage_run_ref(namespace: str, name: str, run_id: str) -> EntityRef:
+    """One run of an OpenLineage job: `openlineage://<namespace>/<name>/<runId>` (the runId lower
+    case, as UUIDs compare): a parent run facet names its parent so, from the same three parts."""
+    return EntityRef(SourceType.OPENLINEAGE,
+                     operation_qualified_name(SourceType.OPENLINEAGE, namespace, name, run_id.lower()),
+                     ElementType.OPERATION_EXECUTION)
+
+
+#: OpenLineage namespaces of file systems (OpenLineage's Naming.md): `<namespace>` + `<path>` is
+#: a path, named as navd names paths (the HDFS extractor's and Spark's spelling)
+OPENLINEAGE_PATH_SCHEMES = frozenset({"hdfs", "file", "viewfs", "s3", "s3a", "s3n", "gs", "gcs", "wasb", "wasbs",
+                                      "abfs", "abfss", "dbfs", "o3fs", "ofs"})
+
+
+def openlineage_dataset_ref(namespace: str, name: str, clusters: Mapping[str, str], default_cluster: str,
+                            default_fs: str = "") -> EntityRef:
+    """The element an OpenLineage dataset (namespace, name) is, by OpenLineage's naming:
+
+    - a file system namespace (`hdfs://nn:8020`, `file`, `s3://bucket`, ...) + a path: the
+      path's qualified name (`hdfs://nn:8020/data/x`, `file:///tmp/x`), an HDFS DIRECTORY;
+    - `hive://host:port` + `db.table`: the Hive table `db.table@<cluster>`, the cluster from
+      `clusters` (namespace -> navd cluster) or `default_cluster`;
+    - anything else: `<namespace>/<name>` verbatim (an OPENLINEAGE TABLE), so nothing two
+      systems call alike is merged.
+
+    InvalidName when a path or a Hive name cannot be normalised."""
+    scheme = namespace.partition(":")[0].lower() if ":" in namespace else namespace.lower()
+    if scheme in OPENLINEAGE_PATH_SCHEMES:
+        # `file` + `/tmp/x`; `hdfs://nn:8020` + `/x`; a symlink's `file:/warehouse` + `db.t`
+        base = f"{scheme}://" if namespace.lower() == scheme else namespace.rstrip("/")
+        qualified = path_qualified_name(f"{base.rstrip('/')}/{name.lstrip('/')}", default_fs)
+        # DIRECTORY: what jobs read and write is mostly a directory, and the type of an
+        # unlinked endpoint is only a hint (the linker resolves by qualified name)
+        return EntityRef(SourceType.HDFS, qualified, ElementType.DIRECTORY)
+    if scheme == "hive":
+        database, dot, table = name.partition(".")
+        if not dot or "." in table:
+            raise InvalidName(f"Hive dataset {shown(name)} of {shown(namespace)} is not db.table")
+        cluster = clusters.get(namespace.rstrip("/"), default_cluster)
+        return EntityRef(SourceType.HIVE, hive_qualified_name(cluster, database, table), ElementType.TABLE)
+    if not namespace or not name:
+        raise InvalidName(f"OpenLineage dataset {shown(namespace)} {shown(name)}: empty namespace or name")
+    separator = "/" if "://" in namespace else "://"
+    return EntityRef(SourceType.OPENLINEAGE, f"{namespace.rstrip('/')}{separator}{name.lstrip('/')}",
+                     ElementType.TABLE)
 
 
 # --- display names ---------------------------------------------------------------------------

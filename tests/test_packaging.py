@@ -98,6 +98,9 @@ def test_every_module_of_navd_is_installed(installed: Installed) -> None:
     assert missing == [], f"modules of the source tree not installed: {missing}"
     # Package data: the Solr pom and every configset travel with the code that reads them.
     assert "navd/solr/jvm/pom.xml" in installed.navd_record
+    # the OpenLineage schemas the intake validates against, with the note of where they came from
+    assert {"navd/openlineage/spec/OpenLineage.json", "navd/openlineage/spec/ColumnLineageDatasetFacet.json",
+            "navd/openlineage/spec/SOURCE.md"} <= installed.navd_record
     configsets = {p.parent.parent.name for p in (REPO / "solr_conf").glob("*/conf/solrconfig.xml")}
     assert configsets and all(f"navd/solr_conf/{name}/conf/solrconfig.xml" in installed.navd_record
                               for name in configsets)

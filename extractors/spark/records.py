@@ -208,7 +208,8 @@ def process_lines(lines: Iterable[str | bytes], *, cluster: str, default_fs: str
     return run, list(records(run, extractor_run_id=extractor_run_id))
 
 
-def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None, log_owner: str = "") -> Iterator[Record]:
+def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None, log_owner: str = "",
+              known_from: str = "spark") -> Iterator[Record]:
     """Stubs for the unlinked dataset and column endpoints of `emitted` relations.
 
     Tables and paths a job read or wrote, and the columns of column-level edges, get an element
@@ -216,6 +217,7 @@ def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None, log_owner
     for a path's columns `<path>#<column>`, its directory or file), so lineage can start from
     them and `--columns` finds them under their dataset. A stub carries the owner of the log
     that first named it (`logOwner`): a later DROP in a log flags it only for that owner.
+    `known_from` names the source in the stub mark (the OpenLineage intake reuses this).
     """
     seen: set[str] = set()
     #: dataset endpoints by identity: a column's table is named by its FIELD ref as a TABLE, and
@@ -230,18 +232,18 @@ def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None, log_owner
             if linked or ref.identity in seen:
                 continue
             seen.add(ref.identity)
-            yield ElementStub(_stub_element(ref, extractor_run_id, log_owner))
+            yield ElementStub(_stub_element(ref, extractor_run_id, log_owner, known_from))
             table = field_table(ref)
             if table is not None:
                 table = datasets.get(table.identity, table)
                 if table.identity not in seen:
                     seen.add(table.identity)
-                    yield ElementStub(_stub_element(table, extractor_run_id, log_owner))
+                    yield ElementStub(_stub_element(table, extractor_run_id, log_owner, known_from))
                 yield Relation(RelationType.PARENT_CHILD, table, ref, extractor_run_id=extractor_run_id)
 
 
-def _stub_element(ref: EntityRef, extractor_run_id: str | None, log_owner: str) -> Element:
-    props = {STUB_MARK: "spark", **({LOG_OWNER: log_owner} if log_owner else {})}
+def _stub_element(ref: EntityRef, extractor_run_id: str | None, log_owner: str, known_from: str = "spark") -> Element:
+    props = {STUB_MARK: known_from, **({LOG_OWNER: log_owner} if log_owner else {})}
     return Element(ref.source_type, ref.type, ref.qualified_name,
                    name=display_name(ref.qualified_name, ref.type, ref.source_type), extractor_run_id=extractor_run_id,
                    properties=props)

@@ -23,6 +23,7 @@ from navd.config import NavdConfig, server_users_path
 from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex
 from navd.logs import get_logger
+from navd.openlineage.intake import Intake
 from navd.server.errors import ERROR_RESPONSES, ApiError, error_response, install_handlers
 from navd.server.kerberos import Acceptor, Refused
 from navd.server.metrics import Metrics
@@ -33,8 +34,10 @@ REALM = "navd"
 NEGOTIATE = "Negotiate"
 
 
-def create_app(config: NavdConfig, index: SolrIndex) -> FastAPI:
-    """The server's app over `index` (a read-only client: navd-reader on the embedded Solr)."""
+def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = None) -> FastAPI:
+    """The server's app over `index` (a read-only client: navd-reader on the embedded Solr);
+    with `intake` (`[openlineage] enabled`, its own write-capable client) the OpenLineage intake
+    at POST /api/v1/lineage."""
     from navd.server import api
     from navd.server.navigator_routes import navigator_router
 
@@ -52,6 +55,12 @@ def create_app(config: NavdConfig, index: SolrIndex) -> FastAPI:
     app.include_router(probes)
     mount(app, api.router)
     mount(app, app.state.metrics.router)
+    if intake is not None:
+        from navd.server.openlineage_routes import router as openlineage_router
+
+        app.state.intake = intake
+        # before Navigator's routes: /api/v1 is no Navigator version, but keep Marquez's path first
+        mount(app, openlineage_router)
     mount(app, navigator_router(api.index_of))  # Navigator's /api/v9..v19 (docs/navigator-api.md)
     return app
 

@@ -17,6 +17,7 @@ from navd.config import NavdConfig, ServerConfig
 from navd.errors import ConfigError, NavdError
 from navd.index.client import SolrIndex
 from navd.logs import get_logger
+from navd.openlineage.intake import Intake, writer_index
 
 log = get_logger("navd.server")
 #: how long `navd run` waits for the server to listen before it gives up starting
@@ -54,13 +55,23 @@ def check_tls(server: ServerConfig) -> None:
                           f"{reason}") from None
 
 
-def _uvicorn(config: NavdConfig, index: SolrIndex) -> uvicorn.Server:
+def open_intake(config: NavdConfig) -> Intake | None:
+    """The OpenLineage intake with `[openlineage] enabled` (its own client, navd's admin user:
+    the read routes keep the reader), draining what a previous process spooled; else None."""
+    if not config.openlineage.enabled:
+        return None
+    intake = Intake(config, writer_index(config))
+    intake.start()
+    return intake
+
+
+def _uvicorn(config: NavdConfig, index: SolrIndex, intake: Intake | None = None) -> uvicorn.Server:
     from navd.server.app import create_app
 
     server = config.server
     check_tls(server)
     settings = uvicorn.Config(
-        create_app(config, index), host=server.host, port=server.port,
+        create_app(config, index, intake), host=server.host, port=server.port,
         ssl_certfile=server.cert_file or None, ssl_keyfile=server.key_file or None,
         # navd's logging (navd.logs) formats uvicorn's records too; no access log: the latency
         # histogram counts requests, and query strings are users' searches.
@@ -72,18 +83,27 @@ def _uvicorn(config: NavdConfig, index: SolrIndex) -> uvicorn.Server:
 def serve(config: NavdConfig) -> int:
     """`navd serve`: until SIGTERM/SIGINT; 0 when stopped so, 1 if it could not listen."""
     with server_index(config) as index:
-        server = _uvicorn(config, index)
-        # uvicorn re-raises the signal it stopped for once it is done: a no-op handler makes
-        # that a clean exit 0 instead of death by SIGTERM or a KeyboardInterrupt.
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            signal.signal(signum, lambda *_: None)
-        log.info("navd server starting", url=url(config), auth=config.server.auth)
+        intake = open_intake(config)
         try:
-            server.run()
-        except SystemExit as exc:  # uvicorn exits 1 when it cannot bind (logged by uvicorn)
-            raise NavdError(f"[server] could not listen on {url(config)} (the reason is logged)") from exc
-        if not server.started:
-            raise NavdError(f"[server] could not listen on {url(config)} (the reason is logged)")
+            return _serve(config, index, intake)
+        finally:
+            if intake is not None:
+                intake.stop()
+
+
+def _serve(config: NavdConfig, index: SolrIndex, intake: Intake | None) -> int:
+    server = _uvicorn(config, index, intake)
+    # uvicorn re-raises the signal it stopped for once it is done: a no-op handler makes
+    # that a clean exit 0 instead of death by SIGTERM or a KeyboardInterrupt.
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: None)
+    log.info("navd server starting", url=url(config), auth=config.server.auth)
+    try:
+        server.run()
+    except SystemExit as exc:  # uvicorn exits 1 when it cannot bind (logged by uvicorn)
+        raise NavdError(f"[server] could not listen on {url(config)} (the reason is logged)") from exc
+    if not server.started:
+        raise NavdError(f"[server] could not listen on {url(config)} (the reason is logged)")
     return 0
 
 
@@ -94,9 +114,12 @@ class BackgroundServer:
     def __init__(self, config: NavdConfig) -> None:
         self.config = config
         self.index = server_index(config)
+        self.intake = open_intake(config)
         try:
-            self.server = _uvicorn(config, self.index)
+            self.server = _uvicorn(config, self.index, self.intake)
         except BaseException:  # unloadable TLS files: nothing may stay open behind the error
+            if self.intake is not None:
+                self.intake.stop()
             self.index.close()
             raise
         self.thread = threading.Thread(target=self._run, name="navd-server", daemon=True)
@@ -123,4 +146,6 @@ class BackgroundServer:
         5 s), close the socket; `timeout` bounds the wait for all of it."""
         self.server.should_exit = True
         self.thread.join(timeout)
+        if self.intake is not None:
+            self.intake.stop()
         self.index.close()

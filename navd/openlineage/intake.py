@@ -1,0 +1,182 @@
+"""Writing OpenLineage events to Solr, or to the spool while Solr is down (nothing lost).
+
+`Intake.accept(body)` (an event already validated) answers 201 once Solr acknowledged the
+event's documents (flushed through navd's one writer, IndexWriter, as the extractors flush), or
+202 once the event is in the durable spool because Solr could not be reached. While the spool
+holds events, new ones join it behind them, and one thread drains it in order when Solr answers
+again. Events are written one at a time (one lock): a run's execution is read back, merged with
+the event (mapping.merge_execution) and written whole, so no two events of a run race.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from navd.config import NavdConfig, openlineage_spool_path
+from navd.errors import ConfigError, SolrError, SolrUnavailable, first_line
+from navd.index.client import IndexWriter, SolrIndex
+from navd.index.documents import element_document
+from navd.model import Element
+from navd.logs import get_logger
+from navd.names import InvalidName
+from navd.openlineage.mapping import EventRecords, MappingSettings, map_event, merge_execution
+from navd.openlineage.schema import InvalidEvent, validate
+from navd.openlineage.spool import Spool
+
+log = get_logger("navd.openlineage")
+WRITTEN, SPOOLED = 201, 202
+#: the drain's pauses while Solr stays down: doubling from the first to the last
+DRAIN_PAUSE_SECONDS = (0.5, 30.0)
+#: spooled events written with one flush (a backlog drains in batches, not an event a request)
+DRAIN_BATCH = 200
+
+
+def writer_index(config: NavdConfig) -> SolrIndex:
+    """The intake's Solr client: navd's admin user (as the extractors write), no retries: an
+    event Solr cannot take at once goes to the spool instead of holding its client."""
+    from navd.solr.server import effective_solr_config
+
+    return SolrIndex(dataclasses.replace(effective_solr_config(config.solr), retries=0))
+
+
+class Intake:
+    """The OpenLineage intake of one server: its Solr writer, its spool and the drain thread."""
+
+    def __init__(self, config: NavdConfig, index: SolrIndex, spool: Spool | None = None) -> None:
+        self.index = index
+        self.settings = MappingSettings(dict(config.openlineage.namespaces), config.cluster.name)
+        self.spool = spool if spool is not None else Spool(openlineage_spool_path(config))
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._drain_loop, name="navd-openlineage-spool", daemon=True)
+
+    # -- lifecycle ------------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start draining (what a previous process left in the spool first). ConfigError when
+        the spool directory cannot be made or read: fail at start, not at the first outage."""
+        try:
+            self.spool.pending()
+        except OSError as exc:
+            raise ConfigError(f"[openlineage] spool_dir: {self.spool.directory}: {exc.strerror or exc}") from None
+        self._thread.start()
+        self._wake.set()
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        self.index.close()
+
+    # -- intake ---------------------------------------------------------------------------------
+
+    def accept(self, event: dict[str, Any], kind: str, body: bytes) -> int:
+        """WRITTEN (201) once Solr holds the event, SPOOLED (202) once it is on disk. Raises
+        InvalidName for a dataset name navd cannot normalise (before anything is stored),
+        SolrError when Solr refuses the documents (not an outage: spooling would not help), and
+        OSError when the spool cannot store an event Solr could not take."""
+        mapped = map_event(event, kind, self.settings)
+        with self._lock:
+            if not self.spool.pending():
+                try:
+                    self._write([mapped])
+                    return WRITTEN
+                except SolrUnavailable as exc:
+                    log.warning("Solr unreachable: OpenLineage event spooled", reason=first_line(exc))
+            self.spool.put(body)
+        self._wake.set()
+        return SPOOLED
+
+    def _write(self, events: list[EventRecords]) -> None:
+        """The events' documents into Solr, acknowledged, in one flush; the caller holds the
+        lock. A run's execution is read back once and merged with each of its events in order."""
+        ids = sorted({m.execution.identity for m in events if m.execution is not None})
+        merged: dict[str, Element] = {}
+        stored = {doc["identity"]: doc for doc in self.index.get("elements", ids)} if ids else {}
+        for mapped in events:
+            if mapped.execution is not None:
+                key = mapped.execution.identity
+                before = element_document(merged[key]) if key in merged else stored.get(key)
+                merged[key] = merge_execution(mapped.execution, before)
+        writer = IndexWriter(self.index, threads=1)
+        try:
+            writer.write_all(merged.values())
+            for mapped in events:
+                writer.write_all(mapped.records)
+            writer.flush()
+        finally:
+            writer.abandon()  # flushed, or failed: either way nothing is left to send
+
+    # -- the drain ------------------------------------------------------------------------------
+
+    def drain(self) -> int:
+        """Write the spooled events in order, DRAIN_BATCH at a time, until the spool is empty
+        (their count) or Solr is unreachable (SolrUnavailable, the events from the first
+        unwritten batch left)."""
+        done = 0
+        while True:
+            with self._lock:
+                pending = self.spool.pending()[:DRAIN_BATCH]
+                if not pending:
+                    return done
+                loaded: list[tuple[Path, EventRecords]] = []
+                for path in pending:
+                    try:
+                        event = orjson.loads(path.read_bytes())
+                        loaded.append((path, map_event(event, validate(event), self.settings)))
+                    except (OSError, orjson.JSONDecodeError, InvalidEvent, InvalidName) as exc:
+                        self._set_aside(path, "spooled OpenLineage event unreadable: set aside", exc)
+                try:
+                    self._write([mapped for _path, mapped in loaded])
+                except SolrUnavailable:
+                    raise
+                except SolrError:  # refused by Solr: find which, one at a time; retrying refuses it again
+                    for path, mapped in loaded:
+                        try:
+                            self._write([mapped])
+                        except SolrUnavailable:
+                            raise
+                        except SolrError as exc:
+                            self._set_aside(path, "spooled OpenLineage event refused by Solr: set aside", exc)
+                            continue
+                        self.spool.remove([path])
+                        done += 1
+                    continue
+                self.spool.remove([path for path, _mapped in loaded])
+                done += len(loaded)
+
+    def _set_aside(self, path: Path, message: str, exc: BaseException) -> None:
+        kept = self.spool.reject(path)
+        log.error(message, path=str(kept), reason=first_line(exc))
+
+    def _drain_loop(self) -> None:
+        backoff: float | None = None  # None: Solr answered last time; wait for an event to drain
+        while not self._stop.is_set():
+            if backoff is None:
+                self._wake.wait()
+                self._wake.clear()
+            else:  # Solr is down: new events join the spool without waking this thread early
+                self._stop.wait(backoff)
+            if self._stop.is_set():
+                return
+            try:
+                written = self.drain()
+            except SolrUnavailable as exc:
+                backoff = DRAIN_PAUSE_SECONDS[0] if backoff is None else min(backoff * 2, DRAIN_PAUSE_SECONDS[1])
+                log.info("OpenLineage spool waits for Solr", pending=len(self.spool), retry_in_seconds=backoff,
+                         reason=first_line(exc))
+                continue
+            except Exception as exc:  # noqa: BLE001 - the thread must outlive a fault; logged
+                log.exception(f"OpenLineage spool drain failed: {first_line(exc)}")
+                backoff = DRAIN_PAUSE_SECONDS[1]
+                continue
+            if written:
+                log.info("OpenLineage spool drained", events=written)
+            backoff = None

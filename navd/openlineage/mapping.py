@@ -1,0 +1,330 @@
+"""OpenLineage events -> navd.model records. Pure: no I/O.
+
+An event validated by navd.openlineage.schema becomes (README "OpenLineage"):
+- its job: an OPERATION `openlineage://<namespace>/<name>`; its run: an OPERATION_EXECUTION
+  `openlineage://<namespace>/<name>/<runId>` (state = the eventType, start and end times,
+  nominal times, the errorMessage facet), INSTANCE_OF from the job; the `parent` run facet: a
+  PARENT_CHILD from the parent run (an Airflow task run inside its DAG run);
+- its datasets: named by navd.names.openlineage_dataset_ref; inputs and outputs DATA_FLOW into
+  and out of the run (of the job, for a JobEvent); the schema facet's fields FIELD elements;
+- the `columnLineage` facet: FIELD DATA_FLOW (DIRECT: IDENTITY -> SIMPLE, TRANSFORMATION and
+  AGGREGATION -> EXPRESSION with the description) and CONTROL_FLOW (INDIRECT, the subtype kept),
+  in the vocabulary of navd's Spark extractor (README "How a column is used").
+
+Datasets other extractors own (paths, Hive tables) and their columns are stubs, and relations
+to them unlinked, resolved by the linker like the Spark extractor's. Every record's identity
+comes from the event's names and runId, so an event posted twice writes the same documents; a
+run's execution is merged from all its events (`merge_execution`), the same whatever their order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
+from typing import Any
+
+from navd.extractors.spark.plans import CONTROL_SUBTYPES, DATA_SUBTYPES
+from navd.extractors.spark.records import stubs_for
+from navd.index.documents import STUB_MARK, solr_date
+from navd.model import (
+    DependencyType,
+    Element,
+    ElementStub,
+    ElementType,
+    EntityRef,
+    Record,
+    Relation,
+    RelationType,
+    SourceType,
+)
+from navd.names import (
+    display_name,
+    field_ref,
+    openlineage_dataset_ref,
+    openlineage_job_ref,
+    openlineage_run_ref,
+)
+from navd.openlineage.schema import parse_time
+
+#: the stub mark of what an OpenLineage event named (see model.ElementStub)
+KNOWN_FROM = "openlineage"
+#: eventTypes ranked: a run's state is that of its highest-ranked event (the later one of equal
+#: rank); OTHER adds facets and never changes the state
+_STATE_RANK: Mapping[str, int] = {"OTHER": 0, "START": 1, "RUNNING": 2, "COMPLETE": 3, "FAIL": 3, "ABORT": 3}
+TERMINAL = frozenset({"COMPLETE", "FAIL", "ABORT"})
+#: how much of an error message an execution keeps (as the Spark extractor's `error`)
+MAX_ERROR_CHARS = 2000
+_DIRECT_DEPENDENCY: Mapping[str, DependencyType] = {"IDENTITY": DependencyType.SIMPLE}
+
+
+@dataclasses.dataclass(frozen=True)
+class MappingSettings:
+    """What naming needs from the config: `[openlineage] namespaces` and `[cluster] name`."""
+
+    clusters: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    default_cluster: str = "primary"
+
+
+@dataclasses.dataclass(frozen=True)
+class EventRecords:
+    """An event's records; `execution` (RunEvents only) is to be merged with the stored one
+    (`merge_execution`) before it is written, since each event tells only part of a run."""
+
+    records: tuple[Record, ...]
+    execution: Element | None = None
+
+
+def map_event(event: Mapping[str, Any], kind: str, settings: MappingSettings) -> EventRecords:
+    """The records of a validated event of `kind` (RunEvent, DatasetEvent, JobEvent);
+    InvalidName when a dataset's name cannot be normalised."""
+    if kind == "DatasetEvent":
+        dataset = event["dataset"]
+        return EventRecords(tuple(_dedupe(_dataset_records(dataset, _ref(dataset, settings)))))
+    job = event["job"]
+    template = _job_element(job)
+    records: list[Record] = [template]
+    execution = None
+    if kind == "RunEvent":
+        execution = _execution_element(event)
+        records.append(Relation(RelationType.INSTANCE_OF, template.ref, execution.ref))
+        parent = (event["run"].get("facets") or {}).get("parent")
+        if parent:
+            parent_ref = openlineage_run_ref(parent["job"]["namespace"], parent["job"]["name"], parent["run"]["runId"])
+            if parent_ref.identity != execution.ref.identity:  # a Spark run names itself its root
+                records.append(Relation(RelationType.PARENT_CHILD, parent_ref, execution.ref, linked1=False))
+    through = execution.ref if execution is not None else template.ref
+    records.extend(_flows(event, through, settings))
+    return EventRecords(tuple(_dedupe(records)), execution)
+
+
+def _dedupe(records: Iterable[Record]) -> Iterator[Record]:
+    """Records with stubs for their unlinked endpoints (once each, the first kept: a schema
+    facet's typed stub before a bare one)."""
+    emitted = list(records)
+    seen = {_record_key(r) for r in emitted}
+    yield from emitted
+    for extra in stubs_for(emitted, None, known_from=KNOWN_FROM):
+        key = _record_key(extra)
+        if key not in seen:
+            seen.add(key)
+            yield extra
+
+
+def _record_key(record: Record) -> tuple[str, str]:
+    if isinstance(record, ElementStub):
+        return ("element", record.element.identity)
+    if isinstance(record, Element):
+        return ("element", record.identity)
+    if isinstance(record, Relation):
+        return ("relation", record.identity)
+    return ("other", repr(record))
+
+
+def _ref(dataset: Mapping[str, Any], settings: MappingSettings) -> EntityRef:
+    return openlineage_dataset_ref(dataset["namespace"], dataset["name"], settings.clusters, settings.default_cluster)
+
+
+def _job_element(job: Mapping[str, Any]) -> Element:
+    ref = openlineage_job_ref(job["namespace"], job["name"])
+    facets = job.get("facets") or {}
+    return Element(SourceType.OPENLINEAGE, ElementType.OPERATION, ref.qualified_name, name=job["name"],
+                   query_text=_text(facets.get("sql"), "query"),
+                   description=_text(facets.get("documentation"), "description"),
+                   properties={"namespace": job["namespace"]})
+
+
+def _text(facet: Any, key: str) -> str | None:
+    value = facet.get(key) if isinstance(facet, dict) else None
+    return value if isinstance(value, str) and value else None
+
+
+def _execution_element(event: Mapping[str, Any]) -> Element:
+    job, run = event["job"], event["run"]
+    ref = openlineage_run_ref(job["namespace"], job["name"], run["runId"])
+    facets = run.get("facets") or {}
+    state = event.get("eventType") or "OTHER"
+    at = parse_time(event["eventTime"])
+    props = {"namespace": job["namespace"], "job": job["name"], "runId": run["runId"].lower(),
+             "state": state, "stateTime": solr_date(at), "producer": event["producer"]}
+    if _STATE_RANK.get(state, 0) == 0:  # OTHER: no state of its own, merged into the run's
+        props.pop("state")
+        props.pop("stateTime")
+    nominal = facets.get("nominalTime") or {}
+    for key in ("nominalStartTime", "nominalEndTime"):
+        if nominal.get(key):
+            props[key] = solr_date(parse_time(nominal[key]))
+    error = facets.get("errorMessage")
+    if error:
+        props["error"] = error["message"][:MAX_ERROR_CHARS]
+        props["errorLanguage"] = error["programmingLanguage"]
+    job_facets = job.get("facets") or {}
+    return Element(SourceType.OPENLINEAGE, ElementType.OPERATION_EXECUTION, ref.qualified_name,
+                   name=f"{job['name']} ({run['runId'].lower()})", source_id=run["runId"].lower(),
+                   started=at if state == "START" else None, ended=at if state in TERMINAL else None,
+                   query_text=_text(job_facets.get("sql"), "query"), properties=props)
+
+
+def merge_execution(new: Element, stored: Mapping[str, Any] | None) -> Element:
+    """The execution of a run as all its events so far tell it: `new` (this event's) merged with
+    the `stored` document (None: none yet). The earliest START is the start, the latest end the
+    end; the state is that of the highest-ranked event, the later of equal ones; properties of
+    either are kept, this event's winning. Idempotent and independent of the events' order, so
+    a replayed or late event never moves a run back."""
+    if stored is None:
+        return new
+    old = _stored_properties(stored)
+    props = {**old, **new.properties}
+    if _state_key(old) > _state_key(new.properties):
+        for key in ("state", "stateTime"):
+            props[key] = old[key]
+    if "error" in old and "error" not in new.properties:
+        props["error"] = old["error"]
+    started = _earliest(new.started, _stored_time(stored.get("started")))
+    ended = _latest(new.ended, _stored_time(stored.get("ended")))
+    return dataclasses.replace(new, started=started, ended=ended, properties=props,
+                               query_text=new.query_text or stored.get("queryText"))
+
+
+def _stored_properties(stored: Mapping[str, Any]) -> dict[str, str]:
+    raw = stored.get("properties")
+    try:
+        value = json.loads(raw) if isinstance(raw, str) else {}
+    except ValueError:
+        value = {}
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, dict) else {}
+
+
+def _state_key(props: Mapping[str, str]) -> tuple[int, str]:
+    """Rank, then time: Solr dates of one format compare as text."""
+    return _STATE_RANK.get(props.get("state", "OTHER"), 0), props.get("stateTime", "")
+
+
+def _stored_time(value: Any) -> datetime | None:
+    return parse_time(value.replace("Z", "+00:00")) if isinstance(value, str) and value else None
+
+
+def _earliest(a: datetime | None, b: datetime | None) -> datetime | None:
+    return min(a, b) if a is not None and b is not None else a or b
+
+
+def _latest(a: datetime | None, b: datetime | None) -> datetime | None:
+    return max(a, b) if a is not None and b is not None else a or b
+
+
+# -- datasets, their columns and the flows through the run -------------------------------------
+
+def _owned(ref: EntityRef) -> bool:
+    """Whether navd knows this dataset only from OpenLineage (no extractor writes it)."""
+    return ref.source_type is SourceType.OPENLINEAGE
+
+
+def _dataset_records(dataset: Mapping[str, Any], ref: EntityRef) -> Iterator[Record]:
+    """The dataset's element (a stub, unless only OpenLineage knows it) and its schema facet's
+    fields, each with a PARENT_CHILD from the dataset."""
+    facets = dataset.get("facets") or {}
+    element = Element(ref.source_type, ref.type, ref.qualified_name,
+                      name=display_name(ref.qualified_name, ref.type, ref.source_type),
+                      properties={"namespace": dataset["namespace"], "openlineageName": dataset["name"]}
+                      if _owned(ref) else {STUB_MARK: KNOWN_FROM})
+    yield element if _owned(ref) else ElementStub(element)
+    for column in _schema_fields(facets.get("schema")):
+        field = field_ref(ref, column["name"])
+        props = {} if _owned(ref) else {STUB_MARK: KNOWN_FROM}
+        if isinstance(column.get("ordinal_position"), int):
+            props["ordinalPosition"] = str(column["ordinal_position"])
+        element = Element(field.source_type, ElementType.FIELD, field.qualified_name, name=column["name"],
+                          parent=ref, data_type=column.get("type") or None,
+                          description=column.get("description") or None, properties=props)
+        yield element if _owned(ref) else ElementStub(element)
+        yield Relation(RelationType.PARENT_CHILD, ref, field)
+
+
+def _schema_fields(facet: Any) -> Iterator[Mapping[str, Any]]:
+    """The schema facet's top-level fields (nested struct fields are not columns of their own)."""
+    if isinstance(facet, dict):
+        yield from (f for f in facet.get("fields") or () if isinstance(f, dict) and f.get("name"))
+
+
+def _flows(event: Mapping[str, Any], through: EntityRef, settings: MappingSettings) -> Iterator[Record]:
+    for dataset in event.get("inputs") or ():
+        ref = _ref(dataset, settings)
+        yield from _dataset_records(dataset, ref)
+        yield Relation(RelationType.DATA_FLOW, ref, through, linked1=_owned(ref))
+    for dataset in event.get("outputs") or ():
+        ref = _ref(dataset, settings)
+        yield from _dataset_records(dataset, ref)
+        yield Relation(RelationType.DATA_FLOW, through, ref, linked2=_owned(ref))
+        yield from _column_edges(dataset, ref, through, settings)
+
+
+def _column_edges(dataset: Mapping[str, Any], target: EntityRef, through: EntityRef,
+                  settings: MappingSettings) -> Iterator[Relation]:
+    """The output's columnLineage facet as column edges through the run (the run's qualified
+    name the discriminator, as the Spark extractor's: one edge per execution)."""
+    facets = dataset.get("facets") or {}
+    lineage = facets.get("columnLineage")
+    if not lineage:
+        return
+    # (kind, source, target) -> subtypes, the DATA_FLOW description
+    edges: dict[tuple[RelationType, EntityRef, EntityRef], tuple[set[str], str | None]] = {}
+    fields = lineage.get("fields") or {}
+    written = list(fields) + [f["name"] for f in _schema_fields(facets.get("schema")) if f["name"] not in fields]
+    for column, spec in fields.items():
+        out = field_ref(target, column)
+        for source in spec.get("inputFields") or ():
+            transformations = source.get("transformations") or [_legacy_transformation(spec)]
+            for transformation in transformations:
+                _add_edge(edges, source, transformation, out, settings)
+    for source in lineage.get("dataset") or ():
+        for transformation in source.get("transformations") or [{"type": "INDIRECT"}]:
+            for column in written:
+                _add_edge(edges, source, {**transformation, "type": "INDIRECT"}, field_ref(target, column), settings)
+    for (kind, source_ref, target_ref), (subtypes, description) in edges.items():
+        if kind is RelationType.CONTROL_FLOW:
+            subtype = ",".join([s for s in CONTROL_SUBTYPES if s in subtypes] +
+                               sorted(subtypes - set(CONTROL_SUBTYPES)))
+            yield Relation(kind, source_ref, target_ref, linked1=False, linked2=False,
+                           discriminator=through.qualified_name, properties={"subtype": subtype} if subtype else {})
+        else:
+            subtype = _strongest(subtypes)
+            dependency = (_DIRECT_DEPENDENCY.get(subtype, DependencyType.EXPRESSION) if subtype
+                          else DependencyType.SIMPLE)
+            yield Relation(kind, source_ref, target_ref, linked1=False, linked2=False,
+                           dependency_type=dependency,
+                           expression=description if dependency is DependencyType.EXPRESSION else None,
+                           discriminator=through.qualified_name, properties={"subtype": subtype} if subtype else {})
+
+
+def _legacy_transformation(spec: Mapping[str, Any]) -> dict[str, Any]:
+    """An input field without `transformations` (producers before facet 1-1-0): DIRECT, the
+    field's deprecated transformationType/Description."""
+    kind = spec.get("transformationType")
+    legacy: dict[str, Any] = {"type": "DIRECT", "subtype": "IDENTITY" if kind == "IDENTITY" else
+                              ("TRANSFORMATION" if kind else "")}
+    if spec.get("transformationDescription"):
+        legacy["description"] = spec["transformationDescription"]
+    return legacy
+
+
+def _add_edge(edges: dict[tuple[RelationType, EntityRef, EntityRef], tuple[set[str], str | None]],
+              source: Mapping[str, Any], transformation: Mapping[str, Any], out: EntityRef,
+              settings: MappingSettings) -> None:
+    kind = RelationType.DATA_FLOW if transformation.get("type") == "DIRECT" else RelationType.CONTROL_FLOW
+    source_ref = field_ref(_ref(source, settings), source["field"])
+    subtypes, description = edges.setdefault((kind, source_ref, out), (set(), None))
+    if transformation.get("subtype"):
+        subtypes.add(str(transformation["subtype"]))
+    text = transformation.get("description")
+    if kind is RelationType.DATA_FLOW and isinstance(text, str) and text and description is None:
+        edges[(kind, source_ref, out)] = (subtypes, text)
+
+
+def _strongest(subtypes: set[str]) -> str:
+    """AGGREGATION > TRANSFORMATION > IDENTITY, as the Spark extractor; an unknown one is an
+    expression of its own kind, kept."""
+    known = [s for s in subtypes if s in DATA_SUBTYPES]
+    if known:
+        return max(known, key=DATA_SUBTYPES.index)
+    return sorted(subtypes)[0] if subtypes else ""

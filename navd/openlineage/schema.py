@@ -1,0 +1,139 @@
+"""OpenLineage events checked against the spec's JSON Schema (2-0-2, vendored in spec/ with its
+source: spec/SOURCE.md), with `jsonschema`. The first bad field is named by its JSON path."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import uuid
+from collections.abc import Iterator, Mapping
+from datetime import datetime
+from importlib import resources
+from typing import Any
+
+from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema.exceptions import ValidationError, best_match
+from referencing import Registry, Resource
+
+from navd.errors import NavdError
+
+#: the spec version navd validates against (the `$id` of spec/OpenLineage.json)
+SPEC_VERSION = "2-0-2"
+CORE_ID = f"https://openlineage.io/spec/{SPEC_VERSION}/OpenLineage.json"
+#: facets navd maps, validated by their own schema when present: where they sit -> schema files
+_RUN_FACETS = ("ErrorMessageRunFacet.json", "NominalTimeRunFacet.json", "ParentRunFacet.json")
+_DATASET_FACETS = ("SchemaDatasetFacet.json", "ColumnLineageDatasetFacet.json")
+
+
+class InvalidEvent(NavdError):
+    """An event the schema refuses: `path` is the JSON path of the first bad field."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+        self.path = path
+
+
+@dataclasses.dataclass(frozen=True)
+class _Schemas:
+    core: Draft202012Validator
+    kinds: Mapping[str, Draft202012Validator]
+    run_facets: tuple[Draft202012Validator, ...]
+    dataset_facets: tuple[Draft202012Validator, ...]
+
+
+def _format_checker() -> FormatChecker:
+    """The formats the spec uses that navd relies on: `uuid` (runId) and `date-time` (eventTime,
+    a datetime navd parses). jsonschema checks `date-time` only with an extra package; Python's
+    ISO parser is what the mapping uses anyway."""
+    checker = FormatChecker(formats=())
+
+    @checker.checks("uuid", raises=ValueError)
+    def _uuid(value: object) -> bool:
+        return not isinstance(value, str) or bool(uuid.UUID(value))
+
+    @checker.checks("date-time", raises=ValueError)
+    def _date_time(value: object) -> bool:
+        return not isinstance(value, str) or parse_time(value) is not None
+
+    return checker
+
+
+def parse_time(value: str) -> datetime:
+    """An OpenLineage date-time (RFC 3339, e.g. `2026-11-23T08:11:29.501Z`) as an aware datetime;
+    ValueError for anything else (a time without its zone included)."""
+    parsed = datetime.fromisoformat(value)
+    if parsed.tzinfo is None:
+        raise ValueError(f"{value!r} has no time zone")
+    return parsed
+
+
+@functools.cache
+def _schemas() -> _Schemas:
+    """Loaded on first use (nothing at import time), once."""
+    spec = resources.files("navd.openlineage") / "spec"
+    documents = {name: json.loads((spec / name).read_text(encoding="utf-8"))
+                 for name in ("OpenLineage.json", *_RUN_FACETS, *_DATASET_FACETS)}
+    registry: Registry = Registry().with_resources(
+        (doc["$id"], Resource.from_contents(doc)) for doc in documents.values())
+    checker = _format_checker()
+
+    def validator(schema: Mapping[str, Any]) -> Draft202012Validator:
+        return Draft202012Validator(schema, registry=registry, format_checker=checker)
+
+    core = documents["OpenLineage.json"]
+    kinds = {kind: validator({"$ref": f"{CORE_ID}#/$defs/{kind}"}) for kind in ("RunEvent", "DatasetEvent", "JobEvent")}
+    return _Schemas(validator(core), kinds, tuple(validator(documents[n]) for n in _RUN_FACETS),
+                    tuple(validator(documents[n]) for n in _DATASET_FACETS))
+
+
+def event_kind(event: Mapping[str, Any]) -> str:
+    """RunEvent (has `run`), DatasetEvent (has `dataset`) or JobEvent: the spec's `oneOf` tells
+    them apart by these keys, so an invalid event is checked against the one it means to be."""
+    if "run" in event:
+        return "RunEvent"
+    if "dataset" in event:
+        return "DatasetEvent"
+    return "JobEvent"
+
+
+def validate(event: Any) -> str:
+    """The event's kind; InvalidEvent naming the first bad field otherwise."""
+    if not isinstance(event, dict):
+        raise InvalidEvent("$", f"an OpenLineage event is a JSON object, got {type(event).__name__}")
+    schemas = _schemas()
+    kind = event_kind(event)
+    _raise_first(schemas.kinds[kind].iter_errors(event), "$")
+    facet_places = list(_facet_places(event))
+    for where, facets, validators in facet_places:
+        for checker in validators:
+            _raise_first(checker.iter_errors(facets), where)
+    return kind
+
+
+def _facet_places(event: Mapping[str, Any]) -> Iterator[tuple[str, Any, tuple[Draft202012Validator, ...]]]:
+    schemas = _schemas()
+    run = event.get("run")
+    if isinstance(run, dict) and isinstance(run.get("facets"), dict):
+        yield "$.run.facets", run["facets"], schemas.run_facets
+    for side in ("inputs", "outputs"):
+        for number, dataset in enumerate(event.get(side) or ()):
+            if isinstance(dataset, dict) and isinstance(dataset.get("facets"), dict):
+                yield f"$.{side}[{number}].facets", dataset["facets"], schemas.dataset_facets
+    dataset = event.get("dataset")
+    if isinstance(dataset, dict) and isinstance(dataset.get("facets"), dict):
+        yield "$.dataset.facets", dataset["facets"], schemas.dataset_facets
+
+
+def _raise_first(errors: Iterator[ValidationError], prefix: str) -> None:
+    error = best_match(errors)
+    if error is None:
+        return
+    # best_match descends into anyOf/allOf; the deepest error names the field itself
+    while error.context:
+        error = best_match(error.context)
+    path = prefix + error.json_path[1:]
+    message = error.message
+    if len(message) > 200:
+        message = message[:200] + "..."
+    raise InvalidEvent(path, message)

@@ -1,0 +1,82 @@
+"""The durable spool of the OpenLineage intake: events accepted (202) while Solr is down.
+
+One file per event, `<sequence>.json` (20 digits, so names sort in arrival order), written with
+navd.state.write_atomically (fsync'd file, rename, fsync'd directory): after a crash a file is
+there whole or not at all, and a 202 is answered only once it is. Files are removed only after
+Solr acknowledged the event's documents, so a crash in between replays the event, which
+overwrites the same documents (navd.openlineage.mapping: identities from the event's names and
+runId). A file that cannot be read back (a disk fault) is moved to `rejected/`, never dropped.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from navd.state import write_atomically
+
+SUFFIX = ".json"
+REJECTED = "rejected"
+
+
+class Spool:
+    """Events waiting for Solr, oldest first. Thread-safe."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._lock = threading.Lock()
+        self._next: int | None = None
+
+    def _ensure(self) -> None:
+        if self._next is None:
+            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            numbers = [int(p.name[:-len(SUFFIX)]) for p in self._files()]
+            self._next = max(numbers, default=0) + 1
+
+    def _files(self) -> list[Path]:
+        return sorted(p for p in self.directory.glob(f"*{SUFFIX}")
+                      if p.name[:-len(SUFFIX)].isdigit() and not p.name.startswith("."))
+
+    def put(self, body: bytes) -> Path:
+        """Store one event durably; its path once it is on disk. OSError when it cannot be."""
+        with self._lock:
+            self._ensure()
+            assert self._next is not None
+            path = self.directory / f"{self._next:020d}{SUFFIX}"
+            write_atomically(path, body)
+            self._next += 1
+            return path
+
+    def pending(self) -> list[Path]:
+        """The spooled events, oldest first."""
+        with self._lock:
+            self._ensure()
+            return self._files()
+
+    def __len__(self) -> int:
+        return len(self.pending())
+
+    def remove(self, paths: list[Path]) -> None:
+        """Events Solr holds now: gone from the spool, durably (one directory fsync for all)."""
+        for path in paths:
+            path.unlink(missing_ok=True)
+        if paths:
+            _fsync_directory(self.directory)
+
+    def reject(self, path: Path) -> Path:
+        """An event that cannot be read back: kept aside in `rejected/` for an admin to look at."""
+        target_dir = self.directory / REJECTED
+        target_dir.mkdir(exist_ok=True, mode=0o700)
+        target = target_dir / path.name
+        os.replace(path, target)
+        _fsync_directory(self.directory)
+        return target
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

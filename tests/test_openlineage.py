@@ -1,0 +1,241 @@
+"""The OpenLineage intake as users run it: a real `navd serve` with `[openlineage] enabled` over
+the session Solr, fed by the real openlineage-python client's HTTP transport; then `navd lineage`
+and `navd entity` show what it wrote. Bodies the intake must refuse, by name."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+from openlineage.client import OpenLineageClient
+from openlineage.client.event_v2 import RunState
+from openlineage.client.transport.http import HttpCompression, HttpConfig, HttpTransport
+
+from conftest import NavdRunner
+from navd.index.client import IndexWriter, SolrIndex
+from navd.model import Element, ElementType, EntityRef, SourceType, hive_qualified_name
+from navd.solr.server import EmbeddedSolr, free_port
+from openlineage_events import HDFS, HIVE, JOB_NAMESPACE, as_json, job_run
+from test_daemon import Notifications
+from test_server import START_SECONDS, Served, start, stop, wait_healthy, write_config
+
+#: the intake's body cap in these tests (the smallest it takes is 1024)
+MAX_BODY = 64 * 1024
+
+
+@pytest.fixture(scope="module")
+def cluster() -> str:
+    return f"ol{os.getpid()}"
+
+
+@pytest.fixture(scope="module")
+def ol_served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr, index: SolrIndex,
+              cluster: str) -> Iterator[Served]:
+    """`navd serve` with the intake on, the test metastore's namespace mapped to `cluster`."""
+    del index  # the session's cores exist before the server writes to them
+    tmp = tmp_path_factory.mktemp("ol-serve")
+    port = free_port()
+    config = write_config(tmp, solr_server, f"port = {port}",
+                          f'[cluster]\nname = "{cluster}"\n[openlineage]\nenabled = true\n'
+                          f'max_body_bytes = {MAX_BODY}\nspool_dir = "{tmp / "spool"}"\n'
+                          f'[openlineage.namespaces]\n"{HIVE}" = "{cluster}"\n')
+    log = tmp / "serve.log"
+    proc = start(["serve"], config, log)
+    url = f"http://127.0.0.1:{port}"
+    wait_healthy(proc, url, log)
+    yield Served(proc, url, log)
+    assert stop(proc) == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
+
+
+def client_for(url: str, **settings: Any) -> OpenLineageClient:
+    return OpenLineageClient(transport=HttpTransport(HttpConfig(url=url, **settings)))
+
+
+def visible(index: SolrIndex) -> None:
+    """What the intake flushed (acknowledged, in Solr's log), searchable now."""
+    for core in ("elements", "relations"):
+        index.commit(core, soft=True)
+
+
+def lineage(navd: NavdRunner, name: str, *args: str) -> tuple[set[str], set[tuple[str, str, str, str]]]:
+    """`navd lineage NAME ... --format json`: node names, and edges as (type, source, target, subtype)."""
+    shown = navd("lineage", name, *args, "--format", "json")
+    assert shown.returncode == 0, shown.stderr
+    graph = json.loads(shown.stdout)
+    names = {node["id"]: node["qualifiedName"] for node in graph["nodes"]}
+    return set(names.values()), {(e["type"], names[e["source"]], names[e["target"]], e.get("subtype", ""))
+                                 for e in graph["edges"]}
+
+
+def index_metastore_tables(index: SolrIndex, cluster: str, database: str) -> None:
+    """The job's input tables with their columns, as the HMS extractor indexes them (lineage
+    shows indexed datasets; one only a job mentioned is shown with --operations)."""
+    writer = IndexWriter(index)
+    for table, columns in (("orders", ("customer_id", "amount", "status")), ("customers", ("id", "region"))):
+        ref = EntityRef(SourceType.HIVE, hive_qualified_name(cluster, database, table), ElementType.TABLE)
+        writer.write(Element(SourceType.HIVE, ElementType.TABLE, ref.qualified_name, name=table))
+        for column in columns:
+            writer.write(Element(SourceType.HIVE, ElementType.FIELD,
+                                 hive_qualified_name(cluster, database, table, column), name=column, parent=ref))
+    assert writer.close()
+
+
+def test_a_clients_start_and_complete_show_in_navd_lineage(ol_served: Served, index: SolrIndex, navd: NavdRunner,
+                                                           cluster: str) -> None:
+    database = f"db{uuid.uuid4().hex[:8]}"
+    run_id = str(uuid.uuid4())
+    index_metastore_tables(index, cluster, database)
+    client = client_for(ol_served.url, compression=HttpCompression.GZIP)  # gzip bodies, as sites configure it
+    for state, offset in ((RunState.START, 0), (RunState.COMPLETE, 60)):
+        answer = client.transport.emit(job_run(run_id, "load_revenue", state, offset=offset, database=database))
+        assert answer.status_code == 201, answer.text
+    visible(index)
+
+    revenue = f"{database}.revenue@{cluster}"
+    execution = f"openlineage://{JOB_NAMESPACE}/load_revenue/{run_id}"
+    names, edges = lineage(navd, revenue, "--direction", "upstream", "--operations")
+    assert {f"{database}.orders@{cluster}", f"{database}.customers@{cluster}", execution} <= names
+    assert ("DATA_FLOW", execution, revenue, "") in edges
+
+    names, edges = lineage(navd, revenue, "--direction", "upstream", "--columns")
+    assert ("DATA_FLOW", f"{database}.orders.amount@{cluster}", f"{database}.revenue.total@{cluster}",
+            "AGGREGATION") in edges
+    assert ("CONTROL_FLOW", f"{database}.orders.status@{cluster}", f"{database}.revenue.total@{cluster}",
+            "FILTER") in edges
+    export = f"{HDFS}/data/{database}/revenue_export"
+    _, downstream = lineage(navd, f"{database}.customers@{cluster}", "--direction", "downstream")
+    assert {target for _type, _source, target, _subtype in downstream} >= {revenue, export}
+
+    shown = navd("entity", execution, "--json")
+    assert shown.returncode == 0, shown.stderr
+    run = json.loads(shown.stdout)
+    assert (run["type"], run["sourceType"], run["started"], run["ended"]) == (
+        "OPERATION_EXECUTION", "OPENLINEAGE", "2026-11-23T06:00:00Z", "2026-11-23T06:01:00Z")
+    assert run["properties"]["state"] == "COMPLETE"
+
+
+def test_a_fail_event_shows_the_error_on_the_execution(ol_served: Served, index: SolrIndex, navd: NavdRunner,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    run_id = str(uuid.uuid4())
+    # configured as the docs say: OPENLINEAGE_URL, nothing else
+    monkeypatch.setenv("OPENLINEAGE_URL", ol_served.url)
+    client = OpenLineageClient()
+    assert client.transport.kind == "http"
+    database = f"db{uuid.uuid4().hex[:8]}"
+    client.emit(job_run(run_id, "load_revenue", RunState.START, database=database))
+    client.emit(job_run(run_id, "load_revenue", RunState.FAIL, offset=5, database=database,
+                        error="ZeroDivisionError: division by zero"))
+    visible(index)
+    shown = navd("entity", f"openlineage://{JOB_NAMESPACE}/load_revenue/{run_id}", "--json")
+    assert shown.returncode == 0, shown.stderr
+    run = json.loads(shown.stdout)
+    assert run["properties"]["state"] == "FAIL"
+    assert run["properties"]["error"] == "ZeroDivisionError: division by zero"
+    assert run["ended"] == "2026-11-23T06:00:05Z"
+
+
+def test_posting_an_event_twice_writes_it_once(ol_served: Served, index: SolrIndex) -> None:
+    run_id = str(uuid.uuid4())
+    event = as_json(job_run(run_id, "twice", RunState.COMPLETE, database=f"db{uuid.uuid4().hex[:8]}"))
+    for _ in range(2):
+        assert requests.post(f"{ol_served.url}/api/v1/lineage", json=event, timeout=30).status_code == 201
+    visible(index)
+    execution = f"openlineage://{JOB_NAMESPACE}/twice/{run_id}"
+    assert index.count("elements", f'qualifiedName:"{execution}"') == 1
+    flows = index.count("relations", f'endpoint1QualifiedName:"{execution}" OR endpoint2QualifiedName:"{execution}"')
+    assert flows == 1 + 2 + 2  # INSTANCE_OF, two inputs, two outputs
+    # column edges through the run: 3 DATA_FLOW, a JOIN, JOIN, FILTER and GROUP_BY control of each of 2 columns
+    assert index.count("relations", f'discriminator:"{execution}"') == 3 + 4 * 2
+
+
+def test_the_linker_links_a_table_indexed_after_the_event(ol_served: Served, index: SolrIndex, navd: NavdRunner,
+                                                         cluster: str) -> None:
+    """An input no extractor had indexed when the event came is an unlinked endpoint; once the
+    HMS side indexes the table, `navd link` resolves it as it does the Spark extractor's."""
+    database = f"db{uuid.uuid4().hex[:8]}"
+    run_id = str(uuid.uuid4())
+    assert client_for(ol_served.url).transport.emit(
+        job_run(run_id, "late_tables", RunState.COMPLETE, database=database)).status_code == 201
+    visible(index)
+    execution = f"openlineage://{JOB_NAMESPACE}/late_tables/{run_id}"
+    query = f'type:DATA_FLOW AND endpoint2QualifiedName:"{execution}"'
+    assert index.count("relations", query + " AND unlinked:true") == 2
+    index_metastore_tables(index, cluster, database)
+    linked = navd("link", "--full")
+    assert linked.returncode == 0, linked.stderr
+    visible(index)
+    assert index.count("relations", query + " AND unlinked:false") == 2
+    assert index.count("relations", query + " AND unlinked:true") == 0
+
+
+@pytest.mark.parametrize(("body", "headers", "status", "parameter", "error"), [
+    (b'{"eventTime": "2026-11-23T06:00:00Z", "producer": "https://x", "schemaURL": "https://y", '
+     b'"eventType": "START", "run": {"runId": "nope"}, "job": {"namespace": "n", "name": "j"}}', {}, 400,
+     "$.run.runId", "$.run.runId: 'nope' is not a 'uuid'"),
+    (b'{"eventTime": "2026-11-23T06:00:00Z", "producer": "https://x", "schemaURL": "https://y", "job": {"name": "j"}}',
+     {}, 400, "$.job", "$.job: 'namespace' is a required property"),
+    (b'{"eventTime": "2026-11-23T06:00:00Z", "producer": "https://x", "sche', {}, 400, "body", "body: not JSON ("),
+    (b"[1, 2]", {}, 400, "$", "$: an OpenLineage event is a JSON object, got list"),
+    (b"not gzip at all", {"Content-Encoding": "gzip"}, 400, "body", "body: not valid gzip data ("),
+    (gzip.compress(b'{"eventTime": "2026-11-23T06:00:00Z"}')[:-12], {"Content-Encoding": "gzip"}, 400, "body",
+     "body: truncated gzip data"),
+    (gzip.compress(b"{}") + b"more", {"Content-Encoding": "gzip"}, 400, "body",
+     "body: data after the end of the gzip stream"),
+    (b"{" + b" " * MAX_BODY + b"}", {}, 413, "body",
+     f"body: the event as sent is larger than [openlineage] max_body_bytes ({MAX_BODY} bytes)"),
+    (gzip.compress(b"{" + b" " * (4 * MAX_BODY) + b"}"), {"Content-Encoding": "gzip"}, 413, "body",
+     f"body: the event once gunzipped is larger than [openlineage] max_body_bytes ({MAX_BODY} bytes)"),
+    (b"{}", {"Content-Encoding": "br"}, 415, "Content-Encoding", "Content-Encoding 'br': only gzip is taken"),
+], ids=["schema", "required", "cut-json", "not-object", "bad-gzip", "truncated-gzip", "trailing-gzip", "oversized",
+        "oversized-gunzipped", "encoding"])
+def test_bodies_the_intake_refuses_are_named(ol_served: Served, body: bytes, headers: dict[str, str], status: int,
+                                             parameter: str, error: str) -> None:
+    answer = requests.post(f"{ol_served.url}/api/v1/lineage", data=body,
+                           headers={"Content-Type": "application/json", **headers}, timeout=30)
+    assert answer.status_code == status, answer.text
+    assert answer.json()["parameter"] == parameter
+    assert answer.json()["error"].startswith(error), answer.json()
+
+
+def test_the_intake_serves_inside_navd_run(tmp_path: Path, solr_server: EmbeddedSolr, index: SolrIndex) -> None:
+    port = free_port()
+    config = write_config(tmp_path, solr_server, f"enabled = true\nport = {port}",
+                          f'[openlineage]\nenabled = true\nspool_dir = "{tmp_path / "spool"}"\n')
+    notify = Notifications(Path(f"/tmp/navd-ol-{os.getpid()}-{time.monotonic_ns()}.sock"))
+    log = tmp_path / "run.log"
+    proc = start(["run"], config, log, {"NOTIFY_SOCKET": str(notify.path)})
+    run_id = str(uuid.uuid4())
+    try:
+        notify.wait_for("READY=1", START_SECONDS)
+        answer = client_for(f"http://127.0.0.1:{port}").transport.emit(
+            job_run(run_id, "in_daemon", RunState.START, database=f"db{uuid.uuid4().hex[:8]}"))
+        assert answer.status_code == 201, answer.text
+    finally:
+        code = stop(proc)
+        notify.close()
+    assert code == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
+    visible(index)
+    assert index.count("elements", f'qualifiedName:"openlineage://{JOB_NAMESPACE}/in_daemon/{run_id}"') == 1
+
+
+def test_the_intake_is_off_unless_enabled(tmp_path: Path, solr_server: EmbeddedSolr) -> None:
+    port = free_port()
+    config = write_config(tmp_path, solr_server, f"port = {port}")
+    log = tmp_path / "serve.log"
+    proc = start(["serve"], config, log)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_healthy(proc, url, log)
+        assert requests.post(f"{url}/api/v1/lineage", json={}, timeout=30).status_code in (404, 405)
+    finally:
+        assert stop(proc) == 0

@@ -1,0 +1,267 @@
+"""The pure part of the OpenLineage intake: `[openlineage]` config, the vendored schema's
+refusals (the first bad field by its JSON path) and the mapping of real events (the Spark
+listener's captured COMPLETE; events the openlineage-python client builds) to navd records."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from openlineage.client.event_v2 import RunState
+
+from navd.config import parse_config
+from navd.errors import ConfigError
+from navd.index.documents import element_document
+from navd.model import Element, ElementStub, Record, Relation
+from navd.names import SourceType, openlineage_dataset_ref
+from navd.openlineage.mapping import MappingSettings, map_event, merge_execution
+from navd.openlineage.schema import SPEC_VERSION, InvalidEvent, validate
+
+from openlineage_events import HIVE, JOB_NAMESPACE, as_json, job_run
+
+SPARK_EVENT = json.loads((Path(__file__).parent / "fixtures" / "openlineage" / "ctas_expression.complete.json")
+                         .read_text(encoding="utf-8"))
+RUN_ID = "0190f1e4-2b4c-7d7e-9a58-6f3f5e0c1a11"
+DAG_RUN_ID = "0190f1e4-2b4c-7d7e-9a58-6f3f5e0c1a00"
+SETTINGS = MappingSettings({HIVE: "primary"}, "fallback")
+
+
+def relations(records: Iterable[Record]) -> set[tuple[str, ...]]:
+    """Relations as (type, endpoint 1, endpoint 2, dependency, expression, subtype, linked)."""
+    return {(r.type.value, r.endpoint1.qualified_name, r.endpoint2.qualified_name,
+             r.dependency_type.value if r.dependency_type else "", r.expression or "",
+             r.properties.get("subtype", ""), "linked" if not r.unlinked else "unlinked")
+            for r in records if isinstance(r, Relation)}
+
+
+def elements(records: Iterable[Record]) -> dict[str, tuple[str, str, bool]]:
+    """qualifiedName -> (source type, type, is a stub)."""
+    out = {}
+    for record in records:
+        if isinstance(record, (Element, ElementStub)):
+            element = record.element if isinstance(record, ElementStub) else record
+            out[element.qualified_name] = (element.source_type.value, element.type.value,
+                                           isinstance(record, ElementStub))
+    return out
+
+
+# -- config --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("section", "message"), [
+    ({"namespaces": {"hive://m:9083": 3}}, "[openlineage] namespaces: expected a table of strings"),
+    ({"namespaces": {"hive://m:9083": " "}}, "[openlineage] namespaces: 'hive://m:9083': the cluster must be"),
+    ({"namespaces": {" ": "primary"}}, "[openlineage] namespaces: ' ': a namespace must be non-empty"),
+    ({"max_body_bytes": 10}, "[openlineage] max_body_bytes: must be an integer >= 1024"),
+    ({"enabled": "yes"}, "[openlineage] enabled: expected true or false"),
+    ({"spool": "/x"}, "[openlineage]: unknown key 'spool'"),
+])
+def test_bad_openlineage_settings_are_one_line_naming_the_key(section: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError) as refused:
+        parse_config({"openlineage": section}, source="navd.toml")
+    assert str(refused.value).startswith(f"navd.toml: {message}"), str(refused.value)
+    assert "\n" not in str(refused.value)
+
+
+def test_openlineage_settings_load() -> None:
+    config = parse_config({"openlineage": {"enabled": True, "namespaces": {HIVE: "primary"},
+                                           "spool_dir": "/var/spool/navd", "max_body_bytes": 2048}})
+    assert config.openlineage.enabled and dict(config.openlineage.namespaces) == {HIVE: "primary"}
+    assert (config.openlineage.spool_dir, config.openlineage.max_body_bytes) == ("/var/spool/navd", 2048)
+    assert parse_config({}).openlineage.enabled is False
+
+
+# -- the schema ----------------------------------------------------------------------------------
+
+def _set(path: list[Any], value: Any) -> Callable[[dict[str, Any]], None]:
+    def change(event: dict[str, Any]) -> None:
+        target = event
+        for key in path[:-1]:
+            target = target[key]
+        if value is KeyError:
+            del target[path[-1]]
+        else:
+            target[path[-1]] = value
+    return change
+
+
+@pytest.mark.parametrize(("change", "path", "message"), [
+    (_set(["run", "runId"], "not-a-uuid"), "$.run.runId", "'not-a-uuid' is not a 'uuid'"),
+    (_set(["eventTime"], KeyError), "$", "'eventTime' is a required property"),
+    (_set(["eventTime"], "yesterday"), "$.eventTime", "'yesterday' is not a 'date-time'"),
+    (_set(["eventType"], "DONE"), "$.eventType", "'DONE' is not one of"),
+    (_set(["job", "name"], 7), "$.job.name", "7 is not of type 'string'"),
+    (_set(["outputs", 0, "name"], KeyError), "$.outputs[0]", "'name' is a required property"),
+    (_set(["outputs", 0, "facets", "columnLineage", "fields", "u", "inputFields"], KeyError),
+     "$.outputs[0].facets.columnLineage.fields.u", "'inputFields' is a required property"),
+    (_set(["run", "facets", "parent", "run", "runId"], "x"), "$.run.facets.parent.run.runId", "'x' is not a 'uuid'"),
+])
+def test_an_invalid_event_names_its_first_bad_field(change: Callable[[dict[str, Any]], None], path: str,
+                                                    message: str) -> None:
+    event = copy.deepcopy(SPARK_EVENT)
+    change(event)
+    with pytest.raises(InvalidEvent) as refused:
+        validate(event)
+    assert refused.value.path == path
+    assert str(refused.value).startswith(f"{path}: {message}"), str(refused.value)
+
+
+def test_the_three_kinds_of_event_are_told_apart() -> None:
+    assert SPEC_VERSION == "2-0-2"
+    assert validate(SPARK_EVENT) == "RunEvent"
+    base = {"eventTime": "2026-11-23T06:00:00Z", "producer": "https://x", "schemaURL": "https://y"}
+    assert validate({**base, "dataset": {"namespace": HIVE, "name": "sales.t"}}) == "DatasetEvent"
+    assert validate({**base, "job": {"namespace": "n", "name": "j"}}) == "JobEvent"
+    with pytest.raises(InvalidEvent, match=r"^\$: an OpenLineage event is a JSON object, got list$"):
+        validate([SPARK_EVENT])
+
+
+# -- naming --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("namespace", "name", "expected"), [
+    ("hdfs://NN:8020", "/data/raw//orders/", ("HDFS", "DIRECTORY", "hdfs://nn:8020/data/raw/orders")),
+    ("file", "/tmp/x/y.csv", ("HDFS", "DIRECTORY", "file:///tmp/x/y.csv")),
+    ("s3://bucket", "warehouse/t", ("HDFS", "DIRECTORY", "s3://bucket/warehouse/t")),
+    (HIVE, "Sales.Orders", ("HIVE", "TABLE", "sales.orders@primary")),
+    ("hive://other:9083", "sales.orders", ("HIVE", "TABLE", "sales.orders@fallback")),
+    ("postgres://db:5432", "shop.public.orders", ("OPENLINEAGE", "TABLE", "postgres://db:5432/shop.public.orders")),
+    ("bigquery", "project.ds.t", ("OPENLINEAGE", "TABLE", "bigquery://project.ds.t")),
+    ("kafka://broker:9092", "clicks", ("OPENLINEAGE", "TABLE", "kafka://broker:9092/clicks")),
+])
+def test_datasets_are_named_as_navd_names_them(namespace: str, name: str, expected: tuple[str, str, str]) -> None:
+    ref = openlineage_dataset_ref(namespace, name, SETTINGS.clusters, SETTINGS.default_cluster)
+    assert (ref.source_type.value, ref.type.value, ref.qualified_name) == expected
+
+
+# -- mapping real events -------------------------------------------------------------------------
+
+def test_the_spark_listeners_event_maps_to_the_spark_extractors_vocabulary() -> None:
+    """The listener's COMPLETE of `create table sales.t as select upper(c) as u from sales.s
+    where c is not null`: the DIRECT TRANSFORMATION is an EXPRESSION DATA_FLOW, the
+    dataset-wide FILTER a CONTROL_FLOW of each written column, both through the run."""
+    mapped = map_event(SPARK_EVENT, validate(SPARK_EVENT), SETTINGS)
+    job = "openlineage://navd-compare/ctas_expression.execute_create_data_source_table_as_select_command.sales_t"
+    run = f"{job}/01a20775-bbb5-78bd-823c-edc0afb35603"
+    s, t = "file:///tmp/navd-capture/warehouse/sales.db/s", "file:///tmp/navd-capture/warehouse/sales.db/t"
+    assert relations(mapped.records) == {
+        ("INSTANCE_OF", job, run, "", "", "", "linked"),
+        ("PARENT_CHILD", "openlineage://navd-compare/ctas_expression/01a20775-910f-7620-8184-60ffced327c5", run,
+         "", "", "", "unlinked"),
+        ("DATA_FLOW", s, run, "", "", "", "unlinked"),
+        ("DATA_FLOW", run, t, "", "", "", "unlinked"),
+        ("DATA_FLOW", f"{s}#c", f"{t}#u", "EXPRESSION", "", "TRANSFORMATION", "unlinked"),
+        ("CONTROL_FLOW", f"{s}#c", f"{t}#u", "", "", "FILTER", "unlinked"),
+        ("PARENT_CHILD", s, f"{s}#c", "", "", "", "linked"),
+        ("PARENT_CHILD", s, f"{s}#n", "", "", "", "linked"),
+        ("PARENT_CHILD", t, f"{t}#u", "", "", "", "linked"),
+    }
+    assert elements(mapped.records) == {job: ("OPENLINEAGE", "OPERATION", False),
+                                        s: ("HDFS", "DIRECTORY", True), t: ("HDFS", "DIRECTORY", True),
+                                        f"{s}#c": ("HDFS", "FIELD", True), f"{s}#n": ("HDFS", "FIELD", True),
+                                        f"{t}#u": ("HDFS", "FIELD", True)}
+    execution = mapped.execution
+    assert execution is not None and execution.qualified_name == run
+    assert (execution.properties["state"], execution.started, execution.ended) == (
+        "COMPLETE", None, datetime(2026, 11, 23, 8, 11, 29, 501000, tzinfo=UTC))
+
+
+def test_a_clients_run_maps_to_operation_execution_flows_and_column_edges() -> None:
+    event = as_json(job_run(RUN_ID, "load_revenue", RunState.COMPLETE, offset=60, parent=("daily", DAG_RUN_ID)))
+    mapped = map_event(event, validate(event), SETTINGS)
+    job = f"openlineage://{JOB_NAMESPACE}/load_revenue"
+    run = f"{job}/{RUN_ID}"
+    orders, customers, revenue = "sales.orders@primary", "sales.customers@primary", "sales.revenue@primary"
+    export = "hdfs://nn:8020/data/sales/revenue_export"
+    found = relations(mapped.records)
+    assert {r for r in found if r[0] != "PARENT_CHILD" or r[2] == run} == {
+        ("INSTANCE_OF", job, run, "", "", "", "linked"),
+        ("PARENT_CHILD", f"openlineage://{JOB_NAMESPACE}/daily/{DAG_RUN_ID}", run, "", "", "", "unlinked"),
+        ("DATA_FLOW", orders, run, "", "", "", "unlinked"),
+        ("DATA_FLOW", customers, run, "", "", "", "unlinked"),
+        ("DATA_FLOW", run, revenue, "", "", "", "unlinked"),
+        ("DATA_FLOW", run, export, "", "", "", "unlinked"),
+        ("DATA_FLOW", "sales.customers.region@primary", "sales.revenue.region@primary", "SIMPLE", "", "IDENTITY",
+         "unlinked"),
+        ("DATA_FLOW", "sales.orders.amount@primary", "sales.revenue.total@primary", "EXPRESSION", "sum(amount)",
+         "AGGREGATION", "unlinked"),
+        ("DATA_FLOW", "sales.customers.region@primary", f"{export}#region", "EXPRESSION", "upper(region)",
+         "TRANSFORMATION", "unlinked"),
+        # dataset-wide INDIRECT inputs: a control edge of every written column
+        *(("CONTROL_FLOW", source, f"sales.revenue.{column}@primary", "", "", subtype, "unlinked")
+          for column in ("region", "total")
+          for source, subtype in (("sales.orders.customer_id@primary", "JOIN"), ("sales.customers.id@primary", "JOIN"),
+                                  ("sales.orders.status@primary", "FILTER"),
+                                  ("sales.customers.region@primary", "GROUP_BY"))),
+    }
+    # the schema facets' columns under their tables (stubs: the HMS extractor owns Hive columns)
+    assert ("PARENT_CHILD", orders, "sales.orders.status@primary", "", "", "", "linked") in found
+    stubs = {r.element.qualified_name: r.element for r in mapped.records if isinstance(r, ElementStub)}
+    assert stubs["sales.orders.amount@primary"].data_type == "DECIMAL(10,2)"
+    assert stubs[revenue].source_type is SourceType.HIVE
+    execution = mapped.execution
+    assert execution is not None
+    assert {k: execution.properties[k] for k in ("state", "nominalStartTime", "nominalEndTime", "runId")} == {
+        "state": "COMPLETE", "nominalStartTime": "2026-11-23T05:00:00.000Z",
+        "nominalEndTime": "2026-11-23T06:00:00.000Z", "runId": RUN_ID}
+    assert execution.query_text == "insert into sales.revenue select ..."
+
+
+def test_the_same_event_maps_to_the_same_identities() -> None:
+    event = as_json(job_run(RUN_ID, "load_revenue", RunState.START))
+    first, again = (map_event(copy.deepcopy(event), "RunEvent", SETTINGS) for _ in range(2))
+    assert [_key(r) for r in first.records] == [_key(r) for r in again.records]
+    assert len({_key(r) for r in first.records}) == len(first.records)  # nothing written twice per event
+
+
+def _key(record: Record) -> str:
+    return record.element.identity if isinstance(record, ElementStub) else record.identity  # type: ignore[union-attr]
+
+
+def test_a_runs_execution_is_merged_from_its_events_in_any_order() -> None:
+    start = map_event(as_json(job_run(RUN_ID, "j", RunState.START)), "RunEvent", SETTINGS).execution
+    fail = map_event(as_json(job_run(RUN_ID, "j", RunState.FAIL, offset=90, error="ZeroDivisionError: boom")),
+                     "RunEvent", SETTINGS).execution
+    assert start is not None and fail is not None
+
+    def stored(element: Element) -> dict[str, Any]:
+        return element_document(element)
+
+    for first, second in ((start, fail), (fail, start)):
+        merged = merge_execution(second, stored(first))
+        assert (merged.started, merged.ended) == (datetime(2026, 11, 23, 6, 0, tzinfo=UTC),
+                                                  datetime(2026, 11, 23, 6, 1, 30, tzinfo=UTC))
+        assert (merged.properties["state"], merged.properties["error"]) == ("FAIL", "ZeroDivisionError: boom")
+        # a replay of either event changes nothing
+        assert element_document(merge_execution(first, stored(merged))) == element_document(merged)
+        assert element_document(merge_execution(second, stored(merged))) == element_document(merged)
+
+
+def test_a_dataset_only_openlineage_knows_is_an_element_with_its_columns() -> None:
+    event = {"eventTime": "2026-11-23T06:00:00Z", "producer": "https://x", "schemaURL": "https://y",
+             "dataset": {"namespace": "postgres://db:5432", "name": "shop.public.orders",
+                         "facets": {"schema": {"_producer": "https://x", "_schemaURL": "https://y",
+                                               "fields": [{"name": "ID", "type": "int"}]}}}}
+    mapped = map_event(event, validate(event), SETTINGS)
+    assert elements(mapped.records) == {
+        "postgres://db:5432/shop.public.orders": ("OPENLINEAGE", "TABLE", False),
+        "postgres://db:5432/shop.public.orders#id": ("OPENLINEAGE", "FIELD", False)}
+    assert mapped.execution is None
+    assert all(re.fullmatch(r"[0-9a-f]{32}", _key(r)) for r in mapped.records)
+
+
+def test_a_job_event_flows_through_its_job() -> None:
+    """A JobEvent (no run): its inputs and outputs are DATA_FLOW through the job itself."""
+    event = {"eventTime": "2026-11-23T06:00:00Z", "producer": "https://x", "schemaURL": "https://y",
+             "job": {"namespace": "dbt://analytics", "name": "model.revenue"},
+             "inputs": [{"namespace": HIVE, "name": "sales.orders"}],
+             "outputs": [{"namespace": "hdfs://nn:8020", "name": "/marts/revenue"}]}
+    mapped = map_event(event, validate(event), SETTINGS)
+    job = "openlineage://dbt://analytics/model.revenue"
+    assert mapped.execution is None
+    assert relations(mapped.records) == {("DATA_FLOW", "sales.orders@primary", job, "", "", "", "unlinked"),
+                                         ("DATA_FLOW", job, "hdfs://nn:8020/marts/revenue", "", "", "", "unlinked")}
