@@ -65,11 +65,18 @@ def test_log_file_is_reopened_after_logrotate_moved_it(tmp_path: Path) -> None:
     assert [json.loads(line)["event"] for line in path.read_text().splitlines()] == ["after rotation"]
 
 
+def server_section(text: str) -> str:
+    """deploy/navd.toml's [server] section, up to the next section's header."""
+    start = text.index("\n[server]") + 1
+    end = text.find("\n[", start)
+    return text[start:end + 1 if end >= 0 else len(text)]
+
+
 def test_example_server_section_loads_with_basic_auth_and_tls(tmp_path: Path) -> None:
     """The `# example` lines of [server], uncommented (certificate paths pointed at files that
     exist here), make a valid config: the server off loopback with basic auth and TLS."""
     text = (DEPLOY / "navd.toml").read_text()
-    section = text[text.index("[server]"):]
+    section = server_section(text)
     for name in ("navd.crt", "navd.key"):
         (tmp_path / name).write_text("PEM")
     lines = [line[2:].replace("/etc/navd/tls", str(tmp_path)) if line.startswith("# ") and "# example" in line
@@ -87,7 +94,7 @@ def test_example_server_section_loads_with_basic_auth_and_tls(tmp_path: Path) ->
 def test_example_server_section_loads_with_kerberos_and_tls(tmp_path: Path) -> None:
     """The same with the `# kerberos example` lines in place of basic auth's `auth` line."""
     text = (DEPLOY / "navd.toml").read_text()
-    section = text[text.index("[server]"):]
+    section = server_section(text)
     for name in ("navd.crt", "navd.key"):
         (tmp_path / name).write_text("PEM")
     lines = [line[2:].replace("/etc/navd/tls", str(tmp_path)) if line.startswith("# ") and "example" in line
