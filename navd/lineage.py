@@ -89,6 +89,8 @@ class Node:
     #: the node cap stopped the walk before all of this node's neighbours were walked: its own
     #: lineage has more (the page's "show more" asks for it)
     cut: bool = False
+    #: a column's dataset (its PARENT_CHILD parent): the page draws the column inside it
+    parent: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"id": self.id, "qualifiedName": self.qualified_name, "type": self.type,
@@ -97,6 +99,8 @@ class Node:
             shown["unlinked"] = True
         if self.cut:
             shown["cut"] = True
+        if self.parent:
+            shown["parent"] = self.parent
         return shown
 
 
@@ -162,7 +166,7 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
                 truncated = True
                 cut |= progress.cut_by(relation)
                 break
-    nodes = _load_nodes(store, node_ids, relations.values())
+    nodes = _with_parents(store, _load_nodes(store, node_ids, relations.values()))
     edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression, r.subtype)
              for r in relations.values()]
     return _contract(root.id, nodes, edges, options, truncated, frozenset(cut))
@@ -296,6 +300,15 @@ def _load_nodes(store: LineageStore, node_ids: set[str],
                                           display_name(endpoint.qualified_name, endpoint.type, endpoint.source_type),
                                           deleted=False, indexed=False)
     return nodes
+
+
+def _with_parents(store: LineageStore, nodes: dict[str, Node]) -> dict[str, Node]:
+    """Columns with the identity of their dataset (one batched query; none without columns)."""
+    fields = [n for n, node in nodes.items() if node.type == _FIELD]
+    if not fields:
+        return nodes
+    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2)}
+    return {n: dataclasses.replace(node, parent=parent_of[n]) if n in parent_of else node for n, node in nodes.items()}
 
 
 def _unresolved(store: LineageStore, live_stubs: list[str], types: Mapping[str, str]) -> set[str]:

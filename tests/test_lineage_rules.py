@@ -106,3 +106,17 @@ def test_the_root_is_not_cut_once_its_inputs_are_walked() -> None:
     shown_labels = {graph.labels[n.id] for n in capped.nodes}
     assert {"a", "b", "c"} <= shown_labels and "root" not in cut and cut <= {"a", "b", "c", "a1", "a2", "b1", "b2"}
     assert cut
+
+
+def test_columns_name_their_dataset() -> None:
+    """The page draws a column inside its table: column nodes carry `parent`, others do not."""
+    from lineage_cases import pipeline  # noqa: PLC0415
+
+    graph = pipeline(DB)
+    store = MemoryLineageStore.of(graph.records)
+    result = lineage(store, graph.identity("t"), LineageOptions(direction="upstream", columns=True))
+    parents = {graph.labels[n.id]: graph.labels.get(n.parent or "") for n in result.nodes}
+    assert parents == {"t": None, "s": None, "t.u": "t", "s.c": "s", "s.k": "s"}
+    assert result.as_dict()["nodes"][0].get("parent") is None
+    assert {n["parent"] for n in result.as_dict()["nodes"] if n["type"] == "FIELD"} == {graph.identity("t"),
+                                                                                       graph.identity("s")}

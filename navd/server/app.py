@@ -33,7 +33,7 @@ REALM = "navd"
 
 def create_app(config: NavdConfig, index: SolrIndex) -> FastAPI:
     """The server's app over `index` (a read-only client: navd-reader on the embedded Solr)."""
-    from navd.server import api
+    from navd.server import api, page
     from navd.server.navigator_routes import navigator_router
 
     app = FastAPI(title="navd", version=__version__, docs_url=None, redoc_url=None,
@@ -48,6 +48,7 @@ def create_app(config: NavdConfig, index: SolrIndex) -> FastAPI:
     mount(app, api.router)
     mount(app, app.state.metrics.router)
     mount(app, navigator_router(api.index_of))  # Navigator's /api/v9..v19 (docs/navigator-api.md)
+    mount(app, page.router)  # the lineage page at / and its files (navd/server/page.py)
     return app
 
 
