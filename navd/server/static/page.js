@@ -303,6 +303,12 @@
     return { root: graphs[0].root, nodes: [...nodes.values()], edges: [...edges.values()], truncated };
   }
 
+  // The graphs the view needs now (the one with columns once a table is expanded).
+  async function loaded() {
+    if (!state.base) state.base = await fetchLineage(state.name, state.options, false);
+    if (needColumns() && !state.columnGraph) state.columnGraph = await fetchLineage(state.name, state.options, true);
+  }
+
   function currentGraph() {
     const first = needColumns() ? state.columnGraph : state.base;
     return merge([first, ...state.extra.filter((g) => g.columns === needColumns()).map((g) => g.graph)]);
@@ -326,8 +332,7 @@
         + "Dashed edges: control flow. Dashed outline: a placeholder for an input navd has not indexed (unlinked). "
         + "Struck through and grey: deleted. ⊕: the node cap cut this node's lineage (select it: Show more)." }));
     try {
-      if (!state.base) state.base = await fetchLineage(name, options, false);
-      if (needColumns() && !state.columnGraph) state.columnGraph = await fetchLineage(name, options, true);
+      await loaded();
     } catch (error) {
       fail(generation, error);
       return;
@@ -536,7 +541,7 @@
     state.pinned = false;
     const generation = begin();
     try {
-      if (needColumns() && !state.columnGraph) state.columnGraph = await fetchLineage(state.name, state.options, true);
+      await loaded();
     } catch (error) {
       fail(generation, error);
       return;
@@ -569,6 +574,7 @@
     try {
       const more = await fetchLineage(node.id, state.options, columns);
       state.extra.push({ columns, graph: more });
+      await loaded();
     } catch (error) {
       fail(generation, error);
       return;
