@@ -39,6 +39,7 @@ bench: setup
 	$(BIN)/python tests/bench/bench_hdfs.py
 	$(BIN)/python tests/bench/bench_hms.py
 	$(BIN)/python tests/bench/bench_linker.py
+	$(BIN)/python tests/bench/bench_page.py
 
 # A report, not a test: navd's column edges against the OpenLineage Spark listener's on the same
 # runs (tests/bench/README.md). `make compare-openlineage CASES=column_usage,multi_insert` for a subset.

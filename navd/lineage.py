@@ -382,6 +382,7 @@ def _contract(root: str, nodes: Mapping[str, Node], edges: list[Edge], options: 
                     key = (edge.source, onward.target, edge.type, None, None, None)
                     shown_edges[key] = Edge(edge.source, onward.target, edge.type)
     used = {root} | {e.source for e in shown_edges.values()} | {e.target for e in shown_edges.values()}
+    cut = frozenset(n for n in cut if n in nodes)  # queued columns no relation reached are not in the graph
     marked = {n for n in cut if not hidden(n)}
     for edge in edges:
         for near, far in ((edge.source, edge.target), (edge.target, edge.source)):

@@ -5,7 +5,7 @@
 columns, a temporary table dropped after use (deleted, with its columns), executions of an
 operation with queryText and a run history, an input nobody indexed (unlinked), a control-flow
 column edge, and an application named like an HTML tag. `fan`: a table written from many inputs,
-each with its own upstream source, for the node cap. `chain`: a layered graph of a given size.
+each with its own upstream source, for the node cap. `tree`: a graph of a given size for the benchmark.
 """
 
 from __future__ import annotations
@@ -167,27 +167,50 @@ def fan(prefix: str, inputs: int) -> tuple[list[Element | Relation], str, list[s
     return [*records, *relations], hub.identity, input_ids
 
 
-def layered(prefix: str, nodes: int, width: int = 20) -> tuple[list[Element | Relation], str]:
-    """About `nodes` tables in layers of `width`; each table is read by one job that writes the next
-    layer's table at the same position and one further off (2i+3 mod width), so a few layers up
-    or down reach every table of a layer. The root is the middle layer's first table: lineage in
-    both directions with depth = layers shows every table. The records and the root's identity."""
+def tree(prefix: str, nodes: int, fanout: int = 3) -> tuple[list[Element | Relation], str, int]:
+    """A root table with about `nodes` nodes of lineage shown with operations: upstream, each
+    table is written by one job from `fanout` tables; downstream, each table is read by one job
+    that writes `fanout` tables; breadth first until half the nodes are on each side. The
+    records, the root's identity and the depth that reaches every table."""
     cluster = prefix
-    layers = max(2, nodes // width)
     records: list[Element | Relation] = []
-    tables: list[list[Element]] = []
-    for layer in range(layers):
-        row = [Element(SourceType.HIVE, ElementType.TABLE, hive_qualified_name(cluster, "bench", f"t{layer}_{i}"),
-                       name=f"{prefix}_t{layer}_{i}") for i in range(width)]
-        records += row
-        tables.append(row)
-    for layer in range(layers - 1):
-        for i in range(width):
-            job = Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION,
-                          operation_qualified_name(SourceType.SPARK, f"application_{prefix}_{layer}_{i}", "1"),
-                          name=f"job {layer}.{i}", started=STARTED)
-            records.append(job)
-            records.append(Relation(RelationType.DATA_FLOW, tables[layer][i].ref, job.ref))
-            records.append(Relation(RelationType.DATA_FLOW, job.ref, tables[layer + 1][i].ref))
-            records.append(Relation(RelationType.DATA_FLOW, job.ref, tables[layer + 1][(2 * i + 3) % width].ref))
-    return records, tables[layers // 2][0].identity
+    count = 0
+
+    def table(name: str) -> Element:
+        nonlocal count
+        count += 1
+        element = Element(SourceType.HIVE, ElementType.TABLE, hive_qualified_name(cluster, "bench", name),
+                          name=f"{prefix}_{name}")
+        records.append(element)
+        return element
+
+    def job(name: str) -> Element:
+        nonlocal count
+        count += 1
+        element = Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION,
+                          operation_qualified_name(SourceType.SPARK, f"application_{prefix}_{name}", "1"),
+                          name=f"job {name}", started=STARTED)
+        records.append(element)
+        return element
+
+    root = table("root")
+    depth = 0
+    for side, limit in (("up", nodes // 2), ("down", nodes)):
+        level, hops = [root], 0
+        while count < limit and level:
+            hops += 1
+            following = []
+            for near in level:
+                if count >= limit:
+                    break
+                runner = job(f"{side}_{near.name.removeprefix(prefix + '_')}")
+                for n in range(fanout):
+                    far = table(f"{side}{hops}_{len(following)}_{n}")
+                    following.append(far)
+                    one, two = (far, runner) if side == "up" else (runner, far)
+                    records.append(Relation(RelationType.DATA_FLOW, one.ref, two.ref))
+                one, two = (runner, near) if side == "up" else (near, runner)
+                records.append(Relation(RelationType.DATA_FLOW, one.ref, two.ref))
+            level = following
+        depth = max(depth, hops)
+    return records, root.identity, depth

@@ -98,6 +98,17 @@ def test_the_node_cap_marks_the_nodes_it_cut(max_nodes: int, operations: bool) -
     assert all(n.as_dict().get("cut") is (True if n.cut else None) for n in capped.nodes)
 
 
+def test_a_cap_reached_while_columns_are_queued_marks_only_shown_nodes() -> None:
+    """Columns queued for the walk but reached by no relation before the cap are not nodes."""
+    from lineage_cases import pipeline  # noqa: PLC0415
+
+    graph = pipeline(DB)
+    store = MemoryLineageStore.of(graph.records)
+    for max_nodes in (1, 2, 3):
+        capped = lineage(store, graph.identity("u"), LineageOptions(columns=True, max_nodes=max_nodes))
+        assert capped.truncated and {n.id for n in capped.nodes if n.cut} <= {n.id for n in capped.nodes}
+
+
 def test_the_root_is_not_cut_once_its_inputs_are_walked() -> None:
     graph = tree(DB)
     store = MemoryLineageStore.of(graph.records)
