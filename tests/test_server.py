@@ -372,6 +372,10 @@ def test_basic_auth_over_tls_with_a_user_from_add_user(tmp_path: Path, solr_serv
         assert requests.get(navigator, verify=str(cert), timeout=30).status_code == 401
         assert requests.get(navigator, verify=str(cert), auth=("alice", "s3cret pass"), timeout=30,
                             params={"query": "originalName:orders", "limit": 5}).status_code == 200
+        for page in (f"{url}/", f"{url}/static/page.js"):  # the lineage page too: the browser asks for the login
+            refused = requests.get(page, verify=str(cert), timeout=30)
+            assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Basic")
+            assert requests.get(page, verify=str(cert), auth=("alice", "s3cret pass"), timeout=30).status_code == 200
         accepted = requests.get(path, verify=str(cert), auth=("alice", "s3cret pass"), timeout=30)
         assert accepted.status_code == 200 and accepted.json()["qualifiedName"] == f"sales.orders@{cluster}"
         assert requests.get(path, verify=str(cert), auth=("alice", "s3cret"), timeout=30).status_code == 401
