@@ -4,12 +4,19 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 NAVD   := $(BIN)/navd
 
-.PHONY: setup krb5-packages test quickstart bench compare-openlineage dev-up dev-down clean
+.PHONY: setup krb5-packages browser test quickstart bench compare-openlineage dev-up dev-down clean vendor-js
 
 # Idempotent: the venv and the editable installs are redone only when a pyproject.toml changes;
 # `navd solr fetch` returns at once when the Solr jars are already cached.
-setup: $(VENV)/.installed
+setup: $(VENV)/.installed browser
 	$(NAVD) solr fetch
+
+# The browser tests (tests/test_page.py) and the page benchmark drive Debian's Chromium: installed
+# here when missing (as root), else one line saying what to install. A missing browser fails them.
+browser:
+	@test -x /usr/bin/chromium || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -q && apt-get install -y -q chromium; \
+	  else echo "make setup: the browser tests need /usr/bin/chromium: run 'sudo apt-get install -y chromium'" >&2; exit 1; fi; }
 
 # The dev services (deploy/dev, distribution navd-devstack) install beside navd, never inside it:
 # `make dev-up`, the tests and the benchmarks need them; `pip install .` of navd does not.
@@ -52,6 +59,7 @@ bench: setup
 	$(BIN)/python tests/bench/bench_hms.py
 	$(BIN)/python tests/bench/bench_linker.py
 	$(BIN)/python tests/bench/bench_api.py
+	$(BIN)/python tests/bench/bench_page.py
 
 # A report, not a test: navd's column edges against the OpenLineage Spark listener's on the same
 # runs (tests/bench/README.md). `make compare-openlineage CASES=column_usage,multi_insert` for a subset.
@@ -66,3 +74,18 @@ dev-down: setup
 
 clean:
 	rm -rf $(VENV) .pytest_cache .bench build *.egg-info deploy/dev/build deploy/dev/*.egg-info
+
+# The lineage page's JavaScript (cytoscape, cytoscape-elk, elkjs), pinned in web/package-lock.json,
+# copied with their licences into the package and committed: edge nodes are often air-gapped,
+# so neither a build nor `pip install` fetches anything from npm.
+VENDOR := navd/server/static/vendor
+vendor-js:
+	cd web && npm ci --no-audit --no-fund
+	mkdir -p $(VENDOR)
+	cp web/node_modules/cytoscape/dist/cytoscape.min.js $(VENDOR)/cytoscape.min.js
+	cp web/node_modules/cytoscape/LICENSE $(VENDOR)/cytoscape.LICENSE.txt
+	cp web/node_modules/cytoscape-elk/dist/cytoscape-elk.js $(VENDOR)/cytoscape-elk.js
+	cp web/node_modules/cytoscape-elk/LICENSE $(VENDOR)/cytoscape-elk.LICENSE.txt
+	cp web/node_modules/elkjs/lib/elk.bundled.js $(VENDOR)/elk.bundled.js
+	cp web/node_modules/elkjs/LICENSE.md $(VENDOR)/elkjs.LICENSE.md
+	cd web && node -e 'const l=require("./package-lock.json").packages;for(const n of ["cytoscape","cytoscape-elk","elkjs"])console.log(n, l["node_modules/"+n].version, l["node_modules/"+n].license)' > ../$(VENDOR)/VERSIONS.txt

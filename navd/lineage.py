@@ -86,12 +86,21 @@ class Node:
     name: str
     deleted: bool
     indexed: bool  # False: only known from a relation's unlinked endpoint
+    #: the node cap stopped the walk before all of this node's neighbours were walked: its own
+    #: lineage has more (the page's "show more" asks for it)
+    cut: bool = False
+    #: a column's dataset (its PARENT_CHILD parent): the page draws the column inside it
+    parent: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"id": self.id, "qualifiedName": self.qualified_name, "type": self.type,
                                  "sourceType": self.source_type, "name": self.name, "deleted": self.deleted}
         if not self.indexed:
             shown["unlinked"] = True
+        if self.cut:
+            shown["cut"] = True
+        if self.parent:
+            shown["parent"] = self.parent
         return shown
 
 
@@ -147,33 +156,53 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
     relations: dict[str, StoredRelation] = {}
     node_ids: set[str] = {root.id}
     truncated = False
+    cut: set[str] = set()
     for direction in directions:
-        for relation in _walk(store, root, direction, options):
+        progress = _Progress()
+        for relation in _walk(store, root, direction, options, progress):
             relations[relation.id] = relation
             node_ids.update((relation.endpoint1.id, relation.endpoint2.id))
             if len(node_ids) > options.max_nodes:
                 truncated = True
+                cut |= progress.cut_by(relation)
                 break
-    nodes = _load_nodes(store, node_ids, relations.values())
+    nodes = _with_parents(store, _load_nodes(store, node_ids, relations.values()))
     edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression, r.subtype)
              for r in relations.values()]
-    return _contract(root.id, nodes, edges, options, truncated)
+    return _contract(root.id, nodes, edges, options, truncated, frozenset(cut))
+
+
+@dataclasses.dataclass(frozen=True)
+class _Progress:
+    """What one direction's walk has done so far, to tell which nodes the node cap cut: those
+    queued for walking whose level was not finished, and the new far end of the relation that
+    reached the cap (walked to, never from). Nodes left at the depth limit are not cut."""
+
+    seen: set[str] = dataclasses.field(default_factory=set)  # reached (queued or at the depth limit)
+    pending: set[str] = dataclasses.field(default_factory=set)  # queued, their level not finished
+
+    def cut_by(self, last: StoredRelation) -> set[str]:
+        return self.pending | ({last.endpoint1.id, last.endpoint2.id} - self.seen)
 
 
 def _walk(store: LineageStore, root: StoredElement, direction: str,
-          options: LineageOptions) -> Iterator[StoredRelation]:
+          options: LineageOptions, progress: _Progress | None = None) -> Iterator[StoredRelation]:
     """Relations reachable from the root in one direction, level by level.
 
     Depth counts dataset hops: passing through an execution does not use up a level, so
-    `depth=1` upstream of a table reaches the tables its producing jobs read.
+    `depth=1` upstream of a table reaches the tables its producing jobs read. `progress`
+    (updated as the walk goes) says which nodes were walked from when the caller stops early.
     """
+    progress = _Progress() if progress is None else progress
     root_is_field = root.type == _FIELD
-    seen: set[str] = {root.id}
+    seen = progress.seen
+    seen.add(root.id)
     frontier: deque[tuple[str, int, bool]] = deque([(root.id, 0, root_is_field)])
     if options.columns and not root_is_field:
         for field_id in _field_ids(store, [root.id]):
             seen.add(field_id)
             frontier.append((field_id, 0, True))
+    progress.pending.update(node for node, _, _ in frontier)
     while frontier:
         level = list(frontier)
         frontier.clear()
@@ -196,11 +225,14 @@ def _walk(store: LineageStore, root: StoredElement, direction: str,
             if not RELATION_SEMANTICS[RelationType(relation.type)].onward:
                 continue
             frontier.append((far.id, depth, far.type == _FIELD))
+            progress.pending.add(far.id)
             if options.columns and far.type not in _OPERATION_TYPES and far.type != _FIELD:
                 for field_id in _field_ids(store, [far.id]):
                     if field_id not in seen:
                         seen.add(field_id)
                         frontier.append((field_id, depth, True))
+                        progress.pending.add(field_id)
+        progress.pending.difference_update(node for node, _, _ in level)  # all their hops walked
 
 
 @dataclasses.dataclass(frozen=True)
@@ -270,6 +302,15 @@ def _load_nodes(store: LineageStore, node_ids: set[str],
     return nodes
 
 
+def _with_parents(store: LineageStore, nodes: dict[str, Node]) -> dict[str, Node]:
+    """Columns with the identity of their dataset (one batched query; none without columns)."""
+    fields = [n for n, node in nodes.items() if node.type == _FIELD]
+    if not fields:
+        return nodes
+    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2)}
+    return {n: dataclasses.replace(node, parent=parent_of[n]) if n in parent_of else node for n, node in nodes.items()}
+
+
 def _unresolved(store: LineageStore, live_stubs: list[str], types: Mapping[str, str]) -> set[str]:
     """The live (not deleted) stubs nothing proves existed: datasets no operation wrote, and
     columns of such a dataset (a column is as real as its table)."""
@@ -305,8 +346,9 @@ _CONTRACTED = frozenset(t.value for t, semantics in RELATION_SEMANTICS.items() i
 
 
 def _contract(root: str, nodes: Mapping[str, Node], edges: list[Edge], options: LineageOptions,
-              truncated: bool) -> LineageGraph:
-    """Drop hidden nodes and connect what was connected through them."""
+              truncated: bool, cut: frozenset[str] = frozenset()) -> LineageGraph:
+    """Drop hidden nodes and connect what was connected through them. A hidden node the cap cut
+    passes its mark to the shown nodes next to it: their lineage continues through it."""
     def hidden(node_id: str) -> bool:
         if node_id == root:
             return False
@@ -340,7 +382,13 @@ def _contract(root: str, nodes: Mapping[str, Node], edges: list[Edge], options: 
                     key = (edge.source, onward.target, edge.type, None, None, None)
                     shown_edges[key] = Edge(edge.source, onward.target, edge.type)
     used = {root} | {e.source for e in shown_edges.values()} | {e.target for e in shown_edges.values()}
-    shown_nodes = tuple(sorted((nodes[n] for n in used if n in nodes),
+    cut = frozenset(n for n in cut if n in nodes)  # queued columns no relation reached are not in the graph
+    marked = {n for n in cut if not hidden(n)}
+    for edge in edges:
+        for near, far in ((edge.source, edge.target), (edge.target, edge.source)):
+            if near in cut and hidden(near) and not hidden(far):
+                marked.add(far)
+    shown_nodes = tuple(sorted((dataclasses.replace(nodes[n], cut=n in marked) for n in used if n in nodes),
                                key=lambda n: (n.id != root, n.type, n.qualified_name)))
     ordered_edges = tuple(sorted(shown_edges.values(),
                                  key=lambda e: (nodes[e.source].qualified_name, nodes[e.target].qualified_name, e.type)))

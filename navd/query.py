@@ -21,13 +21,14 @@ from navd.index.lookup import Scope, resolve, solr_quote
 from navd.lineage import EntityNotFound, LineageGraph, LineageOptions, Node
 from navd.lineage import lineage as walk_lineage
 from navd.locks import lock_held
+from navd.model import ElementType, RelationType
 from navd.names import shown as shown_name  # status() calls its result `shown`
 from navd.process import pid_runs
 from navd.runs import INTERRUPTED, components, last_run_and_success, parse_solr_date, schedule_identity
 
 __all__ = ["AmbiguousEntity", "ComponentStatus", "ComponentTotals", "EntityNotFound", "RunPage", "Scope",
-           "SearchPage", "SearchResult", "Status", "check_search", "entity", "lineage", "lookup_scope",
-           "navigator_entities", "navigator_entity", "navigator_entity_page", "navigator_lineage", "run_history",
+           "SearchPage", "SearchResult", "Status", "ExecutionPage", "check_search", "entity", "executions", "lineage",
+           "lookup_scope", "navigator_entities", "navigator_entity", "navigator_entity_page", "navigator_lineage", "run_history",
            "run_totals", "search", "search_page", "status"]
 
 
@@ -152,6 +153,53 @@ def lineage(index: SolrIndex, entity: str, options: LineageOptions = LineageOpti
     """The lineage graph (navd/lineage.py) of the element `entity` stands for (as `entity()`)."""
     root = _resolve(index, entity, scope)
     return walk_lineage(SolrLineageStore(index), str(root["identity"]), options)
+
+
+# -- an operation's executions ----------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class ExecutionPage:
+    operation: str  # the identity of the operation (template) whose runs these are
+    found: int  # its executions in all
+    start: int
+    executions: tuple[dict[str, Any], ...]  # newest first (by `started`), as users see them
+
+
+_OPERATION = ElementType.OPERATION.value
+_EXECUTION = ElementType.OPERATION_EXECUTION.value
+
+
+def executions(index: SolrIndex, operation: str, scope: Scope = Scope(), *, rows: int = 20,
+               start: int = 0) -> ExecutionPage:
+    """The run history of an operation: its executions (INSTANCE_OF relations from the template)
+    newest first, `rows` from `start`. `operation` is anything `entity()` resolves; an execution
+    stands for its operation. A name of another type is a UsageError naming `operation`."""
+    if rows < 0 or start < 0:
+        raise ValueError(f"executions page rows={rows} start={start}: both must be >= 0")
+    element = _resolve(index, operation, scope)
+    template = str(element["identity"])
+    instance_of = f"type:{RelationType.INSTANCE_OF.value}"
+    if element.get("type") == _EXECUTION:
+        templates = [str(doc[endpoint_field(1, "Id")]) for doc in index.scan(
+            "relations", "*:*", fl=endpoint_field(1, "Id"),
+            filters=[instance_of, terms_filter(endpoint_field(2, "Id"), [template])])]
+        if not templates:  # an execution of no known operation: its own history is itself
+            return ExecutionPage(template, 1, start, (display_document(element),) if start == 0 and rows else ())
+        template = templates[0]
+    elif element.get("type") != _OPERATION:
+        raise UsageError(f"operation: {shown_name(operation)} is a {element.get('type')}, not an operation "
+                         f"or an execution")
+    runs = sorted({str(doc[endpoint_field(2, "Id")]) for doc in index.scan(
+        "relations", "*:*", fl=endpoint_field(2, "Id"),
+        filters=[instance_of, terms_filter(endpoint_field(1, "Id"), [template])])})
+    if not runs:
+        return ExecutionPage(template, 0, start, ())
+    # A POST with the ids as one terms filter (thousands of runs of a daily job fit); the order is
+    # Solr's, newest first, executions with no start time last, ties by identity.
+    body = index.search("elements", "*:*", rows=rows, start=start, sort="started desc, identity asc",
+                        filters=[f"type:{_EXECUTION}", terms_filter("identity", runs)])
+    return ExecutionPage(template, int(body["response"]["numFound"]), start,
+                         tuple(display_document(d) for d in body["response"]["docs"]))
 
 
 # -- Navigator-compatible reads (navd/navigator.py: the vocabulary; docs/navigator-api.md) --------

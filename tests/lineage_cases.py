@@ -128,6 +128,21 @@ def temporaries(db: str) -> Graph:
     return g.graph()
 
 
+def tree(db: str) -> Graph:
+    """Two levels of inputs: `root` is written by `j` from `a`, `b`, `c`; each of them is written
+    by its own job from two tables (`a1`, `a2`, ...). For the node cap: which nodes it cuts."""
+    g = _Builder(db)
+    root, job = g.table("root"), g.execution("j")
+    g.flow(job, root)
+    for name in ("a", "b", "c"):
+        middle, feeder = g.table(name), g.execution(f"j{name}")
+        g.flow(middle, job)
+        g.flow(feeder, middle)
+        for n in (1, 2):
+            g.flow(g.table(f"{name}{n}"), feeder)
+    return g.graph()
+
+
 def physical(db: str) -> Graph:
     """A job reads a table's directory by path and writes report."""
     g = _Builder(db)

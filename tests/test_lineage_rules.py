@@ -4,10 +4,12 @@ itself built the way the index writer writes."""
 
 from __future__ import annotations
 
-import pytest
-from lineage_cases import CASES, Case, expected_nodes, shown, start_name
+import dataclasses
 
-from navd.lineage import EntityNotFound, LineageOptions, lineage, render_text, walked_queries
+import pytest
+from lineage_cases import CASES, Case, expected_nodes, shown, start_name, tree
+
+from navd.lineage import EntityNotFound, LineageGraph, LineageOptions, lineage, render_text, walked_queries
 from navd.lineage_memory import MemoryLineageStore
 
 DB = "rules"
@@ -66,3 +68,66 @@ def test_render_text() -> None:
         f"  {DB}.s@primary (HIVE TABLE) -> {DB}.t@primary (HIVE TABLE)  [DATA_FLOW]"]
     alone = render_text(lineage(store, graph.identity("s"), LineageOptions(direction="upstream")))
     assert alone.splitlines() == [f"{DB}.s@primary (HIVE TABLE)", "  (no lineage)"]
+
+
+@pytest.mark.parametrize("operations", [False, True])
+@pytest.mark.parametrize("max_nodes", [3, 5, 8, 11])
+def test_the_node_cap_marks_the_nodes_it_cut(max_nodes: int, operations: bool) -> None:
+    """Every shown node with a neighbour the cap left out says `cut` (the page offers "show
+    more" on it); a node whose neighbours were all walked does not."""
+    graph = tree(DB)
+    store = MemoryLineageStore.of(graph.records)
+    options = LineageOptions(direction="upstream", operations=operations)
+    whole = lineage(store, graph.identity("root"), options)
+    capped = lineage(store, graph.identity("root"), dataclasses.replace(options, max_nodes=max_nodes))
+    assert not any(n.cut for n in whole.nodes) and not whole.truncated
+    assert capped.truncated
+
+    def neighbours(result: LineageGraph) -> dict[str, set[str]]:
+        around: dict[str, set[str]] = {n.id: set() for n in result.nodes}
+        for edge in result.edges:
+            around[edge.source].add(edge.target)
+            around[edge.target].add(edge.source)
+        return around
+
+    complete, partial = neighbours(whole), neighbours(capped)
+    missing = {graph.labels[n] for n in partial if partial[n] != complete[n]}
+    cut = {graph.labels[n.id] for n in capped.nodes if n.cut}
+    assert missing and missing <= cut
+    assert "root" not in cut or max_nodes < 5  # the root's own inputs fit from 5 nodes on
+    assert all(n.as_dict().get("cut") is (True if n.cut else None) for n in capped.nodes)
+
+
+def test_a_cap_reached_while_columns_are_queued_marks_only_shown_nodes() -> None:
+    """Columns queued for the walk but reached by no relation before the cap are not nodes."""
+    from lineage_cases import pipeline  # noqa: PLC0415
+
+    graph = pipeline(DB)
+    store = MemoryLineageStore.of(graph.records)
+    for max_nodes in (1, 2, 3):
+        capped = lineage(store, graph.identity("u"), LineageOptions(columns=True, max_nodes=max_nodes))
+        assert capped.truncated and {n.id for n in capped.nodes if n.cut} <= {n.id for n in capped.nodes}
+
+
+def test_the_root_is_not_cut_once_its_inputs_are_walked() -> None:
+    graph = tree(DB)
+    store = MemoryLineageStore.of(graph.records)
+    capped = lineage(store, graph.identity("root"), LineageOptions(direction="upstream", max_nodes=6))
+    cut = {graph.labels[n.id] for n in capped.nodes if n.cut}
+    shown_labels = {graph.labels[n.id] for n in capped.nodes}
+    assert {"a", "b", "c"} <= shown_labels and "root" not in cut and cut <= {"a", "b", "c", "a1", "a2", "b1", "b2"}
+    assert cut
+
+
+def test_columns_name_their_dataset() -> None:
+    """The page draws a column inside its table: column nodes carry `parent`, others do not."""
+    from lineage_cases import pipeline  # noqa: PLC0415
+
+    graph = pipeline(DB)
+    store = MemoryLineageStore.of(graph.records)
+    result = lineage(store, graph.identity("t"), LineageOptions(direction="upstream", columns=True))
+    parents = {graph.labels[n.id]: graph.labels.get(n.parent or "") for n in result.nodes}
+    assert parents == {"t": None, "s": None, "t.u": "t", "s.c": "s", "s.k": "s"}
+    assert result.as_dict()["nodes"][0].get("parent") is None
+    assert {n["parent"] for n in result.as_dict()["nodes"] if n["type"] == "FIELD"} == {graph.identity("t"),
+                                                                                       graph.identity("s")}

@@ -104,4 +104,9 @@ def test_every_module_of_navd_is_installed(installed: Installed) -> None:
     configsets = {p.parent.parent.name for p in (REPO / "solr_conf").glob("*/conf/solrconfig.xml")}
     assert configsets and all(f"navd/solr_conf/{name}/conf/solrconfig.xml" in installed.navd_record
                               for name in configsets)
+    # The lineage page and its vendored JavaScript with the licences: nothing is fetched at run time.
+    page_files = {p.relative_to(REPO).as_posix() for p in (REPO / "navd/server/static").rglob("*") if p.is_file()}
+    assert {"navd/server/static/page.html", "navd/server/static/vendor/elk.bundled.js",
+            "navd/server/static/vendor/elkjs.LICENSE.md", "navd/server/static/vendor/cytoscape.LICENSE.txt"} <= page_files
+    assert page_files <= installed.navd_record, sorted(page_files - installed.navd_record)
     assert (installed.scripts / "navd").is_file(), "the navd console command was not installed"

@@ -29,7 +29,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from conftest import NavdRunner, solr_section
 from navd.config import NavdConfig, ServerConfig, SolrConfig
 from navd.index.client import IndexWriter, SolrIndex, serialise
-from navd.model import Element, ElementType, SourceType
+from navd.model import Element, ElementType, Relation, RelationType, SourceType, operation_qualified_name
 from navd.process import pid_runs
 from navd.runs import Run
 from navd.solr.server import EmbeddedSolr, free_port
@@ -250,6 +250,8 @@ def test_unknown_entity_is_404(served: Served, cluster: str) -> None:
     ("/api/lineage", {"entity": "x", "columns": "maybe"}, "columns"),
     ("/api/lineage", {"entity": "hdfs://h:99999/x"}, "entity"),  # a name no element can have
     ("/api/runs", {}, "component"),
+    ("/api/executions", {}, "operation"),
+    ("/api/executions", {"operation": "x", "rows": 51}, "rows"),
     ("/api/runs", {"component": "hdfs", "start": -1}, "start"),
 ])
 def test_bad_parameters_are_400_naming_them(served: Served, path: str, params: dict[str, object],
@@ -285,6 +287,35 @@ def test_several_matches_are_300_with_the_candidates(served: Served, index: Solr
     graph = served.get("/api/lineage", params={"entity": name})  # lineage never guesses either
     assert graph.status_code == 300 and graph.json()["parameter"] == "entity"
     assert len(graph.json()["candidates"]) == 2
+
+
+def test_an_operations_executions_newest_first_and_paged(served: Served, index: SolrIndex, unique: str,
+                                                        cluster: str) -> None:
+    """The run history the page shows on an operation: GET /api/executions, from the operation or
+    one of its executions; another element type is a 400 naming `operation`."""
+    template = Element(SourceType.SPARK, ElementType.OPERATION,
+                       operation_qualified_name(SourceType.SPARK, f"{unique}_job"), name=f"{unique}_job")
+    started = datetime(2026, 11, 1, 6, tzinfo=UTC)
+    runs = [Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION,
+                    operation_qualified_name(SourceType.SPARK, f"application_{unique}_{n}", "1"),
+                    name=f"{unique}_job run {n}", started=started + timedelta(days=n)) for n in range(3)]
+    writer = IndexWriter(index)
+    writer.write_all([template, *runs, *(Relation(RelationType.INSTANCE_OF, template.ref, r.ref) for r in runs)])
+    assert writer.close()
+    for core in ("elements", "relations"):
+        index.commit(core, soft=True)
+
+    first = served.get("/api/executions", params={"operation": template.qualified_name, "rows": 2})
+    assert first.status_code == 200, first.text
+    body = first.json()
+    assert body["operation"] == template.identity and body["numFound"] == 3 and body["start"] == 0
+    assert [e["identity"] for e in body["executions"]] == [runs[2].identity, runs[1].identity]
+    rest = served.get("/api/executions", params={"operation": runs[0].identity, "rows": 2, "start": 2}).json()
+    assert rest["operation"] == template.identity and [e["identity"] for e in rest["executions"]] == [runs[0].identity]
+    table = served.get("/api/executions", params={"operation": f"sales.daily_revenue@{cluster}"})
+    assert table.status_code == 400 and table.json()["parameter"] == "operation"
+    assert "TABLE" in table.json()["error"]
+    assert served.get("/api/executions", params={"operation": f"{unique}.none"}).status_code == 404
 
 
 def test_names_as_people_type_them(served: Served, cluster: str) -> None:
@@ -345,6 +376,8 @@ def test_readme_curl_examples_answer_and_cover_every_endpoint(served: Served, cl
         assert code.startswith("2"), (command, code, body)
         if content_type.startswith("application/json"):
             json.loads(body)
+        elif content_type.startswith("text/html"):  # the page: its own tests drive it in Chromium
+            assert "<html" in body.lower(), (command, body[:200])
         else:
             assert content_type.startswith("text/plain") and body, (command, content_type)
         paths.append(urlsplit(next(arg for arg in argv if arg.startswith(served.url))).path)
@@ -400,6 +433,10 @@ def test_basic_auth_over_tls_with_a_user_from_add_user(tmp_path: Path, solr_serv
         assert requests.get(navigator, verify=str(cert), timeout=30).status_code == 401
         assert requests.get(navigator, verify=str(cert), auth=("alice", "s3cret pass"), timeout=30,
                             params={"query": "originalName:orders", "limit": 5}).status_code == 200
+        for page in (f"{url}/", f"{url}/static/page.js"):  # the lineage page too: the browser asks for the login
+            refused = requests.get(page, verify=str(cert), timeout=30)
+            assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Basic")
+            assert requests.get(page, verify=str(cert), auth=("alice", "s3cret pass"), timeout=30).status_code == 200
         accepted = requests.get(path, verify=str(cert), auth=("alice", "s3cret pass"), timeout=30)
         assert accepted.status_code == 200 and accepted.json()["qualifiedName"] == f"sales.orders@{cluster}"
         assert requests.get(path, verify=str(cert), auth=("alice", "s3cret"), timeout=30).status_code == 401

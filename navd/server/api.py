@@ -91,6 +91,24 @@ def get_lineage(index: Index, config: Config,
         return lineage(index, entity, options, lookup_scope(config)).as_dict()
 
 
+@router.get("/executions", summary="An operation's executions (its run history), newest first",
+            responses={404: {"description": "no such element"},
+                       300: {"description": "several elements match: `candidates` lists them"}})
+def get_executions(index: Index, config: Config,
+                   operation: Annotated[str, Query(description="the operation (or one of its executions): "
+                                                               "identity or qualifiedName")],
+                   rows: int = 20, start: int = 0) -> dict[str, Any]:
+    """`{operation, numFound, start, executions}`: `operation` is the template's identity."""
+    from navd.query import executions, lookup_scope
+
+    check_range("rows", rows, 1, config.server.max_rows, "max_rows")
+    check_range("start", start, 0, 10_000_000)
+    with blame("operation"):
+        page = executions(index, operation, lookup_scope(config), rows=rows, start=start)
+    return {"operation": page.operation, "numFound": page.found, "start": page.start,
+            "executions": list(page.executions)}
+
+
 @router.get("/status", summary="Last run, last success and next run per component; totals (navd status --json)")
 def get_status(index: Index, config: Config) -> dict[str, Any]:
     from navd.query import status

@@ -38,7 +38,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
     """The server's app over `index` (a read-only client: navd-reader on the embedded Solr);
     with `intake` (`[openlineage] enabled`, its own write-capable client) the OpenLineage intake
     at POST /api/v1/lineage."""
-    from navd.server import api
+    from navd.server import api, page
     from navd.server.navigator_routes import navigator_router
 
     app = FastAPI(title="navd", version=__version__, docs_url=None, redoc_url=None,
@@ -62,6 +62,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
         # before Navigator's routes: /api/v1 is no Navigator version, but keep Marquez's path first
         mount(app, openlineage_router)
     mount(app, navigator_router(api.index_of))  # Navigator's /api/v9..v19 (docs/navigator-api.md)
+    mount(app, page.router)  # the lineage page at / and its files (navd/server/page.py)
     return app
 
 
