@@ -396,3 +396,14 @@ def test_show_more_on_a_node_the_cap_cut_adds_its_neighbours(page: Page, served:
     assert neighbours <= after and before_nodes <= after
     assert not page.evaluate("(id) => window.navdPage.graph.nodes.find((n) => n.id === id).cut", target)
     assert requests.get(served.url + "/healthz", timeout=5).status_code == 200
+
+
+def test_selecting_an_execution_in_the_diagram_shows_its_query_text(page: Page, graph: Pipeline) -> None:
+    """As Navigator's details pane: the query text of the selected operation, next to the diagram."""
+    open_lineage(page, graph.id("merged"), operations=1)
+    click_node(page, graph.id("merge"))
+    page.wait_for_selector("#panel-queryText")
+    assert page.text_content("#panel-queryText").startswith(f"INSERT OVERWRITE TABLE shop.{graph.names['merged']}")
+    click_node(page, graph.id("raw"))  # a table: no query text
+    page.wait_for_selector(".node-entity")
+    assert page.query_selector("#panel-queryText") is None

@@ -565,6 +565,22 @@
       parts.push(el("button", { id: "show-more", type: "button", text: "Show more", onclick: () => showMore(node) }));
     }
     state.panel.replaceChildren(...parts);
+    if (OPERATION_TYPES.has(node.type) && !node.unlinked) panelQueryText(node, state.panel);
+  }
+
+  // An operation's or execution's query text in the panel, as Navigator's details pane shows it:
+  // read from its element (the lineage JSON carries no query text), unless another node was
+  // selected meanwhile.
+  async function panelQueryText(node, panel) {
+    const shownFor = panel.firstChild;
+    let doc;
+    try {
+      doc = await api("entities/" + enc(node.id), null, { cached: true });
+    } catch (error) {
+      return;  // the entity page says why; the panel keeps its links
+    }
+    if (panel.firstChild !== shownFor || !doc.queryText) return;
+    panel.append(el("h3", { text: "queryText" }), el("pre", { class: "code", id: "panel-queryText", text: doc.queryText }));
   }
 
   // "Show more" on a node the cap cut: its own lineage (same options), merged into the diagram.
