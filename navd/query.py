@@ -7,7 +7,8 @@ from __future__ import annotations
 import dataclasses
 import re
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -26,7 +27,8 @@ from navd.process import pid_runs
 from navd.runs import INTERRUPTED, components, last_run_and_success, parse_solr_date, schedule_identity
 
 __all__ = ["AmbiguousEntity", "ComponentStatus", "ComponentTotals", "EntityNotFound", "RunPage", "Scope",
-           "SearchPage", "SearchResult", "Status", "check_search", "entity", "lineage", "lookup_scope",
+           "SearchPage", "SearchResult", "Status", "check_search", "entity", "export_openlineage", "lineage",
+           "lookup_scope",
            "navigator_entities", "navigator_entity", "navigator_entity_page", "navigator_lineage", "run_history",
            "run_totals", "search", "search_page", "status"]
 
@@ -152,6 +154,45 @@ def lineage(index: SolrIndex, entity: str, options: LineageOptions = LineageOpti
     """The lineage graph (navd/lineage.py) of the element `entity` stands for (as `entity()`)."""
     root = _resolve(index, entity, scope)
     return walk_lineage(SolrLineageStore(index), str(root["identity"]), options)
+
+
+# -- OpenLineage out (navd/openlineage/export.py) ----------------------------------------------
+
+def export_openlineage(index: SolrIndex, config: NavdConfig, *, since: datetime | None = None,
+                       entity: str | None = None, scope: Scope = Scope(),
+                       validate: bool = False) -> Iterator[dict[str, Any]]:
+    """The OpenLineage RunEvents of the executions in the index (README "OpenLineage"), streamed:
+    those started or ended at or after `since`; with `entity`, those of that element (an
+    execution and the executions under it, an operation's executions, the executions that read
+    or wrote a dataset). With `validate`, each event is checked against the vendored schema
+    first (InvalidEvent naming the field: navd wrote something the spec refuses)."""
+    from navd.openlineage.export import ExportSettings, execution_filters, export_events
+    from navd.openlineage.schema import validate as validate_event
+
+    identities = _executions_of(index, _resolve(index, entity, scope)) if entity is not None else None
+    settings = ExportSettings(dict(config.openlineage.namespaces))
+    for event in export_events(index, settings, execution_filters(since, identities)):
+        if validate:
+            validate_event(event)
+        yield event
+
+
+def _executions_of(index: SolrIndex, doc: Mapping[str, Any]) -> list[str]:
+    """The identities of the executions an element stands for (export_openlineage's `entity`)."""
+    identity, kind = str(doc["identity"]), doc.get("type")
+    if kind == "OPERATION_EXECUTION":
+        roots = [identity]
+    elif kind == "OPERATION":
+        roots = [str(r["endpoint2Id"]) for r in index.scan(
+            "relations", "*:*", fl="endpoint2Id", filters=["type:INSTANCE_OF", terms_filter("endpoint1Id", [identity])])]
+    else:
+        return sorted({str(r[endpoint_field(end, "Id")]) for end in (1, 2) for r in index.scan(
+            "relations", "*:*", fl=f"{endpoint_field(1, 'Id')},{endpoint_field(2, 'Id')}",
+            filters=["type:DATA_FLOW", terms_filter(endpoint_field(3 - end, "Id"), [identity]),
+                     f"{endpoint_field(end, 'Type')}:OPERATION_EXECUTION"])})
+    children = [str(d["identity"]) for chunk in batches(roots, 500) for d in index.scan(
+        "elements", "*:*", fl="identity", filters=["type:OPERATION_EXECUTION", terms_filter("parentId", chunk)])]
+    return sorted(set(roots) | set(children))
 
 
 # -- Navigator-compatible reads (navd/navigator.py: the vocabulary; docs/navigator-api.md) --------

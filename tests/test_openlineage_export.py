@@ -1,0 +1,192 @@
+"""`navd export openlineage` on a real extraction: a captured Spark event log extracted by
+`navd extract spark` into the session Solr, exported as NDJSON RunEvents, each checked against
+the vendored OpenLineage schema, the columnLineage facets equal to navd's column edges; then the
+events posted to a real `navd serve` intake land on the same navd elements (round trip)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from conftest import NavdRunner
+from navd.index.client import SolrIndex
+from navd.model import ElementType, EntityRef, SourceType
+from navd.names import openlineage_dataset_name, openlineage_dataset_ref
+from navd.openlineage.schema import validate
+from navd.solr.server import EmbeddedSolr, free_port
+from test_server import Served, start, stop, wait_healthy, write_config
+from test_spark_extractor import extract_captured
+
+#: the captured application: filters, joins, aggregates, windows (tests/fixtures/spark_events)
+CASE = "column_filters_joins"
+
+
+def run_navd(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The installed `navd` command (as conftest's `navd`, which is per test; this is for a
+    module's fixture)."""
+    return subprocess.run([str(Path(sys.executable).parent / "navd"), *args], env=env, capture_output=True,
+                          text=True, timeout=240, check=False)
+
+
+@pytest.fixture(scope="module")
+def exported(solr_server: EmbeddedSolr, index: SolrIndex,
+             tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str], list[dict[str, Any]]]:
+    """The captured log extracted; its application's events exported to a file with --validate:
+    (the application id, the environment, the events)."""
+    tmp = tmp_path_factory.mktemp("ol-export")
+    app_id, env, _ = extract_captured(run_navd, CASE, tmp, solr_server)
+    for core in ("elements", "relations"):
+        index.commit(core)
+    out = tmp / "events.ndjson"
+    result = run_navd("export", "openlineage", "--entity", f"spark://{app_id}/1", "--validate", "--output",
+                      str(out), env=env)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    return app_id, env, events
+
+
+def navd_column_edges(index: SolrIndex, executions: list[str]) -> set[tuple[str, str, str, str, str, str]]:
+    """navd's column edges written by `executions`: (type, source, target, subtype, dependency, expression)."""
+    filters = ["type:(DATA_FLOW OR CONTROL_FLOW)", "endpoint1Type:FIELD",
+               "{!terms f=discriminator}" + ",".join(executions)]
+    return {(d["type"], d["endpoint1QualifiedName"], d["endpoint2QualifiedName"],
+             json.loads(d.get("properties") or "{}").get("subtype", ""), d.get("dependencyType", ""),
+             d.get("expression", "")) for d in index.scan("relations", "*:*", filters=filters)}
+
+
+def hive_field(namespace: str, name: str, field: str) -> str:
+    """An exported Hive column back to navd's name, by hand (`hive://primary` + `db.t` + `c`)."""
+    assert namespace == "hive://primary", namespace
+    return f"{name}.{field}@primary"
+
+
+def facet_edges(events: list[dict[str, Any]]) -> set[tuple[str, str, str, str, str, str]]:
+    """The columnLineage facets of `events` as navd edges: DIRECT -> DATA_FLOW (IDENTITY SIMPLE,
+    else EXPRESSION with the description), INDIRECT -> CONTROL_FLOW, subtypes of one pair joined
+    in the order navd writes them."""
+    control_order = ["FILTER", "JOIN", "GROUP_BY", "SORT", "WINDOW", "CONDITIONAL"]
+    edges = set()
+    for event in events:
+        for output in event["outputs"]:
+            lineage = output.get("facets", {}).get("columnLineage")
+            if not lineage:
+                continue
+            for column, spec in lineage["fields"].items():
+                target = hive_field(output["namespace"], output["name"], column)
+                for source in spec["inputFields"]:
+                    origin = hive_field(source["namespace"], source["name"], source["field"])
+                    direct = [t for t in source["transformations"] if t["type"] == "DIRECT"]
+                    control = [t["subtype"] for t in source["transformations"] if t["type"] == "INDIRECT"]
+                    for t in direct:
+                        simple = t["subtype"] == "IDENTITY"
+                        edges.add(("DATA_FLOW", origin, target, t["subtype"], "SIMPLE" if simple else "EXPRESSION",
+                                   "" if simple else t.get("description", "")))
+                    if control:
+                        edges.add(("CONTROL_FLOW", origin, target, ",".join(sorted(control, key=control_order.index)),
+                                   "", ""))
+    return edges
+
+
+def execution_names(index: SolrIndex, app_id: str) -> list[str]:
+    return sorted(str(d["qualifiedName"]) for d in index.scan(
+        "elements", f'qualifiedName:"spark://{app_id}/1" OR parentQualifiedName:"spark://{app_id}/1"',
+        filters=["type:OPERATION_EXECUTION"]))
+
+
+def test_the_export_of_a_spark_extraction_is_valid_and_carries_navds_column_edges(
+        exported: tuple[str, dict[str, str], list[dict[str, Any]]], index: SolrIndex) -> None:
+    app_id, _env, events = exported
+    for event in events:
+        assert validate(event) == "RunEvent"  # --validate checked them too; this is the test's own check
+    executions = execution_names(index, app_id)
+    run_ids = {e["run"]["runId"] for e in events}
+    assert len(run_ids) == len(executions)  # every execution, and each under one runId
+    # every run starts, and ends as its Spark outcome says
+    for run in run_ids:
+        assert [e["eventType"] for e in events if e["run"]["runId"] == run] in (["START", "COMPLETE"],
+                                                                                ["START", "FAIL"])
+    # the SQL executions name their application run as parent, the job is the application
+    [app] = {e["run"]["runId"] for e in events if "parent" not in e["run"].get("facets", {})}
+    children = [e for e in events if e["run"]["runId"] != app]
+    assert children and all(e["run"]["facets"]["parent"]["run"]["runId"] == app for e in children)
+    assert {(e["job"]["namespace"], e["job"]["name"]) for e in events} == {("spark", CASE)}
+    expected = navd_column_edges(index, executions)
+    assert len(expected) > 20
+    assert facet_edges(events) == expected
+    # inputs and outputs: the tables each execution read and wrote, with their columns
+    written = {(o["namespace"], o["name"]) for e in events for o in e["outputs"]}
+    assert ("hive://primary", "cl.t_join") in written
+    join = next(o for e in events for o in e["outputs"] if o["name"] == "cl.t_join")
+    assert {f["name"] for f in join["facets"]["schema"]["fields"]} >= {"order_id", "name"}
+
+
+def test_an_unknown_entity_and_a_bad_since_are_one_line(navd: NavdRunner,
+                                                        exported: tuple[str, dict[str, str], list[dict[str, Any]]]) -> None:
+    _app_id, env, _events = exported
+    missing = navd("export", "openlineage", "--entity", "no.such_table@primary", env=env)
+    assert missing.returncode != 0 and missing.stderr.count("\n") == 1 and "no.such_table" in missing.stderr
+    bad = navd("export", "openlineage", "--since", "yesterday", env=env)
+    assert bad.returncode == 2 and "--since" in bad.stderr and "Traceback" not in bad.stderr
+    later = navd("export", "openlineage", "--since", "2100-01-01", env=env)
+    assert later.returncode == 0 and later.stdout == ""
+
+
+@pytest.mark.parametrize("ref", [
+    EntityRef(SourceType.HDFS, "hdfs://nn:8020/data/x", ElementType.DIRECTORY),
+    EntityRef(SourceType.HDFS, "file:///tmp/x y", ElementType.DIRECTORY),
+    EntityRef(SourceType.HDFS, "s3a://bucket/k/v", ElementType.DIRECTORY),
+    EntityRef(SourceType.HIVE, "db.t@primary", ElementType.TABLE),
+    EntityRef(SourceType.HIVE, "db.t@east", ElementType.TABLE),
+    EntityRef(SourceType.OPENLINEAGE, "postgres://db:5432/shop.public.orders", ElementType.TABLE),
+    EntityRef(SourceType.OPENLINEAGE, "warehouse://orders", ElementType.TABLE),
+])
+def test_dataset_names_read_back_to_the_same_element(ref: EntityRef) -> None:
+    clusters = {"hive://metastore-east:9083": "east"}
+    namespace, name = openlineage_dataset_name(ref, clusters)
+    assert openlineage_dataset_ref(namespace, name, clusters, "primary").identity == ref.identity
+
+
+@pytest.fixture(scope="module")
+def intake(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr, index: SolrIndex) -> Iterator[Served]:
+    """`navd serve` with the OpenLineage intake on, the default cluster `primary`."""
+    del index
+    tmp = tmp_path_factory.mktemp("ol-export-serve")
+    port = free_port()
+    config = write_config(tmp, solr_server, f"port = {port}",
+                          f'[openlineage]\nenabled = true\nspool_dir = "{tmp / "spool"}"\n')
+    log = tmp / "serve.log"
+    proc = start(["serve"], config, log)
+    url = f"http://127.0.0.1:{port}"
+    wait_healthy(proc, url, log)
+    yield Served(proc, url, log)
+    assert stop(proc) == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
+
+
+def test_exported_events_posted_to_the_intake_land_on_the_same_elements(
+        exported: tuple[str, dict[str, str], list[dict[str, Any]]], intake: Served, index: SolrIndex) -> None:
+    app_id, _env, events = exported
+    for event in events:
+        answer = requests.post(f"{intake.url}/api/v1/lineage", json=event, timeout=30)
+        assert answer.status_code == 201, answer.text
+    for core in ("elements", "relations"):
+        index.commit(core)
+    # the runs the intake made of them: openlineage://spark/<app>/<runId>
+    runs = sorted({f"openlineage://spark/{CASE}/{e['run']['runId']}" for e in events})
+    by_intake = {edge[:4] for edge in navd_column_edges(index, runs)}
+    by_spark = {edge[:4] for edge in navd_column_edges(index, execution_names(index, app_id))}
+    assert by_intake == by_spark  # the same columns (identities from the same names), the same subtypes
+    # the table edges too: each dataset a run read or wrote is the element Spark's execution did
+    for end, other in ((1, 2), (2, 1)):
+        spark = {d[f"endpoint{other}Id"] for d in index.scan("relations", "*:*", filters=[
+            "type:DATA_FLOW", "{!terms f=endpoint%dQualifiedName}%s" % (end, ",".join(execution_names(index, app_id)))])}
+        intake_side = {d[f"endpoint{other}Id"] for d in index.scan("relations", "*:*", filters=[
+            "type:DATA_FLOW", "{!terms f=endpoint%dQualifiedName}%s" % (end, ",".join(runs))])}
+        assert spark and intake_side == spark
