@@ -28,7 +28,7 @@ from navd.runs import INTERRUPTED, components, last_run_and_success, parse_solr_
 
 __all__ = ["AmbiguousEntity", "ComponentStatus", "ComponentTotals", "EntityNotFound", "RunPage", "Scope",
            "SearchPage", "SearchResult", "Status", "check_search", "entity", "export_openlineage", "lineage",
-           "lookup_scope",
+           "lookup_scope", "marquez_column_lineage", "marquez_lineage",
            "navigator_entities", "navigator_entity", "navigator_entity_page", "navigator_lineage", "run_history",
            "run_totals", "search", "search_page", "status"]
 
@@ -166,10 +166,10 @@ def export_openlineage(index: SolrIndex, config: NavdConfig, *, since: datetime 
     execution and the executions under it, an operation's executions, the executions that read
     or wrote a dataset). With `validate`, each event is checked against the vendored schema
     first (InvalidEvent naming the field: navd wrote something the spec refuses)."""
-    from navd.openlineage.export import ExportSettings, execution_filters, export_events
+    from navd.openlineage.export import ExportSettings, execution_filters, executions_of, export_events
     from navd.openlineage.schema import validate as validate_event
 
-    identities = _executions_of(index, _resolve(index, entity, scope)) if entity is not None else None
+    identities = executions_of(index, _resolve(index, entity, scope)) if entity is not None else None
     settings = ExportSettings(dict(config.openlineage.namespaces))
     for event in export_events(index, settings, execution_filters(since, identities)):
         if validate:
@@ -177,22 +177,25 @@ def export_openlineage(index: SolrIndex, config: NavdConfig, *, since: datetime 
         yield event
 
 
-def _executions_of(index: SolrIndex, doc: Mapping[str, Any]) -> list[str]:
-    """The identities of the executions an element stands for (export_openlineage's `entity`)."""
-    identity, kind = str(doc["identity"]), doc.get("type")
-    if kind == "OPERATION_EXECUTION":
-        roots = [identity]
-    elif kind == "OPERATION":
-        roots = [str(r["endpoint2Id"]) for r in index.scan(
-            "relations", "*:*", fl="endpoint2Id", filters=["type:INSTANCE_OF", terms_filter("endpoint1Id", [identity])])]
-    else:
-        return sorted({str(r[endpoint_field(end, "Id")]) for end in (1, 2) for r in index.scan(
-            "relations", "*:*", fl=f"{endpoint_field(1, 'Id')},{endpoint_field(2, 'Id')}",
-            filters=["type:DATA_FLOW", terms_filter(endpoint_field(3 - end, "Id"), [identity]),
-                     f"{endpoint_field(end, 'Type')}:OPERATION_EXECUTION"])})
-    children = [str(d["identity"]) for chunk in batches(roots, 500) for d in index.scan(
-        "elements", "*:*", fl="identity", filters=["type:OPERATION_EXECUTION", terms_filter("parentId", chunk)])]
-    return sorted(set(roots) | set(children))
+def marquez_lineage(index: SolrIndex, config: NavdConfig, node_id: str, *, depth: int,
+                    max_nodes: int) -> dict[str, Any]:
+    """Marquez's `GET /api/v1/lineage` of a `dataset:`/`job:` node (navd/openlineage/marquez.py):
+    UsageError naming `nodeId` for a malformed one, EntityNotFound for one navd does not hold."""
+    from navd.openlineage import marquez
+    from navd.openlineage.export import ExportSettings
+
+    return marquez.lineage(index, ExportSettings(dict(config.openlineage.namespaces)), config.cluster.name,
+                           node_id, depth, max_nodes)
+
+
+def marquez_column_lineage(index: SolrIndex, config: NavdConfig, node_id: str, *, depth: int,
+                           with_downstream: bool, max_nodes: int) -> dict[str, Any]:
+    """Marquez's `GET /api/v1/column-lineage` of a `datasetField:` (or `dataset:`) node."""
+    from navd.openlineage import marquez
+    from navd.openlineage.export import ExportSettings
+
+    return marquez.column_lineage(index, ExportSettings(dict(config.openlineage.namespaces)), config.cluster.name,
+                                  node_id, depth, with_downstream, max_nodes)
 
 
 # -- Navigator-compatible reads (navd/navigator.py: the vocabulary; docs/navigator-api.md) --------

@@ -190,3 +190,100 @@ def test_exported_events_posted_to_the_intake_land_on_the_same_elements(
         intake_side = {d[f"endpoint{other}Id"] for d in index.scan("relations", "*:*", filters=[
             "type:DATA_FLOW", "{!terms f=endpoint%dQualifiedName}%s" % (end, ",".join(runs))])}
         assert spark and intake_side == spark
+
+
+# -- Marquez's read endpoints -------------------------------------------------------------------
+
+#: the properties of Marquez's schemas (MarquezProject/marquez spec/openapi.yml: GraphNode,
+#: GraphEdge, Dataset, Job; ColumnLineageNodeData.java for a DATASET_FIELD node's data)
+GRAPH_NODE = {"id", "type", "data", "inEdges", "outEdges"}
+GRAPH_EDGE = {"origin", "destination"}
+DATASET = {"id", "type", "name", "physicalName", "createdAt", "updatedAt", "namespace", "sourceName", "fields",
+           "tags", "lastModifiedAt", "lastLifecycleState", "description", "facets", "currentVersion", "deleted"}
+JOB = {"id", "type", "name", "simpleName", "parentJobName", "parentJobUuid", "createdAt", "updatedAt", "namespace",
+       "inputs", "outputs", "location", "context", "description", "latestRun", "latestRuns", "facets",
+       "currentVersion"}
+FIELD_DATA = {"namespace", "dataset", "datasetVersion", "field", "fieldType", "transformationDescription",
+              "transformationType", "inputFields"}
+INPUT_FIELD = {"namespace", "dataset", "datasetVersion", "field", "transformationDescription", "transformationType"}
+
+
+def graph_of(served: Served, path: str, **params: Any) -> dict[str, dict[str, Any]]:
+    answer = served.get(path, params=params)
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert set(body) == {"graph"}
+    nodes = {node["id"]: node for node in body["graph"]}
+    for node in nodes.values():
+        assert set(node) == GRAPH_NODE
+        for edge in (*node["inEdges"], *node["outEdges"]):
+            assert set(edge) == GRAPH_EDGE
+    return nodes
+
+
+def test_marquez_lineage_of_a_dataset_and_of_a_job(exported: tuple[str, dict[str, str], list[dict[str, Any]]],
+                                                   intake: Served) -> None:
+    del exported  # extracted: the index holds the application
+    orders, joined = "dataset:hive://primary:cl.orders", "dataset:hive://primary:cl.t_join"
+    job = f"job:spark:{CASE}"
+    nodes = graph_of(intake, "/api/v1/lineage", nodeId=joined, depth=1)
+    assert {orders, joined, job} <= set(nodes)
+    assert {n["type"] for n in nodes.values()} == {"DATASET", "JOB"}
+    for node in nodes.values():
+        assert set(node["data"]) >= (DATASET if node["type"] == "DATASET" else JOB)
+    # upstream -> downstream, as Marquez's LineageService: the job reads orders and writes t_join
+    assert {"origin": orders, "destination": job} in nodes[job]["inEdges"]
+    assert {"origin": job, "destination": joined} in nodes[job]["outEdges"]
+    assert {"origin": job, "destination": joined} in nodes[joined]["inEdges"]
+    assert {"namespace": "hive://primary", "name": "cl.orders"} in nodes[job]["data"]["inputs"]
+    assert nodes[joined]["data"]["id"] == {"namespace": "hive://primary", "name": "cl.t_join"}
+    for node in nodes.values():  # each edge is told by both its ends when both are in the graph
+        for edge in node["outEdges"]:
+            if edge["destination"] in nodes:
+                assert edge in nodes[edge["destination"]]["inEdges"]
+    from_job = graph_of(intake, "/api/v1/lineage", nodeId=job)
+    assert {orders, joined} <= set(from_job)
+
+
+def test_marquez_column_lineage_of_a_field(exported: tuple[str, dict[str, str], list[dict[str, Any]]],
+                                           intake: Served) -> None:
+    del exported
+    target = "datasetField:hive://primary:cl.t_filter:double_amount"
+    amount, status = "datasetField:hive://primary:cl.orders:amount", "datasetField:hive://primary:cl.orders:status"
+    nodes = graph_of(intake, "/api/v1/column-lineage", nodeId=target, depth=3)
+    assert {target, amount, status} <= set(nodes)
+    assert {n["type"] for n in nodes.values()} == {"DATASET_FIELD"}
+    data = nodes[target]["data"]
+    assert set(data) >= FIELD_DATA and all(set(f) >= INPUT_FIELD for f in data["inputFields"])
+    inputs = {(f["field"], f["transformationType"], f.get("transformationSubtype"), f["transformationDescription"])
+              for f in data["inputFields"]}
+    assert ("amount", "DIRECT", "TRANSFORMATION", "(amount * 2.0)") in inputs
+    assert ("status", "INDIRECT", "FILTER", None) in inputs
+    # as Marquez's ColumnLineageService: a node is the origin of its edges
+    assert {"origin": target, "destination": amount} in nodes[target]["inEdges"]
+    assert nodes[target]["outEdges"] == [] and target not in graph_of(
+        intake, "/api/v1/column-lineage", nodeId=amount, depth=1)
+    downstream = graph_of(intake, "/api/v1/column-lineage", nodeId=amount, depth=1, withDownstream="true")
+    assert {"origin": amount, "destination": target} in downstream[amount]["outEdges"]
+
+
+@pytest.mark.parametrize("path, params, status, parameter", [
+    ("/api/v1/lineage", {"nodeId": "table:x"}, 400, "nodeId"),
+    ("/api/v1/lineage", {"nodeId": "dataset:hive://primary"}, 400, "nodeId"),
+    ("/api/v1/lineage", {"nodeId": "datasetField:hive://primary:cl.orders:amount"}, 400, "nodeId"),
+    ("/api/v1/lineage", {}, 400, "nodeId"),
+    ("/api/v1/lineage", {"nodeId": "dataset:hive://primary:cl.no_such_table"}, 404, "nodeId"),
+    ("/api/v1/lineage", {"nodeId": "job:spark:no_such_application"}, 404, "nodeId"),
+    ("/api/v1/lineage", {"nodeId": "dataset:hive://primary:cl.orders", "depth": 0}, 400, "depth"),
+    ("/api/v1/lineage", {"nodeId": "dataset:hive://primary:cl.orders", "depth": 10_000}, 400, "depth"),
+    ("/api/v1/column-lineage", {"nodeId": "job:spark:x"}, 400, "nodeId"),
+    ("/api/v1/column-lineage", {"nodeId": "datasetField:hive://primary:cl.orders:nope"}, 404, "nodeId"),
+])
+def test_marquez_endpoints_refuse_by_name(exported: tuple[str, dict[str, str], list[dict[str, Any]]],
+                                          intake: Served, path: str, params: dict[str, Any], status: int,
+                                          parameter: str) -> None:
+    del exported
+    answer = intake.get(path, params=params)
+    assert answer.status_code == status, answer.text
+    assert answer.json()["parameter"] == parameter
+    assert parameter in answer.json()["error"]

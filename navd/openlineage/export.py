@@ -25,7 +25,7 @@ from datetime import datetime
 from typing import Any
 
 from navd.index.client import SolrIndex, batches
-from navd.index.documents import property_field, solr_date
+from navd.index.documents import endpoint_field, property_field, solr_date
 from navd.index.lineage_store import terms_filter
 from navd.model import ElementType, EntityRef, RelationType, SourceType
 from navd.names import field_table, openlineage_dataset_name, split_field, split_path_field
@@ -201,8 +201,8 @@ def _column_lineage(target: EntityRef, columns: Iterable[ColumnEdge],
     fields, each with the transformations of the edges between them, in a stable order."""
     fields: dict[str, dict[tuple[str, str, str], list[dict[str, str]]]] = {}
     for edge in columns:
-        out = _split_column(edge.target)
-        source = _split_column(edge.source)
+        out = split_column(edge.target)
+        source = split_column(edge.source)
         if out is None or source is None or out[0].identity != target.identity:
             continue
         namespace, name = openlineage_dataset_name(source[0], settings.clusters)
@@ -213,7 +213,7 @@ def _column_lineage(target: EntityRef, columns: Iterable[ColumnEdge],
             for column, inputs in sorted(fields.items())}
 
 
-def _split_column(field: EntityRef) -> tuple[EntityRef, str] | None:
+def split_column(field: EntityRef) -> tuple[EntityRef, str] | None:
     """A FIELD ref -> (its dataset's ref, the column)."""
     table = field_table(field)
     if table is None:
@@ -265,11 +265,7 @@ def _read_page(index: SolrIndex, docs: list[dict[str, Any]]) -> Iterator[Executi
     parents = {str(d["parentId"]) for d in docs if d.get("parentId")}
     parent_docs = {str(d["identity"]): d for d in index.get("elements", sorted(parents - set(ids)))} if parents else {}
     parent_docs.update({str(d["identity"]): d for d in docs})
-    # the jobs: OPERATION -INSTANCE_OF-> execution, of the executions and their parents
-    operations: dict[str, dict[str, Any]] = {}
-    for relation in index.scan("relations", "*:*", filters=[
-            f"type:{RelationType.INSTANCE_OF.value}", terms_filter("endpoint2Id", sorted(set(ids) | parents))]):
-        operations[str(relation["endpoint2Id"])] = {"qualifiedName": relation["endpoint1QualifiedName"]}
+    operations = operations_of(index, sorted(set(ids) | parents))
     inputs: dict[str, list[EntityRef]] = {}
     outputs: dict[str, list[EntityRef]] = {}
     for end, into in ((2, inputs), (1, outputs)):
@@ -289,7 +285,7 @@ def _read_page(index: SolrIndex, docs: list[dict[str, Any]]) -> Iterator[Executi
         columns.setdefault(by_name[str(relation["discriminator"])], []).append(ColumnEdge(
             str(relation["type"]), _ref(relation, 1), _ref(relation, 2), props.get("subtype"),
             relation.get("dependencyType"), relation.get("expression")))
-    datasets = _datasets(index, {r.identity: r for refs in (*inputs.values(), *outputs.values()) for r in refs})
+    datasets = datasets_of(index, {r.identity: r for refs in (*inputs.values(), *outputs.values()) for r in refs})
     for doc in docs:
         identity = str(doc["identity"])
         job = job_name(operations.get(identity) or operations.get(str(doc.get("parentId", ""))), doc)
@@ -301,12 +297,50 @@ def _read_page(index: SolrIndex, docs: list[dict[str, Any]]) -> Iterator[Executi
                         _unique(datasets, outputs.get(identity, ())), tuple(columns.get(identity, ())))
 
 
+def executions_of(index: SolrIndex, doc: Mapping[str, Any]) -> list[str]:
+    """The identities of the executions an element stands for (export_openlineage's `entity`)."""
+    identity, kind = str(doc["identity"]), doc.get("type")
+    if kind == "OPERATION_EXECUTION":
+        roots = [identity]
+    elif kind == "OPERATION":
+        roots = [str(r["endpoint2Id"]) for r in index.scan(
+            "relations", "*:*", fl="endpoint2Id", filters=["type:INSTANCE_OF", terms_filter("endpoint1Id", [identity])])]
+    else:
+        return sorted({str(r[endpoint_field(end, "Id")]) for end in (1, 2) for r in index.scan(
+            "relations", "*:*", fl=f"{endpoint_field(1, 'Id')},{endpoint_field(2, 'Id')}",
+            filters=["type:DATA_FLOW", terms_filter(endpoint_field(3 - end, "Id"), [identity]),
+                     f"{endpoint_field(end, 'Type')}:OPERATION_EXECUTION"])})
+    children = [str(d["identity"]) for chunk in batches(roots, 500) for d in index.scan(
+        "elements", "*:*", fl="identity", filters=["type:OPERATION_EXECUTION", terms_filter("parentId", chunk)])]
+    return sorted(set(roots) | set(children))
+
+
+def operations_of(index: SolrIndex, execution_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Execution identity -> its OPERATION (`{"qualifiedName"}`, from OPERATION -INSTANCE_OF->
+    execution), for those of `execution_ids` that have one."""
+    operations: dict[str, dict[str, Any]] = {}
+    for chunk in batches(execution_ids, 500):
+        for relation in index.scan("relations", "*:*", fl="endpoint1QualifiedName,endpoint2Id", filters=[
+                f"type:{RelationType.INSTANCE_OF.value}", terms_filter("endpoint2Id", chunk)]):
+            operations[str(relation["endpoint2Id"])] = {"qualifiedName": relation["endpoint1QualifiedName"]}
+    return operations
+
+
+def jobs_of(index: SolrIndex, executions: Sequence[Mapping[str, Any]]) -> dict[str, tuple[str, str]]:
+    """Execution identity -> the OpenLineage (namespace, name) of its job (`job_name`): its
+    operation's, or its parent execution's (a Spark SQL execution's is its application's)."""
+    ids = [str(d["identity"]) for d in executions]
+    operations = operations_of(index, sorted(set(ids) | {str(d["parentId"]) for d in executions if d.get("parentId")}))
+    return {str(d["identity"]): job_name(operations.get(str(d["identity"])) or operations.get(str(d.get("parentId", ""))),
+                                         d) for d in executions}
+
+
 def _unique(datasets: Mapping[str, Dataset], refs: Iterable[EntityRef]) -> tuple[Dataset, ...]:
     seen = dict.fromkeys(r.identity for r in refs)
     return tuple(sorted((datasets[i] for i in seen), key=lambda d: d.ref.qualified_name))
 
 
-def _datasets(index: SolrIndex, refs: Mapping[str, EntityRef]) -> dict[str, Dataset]:
+def datasets_of(index: SolrIndex, refs: Mapping[str, EntityRef]) -> dict[str, Dataset]:
     """The datasets `refs` name, with their stored properties and columns (FIELD elements under
     them, in ordinal then name order): those whose parent is the dataset (the HMS extractor's)
     and those a PARENT_CHILD hangs under it (the stubs a Spark execution or an event named)."""
@@ -330,7 +364,7 @@ def _datasets(index: SolrIndex, refs: Mapping[str, EntityRef]) -> dict[str, Data
     columns: dict[str, list[tuple[int, str, str | None]]] = {}
     for parent, doc in fields.values():
         field = EntityRef(SourceType(str(doc["sourceType"])), str(doc["qualifiedName"]), ElementType.FIELD)
-        split = _split_column(field)
+        split = split_column(field)
         if split is None:
             continue
         ordinal = _properties(doc).get("ordinalPosition", "")
