@@ -276,7 +276,8 @@ def test_marquez_column_lineage_of_a_field(exported: tuple[str, dict[str, str], 
     ("/api/v1/lineage", {"nodeId": "job:spark:no_such_application"}, 404, "nodeId"),
     ("/api/v1/lineage", {"nodeId": "dataset:hive://primary:cl.orders", "depth": 0}, 400, "depth"),
     ("/api/v1/lineage", {"nodeId": "dataset:hive://primary:cl.orders", "depth": 10_000}, 400, "depth"),
-    ("/api/v1/column-lineage", {"nodeId": "job:spark:x"}, 400, "nodeId"),
+    ("/api/v1/column-lineage", {"nodeId": "run:0d2ab0b6-4b1a-4b2a-9d07-5c8e2ee7c9a1"}, 400, "nodeId"),
+    ("/api/v1/column-lineage", {"nodeId": "job:spark:no_such_application"}, 404, "nodeId"),
     ("/api/v1/column-lineage", {"nodeId": "datasetField:hive://primary:cl.orders:nope"}, 404, "nodeId"),
 ])
 def test_marquez_endpoints_refuse_by_name(exported: tuple[str, dict[str, str], list[dict[str, Any]]],
@@ -287,3 +288,20 @@ def test_marquez_endpoints_refuse_by_name(exported: tuple[str, dict[str, str], l
     assert answer.status_code == status, answer.text
     assert answer.json()["parameter"] == parameter
     assert parameter in answer.json()["error"]
+
+
+def test_the_marquez_python_client_reads_navds_column_lineage(
+        exported: tuple[str, dict[str, str], list[dict[str, Any]]], intake: Served) -> None:
+    """Marquez's own Python client (marquez-python from PyPI), unmodified, pointed at navd."""
+    from marquez_client import MarquezClient
+
+    del exported
+    client = MarquezClient(url=intake.url)
+    target = "datasetField:hive://primary:cl.t_filter:double_amount"
+    by_field = client.get_column_lineage_by_dataset_field("hive://primary", "cl.t_filter", "double_amount", depth=2)
+    nodes = {n["id"]: n for n in by_field["graph"]}
+    assert {target, "datasetField:hive://primary:cl.orders:amount"} <= set(nodes)
+    by_dataset = client.get_column_lineage_by_dataset("hive://primary", "cl.t_filter", depth=2)
+    assert {target, "datasetField:hive://primary:cl.t_filter:order_id"} <= {n["id"] for n in by_dataset["graph"]}
+    by_job = client.get_column_lineage_by_job("spark", CASE, depth=1)
+    assert {target, "datasetField:hive://primary:cl.t_join:name"} <= {n["id"] for n in by_job["graph"]}

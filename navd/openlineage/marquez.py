@@ -21,8 +21,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from navd.errors import UsageError
-from navd.index.client import SolrIndex
-from navd.index.lineage_store import SolrLineageStore
+from navd.index.client import SolrIndex, batches
+from navd.index.lineage_store import SolrLineageStore, terms_filter
 from navd.lineage import EntityNotFound, LineageGraph, LineageOptions, Node
 from navd.lineage import lineage as walk_lineage
 from navd.model import ElementType, EntityRef, SourceType
@@ -177,16 +177,23 @@ def _dataset_data(nid: str, dataset: Any, doc: Mapping[str, Any], node: Node) ->
 
 def column_lineage(index: SolrIndex, settings: ExportSettings, default_cluster: str, value: str, depth: int,
                    with_downstream: bool, max_nodes: int) -> dict[str, Any]:
-    """Marquez's column-lineage graph of a field (or of every field of a dataset): upstream, and
-    downstream too `with_downstream`, `depth` column hops."""
-    kind, namespace, name, field = parse_node_id(value, ("datasetField", "dataset"))
-    dataset = openlineage_dataset_ref(namespace, name, settings.clusters, default_cluster)
+    """Marquez's column-lineage graph of a field (or of every field of a dataset, or of the
+    datasets a job wrote): upstream, and downstream too `with_downstream`, `depth` column hops."""
+    kind, namespace, name, field = parse_node_id(value, ("datasetField", "dataset", "job"))
+    if kind == "job":  # the columns of what the job's runs wrote
+        executions = _job_executions(index, namespace, name, value)
+        datasets = sorted({str(r["endpoint2Id"]) for chunk in batches(executions, 500) for r in index.scan(
+            "relations", "*:*", fl="endpoint2Id", filters=["type:DATA_FLOW", "-endpoint2Type:FIELD",
+                                                           terms_filter("endpoint1Id", chunk)])})
+    else:
+        dataset = openlineage_dataset_ref(namespace, name, settings.clusters, default_cluster)
+        datasets = [] if field is not None else [_existing(index, dataset.identity, value)]
     if field is not None:
         roots = [_existing(index, field_ref(dataset, field).identity, value)]
     else:
-        _existing(index, dataset.identity, value)
-        roots = [str(r["endpoint2Id"]) for r in index.scan("relations", "*:*", fl="endpoint2Id", filters=[
-            "type:PARENT_CHILD", "endpoint2Type:FIELD", f"endpoint1Id:{dataset.identity}"])]
+        roots = [str(r["endpoint2Id"]) for chunk in batches(datasets, 500) for r in index.scan(
+            "relations", "*:*", fl="endpoint2Id", filters=["type:PARENT_CHILD", "endpoint2Type:FIELD",
+                                                           terms_filter("endpoint1Id", chunk)])]
     options = LineageOptions(direction="both" if with_downstream else "upstream", depth=depth, columns=True,
                              max_nodes=max_nodes)
     nodes: dict[str, Node] = {}

@@ -41,10 +41,11 @@ def get_marquez_lineage(index: Index, config: Config,
         return marquez_lineage(index, config, nodeId, depth=steps, max_nodes=config.server.max_nodes)
 
 
-@router.get("/api/v1/column-lineage", summary="Marquez's column-lineage graph of a dataset field (or dataset) node")
+@router.get("/api/v1/column-lineage", summary="Marquez's column-lineage graph of a dataset field, dataset or job node")
 def get_marquez_column_lineage(index: Index, config: Config,
-                               nodeId: Annotated[str, Query(description="datasetField:<namespace>:<name>:<field> "  # noqa: N803
-                                                                        "or dataset:<namespace>:<name>")],
+                               nodeId: Annotated[str, Query(description="datasetField:<namespace>:<name>:<field>, "  # noqa: N803
+                                                                        "dataset:<namespace>:<name> or "
+                                                                        "job:<namespace>:<name>")],
                                depth: Annotated[int | None, Query(description="column hops (default 20, at most "
                                                                               "[server] max_depth)")] = None,
                                withDownstream: bool = False,  # noqa: N803 - Marquez's parameter name
