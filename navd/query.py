@@ -161,17 +161,28 @@ def lineage(index: SolrIndex, entity: str, options: LineageOptions = LineageOpti
 def export_openlineage(index: SolrIndex, config: NavdConfig, *, since: datetime | None = None,
                        entity: str | None = None, scope: Scope = Scope(),
                        validate: bool = False) -> Iterator[dict[str, Any]]:
-    """The OpenLineage RunEvents of the executions in the index (README "OpenLineage"), streamed:
-    those started or ended at or after `since`; with `entity`, those of that element (an
-    execution and the executions under it, an operation's executions, the executions that read
-    or wrote a dataset). With `validate`, each event is checked against the vendored schema
+    """The OpenLineage RunEvents of the executions in the index and of the Hive views' definitions
+    (README "OpenLineage"), streamed: those started or ended (views: created or changed) at or
+    after `since`; with `entity`, those of that element (an execution and the executions under
+    it, an operation's executions, the executions that read or wrote a dataset, a view and the
+    views reading a dataset). With `validate`, each event is checked against the vendored schema
     first (InvalidEvent naming the field: navd wrote something the spec refuses)."""
-    from navd.openlineage.export import ExportSettings, execution_filters, executions_of, export_events
+    from navd.openlineage.export import (
+        ExportSettings,
+        execution_filters,
+        executions_of,
+        export_events,
+        view_filters,
+        views_of,
+    )
     from navd.openlineage.schema import validate as validate_event
 
-    identities = executions_of(index, _resolve(index, entity, scope)) if entity is not None else None
+    identities = views = None
+    if entity is not None:
+        doc = _resolve(index, entity, scope)
+        identities, views = executions_of(index, doc), views_of(index, doc)
     settings = ExportSettings(dict(config.openlineage.namespaces))
-    for event in export_events(index, settings, execution_filters(since, identities)):
+    for event in export_events(index, settings, execution_filters(since, identities), view_filters(since, views)):
         if validate:
             validate_event(event)
         yield event

@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import uuid
+from datetime import datetime, timezone
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,9 +18,18 @@ import pytest
 import requests
 
 from conftest import NavdRunner
-from navd.index.client import SolrIndex
-from navd.model import ElementType, EntityRef, SourceType
-from navd.names import openlineage_dataset_name, openlineage_dataset_ref
+from navd.index.client import IndexWriter, SolrIndex
+from navd.model import (
+    DependencyType,
+    Element,
+    ElementType,
+    EntityRef,
+    Relation,
+    RelationType,
+    SourceType,
+    hive_qualified_name,
+)
+from navd.names import field_ref, openlineage_dataset_name, openlineage_dataset_ref
 from navd.openlineage.schema import validate
 from navd.solr.server import EmbeddedSolr, free_port
 from test_server import Served, start, stop, wait_healthy, write_config
@@ -136,6 +147,57 @@ def test_an_unknown_entity_and_a_bad_since_are_one_line(navd: NavdRunner,
     assert bad.returncode == 2 and "--since" in bad.stderr and "Traceback" not in bad.stderr
     later = navd("export", "openlineage", "--since", "2100-01-01", env=env)
     assert later.returncode == 0 and later.stdout == ""
+
+
+def index_hive_view(index: SolrIndex, database: str) -> None:
+    """A table and a view over it with the view's lineage, as the HMS extractor indexes them
+    (extractors/hms/extractor.py `_view_lineage`: DATA_FLOW table -> view, column DATA_FLOW
+    without an execution)."""
+    base = EntityRef(SourceType.HIVE, hive_qualified_name("primary", database, "base"), ElementType.TABLE)
+    view = EntityRef(SourceType.HIVE, hive_qualified_name("primary", database, "v"), ElementType.VIEW)
+    writer = IndexWriter(index)
+    writer.write(Element(SourceType.HIVE, ElementType.TABLE, base.qualified_name, name="base"))
+    writer.write(Element(SourceType.HIVE, ElementType.VIEW, view.qualified_name, name="v",
+                         query_text=f"select a as x, upper(b) as y from {database}.base",
+                         created=datetime(2026, 11, 1, tzinfo=timezone.utc)))
+    for table, columns in ((base, ("a", "b")), (view, ("x", "y"))):
+        for column in columns:
+            field = field_ref(table, column)
+            writer.write(Element(SourceType.HIVE, ElementType.FIELD, field.qualified_name, name=column, parent=table,
+                                 data_type="string"))
+            writer.write(Relation(RelationType.PARENT_CHILD, table, field))
+    writer.write(Relation(RelationType.DATA_FLOW, base, view, properties={"via": "view"}))
+    writer.write(Relation(RelationType.DATA_FLOW, field_ref(base, "a"), field_ref(view, "x"),
+                          dependency_type=DependencyType.SIMPLE))
+    writer.write(Relation(RelationType.DATA_FLOW, field_ref(base, "b"), field_ref(view, "y"),
+                          dependency_type=DependencyType.EXPRESSION, expression="upper(b)"))
+    assert writer.close()
+    for core in ("elements", "relations"):
+        index.commit(core)
+
+
+def test_a_hive_views_definition_exports_as_one_run(navd: NavdRunner, index: SolrIndex) -> None:
+    database = f"vw{uuid.uuid4().hex[:8]}"
+    index_hive_view(index, database)
+    result = navd("export", "openlineage", "--entity", f"{database}.v@primary", "--validate")
+    assert result.returncode == 0, result.stderr
+    [event] = [json.loads(line) for line in result.stdout.splitlines()]
+    assert validate(event) == "RunEvent"
+    assert (event["eventType"], event["eventTime"]) == ("COMPLETE", "2026-11-01T00:00:00Z")
+    assert event["job"]["namespace"] == "hive://primary" and event["job"]["name"] == f"{database}.v"
+    assert event["job"]["facets"]["sql"]["query"].startswith("select a as x")
+    assert [(i["namespace"], i["name"]) for i in event["inputs"]] == [("hive://primary", f"{database}.base")]
+    [output] = event["outputs"]
+    assert output["facets"]["schema"]["fields"] == [{"name": "x", "type": "string"}, {"name": "y", "type": "string"}]
+    assert output["facets"]["columnLineage"]["fields"] == {
+        "x": {"inputFields": [{"namespace": "hive://primary", "name": f"{database}.base", "field": "a",
+                               "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}]}]},
+        "y": {"inputFields": [{"namespace": "hive://primary", "name": f"{database}.base", "field": "b",
+                               "transformations": [{"type": "DIRECT", "subtype": "TRANSFORMATION",
+                                                    "description": "upper(b)"}]}]}}
+    # from the table: the view reading it
+    from_table = navd("export", "openlineage", "--entity", f"{database}.base@primary")
+    assert [json.loads(line)["job"]["name"] for line in from_table.stdout.splitlines()] == [f"{database}.v"]
 
 
 @pytest.mark.parametrize("ref", [

@@ -8,7 +8,9 @@ carrying its inputs and outputs with their `schema` facet (the FIELD elements un
 on outputs, the `columnLineage` facet built from the column edges the execution wrote
 (mapping.edge_transformations: the intake's table read backwards). Datasets are named by
 names.openlineage_dataset_name, the inverse of the intake's naming, so an exported event posted
-back to the intake lands on the same navd elements.
+back to the intake lands on the same navd elements. A Hive view's definition (the HMS
+extractor's view lineage, which has no execution) is one COMPLETE run of a job named as the view,
+at the view's last change.
 
 The index is read in pages (a cursor over the executions; the relations and fields of each page
 of executions by one filtered scan each), so memory holds one page, never the whole index.
@@ -28,7 +30,7 @@ from navd.index.client import SolrIndex, batches
 from navd.index.documents import endpoint_field, property_field, solr_date
 from navd.index.lineage_store import terms_filter
 from navd.model import ElementType, EntityRef, RelationType, SourceType
-from navd.names import field_table, openlineage_dataset_name, split_field, split_path_field
+from navd.names import field_ref, field_table, openlineage_dataset_name, split_field, split_path_field
 from navd.openlineage.mapping import edge_transformations
 from navd.openlineage.schema import SPEC_VERSION
 
@@ -246,13 +248,71 @@ def execution_filters(since: datetime | None = None, identities: Sequence[str] |
     return filters
 
 
+def view_filters(since: datetime | None = None, identities: Sequence[str] | None = None) -> list[str]:
+    """Solr filters of the Hive views to export (their definition is their lineage: one run
+    each): not deleted, not stubs, with a definition; created or changed at or after `since`;
+    one of `identities`."""
+    filters = [f"type:{ElementType.VIEW.value}", "-deleted:true", f"-{property_field('knownFrom')}:*", "queryText:*"]
+    if since is not None:
+        at = solr_date(since)
+        filters.append(f"(created:[{at} TO *] OR lastModified:[{at} TO *])")
+    if identities is not None:
+        filters.append(terms_filter("identity", identities) if identities else "-*:*")
+    return filters
+
+
 def export_events(index: SolrIndex, settings: ExportSettings, filters: Sequence[str],
-                  page: int = PAGE) -> Iterator[dict[str, Any]]:
+                  views: Sequence[str] | None = None, page: int = PAGE) -> Iterator[dict[str, Any]]:
     """The RunEvents of the executions matching `filters`, in identity order, a page of
-    executions at a time."""
+    executions at a time; then those of the views matching `views` (view_filters)."""
     for chunk in batches(index.scan("elements", "*:*", filters=list(filters), page_size=page), page):
         for execution in _read_page(index, chunk):
             yield from run_events(execution, settings)
+    if views is None:
+        return
+    for chunk in batches(index.scan("elements", "*:*", filters=list(views), page_size=page), page):
+        for execution in _read_views(index, settings, chunk):
+            yield from run_events(execution, settings)
+
+
+def _read_views(index: SolrIndex, settings: ExportSettings, docs: list[dict[str, Any]]) -> Iterator[Execution]:
+    """A view's definition as a run: the job is the view (its namespace and name), the run
+    ended when the view was last changed; its inputs the datasets its definition reads (the
+    DATA_FLOW into it not through an execution: the HMS extractor's), its column edges those
+    into its columns without an execution (no discriminator)."""
+    refs = {str(d["identity"]): EntityRef(SourceType(str(d["sourceType"])), str(d["qualifiedName"]), ElementType.VIEW)
+            for d in docs}
+    inputs: dict[str, list[EntityRef]] = {}
+    for relation in index.scan("relations", "*:*", filters=[
+            f"type:{RelationType.DATA_FLOW.value}", terms_filter("endpoint2Id", sorted(refs)),
+            f"-endpoint1Type:({ElementType.FIELD.value} OR {ElementType.OPERATION_EXECUTION.value} OR "
+            f"{ElementType.OPERATION.value})"]):
+        inputs.setdefault(str(relation["endpoint2Id"]), []).append(_ref(relation, 1))
+    views = datasets_of(index, refs)
+    columns: dict[str, list[ColumnEdge]] = {}
+    field_of = {}
+    for view_id, view in views.items():
+        for column, _type in view.columns:
+            field_of[field_ref(view.ref, column).identity] = view_id
+    for chunk in batches(sorted(field_of), 500):
+        for relation in index.scan("relations", "*:*", filters=[
+                f"type:({RelationType.DATA_FLOW.value} OR {RelationType.CONTROL_FLOW.value})",
+                f"endpoint1Type:{ElementType.FIELD.value}", "-discriminator:*", terms_filter("endpoint2Id", chunk)]):
+            props = _properties(relation)
+            columns.setdefault(field_of[str(relation["endpoint2Id"])], []).append(ColumnEdge(
+                str(relation["type"]), _ref(relation, 1), _ref(relation, 2), props.get("subtype"),
+                relation.get("dependencyType"), relation.get("expression")))
+    sources = datasets_of(index, {r.identity: r for refs_ in inputs.values() for r in refs_})
+    for doc in docs:
+        identity = str(doc["identity"])
+        if identity not in inputs:
+            continue  # no lineage of its own (a definition navd could not read)
+        run = {"identity": identity, "qualifiedName": doc["qualifiedName"], "sourceType": doc["sourceType"],
+               "ended": doc.get("lastModified") or doc.get("created") or doc.get("lastIndexed"),
+               "queryText": doc.get("queryText"), "lastIndexed": doc.get("lastIndexed")}
+        job = openlineage_dataset_name(refs[identity], settings.clusters)
+        yield Execution(run, job, None, _unique(sources, inputs[identity]), (views[identity],),
+                        tuple(columns.get(identity, ())))
 
 
 def _ref(doc: Mapping[str, Any], end: int) -> EntityRef:
@@ -313,6 +373,19 @@ def executions_of(index: SolrIndex, doc: Mapping[str, Any]) -> list[str]:
     children = [str(d["identity"]) for chunk in batches(roots, 500) for d in index.scan(
         "elements", "*:*", fl="identity", filters=["type:OPERATION_EXECUTION", terms_filter("parentId", chunk)])]
     return sorted(set(roots) | set(children))
+
+
+def views_of(index: SolrIndex, doc: Mapping[str, Any]) -> list[str]:
+    """The identities of the views an element stands for (export_openlineage's `entity`): a view
+    itself, the views whose definition reads a dataset."""
+    identity = str(doc["identity"])
+    if doc.get("type") == ElementType.VIEW.value:
+        return [identity]
+    if doc.get("type") in (ElementType.OPERATION.value, ElementType.OPERATION_EXECUTION.value):
+        return []
+    return sorted({str(r["endpoint2Id"]) for r in index.scan("relations", "*:*", fl="endpoint2Id", filters=[
+        f"type:{RelationType.DATA_FLOW.value}", terms_filter("endpoint1Id", [identity]),
+        f"endpoint2Type:{ElementType.VIEW.value}"])})
 
 
 def operations_of(index: SolrIndex, execution_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
