@@ -252,6 +252,15 @@ def test_exported_events_posted_to_the_intake_land_on_the_same_elements(
         intake_side = {d[f"endpoint{other}Id"] for d in index.scan("relations", "*:*", filters=[
             "type:DATA_FLOW", "{!terms f=endpoint%dQualifiedName}%s" % (end, ",".join(runs))])}
         assert spark and intake_side == spark
+    # the runs the intake took export again under their own runIds, parents and column lineage
+    again = run_navd("export", "openlineage", "--entity", f"openlineage://spark/{CASE}", "--validate", env=_env)
+    assert again.returncode == 0, again.stderr
+    events_again = [json.loads(line) for line in again.stdout.splitlines()]
+    assert sorted((e["run"]["runId"], e["eventType"]) for e in events_again) == sorted(
+        (e["run"]["runId"], e["eventType"]) for e in events)
+    assert {e["run"]["runId"]: e["run"].get("facets", {}).get("parent", {}).get("run") for e in events_again} == {
+        e["run"]["runId"]: e["run"].get("facets", {}).get("parent", {}).get("run") for e in events}
+    assert facet_edges(events_again) == facet_edges(events)
 
 
 # -- Marquez's read endpoints -------------------------------------------------------------------

@@ -322,7 +322,8 @@ def _ref(doc: Mapping[str, Any], end: int) -> EntityRef:
 
 def _read_page(index: SolrIndex, docs: list[dict[str, Any]]) -> Iterator[Execution]:
     ids = [str(d["identity"]) for d in docs]
-    parents = {str(d["parentId"]) for d in docs if d.get("parentId")}
+    parent_of = _parents(index, docs)
+    parents = set(parent_of.values())
     parent_docs = {str(d["identity"]): d for d in index.get("elements", sorted(parents - set(ids)))} if parents else {}
     parent_docs.update({str(d["identity"]): d for d in docs})
     operations = operations_of(index, sorted(set(ids) | parents))
@@ -348,9 +349,9 @@ def _read_page(index: SolrIndex, docs: list[dict[str, Any]]) -> Iterator[Executi
     datasets = datasets_of(index, {r.identity: r for refs in (*inputs.values(), *outputs.values()) for r in refs})
     for doc in docs:
         identity = str(doc["identity"])
-        job = job_name(operations.get(identity) or operations.get(str(doc.get("parentId", ""))), doc)
+        job = job_name(operations.get(identity) or operations.get(parent_of.get(identity, "")), doc)
         parent = None
-        parent_doc = parent_docs.get(str(doc.get("parentId", "")))
+        parent_doc = parent_docs.get(parent_of.get(identity, ""))
         if parent_doc is not None:
             parent = (job_name(operations.get(str(parent_doc["identity"])), parent_doc), run_id(parent_doc))
         yield Execution(doc, job, parent, _unique(datasets, inputs.get(identity, ())),
@@ -406,6 +407,20 @@ def jobs_of(index: SolrIndex, executions: Sequence[Mapping[str, Any]]) -> dict[s
     operations = operations_of(index, sorted(set(ids) | {str(d["parentId"]) for d in executions if d.get("parentId")}))
     return {str(d["identity"]): job_name(operations.get(str(d["identity"])) or operations.get(str(d.get("parentId", ""))),
                                          d) for d in executions}
+
+
+def _parents(index: SolrIndex, docs: Sequence[Mapping[str, Any]]) -> dict[str, str]:
+    """Execution identity -> its parent execution's: the element's parent (a Spark SQL
+    execution's application run), else a PARENT_CHILD from an execution (the `parent` run facet
+    of an event the intake took)."""
+    parent_of = {str(d["identity"]): str(d["parentId"]) for d in docs if d.get("parentId")}
+    orphans = [str(d["identity"]) for d in docs if str(d["identity"]) not in parent_of]
+    if orphans:
+        for relation in index.scan("relations", "*:*", fl="endpoint1Id,endpoint2Id", filters=[
+                f"type:{RelationType.PARENT_CHILD.value}", f"endpoint1Type:{ElementType.OPERATION_EXECUTION.value}",
+                terms_filter("endpoint2Id", orphans)]):
+            parent_of.setdefault(str(relation["endpoint2Id"]), str(relation["endpoint1Id"]))
+    return parent_of
 
 
 def _unique(datasets: Mapping[str, Dataset], refs: Iterable[EntityRef]) -> tuple[Dataset, ...]:
