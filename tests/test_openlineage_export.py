@@ -376,3 +376,47 @@ def test_the_marquez_python_client_reads_navds_column_lineage(
     assert {target, "datasetField:hive://primary:cl.t_filter:order_id"} <= {n["id"] for n in by_dataset["graph"]}
     by_job = client.get_column_lineage_by_job("spark", CASE, depth=1)
     assert {target, "datasetField:hive://primary:cl.t_join:name"} <= {n["id"] for n in by_job["graph"]}
+
+
+def execution_doc(source: str, qualified: str, properties: dict[str, str], **times: str) -> dict[str, Any]:
+    return {"identity": "x", "qualifiedName": qualified, "sourceType": source, "type": "OPERATION_EXECUTION",
+            "properties": json.dumps(properties), "lastIndexed": "2026-11-23T09:00:00Z", **times}
+
+
+@pytest.mark.parametrize("doc, states, error", [
+    (execution_doc("YARN", "yarn://application_1_0001", {"finalStatus": "KILLED", "diagnostics": "killed by alice"},
+                   started="2026-11-23T08:00:00Z", ended="2026-11-23T08:05:00Z"), ["START", "ABORT"], "killed by alice"),
+    (execution_doc("SPARK", "spark://local-1/1/sql/3", {"outcome": "FAILED", "error": "boom"},
+                   started="2026-11-23T08:00:00Z", ended="2026-11-23T08:05:00Z"), ["START", "FAIL"], "boom"),
+    (execution_doc("SPARK", "spark://local-1/1", {"outcome": "RUNNING"}, started="2026-11-23T08:00:00Z"),
+     ["START"], None),
+    (execution_doc("OPENLINEAGE", "openlineage://ns/job/0d2ab0b6-4b1a-4b2a-9d07-5c8e2ee7c9a1",
+                   {"namespace": "ns", "job": "job", "runId": "0d2ab0b6-4b1a-4b2a-9d07-5c8e2ee7c9a1",
+                    "state": "COMPLETE", "stateTime": "2026-11-23T08:05:00Z"}, ended="2026-11-23T08:05:00Z"),
+     ["COMPLETE"], None),
+])
+def test_run_events_say_each_sources_outcome(doc: dict[str, Any], states: list[str], error: str | None) -> None:
+    from navd.openlineage.export import Execution, ExportSettings, job_name, run_events
+
+    events = run_events(Execution(doc, job_name(None, doc), None, (), (), ()), ExportSettings())
+    assert [e["eventType"] for e in events] == states
+    for event in events:
+        assert validate(event) == "RunEvent"
+    assert events[-1]["run"].get("facets", {}).get("errorMessage", {}).get("message") == error
+    assert len({e["run"]["runId"] for e in events}) == 1
+    if doc["sourceType"] == "OPENLINEAGE":
+        assert (events[0]["run"]["runId"], events[0]["job"]) == (
+            "0d2ab0b6-4b1a-4b2a-9d07-5c8e2ee7c9a1", {"namespace": "ns", "name": "job"})
+
+
+def test_pages_of_two_executions_give_the_same_events(exported: tuple[str, dict[str, str], list[dict[str, Any]]],
+                                                      index: SolrIndex) -> None:
+    """The export reads a page of executions at a time: page boundaries change nothing."""
+    from navd.openlineage.export import ExportSettings, execution_filters, export_events
+
+    app_id, _env, events = exported
+    identities = sorted(str(d["identity"]) for d in index.scan(
+        "elements", f'qualifiedName:"spark://{app_id}/1" OR parentQualifiedName:"spark://{app_id}/1"',
+        filters=["type:OPERATION_EXECUTION"]))
+    paged = list(export_events(index, ExportSettings(), execution_filters(None, identities), page=2))
+    assert len(identities) > 4 and paged == events

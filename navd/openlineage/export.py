@@ -46,8 +46,9 @@ _FACET_URLS: Mapping[str, str] = {
     "nominalTime": "https://openlineage.io/spec/facets/1-0-1/NominalTimeRunFacet.json#/$defs/NominalTimeRunFacet",
     "sql": "https://openlineage.io/spec/facets/1-1-0/SQLJobFacet.json#/$defs/SQLJobFacet",
 }
-#: a Spark outcome (extractors/spark/events.py) -> the terminal eventType; others have none yet
-_SPARK_STATES: Mapping[str, str] = {"SUCCEEDED": "COMPLETE", "FAILED": "FAIL"}
+#: a Spark `outcome` (extractors/spark/events.py) or a YARN `finalStatus` (extractors/yarn) -> the
+#: terminal eventType; others (RUNNING, INCOMPLETE, UNDEFINED) have none yet
+_OUTCOME_STATES: Mapping[str, str] = {"SUCCEEDED": "COMPLETE", "FAILED": "FAIL", "KILLED": "ABORT"}
 _TERMINAL = frozenset({"COMPLETE", "FAIL", "ABORT"})
 #: runIds of executions that did not come from OpenLineage: a UUID5 of their qualified name in
 #: this namespace, so the same execution exports the same runId every time
@@ -128,10 +129,10 @@ def _state(doc: Mapping[str, Any]) -> str | None:
     props = _properties(doc)
     if doc.get("sourceType") == SourceType.OPENLINEAGE.value:
         return props.get("state") if props.get("state") in _TERMINAL else None
-    state = _SPARK_STATES.get(props.get("outcome", ""))
-    if state is None and props.get("outcome") is None and doc.get("ended"):
-        return "COMPLETE"  # an execution with an end and no outcome of its own (not Spark's)
-    return state
+    outcome = props.get("outcome") or props.get("finalStatus")
+    if outcome is None:
+        return "COMPLETE" if doc.get("ended") else None  # an end and no outcome of its own
+    return _OUTCOME_STATES.get(outcome)
 
 
 def run_events(execution: Execution, settings: ExportSettings) -> list[dict[str, Any]]:
@@ -167,9 +168,10 @@ def run_events(execution: Execution, settings: ExportSettings) -> list[dict[str,
     for number, (event_type, at) in enumerate(moments):
         event: dict[str, Any] = {"eventType": event_type, "eventTime": at, "producer": PRODUCER,
                                  "schemaURL": SCHEMA_URL, "run": run, "job": job, "inputs": [], "outputs": []}
-        if event_type in ("FAIL", "ABORT") and props.get("error"):
+        error = props.get("error") or props.get("diagnostics")  # (YARN's diagnostics)
+        if event_type in ("FAIL", "ABORT") and error:
             event["run"] = {**run, "facets": {**run_facets, "errorMessage": _facet(
-                "errorMessage", message=props["error"],
+                "errorMessage", message=error,
                 programmingLanguage=props.get("errorLanguage") or _language(doc))}}
         if number == len(moments) - 1:
             event["inputs"] = [_dataset(d, settings, ()) for d in execution.inputs]
