@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from navd.index.client import SolrIndex, batches
-from navd.index.documents import endpoint_field, property_field, solr_date
+from navd.index.documents import NOT_STUB_FILTER, endpoint_field, solr_date
 from navd.index.lineage_store import terms_filter
 from navd.model import ElementType, EntityRef, RelationType, SourceType
 from navd.names import field_ref, field_table, openlineage_dataset_name, split_field, split_path_field
@@ -241,7 +241,7 @@ def _properties(doc: Mapping[str, Any]) -> dict[str, str]:
 def execution_filters(since: datetime | None = None, identities: Sequence[str] | None = None) -> list[str]:
     """Solr filters of the executions to export: not deleted, not stubs; started or ended at or
     after `since`; one of `identities`."""
-    filters = [f"type:{ElementType.OPERATION_EXECUTION.value}", "-deleted:true", f"-{property_field('knownFrom')}:*"]
+    filters = [f"type:{ElementType.OPERATION_EXECUTION.value}", "-deleted:true", NOT_STUB_FILTER]
     if since is not None:
         at = solr_date(since)
         filters.append(f"(started:[{at} TO *] OR ended:[{at} TO *])")
@@ -254,7 +254,7 @@ def view_filters(since: datetime | None = None, identities: Sequence[str] | None
     """Solr filters of the Hive views to export (their definition is their lineage: one run
     each): not deleted, not stubs, with a definition; created or changed at or after `since`;
     one of `identities`."""
-    filters = [f"type:{ElementType.VIEW.value}", "-deleted:true", f"-{property_field('knownFrom')}:*", "queryText:*"]
+    filters = [f"type:{ElementType.VIEW.value}", "-deleted:true", NOT_STUB_FILTER, "queryText:*"]
     if since is not None:
         at = solr_date(since)
         filters.append(f"(created:[{at} TO *] OR lastModified:[{at} TO *])")

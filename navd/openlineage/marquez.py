@@ -33,7 +33,7 @@ from navd.names import (
     openlineage_dataset_ref,
     openlineage_job_ref,
 )
-from navd.openlineage.export import ExportSettings, datasets_of, executions_of, jobs_of, split_column
+from navd.openlineage.export import Dataset, ExportSettings, datasets_of, executions_of, jobs_of, split_column
 from navd.openlineage.mapping import edge_transformations
 
 #: Marquez's NodeId split (NodeId.java): at a ':' not followed by '//' or a digit, so
@@ -130,7 +130,7 @@ def _lineage_nodes(index: SolrIndex, settings: ExportSettings, nodes: Mapping[st
                            inputs, outputs)
     for i, dataset in known.items():
         nid = ids[i]
-        graph[nid] = _node(nid, "DATASET", _dataset_data(nid, dataset, stored.get(i, {}), nodes[i]), inputs, outputs)
+        graph[nid] = _node(nid, "DATASET", _dataset_data(nid, dataset, stored.get(i, {})), inputs, outputs)
     return [graph[k] for k in sorted(graph)]
 
 
@@ -160,11 +160,11 @@ def _job_data(job: tuple[str, str], docs: Sequence[Mapping[str, Any]], execution
             "currentVersion": None}
 
 
-def _dataset_data(nid: str, dataset: Any, doc: Mapping[str, Any], node: Node) -> dict[str, Any]:
+def _dataset_data(nid: str, dataset: Dataset, doc: Mapping[str, Any]) -> dict[str, Any]:
     """Marquez's Dataset (openapi.yml `Dataset`): navd's element, its columns as `fields`."""
     ident = _id_of(nid)
     at = str(doc.get("lastIndexed") or _EPOCH)
-    return {"id": ident, "type": "DB_TABLE" if node.type in ("TABLE", "VIEW") else "DATASET",
+    return {"id": ident, "type": "DB_TABLE",  # Marquez's DatasetType: DB_TABLE or STREAM
             "name": ident["name"], "physicalName": ident["name"], "createdAt": str(doc.get("created") or at),
             "updatedAt": at, "namespace": ident["namespace"], "sourceName": ident["namespace"],
             "fields": [{"name": n, "type": t, "tags": [], "description": None} for n, t in dataset.columns],
