@@ -1,13 +1,14 @@
 """Marquez's read endpoints over navd's index: `GET /api/v1/lineage` and `GET
-/api/v1/column-lineage` answer in Marquez's shape (README "OpenLineage"), so Marquez clients and
-its web UI read navd.
+/api/v1/column-lineage` answer in Marquez's shape (README "OpenLineage"), so Marquez's clients
+read navd.
 
 The shapes are Marquez's (MarquezProject/marquez at commit a89b89cad, spec/openapi.yml:
 LineageGraph, GraphNode, GraphEdge, Dataset, Job; api/.../service/LineageService.java and
 ColumnLineageService.java for the edges): `{"graph": [{"id", "type", "data", "inEdges",
-"outEdges"}]}`. In the lineage graph an edge goes from upstream (`origin`) to downstream (`destination`), datasets and jobs alternating;
-in the column-lineage graph, as Marquez builds it, every edge of a node has the node itself as
-`origin` (inEdges point at its inputs, outEdges at what it feeds).
+"outEdges"}]}`. In the lineage graph an edge goes from upstream (`origin`) to downstream
+(`destination`), datasets and jobs alternating; in the column-lineage graph, as Marquez builds
+it, every edge of a node has the node itself as `origin` (inEdges point at its inputs, outEdges
+at what it feeds).
 
 The walk is navd's (navd/lineage.py, the caps of /api/lineage); executions become their jobs
 (export.jobs_of) and datasets and columns their OpenLineage names (names.openlineage_dataset_name),
