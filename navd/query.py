@@ -5,6 +5,7 @@ index. Typed results, no printing, no argument parsing: callers format them.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 import socket
 from collections.abc import Iterator, Mapping, Sequence
@@ -169,23 +170,36 @@ def export_openlineage(index: SolrIndex, config: NavdConfig, *, since: datetime 
     first (InvalidEvent naming the field: navd wrote something the spec refuses)."""
     from navd.openlineage.export import (
         ExportSettings,
+        execution_events,
         execution_filters,
         executions_of,
-        export_events,
+        view_events,
         view_filters,
         views_of,
     )
     from navd.openlineage.schema import validate as validate_event
 
-    identities = views = None
-    if entity is not None:
-        doc = _resolve(index, entity, scope)
-        identities, views = executions_of(index, doc), views_of(index, doc)
     settings = ExportSettings(dict(config.openlineage.namespaces))
-    for event in export_events(index, settings, execution_filters(since, identities), view_filters(since, views)):
+    if entity is None:
+        events = itertools.chain(execution_events(index, settings, execution_filters(since)),
+                                 view_events(index, settings, view_filters(since)))
+    else:
+        # an entity's runs by identity, in sorted chunks: a busy table's thousands of runs would
+        # overflow Solr's form body as one filter; sorted, the chunks keep the identity order
+        doc = _resolve(index, entity, scope)
+        events = itertools.chain(
+            *(execution_events(index, settings, execution_filters(since, chunk))
+              for chunk in batches(executions_of(index, doc), _EXPORT_IDS)),
+            *(view_events(index, settings, view_filters(since, chunk))
+              for chunk in batches(views_of(index, doc), _EXPORT_IDS)))
+    for event in events:
         if validate:
             validate_event(event)
         yield event
+
+
+#: identities per filter when exporting an entity's runs
+_EXPORT_IDS = 1000
 
 
 def marquez_lineage(index: SolrIndex, config: NavdConfig, node_id: str, *, depth: int,

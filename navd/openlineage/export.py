@@ -265,14 +265,26 @@ def view_filters(since: datetime | None = None, identities: Sequence[str] | None
 
 def export_events(index: SolrIndex, settings: ExportSettings, filters: Sequence[str],
                   views: Sequence[str] | None = None, page: int = PAGE) -> Iterator[dict[str, Any]]:
+    """The RunEvents of the executions matching `filters` (execution_filters), then those of the
+    views matching `views` (view_filters)."""
+    yield from execution_events(index, settings, filters, page)
+    if views is not None:
+        yield from view_events(index, settings, views, page)
+
+
+def execution_events(index: SolrIndex, settings: ExportSettings, filters: Sequence[str],
+                     page: int = PAGE) -> Iterator[dict[str, Any]]:
     """The RunEvents of the executions matching `filters`, in identity order, a page of
-    executions at a time; then those of the views matching `views` (view_filters)."""
+    executions at a time."""
     for chunk in batches(index.scan("elements", "*:*", filters=list(filters), page_size=page), page):
         for execution in _read_page(index, chunk):
             yield from run_events(execution, settings)
-    if views is None:
-        return
-    for chunk in batches(index.scan("elements", "*:*", filters=list(views), page_size=page), page):
+
+
+def view_events(index: SolrIndex, settings: ExportSettings, filters: Sequence[str],
+                page: int = PAGE) -> Iterator[dict[str, Any]]:
+    """The RunEvents of the views matching `filters` (view_filters), a page at a time."""
+    for chunk in batches(index.scan("elements", "*:*", filters=list(filters), page_size=page), page):
         for execution in _read_views(index, settings, chunk):
             yield from run_events(execution, settings)
 
