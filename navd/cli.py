@@ -587,7 +587,7 @@ def cmd_export_openlineage(args: argparse.Namespace, config: NavdConfig) -> int:
             partial.replace(target)
         except OSError as exc:
             partial.unlink(missing_ok=True)
-            raise ConfigError(f"--output: {target}: {exc.strerror or exc}") from None
+            raise UsageError(f"--output: {target}: {exc.strerror or exc}") from None
         except BaseException:
             partial.unlink(missing_ok=True)
             raise

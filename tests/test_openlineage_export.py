@@ -147,6 +147,9 @@ def test_an_unknown_entity_and_a_bad_since_are_one_line(navd: NavdRunner,
     assert bad.returncode == 2 and "--since" in bad.stderr and "Traceback" not in bad.stderr
     later = navd("export", "openlineage", "--since", "2100-01-01", env=env)
     assert later.returncode == 0 and later.stdout == ""
+    nowhere = navd("export", "openlineage", "--output", "/nonexistent-dir/x.ndjson", env=env)
+    assert nowhere.returncode == 2 and nowhere.stderr.startswith("navd: error: --output: /nonexistent-dir/x.ndjson")
+    assert nowhere.stderr.count("\n") == 1
 
 
 def index_hive_view(index: SolrIndex, database: str) -> None:
