@@ -8,9 +8,11 @@ on stderr and no traceback.
 from __future__ import annotations
 
 import argparse
+import datetime
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from navd import __version__
@@ -121,6 +123,19 @@ def build_parser() -> argparse.ArgumentParser:
     lineage.add_argument("--deleted", action="store_true", help="show deleted entities")
     lineage.add_argument("--format", choices=["text", "json"], default="text")
     lineage.set_defaults(handler=cmd_lineage)
+
+    export = commands.add_parser("export", help="write what navd knows in another format")
+    export_commands = export.add_subparsers(dest="export_format", required=True, metavar="FORMAT")
+    openlineage = export_commands.add_parser(
+        "openlineage", help="OpenLineage RunEvents as NDJSON: one line per event, START and its end per execution")
+    openlineage.add_argument("--since", metavar="TIME", type=_since,
+                             help="executions started or ended at or after TIME (ISO 8601; UTC without a zone)")
+    openlineage.add_argument("--entity", metavar="ENTITY",
+                             help="only this element's executions (an execution, an operation, a dataset read or written)")
+    openlineage.add_argument("--output", metavar="FILE", help="write to FILE instead of standard output")
+    openlineage.add_argument("--validate", action="store_true",
+                             help="check each event against the vendored OpenLineage schema before writing it")
+    openlineage.set_defaults(handler=cmd_export_openlineage)
 
     run = commands.add_parser(
         "run", help="the daemon, in the foreground (systemd Type=notify): scheduled extraction, linking, purge")
@@ -540,6 +555,45 @@ def cmd_lineage(args: argparse.Namespace, config: NavdConfig) -> int:
     return EXIT_OK
 
 
+def _since(text: str) -> datetime.datetime:
+    """--since: an ISO 8601 time; one without a zone is UTC."""
+    try:
+        at = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO 8601 time (2026-11-23T08:00:00Z)") from None
+    return at if at.tzinfo is not None else at.replace(tzinfo=datetime.timezone.utc)
+
+
+def cmd_export_openlineage(args: argparse.Namespace, config: NavdConfig) -> int:
+    import orjson
+
+    from navd.query import export_openlineage, lookup_scope
+
+    with _index(config, read_only=True) as index:
+        events = export_openlineage(index, config, since=args.since, entity=args.entity,
+                                    scope=lookup_scope(config), validate=args.validate)
+        if args.output is None:
+            for event in events:
+                sys.stdout.buffer.write(orjson.dumps(event) + b"\n")
+            sys.stdout.flush()
+            return EXIT_OK
+        # into a temporary file renamed at the end: a failed export leaves no partial file behind
+        target = Path(args.output)
+        partial = target.with_name(f".{target.name}.partial")
+        try:
+            with partial.open("wb") as out:
+                for event in events:
+                    out.write(orjson.dumps(event) + b"\n")
+            partial.replace(target)
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            raise UsageError(f"--output: {target}: {exc.strerror or exc}") from None
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+    return EXIT_OK
+
+
 # -- server -----------------------------------------------------------------------------------
 
 def cmd_serve(args: argparse.Namespace, config: NavdConfig) -> int:
@@ -613,8 +667,6 @@ def cmd_server_add_user(args: argparse.Namespace, config: NavdConfig) -> int:
 # -- quickstart -------------------------------------------------------------------------------
 
 def cmd_quickstart(args: argparse.Namespace, config: NavdConfig) -> int:
-    from pathlib import Path
-
     from navd.config import default_quickstart_dir
     from navd.sample import QUICKSTART_STEPS, quickstart
 

@@ -526,6 +526,42 @@ def openlineage_dataset_ref(namespace: str, name: str, clusters: Mapping[str, st
                      ElementType.TABLE)
 
 
+def openlineage_dataset_name(ref: EntityRef, clusters: Mapping[str, str],
+                             properties: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """The OpenLineage (namespace, name) of a navd dataset: the inverse of
+    `openlineage_dataset_ref`, so a name written out and read back is the same element.
+
+    - a path `hdfs://nn:8020/data/x`: (`hdfs://nn:8020`, `/data/x`); `file:///tmp/x`: (`file`, `/tmp/x`);
+    - a Hive table or view `db.t@<cluster>`: (the namespace `clusters` maps to that cluster, the
+      first in sorted order when several do, else `hive://<cluster>`, `db.t`): the unmapped
+      namespace reads back as `[cluster] name`, so only the default cluster needs no mapping;
+    - an OPENLINEAGE dataset: the namespace and name it came with (`properties` of its element),
+      else its qualified name split after the authority;
+    - anything else (a Spark V2 catalog table): (`<source type>://<cluster>`, the name before
+      `@`), which reads back as an OPENLINEAGE dataset of its own.
+    """
+    qualified = ref.qualified_name
+    if ref.source_type is SourceType.HDFS:
+        parts = urlsplit(qualified)
+        if parts.netloc:
+            return f"{parts.scheme}://{parts.netloc}", parts.path or "/"
+        return parts.scheme, parts.path or "/"
+    if ref.source_type is SourceType.OPENLINEAGE:
+        props = properties or {}
+        if props.get("namespace") and props.get("openlineageName"):
+            return props["namespace"], props["openlineageName"]
+        scheme, separator, rest = qualified.partition("://")
+        authority, slash, name = rest.partition("/")
+        if separator and slash:
+            return f"{scheme}://{authority}", name
+        return (scheme, rest) if separator else ("openlineage", qualified)
+    path, _at, cluster = qualified.rpartition("@")
+    if ref.source_type is SourceType.HIVE:
+        mapped = sorted(ns for ns, name in clusters.items() if name == cluster)
+        return (mapped[0] if mapped else f"hive://{cluster}"), path
+    return f"{ref.source_type.value.lower()}://{cluster}", path
+
+
 # --- display names ---------------------------------------------------------------------------
 
 def display_name(qualified_name: str, type_: ElementType | str | None = None,

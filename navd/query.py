@@ -5,9 +5,11 @@ index. Typed results, no printing, no argument parsing: callers format them.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 import socket
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any, TypedDict
 
@@ -27,8 +29,9 @@ from navd.process import pid_runs
 from navd.runs import INTERRUPTED, components, last_run_and_success, parse_solr_date, schedule_identity
 
 __all__ = ["AmbiguousEntity", "ComponentStatus", "ComponentTotals", "EntityNotFound", "RunPage", "Scope",
-           "SearchPage", "SearchResult", "Status", "ExecutionPage", "check_search", "entity", "executions", "lineage",
-           "lookup_scope", "navigator_entities", "navigator_entity", "navigator_entity_page", "navigator_lineage", "run_history",
+           "SearchPage", "SearchResult", "Status", "ExecutionPage", "check_search", "entity", "executions",
+           "export_openlineage", "lineage", "lookup_scope", "marquez_column_lineage", "marquez_lineage",
+           "navigator_entities", "navigator_entity", "navigator_entity_page", "navigator_lineage", "run_history",
            "run_totals", "search", "search_page", "status"]
 
 
@@ -200,6 +203,72 @@ def executions(index: SolrIndex, operation: str, scope: Scope = Scope(), *, rows
                         filters=[f"type:{_EXECUTION}", terms_filter("identity", runs)])
     return ExecutionPage(template, int(body["response"]["numFound"]), start,
                          tuple(display_document(d) for d in body["response"]["docs"]))
+
+
+# -- OpenLineage out (navd/openlineage/export.py) ----------------------------------------------
+
+def export_openlineage(index: SolrIndex, config: NavdConfig, *, since: datetime | None = None,
+                       entity: str | None = None, scope: Scope = Scope(),
+                       validate: bool = False) -> Iterator[dict[str, Any]]:
+    """The OpenLineage RunEvents of the executions in the index and of the Hive views' definitions
+    (README "OpenLineage"), streamed: those started or ended (views: created or changed) at or
+    after `since`; with `entity`, those of that element (an execution and the executions under
+    it, an operation's executions, the executions that read or wrote a dataset, a view and the
+    views reading a dataset). With `validate`, each event is checked against the vendored schema
+    first (InvalidEvent naming the field: navd wrote something the spec refuses)."""
+    from navd.openlineage.export import (
+        ExportSettings,
+        execution_events,
+        execution_filters,
+        executions_of,
+        view_events,
+        view_filters,
+        views_of,
+    )
+    from navd.openlineage.schema import validate as validate_event
+
+    settings = ExportSettings(dict(config.openlineage.namespaces))
+    if entity is None:
+        events = itertools.chain(execution_events(index, settings, execution_filters(since)),
+                                 view_events(index, settings, view_filters(since)))
+    else:
+        # an entity's runs by identity, in sorted chunks: a busy table's thousands of runs would
+        # overflow Solr's form body as one filter; sorted, the chunks keep the identity order
+        doc = _resolve(index, entity, scope)
+        events = itertools.chain(
+            *(execution_events(index, settings, execution_filters(since, chunk))
+              for chunk in batches(executions_of(index, doc), _EXPORT_IDS)),
+            *(view_events(index, settings, view_filters(since, chunk))
+              for chunk in batches(views_of(index, doc), _EXPORT_IDS)))
+    for event in events:
+        if validate:
+            validate_event(event)
+        yield event
+
+
+#: identities per filter when exporting an entity's runs
+_EXPORT_IDS = 1000
+
+
+def marquez_lineage(index: SolrIndex, config: NavdConfig, node_id: str, *, depth: int,
+                    max_nodes: int) -> dict[str, Any]:
+    """Marquez's `GET /api/v1/lineage` of a `dataset:`/`job:` node (navd/openlineage/marquez.py):
+    UsageError naming `nodeId` for a malformed one, EntityNotFound for one navd does not hold."""
+    from navd.openlineage import marquez
+    from navd.openlineage.export import ExportSettings
+
+    return marquez.lineage(index, ExportSettings(dict(config.openlineage.namespaces)), config.cluster.name,
+                           node_id, depth, max_nodes)
+
+
+def marquez_column_lineage(index: SolrIndex, config: NavdConfig, node_id: str, *, depth: int,
+                           with_downstream: bool, max_nodes: int) -> dict[str, Any]:
+    """Marquez's `GET /api/v1/column-lineage` of a `datasetField:` (or `dataset:`) node."""
+    from navd.openlineage import marquez
+    from navd.openlineage.export import ExportSettings
+
+    return marquez.column_lineage(index, ExportSettings(dict(config.openlineage.namespaces)), config.cluster.name,
+                                  node_id, depth, with_downstream, max_nodes)
 
 
 # -- Navigator-compatible reads (navd/navigator.py: the vocabulary; docs/navigator-api.md) --------

@@ -365,6 +365,7 @@ def test_readme_curl_examples_answer_and_cover_every_endpoint(served: Served, cl
         argv = shlex.split(command, comments=True)
         argv = [arg.replace("$N", served.url).replace("PORT", port).replace("IDENTITY", orders["identity"])
                 .replace("@primary", f"@{cluster}").replace("cursor=AoE...", f"cursor={quote(first['nextCursor'])}")
+                .replace("hive://primary:", f"hive://{cluster}:")  # Marquez's nodeIds (OpenLineage names)
                 for arg in argv]
         out = tmp_path / "body"
         done = subprocess.run([*argv, "--silent", "--show-error", "--output", str(out),

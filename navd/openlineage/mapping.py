@@ -57,6 +57,14 @@ TERMINAL = frozenset({"COMPLETE", "FAIL", "ABORT"})
 #: how much of an error message an execution keeps (as the Spark extractor's `error`)
 MAX_ERROR_CHARS = 2000
 _DIRECT_DEPENDENCY: Mapping[str, DependencyType] = {"IDENTITY": DependencyType.SIMPLE}
+#: navd's column edges <-> OpenLineage's column-lineage transformations: (relation type, subtype)
+#: <-> (type, subtype). The one table both directions read (the intake here, the export in
+#: export.py), in the vocabulary of README "How a column is used".
+COLUMN_TRANSFORMATIONS: Mapping[tuple[RelationType, str], tuple[str, str]] = {
+    **{(RelationType.DATA_FLOW, subtype): ("DIRECT", subtype) for subtype in DATA_SUBTYPES},
+    **{(RelationType.CONTROL_FLOW, subtype): ("INDIRECT", subtype) for subtype in CONTROL_SUBTYPES}}
+#: a transformation type -> the relation it becomes (anything but DIRECT controls the column)
+_RELATION_OF_TYPE: Mapping[str, RelationType] = {ol: kind for (kind, _s), (ol, _t) in COLUMN_TRANSFORMATIONS.items()}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -311,7 +319,7 @@ def _legacy_transformation(spec: Mapping[str, Any]) -> dict[str, Any]:
 def _add_edge(edges: dict[tuple[RelationType, EntityRef, EntityRef], tuple[set[str], str | None]],
               source: Mapping[str, Any], transformation: Mapping[str, Any], out: EntityRef,
               settings: MappingSettings) -> None:
-    kind = RelationType.DATA_FLOW if transformation.get("type") == "DIRECT" else RelationType.CONTROL_FLOW
+    kind = _RELATION_OF_TYPE.get(str(transformation.get("type")), RelationType.CONTROL_FLOW)
     source_ref = field_ref(_ref(source, settings), source["field"])
     subtypes, description = edges.setdefault((kind, source_ref, out), (set(), None))
     if transformation.get("subtype"):
@@ -328,3 +336,23 @@ def _strongest(subtypes: set[str]) -> str:
     if known:
         return max(known, key=DATA_SUBTYPES.index)
     return sorted(subtypes)[0] if subtypes else ""
+
+
+def edge_transformations(kind: RelationType | str, subtype: str | None, dependency_type: str | None,
+                         expression: str | None) -> list[dict[str, str]]:
+    """The OpenLineage transformations of a stored navd column edge (COLUMN_TRANSFORMATIONS read
+    backwards): a DATA_FLOW is DIRECT with its subtype (an edge without one, as the HMS
+    extractor's view columns: IDENTITY if SIMPLE, else TRANSFORMATION), the expression its
+    description; a CONTROL_FLOW is one INDIRECT per listed subtype. Read back by `map_event`
+    to the same edge."""
+    kind = RelationType(kind)
+    if kind is RelationType.DATA_FLOW:
+        subtype = subtype or ("TRANSFORMATION" if dependency_type == DependencyType.EXPRESSION.value else "IDENTITY")
+        ol_type, ol_subtype = COLUMN_TRANSFORMATIONS.get((kind, subtype), ("DIRECT", subtype))
+        transformation = {"type": ol_type, "subtype": ol_subtype}
+        if expression and dependency_type == DependencyType.EXPRESSION.value:
+            transformation["description"] = expression
+        return [transformation]
+    subtypes = [s for s in (subtype or "").split(",") if s]
+    return ([{"type": COLUMN_TRANSFORMATIONS.get((kind, s), ("INDIRECT", s))[0], "subtype": s} for s in subtypes]
+            or [{"type": "INDIRECT"}])

@@ -61,6 +61,9 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
         app.state.intake = intake
         # before Navigator's routes: /api/v1 is no Navigator version, but keep Marquez's path first
         mount(app, openlineage_router)
+    from navd.server.marquez_routes import router as marquez_router
+
+    mount(app, marquez_router)  # Marquez's reads, before Navigator's /api/v{N} as the intake
     mount(app, navigator_router(api.index_of))  # Navigator's /api/v9..v19 (docs/navigator-api.md)
     mount(app, page.router)  # the lineage page at / and its files (navd/server/page.py)
     return app
