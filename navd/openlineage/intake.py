@@ -24,9 +24,16 @@ from navd.index.documents import element_document
 from navd.model import Element
 from navd.logs import get_logger
 from navd.names import InvalidName
-from navd.openlineage.mapping import EventRecords, MappingSettings, map_event, merge_execution
+from navd.openlineage.mapping import (
+    SPARK_APPLICATION_ID,
+    EventRecords,
+    MappingSettings,
+    map_event,
+    merge_execution,
+)
 from navd.openlineage.schema import InvalidEvent, validate
 from navd.openlineage.spool import Spool
+from navd.openlineage.supersede import SparkCoverage
 
 log = get_logger("navd.openlineage")
 WRITTEN, SPOOLED = 201, 202
@@ -51,6 +58,7 @@ class Intake:
         self.index = index
         self.settings = MappingSettings(dict(config.openlineage.namespaces), config.cluster.name)
         self.spool = spool if spool is not None else Spool(openlineage_spool_path(config))
+        self.coverage = SparkCoverage(index)
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -94,9 +102,19 @@ class Intake:
         self._wake.set()
         return SPOOLED
 
+    def _superseded(self, mapped: EventRecords) -> EventRecords:
+        """A Spark listener event of an application navd's Spark extractor wrote: its lineage
+        left out (README "OpenLineage": the event log wins; supersede.py)."""
+        run = mapped.spark_application_run
+        if run is None:
+            return mapped
+        app_id = mapped.execution.properties.get(SPARK_APPLICATION_ID) if mapped.execution is not None else None
+        return mapped.without_lineage() if self.coverage.covered(run, app_id) else mapped
+
     def _write(self, events: list[EventRecords]) -> None:
         """The events' documents into Solr, acknowledged, in one flush; the caller holds the
         lock. A run's execution is read back once and merged with each of its events in order."""
+        events = [self._superseded(m) for m in events]
         ids = sorted({m.execution.identity for m in events if m.execution is not None})
         merged: dict[str, Element] = {}
         stored = {doc["identity"]: doc for doc in self.index.get("elements", ids)} if ids else {}

@@ -62,8 +62,8 @@ _DIRECT_DEPENDENCY: Mapping[str, DependencyType] = {"IDENTITY": DependencyType.S
 #: One run, one lineage (README "OpenLineage"): every record of a Spark listener event that
 #: carries lineage (a dataset's DATA_FLOW, a column edge) and its execution hold the runId of
 #: the listener's application run under this property, so that navd's event-log extraction of
-#: the same application can withdraw them; the application run (its START carries the
-#: `spark_applicationDetails` facet) holds the Spark application id under SPARK_APPLICATION_ID.
+#: the same application can withdraw them; an execution whose event carries the
+#: `spark_applicationDetails` facet holds the Spark application id under SPARK_APPLICATION_ID.
 SPARK_APPLICATION_RUN = "sparkApplicationRun"
 SPARK_APPLICATION_ID = "sparkApplicationId"
 
@@ -125,17 +125,19 @@ def map_event(event: Mapping[str, Any], kind: str, settings: MappingSettings) ->
 def spark_application_run(event: Mapping[str, Any]) -> str | None:
     """The runId of the OpenLineage Spark listener's application run a RunEvent belongs to, or
     None when the listener did not send it. The listener marks each of its events with the
-    `processing_engine` facet (name `spark`); the application's own run carries
-    `spark_applicationDetails`, and each other run (a SQL execution, an RDD job) names the
-    application run in its `parent` facet (the root may be an Airflow task above it)."""
+    `processing_engine` facet (name `spark`). The application's run is the job named after the
+    application; each other run (a SQL execution: job `<application>.<action>`) names it in
+    its `parent` facet. (The application run's own parent, if any, is a scheduler's task above
+    it; `spark_applicationDetails` is no sign of the application run: 1.53 puts it on SQL
+    executions' STARTs too.)"""
     facets = event["run"].get("facets") or {}
     engine = facets.get("processing_engine")
     if "spark_applicationDetails" not in facets and not (isinstance(engine, dict) and engine.get("name") == "spark"):
         return None
     parent = facets.get("parent")
-    if "spark_applicationDetails" in facets or not isinstance(parent, dict):
-        return str(event["run"]["runId"]).lower()
-    return str(parent["run"]["runId"]).lower()
+    if isinstance(parent, dict) and str(event["job"]["name"]).startswith(f"{parent['job']['name']}."):
+        return str(parent["run"]["runId"]).lower()
+    return str(event["run"]["runId"]).lower()
 
 
 def _dedupe(records: Iterable[Record]) -> Iterator[Record]:
