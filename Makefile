@@ -60,6 +60,7 @@ bench: setup
 	$(BIN)/python tests/bench/bench_linker.py
 	$(BIN)/python tests/bench/bench_api.py
 	$(BIN)/python tests/bench/bench_page.py
+	$(BIN)/python tests/bench/bench_openlineage.py
 
 # A report, not a test: navd's column edges against the OpenLineage Spark listener's on the same
 # runs (tests/bench/README.md). `make compare-openlineage CASES=column_usage,multi_insert` for a subset.

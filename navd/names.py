@@ -514,11 +514,7 @@ def openlineage_dataset_ref(namespace: str, name: str, clusters: Mapping[str, st
         # unlinked endpoint is only a hint (the linker resolves by qualified name)
         return EntityRef(SourceType.HDFS, qualified, ElementType.DIRECTORY)
     if scheme == "hive":
-        database, dot, table = name.partition(".")
-        if not dot or "." in table:
-            raise InvalidName(f"Hive dataset {shown(name)} of {shown(namespace)} is not db.table")
-        cluster = clusters.get(namespace.rstrip("/"), default_cluster)
-        return EntityRef(SourceType.HIVE, hive_qualified_name(cluster, database, table), ElementType.TABLE)
+        return openlineage_table_ref(namespace, name, clusters, default_cluster)
     if not namespace or not name:
         raise InvalidName(f"OpenLineage dataset {shown(namespace)} {shown(name)}: empty namespace or name")
     separator = "/" if "://" in namespace else "://"
@@ -560,6 +556,17 @@ def openlineage_dataset_name(ref: EntityRef, clusters: Mapping[str, str],
         mapped = sorted(ns for ns, name in clusters.items() if name == cluster)
         return (mapped[0] if mapped else f"hive://{cluster}"), path
     return f"{ref.source_type.value.lower()}://{cluster}", path
+def openlineage_table_ref(namespace: str, name: str, clusters: Mapping[str, str], default_cluster: str) -> EntityRef:
+    """The Hive table an OpenLineage catalog name is: `db.table` of a `hive://host:port`
+    namespace, or a `symlinks` facet's TABLE identifier (the Spark listener's name of a catalog
+    table beside its location: `file:/warehouse` or `hive://...` + `db.table`): `db.table@<cluster>`,
+    the cluster from `clusters` (namespace -> navd cluster) or `default_cluster`. InvalidName
+    when the name is not db.table."""
+    database, dot, table = name.partition(".")
+    if not dot or "." in table:
+        raise InvalidName(f"Hive dataset {shown(name)} of {shown(namespace)} is not db.table")
+    cluster = clusters.get(namespace.rstrip("/"), default_cluster)
+    return EntityRef(SourceType.HIVE, hive_qualified_name(cluster, database, table), ElementType.TABLE)
 
 
 # --- display names ---------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import os
 import time
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +142,35 @@ def test_a_fail_event_shows_the_error_on_the_execution(ol_served: Served, index:
     assert run["properties"]["state"] == "FAIL"
     assert run["properties"]["error"] == "ZeroDivisionError: division by zero"
     assert run["ended"] == "2026-11-23T06:00:05Z"
+
+
+def test_concurrent_posts_are_written_together_each_run_merged(ol_served: Served, index: SolrIndex) -> None:
+    """Group commit: 40 events posted at once by 8 clients share flushes; each is answered 201
+    only once Solr holds it; START and COMPLETE of one run, whichever batch each lands in, make
+    one execution with both times; an event navd cannot name is refused alone (400)."""
+    database = f"db{uuid.uuid4().hex[:8]}"
+    runs = [str(uuid.uuid4()) for _ in range(20)]
+    bodies = [as_json(job_run(run, f"group_{n}", state, offset=offset, database=database))
+              for n, run in enumerate(runs) for state, offset in ((RunState.START, 0), (RunState.COMPLETE, 60))]
+    bad = json.loads(json.dumps(bodies[0]))
+    bad["inputs"][0]["name"] = "not_db_dot_table"  # a Hive name that is not db.table
+    posts = [json.dumps(b).encode() for b in (*bodies, bad)]
+
+    def post(body: bytes) -> int:
+        return requests.post(ol_served.url + "/api/v1/lineage", data=body, timeout=60,
+                             headers={"Content-Type": "application/json"}).status_code
+
+    with ThreadPoolExecutor(8) as pool:
+        codes = list(pool.map(post, posts))
+    assert codes == [201] * len(bodies) + [400]
+    visible(index)
+    found = {doc["qualifiedName"]: doc for doc in index.scan(
+        "elements", "sourceType:OPENLINEAGE AND type:OPERATION_EXECUTION",
+        filters=[f"prop_runId:({' OR '.join(runs)})"], fl="qualifiedName,started,ended,properties")}
+    assert len(found) == len(runs)
+    for doc in found.values():
+        assert (doc["started"], doc["ended"], json.loads(doc["properties"])["state"]) == (
+            "2026-11-23T06:00:00Z", "2026-11-23T06:01:00Z", "COMPLETE")
 
 
 def test_posting_an_event_twice_writes_it_once(ol_served: Served, index: SolrIndex) -> None:

@@ -143,31 +143,63 @@ def test_datasets_are_named_as_navd_names_them(namespace: str, name: str, expect
 def test_the_spark_listeners_event_maps_to_the_spark_extractors_vocabulary() -> None:
     """The listener's COMPLETE of `create table sales.t as select upper(c) as u from sales.s
     where c is not null`: the DIRECT TRANSFORMATION is an EXPRESSION DATA_FLOW, the
-    dataset-wide FILTER a CONTROL_FLOW of each written column, both through the run."""
+    dataset-wide FILTER a CONTROL_FLOW of each written column, both through the run. The
+    tables are the catalog tables their symlinks facet names (the listener's `file` +
+    warehouse location is where they are stored), as navd's Spark extractor names them."""
     mapped = map_event(SPARK_EVENT, validate(SPARK_EVENT), SETTINGS)
     job = "openlineage://navd-compare/ctas_expression.execute_create_data_source_table_as_select_command.sales_t"
     run = f"{job}/01a20775-bbb5-78bd-823c-edc0afb35603"
-    s, t = "file:///tmp/navd-capture/warehouse/sales.db/s", "file:///tmp/navd-capture/warehouse/sales.db/t"
+    app_run = "01a20775-910f-7620-8184-60ffced327c5"
+    # the symlink's namespace `file:/tmp/navd-capture/warehouse` is not mapped: the default cluster
+    s, t = "sales.s@fallback", "sales.t@fallback"
     assert relations(mapped.records) == {
         ("INSTANCE_OF", job, run, "", "", "", "linked"),
-        ("PARENT_CHILD", "openlineage://navd-compare/ctas_expression/01a20775-910f-7620-8184-60ffced327c5", run,
-         "", "", "", "unlinked"),
+        ("PARENT_CHILD", f"openlineage://navd-compare/ctas_expression/{app_run}", run, "", "", "", "unlinked"),
         ("DATA_FLOW", s, run, "", "", "", "unlinked"),
         ("DATA_FLOW", run, t, "", "", "", "unlinked"),
-        ("DATA_FLOW", f"{s}#c", f"{t}#u", "EXPRESSION", "", "TRANSFORMATION", "unlinked"),
-        ("CONTROL_FLOW", f"{s}#c", f"{t}#u", "", "", "FILTER", "unlinked"),
-        ("PARENT_CHILD", s, f"{s}#c", "", "", "", "linked"),
-        ("PARENT_CHILD", s, f"{s}#n", "", "", "", "linked"),
-        ("PARENT_CHILD", t, f"{t}#u", "", "", "", "linked"),
+        ("DATA_FLOW", "sales.s.c@fallback", "sales.t.u@fallback", "EXPRESSION", "", "TRANSFORMATION", "unlinked"),
+        ("CONTROL_FLOW", "sales.s.c@fallback", "sales.t.u@fallback", "", "", "FILTER", "unlinked"),
+        ("PARENT_CHILD", s, "sales.s.c@fallback", "", "", "", "linked"),
+        ("PARENT_CHILD", s, "sales.s.n@fallback", "", "", "", "linked"),
+        ("PARENT_CHILD", t, "sales.t.u@fallback", "", "", "", "linked"),
     }
     assert elements(mapped.records) == {job: ("OPENLINEAGE", "OPERATION", False),
-                                        s: ("HDFS", "DIRECTORY", True), t: ("HDFS", "DIRECTORY", True),
-                                        f"{s}#c": ("HDFS", "FIELD", True), f"{s}#n": ("HDFS", "FIELD", True),
-                                        f"{t}#u": ("HDFS", "FIELD", True)}
+                                        s: ("HIVE", "TABLE", True), t: ("HIVE", "TABLE", True),
+                                        "sales.s.c@fallback": ("HIVE", "FIELD", True),
+                                        "sales.s.n@fallback": ("HIVE", "FIELD", True),
+                                        "sales.t.u@fallback": ("HIVE", "FIELD", True)}
     execution = mapped.execution
     assert execution is not None and execution.qualified_name == run
     assert (execution.properties["state"], execution.started, execution.ended) == (
         "COMPLETE", None, datetime(2026, 11, 23, 8, 11, 29, 501000, tzinfo=UTC))
+    # one run, one lineage: the lineage relations, and the execution, name the application run
+    assert mapped.spark_application_run == app_run
+    assert execution.properties["sparkApplicationRun"] == app_run
+    lineage = {r.type.value for r in mapped.records if isinstance(r, Relation) and "sparkApplicationRun" in r.properties}
+    assert lineage == {"DATA_FLOW", "CONTROL_FLOW"}
+    assert relations(mapped.without_lineage().records) == {
+        r for r in relations(mapped.records) if r[0] in ("INSTANCE_OF", "PARENT_CHILD")}
+
+
+def test_the_spark_listeners_application_run_names_its_spark_application() -> None:
+    """The application's START (SparkListenerApplicationStart) carries spark_applicationDetails:
+    its execution holds the application id that navd's event-log extraction knows it by."""
+    start = copy.deepcopy(SPARK_EVENT)
+    app_run = "01a20775-910f-7620-8184-60ffced327c5"
+    start.update(eventType="START", inputs=[], outputs=[], job={"namespace": "navd-compare", "name": "ctas_expression"})
+    start["run"]["runId"] = app_run
+    start["run"]["facets"]["spark_applicationDetails"] = {
+        "_producer": SPARK_EVENT["producer"], "_schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunFacet",
+        "master": "local[1]", "appName": "ctas_expression", "applicationId": "local-1795421480000",
+        "deployMode": "client", "userName": "navd"}
+    mapped = map_event(start, validate(start), SETTINGS)
+    assert mapped.spark_application_run == app_run
+    assert mapped.execution is not None
+    assert (mapped.execution.properties["sparkApplicationRun"], mapped.execution.properties["sparkApplicationId"]) == (
+        app_run, "local-1795421480000")
+    # an event of another producer is not the listener's, whatever its facets look like
+    client = as_json(job_run(RUN_ID, "load_revenue", RunState.COMPLETE, offset=60, parent=("daily", DAG_RUN_ID)))
+    assert map_event(client, validate(client), SETTINGS).spark_application_run is None
 
 
 def test_a_clients_run_maps_to_operation_execution_flows_and_column_edges() -> None:

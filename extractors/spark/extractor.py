@@ -86,6 +86,9 @@ class SparkExtractor:
         #: without it only an application's own tables are flagged
         self.index = index
         self._apps: dict[str, _Application] = {}
+        #: applications whose records were written since the last commit: their OpenLineage
+        #: listener lineage is withdrawn before the positions are (one run, one lineage)
+        self._written_apps: set[str] = set()
         self._lines = 0
         self._warnings = 0
         # An application's processor state lives in memory: one whose log was unfinished when
@@ -141,6 +144,8 @@ class SparkExtractor:
         app.skipped_reported = skipped
         partial = dataclasses.replace(run, executions=changed)
         emitted = list(records(partial, extractor_run_id=self.extractor_run_id, log_owner=app.owner))
+        if emitted and run.app_id:
+            self._written_apps.add(run.app_id)
         yield from stubs_for(emitted, self.extractor_run_id, app.owner)
         yield from emitted
         # After the stubs: a deletion flags only what is indexed.
@@ -193,7 +198,19 @@ class SparkExtractor:
                 yield deletion
 
     def commit(self) -> None:
-        """Make the positions of everything extracted so far durable. Call after the writer flushed."""
+        """Make the positions of everything extracted so far durable. Call after the writer flushed.
+
+        First the OpenLineage Spark listener's lineage of the applications written since the
+        last commit is withdrawn (README "OpenLineage": the event log supersedes it): if Solr
+        fails that, the positions stay and the next pass writes and withdraws again."""
+        if self.index is not None and self._written_apps:
+            from navd.openlineage.supersede import withdraw_listener_lineage  # noqa: PLC0415 - only with an index
+
+            withdrawn = withdraw_listener_lineage(self.index, self._written_apps)
+            if withdrawn:
+                log.info("OpenLineage listener lineage superseded by the event log",
+                         applications=sorted(self._written_apps), listener_runs=len(withdrawn))
+        self._written_apps.clear()
         self.tailer.checkpoint()
 
     def close(self) -> None:

@@ -40,11 +40,13 @@ from navd.model import (
     SourceType,
 )
 from navd.names import (
+    InvalidName,
     display_name,
     field_ref,
     openlineage_dataset_ref,
     openlineage_job_ref,
     openlineage_run_ref,
+    openlineage_table_ref,
 )
 from navd.openlineage.schema import parse_time
 
@@ -65,6 +67,13 @@ COLUMN_TRANSFORMATIONS: Mapping[tuple[RelationType, str], tuple[str, str]] = {
     **{(RelationType.CONTROL_FLOW, subtype): ("INDIRECT", subtype) for subtype in CONTROL_SUBTYPES}}
 #: a transformation type -> the relation it becomes (anything but DIRECT controls the column)
 _RELATION_OF_TYPE: Mapping[str, RelationType] = {ol: kind for (kind, _s), (ol, _t) in COLUMN_TRANSFORMATIONS.items()}
+#: One run, one lineage (README "OpenLineage"): every record of a Spark listener event that
+#: carries lineage (a dataset's DATA_FLOW, a column edge) and its execution hold the runId of
+#: the listener's application run under this property, so that navd's event-log extraction of
+#: the same application can withdraw them; an execution whose event carries the
+#: `spark_applicationDetails` facet holds the Spark application id under SPARK_APPLICATION_ID.
+SPARK_APPLICATION_RUN = "sparkApplicationRun"
+SPARK_APPLICATION_ID = "sparkApplicationId"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +91,15 @@ class EventRecords:
 
     records: tuple[Record, ...]
     execution: Element | None = None
+    #: the Spark listener's application run this event belongs to (None: not the listener's)
+    spark_application_run: str | None = None
+
+    def without_lineage(self) -> EventRecords:
+        """The event with its Spark lineage left out (the relations SPARK_APPLICATION_RUN
+        marks): what is kept of a listener event once navd extracted the application's log."""
+        kept = tuple(r for r in self.records
+                     if not (isinstance(r, Relation) and SPARK_APPLICATION_RUN in r.properties))
+        return dataclasses.replace(self, records=kept)
 
 
 def map_event(event: Mapping[str, Any], kind: str, settings: MappingSettings) -> EventRecords:
@@ -89,13 +107,15 @@ def map_event(event: Mapping[str, Any], kind: str, settings: MappingSettings) ->
     InvalidName when a dataset's name cannot be normalised."""
     if kind == "DatasetEvent":
         dataset = event["dataset"]
-        return EventRecords(tuple(_dedupe(_dataset_records(dataset, _ref(dataset, settings)))))
+        naming = _Naming(settings, _table_aliases([dataset], settings))
+        return EventRecords(tuple(_dedupe(_dataset_records(dataset, naming.ref(dataset)))))
     job = event["job"]
     template = _job_element(job)
     records: list[Record] = [template]
     execution = None
+    spark_run = spark_application_run(event) if kind == "RunEvent" else None
     if kind == "RunEvent":
-        execution = _execution_element(event)
+        execution = _execution_element(event, spark_run)
         records.append(Relation(RelationType.INSTANCE_OF, template.ref, execution.ref))
         parent = (event["run"].get("facets") or {}).get("parent")
         if parent:
@@ -103,8 +123,29 @@ def map_event(event: Mapping[str, Any], kind: str, settings: MappingSettings) ->
             if parent_ref.identity != execution.ref.identity:  # a Spark run names itself its root
                 records.append(Relation(RelationType.PARENT_CHILD, parent_ref, execution.ref, linked1=False))
     through = execution.ref if execution is not None else template.ref
-    records.extend(_flows(event, through, settings))
-    return EventRecords(tuple(_dedupe(records)), execution)
+    naming = _Naming(settings, _table_aliases([*(event.get("inputs") or ()), *(event.get("outputs") or ())],
+                                              settings))
+    mark = {SPARK_APPLICATION_RUN: spark_run} if spark_run else {}
+    records.extend(_flows(event, through, naming, mark))
+    return EventRecords(tuple(_dedupe(records)), execution, spark_run)
+
+
+def spark_application_run(event: Mapping[str, Any]) -> str | None:
+    """The runId of the OpenLineage Spark listener's application run a RunEvent belongs to, or
+    None when the listener did not send it. The listener marks each of its events with the
+    `processing_engine` facet (name `spark`). The application's run is the job named after the
+    application; each other run (a SQL execution: job `<application>.<action>`) names it in
+    its `parent` facet. (The application run's own parent, if any, is a scheduler's task above
+    it; `spark_applicationDetails` is no sign of the application run: 1.53 puts it on SQL
+    executions' STARTs too.)"""
+    facets = event["run"].get("facets") or {}
+    engine = facets.get("processing_engine")
+    if "spark_applicationDetails" not in facets and not (isinstance(engine, dict) and engine.get("name") == "spark"):
+        return None
+    parent = facets.get("parent")
+    if isinstance(parent, dict) and str(event["job"]["name"]).startswith(f"{parent['job']['name']}."):
+        return str(parent["run"]["runId"]).lower()
+    return str(event["run"]["runId"]).lower()
 
 
 def _dedupe(records: Iterable[Record]) -> Iterator[Record]:
@@ -134,6 +175,39 @@ def _ref(dataset: Mapping[str, Any], settings: MappingSettings) -> EntityRef:
     return openlineage_dataset_ref(dataset["namespace"], dataset["name"], settings.clusters, settings.default_cluster)
 
 
+def _table_aliases(datasets: Iterable[Mapping[str, Any]], settings: MappingSettings) -> dict[tuple[str, str], EntityRef]:
+    """(namespace, name) -> the catalog table a dataset is, from its `symlinks` facet's TABLE
+    identifier: the Spark listener names a catalog table by its location (`file` +
+    `/warehouse/sales.db/t`) and says `sales.t` only there. A column-lineage input names the
+    dataset by location without facets: it is the same table."""
+    aliases: dict[tuple[str, str], EntityRef] = {}
+    for dataset in datasets:
+        symlinks = (dataset.get("facets") or {}).get("symlinks")
+        for identifier in (symlinks or {}).get("identifiers") or () if isinstance(symlinks, dict) else ():
+            if isinstance(identifier, dict) and identifier.get("type") == "TABLE":
+                try:
+                    table = openlineage_table_ref(str(identifier.get("namespace") or ""), str(identifier.get("name") or ""),
+                                                  settings.clusters, settings.default_cluster)
+                except InvalidName:
+                    continue  # a catalog name that is not db.table: the dataset keeps its own
+                aliases[(dataset["namespace"], dataset["name"])] = table
+                break
+    return aliases
+
+
+@dataclasses.dataclass(frozen=True)
+class _Naming:
+    """How one event's datasets are named: by their namespace and name, or as the catalog
+    table their symlinks facet says they are."""
+
+    settings: MappingSettings
+    aliases: Mapping[tuple[str, str], EntityRef]
+
+    def ref(self, dataset: Mapping[str, Any]) -> EntityRef:
+        alias = self.aliases.get((dataset["namespace"], dataset["name"]))
+        return alias if alias is not None else _ref(dataset, self.settings)
+
+
 def _job_element(job: Mapping[str, Any]) -> Element:
     ref = openlineage_job_ref(job["namespace"], job["name"])
     facets = job.get("facets") or {}
@@ -148,7 +222,7 @@ def _text(facet: Any, key: str) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def _execution_element(event: Mapping[str, Any]) -> Element:
+def _execution_element(event: Mapping[str, Any], spark_run: str | None = None) -> Element:
     job, run = event["job"], event["run"]
     ref = openlineage_run_ref(job["namespace"], job["name"], run["runId"])
     facets = run.get("facets") or {}
@@ -163,6 +237,11 @@ def _execution_element(event: Mapping[str, Any]) -> Element:
     for key in ("nominalStartTime", "nominalEndTime"):
         if nominal.get(key):
             props[key] = solr_date(parse_time(nominal[key]))
+    if spark_run:
+        props[SPARK_APPLICATION_RUN] = spark_run
+        details = facets.get("spark_applicationDetails")
+        if isinstance(details, dict) and isinstance(details.get("applicationId"), str):
+            props[SPARK_APPLICATION_ID] = details["applicationId"]
     error = facets.get("errorMessage")
     if error:
         props["error"] = error["message"][:MAX_ERROR_CHARS]
@@ -255,20 +334,23 @@ def _schema_fields(facet: Any) -> Iterator[Mapping[str, Any]]:
         yield from (f for f in facet.get("fields") or () if isinstance(f, dict) and f.get("name"))
 
 
-def _flows(event: Mapping[str, Any], through: EntityRef, settings: MappingSettings) -> Iterator[Record]:
+def _flows(event: Mapping[str, Any], through: EntityRef, naming: _Naming,
+           mark: Mapping[str, str]) -> Iterator[Record]:
+    """The datasets, their DATA_FLOW through the run and the column edges, the lineage
+    relations with the properties `mark` (a Spark listener event's application run)."""
     for dataset in event.get("inputs") or ():
-        ref = _ref(dataset, settings)
+        ref = naming.ref(dataset)
         yield from _dataset_records(dataset, ref)
-        yield Relation(RelationType.DATA_FLOW, ref, through, linked1=_owned(ref))
+        yield Relation(RelationType.DATA_FLOW, ref, through, linked1=_owned(ref), properties=dict(mark))
     for dataset in event.get("outputs") or ():
-        ref = _ref(dataset, settings)
+        ref = naming.ref(dataset)
         yield from _dataset_records(dataset, ref)
-        yield Relation(RelationType.DATA_FLOW, through, ref, linked2=_owned(ref))
-        yield from _column_edges(dataset, ref, through, settings)
+        yield Relation(RelationType.DATA_FLOW, through, ref, linked2=_owned(ref), properties=dict(mark))
+        yield from _column_edges(dataset, ref, through, naming, mark)
 
 
 def _column_edges(dataset: Mapping[str, Any], target: EntityRef, through: EntityRef,
-                  settings: MappingSettings) -> Iterator[Relation]:
+                  naming: _Naming, mark: Mapping[str, str]) -> Iterator[Relation]:
     """The output's columnLineage facet as column edges through the run (the run's qualified
     name the discriminator, as the Spark extractor's: one edge per execution)."""
     facets = dataset.get("facets") or {}
@@ -284,17 +366,18 @@ def _column_edges(dataset: Mapping[str, Any], target: EntityRef, through: Entity
         for source in spec.get("inputFields") or ():
             transformations = source.get("transformations") or [_legacy_transformation(spec)]
             for transformation in transformations:
-                _add_edge(edges, source, transformation, out, settings)
+                _add_edge(edges, source, transformation, out, naming)
     for source in lineage.get("dataset") or ():
         for transformation in source.get("transformations") or [{"type": "INDIRECT"}]:
             for column in written:
-                _add_edge(edges, source, {**transformation, "type": "INDIRECT"}, field_ref(target, column), settings)
+                _add_edge(edges, source, {**transformation, "type": "INDIRECT"}, field_ref(target, column), naming)
     for (kind, source_ref, target_ref), (subtypes, description) in edges.items():
         if kind is RelationType.CONTROL_FLOW:
             subtype = ",".join([s for s in CONTROL_SUBTYPES if s in subtypes] +
                                sorted(subtypes - set(CONTROL_SUBTYPES)))
             yield Relation(kind, source_ref, target_ref, linked1=False, linked2=False,
-                           discriminator=through.qualified_name, properties={"subtype": subtype} if subtype else {})
+                           discriminator=through.qualified_name,
+                           properties={**mark, "subtype": subtype} if subtype else dict(mark))
         else:
             subtype = _strongest(subtypes)
             dependency = (_DIRECT_DEPENDENCY.get(subtype, DependencyType.EXPRESSION) if subtype
@@ -302,7 +385,8 @@ def _column_edges(dataset: Mapping[str, Any], target: EntityRef, through: Entity
             yield Relation(kind, source_ref, target_ref, linked1=False, linked2=False,
                            dependency_type=dependency,
                            expression=description if dependency is DependencyType.EXPRESSION else None,
-                           discriminator=through.qualified_name, properties={"subtype": subtype} if subtype else {})
+                           discriminator=through.qualified_name,
+                           properties={**mark, "subtype": subtype} if subtype else dict(mark))
 
 
 def _legacy_transformation(spec: Mapping[str, Any]) -> dict[str, Any]:
@@ -318,9 +402,9 @@ def _legacy_transformation(spec: Mapping[str, Any]) -> dict[str, Any]:
 
 def _add_edge(edges: dict[tuple[RelationType, EntityRef, EntityRef], tuple[set[str], str | None]],
               source: Mapping[str, Any], transformation: Mapping[str, Any], out: EntityRef,
-              settings: MappingSettings) -> None:
+              naming: _Naming) -> None:
     kind = _RELATION_OF_TYPE.get(str(transformation.get("type")), RelationType.CONTROL_FLOW)
-    source_ref = field_ref(_ref(source, settings), source["field"])
+    source_ref = field_ref(naming.ref(source), source["field"])
     subtypes, description = edges.setdefault((kind, source_ref, out), (set(), None))
     if transformation.get("subtype"):
         subtypes.add(str(transformation["subtype"]))

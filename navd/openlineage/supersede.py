@@ -1,0 +1,108 @@
+"""One run, one lineage: the event log supersedes the Spark listener's lineage (README "OpenLineage").
+
+When the OpenLineage Spark listener and navd's Spark extractor both describe one Spark
+application, the extractor's lineage wins: the event log is complete (every SQL execution,
+nested ones folded into their root; the listener drops what it cannot plan) and exact (the
+column vocabulary of README "How a column is used"), and its executions are named by
+application id + SQL execution id, which the listener's events do not carry. The listener's
+events stay as runs (jobs, states, times: known while the application runs, before its log is
+complete), but their lineage relations (marked with the application run by
+navd.openlineage.mapping) go:
+
+- `withdraw_listener_lineage`: the Spark extractor, after each pass that wrote an
+  application's records, deletes the listener's lineage of those applications;
+- `SparkCoverage`: the intake leaves out the lineage of a listener event whose application the
+  extractor already wrote, so a late event does not bring it back.
+
+Applications are matched by id: the listener's application run holds the Spark application id
+(its `spark_applicationDetails` facet), the extractor's run document the same id (`appId`).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from navd.index.client import SolrIndex
+from navd.index.documents import property_field
+from navd.index.lookup import solr_quote
+from navd.model import ElementType, SourceType
+from navd.openlineage.mapping import SPARK_APPLICATION_ID, SPARK_APPLICATION_RUN
+
+#: the Spark extractor's run document holds the application id under this property
+SPARK_RUN_APP_ID = "appId"
+#: how many application runs the intake remembers as covered (each a runId; a bound, not a cache
+#: that must be right: a forgotten one is asked again)
+COVERED_MEMORY = 10_000
+
+
+def _any_of(field: str, values: Iterable[str]) -> str:
+    return f"{field}:({' OR '.join(solr_quote(v) for v in sorted(set(values)))})"
+
+
+def _property(doc: Mapping[str, Any], key: str) -> str | None:
+    """One property of a stored document (from its stored `properties` JSON)."""
+    try:
+        value = json.loads(doc.get("properties") or "{}").get(key)
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def listener_application_runs(index: SolrIndex, application_ids: Iterable[str]) -> list[str]:
+    """The runIds of the Spark listener's application runs of these Spark applications."""
+    ids = sorted(set(application_ids))
+    if not ids:
+        return []
+    runs: set[str] = set()
+    for doc in index.scan("elements", _any_of(property_field(SPARK_APPLICATION_ID), ids),
+                          fl="properties", filters=[f"sourceType:{SourceType.OPENLINEAGE.value}"]):
+        run = _property(doc, SPARK_APPLICATION_RUN)
+        if run:
+            runs.add(run)
+    return sorted(runs)
+
+
+def withdraw_listener_lineage(index: SolrIndex, application_ids: Iterable[str]) -> list[str]:
+    """Delete the Spark listener's lineage relations of these applications (the extractor wrote
+    theirs); the application runs whose lineage went."""
+    runs = listener_application_runs(index, application_ids)
+    if runs:
+        index.delete_query("relations", _any_of(property_field(SPARK_APPLICATION_RUN), runs))
+    return runs
+
+
+class SparkCoverage:
+    """Whether navd's Spark extractor wrote the application of a listener's application run.
+    Thread-safe; remembers the runs found covered (an application once extracted stays so)."""
+
+    def __init__(self, index: SolrIndex) -> None:
+        self.index = index
+        self._covered: dict[str, None] = {}
+        self._lock = threading.Lock()
+
+    def covered(self, application_run: str, application_id: str | None = None) -> bool:
+        """`application_id`: the id when the event itself names it (the application's START)."""
+        with self._lock:
+            if application_run in self._covered:
+                return True
+        if application_id is None:
+            found = self.index.search("elements", f"{property_field(SPARK_APPLICATION_RUN)}:{solr_quote(application_run)}",
+                                      rows=1, fl="properties",
+                                      filters=[f"{property_field(SPARK_APPLICATION_ID)}:*",
+                                               f"sourceType:{SourceType.OPENLINEAGE.value}"])
+            docs = found.get("response", {}).get("docs", [])
+            application_id = _property(docs[0], SPARK_APPLICATION_ID) if docs else None
+        if not application_id:
+            return False
+        extracted = self.index.count(
+            "elements", f"{property_field(SPARK_RUN_APP_ID)}:{solr_quote(str(application_id))}",
+            filters=[f"sourceType:{SourceType.SPARK.value}", f"type:{ElementType.OPERATION_EXECUTION.value}"])
+        if extracted:
+            with self._lock:
+                self._covered[application_run] = None
+                while len(self._covered) > COVERED_MEMORY:
+                    del self._covered[next(iter(self._covered))]
+        return extracted > 0

@@ -1,0 +1,283 @@
+"""OpenLineage intake throughput: events/s through `POST /api/v1/lineage` of a real `navd serve`
+against a raw bulk post of the same resulting documents to Solr, in the same run.
+
+Run: python tests/bench/bench_openlineage.py [--events 2000] [--clients 8] [--rounds 2]
+
+It starts its own embedded Solr (navd's own code, temporary home, free port) and `navd serve`
+with `[openlineage] enabled` as navd's admin user (the intake writes), then, each into emptied
+cores, alternating, `--rounds` times:
+
+- raw [baseline]: the documents the intake would write for the same events (navd.openlineage.
+  mapping, the executions as the first event of a run writes them, navd.index.documents),
+  serialised before the clock starts, posted to each core's /update in batches of the writer's
+  size from as many threads as the writer uses: Solr's own speed plus HTTP;
+- intake: the events posted by `--clients` threads (one requests.Session each), each a RunEvent
+  COMPLETE of its own run with 3 inputs, 2 outputs (schema facets) and 20 column edges; timed
+  from the first post until the last 201 (201 means Solr acknowledged the event's documents).
+
+Each run is checked afterwards (hard commit): the cores hold exactly the expected documents.
+The headline is intake / raw (best round of each); the issue's goal is >= 0.5. Figures are
+printed and written to .bench/openlineage.json (gitignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from navd.config import DEFAULT_SOLR_VERSION, default_solr_dist_dir
+from navd.index.admin import init_solr
+from navd.index.client import SolrIndex, batches, serialise
+from navd.index.documents import element_document, relation_document, stub_document
+from navd.logs import setup_logging
+from navd.model import Element, ElementStub, Relation
+from navd.openlineage.mapping import MappingSettings, map_event
+from navd.openlineage.schema import validate
+from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
+
+REPO = Path(__file__).resolve().parents[2]
+RESULT_FILE = REPO / ".bench" / "openlineage.json"
+GOAL = 0.5
+CLUSTER = "bench"
+HIVE = "hive://metastore:9083"
+JOB_NAMESPACE = "airflow://scheduler"
+PRODUCER = "https://github.com/navd/navd/tests/bench/bench_openlineage.py"
+COLUMNS = 10  # per input table; the 20 column edges read 3 inputs' columns
+SERVE_SECONDS = 60
+
+
+def event(i: int) -> dict[str, Any]:
+    """Event i: job `etl.task_<i % 50>`, its own run, reading `bench.in_<i % 40>_{0,1,2}` and
+    writing `bench.out_<i>_{0,1}`, 10 columns each of the outputs fed by 2 input columns (20
+    column edges, DIRECT, plus a dataset-wide INDIRECT FILTER)."""
+    inputs = [(HIVE, f"bench.in_{i % 40}_{k}") for k in range(3)]
+    outputs = [(HIVE, f"bench.out_{i}_{k}") for k in range(2)]
+
+    def schema(prefix: str) -> dict[str, Any]:
+        return {"_producer": PRODUCER, "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/SchemaDatasetFacet.json",
+                "fields": [{"name": f"{prefix}{c}", "type": "string"} for c in range(COLUMNS)]}
+
+    def lineage(k: int) -> dict[str, Any]:
+        fields = {f"o{c}": {"inputFields": [{"namespace": HIVE, "name": inputs[(c + k) % 3][1], "field": f"c{c}",
+                                             "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}]}]}
+                  for c in range(COLUMNS)}
+        return {"_producer": PRODUCER,
+                "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/ColumnLineageDatasetFacet.json",
+                "fields": fields}
+
+    return {
+        "eventType": "COMPLETE", "eventTime": "2026-11-23T06:00:00Z", "producer": PRODUCER,
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        "run": {"runId": str(uuid.UUID(int=i + 1, version=4)), "facets": {}},
+        "job": {"namespace": JOB_NAMESPACE, "name": f"etl.task_{i % 50}", "facets": {}},
+        "inputs": [{"namespace": ns, "name": name, "facets": {"schema": schema("c")}} for ns, name in inputs],
+        "outputs": [{"namespace": ns, "name": name, "facets": {"schema": schema("o"), "columnLineage": lineage(k)}}
+                    for k, (ns, name) in enumerate(outputs)],
+    }
+
+
+def documents(events: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
+    """core -> the documents the intake writes for `events` (stubs under `stubs`)."""
+    settings = MappingSettings({HIVE: CLUSTER}, CLUSTER)
+    out: dict[str, list[dict[str, Any]]] = {"elements": [], "stubs": [], "relations": []}
+    for body in events:
+        mapped = map_event(body, validate(body), settings)
+        assert mapped.execution is not None
+        out["elements"].append(element_document(mapped.execution))
+        for record in mapped.records:
+            if isinstance(record, Element):
+                out["elements"].append(element_document(record))
+            elif isinstance(record, ElementStub):
+                out["stubs"].append(stub_document(record))
+            elif isinstance(record, Relation):
+                out["relations"].append(relation_document(record))
+    return out
+
+
+def empty(index: SolrIndex) -> None:
+    for core in ("elements", "relations"):
+        index.delete_query(core, "*:*")
+        index.commit(core)
+
+
+def counts(index: SolrIndex) -> dict[str, int]:
+    for core in ("elements", "relations"):
+        index.commit(core)
+    return {core: index.count(core) for core in ("elements", "relations")}
+
+
+def raw_post(index: SolrIndex, docs: dict[str, list[dict[str, Any]]]) -> float:
+    """Seconds to post the pre-serialised documents, elements and stubs, then relations."""
+    size, threads = index.config.batch_size, index.config.writer_threads
+    bodies = [(index.core("elements"), serialise(b), {}) for b in batches(docs["elements"], size)]
+    bodies += [(index.core("elements"), serialise(b), {"failOnVersionConflicts": "false"})
+               for b in batches(docs["stubs"], size)]
+    bodies += [(index.core("relations"), serialise(b), {}) for b in batches(docs["relations"], size)]
+    local = threading.local()
+    auth = index.session.auth
+
+    def post(item: tuple[str, bytes, dict[str, str]]) -> None:
+        session = getattr(local, "session", None)
+        if session is None:
+            session = local.session = requests.Session()
+            session.auth = auth
+        core, body, params = item
+        answer = session.post(f"{index.base_url}/{core}/update", data=body, params=params,
+                              headers={"Content-Type": "application/json"}, timeout=120)
+        answer.raise_for_status()
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(threads) as pool:
+        list(pool.map(post, bodies))
+    return time.perf_counter() - started
+
+
+def intake_post(url: str, bodies: list[bytes], clients: int) -> float:
+    """Seconds for `clients` threads to post every event and get its 201."""
+    local = threading.local()
+    codes: dict[int, int] = {}
+
+    def post(body: bytes) -> None:
+        session = getattr(local, "session", None)
+        if session is None:
+            session = local.session = requests.Session()
+        answer = session.post(f"{url}/api/v1/lineage", data=body, headers={"Content-Type": "application/json"},
+                              timeout=120)
+        codes[answer.status_code] = codes.get(answer.status_code, 0) + 1
+
+    started = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(post, bodies))
+    elapsed = time.perf_counter() - started
+    if set(codes) != {201}:
+        raise SystemExit(f"the intake answered {codes}, not 201 to every event")
+    return elapsed
+
+
+def write_config(server: EmbeddedSolr, directory: Path, port: int) -> Path:
+    """A navd.toml that writes to `server` as navd's admin user and serves the intake on `port`."""
+    credentials = server.credentials()
+    if credentials is None:
+        raise SystemExit(f"no admin credentials in {server.home}")
+    password_file = directory / "admin-password"
+    password_file.write_text(credentials[1])
+    password_file.chmod(0o600)
+    config = directory / "navd.toml"
+    config.write_text(f'[cluster]\nname = "{CLUSTER}"\n'
+                      f'[solr]\nurl = "{server.url}"\nauth = "basic"\nusername = "{credentials[0]}"\n'
+                      f'password_file = "{password_file}"\n'
+                      f'[server]\nhost = "127.0.0.1"\nport = {port}\nauth = "none"\n'
+                      f'[openlineage]\nenabled = true\nspool_dir = "{directory / "spool"}"\n'
+                      f'[openlineage.namespaces]\n"{HIVE}" = "{CLUSTER}"\n'
+                      f'[logging]\nlevel = "warning"\n')
+    config.chmod(0o600)
+    return config
+
+
+@contextmanager
+def navd_serve(config: Path, directory: Path, port: int) -> Iterator[str]:
+    """`navd serve` as a user runs it; its URL once /readyz answers; stopped (SIGTERM) on exit."""
+    env = {**os.environ, "NAVD_CONFIG": str(config), "XDG_STATE_HOME": str(directory / "state")}
+    log_path = directory / "serve.log"
+    with log_path.open("w") as log:
+        process = subprocess.Popen([str(Path(sys.executable).parent / "navd"), "serve"], env=env,
+                                   stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + SERVE_SECONDS
+        while True:
+            if process.poll() is not None:
+                raise SystemExit(f"navd serve exited {process.returncode}: {log_path.read_text()}")
+            try:
+                if requests.get(f"{url}/readyz", timeout=2).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            if time.monotonic() > deadline:
+                raise SystemExit(f"navd serve did not answer /readyz within {SERVE_SECONDS} s")
+            time.sleep(0.2)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=2000, help="events per run (default 2000)")
+    parser.add_argument("--clients", type=int, default=8, help="concurrent posting clients (default 8)")
+    parser.add_argument("--rounds", type=int, default=2, help="raw + intake rounds; the best counts (default 2)")
+    parser.add_argument("--heap", default="1g", help="Solr JVM heap (default 1g)")
+    args = parser.parse_args(argv)
+    if min(args.events, args.clients, args.rounds) < 1:
+        parser.error("--events, --clients and --rounds must be >= 1")
+    setup_logging("console", "warning")
+
+    events = [event(i) for i in range(args.events)]
+    bodies = [json.dumps(e).encode() for e in events]
+    docs = documents(events)
+    per_event = {k: len(v) / args.events for k, v in docs.items()}
+    home = Path(tempfile.mkdtemp(prefix="navd-bench-ol-"))
+    distribution = SolrDistribution(DEFAULT_SOLR_VERSION, default_solr_dist_dir())
+    server = EmbeddedSolr(home / "solr", free_port(), args.heap, distribution)
+    raw_times: list[float] = []
+    intake_times: list[float] = []
+    try:
+        distribution.ensure()
+        server.start()
+        with SolrIndex(server.client_config()) as index:
+            init_solr(index)
+            port = free_port()
+            with navd_serve(write_config(server, home, port), home, port) as url:
+                empty(index)
+                raw_post(index, docs)  # warm-up: Solr's JIT
+                intake_post(url, bodies[: min(200, len(bodies))], args.clients)
+                expected: dict[str, int] | None = None
+                for _ in range(args.rounds):
+                    empty(index)
+                    raw_times.append(raw_post(index, docs))
+                    expected = counts(index)
+                    empty(index)
+                    intake_times.append(intake_post(url, bodies, args.clients))
+                    got = counts(index)
+                    if got != expected:
+                        raise SystemExit(f"the intake wrote {got} documents, the raw post {expected}")
+    finally:
+        server.stop()
+        shutil.rmtree(home, ignore_errors=True)
+    raw_rate, intake_rate = args.events / min(raw_times), args.events / min(intake_times)
+    ratio = intake_rate / raw_rate
+    report = {"events": args.events, "clients": args.clients, "documents_per_event": per_event,
+              "raw_events_per_s": round(raw_rate, 1), "intake_events_per_s": round(intake_rate, 1),
+              "ratio": round(ratio, 3), "goal": GOAL, "raw_seconds": raw_times, "intake_seconds": intake_times}
+    RESULT_FILE.parent.mkdir(exist_ok=True)
+    RESULT_FILE.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"OpenLineage intake, {args.events} events (3 inputs, 2 outputs, 20 column edges; "
+          f"{sum(per_event.values()):.0f} documents each), {args.clients} clients")
+    print(f"  raw bulk post [baseline]  {raw_rate:8.1f} events/s")
+    print(f"  intake POST /api/v1/lineage {intake_rate:6.1f} events/s   ratio {ratio:.2f} "
+          f"(goal >= {GOAL}: {'met' if ratio >= GOAL else 'NOT met'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
