@@ -25,7 +25,8 @@ Decisions these tests pin down (see plans.py, "column lineage"):
   filter/join (a filter below one side of a join reaches the other side's columns through the
   join keys); window partition/order columns control the window's column only; global sorts
   (ORDER BY) control every column; local sorts and exchanges are ignored;
-- path inputs and outputs get no column lineage (`columnLineageSkipped` on the execution).
+- a written directory gets FIELD children named from the output schema and the column edges, and
+  a path scan takes its sources from the same FIELDs (path -> path -> table is one column walk).
 """
 
 from __future__ import annotations
