@@ -176,7 +176,8 @@ def test_impala_ctas_names_target_columns_by_their_table() -> None:
          None),
     }
     # tableCreateTime: which incarnation of functional.alltypes was read (-1: the CTAS target's is unknown)
-    [read] = [r for r in emitted if isinstance(r, Relation) and r.endpoint1.qualified_name == t("functional.alltypes")]
+    [read] = [r for r in emitted if isinstance(r, Relation) and r.type.value == "DATA_FLOW"
+              and r.endpoint1.qualified_name == t("functional.alltypes")]
     assert read.properties == {"tableCreateTime": "1687531267"}
     [written] = [r for r in emitted if isinstance(r, Relation) and r.endpoint2.qualified_name == t("default.lineage_test_tbl")
                  and r.type.value == "DATA_FLOW"]
