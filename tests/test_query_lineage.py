@@ -245,7 +245,7 @@ def test_bad_record_is_one_warning_with_file_and_offset_and_the_rest_flows(
     path.write_text(GOOD + "\n" + bad_line + "\n" + GOOD.replace("aa:01", "aa:09") + "\n")
     extractor = LineageLogExtractor(name="impala", cluster=C, patterns=[str(logs / f"{FILE_PREFIX}*")],
                                     state_dir=tmp_path / "state", cursor_file="c.json", parse=parse_impala,
-                                    multi_line=False, what="Impala lineage log")
+                                    multi_line=False, what="Impala lineage log", key_by="path")
     emitted = list(extractor.extract())
     executions = {e.qualified_name for e in elements(emitted) if e.type.value == "OPERATION_EXECUTION"}
     assert executions == {f"impala://{C}/execution/aa:01", f"impala://{C}/execution/aa:09"}

@@ -3,10 +3,11 @@
 For logs a service appends to and rotates by itself: HiveServer2's log4j appender (the file
 renamed to `<name>.1`, or `<name>.<date>`, and a new one opened) and impalad's lineage logger (a
 new `impala_lineage_log_1.0-<ms>` every N queries, the oldest deleted). A file's cursor is keyed
-by its directory and inode, not its name, so a renamed file goes on from where it was read and
-is never read twice; a pattern that also matches the rotated names reads the rest a rename left
-unread. Files compressed by a rollover (`.gz`, ...) are not read: their lines were read while the
-file was live.
+by its directory and inode, not its name (`key_by="inode"`), so a renamed file goes on from
+where it was read and is never read twice; a pattern that also matches the rotated names reads
+the rest a rename left unread. A writer that never renames (impalad) keys by path
+(`key_by="path"`): a new file reusing a deleted file's inode is then never taken for it. Files
+compressed by a rollover (`.gz`, ...) are not read: their lines were read while the file was live.
 
 Lines come from extractors.common.lines (partial last lines held back until complete, overlong
 lines skipped with their offset); cursors persist through extractors.common.cursors once the
@@ -19,6 +20,7 @@ import dataclasses
 import glob
 import os
 from collections.abc import Iterable, Iterator
+from typing import Literal
 
 from navd.extractors.common.cursors import CursorStore, LogCursor
 from navd.extractors.common.lines import Line, LogReader
@@ -38,8 +40,10 @@ class GlobbedFile:
     codec: str = ""
 
 
-def file_key(status: FileStatus) -> str:
-    """`<directory>#<inode>`: what a rename within the directory keeps."""
+def file_key(status: FileStatus, key_by: Literal["inode", "path"] = "inode") -> str:
+    """`<directory>#<inode>`: what a rename within the directory keeps; or the path itself."""
+    if key_by == "path":
+        return status.path
     return f"{os.path.dirname(status.path)}#{status.file_id}"
 
 
@@ -54,8 +58,9 @@ class GlobTailer:
     """
 
     def __init__(self, patterns: Iterable[str], store: CursorStore, *, logger: str, what: str,
-                 max_line_bytes: int) -> None:
+                 max_line_bytes: int, key_by: Literal["inode", "path"] = "inode") -> None:
         self.patterns = tuple(patterns)
+        self.key_by = key_by
         self.fs = LocalFileSystem()
         self.store = store
         self.log = get_logger(logger)
@@ -105,7 +110,7 @@ class GlobTailer:
                 status = self.fs.stat(path)
                 if status is None or status.is_dir:
                     continue
-                key = file_key(status)
+                key = file_key(status, self.key_by)
                 found.setdefault(key, GlobbedFile(key, status))
         return sorted(found.values(), key=lambda f: (f.status.mtime_ns, f.status.path))
 

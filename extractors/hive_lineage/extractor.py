@@ -21,7 +21,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import orjson
 
@@ -56,7 +56,8 @@ class LineageLogExtractor:
 
     def __init__(self, *, name: str, cluster: str, patterns: Iterable[str], state_dir: Path, cursor_file: str,
                  parse: Callable[[Any], QueryLineage], multi_line: bool, what: str,
-                 extractor_run_id: str | None = None, max_record_bytes: int = MAX_RECORD_BYTES) -> None:
+                 extractor_run_id: str | None = None, max_record_bytes: int = MAX_RECORD_BYTES,
+                 key_by: Literal["inode", "path"] = "inode") -> None:
         self.name = name
         self.cluster = cluster
         self.parse = parse
@@ -64,7 +65,7 @@ class LineageLogExtractor:
         self.max_record_bytes = max_record_bytes
         self.extractor_run_id = extractor_run_id or f"{name}##{datetime.now(UTC):%Y%m%dT%H%M%S}"
         self.tailer = GlobTailer(patterns, CursorStore(state_dir, cursor_file), logger=f"navd.extractor.{name}",
-                                 what=what, max_line_bytes=max_record_bytes)
+                                 what=what, max_line_bytes=max_record_bytes, key_by=key_by)
         self._lines = 0
         self._queries = 0
         self._since_checkpoint = 0

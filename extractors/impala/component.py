@@ -34,12 +34,13 @@ def build(context: BuildContext) -> Extractor[PassReport]:
     from navd.extractors.impala.lineage import FILE_PREFIX, parse_impala  # noqa: PLC0415
 
     settings = impala_settings(context.config)
-    # impalad's own files only: `impala_lineage_log_1.0-<ms>` (its SimpleLogger's names)
+    # impalad's own files only: `impala_lineage_log_1.0-<ms>` (its SimpleLogger's names), never
+    # renamed: keyed by path, so a new file on a deleted one's inode is read from its start
     patterns = [os.path.join(d, FILE_PREFIX + "[0-9]*") for d in settings.lineage_dirs]
     return LineageLogExtractor(name=NAME, cluster=context.config.cluster.name, patterns=patterns,
                                state_dir=state_dir(context), cursor_file="impala-lineage-cursors.json",
                                parse=parse_impala, multi_line=False, what="Impala lineage log",
-                               extractor_run_id=context.run_id)
+                               extractor_run_id=context.run_id, key_by="path")
 
 
 def summary(r: PassReport) -> str:

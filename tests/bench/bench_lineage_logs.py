@@ -67,7 +67,7 @@ def navd_pass(index: SolrIndex, logs: Path, state: Path) -> tuple[float, int]:
     start = time.perf_counter()
     extractor = LineageLogExtractor(name="impala", cluster="bench", patterns=[str(logs / f"{FILE_PREFIX}*")],
                                     state_dir=state, cursor_file="c.json", parse=parse_impala, multi_line=False,
-                                    what="Impala lineage log")
+                                    what="Impala lineage log", key_by="path")
     writer = IndexWriter(index)
     try:
         report = extractor.run_pass(writer)
