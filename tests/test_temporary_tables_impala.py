@@ -21,6 +21,7 @@ from typing import Any
 
 from pyhive import hive
 
+from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.spark_thrift import SparkThriftServer
 from conftest import NavdRunner, solr_section
@@ -81,7 +82,9 @@ def _graph(navd: NavdRunner, env: dict[str, str], *flags: str) -> tuple[dict[str
 
 
 def test_seed_000_temporary_tables_with_impala_logs(navd: NavdRunner, spark_thrift: SparkThriftServer,
-                                                     solr_server: EmbeddedSolr, unique: str, tmp_path: Path) -> None:
+                                                     solr_server: EmbeddedSolr, index: SolrIndex, unique: str,
+                                                     tmp_path: Path) -> None:
+    del index  # the cores, created
     db = f"{unique}_imp"
     lineage_dir = tmp_path / "impala-lineage"
     lineage_dir.mkdir()
