@@ -64,6 +64,8 @@ class RelationAsk:
     near_end: int
     near_type: str | None = None
     far_type: str | None = None
+    #: the caller reads only the relations' endpoint ids and types: a store may leave the rest out
+    ends_only: bool = False
 
     def matches(self, relation: StoredRelation) -> bool:
         """Whether `relation` answers this ask, its near endpoint's id aside."""
@@ -82,9 +84,11 @@ class LineageStore(Protocol):
         """The indexed elements among `ids`, by identity."""
 
     def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
-                  near_type: str | None = None, far_type: str | None = None) -> Iterable[StoredRelation]:
+                  near_type: str | None = None, far_type: str | None = None,
+                  ends_only: bool = False) -> Iterable[StoredRelation]:
         """Relations of `types` whose endpoint `near_end` is one of `ids`; with `near_type` /
-        `far_type`, only those whose near / far endpoint has that element type."""
+        `far_type`, only those whose near / far endpoint has that element type; with `ends_only`,
+        only their endpoints' ids and types need be read (RelationAsk.ends_only)."""
 
     def related(self, asks: Sequence[RelationAsk]) -> Iterable[tuple[int, StoredRelation]]:
         """(number of the ask, relation) for every relation answering each of `asks`, in the
@@ -324,7 +328,7 @@ def _field_ids(store: LineageStore, dataset_ids: Collection[str]) -> dict[str, l
     if not dataset_ids:
         return {}
     fields: dict[str, list[str]] = {}
-    for r in store.relations(dataset_ids, (_PARENT_CHILD,), 1, far_type=_FIELD):
+    for r in store.relations(dataset_ids, (_PARENT_CHILD,), 1, far_type=_FIELD, ends_only=True):
         fields.setdefault(r.endpoint1.id, []).append(r.endpoint2.id)
     return fields
 
@@ -354,7 +358,7 @@ def _with_parents(store: LineageStore, nodes: dict[str, Node]) -> dict[str, Node
     fields = [n for n, node in nodes.items() if node.type == _FIELD]
     if not fields:
         return nodes
-    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2)}
+    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2, ends_only=True)}
     return {n: dataclasses.replace(node, parent=parent_of[n]) if n in parent_of else node for n, node in nodes.items()}
 
 
@@ -362,7 +366,7 @@ def _unresolved(store: LineageStore, live_stubs: list[str], types: Mapping[str, 
     """The live (not deleted) stubs nothing proves existed: datasets no operation wrote, and
     columns of such a dataset (a column is as real as its table)."""
     fields = [n for n in live_stubs if types[n] == _FIELD]
-    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2)} \
+    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2, ends_only=True)} \
         if fields else {}
     stub_datasets = {n for n in live_stubs if types[n] != _FIELD}
     other_parents = set(parent_of.values()) - stub_datasets
@@ -383,7 +387,7 @@ def _written(store: LineageStore, element_ids: list[str]) -> set[str]:
     """Those of `element_ids` that some DATA_FLOW leads into (an operation wrote them)."""
     if not element_ids:
         return set()
-    return {r.endpoint2.id for r in store.relations(element_ids, (_DATA_FLOW,), 2)}
+    return {r.endpoint2.id for r in store.relations(element_ids, (_DATA_FLOW,), 2, ends_only=True)}
 
 
 # -- what is shown ----------------------------------------------------------------------------

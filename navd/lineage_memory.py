@@ -65,7 +65,8 @@ class MemoryLineageStore:
         return {i: self._elements[i] for i in ids if i in self._elements}
 
     def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
-                  near_type: str | None = None, far_type: str | None = None) -> Iterable[StoredRelation]:
+                  near_type: str | None = None, far_type: str | None = None,
+                  ends_only: bool = False) -> Iterable[StoredRelation]:
         wanted, kinds = set(ids), set(types)
         for relation in self._relations.values():
             near, far = relation.endpoint(near_end), relation.endpoint(3 - near_end)
