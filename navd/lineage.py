@@ -310,7 +310,8 @@ def walked_queries(direction: str, *, columns: bool, operations: bool) -> tuple[
     return tuple(queries)
 
 
-def _hops(store: LineageStore, asked: list[tuple[tuple[str, ...], _Query]]) -> Iterator[tuple[str, StoredRelation, int]]:
+def _hops(store: LineageStore,
+          asked: list[tuple[tuple[str, ...], _Query]]) -> Iterator[tuple[str, StoredRelation, int]]:
     """(near node, relation, far end) for every lineage relation of each (nodes, query) of
     `asked`, in that order, asked of the store together."""
     asks = [(nodes, query) for nodes, query in asked if nodes]
