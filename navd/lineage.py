@@ -2,10 +2,12 @@
 index only through a `LineageStore` (navd.index.lineage_store.SolrLineageStore in production,
 navd.lineage_memory.MemoryLineageStore in tests), so every rule is testable without Solr.
 
-The walk is a breadth-first search, one batched store query per level and relation group (on
-Solr, `{!terms f=endpoint2Id}` ...), so it works the same on one core and on a sharded SolrCloud
-collection (Solr's `{!graph}` parser silently returns partial results across shards); it never
-loads the whole graph.
+The walk is a breadth-first search asking the store once per level for every relation group
+of the level's nodes (`LineageStore.related`; on Solr one request, an OR of `{!terms
+f=endpoint2Id}` ... clauses), and with `columns` once more for the columns of the tables the
+level reached: the round trips grow with the depth, not with the width. It works the same on
+one core and on a sharded SolrCloud collection (Solr's `{!graph}` parser silently returns
+partial results across shards); it never loads the whole graph.
 
 What is walked, as in Navigator (the table is model.RELATION_SEMANTICS):
 - DATA_FLOW (and CONTROL_FLOW for columns): dataset -> execution -> dataset;
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from navd.errors import NavdError
@@ -52,6 +54,26 @@ class EntityNotFound(NavdError):
     """The entity a lineage query starts from is not indexed."""
 
 
+@dataclasses.dataclass(frozen=True)
+class RelationAsk:
+    """Relations of `types` whose endpoint `near_end` is one of `ids`; with `near_type` /
+    `far_type`, only those whose near / far endpoint has that element type."""
+
+    ids: tuple[str, ...]
+    types: tuple[str, ...]
+    near_end: int
+    near_type: str | None = None
+    far_type: str | None = None
+    #: the caller reads only the relations' endpoint ids and types: a store may leave the rest out
+    ends_only: bool = False
+
+    def matches(self, relation: StoredRelation) -> bool:
+        """Whether `relation` answers this ask, its near endpoint's id aside."""
+        return relation.type in self.types \
+            and self.near_type in (None, relation.endpoint(self.near_end).type) \
+            and self.far_type in (None, relation.endpoint(3 - self.near_end).type)
+
+
 class LineageStore(Protocol):
     """What the walk reads. Implementations batch as they need; none loads the whole graph."""
 
@@ -62,9 +84,16 @@ class LineageStore(Protocol):
         """The indexed elements among `ids`, by identity."""
 
     def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
-                  near_type: str | None = None, far_type: str | None = None) -> Iterable[StoredRelation]:
+                  near_type: str | None = None, far_type: str | None = None,
+                  ends_only: bool = False) -> Iterable[StoredRelation]:
         """Relations of `types` whose endpoint `near_end` is one of `ids`; with `near_type` /
-        `far_type`, only those whose near / far endpoint has that element type."""
+        `far_type`, only those whose near / far endpoint has that element type; with `ends_only`,
+        only their endpoints' ids and types need be read (RelationAsk.ends_only)."""
+
+    def related(self, asks: Sequence[RelationAsk]) -> Iterable[tuple[int, StoredRelation]]:
+        """(number of the ask, relation) for every relation answering each of `asks`, in the
+        order `relations` would give them asked one after the other; a store answers them
+        together (on Solr: in one request), which is what makes a level of the walk one round trip."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -199,20 +228,22 @@ def _walk(store: LineageStore, root: StoredElement, direction: str,
     seen.add(root.id)
     frontier: deque[tuple[str, int, bool]] = deque([(root.id, 0, root_is_field)])
     if options.columns and not root_is_field:
-        for field_id in _field_ids(store, [root.id]):
+        for field_id in _field_ids(store, [root.id]).get(root.id, ()):
             seen.add(field_id)
             frontier.append((field_id, 0, True))
     progress.pending.update(node for node, _, _ in frontier)
+    dataset_queries = walked_queries(direction, columns=False, operations=options.operations)
+    field_queries = walked_queries(direction, columns=True, operations=False) if options.columns else ()
     while frontier:
         level = list(frontier)
         frontier.clear()
-        by_kind: dict[bool, list[str]] = {True: [], False: []}
         depth_of = {node: depth for node, depth, _ in level}
-        for node, _depth, is_field in level:
-            by_kind[is_field].append(node)
-        hops = list(_hops(store, by_kind[False], direction, columns=False, operations=options.operations))
-        if options.columns:
-            hops += list(_hops(store, by_kind[True], direction, columns=True, operations=False))
+        datasets = tuple(node for node, _, is_field in level if not is_field)
+        fields = tuple(node for node, _, is_field in level if is_field)
+        # The whole level in one request: every query of its datasets, then of its columns.
+        hops = list(_hops(store, [(datasets, query) for query in dataset_queries] +
+                          [(fields, query) for query in field_queries]))
+        fields_of = _field_ids(store, _queued_datasets(hops, seen, depth_of, options)) if options.columns else {}
         for near, relation, far_end in hops:
             yield relation
             far = relation.endpoint(far_end)
@@ -226,13 +257,28 @@ def _walk(store: LineageStore, root: StoredElement, direction: str,
                 continue
             frontier.append((far.id, depth, far.type == _FIELD))
             progress.pending.add(far.id)
-            if options.columns and far.type not in _OPERATION_TYPES and far.type != _FIELD:
-                for field_id in _field_ids(store, [far.id]):
-                    if field_id not in seen:
-                        seen.add(field_id)
-                        frontier.append((field_id, depth, True))
-                        progress.pending.add(field_id)
+            for field_id in fields_of.get(far.id, ()):
+                if field_id not in seen:
+                    seen.add(field_id)
+                    frontier.append((field_id, depth, True))
+                    progress.pending.add(field_id)
         progress.pending.difference_update(node for node, _, _ in level)  # all their hops walked
+
+
+def _queued_datasets(hops: list[tuple[str, StoredRelation, int]], seen: set[str], depth_of: Mapping[str, int],
+                     options: LineageOptions) -> list[str]:
+    """The datasets (not executions, not columns) this level's hops may queue: whose columns
+    join the walk with them. Those the walk will skip (seen, at the depth limit, reached by a
+    relation not walked on) are left out, so their columns are not fetched for nothing."""
+    queued: dict[str, None] = {}
+    for near, relation, far_end in hops:
+        far = relation.endpoint(far_end)
+        if far.type in _OPERATION_TYPES or far.type == _FIELD or far.id in seen or far.id in queued:
+            continue
+        if depth_of[near] + 1 >= options.depth or not RELATION_SEMANTICS[RelationType(relation.type)].onward:
+            continue
+        queued[far.id] = None
+    return list(queued)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -264,22 +310,28 @@ def walked_queries(direction: str, *, columns: bool, operations: bool) -> tuple[
     return tuple(queries)
 
 
-def _hops(store: LineageStore, node_ids: list[str], direction: str, *, columns: bool,
-          operations: bool) -> Iterator[tuple[str, StoredRelation, int]]:
-    """(near node, relation, far end) for every lineage relation touching `node_ids` in `direction`."""
-    if not node_ids:
+def _hops(store: LineageStore,
+          asked: list[tuple[tuple[str, ...], _Query]]) -> Iterator[tuple[str, StoredRelation, int]]:
+    """(near node, relation, far end) for every lineage relation of each (nodes, query) of
+    `asked`, in that order, asked of the store together."""
+    asks = [(nodes, query) for nodes, query in asked if nodes]
+    if not asks:
         return
-    for query in walked_queries(direction, columns=columns, operations=operations):
-        far_end = 3 - query.near_end
-        for relation in store.relations(node_ids, query.types, query.near_end, near_type=query.both_ends,
-                                        far_type=query.both_ends):
-            yield relation.endpoint(query.near_end).id, relation, far_end
+    for n, relation in store.related([RelationAsk(nodes, query.types, query.near_end, query.both_ends,
+                                                  query.both_ends) for nodes, query in asks]):
+        near_end = asks[n][1].near_end
+        yield relation.endpoint(near_end).id, relation, 3 - near_end
 
 
-def _field_ids(store: LineageStore, dataset_ids: Collection[str]) -> list[str]:
-    """The FIELD children of datasets (columns of tables and views): with `columns`, they join
-    the walk at their dataset's depth."""
-    return [r.endpoint2.id for r in store.relations(dataset_ids, (_PARENT_CHILD,), 1, far_type=_FIELD)]
+def _field_ids(store: LineageStore, dataset_ids: Collection[str]) -> dict[str, list[str]]:
+    """The FIELD children of datasets (columns of tables and views), by dataset, in one ask:
+    with `columns`, they join the walk at their dataset's depth."""
+    if not dataset_ids:
+        return {}
+    fields: dict[str, list[str]] = {}
+    for r in store.relations(dataset_ids, (_PARENT_CHILD,), 1, far_type=_FIELD, ends_only=True):
+        fields.setdefault(r.endpoint1.id, []).append(r.endpoint2.id)
+    return fields
 
 
 def _load_nodes(store: LineageStore, node_ids: set[str],
@@ -307,7 +359,7 @@ def _with_parents(store: LineageStore, nodes: dict[str, Node]) -> dict[str, Node
     fields = [n for n, node in nodes.items() if node.type == _FIELD]
     if not fields:
         return nodes
-    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2)}
+    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2, ends_only=True)}
     return {n: dataclasses.replace(node, parent=parent_of[n]) if n in parent_of else node for n, node in nodes.items()}
 
 
@@ -315,7 +367,7 @@ def _unresolved(store: LineageStore, live_stubs: list[str], types: Mapping[str, 
     """The live (not deleted) stubs nothing proves existed: datasets no operation wrote, and
     columns of such a dataset (a column is as real as its table)."""
     fields = [n for n in live_stubs if types[n] == _FIELD]
-    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2)} \
+    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2, ends_only=True)} \
         if fields else {}
     stub_datasets = {n for n in live_stubs if types[n] != _FIELD}
     other_parents = set(parent_of.values()) - stub_datasets
@@ -336,7 +388,7 @@ def _written(store: LineageStore, element_ids: list[str]) -> set[str]:
     """Those of `element_ids` that some DATA_FLOW leads into (an operation wrote them)."""
     if not element_ids:
         return set()
-    return {r.endpoint2.id for r in store.relations(element_ids, (_DATA_FLOW,), 2)}
+    return {r.endpoint2.id for r in store.relations(element_ids, (_DATA_FLOW,), 2, ends_only=True)}
 
 
 # -- what is shown ----------------------------------------------------------------------------

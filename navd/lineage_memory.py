@@ -6,7 +6,7 @@ through the same views, so a graph here is what Solr would hold after writing th
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
 from navd.index.documents import (
     StoredElement,
@@ -17,6 +17,7 @@ from navd.index.documents import (
     stub_document,
 )
 from navd.index.lookup import matches, name_queries
+from navd.lineage import RelationAsk
 from navd.model import Deletion, Element, ElementStub, Record, Relation
 
 
@@ -64,10 +65,17 @@ class MemoryLineageStore:
         return {i: self._elements[i] for i in ids if i in self._elements}
 
     def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
-                  near_type: str | None = None, far_type: str | None = None) -> Iterable[StoredRelation]:
+                  near_type: str | None = None, far_type: str | None = None,
+                  ends_only: bool = False) -> Iterable[StoredRelation]:
         wanted, kinds = set(ids), set(types)
         for relation in self._relations.values():
             near, far = relation.endpoint(near_end), relation.endpoint(3 - near_end)
             if relation.type in kinds and near.id in wanted and near_type in (None, near.type) \
                     and far_type in (None, far.type):
                 yield relation
+
+    def related(self, asks: Sequence[RelationAsk]) -> Iterator[tuple[int, StoredRelation]]:
+        for n, ask in enumerate(asks):
+            for relation in self.relations(ask.ids, ask.types, ask.near_end, near_type=ask.near_type,
+                                           far_type=ask.far_type):
+                yield n, relation

@@ -155,7 +155,7 @@ def lineage(index: SolrIndex, entity: str, options: LineageOptions = LineageOpti
             scope: Scope = Scope()) -> LineageGraph:
     """The lineage graph (navd/lineage.py) of the element `entity` stands for (as `entity()`)."""
     root = _resolve(index, entity, scope)
-    return walk_lineage(SolrLineageStore(index), str(root["identity"]), options)
+    return walk_lineage(SolrLineageStore(index, known=[root]), str(root["identity"]), options)
 
 
 # -- an operation's executions ----------------------------------------------------------------

@@ -143,6 +143,27 @@ def tree(db: str) -> Graph:
     return g.graph()
 
 
+def fan_out(db: str, width: int, layers: int = 3) -> Graph:
+    """`root` (3 columns) read by `width` jobs, each writing its own table, each of those read by
+    a job writing the next layer's table, `layers` deep; every column copied from the one it
+    reads. For the walk's round trips: they must not grow with `width`."""
+    g = _Builder(db)
+    root = g.table("root")
+    previous = [(root, [g.column(root, f"c{k}") for k in range(3)])] * width
+    for layer in range(1, layers + 1):
+        current = []
+        for i, (source, source_columns) in enumerate(previous):
+            target, job = g.table(f"l{layer}_{i}"), g.execution(f"j{layer}_{i}")
+            g.flow(source, job)
+            g.flow(job, target)
+            columns = [g.column(target, f"c{k}") for k in range(3)]
+            for one, two in zip(source_columns, columns):
+                g.flow(one, two, discriminator=job.qualified_name)
+            current.append((target, columns))
+        previous = current
+    return g.graph()
+
+
 def physical(db: str) -> Graph:
     """A job reads a table's directory by path and writes report."""
     g = _Builder(db)

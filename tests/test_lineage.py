@@ -193,3 +193,33 @@ def test_rule_cases_on_solr(index: SolrIndex, unique: str, case: Case) -> None:
     nodes, edges = shown(result, graph.labels)
     assert (edges, nodes, result.truncated) == (case.edges, expected_nodes(case), case.truncated)
     assert graph.labels[result.root] == case.start
+
+
+@pytest.mark.parametrize("columns", [False, True])
+def test_solr_requests_grow_with_levels_not_with_width(index: SolrIndex, unique: str, columns: bool,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """On Solr a level of the walk is one request (two with columns: the new tables' columns),
+    whatever the level's width: a table read by 2 jobs and one read by 40 cost the same."""
+    from lineage_cases import fan_out  # noqa: PLC0415
+
+    sent: list[str] = []
+    send = SolrIndex.request
+
+    def counted(self: SolrIndex, method: str, path: str, **kwargs: object) -> dict[str, object]:
+        sent.append(path)
+        return send(self, method, path, **kwargs)  # type: ignore[arg-type]
+
+    requests, answers = {}, {}
+    for width in (2, 40):
+        graph = fan_out(f"{unique}_{width}", width)
+        index_all(index, list(graph.records))  # type: ignore[arg-type]
+        with monkeypatch.context() as patch:
+            patch.setattr(SolrIndex, "request", counted)
+            sent.clear()
+            result = lineage(index, graph.identity("root"), LineageOptions(direction="downstream", columns=columns))
+            requests[width] = len(sent)
+        answers[width] = len(result.nodes)
+    assert answers[40] > answers[2] > 3
+    # the root's lookup, 7 levels (6 with relations, the last asking for nothing new), the columns
+    # of each level's new tables and of the root, the nodes' elements, the columns' tables
+    assert requests[2] == requests[40] <= 1 + 7 * (2 if columns else 1) + 2

@@ -131,3 +131,49 @@ def test_columns_name_their_dataset() -> None:
     assert result.as_dict()["nodes"][0].get("parent") is None
     assert {n["parent"] for n in result.as_dict()["nodes"] if n["type"] == "FIELD"} == {graph.identity("t"),
                                                                                        graph.identity("s")}
+
+
+class CountingStore:
+    """A store that counts what the walk asks of it: each call is one round trip on Solr."""
+
+    def __init__(self, store: MemoryLineageStore) -> None:
+        self.store = store
+        self.calls = 0
+
+    def find(self, entity: str):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return self.store.find(entity)
+
+    def elements(self, ids):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return self.store.elements(ids)
+
+    def relations(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return self.store.relations(*args, **kwargs)
+
+    def related(self, asks):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return self.store.related(asks)
+
+
+@pytest.mark.parametrize("columns", [False, True])
+@pytest.mark.parametrize("direction", ["upstream", "downstream"])
+def test_round_trips_grow_with_levels_not_with_width(columns: bool, direction: str) -> None:
+    """The walk asks the store once per level (and once more per level for the columns of the
+    level's new tables), however many nodes the level holds."""
+    from lineage_cases import fan_out  # noqa: PLC0415
+
+    calls = {}
+    for width in (2, 20):
+        graph = fan_out(DB, width)
+        store = CountingStore(MemoryLineageStore.of(graph.records))
+        start = "root" if direction == "downstream" else f"l3_{width - 1}"
+        result = lineage(store, graph.identity(start), LineageOptions(direction=direction, columns=columns))
+        assert len(result.nodes) > (3 * width if direction == "downstream" else 3)
+        calls[width] = store.calls
+    # 3 layers of table -> execution -> table: 6 levels and the last, empty one; with columns
+    # each level also asks for the columns of the tables it reached, and the root's columns
+    # are asked first; then the nodes' elements (and the columns' tables).
+    levels = 7
+    assert calls[2] == calls[20] <= 1 + levels * (2 if columns else 1) + (1 if columns else 0) + 2

@@ -35,6 +35,9 @@ _JSON = {"Content-Type": "application/json"}
 
 def _session_for(config: SolrConfig) -> requests.Session:
     session = requests.Session()
+    # No proxy, netrc or CA-bundle lookups in the environment on every request (measured: ~1.8 ms
+    # of a ~5 ms lineage request): Solr's address, TLS and credentials come from [solr] only.
+    session.trust_env = False
     adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=max(8, config.writer_threads * 2))
     session.mount("http://", adapter)
     session.mount("https://", adapter)
@@ -338,7 +341,8 @@ class SolrIndex:
 
     def scan(self, core: str, query: str = "*:*", *, fl: str | None = None,
              filters: Iterable[str] = (), page_size: int = 1000,
-             partition_above: int = SCAN_PARTITION_ABOVE) -> Iterator[dict[str, Any]]:
+             partition_above: int = SCAN_PARTITION_ABOVE,
+             params: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
         """Every matching document in identity order, streamed page by page with cursorMark
         (stable under writes).
 
@@ -347,37 +351,42 @@ class SolrIndex:
         cursor over N documents costs O(N^2 / page_size). Above `partition_above` matches the
         scan is split into identity ranges of about that many documents each (identities of
         elements and relations are uniform MD5 hex), one cursor per range, keeping each page
-        cheap; the ranges cover every string, so nothing is missed.
+        cheap; the ranges cover every string, so nothing is missed. `params` go with every page
+        (values a filter refers to as `$name`).
         """
         name = self.core(core)
-        first = self._scan_page(name, query, fl, list(filters), page_size, "*")
+        extra = dict(params or {})
+        first = self._scan_page(name, query, fl, list(filters), page_size, "*", extra)
         matches = int(first["response"]["numFound"])
         if matches <= partition_above:
-            yield from self._scan_from(name, query, fl, list(filters), page_size, first)
+            yield from self._scan_from(name, query, fl, list(filters), page_size, first, extra)
             return
         for identity_range in identity_ranges(matches, partition_above):
             ranged = [*filters, f"identity:{identity_range}"]
-            page = self._scan_page(name, query, fl, ranged, page_size, "*")
-            yield from self._scan_from(name, query, fl, ranged, page_size, page)
+            page = self._scan_page(name, query, fl, ranged, page_size, "*", extra)
+            yield from self._scan_from(name, query, fl, ranged, page_size, page, extra)
 
     def _scan_page(self, name: str, query: str, fl: str | None, filters: list[str], page_size: int,
-                   cursor: str) -> dict[str, Any]:
-        params: dict[str, Any] = {"q": query, "rows": page_size, "sort": "identity asc",
+                   cursor: str, extra: Mapping[str, Any]) -> dict[str, Any]:
+        params: dict[str, Any] = {**extra, "q": query, "rows": page_size, "sort": "identity asc",
                                   "cursorMark": cursor, "fq": filters}
         if fl:
             params["fl"] = fl
         return self.request("POST", f"{name}/select", data=params, what=f"scan {shown(query)} of {name}")
 
     def _scan_from(self, name: str, query: str, fl: str | None, filters: list[str], page_size: int,
-                   body: dict[str, Any]) -> Iterator[dict[str, Any]]:
+                   body: dict[str, Any], extra: Mapping[str, Any]) -> Iterator[dict[str, Any]]:
         cursor = "*"
         while True:
-            yield from body["response"]["docs"]
+            docs = body["response"]["docs"]
+            yield from docs
             next_cursor = body["nextCursorMark"]
-            if next_cursor == cursor:
+            # A short page is the last one: asking on would only fetch an empty page (a round
+            # trip per scan, most of the lineage walk's scans being one page).
+            if next_cursor == cursor or len(docs) < page_size:
                 return
             cursor = next_cursor
-            body = self._scan_page(name, query, fl, filters, page_size, cursor)
+            body = self._scan_page(name, query, fl, filters, page_size, cursor, extra)
 
     def system_info(self) -> dict[str, Any]:
         return self.request("GET", "admin/info/system", what="Solr system info")
