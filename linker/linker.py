@@ -43,12 +43,14 @@ from typing import Any
 
 import orjson
 
+from navd.index.admin import solr_mode
 from navd.index.client import SolrIndex, batches, serialise
-from navd.index.documents import ELEMENT_FIELDS, NOT_STUB_FILTER, StoredElement, endpoint_field
+from navd.index.documents import NOT_STUB_FILTER, StoredElement, endpoint_field
 from navd.logs import get_logger
 from navd.model import identity as element_identity
 
 from .aliases import AliasRules, endpoint_spellings
+from .reading import fetch_targets, relation_pages, terms
 from .relink import Target, choose, endpoint_candidates, relink
 
 log = get_logger("navd.linker")
@@ -77,18 +79,6 @@ class PageResult:
     examined: int
     linked: int  # relations that got at least one endpoint linked
     still_unlinked: int
-
-
-def fetch_targets(index: SolrIndex, ids: Iterable[str]) -> dict[str, Target]:
-    """Indexed, non-stub elements among `ids`, by identity."""
-    found: dict[str, Target] = {}
-    for chunk in batches(sorted(set(ids)), _TERMS_CHUNK):
-        body = index.search("elements", "*:*", rows=len(chunk), fl=ELEMENT_FIELDS,
-                            filters=[f"{{!terms f=identity}}{','.join(chunk)}"])
-        for element in map(StoredElement.from_doc, body["response"]["docs"]):
-            if not element.stub:
-                found[element.id] = element
-    return found
 
 
 def link_page(docs: list[Mapping[str, Any]], rules: AliasRules, found: Mapping[str, Target]) -> PageResult:
@@ -205,21 +195,21 @@ class Linker:
 
     def _pages(self, since: str | None) -> Iterator[list[dict[str, Any]]]:
         filters = ["unlinked:true"]
+        cloud = solr_mode(self.index) == "cloud"
         if since is None:
-            yield from batches(self.index.scan("relations", "*:*", filters=filters, page_size=self.page_size),
-                               self.page_size)
+            yield from relation_pages(self.index, filters, self.page_size, cloud=cloud)
             return
         seen: set[str] = set()
 
-        def fresh(docs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-            for doc in docs:
-                if doc["identity"] not in seen:
-                    seen.add(str(doc["identity"]))
-                    yield doc
+        def fresh(pages: Iterable[list[dict[str, Any]]]) -> Iterator[list[dict[str, Any]]]:
+            for page in pages:
+                new = [doc for doc in page if doc["identity"] not in seen]
+                seen.update(str(doc["identity"]) for doc in new)
+                if new:
+                    yield new
 
-        recent = self.index.scan("relations", "*:*", filters=[*filters, f"lastIndexed:[{since} TO *]"],
-                                 page_size=self.page_size)
-        yield from batches(fresh(recent), self.page_size)
+        yield from fresh(relation_pages(self.index, [*filters, f"lastIndexed:[{since} TO *]"], self.page_size,
+                                        cloud=cloud))
         # (b) old unlinked relations naming elements indexed since the last pass.
         elements = self.index.scan("elements", "*:*", fl="identity,qualifiedName,type,sourceType",
                                    filters=[f"lastIndexed:[{since} TO *]", NOT_STUB_FILTER],
@@ -230,10 +220,9 @@ class Linker:
                                                          self.rules)})
             for end in (1, 2):
                 for id_chunk in batches(ids, _TERMS_CHUNK):
-                    found = self.index.scan("relations", "*:*", page_size=self.page_size, filters=[
+                    yield from fresh(relation_pages(self.index, [
                         *filters, f"{endpoint_field(end, 'Linked')}:false",
-                        f"{{!terms f={endpoint_field(end, 'Id')}}}{','.join(id_chunk)}"])
-                    yield from batches(fresh(found), self.page_size)
+                        terms(endpoint_field(end, "Id"), id_chunk)], self.page_size, cloud=cloud))
 
 
 def _run_pages(pages: Iterator[list[dict[str, Any]]], work: Any, threads: int) -> None:
