@@ -50,7 +50,7 @@ from navd.logs import get_logger
 from navd.model import identity as element_identity
 
 from .aliases import AliasRules, endpoint_spellings
-from .reading import fetch_targets, relation_pages, terms
+from .reading import complete_page, fetch_targets, relation_pages, terms
 from .relink import Target, choose, endpoint_candidates, relink
 
 log = get_logger("navd.linker")
@@ -79,11 +79,6 @@ class PageResult:
     examined: int
     linked: int  # relations that got at least one endpoint linked
     still_unlinked: int
-
-
-def link_page(docs: list[Mapping[str, Any]], rules: AliasRules, found: Mapping[str, Target]) -> PageResult:
-    """Pure: the adds and deletes that link `docs`, given the real elements found."""
-    return plan_page([(doc, choose(endpoint_candidates(doc, rules), found)) for doc in docs])
 
 
 def plan_page(resolved: Iterable[tuple[Mapping[str, Any], Mapping[int, Target]]]) -> PageResult:
@@ -175,11 +170,15 @@ class Linker:
         examined = linked = still = 0
         self.examined_so_far = 0
         lock = threading.Lock()
+        cloud = solr_mode(self.index) == "cloud"
 
         def work(page: list[dict[str, Any]]) -> None:
             nonlocal examined, linked, still
-            candidates = [c for doc in page for ids in endpoint_candidates(doc, self.rules).values() for c in ids]
-            result = link_page(page, self.rules, fetch_targets(self.index, candidates))
+            page = complete_page(self.index, page, cloud=cloud)
+            # Candidates once per relation: the alias rules are most of navd's own CPU per relation.
+            candidates = [endpoint_candidates(doc, self.rules) for doc in page]
+            found = fetch_targets(self.index, [c for ends in candidates for ids in ends.values() for c in ids])
+            result = plan_page([(doc, choose(ends, found)) for doc, ends in zip(page, candidates)])
             write_result(self.index, result)
             with lock:
                 examined += result.examined
@@ -187,15 +186,14 @@ class Linker:
                 still += result.still_unlinked
                 self.examined_so_far = examined  # read by the progress line of `navd link`
 
-        _run_pages(self._pages(since), work, self.threads)
+        _run_pages(self._pages(since, cloud), work, self.threads)
         report = LinkReport(examined, linked, still, full, round(time.monotonic() - clock, 3))
         self.finish(started, report)
         log.info("link pass done", **report.as_dict())
         return report
 
-    def _pages(self, since: str | None) -> Iterator[list[dict[str, Any]]]:
+    def _pages(self, since: str | None, cloud: bool) -> Iterator[list[dict[str, Any]]]:
         filters = ["unlinked:true"]
-        cloud = solr_mode(self.index) == "cloud"
         if since is None:
             yield from relation_pages(self.index, filters, self.page_size, cloud=cloud)
             return

@@ -50,15 +50,21 @@ def export_docs(index: SolrIndex, core: str, filters: list[str], fl: str,
     total = index.count(core, "*:*", filters)
     if not total:
         return
-    name = index.core(core)
     for identity_range in identity_ranges(total, per_range):
-        body = index.request("POST", f"{name}/export", what=f"export of {name}", data={
-            "q": "*:*", "fq": [*filters, f"identity:{identity_range}"], "fl": fl, "sort": "identity asc"})
-        docs = body.get("response", {}).get("docs", [])
-        # /export reports a failure after its header as a last document (the status is 200).
-        if docs and "EXCEPTION" in docs[-1]:
-            raise SolrError(f"export of {name}: {docs[-1]['EXCEPTION']}")
-        yield from docs
+        yield from export_range(index, core, filters, fl, identity_range)
+
+
+def export_range(index: SolrIndex, core: str, filters: list[str], fl: str, identity_range: str
+                 ) -> list[dict[str, Any]]:
+    """The matching documents of one identity range (`client.identity_ranges`), by `/export`."""
+    name = index.core(core)
+    body = index.request("POST", f"{name}/export", what=f"export of {name}", data={
+        "q": "*:*", "fq": [*filters, f"identity:{identity_range}"], "fl": fl, "sort": "identity asc"})
+    docs: list[dict[str, Any]] = body.get("response", {}).get("docs", [])
+    # /export reports a failure after its header as a last document (the status is 200).
+    if docs and "EXCEPTION" in docs[-1]:
+        raise SolrError(f"export of {name}: {docs[-1]['EXCEPTION']}")
+    return docs
 
 
 def add_stored_only(index: SolrIndex, docs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -86,12 +92,18 @@ def add_stored_only(index: SolrIndex, docs: list[dict[str, Any]]) -> list[dict[s
 
 def relation_pages(index: SolrIndex, filters: list[str], page_size: int, *, cloud: bool
                    ) -> Iterator[list[dict[str, Any]]]:
-    """Pages of whole relation documents matching `filters`, identity order, streamed."""
+    """Pages of relation documents matching `filters`, identity order, streamed. On standalone
+    Solr they lack the stored-only fields until `complete_page` (run it where the page is
+    worked on, so that query overlaps with the reading of the next pages)."""
     if cloud:
         yield from batches(index.scan("relations", "*:*", filters=filters, page_size=page_size), page_size)
         return
-    for page in batches(export_docs(index, "relations", filters, EXPORT_FIELDS), page_size):
-        yield add_stored_only(index, page)
+    yield from batches(export_docs(index, "relations", filters, EXPORT_FIELDS), page_size)
+
+
+def complete_page(index: SolrIndex, page: list[dict[str, Any]], *, cloud: bool) -> list[dict[str, Any]]:
+    """A page of `relation_pages` as whole documents (the cursor scan of SolrCloud reads them whole)."""
+    return page if cloud else add_stored_only(index, page)
 
 
 def fetch_targets(index: SolrIndex, ids: Iterable[str], chunk: int = 2000) -> dict[str, StoredElement]:
