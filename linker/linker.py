@@ -11,6 +11,11 @@ What a pass examines
   write; a spelling outside that set (say a mixed-case Hive name from a foreign writer) is still
   linked when its relation is re-indexed or by a full pass.
 
+Reading (`reading`): unlinked relations stream out of standalone Solr by `/export` over identity
+ranges (docValues, no stored-field reads except for the few relations with an expression or
+properties); the elements their endpoints may name come back in one terms query per page, stubs
+filtered out by Solr. On SolrCloud the relations are read with the cursor scan.
+
 The watermark: a document `<state_id>` in the runs core holds the Solr time at which the last
 complete pass started (`started`). The time comes from Solr itself (lastIndexed of a clock
 document the pass writes), so it is comparable with the lastIndexed of the data whatever the
