@@ -52,17 +52,18 @@ def load(index: SolrIndex, n: int) -> None:
 
 
 def cpu_split(before: tuple[float, float, float] | None, after: tuple[float, float, float] | None,
-              seconds: float) -> str:
-    """`navd X s / Solr Y s / other Z s of C` CPU-seconds over a run (C = CPUs x wall)."""
+              seconds: float) -> tuple[str, float | None]:
+    """(`navd X s / Solr Y s / other Z s of C` CPU-seconds over a run (C = CPUs x wall), the
+    CPU-seconds of navd and Solr together), or no split where /proc is missing."""
     if before is None or after is None:
-        return "CPU split unavailable (no /proc)"
+        return "CPU split unavailable (no /proc)", None
     host, own, solr = (a - b for a, b in zip(after, before))
     cpus = os.cpu_count() or 1
     return (f"CPU-seconds: navd {own:.1f} / Solr {solr:.1f} / other {host - own - solr:.1f} "
-            f"of {cpus * seconds:.1f} ({cpus} CPUs x {seconds:.1f} s)")
+            f"of {cpus * seconds:.1f} ({cpus} CPUs x {seconds:.1f} s)"), own + solr
 
 
-def raw_post_rate(index: SolrIndex, n: int, solr_pid: int | None) -> tuple[float, str]:
+def raw_post_rate(index: SolrIndex, n: int, solr_pid: int | None) -> tuple[float, tuple[str, float | None]]:
     """Relations/s of a raw bulk post of the N linked relation documents."""
     exe = EntityRef(SourceType.SPARK, "spark://bench/1", ElementType.OPERATION_EXECUTION)
     bodies = [serialise([relation_document(Relation(RelationType.DATA_FLOW, exe, EntityRef(
@@ -95,7 +96,7 @@ def main() -> None:
                 runs.append((f"spark {args.master}", lambda: spark_link(
                     index, cluster="bench", default_fs="hdfs://ns1", fs_aliases=ALIASES, master=args.master,
                     state_id="bench-b")))
-            rates: list[tuple[str, float]] = []
+            rates: list[tuple[str, float, float | None]] = []
             for label, run in runs:
                 for core in ("elements", "relations"):
                     index.delete_query(core, "*:*")
@@ -107,10 +108,10 @@ def main() -> None:
                 t0 = time.monotonic()
                 report = run()
                 seconds = time.monotonic() - t0
-                split = cpu_split(before, _cpu_snapshot(solr_pid), seconds)
+                split, cpu = cpu_split(before, _cpu_snapshot(solr_pid), seconds)
                 index.commit("relations")
                 left = index.count("relations", "unlinked:true")
-                rates.append((label, report.linked / seconds))
+                rates.append((label, report.linked / seconds, cpu))
                 print(f"{label}: n={args.n} load {loaded:.1f}s; linked {report.linked} of {report.examined} in "
                       f"{seconds:.2f}s = {rates[-1][1]:,.0f} relations/s; unlinked left {left}", flush=True)
                 print(f"  {split}", flush=True)
@@ -118,11 +119,15 @@ def main() -> None:
             # right after it), against the same index state for every ratio.
             index.commit("relations")
             time.sleep(10)
-            raw, split = raw_post_rate(index, args.n, solr_pid)
+            raw, (split, raw_cpu) = raw_post_rate(index, args.n, solr_pid)
             print(f"baseline: raw post of the {args.n} linked relation documents {raw:,.0f}/s")
             print(f"  {split}")
-            for label, rate in rates:
+            for label, rate, cpu in rates:
                 print(f"ratio {label} / raw post: {rate / raw:.3f}")
+                # Under other processes' load the wall-clock ratio is noise; CPU-seconds spent by
+                # navd and Solr for the same N relations much less so.
+                if cpu and raw_cpu:
+                    print(f"  by CPU-seconds of navd + Solr (raw / {label}): {raw_cpu / cpu:.3f}")
         print("load: " + subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     finally:
         server.stop()
