@@ -59,7 +59,9 @@ def export_range(index: SolrIndex, core: str, filters: list[str], fl: str, ident
     """The matching documents of one identity range (`client.identity_ranges`), by `/export`."""
     name = index.core(core)
     body = index.request("POST", f"{name}/export", what=f"export of {name}", data={
-        "q": "*:*", "fq": [*filters, f"identity:{identity_range}"], "fl": fl, "sort": "identity asc"})
+        # Each range is read once: caching its filter would only add to every new searcher's warming.
+        "q": "*:*", "fq": [*filters, f"{{!cache=false}}identity:{identity_range}"], "fl": fl,
+        "sort": "identity asc"})
     docs: list[dict[str, Any]] = body.get("response", {}).get("docs", [])
     # /export reports a failure after its header as a last document (the status is 200).
     if docs and "EXCEPTION" in docs[-1]:
