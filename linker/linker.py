@@ -11,6 +11,11 @@ What a pass examines
   write; a spelling outside that set (say a mixed-case Hive name from a foreign writer) is still
   linked when its relation is re-indexed or by a full pass.
 
+Reading (`reading`): unlinked relations stream out of standalone Solr by `/export` over identity
+ranges (docValues, no stored-field reads except for the few relations with an expression or
+properties); the elements their endpoints may name come back in one terms query per page, stubs
+filtered out by Solr. On SolrCloud the relations are read with the cursor scan.
+
 The watermark: a document `<state_id>` in the runs core holds the Solr time at which the last
 complete pass started (`started`). The time comes from Solr itself (lastIndexed of a clock
 document the pass writes), so it is comparable with the lastIndexed of the data whatever the
@@ -43,12 +48,14 @@ from typing import Any
 
 import orjson
 
+from navd.index.admin import solr_mode
 from navd.index.client import SolrIndex, batches, serialise
-from navd.index.documents import ELEMENT_FIELDS, NOT_STUB_FILTER, StoredElement, endpoint_field
+from navd.index.documents import NOT_STUB_FILTER, StoredElement, endpoint_field
 from navd.logs import get_logger
 from navd.model import identity as element_identity
 
 from .aliases import AliasRules, endpoint_spellings
+from .reading import complete_page, fetch_targets, relation_pages, terms
 from .relink import Target, choose, endpoint_candidates, relink
 
 log = get_logger("navd.linker")
@@ -77,23 +84,6 @@ class PageResult:
     examined: int
     linked: int  # relations that got at least one endpoint linked
     still_unlinked: int
-
-
-def fetch_targets(index: SolrIndex, ids: Iterable[str]) -> dict[str, Target]:
-    """Indexed, non-stub elements among `ids`, by identity."""
-    found: dict[str, Target] = {}
-    for chunk in batches(sorted(set(ids)), _TERMS_CHUNK):
-        body = index.search("elements", "*:*", rows=len(chunk), fl=ELEMENT_FIELDS,
-                            filters=[f"{{!terms f=identity}}{','.join(chunk)}"])
-        for element in map(StoredElement.from_doc, body["response"]["docs"]):
-            if not element.stub:
-                found[element.id] = element
-    return found
-
-
-def link_page(docs: list[Mapping[str, Any]], rules: AliasRules, found: Mapping[str, Target]) -> PageResult:
-    """Pure: the adds and deletes that link `docs`, given the real elements found."""
-    return plan_page([(doc, choose(endpoint_candidates(doc, rules), found)) for doc in docs])
 
 
 def plan_page(resolved: Iterable[tuple[Mapping[str, Any], Mapping[int, Target]]]) -> PageResult:
@@ -185,11 +175,15 @@ class Linker:
         examined = linked = still = 0
         self.examined_so_far = 0
         lock = threading.Lock()
+        cloud = solr_mode(self.index) == "cloud"
 
         def work(page: list[dict[str, Any]]) -> None:
             nonlocal examined, linked, still
-            candidates = [c for doc in page for ids in endpoint_candidates(doc, self.rules).values() for c in ids]
-            result = link_page(page, self.rules, fetch_targets(self.index, candidates))
+            page = complete_page(self.index, page, cloud=cloud)
+            # Candidates once per relation: the alias rules are most of navd's own CPU per relation.
+            candidates = [endpoint_candidates(doc, self.rules) for doc in page]
+            found = fetch_targets(self.index, [c for ends in candidates for ids in ends.values() for c in ids])
+            result = plan_page([(doc, choose(ends, found)) for doc, ends in zip(page, candidates)])
             write_result(self.index, result)
             with lock:
                 examined += result.examined
@@ -197,29 +191,28 @@ class Linker:
                 still += result.still_unlinked
                 self.examined_so_far = examined  # read by the progress line of `navd link`
 
-        _run_pages(self._pages(since), work, self.threads)
+        _run_pages(self._pages(since, cloud), work, self.threads)
         report = LinkReport(examined, linked, still, full, round(time.monotonic() - clock, 3))
         self.finish(started, report)
         log.info("link pass done", **report.as_dict())
         return report
 
-    def _pages(self, since: str | None) -> Iterator[list[dict[str, Any]]]:
+    def _pages(self, since: str | None, cloud: bool) -> Iterator[list[dict[str, Any]]]:
         filters = ["unlinked:true"]
         if since is None:
-            yield from batches(self.index.scan("relations", "*:*", filters=filters, page_size=self.page_size),
-                               self.page_size)
+            yield from relation_pages(self.index, filters, self.page_size, cloud=cloud)
             return
         seen: set[str] = set()
 
-        def fresh(docs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-            for doc in docs:
-                if doc["identity"] not in seen:
-                    seen.add(str(doc["identity"]))
-                    yield doc
+        def fresh(pages: Iterable[list[dict[str, Any]]]) -> Iterator[list[dict[str, Any]]]:
+            for page in pages:
+                new = [doc for doc in page if doc["identity"] not in seen]
+                seen.update(str(doc["identity"]) for doc in new)
+                if new:
+                    yield new
 
-        recent = self.index.scan("relations", "*:*", filters=[*filters, f"lastIndexed:[{since} TO *]"],
-                                 page_size=self.page_size)
-        yield from batches(fresh(recent), self.page_size)
+        yield from fresh(relation_pages(self.index, [*filters, f"lastIndexed:[{since} TO *]"], self.page_size,
+                                        cloud=cloud))
         # (b) old unlinked relations naming elements indexed since the last pass.
         elements = self.index.scan("elements", "*:*", fl="identity,qualifiedName,type,sourceType",
                                    filters=[f"lastIndexed:[{since} TO *]", NOT_STUB_FILTER],
@@ -230,10 +223,9 @@ class Linker:
                                                          self.rules)})
             for end in (1, 2):
                 for id_chunk in batches(ids, _TERMS_CHUNK):
-                    found = self.index.scan("relations", "*:*", page_size=self.page_size, filters=[
+                    yield from fresh(relation_pages(self.index, [
                         *filters, f"{endpoint_field(end, 'Linked')}:false",
-                        f"{{!terms f={endpoint_field(end, 'Id')}}}{','.join(id_chunk)}"])
-                    yield from batches(fresh(found), self.page_size)
+                        terms(endpoint_field(end, "Id"), id_chunk)], self.page_size, cloud=cloud))
 
 
 def _run_pages(pages: Iterator[list[dict[str, Any]]], work: Any, threads: int) -> None:

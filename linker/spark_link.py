@@ -2,7 +2,8 @@
 
 Always a full pass. Steps: Spark tasks read the unlinked relations and the non-stub elements
 straight from Solr, one task per identity range (`client.identity_ranges`, about 20,000
-documents each), so nothing is staged on the driver's disk and the read is as parallel as the
+documents each, read as the incremental linker reads them: `/export` on standalone Solr, see
+`reading`), so nothing is staged on the driver's disk and the read is as parallel as the
 cluster (`--master yarn` works: executors only need to reach Solr). Spark explodes each
 relation's unlinked endpoints into candidate identities with the same pure function the
 incremental linker uses (`relink.endpoint_candidates`), joins them with the element identities,
@@ -16,17 +17,19 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import orjson
 
 from navd.config import SolrConfig
+from navd.index.admin import solr_mode
 from navd.index.client import SolrIndex, batches, identity_ranges
-from navd.index.documents import ELEMENT_FIELDS, NOT_STUB_FILTER, StoredElement
+from navd.index.documents import NOT_STUB_FILTER, StoredElement
 from navd.logs import get_logger
 
 from .linker import Linker, LinkReport, plan_page, write_result
+from .reading import EXPORT_FIELDS, TARGET_FIELDS, add_stored_only, export_range
 from .relink import Target
 
 log = get_logger("navd.linker")
@@ -34,26 +37,36 @@ log = get_logger("navd.linker")
 _RANGE_DOCUMENTS = 20_000
 
 
-def _read_range(ranges: Iterator[str], solr: SolrConfig, core: str, filters: list[str], fl: str | None,
-                line: Callable[[dict[str, Any]], tuple[Any, ...]]) -> Iterator[tuple[Any, ...]]:
-    """Executor side: the rows of the documents in some identity ranges of a core."""
+def _read_range(ranges: Iterator[str], solr: SolrConfig, core: str, filters: list[str], fl: str,
+                line: Callable[[dict[str, Any]], tuple[Any, ...]], cloud: bool) -> Iterator[tuple[Any, ...]]:
+    """Executor side: the rows of the documents in some identity ranges of a core: `/export` on
+    standalone Solr (relations completed with their stored-only fields), a cursor on SolrCloud
+    (see `reading`)."""
     index = SolrIndex(solr)
     try:
         for identity_range in ranges:
-            for doc in index.scan(core, "*:*", fl=fl, filters=[*filters, f"identity:{identity_range}"],
-                                  page_size=5000, partition_above=sys.maxsize):
+            ranged = [*filters, f"identity:{identity_range}"]
+            if cloud:
+                docs: Iterable[dict[str, Any]] = index.scan(core, "*:*", fl=None if core == "relations" else fl,
+                                                            filters=ranged, page_size=5000,
+                                                            partition_above=sys.maxsize)
+            else:
+                docs = export_range(index, core, filters, fl, identity_range)
+                if core == "relations":
+                    docs = [doc for page in batches(docs, 2000) for doc in add_stored_only(index, page)]
+            for doc in docs:
                 yield line(doc)
     finally:
         index.close()
 
 
-def _solr_frame(spark: Any, index: SolrIndex, core: str, filters: list[str], fl: str | None,
-                line: Callable[[dict[str, Any]], tuple[Any, ...]], schema: str) -> Any:
+def _solr_frame(spark: Any, index: SolrIndex, core: str, filters: list[str], fl: str,
+                line: Callable[[dict[str, Any]], tuple[Any, ...]], schema: str, cloud: bool) -> Any:
     """A DataFrame of a core's matching documents, read by Spark tasks, one per identity range."""
     ranges = identity_ranges(index.count(core, "*:*", filters), _RANGE_DOCUMENTS)
     solr = index.config
     rows = spark.sparkContext.parallelize(ranges, len(ranges)).mapPartitions(
-        lambda part: _read_range(part, solr, core, filters, fl, line))
+        lambda part: _read_range(part, solr, core, filters, fl, line, cloud))
     return spark.createDataFrame(rows, schema)
 
 
@@ -130,10 +143,11 @@ def _job(spark: Any, F: Any, ArrayType: Any, IntegerType: Any, StringType: Any, 
 
     # Persisted: the explode and the final join both need it, and it must be read once, before
     # any partition writes (the writes delete the unlinked documents being read).
-    rels = _solr_frame(spark, index, "relations", ["unlinked:true"], None, _relation_row,
-                       "identity string, doc string").persist()
-    elements = _solr_frame(spark, index, "elements", [NOT_STUB_FILTER], ELEMENT_FIELDS, _element_row,
-                           "eid string, qn string, etype string, esource string")
+    cloud = solr_mode(index) == "cloud"
+    rels = _solr_frame(spark, index, "relations", ["unlinked:true"], EXPORT_FIELDS, _relation_row,
+                       "identity string, doc string", cloud).persist()
+    elements = _solr_frame(spark, index, "elements", [NOT_STUB_FILTER], TARGET_FIELDS, _element_row,
+                           "eid string, qn string, etype string, esource string", cloud)
     exploded = (rels.select(F.col("identity").alias("rid"), F.explode(F.udf(candidates_of, candidate_type)("doc"))
                             .alias("c"))
                 .select("rid", "c.end", "c.rank", "c.cid"))

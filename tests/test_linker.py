@@ -10,7 +10,9 @@ from navd.index.client import IndexWriter, SolrIndex
 from navd.lineage import LineageOptions
 from navd.query import lineage
 from navd.linker.linker import Linker
-from navd.model import Element, ElementStub, ElementType, EntityRef, Relation, RelationType, SourceType
+from navd.index.documents import relation_document
+from navd.model import (DependencyType, Element, ElementStub, ElementType, EntityRef, Relation, RelationType,
+                        SourceType)
 
 H, D, T = SourceType.HDFS, ElementType.DIRECTORY, ElementType.TABLE
 EXE = ElementType.OPERATION_EXECUTION
@@ -127,6 +129,33 @@ def test_stub_is_not_a_target_and_lineage_walks_through(index: SolrIndex, unique
     graph = lineage(index, src.identity, LineageOptions(direction="downstream"))
     assert dir_real.identity in {n.id for n in graph.nodes}
     assert index.get("elements", [stub.element.identity])  # the stub stays
+
+
+def test_linked_document_keeps_every_field(index: SolrIndex, unique: str) -> None:
+    """The linked document is the one the extractor would have written knowing the element: the
+    stored-only fields (expression, properties) and the property fields survive the rewrite."""
+    u = unique
+    exe = Element(SourceType.SPARK, EXE, f"spark://{u}app/3", name="3")
+    real = Element(H, D, f"hdfs://{u}ns/wh/kept", name="kept")
+    seen = EntityRef(H, f"hdfs://{u}nn:8020/wh/kept", D)
+    kinds = [
+        {"properties": {"mark": "x y", "odd key": "é"}},
+        {"dependency_type": DependencyType.EXPRESSION, "expression": "upper(a) + 1"},
+        {"dependency_type": DependencyType.SIMPLE, "expression": "a", "properties": {"subtype": "FILTER"},
+         "discriminator": "c1", "extractor_run_id": "run-1"},
+        {},
+    ]
+    unlinked = [Relation(RelationType.DATA_FLOW, exe.ref, seen, linked2=False,
+                         **{"discriminator": f"d{i}", **kind}) for i, kind in enumerate(kinds)]
+    write(index, exe, real, *unlinked)
+    assert make_linker(index, u).link(full=True).linked >= len(kinds)
+    expected = [relation_document(Relation(RelationType.DATA_FLOW, exe.ref, real.ref, **{"discriminator": f"d{i}", **kind}))
+                for i, kind in enumerate(kinds)]
+    index.commit("relations", soft=True)
+    got = index.get("relations", [doc["identity"] for doc in expected])
+    assert sorted(({k: v for k, v in d.items() if k not in ("lastIndexed", "_version_")} for d in got),
+                  key=lambda d: d["identity"]) == sorted(expected, key=lambda d: d["identity"])
+    assert not index.get("relations", [r.identity for r in unlinked])
 
 
 def test_spark_mode_equals_incremental(index: SolrIndex, unique: str) -> None:

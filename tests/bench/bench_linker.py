@@ -14,7 +14,10 @@ deleting it, so the ratio linker/raw says how close the linker is to what Solr c
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +31,9 @@ from navd.linker.linker import Linker
 from navd.linker.spark_link import spark_link
 from navd.model import Element, ElementType, EntityRef, Relation, RelationType, SourceType
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_writer import _cpu_snapshot  # noqa: E402  (same directory)
 
 ALIASES = {"nn1:8020": "hdfs://ns1"}
 
@@ -45,16 +51,30 @@ def load(index: SolrIndex, n: int) -> None:
         index.commit(core)
 
 
-def raw_post_rate(index: SolrIndex, n: int) -> float:
+def cpu_split(before: tuple[float, float, float] | None, after: tuple[float, float, float] | None,
+              seconds: float) -> tuple[str, float | None]:
+    """(`navd X s / Solr Y s / other Z s of C` CPU-seconds over a run (C = CPUs x wall), the
+    CPU-seconds of navd and Solr together), or no split where /proc is missing."""
+    if before is None or after is None:
+        return "CPU split unavailable (no /proc)", None
+    host, own, solr = (a - b for a, b in zip(after, before))
+    cpus = os.cpu_count() or 1
+    return (f"CPU-seconds: navd {own:.1f} / Solr {solr:.1f} / other {host - own - solr:.1f} "
+            f"of {cpus * seconds:.1f} ({cpus} CPUs x {seconds:.1f} s)"), own + solr
+
+
+def raw_post_rate(index: SolrIndex, n: int, solr_pid: int | None) -> tuple[float, tuple[str, float | None]]:
     """Relations/s of a raw bulk post of the N linked relation documents."""
     exe = EntityRef(SourceType.SPARK, "spark://bench/1", ElementType.OPERATION_EXECUTION)
     bodies = [serialise([relation_document(Relation(RelationType.DATA_FLOW, exe, EntityRef(
         SourceType.HDFS, f"hdfs://ns1/wh/d{i}", ElementType.DIRECTORY))) for i in chunk])
         for chunk in batches(range(n), 1000)]
+    before = _cpu_snapshot(solr_pid)
     t0 = time.monotonic()
     with ThreadPoolExecutor(max_workers=2) as pool:
         list(pool.map(lambda body: index.post_update("relations", body), bodies))
-    return n / (time.monotonic() - t0)
+    seconds = time.monotonic() - t0
+    return n / seconds, cpu_split(before, _cpu_snapshot(solr_pid), seconds)
 
 
 def main() -> None:
@@ -66,7 +86,7 @@ def main() -> None:
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="navd-bench-linker-"))
     server = EmbeddedSolr(home, free_port(), args.heap, SolrDistribution(DEFAULT_SOLR_VERSION, default_solr_dist_dir()))
-    server.start()
+    solr_pid = server.start().pid
     try:
         with SolrIndex(server.client_config()) as index:
             init_solr(index)
@@ -76,7 +96,7 @@ def main() -> None:
                 runs.append((f"spark {args.master}", lambda: spark_link(
                     index, cluster="bench", default_fs="hdfs://ns1", fs_aliases=ALIASES, master=args.master,
                     state_id="bench-b")))
-            rates: list[tuple[str, float]] = []
+            rates: list[tuple[str, float, float | None]] = []
             for label, run in runs:
                 for core in ("elements", "relations"):
                     index.delete_query(core, "*:*")
@@ -84,22 +104,31 @@ def main() -> None:
                 t0 = time.monotonic()
                 load(index, args.n)
                 loaded = time.monotonic() - t0
+                before = _cpu_snapshot(solr_pid)
                 t0 = time.monotonic()
                 report = run()
                 seconds = time.monotonic() - t0
+                split, cpu = cpu_split(before, _cpu_snapshot(solr_pid), seconds)
                 index.commit("relations")
                 left = index.count("relations", "unlinked:true")
-                rates.append((label, report.linked / seconds))
+                rates.append((label, report.linked / seconds, cpu))
                 print(f"{label}: n={args.n} load {loaded:.1f}s; linked {report.linked} of {report.examined} in "
                       f"{seconds:.2f}s = {rates[-1][1]:,.0f} relations/s; unlinked left {left}", flush=True)
+                print(f"  {split}", flush=True)
             # The baseline once, last, after Solr settled (merges after a big pass skew a post made
             # right after it), against the same index state for every ratio.
             index.commit("relations")
             time.sleep(10)
-            raw = raw_post_rate(index, args.n)
+            raw, (split, raw_cpu) = raw_post_rate(index, args.n, solr_pid)
             print(f"baseline: raw post of the {args.n} linked relation documents {raw:,.0f}/s")
-            for label, rate in rates:
+            print(f"  {split}")
+            for label, rate, cpu in rates:
                 print(f"ratio {label} / raw post: {rate / raw:.3f}")
+                # Under other processes' load the wall-clock ratio is noise; CPU-seconds spent by
+                # navd and Solr for the same N relations much less so.
+                if cpu and raw_cpu:
+                    print(f"  by CPU-seconds of navd + Solr (raw / {label}): {raw_cpu / cpu:.3f}")
+        print("load: " + subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
     finally:
         server.stop()
         shutil.rmtree(home, ignore_errors=True)
