@@ -349,9 +349,17 @@ def build_corpus(docs: int, batch_size: int) -> Corpus:
     return Corpus(bodies, ord_names, json_bytes, gen, doc, ser)
 
 
-def post_raw(base_url: str, core: str, bodies: list[bytes], threads: int) -> float:
+def _auth(config: SolrConfig) -> tuple[str, str] | None:
+    """The embedded Solr's basic-auth credentials as navd uses them: every path pays the same
+    per-request authentication in Solr."""
+    return (config.username, config.password) if config.auth == "basic" else None
+
+
+def post_raw(base_url: str, core: str, bodies: list[bytes], threads: int,
+             auth: tuple[str, str] | None = None) -> float:
     """Post pre-serialised bodies to /update from `threads` threads sharing one Session."""
     session = requests.Session()
+    session.auth = auth
     # One pooled connection per thread, as navd's session has: no reconnects mid-run.
     adapter = requests.adapters.HTTPAdapter(pool_connections=1, pool_maxsize=max(threads, 1))
     session.mount("http://", adapter)
@@ -390,7 +398,8 @@ def write_navd(index: SolrIndex, records: Iterable[Element], batch_size: int, th
     return seconds
 
 
-def write_pysolr(core_url: str, records: Iterable[Element], batch_size: int, threads: int) -> float:
+def write_pysolr(core_url: str, records: Iterable[Element], batch_size: int, threads: int,
+                 auth: tuple[str, str] | None = None) -> float:
     """pysolr's add() with navd's batching and threading, so only the client differs.
 
     Documents come from navd's element_document (the mapping is not what is compared); each
@@ -404,7 +413,7 @@ def write_pysolr(core_url: str, records: Iterable[Element], batch_size: int, thr
     def add(batch: list[dict[str, Any]]) -> None:
         solr = getattr(local, "solr", None)
         if solr is None:
-            solr = local.solr = pysolr.Solr(core_url, timeout=120)
+            solr = local.solr = pysolr.Solr(core_url, timeout=120, auth=auth)
             with clients_lock:
                 clients.append(solr)
         solr.add(batch, commit=False)
@@ -696,6 +705,7 @@ def run(index: SolrIndex, args: argparse.Namespace, solr_version: str,
         solr_pid: int | None) -> dict[str, Any]:
     docs, batch_size, threads = args.docs, args.batch_size, args.threads
     base_url, core = index.base_url, index.core(CORE)
+    auth = _auth(index.config)
     progress = sys.stderr
 
     progress.write(f"building {docs:,} documents for the raw path ...\n")
@@ -708,7 +718,7 @@ def run(index: SolrIndex, args: argparse.Namespace, solr_version: str,
     for n in range(args.warmup_passes):
         progress.write(f"warm-up pass {n + 1}/{args.warmup_passes} (raw, untimed) ...\n")
         clear_core(index)
-        post_raw(base_url, core, corpus.bodies, threads)
+        post_raw(base_url, core, corpus.bodies, threads, auth)
 
     progress.write(f"building {docs:,} Element records for the navd and pysolr paths ...\n")
     records = list(realistic_elements(docs))
@@ -719,16 +729,16 @@ def run(index: SolrIndex, args: argparse.Namespace, solr_version: str,
         "pysolr": PathResult(f"pysolr {pysolr.__version__} Solr.add, {threads} thread(s)"),
     }
     steps: list[tuple[str, Callable[[], float]]] = [
-        ("raw", lambda: post_raw(base_url, core, corpus.bodies, threads)),
+        ("raw", lambda: post_raw(base_url, core, corpus.bodies, threads, auth)),
         ("navd", lambda: write_navd(index, records, batch_size, threads, docs)),
-        ("pysolr", lambda: write_pysolr(f"{base_url}/{core}", records, batch_size, threads)),
-        ("raw", lambda: post_raw(base_url, core, corpus.bodies, threads)),
+        ("pysolr", lambda: write_pysolr(f"{base_url}/{core}", records, batch_size, threads, auth)),
+        ("raw", lambda: post_raw(base_url, core, corpus.bodies, threads, auth)),
         ("navd", lambda: write_navd(index, records, batch_size, threads, docs)),
     ]
     if threads > 1:
         # Informational, last: what one sequential client gets, to show what the threads buy.
         paths["raw_1_thread"] = PathResult("raw JSON /update, 1 thread (sequential)")
-        steps.append(("raw_1_thread", lambda: post_raw(base_url, core, corpus.bodies, 1)))
+        steps.append(("raw_1_thread", lambda: post_raw(base_url, core, corpus.bodies, 1, auth)))
 
     query: dict[str, Any] = {}
     for n, (key, step) in enumerate(steps):
