@@ -55,6 +55,10 @@ def test_file_element_document() -> None:
     assert doc["deleted"] is True and doc["deleteTime"] == "2026-11-02T10:00:00.000Z"
     assert doc["extractorRunId"] == "hdfs##7"
     assert json.loads(doc["properties"]) == {"team name": "finance", "tier": "gold"}
+    # The stored text is json.dumps' (sorted keys, ", " and ": ", UTF-8 kept): documents written
+    # by older navd versions compare equal to new ones (the OpenLineage intake compares them).
+    assert doc["properties"] == json.dumps({"tier": "gold", "team name": "finance"}, ensure_ascii=False,
+                                           sort_keys=True)
     assert doc[property_field("team name")] == "finance" and "prop_team_name" in doc
     assert "owner" in doc and "group" not in doc  # unknown values are absent, not null
 

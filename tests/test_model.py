@@ -109,3 +109,20 @@ def test_datetimes_must_be_aware_when_serialised() -> None:
     assert solr_date(datetime(2026, 11, 1, 6, 0, 0, 123456, tzinfo=UTC)) == "2026-11-01T06:00:00.123Z"
     with pytest.raises(ValueError, match="naive datetime"):
         solr_date(datetime(2026, 11, 1))
+
+
+def test_solr_date_is_the_same_from_utc_and_other_zones() -> None:
+    """UTC times take a direct formatting path, other zones are converted: both give ISO-8601
+    with milliseconds truncated (as isoformat does) and a Z, years padded to four digits."""
+    from datetime import timedelta, timezone
+
+    from navd.index.documents import solr_date
+
+    for moment in (datetime(2026, 11, 1, 6, 0, 0, 999999, tzinfo=UTC), datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+                   datetime(987, 6, 5, 4, 3, 2, 1000, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)):
+        expected = moment.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
+        assert solr_date(moment) == expected
+        if moment.year < 9999:
+            assert solr_date(moment.astimezone(timezone(timedelta(hours=5, minutes=30)))) == expected
+    assert solr_date(datetime(2026, 11, 1, 6, 0, 0, 999999, tzinfo=UTC)) == "2026-11-01T06:00:00.999Z"
+    assert solr_date(datetime(987, 6, 5, tzinfo=UTC)) == "0987-06-05T00:00:00.000Z"

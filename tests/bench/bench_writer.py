@@ -315,9 +315,9 @@ class Corpus:
     bodies: list[bytes]
     ord_names: int  # elements whose name contains "ord": what the wildcard query must find
     json_bytes: int
-    generate_seconds: float  # next() on the record generator (an extractor's work)
-    document_seconds: float  # element_document()
-    serialise_seconds: float  # navd.index.client.serialise()
+    generate_seconds: float  # next() on the record generator (an extractor's work), thread CPU
+    document_seconds: float  # element_document(), thread CPU
+    serialise_seconds: float  # navd.index.client.serialise(), thread CPU
 
 
 def build_corpus(docs: int, batch_size: int) -> Corpus:
@@ -331,7 +331,10 @@ def build_corpus(docs: int, batch_size: int) -> Corpus:
     ord_names = json_bytes = 0
     gen = doc = ser = 0.0
     records = realistic_elements(docs)
-    clock = time.perf_counter
+    # This thread's CPU time, not wall time: on a host shared with other work a wall clock
+    # counts the time other processes ran, and these figures are meant to compare with the
+    # CPU-seconds per run below.
+    clock = time.thread_time
     while True:
         t0 = clock()
         elements = [e for _, e in zip(range(batch_size), records)]
@@ -349,9 +352,17 @@ def build_corpus(docs: int, batch_size: int) -> Corpus:
     return Corpus(bodies, ord_names, json_bytes, gen, doc, ser)
 
 
-def post_raw(base_url: str, core: str, bodies: list[bytes], threads: int) -> float:
+def _auth(config: SolrConfig) -> tuple[str, str] | None:
+    """The embedded Solr's basic-auth credentials as navd uses them: every path pays the same
+    per-request authentication in Solr."""
+    return (config.username, config.password) if config.auth == "basic" else None
+
+
+def post_raw(base_url: str, core: str, bodies: list[bytes], threads: int,
+             auth: tuple[str, str] | None = None) -> float:
     """Post pre-serialised bodies to /update from `threads` threads sharing one Session."""
     session = requests.Session()
+    session.auth = auth
     # One pooled connection per thread, as navd's session has: no reconnects mid-run.
     adapter = requests.adapters.HTTPAdapter(pool_connections=1, pool_maxsize=max(threads, 1))
     session.mount("http://", adapter)
@@ -390,7 +401,8 @@ def write_navd(index: SolrIndex, records: Iterable[Element], batch_size: int, th
     return seconds
 
 
-def write_pysolr(core_url: str, records: Iterable[Element], batch_size: int, threads: int) -> float:
+def write_pysolr(core_url: str, records: Iterable[Element], batch_size: int, threads: int,
+                 auth: tuple[str, str] | None = None) -> float:
     """pysolr's add() with navd's batching and threading, so only the client differs.
 
     Documents come from navd's element_document (the mapping is not what is compared); each
@@ -404,7 +416,7 @@ def write_pysolr(core_url: str, records: Iterable[Element], batch_size: int, thr
     def add(batch: list[dict[str, Any]]) -> None:
         solr = getattr(local, "solr", None)
         if solr is None:
-            solr = local.solr = pysolr.Solr(core_url, timeout=120)
+            solr = local.solr = pysolr.Solr(core_url, timeout=120, auth=auth)
             with clients_lock:
                 clients.append(solr)
         solr.add(batch, commit=False)
@@ -580,8 +592,17 @@ def print_report(report: dict[str, Any]) -> None:
                 out.write(f"  {entry['label']:<46} run {n}: {run['python_cpu']:5.1f} / "
                           f"{run['solr_cpu']:5.1f} / {run['other_cpu']:5.1f} of "
                           f"{cpus * run['seconds']:5.1f}  ({run['seconds']:.1f} s wall)\n")
+        # Per document: what each side costs whatever the host's load, which a rate on a shared
+        # host cannot show. The last run of each path, when Solr's JIT has settled most. navd's
+        # extra Python CPU per document is taken from Solr when they share the cores (no --pin).
+        out.write("CPU per document, last run of each path: this Python process + Solr JVM\n")
+        for entry in paths.values():
+            last = entry["runs"][-1]
+            out.write(f"  {entry['label']:<46} {last['python_cpu'] / docs * 1e6:6.1f} us + "
+                      f"{last['solr_cpu'] / docs * 1e6:6.1f} us\n")
     cpu = report["python_cpu"]
-    out.write("\nproducer CPU per document, measured alone (no Solr) while building the raw corpus:\n")
+    out.write("\nproducer CPU per document, measured alone (no Solr, thread CPU time) while building the "
+              "raw corpus:\n")
     for label, key in (("record generation (an extractor's share)", "generate_us_per_doc"),
                        ("navd element_document()", "document_us_per_doc"),
                        ("navd serialise()", "serialise_us_per_doc")):
@@ -696,6 +717,7 @@ def run(index: SolrIndex, args: argparse.Namespace, solr_version: str,
         solr_pid: int | None) -> dict[str, Any]:
     docs, batch_size, threads = args.docs, args.batch_size, args.threads
     base_url, core = index.base_url, index.core(CORE)
+    auth = _auth(index.config)
     progress = sys.stderr
 
     progress.write(f"building {docs:,} documents for the raw path ...\n")
@@ -708,7 +730,7 @@ def run(index: SolrIndex, args: argparse.Namespace, solr_version: str,
     for n in range(args.warmup_passes):
         progress.write(f"warm-up pass {n + 1}/{args.warmup_passes} (raw, untimed) ...\n")
         clear_core(index)
-        post_raw(base_url, core, corpus.bodies, threads)
+        post_raw(base_url, core, corpus.bodies, threads, auth)
 
     progress.write(f"building {docs:,} Element records for the navd and pysolr paths ...\n")
     records = list(realistic_elements(docs))
@@ -719,16 +741,16 @@ def run(index: SolrIndex, args: argparse.Namespace, solr_version: str,
         "pysolr": PathResult(f"pysolr {pysolr.__version__} Solr.add, {threads} thread(s)"),
     }
     steps: list[tuple[str, Callable[[], float]]] = [
-        ("raw", lambda: post_raw(base_url, core, corpus.bodies, threads)),
+        ("raw", lambda: post_raw(base_url, core, corpus.bodies, threads, auth)),
         ("navd", lambda: write_navd(index, records, batch_size, threads, docs)),
-        ("pysolr", lambda: write_pysolr(f"{base_url}/{core}", records, batch_size, threads)),
-        ("raw", lambda: post_raw(base_url, core, corpus.bodies, threads)),
+        ("pysolr", lambda: write_pysolr(f"{base_url}/{core}", records, batch_size, threads, auth)),
+        ("raw", lambda: post_raw(base_url, core, corpus.bodies, threads, auth)),
         ("navd", lambda: write_navd(index, records, batch_size, threads, docs)),
     ]
     if threads > 1:
         # Informational, last: what one sequential client gets, to show what the threads buy.
         paths["raw_1_thread"] = PathResult("raw JSON /update, 1 thread (sequential)")
-        steps.append(("raw_1_thread", lambda: post_raw(base_url, core, corpus.bodies, 1)))
+        steps.append(("raw_1_thread", lambda: post_raw(base_url, core, corpus.bodies, 1, auth)))
 
     query: dict[str, Any] = {}
     for n, (key, step) in enumerate(steps):
