@@ -18,6 +18,7 @@ import zstandard
 from navd.extractors.spark.logfiles import EventLogCursorStore as CursorStore
 from navd.index.client import SolrIndex
 from navd.model import SourceType, identity, operation_qualified_name
+from navd.names import spark_run_ref
 from navd.solr.server import EmbeddedSolr
 from test_spark_extractor import run_pyspark
 from conftest import solr_section
@@ -127,5 +128,56 @@ def test_sigkill_at_random_moments_then_rerun_gives_the_clean_index(index: SolrI
     print(f"clean run {clean_seconds:.1f}s; {at_first_kill} elements at the first kill, "
           f"{len(partial[0])}/{len(expected[0])} after all kills; "
           f"final run: {final.stdout.strip()}")
+    assert snapshot(index, app_id) == expected
+    clear(index, app_id)
+
+
+def test_a_first_start_killed_mid_pass_resumes_after_the_committed_applications(
+        index: SolrIndex, solr_server: EmbeddedSolr, busy_job: tuple[Path, str], tmp_path: Path) -> None:
+    """A first start over many applications commits positions during its pass (here after every
+    application): killed with SIGKILL midway, the next run reads only the applications not
+    committed yet, and the index ends up exactly as after one clean run."""
+    logs, app_id = busy_job
+    navd = str(Path(sys.executable).parent / "navd")
+
+    def config(name: str) -> dict[str, str]:
+        path = tmp_path / f"{name}.toml"
+        path.write_text(f'{solr_section(solr_server)}[logging]\nformat = "json"\n'
+                        f'[spark]\nevent_log_dirs = ["{logs}"]\npoll_seconds = 0.2\ncheckpoint_seconds = 0\n'
+                        f'state_dir = "{tmp_path / name}"\n')
+        return {**os.environ, "NAVD_CONFIG": str(path)}
+
+    def lines_read(run: subprocess.CompletedProcess[str]) -> int:
+        assert run.returncode == 0, run.stderr
+        return int(run.stdout.split("spark: ", 1)[1].split(" new lines", 1)[0])
+
+    clear(index, app_id)
+    clean = subprocess.run([navd, "extract", "spark", "--once"], env=config("clean"), capture_output=True,
+                           text=True, timeout=300, check=False)
+    per_application = lines_read(clean) // COPIES
+    assert per_application * COPIES == lines_read(clean)  # the copies are alike
+    expected = snapshot(index, app_id)
+    clear(index, app_id)
+
+    env = config("killed")
+    cursors = tmp_path / "killed" / CursorStore.FILE_NAME
+    proc = subprocess.Popen([navd, "extract", "spark", "--once"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    # Killed once a few applications are committed, while the pass goes on with the others.
+    while proc.poll() is None and len(CursorStore(tmp_path / "killed").load()) < 5:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    committed = CursorStore(tmp_path / "killed").load()
+    assert cursors.exists() and 5 <= len(committed) < COPIES, len(committed)
+    assert all(cursor.done for cursor in committed.values())  # whole applications only
+    # Every committed application is in Solr (real-time get: no commit needed to see it).
+    runs = [spark_run_ref(Path(key).name).identity for key in committed]
+    assert len(index.get("elements", runs)) == len(runs)
+
+    rerun = subprocess.run([navd, "extract", "spark", "--once"], env=env, capture_output=True, text=True,
+                           timeout=300, check=False)
+    assert lines_read(rerun) == (COPIES - len(committed)) * per_application
+    print(f"killed after {len(committed)} of {COPIES} applications were committed; rerun: {rerun.stdout.strip()}")
     assert snapshot(index, app_id) == expected
     clear(index, app_id)

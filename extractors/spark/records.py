@@ -159,7 +159,7 @@ def dropped(run: ApplicationRun, executions: Iterable[SqlExecution]) -> Iterator
         last_action[event.qualified_name] = event
         if event.new_qualified_name:
             last_action[event.new_qualified_name] = dataclasses.replace(event, action="CREATE_TABLE")
-    columns_of: dict[str, set[EntityRef]] = {}
+    columns_of: dict[str, set[EntityRef]] = {table: set(columns) for table, columns in run.retired_columns.items()}
     for execution in run.executions:
         for edge in execution.columns:
             for column in (edge.source, edge.target):
