@@ -76,7 +76,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
-from types import MappingProxyType
 from typing import Any
 
 import orjson
@@ -86,7 +85,6 @@ from navd.model import DependencyType, ElementType, EntityRef, InvalidName, Rela
 from navd.names import (
     catalog_table_qualified_name,
     field_ref,
-    field_table,
     function_qualified_name,
     hive_qualified_name,
     path_qualified_name,
@@ -281,9 +279,9 @@ class ApplicationRun:
     skipped: Mapping[str, int]
     events: int
     #: the columns named by the column lineage of executions retired from memory (see
-    #: ApplicationProcessor.retire_ended), by their table's identity: what a later DROP still
-    #: flags. A read-only view of the processor's own map: not copied at every finish()
-    retired_columns: Mapping[str, AbstractSet[EntityRef]] = dataclasses.field(default_factory=dict)
+    #: ApplicationProcessor.retire_ended): what a later DROP of their table still flags. The
+    #: processor's own set (not copied at every finish()); read only
+    retired_columns: AbstractSet[EntityRef] = frozenset()
 
 
 @dataclasses.dataclass(slots=True)
@@ -343,7 +341,7 @@ class ApplicationProcessor:
         #: _source_fields_of by (table, paths, column): the same scanned columns recur in many executions
         self._source_fields: dict[tuple[TableId | None, tuple[str, ...], str], tuple[EntityRef, ...]] = {}
         #: see ApplicationRun.retired_columns
-        self._retired_columns: dict[str, set[EntityRef]] = {}
+        self._retired_columns: set[EntityRef] = set()
 
     # -- input --------------------------------------------------------------------------------
 
@@ -606,7 +604,7 @@ class ApplicationProcessor:
         return ApplicationRun(self._app_name, self._app_id, self._attempt or "1", self._user,
                               self._version, self._started, self._ended, outcome, tuple(executions),
                               tuple(self._catalog_events), dict(self._skipped), self._events,
-                              MappingProxyType(self._retired_columns))
+                              self._retired_columns)
 
     def retire_ended(self, built: Iterable[SqlExecution]) -> set[int]:
         """Forget the state of every execution that ended (with its nested ones), once `built`,
@@ -624,13 +622,10 @@ class ApplicationProcessor:
                 for execution_id in ids:
                     del self._execs[execution_id]
         for execution in built:
-            if execution.execution_id not in ended:
-                continue
-            for edge in execution.columns:
-                for column in (edge.source, edge.target):
-                    table = field_table(column)
-                    if table is not None:
-                        self._retired_columns.setdefault(table.identity, set()).add(column)
+            if execution.execution_id in ended:
+                # Their tables are worked out only if a DROP comes (records.dropped): rare.
+                self._retired_columns.update(edge.source for edge in execution.columns)
+                self._retired_columns.update(edge.target for edge in execution.columns)
         return ended
 
     @property
