@@ -266,6 +266,31 @@ def ensure_corpus(statements: int) -> Corpus:
                   statements, seconds, cached=False)
 
 
+FIXTURES = REPO / "tests" / "fixtures" / "spark_events"
+
+
+def captured_corpus(copies: int) -> Corpus:
+    """The captured real event logs of tests/fixtures/spark_events (Spark 4 applications, one
+    per file), `copies` times each under application ids of their own, as Spark's single-file
+    zstd logs: a corpus of many applications that needs no PySpark run (on a host too loaded to
+    run the corpus job in reasonable time). `statements` is 0: it is not the job's corpus."""
+    home = CORPUS_ROOT / f"captured-{copies}"
+    events = home / "events"
+    shutil.rmtree(home, ignore_errors=True)
+    events.mkdir(parents=True)
+    compressor = zstandard.ZstdCompressor()
+    for fixture in sorted(FIXTURES.glob("*.jsonl")):
+        text = fixture.read_bytes()
+        app_id = next(str(json.loads(line)["App ID"]) for line in text.splitlines()
+                      if b'"SparkListenerApplicationStart"' in line).encode()
+        for n in range(copies):
+            copy_id = app_id + f"c{n:04d}".encode()
+            (events / f"{copy_id.decode()}.zstd").write_bytes(compressor.compress(text.replace(app_id, copy_id)))
+    files = sorted(p for p in events.iterdir() if p.is_file())
+    decompressed, lines = baseline_pass(files)
+    return Corpus(events, files, sum(f.stat().st_size for f in files), decompressed, lines, 0, 0.0, cached=False)
+
+
 # --- throughput ------------------------------------------------------------------------------
 
 
@@ -631,7 +656,9 @@ def history_logs(corpus: Corpus, applications: int, directory: Path) -> int:
     decompressed bytes of one."""
     lines: list[bytes] = []
     end = b""
-    for path in corpus.files:
+    # One application's files only: the corpus job's rolling log, or the biggest captured log.
+    first = corpus.files if corpus.statements else [max(corpus.files, key=lambda f: f.stat().st_size)]
+    for path in first:
         with open(path, "rb") as raw:
             stream = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True))
             for line in stream:
@@ -727,7 +754,9 @@ def print_report(report: dict[str, Any]) -> None:
     out.write(f"load average at start {setup['loadavg_start']}, at end {setup['loadavg_end']}\n")
     if setup.get("pinned"):
         out.write("--pin: this process on CPU 0, Solr on the other CPU(s) (throughput, profile and stages)\n")
-    out.write(f"corpus: 1 real Spark event log, {corpus['statements']} SQL statements, "
+    out.write(f"corpus: {len(corpus['files'])} captured real Spark event logs (tests/fixtures/spark_events, "
+              f"copied under ids of their own), " if not corpus["statements"] else
+              f"corpus: 1 real Spark event log, {corpus['statements']} SQL statements, "
               f"{len(corpus['files'])} file(s), {corpus['compressed_mb']:.2f} MB zstd -> "
               f"{corpus['decompressed_mb']:.2f} MB decompressed, {corpus['lines']:,} events "
               f"({'cached' if corpus['cached'] else 'generated'}: {corpus['generated_seconds']:.0f} s to generate)\n\n")
@@ -842,13 +871,17 @@ def main(argv: list[str] | None = None) -> int:
                         help="peak RSS of a first start over N and 4N generated applications "
                              "(default 25; 0 to skip)")
     parser.add_argument("--no-freshness", action="store_true", help="skip the freshness measurement")
+    parser.add_argument("--captured", type=int, default=0, metavar="COPIES",
+                        help="instead of the PySpark corpus: the captured event logs of tests/fixtures/"
+                             "spark_events, COPIES times each, as single-file zstd logs (many small "
+                             "applications; no PySpark run)")
     args = parser.parse_args(argv)
     if min(args.statements, args.freshness_runs) < 1 or args.pause < 0 or args.history < 0:
         parser.error("--statements and --freshness-runs must be >= 1, --pause and --history >= 0")
 
     setup_logging("console", "warning")  # keep navd's structlog lines out of the report
     loadavg_start = _loadavg()
-    corpus = ensure_corpus(args.statements)
+    corpus = captured_corpus(args.captured) if args.captured else ensure_corpus(args.statements)
     sys.stderr.write(f"corpus: {corpus.decompressed_bytes / 1e6:.2f} MB decompressed, {corpus.lines:,} events "
                      f"in {len(corpus.files)} file(s)\n")
 
