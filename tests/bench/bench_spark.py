@@ -824,9 +824,10 @@ def print_report(report: dict[str, Any]) -> None:
 
     hist = report.get("history")
     if hist:
+        unit = (f"the corpus's first {hist['unit_lines']:,} events and its end" if corpus["statements"]
+                else "the biggest captured log")
         out.write(f"\nfirst start over a history (`navd extract spark --once` in a child process, fresh state; "
-                  f"each application the corpus's first {hist['unit_lines']:,} events and its end, zstd; "
-                  f"[spark] checkpoint_seconds = {hist['checkpoint_seconds']:g}):\n")
+                  f"each application {unit}, zstd; [spark] checkpoint_seconds = {hist['checkpoint_seconds']:g}):\n")
         for r in hist["rows"]:
             out.write(f"  {r['applications']:>6,} applications ({r['decompressed_mb']:7.1f} MB): "
                       f"peak RSS {r['max_rss_mb']:6.1f} MB, {r['seconds']:6.1f} s, {r['lines'] or 0:,} lines, "
