@@ -12,17 +12,21 @@ import random
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
 
 from pyhive import hive
 
+from navd.extractors.common.cursors import LogCursor
 from navd.extractors.common.repeated import FIRST_LOGGED
 from navd.extractors.common.tailing import LocalFileSystem
 from navd.extractors.spark.extractor import SparkExtractor
 from navd.extractors.spark.logfiles import EventLogCursorStore, EventLogTailer
 from navd.index.client import IndexWriter, SolrIndex
+from navd.model import Record
+from navd.names import spark_run_ref
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.spark_thrift import SparkThriftServer
 from conftest import solr_section
@@ -440,3 +444,61 @@ def test_an_unreadable_directory_is_warned_once_and_its_return_said(
     back = [r for r in records(log_stream) if r["event"] == "event log directory readable again"]
     assert [r["directory"] for r in back] == [str(events)]
     assert len([r for r in records(log_stream) if r["event"] == "event log directory unreadable"]) == 1
+
+
+def test_a_pass_holds_one_application_at_a_time_and_keeps_only_running_ones(
+        clean_index: SolrIndex, tmp_path: Path) -> None:
+    """A first start over many finished logs and one still being written: each application's
+    records go to the writer before the next log is read, positions are committed at the ends of
+    applications during the pass (here after every one), each commit only once Solr has the
+    application, and afterwards only the running application's state is kept."""
+    events = tmp_path / "events"
+    app_id, lines = captured_log("insert_overwrite_join", events)
+    (events / app_id).unlink()
+    text = b"".join(lines)
+    finished = [f"{app_id}{n:02d}" for n in range(12)]
+    for copy in finished:
+        (events / copy).write_bytes(text.replace(app_id.encode(), copy.encode()))
+    # The running one: its log stops before its last SQL execution's end.
+    running = f"{app_id}99"
+    cut = max(n for n, line in enumerate(lines) if b"SparkListenerSQLExecutionEnd" in line)
+    (events / f"{running}.inprogress").write_bytes(b"".join(lines[:cut]).replace(app_id.encode(), running.encode()))
+
+    extractor = SparkExtractor(cluster="primary", directories=[str(events)], state_dir=tmp_path / "state",
+                               checkpoint_seconds=0)
+    held: list[int] = []
+    extract = extractor.extract
+
+    def watched() -> Iterator[Record]:
+        for record in extract():
+            held.append(extractor.applications_in_memory)
+            yield record
+
+    extractor.extract = watched  # type: ignore[method-assign]
+    commits: list[list[str]] = []
+    store_commit = extractor.tailer.store.commit
+
+    def checked_commit(cursors: Mapping[str, LogCursor]) -> None:
+        # Positions never ahead of Solr: every application committed is there (real-time get).
+        runs = [spark_run_ref(Path(key).name).identity for key in cursors]
+        assert len(clean_index.get("elements", runs)) == len(runs)
+        commits.append(sorted(cursors))
+        store_commit(cursors)
+
+    extractor.tailer.store.commit = checked_commit  # type: ignore[method-assign]
+    writer = IndexWriter(clean_index)
+    report = extractor.run_pass(writer)
+    assert writer.close()
+    assert report.lines == len(lines) * 12 + cut and report.records == len(held)
+    assert max(held) == 1  # the application being read, never the ones before it
+    assert extractor.checkpoints == 13 and len(commits) == 13  # one per application, the last one ending the pass
+    assert [len(c) for c in commits] == list(range(1, 14))
+    # Afterwards: the running application's state, and its file's decoder, only; of its SQL
+    # executions only the open one (its ended ones were written and forgotten).
+    assert extractor.applications_in_memory == 1
+    [app] = extractor._apps.values()
+    assert app.processor.executions_in_memory >= 1
+    assert [e.outcome for e in app.processor.finish().executions] == ["RUNNING"]
+    assert list(extractor.tailer.reader._live) == [str(events / running)]
+    committed = EventLogCursorStore(tmp_path / "state").load()
+    assert sorted(k for k, c in committed.items() if c.done) == sorted(str(events / c) for c in finished)

@@ -18,8 +18,9 @@ import zstandard
 from navd.extractors.spark.logfiles import EventLogCursorStore as CursorStore
 from navd.index.client import SolrIndex
 from navd.model import SourceType, identity, operation_qualified_name
+from navd.names import spark_run_ref
 from navd.solr.server import EmbeddedSolr
-from test_spark_extractor import run_pyspark
+from test_spark_extractor import captured_log, empty_index, index_snapshot, run_pyspark
 from conftest import solr_section
 
 STATEMENTS = 12
@@ -129,3 +130,63 @@ def test_sigkill_at_random_moments_then_rerun_gives_the_clean_index(index: SolrI
           f"final run: {final.stdout.strip()}")
     assert snapshot(index, app_id) == expected
     clear(index, app_id)
+
+
+def test_a_first_start_killed_mid_pass_resumes_after_the_committed_applications(
+        clean_index: SolrIndex, solr_server: EmbeddedSolr, tmp_path: Path) -> None:
+    """A first start over many applications commits positions during its pass (here after every
+    application): killed with SIGKILL midway, the next run reads only the applications not
+    committed yet, and the index ends up exactly as after one clean run."""
+    logs = tmp_path / "events"
+    app_id, lines = captured_log("column_shapes", logs)
+    (logs / app_id).unlink()
+    text = b"".join(lines)
+    for number in range(COPIES):
+        copy_id = f"{app_id}{number:03d}"
+        (logs / copy_id).write_bytes(text.replace(app_id.encode(), copy_id.encode()))
+    navd = str(Path(sys.executable).parent / "navd")
+
+    def config(name: str) -> dict[str, str]:
+        path = tmp_path / f"{name}.toml"
+        path.write_text(f'{solr_section(solr_server)}[logging]\nformat = "json"\n'
+                        f'[spark]\nevent_log_dirs = ["{logs}"]\npoll_seconds = 0.2\ncheckpoint_seconds = 0\n'
+                        f'state_dir = "{tmp_path / name}"\n')
+        return {**os.environ, "NAVD_CONFIG": str(path)}
+
+    def lines_read(run: subprocess.CompletedProcess[str]) -> int:
+        assert run.returncode == 0, run.stderr
+        return int(run.stdout.split("spark: ", 1)[1].split(" new lines", 1)[0])
+
+    clean = subprocess.run([navd, "extract", "spark", "--once"], env=config("clean"), capture_output=True,
+                           text=True, timeout=600, check=False)
+    assert lines_read(clean) == len(lines) * COPIES
+    expected = index_snapshot(clean_index)
+    empty_index(clean_index)
+
+    env = config("killed")
+    store = CursorStore(tmp_path / "killed")
+    proc = subprocess.Popen([navd, "extract", "spark", "--once"], env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    # Killed once a few applications are committed, while the pass goes on with the others.
+    while proc.poll() is None and len(store.load()) < 5:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    committed = store.load()
+    assert 5 <= len(committed) < COPIES, len(committed)
+    assert all(cursor.done for cursor in committed.values())  # whole applications only
+    # Every committed application is in Solr (real-time get: no commit needed to see it).
+    runs = [spark_run_ref(Path(key).name).identity for key in committed]
+    assert len(clean_index.get("elements", runs)) == len(runs)
+
+    rerun = subprocess.run([navd, "extract", "spark", "--once"], env=env, capture_output=True, text=True,
+                           timeout=600, check=False)
+    assert lines_read(rerun) == (COPIES - len(committed)) * len(lines)
+    print(f"killed after {len(committed)} of {COPIES} applications were committed; rerun: {rerun.stdout.strip()}")
+    after = index_snapshot(clean_index)
+    for core in ("elements", "relations"):
+        assert sorted(after[core]) == sorted(expected[core]), core  # nothing lost, nothing extra
+        for key, doc in expected[core].items():
+            drop = ("extractorRunId",)  # each run names itself
+            assert {k: v for k, v in after[core][key].items() if k not in drop} == \
+                {k: v for k, v in doc.items() if k not in drop}, key

@@ -124,7 +124,10 @@ class LogReader:
             ok = True
         finally:
             # A caller that stopped early got only some lines: the kept state would be ahead.
-            if ok:
+            # A finished file read to its end is not read again unless it changes (then from its
+            # cursor): its decoder is not kept, or a first start over a long history would hold
+            # one per log.
+            if ok and not (live.cursor is not None and live.cursor.done):
                 self._live[file.key] = live
             self.warnings.summarise(file.status.path)
 

@@ -74,6 +74,7 @@ import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 from typing import Any
 
@@ -277,6 +278,10 @@ class ApplicationRun:
     catalog_events: tuple[CatalogEvent, ...]
     skipped: Mapping[str, int]
     events: int
+    #: the columns named by the column lineage of executions retired from memory (see
+    #: ApplicationProcessor.retire_ended): what a later DROP of their table still flags. The
+    #: processor's own set (not copied at every finish()); read only
+    retired_columns: AbstractSet[EntityRef] = frozenset()
 
 
 @dataclasses.dataclass(slots=True)
@@ -335,6 +340,8 @@ class ApplicationProcessor:
         self._stream_sinks: dict[str, str] = {}
         #: _source_fields_of by (table, paths, column): the same scanned columns recur in many executions
         self._source_fields: dict[tuple[TableId | None, tuple[str, ...], str], tuple[EntityRef, ...]] = {}
+        #: see ApplicationRun.retired_columns
+        self._retired_columns: set[EntityRef] = set()
 
     # -- input --------------------------------------------------------------------------------
 
@@ -571,17 +578,24 @@ class ApplicationProcessor:
 
     # -- output -------------------------------------------------------------------------------
 
-    def finish(self) -> ApplicationRun:
-        """What the log said, as far as it went (an in-progress log gives outcome INCOMPLETE)."""
+    def finish(self, *, finished_only: bool = False) -> ApplicationRun:
+        """What the log said, as far as it went (an in-progress log gives outcome INCOMPLETE).
+
+        `finished_only`: only the executions that ended (with their nested ones), and running
+        ones' plans are left unwalked: what a caller emitting records while it still reads the
+        log takes, so that a running execution is built once its plans are all there."""
+        groups: dict[int, list[_ExecState]] = {}
         for state in self._execs.values():
-            self._resolve_flows(state)
+            groups.setdefault(state.root_id, []).append(state)
+        if finished_only:
+            groups = {root: states for root, states in groups.items() if all(s.finished for s in states)}
+        for states in groups.values():
+            for state in states:
+                self._resolve_flows(state)  # (an ended execution's were walked at its end)
         if self._ended is None:
             outcome = "INCOMPLETE"
         else:
             outcome = "SUCCEEDED" if not self._exit_code else "FAILED"
-        groups: dict[int, list[_ExecState]] = {}
-        for state in self._execs.values():
-            groups.setdefault(state.root_id, []).append(state)
         executions = []
         for root_id in sorted(groups):
             execution = self._execution(root_id, groups[root_id])
@@ -589,7 +603,35 @@ class ApplicationProcessor:
                 executions.append(execution)
         return ApplicationRun(self._app_name, self._app_id, self._attempt or "1", self._user,
                               self._version, self._started, self._ended, outcome, tuple(executions),
-                              tuple(self._catalog_events), dict(self._skipped), self._events)
+                              tuple(self._catalog_events), dict(self._skipped), self._events,
+                              self._retired_columns)
+
+    def retire_ended(self, built: Iterable[SqlExecution]) -> set[int]:
+        """Forget the state of every execution that ended (with its nested ones), once `built`,
+        what the last finish() returned, is written: an application running for months (a Spark
+        Thrift Server) keeps only its open executions. What a later DROP of a table needs of them
+        (the columns their column lineage named) is kept, and the catalog events (small) stay
+        for the application's last action on each name. Returns the root ids forgotten."""
+        groups: dict[int, list[int]] = {}
+        ended: set[int] = set()
+        for state in self._execs.values():
+            groups.setdefault(state.root_id, []).append(state.execution_id)
+        for root_id, ids in groups.items():
+            if all(self._execs[i].finished for i in ids):
+                ended.add(root_id)
+                for execution_id in ids:
+                    del self._execs[execution_id]
+        for execution in built:
+            if execution.execution_id in ended:
+                # Their tables are worked out only if a DROP comes (records.dropped): rare.
+                self._retired_columns.update(edge.source for edge in execution.columns)
+                self._retired_columns.update(edge.target for edge in execution.columns)
+        return ended
+
+    @property
+    def executions_in_memory(self) -> int:
+        """SQL executions (nested ones included) whose state is held."""
+        return len(self._execs)
 
     def _execution(self, root_id: int, states: list[_ExecState]) -> SqlExecution:
         states.sort(key=lambda s: s.execution_id)

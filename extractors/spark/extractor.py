@@ -1,12 +1,16 @@
 """The Spark push extractor: tails event logs, turns them into records, checkpoints positions.
 
-One pass (`extract`) reads what is new in every event log (extractors.spark.logfiles over
-extractors.common), feeds each application's lines to its processor (extractors.spark.events), and
-yields the records (extractors.spark.records) of the applications that changed, plus stubs for
-the datasets and columns they touched (so lineage
-can start from a table only a Spark job has mentioned so far). The caller writes the records,
-flushes the writer, then calls `commit()`: positions become durable only after Solr has the
-records of the lines before them.
+One pass (`extract`) reads what is new in the event logs (extractors.spark.logfiles over
+extractors.common) one application at a time: it feeds the application's new lines to its
+processor (extractors.spark.events) and yields that application's records
+(extractors.spark.records), plus stubs for the datasets and columns they touched (so lineage
+can start from a table only a Spark job has mentioned so far), before it reads the next log. So a
+first start over years of history holds one application at a time, and parsing overlaps with
+the writer's threads posting the records before. The caller writes the records, flushes the
+writer, then calls `commit()`: positions become durable only after Solr has the records of the
+lines before them. `checkpoint_due()` says when, at the end of an application's records, a pass
+should flush and commit already (every `checkpoint_seconds`), so a crash during a long first
+start resumes after the applications committed so far.
 
 Restarts: an application's processor state lives in memory. A log that was complete when last
 read is never read again; a log still in progress is read again from its start after a restart,
@@ -19,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import threading
+import time
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,10 +43,18 @@ from navd.extractors.spark.records import LOG_OWNER, created, dropped, records, 
 from navd.extractors.spark.settings import spark_settings
 from navd.webhdfs import make_client
 from navd.logs import get_logger
-from navd.model import Deletion, Record
+from navd.model import Deletion, ElementStub, Record
 from navd.names import field_table
 
 log = get_logger("navd.extractor.spark")
+
+#: an application's ended executions go to the writer every this many of its lines (besides at
+#: the end of what a pass reads of its log), so parsing overlaps with posting within one log
+EMIT_EVERY_LINES = 2000
+
+#: `[spark] checkpoint_seconds`' default: how long a pass goes on before it commits positions at
+#: the end of an application's records (a crash redoes at most about this much of a first start)
+DEFAULT_CHECKPOINT_SECONDS = 30.0
 
 
 @dataclasses.dataclass
@@ -55,6 +68,11 @@ class _Application:
     owners: set[str] = dataclasses.field(default_factory=set)
     #: tables and databases whose DROP was not applied and said so (once each)
     refused: set[str] = dataclasses.field(default_factory=set)
+    #: identities of the stubs (and their PARENT_CHILD relations) written for this application:
+    #: written once, not again with every batch of its executions
+    stubbed: set[str] = dataclasses.field(default_factory=set)
+    #: lines fed since its records were last taken
+    unemitted_lines: int = 0
 
     @property
     def owner(self) -> str:
@@ -75,8 +93,18 @@ class SparkExtractor:
 
     def __init__(self, *, cluster: str, directories: Iterable[str], state_dir: Path, default_fs: str = "",
                  extractor_run_id: str | None = None, hdfs_client: Client | None = None,
-                 index: SolrIndex | None = None, allowed_log_owners: Iterable[str] = ()) -> None:
+                 index: SolrIndex | None = None, allowed_log_owners: Iterable[str] = (),
+                 checkpoint_seconds: float = DEFAULT_CHECKPOINT_SECONDS) -> None:
         self.cluster = cluster
+        #: a pass commits positions at the end of an application's records once this long has
+        #: gone by since the last commit (0: after every application). Each commit waits for the
+        #: writer to drain and rewrites the cursor file, so not after every one by default.
+        self.checkpoint_seconds = checkpoint_seconds
+        self._last_commit = time.monotonic()
+        #: set while the last record of an application is with the writer and a commit is due
+        self._due = False
+        #: commits made during passes, before their end (reports and benchmarks say so)
+        self.checkpoints = 0
         self.default_fs = default_fs
         self.extractor_run_id = extractor_run_id or f"spark##{datetime.now(UTC):%Y%m%dT%H%M%S}"
         fs, directories = tailing_file_system(directories, hdfs_client, key="[spark] event_log_dirs")
@@ -103,39 +131,80 @@ class SparkExtractor:
         return cls(cluster=config.cluster.name, directories=spark.event_log_dirs, state_dir=state_dir,
                    default_fs=hdfs.default_fs, extractor_run_id=extractor_run_id,
                    hdfs_client=make_client(hdfs) if on_hdfs and hdfs.urls else None, index=index,
-                   allowed_log_owners=spark.allowed_log_owners)
+                   allowed_log_owners=spark.allowed_log_owners, checkpoint_seconds=spark.checkpoint_seconds)
+
+    @property
+    def applications_in_memory(self) -> int:
+        """Applications whose state is held: those whose logs are still being written (a Spark
+        Thrift Server running for months among them) and, during a pass, the one being read."""
+        return len(self._apps)
 
     def extract(self) -> Iterator[Record]:
-        """Records of everything new in the event logs since the last pass: positions say what
-        is new."""
-        finished: list[str] = []
+        """Records of everything new in the event logs since the last pass (positions say what
+        is new), one application after the other: an application's records are yielded once
+        its new lines are read, before the next log is read, and a finished application's
+        state is dropped then (its log is never read again)."""
         current: EventLog | None = None
+        app: _Application | None = None
+        finished = False
         for event_log, line in self.tailer.poll():
-            app = self._apps.get(event_log.path)
-            if app is None:
-                app = self._apps[event_log.path] = _Application(
-                    ApplicationProcessor(cluster=self.cluster, default_fs=self.default_fs, source_name=event_log.path))
             if event_log is not current:  # once per log and poll, not per line
-                current = event_log
+                if current is not None and app is not None:
+                    yield from self._end_of(current, app, finished)
+                current, finished = event_log, False
+                app = self._apps.get(event_log.path)
+                if app is None:
+                    app = self._apps[event_log.path] = _Application(ApplicationProcessor(
+                        cluster=self.cluster, default_fs=self.default_fs, source_name=event_log.path))
                 # Every data file's owner: a file of a log written by someone else makes the
                 # log's owner a mixed one, which no table's first log matches.
                 app.owners.update(f.status.owner for f in event_log.files)
+            assert app is not None
             if line.text:
                 app.processor.feed_line(line.text)
                 self._lines += 1
+                app.unemitted_lines += 1
+                if app.unemitted_lines >= EMIT_EVERY_LINES:
+                    # The executions ended so far go to the writer while the rest is read, and
+                    # their state is dropped: a long log is neither held whole nor written at once.
+                    yield from self._records_of(app, finished_only=True)
             app.touched = True
             self.tailer.advance(line.cursor)
             if event_log.complete and _is_last(event_log, line.cursor):
-                finished.append(event_log.path)
-        for path, app in list(self._apps.items()):
-            if app.touched:
-                yield from self._records_of(app)
-                app.touched = False
-        for path in finished:
-            self._apps.pop(path, None)  # complete: never read again, its state is not needed
+                finished = True
+        if current is not None and app is not None:
+            yield from self._end_of(current, app, finished)
 
-    def _records_of(self, app: _Application) -> Iterator[Record]:
-        run = app.processor.finish()
+    def _end_of(self, event_log: EventLog, app: _Application, finished: bool) -> Iterator[Record]:
+        """The records of `app` once this poll's lines of its log are read. With its last record
+        in the writer's hands, `checkpoint_due()` may say to flush and commit: every position
+        advanced so far is of a line whose records the writer then has."""
+        if app.touched:
+            app.touched = False
+            pending: Record | None = None
+            for record in self._records_of(app):
+                if pending is not None:
+                    yield pending
+                pending = record
+            if pending is not None:
+                self._due = time.monotonic() - self._last_commit >= self.checkpoint_seconds
+                try:
+                    yield pending
+                finally:
+                    self._due = False
+        if finished:
+            self._apps.pop(event_log.path, None)  # complete: never read again, its state is not needed
+
+    def checkpoint_due(self) -> bool:
+        """Whether the record just handed to the writer ends an application and a commit is due
+        (write_checkpointed asks after every record)."""
+        return self._due
+
+    def _records_of(self, app: _Application, *, finished_only: bool = False) -> Iterator[Record]:
+        """The records of what changed in `app` since they were last taken (`finished_only`: of
+        the executions that ended only); ended executions are retired from memory after."""
+        app.unemitted_lines = 0
+        run = app.processor.finish(finished_only=finished_only)
         changed = tuple(e for e in run.executions if app.emitted.get(e.execution_id) != e)
         for execution in changed:
             app.emitted[execution.execution_id] = execution
@@ -146,10 +215,17 @@ class SparkExtractor:
         emitted = list(records(partial, extractor_run_id=self.extractor_run_id, log_owner=app.owner))
         if emitted and run.app_id:
             self._written_apps.add(run.app_id)
-        yield from stubs_for(emitted, self.extractor_run_id, app.owner)
+        for stub in stubs_for(emitted, self.extractor_run_id, app.owner):
+            key = stub.element.identity if isinstance(stub, ElementStub) else stub.identity  # type: ignore[union-attr]
+            if key not in app.stubbed:
+                app.stubbed.add(key)
+                yield stub
         yield from emitted
         # After the stubs: a deletion flags only what is indexed.
         yield from self._trusted_drops(app, run, list(dropped(run, changed)))
+        if run.app_id is not None and run.app_name is not None:  # else no records were made of them
+            for root_id in app.processor.retire_ended(run.executions):
+                app.emitted.pop(root_id, None)  # ended: never built again
 
     def _trusted_drops(self, app: _Application, run: ApplicationRun, drops: list[Deletion]) -> Iterator[Deletion]:
         """The deletions of a DROP in the log that it may make: anyone who can write the log
@@ -212,6 +288,12 @@ class SparkExtractor:
                          applications=sorted(self._written_apps), listener_runs=len(withdrawn))
         self._written_apps.clear()
         self.tailer.checkpoint()
+        if self._due:
+            # Said at info: on a first start over a long history it is the progress an admin sees.
+            self.checkpoints += 1
+            log.info("event log positions committed during the pass", checkpoint=self.checkpoints,
+                     lines=self._lines, applications_in_memory=len(self._apps))
+        self._last_commit = time.monotonic()
 
     def close(self) -> None:
         """Nothing to release: each pass commits its positions, and the WebHDFS client holds no
@@ -224,7 +306,9 @@ class SparkExtractor:
         discarded."""
         del full  # positions say what is new: a tail has no full pass
         lines, warnings = self._lines, self._warnings + self.tailer.warnings
-        count = write_checkpointed(self.extract(), writer, commit=self.commit, stop=stop)
+        self._last_commit = time.monotonic()
+        count = write_checkpointed(self.extract(), writer, commit=self.commit, checkpoint_due=self.checkpoint_due,
+                                   stop=stop)
         return PassReport(lines=self._lines - lines, records=count,
                           warnings=self._warnings + self.tailer.warnings - warnings)
 

@@ -9,6 +9,7 @@ and `dropped` the deletions of what the application dropped. All names come from
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Iterable, Iterator
 
 from navd.index.documents import STUB_MARK
@@ -160,12 +161,12 @@ def dropped(run: ApplicationRun, executions: Iterable[SqlExecution]) -> Iterator
         if event.new_qualified_name:
             last_action[event.new_qualified_name] = dataclasses.replace(event, action="CREATE_TABLE")
     columns_of: dict[str, set[EntityRef]] = {}
-    for execution in run.executions:
-        for edge in execution.columns:
-            for column in (edge.source, edge.target):
-                table = field_table(column)
-                if table is not None:
-                    columns_of.setdefault(table.identity, set()).add(column)
+    named = itertools.chain(run.retired_columns, *((edge.source, edge.target) for execution in run.executions
+                                                   for edge in execution.columns))
+    for column in named:
+        table = field_table(column)
+        if table is not None:
+            columns_of.setdefault(table.identity, set()).add(column)
     for execution in executions:
         when = execution.ended or execution.started
         if when is None:

@@ -17,6 +17,10 @@ class SparkConfig:
     enabled: bool = False
     event_log_dirs: tuple[str, ...] = ()
     poll_seconds: float = number(5.0, 0, 24 * 3600, low_open=True)
+    #: during a pass, commit positions at the end of an application once this long has passed
+    #: since the last commit (0: after every application): a first start over a long history
+    #: then resumes after what it committed instead of from the start
+    checkpoint_seconds: float = number(30.0, 0, 24 * 3600)
     state_dir: str = ""
     #: users whose event logs are read (the owners of the files); empty: every owner. Anyone who
     #: can write the event-log directory (Spark's docs make it 1777) can put a log there.

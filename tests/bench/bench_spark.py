@@ -66,7 +66,7 @@ from navd.logs import setup_logging
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_writer import Run, _cpu_snapshot, _git_commit, _noisy  # noqa: E402  (same directory)
+from bench_writer import Run, _cpu_snapshot, _git_commit, _noisy, pin_cpus  # noqa: E402  (same directory)
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH_DIR = REPO / ".bench"
@@ -79,6 +79,9 @@ FRESHNESS_GOAL_S = 10.0  # p95 from SQL execution end to lineage returned
 LINEAGE_POLL_S = 0.2
 FRESHNESS_TIMEOUT_S = 120.0  # per statement: after this it counts as not found
 CORES = ("elements", "relations")
+HISTORY_UNIT_LINES = 2000  # events per application of the generated history (then its end event)
+HISTORY_CHECKPOINT_SECONDS = 2.0  # [spark] checkpoint_seconds of the history runs
+HISTORY_BOUND = 1.25  # peak RSS at 4N applications / at N: "bounded" below this
 
 # --- the PySpark jobs ------------------------------------------------------------------------
 
@@ -261,6 +264,31 @@ def ensure_corpus(statements: int) -> Corpus:
                                     "files": [str(f.relative_to(home)) for f in files]}, indent=2) + "\n")
     return Corpus(home / "events", files, sum(f.stat().st_size for f in files), decompressed, lines,
                   statements, seconds, cached=False)
+
+
+FIXTURES = REPO / "tests" / "fixtures" / "spark_events"
+
+
+def captured_corpus(copies: int) -> Corpus:
+    """The captured real event logs of tests/fixtures/spark_events (Spark 4 applications, one
+    per file), `copies` times each under application ids of their own, as Spark's single-file
+    zstd logs: a corpus of many applications that needs no PySpark run (on a host too loaded to
+    run the corpus job in reasonable time). `statements` is 0: it is not the job's corpus."""
+    home = CORPUS_ROOT / f"captured-{copies}"
+    events = home / "events"
+    shutil.rmtree(home, ignore_errors=True)
+    events.mkdir(parents=True)
+    compressor = zstandard.ZstdCompressor()
+    for fixture in sorted(FIXTURES.glob("*.jsonl")):
+        text = fixture.read_bytes()
+        app_id = next(str(json.loads(line)["App ID"]) for line in text.splitlines()
+                      if b'"SparkListenerApplicationStart"' in line).encode()
+        for n in range(copies):
+            copy_id = app_id + f"c{n:04d}".encode()
+            (events / f"{copy_id.decode()}.zstd").write_bytes(compressor.compress(text.replace(app_id, copy_id)))
+    files = sorted(p for p in events.iterdir() if p.is_file())
+    decompressed, lines = baseline_pass(files)
+    return Corpus(events, files, sum(f.stat().st_size for f in files), decompressed, lines, 0, 0.0, cached=False)
 
 
 # --- throughput ------------------------------------------------------------------------------
@@ -618,6 +646,102 @@ def _percentile(values: list[float], pct: float) -> float:
     return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
 
 
+# --- first start over a history --------------------------------------------------------------
+
+
+def history_logs(corpus: Corpus, applications: int, directory: Path) -> int:
+    """A history of `applications` finished applications in `directory`: each the corpus
+    application's first HISTORY_UNIT_LINES events and its end event, under an application id of
+    its own (so its documents are its own), as Spark's single-file zstd logs. Returns the
+    decompressed bytes of one."""
+    lines: list[bytes] = []
+    end = b""
+    # One application's files only: the corpus job's rolling log, or the biggest captured log.
+    first = corpus.files if corpus.statements else [max(corpus.files, key=lambda f: f.stat().st_size)]
+    for path in first:
+        with open(path, "rb") as raw:
+            stream = io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True))
+            for line in stream:
+                if b'"SparkListenerApplicationEnd"' in line[:64]:
+                    end = line
+                elif len(lines) < HISTORY_UNIT_LINES:
+                    lines.append(line)
+    start = next(line for line in lines if b'"SparkListenerApplicationStart"' in line[:64])
+    app_id = str(json.loads(start)["App ID"]).encode()
+    text = b"".join(lines) + end
+    directory.mkdir(parents=True, exist_ok=True)
+    compressor = zstandard.ZstdCompressor()
+    for n in range(applications):
+        copy_id = app_id + f"h{n:06d}".encode()
+        (directory / f"{copy_id.decode()}.zstd").write_bytes(compressor.compress(text.replace(app_id, copy_id)))
+    return len(text)
+
+
+def first_start(server: EmbeddedSolr, index: SolrIndex, events: Path, work: Path) -> dict[str, Any]:
+    """`navd extract spark --once` over `events` with a fresh state, in a child process: its
+    peak RSS (the kernel's ru_maxrss of that child), wall time, what it read, and how many times
+    it committed positions during the pass (its log lines saying so)."""
+    clear_cores(index)
+    state = work / f"state-{events.name}"
+    config = work / f"navd-{events.name}.toml"
+    credentials = server.credentials()
+    solr = f'[solr]\nurl = "{server.url}"\n'
+    if credentials is not None:
+        password = work / "solr-password"
+        password.write_text(credentials[1])
+        password.chmod(0o600)
+        solr += f'auth = "basic"\nusername = "{credentials[0]}"\npassword_file = "{password}"\n'
+    config.write_text(f'{solr}[cluster]\nname = "{CLUSTER}"\n[logging]\nformat = "json"\nlevel = "info"\n'
+                      f'[spark]\nevent_log_dirs = ["{events}"]\nstate_dir = "{state}"\n'
+                      + (f'checkpoint_seconds = {HISTORY_CHECKPOINT_SECONDS}\n' if _has_checkpoints() else ""))
+    out, err = work / f"{events.name}.out", work / f"{events.name}.err"
+    navd_cli = str(Path(sys.executable).parent / "navd")
+    start = time.perf_counter()
+    with out.open("wb") as stdout, err.open("wb") as stderr:
+        proc = subprocess.Popen([navd_cli, "extract", "spark", "--once"], stdout=stdout, stderr=stderr,
+                                env={**os.environ, "NAVD_CONFIG": str(config)})
+        _pid, status, usage = os.wait4(proc.pid, 0)  # this child's own rusage, not all children's
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    seconds = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"navd extract spark --once failed ({proc.returncode}):\n{err.read_text()[-3000:]}")
+    summary = re.search(r"spark: (\d+) new lines, (\d+) records written", out.read_text())
+    checkpoints = sum(1 for line in err.read_text().splitlines()
+                      if "positions committed during the pass" in line)
+    return {"seconds": seconds, "max_rss_mb": usage.ru_maxrss / 1024,
+            "lines": int(summary.group(1)) if summary else None,
+            "records": int(summary.group(2)) if summary else None, "checkpoints": checkpoints}
+
+
+def _has_checkpoints() -> bool:
+    """Whether this navd has `[spark] checkpoint_seconds` (the same benchmark measures the
+    navd before it, which read every log before writing and committed at the end only)."""
+    return any(f.name == "checkpoint_seconds" for f in dataclasses.fields(SparkConfig))
+
+
+def measure_history(server: EmbeddedSolr, index: SolrIndex, corpus: Corpus, applications: int) -> dict[str, Any]:
+    """Peak RSS of a first start over `applications` and over 4x as many applications."""
+    work = Path(tempfile.mkdtemp(prefix="navd-bench-spark-history-"))
+    try:
+        rows = []
+        for count in (applications, 4 * applications):
+            events = work / f"history-{count}"
+            unit = history_logs(corpus, count, events)
+            sys.stderr.write(f"first start over {count} applications ({count * unit / 1e6:.1f} MB of events) ...")
+            sys.stderr.flush()
+            row = {"applications": count, "decompressed_mb": count * unit / 1e6,
+                   **first_start(server, index, events, work)}
+            sys.stderr.write(f" {row['seconds']:.1f} s, peak RSS {row['max_rss_mb']:.0f} MB\n")
+            rows.append(row)
+        clear_cores(index)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    growth = rows[1]["max_rss_mb"] / rows[0]["max_rss_mb"]
+    return {"rows": rows, "unit_lines": HISTORY_UNIT_LINES, "checkpoint_seconds": HISTORY_CHECKPOINT_SECONDS,
+            "rss_growth": growth, "bounded": growth < HISTORY_BOUND,
+            "checkpointed": all(r["checkpoints"] > 0 for r in rows)}
+
+
 # --- reporting -------------------------------------------------------------------------------
 
 
@@ -628,7 +752,11 @@ def print_report(report: dict[str, Any]) -> None:
     out.write(f"\nnavd Spark extractor benchmark: Solr {setup['solr_version']} (heap {setup['heap']}) on the "
               f"same host; {cpus} CPU(s); Python {setup['python']}; PySpark {setup['pyspark']}\n")
     out.write(f"load average at start {setup['loadavg_start']}, at end {setup['loadavg_end']}\n")
-    out.write(f"corpus: 1 real Spark event log, {corpus['statements']} SQL statements, "
+    if setup.get("pinned"):
+        out.write("--pin: this process on CPU 0, Solr on the other CPU(s) (throughput, profile and stages)\n")
+    out.write(f"corpus: {len(corpus['files'])} captured real Spark event logs (tests/fixtures/spark_events, "
+              f"copied under ids of their own), " if not corpus["statements"] else
+              f"corpus: 1 real Spark event log, {corpus['statements']} SQL statements, "
               f"{len(corpus['files'])} file(s), {corpus['compressed_mb']:.2f} MB zstd -> "
               f"{corpus['decompressed_mb']:.2f} MB decompressed, {corpus['lines']:,} events "
               f"({'cached' if corpus['cached'] else 'generated'}: {corpus['generated_seconds']:.0f} s to generate)\n\n")
@@ -694,16 +822,31 @@ def print_report(report: dict[str, Any]) -> None:
         for r in prof["by_file"][:12]:
             out.write(f"    {r['share']:6.1%}  {r['tottime']:6.2f} s  {r['file']}\n")
 
-    out.write(f"\nfreshness: {fr['runs']} CTAS statements {fr['pause_seconds']:.0f} s apart, extractor poll "
-              f"{fr['poll_seconds']:.0f} s ({fr['extractor_passes']} passes, median "
-              f"{fr['pass_seconds'].get('median', 0):.2f} s, max {fr['pass_seconds'].get('max', 0):.2f} s), "
-              f"lineage asked every {fr['lineage_poll_seconds']} s\n")
-    lat = " ".join(f"{v:.1f}" if v == v else "never" for v in fr["latencies_s"])
-    out.write(f"  SQL execution end -> `navd lineage` upstream has the source, seconds: {lat}\n")
-    fmt = lambda v: f"{v:.2f} s" if v is not None else "-"  # noqa: E731
-    missing = f"   not found: {fr['not_found']}" if fr["not_found"] else ""
-    out.write(f"  p50 {fmt(fr['p50_s'])}   p95 {fmt(fr['p95_s'])}   max {fmt(fr['max_s'])}{missing}\n")
-    out.write(f"  goal p95 <= {fr['goal_s']:.0f} s: {'met' if fr['met'] else 'NOT met'}\n")
+    hist = report.get("history")
+    if hist:
+        unit = (f"the corpus's first {hist['unit_lines']:,} events and its end" if corpus["statements"]
+                else "the biggest captured log")
+        out.write(f"\nfirst start over a history (`navd extract spark --once` in a child process, fresh state; "
+                  f"each application {unit}, zstd; [spark] checkpoint_seconds = {hist['checkpoint_seconds']:g}):\n")
+        for r in hist["rows"]:
+            out.write(f"  {r['applications']:>6,} applications ({r['decompressed_mb']:7.1f} MB): "
+                      f"peak RSS {r['max_rss_mb']:6.1f} MB, {r['seconds']:6.1f} s, {r['lines'] or 0:,} lines, "
+                      f"{r['records'] or 0:,} records, {r['checkpoints']} checkpoints during the pass\n")
+        out.write(f"  peak RSS at 4N / at N: {hist['rss_growth']:.2f} ({'bounded' if hist['bounded'] else 'GROWS'}"
+                  f" with the history; bound {HISTORY_BOUND}); positions committed during the pass: "
+                  f"{'yes' if hist['checkpointed'] else 'NO'}\n")
+
+    if fr:
+        out.write(f"\nfreshness: {fr['runs']} CTAS statements {fr['pause_seconds']:.0f} s apart, extractor poll "
+                  f"{fr['poll_seconds']:.0f} s ({fr['extractor_passes']} passes, median "
+                  f"{fr['pass_seconds'].get('median', 0):.2f} s, max {fr['pass_seconds'].get('max', 0):.2f} s), "
+                  f"lineage asked every {fr['lineage_poll_seconds']} s\n")
+        lat = " ".join(f"{v:.1f}" if v == v else "never" for v in fr["latencies_s"])
+        out.write(f"  SQL execution end -> `navd lineage` upstream has the source, seconds: {lat}\n")
+        fmt = lambda v: f"{v:.2f} s" if v is not None else "-"  # noqa: E731
+        missing = f"   not found: {fr['not_found']}" if fr["not_found"] else ""
+        out.write(f"  p50 {fmt(fr['p50_s'])}   p95 {fmt(fr['p95_s'])}   max {fmt(fr['max_s'])}{missing}\n")
+        out.write(f"  goal p95 <= {fr['goal_s']:.0f} s: {'met' if fr['met'] else 'NOT met'}\n")
     out.write(f"\nfigures written to {RESULT_FILE.relative_to(REPO)}\n")
 
 
@@ -722,13 +865,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--profile", choices=("auto", "always", "never"), default="auto",
                         help="one extra untimed navd pass under cProfile: 'auto' (default) when the "
                              "throughput goal is not met")
+    parser.add_argument("--pin", action="store_true",
+                        help="run this process on CPU 0 and Solr on the other CPUs during the throughput "
+                             "runs, as if Solr had its own host (as bench_writer.py --pin)")
+    parser.add_argument("--history", type=int, default=25, metavar="N",
+                        help="peak RSS of a first start over N and 4N generated applications "
+                             "(default 25; 0 to skip)")
+    parser.add_argument("--no-freshness", action="store_true", help="skip the freshness measurement")
+    parser.add_argument("--captured", type=int, default=0, metavar="COPIES",
+                        help="instead of the PySpark corpus: the captured event logs of tests/fixtures/"
+                             "spark_events, COPIES times each, as single-file zstd logs (many small "
+                             "applications; no PySpark run)")
     args = parser.parse_args(argv)
-    if min(args.statements, args.freshness_runs) < 1 or args.pause < 0:
-        parser.error("--statements and --freshness-runs must be >= 1, --pause >= 0")
+    if min(args.statements, args.freshness_runs) < 1 or args.pause < 0 or args.history < 0:
+        parser.error("--statements and --freshness-runs must be >= 1, --pause and --history >= 0")
 
     setup_logging("console", "warning")  # keep navd's structlog lines out of the report
     loadavg_start = _loadavg()
-    corpus = ensure_corpus(args.statements)
+    corpus = captured_corpus(args.captured) if args.captured else ensure_corpus(args.statements)
     sys.stderr.write(f"corpus: {corpus.decompressed_bytes / 1e6:.2f} MB decompressed, {corpus.lines:,} events "
                      f"in {len(corpus.files)} file(s)\n")
 
@@ -740,6 +894,9 @@ def main(argv: list[str] | None = None) -> int:
         distribution.ensure()
         status = server.start()
         config = server.client_config()
+        cpus = os.sched_getaffinity(0)
+        if args.pin:
+            pin_cpus(status.pid)
         with SolrIndex(config) as index:
             init_solr(index)
             throughput = measure_throughput(index, corpus, status.pid)
@@ -748,8 +905,11 @@ def main(argv: list[str] | None = None) -> int:
                 profile = profile_navd(index, corpus)
             sys.stderr.write("stages of the navd pass without Solr ...\n")
             throughput["stages"] = stage_breakdown(corpus)
+            # The child processes below (navd, PySpark) are not pinned: they inherit this affinity.
+            os.sched_setaffinity(0, cpus)
+            history = measure_history(server, index, corpus, args.history) if args.history else None
             clear_cores(index)
-            freshness = measure_freshness(index, args.freshness_runs, args.pause)
+            freshness = None if args.no_freshness else measure_freshness(index, args.freshness_runs, args.pause)
             solr_version = status.solr_version or "unknown"
     finally:
         server.stop()
@@ -760,7 +920,7 @@ def main(argv: list[str] | None = None) -> int:
                   "python": platform.python_version(), "pyspark": _pyspark_version(),
                   "zstandard": zstandard.__version__, "navd_version": navd.__version__,
                   "git_commit": _git_commit(), "when": datetime.now(UTC).isoformat(timespec="seconds"),
-                  "loadavg_start": loadavg_start, "loadavg_end": _loadavg()},
+                  "loadavg_start": loadavg_start, "loadavg_end": _loadavg(), "pinned": args.pin},
         "corpus": {"statements": corpus.statements, "directory": str(corpus.events.relative_to(REPO)),
                    "files": [str(f.relative_to(corpus.events)) for f in corpus.files],
                    "compressed_mb": corpus.compressed_bytes / 1e6,
@@ -769,6 +929,7 @@ def main(argv: list[str] | None = None) -> int:
                    "event_mix": event_mix(corpus.files)},
         "throughput": throughput,
         "freshness": freshness,
+        "history": history,
     }
     if profile:
         report["profile"] = profile
