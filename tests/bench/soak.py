@@ -47,6 +47,7 @@ import tempfile
 import textwrap
 import threading
 import time
+import zipfile
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -64,7 +65,7 @@ from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
 from navd.webhdfs import make_client
 from navd_devstack.hadoop import DevHdfs, HdfsPorts
 from navd_devstack.metastore import HiveMetastore
-from navd_devstack.spark_thrift import SparkThriftServer
+from navd_devstack.spark_thrift import SparkThriftServer, spark_home
 from navd_devstack.yarn import DevYarn, YarnPorts
 
 REPO = Path(__file__).resolve().parents[2]
@@ -72,10 +73,15 @@ RESULT_FILE = REPO / ".bench" / "soak.json"
 NAVD = str(Path(sys.executable).parent / "navd")
 SPARK_SUBMIT = str(Path(sys.executable).parent / "spark-submit")
 WAREHOUSE = "/user/hive/warehouse"
+#: outside the HDFS extractor's roots: the jars are not the soak's data
+SPARK_ARCHIVE = "/apps/spark/spark-libs.zip"
 RSS_GOAL_MB = 300.0
 MB = 1024 * 1024
 #: how long `navd run` may take to answer /readyz after it was started
 READY_SECONDS = 120.0
+#: the OpenLineage events' Hive tables belong to a cluster of their own: in `[cluster] name` they
+#: would be tables the metastore does not hold, and the HMS extractor would try to flag them deleted
+OL_CLUSTER = "openlineage"
 
 # One Spark application of the soak: CTAS statements into the metastore, a pause after each, and
 # the table three statements back dropped, so the metastore and HDFS see creations and deletions.
@@ -268,7 +274,7 @@ def write_config(services: Services, directory: Path, events: Path, port: int) -
         f'[spark]\nenabled = true\nevent_log_dirs = ["{events}"]\npoll_seconds = 5\n'
         f'[server]\nenabled = true\nhost = "127.0.0.1"\nport = {port}\nauth = "none"\n'
         f'[openlineage]\nenabled = true\nspool_dir = "{directory / "spool"}"\n'
-        f'[openlineage.namespaces]\n"{HIVE}" = "{CLUSTER}"\n')
+        f'[openlineage.namespaces]\n"{HIVE}" = "{OL_CLUSTER}"\n')
     config.chmod(0o600)
     return config
 
@@ -317,6 +323,7 @@ class Jobs:
         conf_dir = services.yarn.conf_dir if services.yarn is not None else services.hdfs.conf_dir
         env = {**os.environ, "HADOOP_CONF_DIR": str(conf_dir), "HADOOP_USER_NAME": services.hdfs.superuser,
                "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
+        archive = self._spark_archive() if services.yarn is not None else []
         number = 0
         while not self.stopping.is_set():
             number += 1
@@ -331,7 +338,7 @@ class Jobs:
                    "--conf", f"spark.hadoop.hive.metastore.uris={services.metastore.uri}",
                    "--conf", f"spark.sql.warehouse.dir={services.metastore.warehouse}",
                    "--conf", f"spark.yarn.appMasterEnv.PYSPARK_PYTHON={sys.executable}",
-                   "--conf", f"spark.executorEnv.PYSPARK_PYTHON={sys.executable}",
+                   "--conf", f"spark.executorEnv.PYSPARK_PYTHON={sys.executable}", *archive,
                    str(script), app, str(args.app_statements), str(args.statement_seconds)]
             with (self.root / f"{app}.log").open("w") as err:
                 with self._lock:
@@ -355,6 +362,19 @@ class Jobs:
                 self.counters.last_error["spark"] = f"{app} exited {code}: {tail}"
                 sys.stderr.write(f"  Spark application {app} exited {code} (log {self.root / f'{app}.log'})\n")
                 self.stopping.wait(30)  # a broken setup: do not resubmit in a tight loop
+
+    def _spark_archive(self) -> list[str]:
+        """Spark's jars zipped and put in HDFS once, as sites set `spark.yarn.archive`: without it
+        every submission zips and uploads the whole of SPARK_HOME/jars (a few hundred MB)."""
+        hdfs = self.services.hdfs
+        local = self.root / "spark-libs.zip"
+        with zipfile.ZipFile(local, "w", zipfile.ZIP_STORED) as archive:
+            for jar in sorted((spark_home() / "jars").glob("*.jar")):
+                archive.write(jar, jar.name)
+        client = make_client(HdfsConfig(urls=(hdfs.webhdfs_url,), user=hdfs.superuser))
+        client.upload(SPARK_ARCHIVE, str(local), overwrite=True)
+        local.unlink()
+        return ["--conf", f"spark.yarn.archive={hdfs.default_fs}{SPARK_ARCHIVE}"]
 
     def _hdfs(self) -> None:
         hdfs = self.services.hdfs
@@ -382,7 +402,12 @@ class Jobs:
             while not self.stopping.wait(self.args.ol_seconds):
                 number += 1
                 try:
-                    answer = session.post(f"{self.url}/api/v1/lineage", json=event(number), timeout=60)
+                    try:
+                        answer = session.post(f"{self.url}/api/v1/lineage", json=event(number), timeout=60)
+                    except requests.ConnectionError:
+                        # The server closed the idle keep-alive connection as this post reused it
+                        # (uvicorn's keep-alive is 5 s, our pause too): once more on a new one.
+                        answer = session.post(f"{self.url}/api/v1/lineage", json=event(number), timeout=60)
                     if answer.status_code in (200, 201, 202):
                         self.counters.ol_events += 1
                     else:
