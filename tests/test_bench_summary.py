@@ -76,6 +76,10 @@ def test_the_daemon_row_needs_an_hour_under_300_mb_and_flat(tmp_path: Path) -> N
     assert by_pipeline(tmp_path)["daemon"].status == "met"
     write(tmp_path, "soak.json", {**soak, "slopes_per_hour": {"rss_mb": 40.0}})
     assert by_pipeline(tmp_path)["daemon"].status == "NOT met"
+    # A warm-up ramp tilts the whole run's slope; a flat second half is what "flat" means.
+    write(tmp_path, "soak.json", {**soak, "slopes_per_hour": {"rss_mb": 40.0},
+                                  "slopes_per_hour_second_half": {"rss_mb": 0.5}})
+    assert by_pipeline(tmp_path)["daemon"].status == "met"
     write(tmp_path, "soak.json", {**soak, "setup": {"minutes_sampled": 15.0}})
     row = by_pipeline(tmp_path)["daemon"]
     assert row.status == "NOT met" and "only 15 of 60 min" in row.note

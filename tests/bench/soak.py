@@ -662,6 +662,12 @@ def build_report(args: argparse.Namespace, samples: list[Sample], jobs: Jobs | N
         "threads": slope_per_hour([(s.minute, float(s.threads)) for s in steady]),
         "solr_heap_mb": slope_per_hour([(s.minute, s.solr_heap_mb) for s in steady if s.solr_heap_mb is not None]),
     }
+    # The second half alone: a ramp while the daemon warms up (modules imported on first use, pools
+    # filled, Python's arenas grown) tilts the whole-run slope; a leak shows in both halves.
+    late = [s for s in samples if s.minute >= samples[-1].minute / 2]
+    slopes_late = {"rss_mb": slope_per_hour([(s.minute, s.rss_mb) for s in late]),
+                   "open_files": slope_per_hour([(s.minute, float(s.open_files)) for s in late]),
+                   "threads": slope_per_hour([(s.minute, float(s.threads)) for s in late])}
     max_rss = max(s.rss_mb for s in samples)
     counters = dataclasses.asdict(jobs.counters) if jobs is not None else {}
     return {
@@ -674,6 +680,7 @@ def build_report(args: argparse.Namespace, samples: list[Sample], jobs: Jobs | N
                   "loadavg_start": loadavg_start, "loadavg_end": _loadavg(), "interrupted": interrupted},
         "samples": [dataclasses.asdict(s) for s in samples],
         "slopes_per_hour": slopes,
+        "slopes_per_hour_second_half": slopes_late,
         "rss_max_mb": max_rss,
         "rss_goal_mb": RSS_GOAL_MB,
         "rss_met": max_rss < RSS_GOAL_MB,
@@ -698,6 +705,9 @@ def print_report(report: dict[str, Any]) -> None:
     out.write(f"slopes per hour (least squares, samples from minute {setup['warmup_minutes']:g}): "
               f"rss {fmt(slopes['rss_mb'], 'MB')}, open files {fmt(slopes['open_files'], '')}, "
               f"threads {fmt(slopes['threads'], '')}, solr heap {fmt(slopes['solr_heap_mb'], 'MB')}\n")
+    late = report.get("slopes_per_hour_second_half") or {}
+    out.write(f"second half only (from minute {setup['minutes_sampled'] / 2:.1f}): rss {fmt(late.get('rss_mb'), 'MB')}, "
+              f"open files {fmt(late.get('open_files'), '')}, threads {fmt(late.get('threads'), '')}\n")
     out.write(f"daemon RSS max {report['rss_max_mb']:.1f} MB: < {report['rss_goal_mb']:.0f} MB "
               f"{'met' if report['rss_met'] else 'NOT met'}\n")
     jobs = report["jobs"]
