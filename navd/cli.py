@@ -80,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="which extractor (" + "; ".join(f"{c.name}: {c.help}" for c in registered.values())
                               + "); all: every configured one once")
     extract.add_argument("--once", action="store_true",
-                         help="push extractors (spark): one pass, then exit (default: keep polling)")
+                         help="push extractors (" + ", ".join(c.name for c in registered.values() if c.mode == "push")
+                              + "): one pass, then exit (default: keep polling)")
     extract.add_argument("--full", action="store_true",
                          help="hdfs: list every directory, not only the changed ones; hms: describe every "
                               "table (the first run is full)")

@@ -430,7 +430,8 @@ def directory_ref(path: str, default_fs: str) -> EntityRef:
 
 #: the schemes of `operation_qualified_name`'s names: never file system paths
 _OPERATION_SCHEMES = frozenset({SourceType.SPARK.value.lower(), SourceType.YARN.value.lower(),
-                                SourceType.OPENLINEAGE.value.lower()})
+                                SourceType.OPENLINEAGE.value.lower(), SourceType.HIVE.value.lower(),
+                                SourceType.IMPALA.value.lower()})
 
 
 def operation_qualified_name(source_type: SourceType | str, *parts: str) -> str:
@@ -470,6 +471,22 @@ def yarn_execution_ref(application_id: str) -> EntityRef:
     """A YARN application run: `yarn://<app id>`. Written by the YARN extractor, named by the
     Spark extractor (LOGICAL_PHYSICAL) for a Spark run on YARN."""
     return EntityRef(SourceType.YARN, operation_qualified_name(SourceType.YARN, application_id),
+                     ElementType.OPERATION_EXECUTION)
+
+
+def query_operation_ref(source_type: SourceType, cluster: str, query_hash: str) -> EntityRef:
+    """A Hive or Impala query (OPERATION, the template of its runs): `hive://<cluster>/query/<hash>`
+    or `impala://...`, the hash being the one the engine logs (MD5 of the query text): the same
+    text run again is the same operation, on each cluster its own."""
+    return EntityRef(source_type, operation_qualified_name(source_type, cluster.strip().lower(), "query",
+                                                           query_hash.lower()),
+                     ElementType.OPERATION)
+
+
+def query_execution_ref(source_type: SourceType, cluster: str, *run: str) -> EntityRef:
+    """One run of a Hive or Impala query: `impala://<cluster>/execution/<query id>`, or for Hive,
+    whose LineageLogger writes no query id, `hive://<cluster>/execution/<hash>/<start>/<user>`."""
+    return EntityRef(source_type, operation_qualified_name(source_type, cluster.strip().lower(), "execution", *run),
                      ElementType.OPERATION_EXECUTION)
 
 

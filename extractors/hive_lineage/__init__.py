@@ -1,0 +1,1 @@
+"""HiveServer2's query lineage (the LineageLogger hook's log): a push extractor."""

@@ -1,0 +1,140 @@
+"""The push extractor of query lineage logs: HiveServer2's LineageLogger output and impalad's
+lineage event log, one class for both (they log the same graph; only finding the records in a
+file and the header fields differ).
+
+One pass (`extract`) reads what is new in every file the patterns match (extractors.common.filetail),
+turns each record into records (graph.records) and advances each file's cursor past a record
+once its records were handed to the writer; `commit()` (after the writer flushed) makes the
+cursors durable. A record is self-contained, so a restart simply goes on from the committed
+cursors: a pretty-printed Hive record cut by a crash or a poll is read again from its first line.
+Records are idempotent upserts: a record read twice writes the same documents.
+
+Bad input (not JSON, a vertex that is not `db.table[.column]`, an edge naming a missing vertex,
+a record longer than the limit) is one warning naming the file and the record's offset; the
+record is skipped and the rest flows.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import orjson
+
+from navd.extractors import write_checkpointed
+from navd.extractors.common.cursors import CursorStore
+from navd.extractors.common.filetail import GlobTailer
+from navd.extractors.hive_lineage.graph import BadLineage, QueryLineage, records
+from navd.extractors.hive_lineage.hook import RecordAssembler
+from navd.index.client import IndexWriter
+from navd.model import Record
+from navd.names import InvalidName
+
+#: The longest record read: a longer line (a generated query of many MB) is skipped with its
+#: offset instead of being held whole in memory and written into Solr's queryText.
+MAX_RECORD_BYTES = 16 * 1024 * 1024
+#: commit cursors at least this often within a pass (a backlog of many files after downtime)
+CHECKPOINT_LINES = 20_000
+
+
+@dataclasses.dataclass(frozen=True)
+class PassReport:
+    lines: int
+    #: lineage records understood and written
+    queries: int
+    records: int
+    #: records, lines or files skipped, each logged with its file (and offset)
+    warnings: int
+
+
+class LineageLogExtractor:
+    """Tails lineage logs (files matching `patterns`) into records; see the module docstring."""
+
+    def __init__(self, *, name: str, cluster: str, patterns: Iterable[str], state_dir: Path, cursor_file: str,
+                 parse: Callable[[Any], QueryLineage], multi_line: bool, what: str,
+                 extractor_run_id: str | None = None, max_record_bytes: int = MAX_RECORD_BYTES,
+                 key_by: Literal["inode", "path"] = "inode") -> None:
+        self.name = name
+        self.cluster = cluster
+        self.parse = parse
+        self.multi_line = multi_line
+        self.max_record_bytes = max_record_bytes
+        self.extractor_run_id = extractor_run_id or f"{name}##{datetime.now(UTC):%Y%m%dT%H%M%S}"
+        self.tailer = GlobTailer(patterns, CursorStore(state_dir, cursor_file), logger=f"navd.extractor.{name}",
+                                 what=what, max_line_bytes=max_record_bytes, key_by=key_by)
+        self._lines = 0
+        self._queries = 0
+        self._since_checkpoint = 0
+
+    def extract(self) -> Iterator[Record]:
+        """Records of everything new in the logs since the last pass."""
+        assembler = RecordAssembler(self.max_record_bytes)
+        current = None
+        offset = record_offset = 0  # where the next line and the open record start
+        for file, line in self.tailer.poll():
+            if file.key != current:
+                # A file's lines start (again) from its cursor: nothing gathered so far counts.
+                current = file.key
+                assembler.reset()
+                cursor = self.tailer.cursor(file.key)
+                offset = cursor.resume if cursor is not None and cursor.file_id == file.status.file_id else 0
+            start, offset = offset, line.cursor.resume
+            if line.text:
+                self._lines += 1
+                self._since_checkpoint += 1
+                if self.multi_line:
+                    opened = assembler.in_record
+                    record = assembler.feed(line.text)
+                    if not opened and assembler.in_record:
+                        record_offset = start
+                    elif record is not None and not opened:
+                        record_offset = start
+                    if assembler.too_long:
+                        self.tailer.warn(file.status.path, "record_too_long", "lineage record too long, skipped",
+                                         offset=record_offset, max_record_bytes=self.max_record_bytes)
+                else:
+                    record, record_offset = (line.text if line.text.strip() else None), start
+                if record is not None:
+                    yield from self._records(file.status.path, record, record_offset)
+            if not assembler.in_record:
+                self.tailer.advance(line.cursor)
+
+    def _records(self, path: str, record: str, offset: int) -> Iterator[Record]:
+        try:
+            query = self.parse(orjson.loads(record))
+            emitted = list(records(query, cluster=self.cluster, extractor_run_id=self.extractor_run_id))
+        except orjson.JSONDecodeError as exc:
+            self.tailer.warn(path, "not_json", "lineage record is not JSON, skipped", offset=offset,
+                             reason=str(exc).splitlines()[0][:200])
+            return
+        except (BadLineage, InvalidName) as exc:
+            self.tailer.warn(path, "bad_record", "lineage record skipped", offset=offset, reason=str(exc))
+            return
+        self._queries += 1
+        yield from emitted
+
+    def commit(self) -> None:
+        """Make the cursors of everything extracted so far durable. Call after the writer flushed."""
+        self._since_checkpoint = 0
+        self.tailer.checkpoint()
+
+    def close(self) -> None:
+        """Nothing to release: each pass commits its cursors."""
+
+    def run_pass(self, writer: IndexWriter, *, full: bool = False,
+                 stop: threading.Event | None = None) -> PassReport:
+        """One pass: extract, write, flush, then commit cursors. Raises if Solr did not take it
+        (or navd is stopping); cursors then stay where they were."""
+        del full  # cursors say what is new: a tail has no full pass
+        lines, queries, warnings = self._lines, self._queries, self.tailer.warnings
+        count = write_checkpointed(self.extract(), writer, commit=self.commit, stop=stop,
+                                   checkpoint_due=lambda: self._since_checkpoint >= CHECKPOINT_LINES)
+        return PassReport(lines=self._lines - lines, queries=self._queries - queries, records=count,
+                          warnings=self.tailer.warnings - warnings)
+
+
+__all__ = ["CHECKPOINT_LINES", "MAX_RECORD_BYTES", "LineageLogExtractor", "PassReport"]

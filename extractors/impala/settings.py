@@ -1,0 +1,39 @@
+"""The `[impala]` config section: impalad's `--lineage_event_log_dir` directories."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import timedelta
+
+from navd.config import NavdConfig, number
+from navd.errors import ConfigError
+from navd.extractors import check_section
+
+SECTION = "impala"
+
+
+@dataclasses.dataclass(frozen=True)
+class ImpalaConfig:
+    enabled: bool = False
+    #: impalad's --lineage_event_log_dir, one per impalad on this host
+    lineage_dirs: tuple[str, ...] = ()
+    poll_seconds: float = number(5.0, 0, 24 * 3600, low_open=True)
+    state_dir: str = ""
+
+    def validate(self) -> None:
+        """Load-time checks; messages start with the key (the loader adds the file)."""
+        check_section(SECTION, self, required_when_enabled=("lineage_dirs",))
+        for directory in self.lineage_dirs:
+            if not isinstance(directory, str) or not directory.strip():
+                raise ConfigError(f"[{SECTION}] lineage_dirs: every entry must be a directory")
+            if "://" in directory:
+                raise ConfigError(f"[{SECTION}] lineage_dirs: {directory} is not local: impalad writes its "
+                                  f"lineage log on its own host (run navd there)")
+
+    @property
+    def interval(self) -> timedelta:
+        return timedelta(seconds=self.poll_seconds)
+
+
+def impala_settings(config: NavdConfig) -> ImpalaConfig:
+    return config.section(SECTION, ImpalaConfig)
