@@ -70,6 +70,8 @@ from navd_devstack.yarn import DevYarn, YarnPorts
 
 REPO = Path(__file__).resolve().parents[2]
 RESULT_FILE = REPO / ".bench" / "soak.json"
+#: --debug figures: a traced daemon's RSS is not the daemon's, so they never stand for the soak
+DEBUG_RESULT_FILE = REPO / ".bench" / "soak-debug.json"
 NAVD = str(Path(sys.executable).parent / "navd")
 SPARK_SUBMIT = str(Path(sys.executable).parent / "spark-submit")
 WAREHOUSE = "/user/hive/warehouse"
@@ -643,9 +645,10 @@ def main(argv: list[str] | None = None) -> int:
     if traces is not None:
         first = sum(1 for s in samples if s.minute < args.warmup_minutes)
         report["tracemalloc_top"] = tracemalloc_diff(traces, min(first, len(samples) - 1), 15)
-    RESULT_FILE.parent.mkdir(exist_ok=True)
-    RESULT_FILE.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
-    print_report(report)
+    result = DEBUG_RESULT_FILE if args.debug else RESULT_FILE
+    result.parent.mkdir(exist_ok=True)
+    result.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
+    print_report(report, result)
     if args.keep:
         sys.stderr.write(f"files kept in {root}\n")
     else:
@@ -691,7 +694,7 @@ def build_report(args: argparse.Namespace, samples: list[Sample], jobs: Jobs | N
     }
 
 
-def print_report(report: dict[str, Any]) -> None:
+def print_report(report: dict[str, Any], result: Path) -> None:
     out = sys.stdout
     setup, slopes = report["setup"], report["slopes_per_hour"]
 
@@ -727,7 +730,7 @@ def print_report(report: dict[str, Any]) -> None:
         out.write(f"  {error}\n")
     for line in report.get("tracemalloc_top", []):
         out.write(f"  {line}\n")
-    out.write(f"figures written to {RESULT_FILE.relative_to(REPO)}\n")
+    out.write(f"figures written to {result.relative_to(REPO)}\n")
 
 
 def _loadavg() -> str:
