@@ -52,15 +52,21 @@ test: setup
 quickstart: setup
 	$(NAVD) quickstart
 
+# bench_linker.py prints its figures: saved in .bench/linker.log for tests/bench/summary.py, which
+# prints the issue-21 table last (dash has no pipefail, hence the rc file).
 bench: setup
 	$(BIN)/python tests/bench/bench_writer.py
 	$(BIN)/python tests/bench/bench_spark.py
 	$(BIN)/python tests/bench/bench_hdfs.py
 	$(BIN)/python tests/bench/bench_hms.py
-	$(BIN)/python tests/bench/bench_linker.py
+	mkdir -p .bench
+	{ $(BIN)/python -u tests/bench/bench_linker.py; echo $$? > .bench/linker.rc; } 2>&1 | tee .bench/linker.log; \
+		exit "$$(cat .bench/linker.rc)"
 	$(BIN)/python tests/bench/bench_api.py
 	$(BIN)/python tests/bench/bench_page.py
 	$(BIN)/python tests/bench/bench_openlineage.py
+	$(BIN)/python tests/bench/soak.py --minutes 10
+	$(BIN)/python tests/bench/summary.py
 
 # A report, not a test: navd's column edges against the OpenLineage Spark listener's on the same
 # runs (tests/bench/README.md). `make compare-openlineage CASES=column_usage,multi_insert` for a subset.
