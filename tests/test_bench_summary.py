@@ -40,6 +40,19 @@ def test_writer_and_spark_rows_read_the_keys_their_benchmarks_write(tmp_path: Pa
     assert rows["Spark event logs into Solr"].status == "NOT met" and "0.31" in rows["Spark event logs into Solr"].now
 
 
+def test_the_first_start_row_reads_bench_spark_history(tmp_path: Path) -> None:
+    history = {"rows": [{"applications": 25, "max_rss_mb": 70.5, "checkpoints": 10},
+                        {"applications": 100, "max_rss_mb": 80.0, "checkpoints": 31}],
+               "rss_growth": 80.0 / 70.5, "bounded": True, "checkpointed": True}
+    write(tmp_path, "spark.json", {"history": history})
+    row = by_pipeline(tmp_path)["first start over a large Spark history"]
+    assert row.status == "met" and "100 apps 80 MB" in row.now and "checkpoints during the pass: 10, 31" in row.now
+    write(tmp_path, "spark.json", {"history": {**history, "rss_growth": 2.2, "bounded": False}})
+    assert by_pipeline(tmp_path)["first start over a large Spark history"].status == "NOT met"
+    write(tmp_path, "spark.json", {"history": {**history, "checkpointed": False}})
+    assert by_pipeline(tmp_path)["first start over a large Spark history"].status == "NOT met"
+
+
 def test_the_linker_row_from_the_lines_bench_linker_prints(tmp_path: Path) -> None:
     (tmp_path / "linker.log").write_text(
         "incremental (first pass: full): n=200000 load 12.0s; linked 200000 of 200000 in 4.00s = 50,000 "

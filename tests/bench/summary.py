@@ -109,19 +109,22 @@ def spark_row(bench: Path) -> Row:
 
 
 def first_start_row(bench: Path) -> Row:
-    """bench_spark.py's first-start figures (issue 21 deliver 4), under any key naming a first start."""
+    """bench_spark.py's first start over a generated history (`history` in spark.json): peak RSS of
+    `navd extract spark --once` at N and 4N applications, and whether positions were committed
+    during the pass."""
     name, before = "first start over a large Spark history", "memory grows with the history"
     goal = "RSS bounded by the largest application, checkpoints during the pass"
     data, why = load(bench / "spark.json")
-    found = next((value for key, value in walk_keys(data) if re.search(r"first.?start", key, re.I)
-                  and isinstance(value, dict)), None)
-    if found is None:
-        return Row(name, "-", "-", before, goal, "not run", why or "spark.json has no first-start figures")
-    rss = {k: v for k, v in flat(found) if re.search(r"rss", k, re.I) and number(v) is not None}
-    now = ", ".join(f"{k} {number(v):,.0f}" for k, v in list(rss.items())[:4]) or "see spark.json"
-    met = found.get("met")
-    return Row(name, "-", now, before, goal, status(bool(met)) if isinstance(met, bool) else "see note",
-               "" if isinstance(met, bool) else "no 'met' in the figures")
+    history = dig(data, "history")
+    rows = history.get("rows") if isinstance(history, dict) else None
+    growth = number(dig(data, "history", "rss_growth"))
+    if not rows or growth is None or not all(isinstance(r, dict) for r in rows):
+        return Row(name, "-", "-", before, goal, "not run", why or "spark.json has no history figures")
+    peaks = ", ".join(f"{r.get('applications')} apps {number(r.get('max_rss_mb')) or 0:.0f} MB" for r in rows)
+    checkpoints = ", ".join(str(r.get("checkpoints")) for r in rows)
+    now = f"peak RSS {peaks} (x{growth:.2f}); checkpoints during the pass: {checkpoints}"
+    met = bool(history.get("bounded")) and bool(history.get("checkpointed"))
+    return Row(name, "-", now, before, goal, status(met), when(data))
 
 
 def linker_row(bench: Path) -> Row:
@@ -251,16 +254,6 @@ def soak_row(bench: Path) -> Row:
 
 
 # --- helpers -------------------------------------------------------------------------------------
-
-
-def walk_keys(data: Any) -> Iterator[tuple[str, Any]]:
-    if isinstance(data, dict):
-        for key, value in data.items():
-            yield str(key), value
-            yield from walk_keys(value)
-    elif isinstance(data, list):
-        for item in data:
-            yield from walk_keys(item)
 
 
 def flat(data: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
