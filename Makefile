@@ -59,6 +59,7 @@ bench: setup
 	$(BIN)/python tests/bench/bench_hms.py
 	$(BIN)/python tests/bench/bench_linker.py
 	$(BIN)/python tests/bench/bench_api.py
+	$(BIN)/python tests/bench/bench_lineage.py
 	$(BIN)/python tests/bench/bench_page.py
 	$(BIN)/python tests/bench/bench_openlineage.py
 
