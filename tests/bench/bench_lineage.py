@@ -240,7 +240,7 @@ def growth_table(sizes: dict[str, dict[str, Any]], cases: list[Case]) -> list[st
         if not measured:
             continue
         out.append(f"{mode}: p50 / p95 ms, in-process, random roots")
-        out.append(f"  {'case':<30}" + "".join(f"{f'{e / 1e6:g}M':>18}" for e, _ in measured))
+        out.append(f"  {'case':<30}" + "".join(f"{format(e / 1e6, 'g') + 'M':>18}" for e, _ in measured))
         for kind in ("random", "hub"):
             for case in cases:
                 key = f"in-process {kind} {case.name}"
@@ -248,7 +248,8 @@ def growth_table(sizes: dict[str, dict[str, Any]], cases: list[Case]) -> list[st
                 if not any(cells):
                     continue
                 out.append(f"  {kind + ' ' + case.name:<30}" + "".join(
-                    f"{f'{c['p50_ms']:.0f} / {c['p95_ms']:.0f}':>18}" if c else f"{'-':>18}" for c in cells))
+                    f"{(format(c['p50_ms'], '.0f') + ' / ' + format(c['p95_ms'], '.0f')) if c else '-':>18}"
+                    for c in cells))
         out.append(f"  {'index GB on disk':<30}" + "".join(
             f"{run['solr']['index_bytes'] / 2**30:>18.2f}" for _, run in measured))
         out.append(f"  {'heap GB in use':<30}" + "".join(

@@ -156,7 +156,9 @@ def load(server: EmbeddedSolr, shape: lineage_graph.Shape, settings: LoadSetting
     hard-commit and count."""
     started = time.monotonic()
     jobs = lineage_graph.jobs_for(shape)
-    config = client_config(server, shards)
+    # A long timeout: on a busy shared host a batch can wait minutes for Solr's CPU, and a
+    # timed-out batch is posted again, which only adds to the load.
+    config = client_config(server, shards, timeout_seconds=600.0)
     with SolrIndex(config) as index:
         init_solr(index)
         _set_soft_commits(index, False)
