@@ -261,6 +261,14 @@ def growth_table(sizes: dict[str, dict[str, Any]], cases: list[Case]) -> list[st
     return out
 
 
+def stored_sizes() -> dict[str, dict[str, Any]]:
+    try:
+        sizes: dict[str, dict[str, Any]] = json.loads(RESULTS.read_text()).get("sizes", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return sizes
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--elements", default="1000000", help="sizes, comma-separated (e.g. 1000000,3000000)")
@@ -287,19 +295,18 @@ def main() -> None:
         raise SystemExit(f"unknown mode(s) {', '.join(unknown)}: expected standalone and/or cloud")
     cases = [Case(d, direction, columns) for d in depths for direction in DIRECTIONS for columns in (False, True)]
     BENCH.mkdir(exist_ok=True)
-    try:  # results of other sizes measured before are kept: the growth table spans them
-        stored: dict[str, Any] = json.loads(RESULTS.read_text())
-    except (OSError, ValueError):
-        stored = {}
-    all_sizes: dict[str, dict[str, Any]] = stored.get("sizes", {})
+    all_sizes = stored_sizes()
     for elements in sizes:
         for mode in modes:
             result = measure(lineage_graph.Shape(elements, args.seed), mode, args, cases)
             if args.load_only:
                 continue
-            all_sizes.setdefault(str(elements), {})[mode] = result
-            RESULTS.write_text(json.dumps({"seed": args.seed, "roots": args.roots, "hubs": args.hubs,
-                                           "repeat": args.repeat, "sizes": all_sizes}, indent=1))
+            # Read again before writing: results of other sizes and modes, measured before or by
+            # another run meanwhile, are kept (the growth table spans them; measured_at says when).
+            all_sizes = stored_sizes()
+            all_sizes.setdefault(str(elements), {})[mode] = {**result, "roots": args.roots, "hubs": args.hubs,
+                                                            "repeat": args.repeat}
+            RESULTS.write_text(json.dumps({"seed": args.seed, "sizes": all_sizes}, indent=1))
     if not args.load_only:
         print("\n".join(growth_table(all_sizes, cases)))
         print(f"written to {RESULTS}")
