@@ -219,15 +219,13 @@ def measure(shape: lineage_graph.Shape, mode: str, args: argparse.Namespace,
     solr = result["solr"]
     result["per_million_elements"] = {
         "documents": round((manifest.indexed_elements + manifest.indexed_relations) / per_million),
-        "index_bytes": round(solr["index_bytes"] / per_million),
-        "heap_used_bytes": round(solr["heap_used_bytes"] / per_million)}
+        "index_bytes": round(solr["index_bytes"] / per_million)}
     result["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
     result["host"] = host_load()
     print(f"{prefix} Solr: index {solr['index_bytes'] / 2**30:.2f} GB on disk, heap in use "
           f"{solr['heap_used_bytes'] / 2**30:.2f} of {solr['heap_max_bytes'] / 2**30:.2f} GB; per million "
           f"elements: {result['per_million_elements']['documents']:,} documents, "
-          f"{result['per_million_elements']['index_bytes'] / 2**30:.2f} GB on disk, "
-          f"{result['per_million_elements']['heap_used_bytes'] / 2**30:.2f} GB heap in use; {host_load()}",
+          f"{result['per_million_elements']['index_bytes'] / 2**30:.2f} GB on disk; {host_load()}",
           flush=True)
     return result
 

@@ -203,6 +203,9 @@ def cached_solr(shape: lineage_graph.Shape, heap: str, shards: int = 0,
     cache = cache_dir(shape, shards)
     manifest = read_manifest(cache)
     if manifest is None:
+        if (cache / "home").is_dir() and solr_for(cache, heap).status().running:
+            raise SystemExit(f"{cache} is incomplete and its Solr runs: another run is loading it (or was killed: "
+                             f"stop that Solr with `navd solr stop --home {cache / 'home'}`)")
         shutil.rmtree(cache, ignore_errors=True)
         cache.mkdir(parents=True)
     server = solr_for(cache, heap, shards, manifest.port if manifest else 0)
