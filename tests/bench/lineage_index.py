@@ -34,6 +34,7 @@ import requests
 
 from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, default_solr_dist_dir
 from navd.index.admin import init_solr
+from navd.errors import SolrError
 from navd.index.client import IndexWriter, SolrIndex
 from navd.solr.server import ZK_PORT_OFFSET, EmbeddedSolr, SolrDistribution, free_port
 
@@ -92,6 +93,8 @@ def read_manifest(cache: Path) -> Manifest | None:
 
 def _bindable(port: int) -> bool:
     with socket.socket() as sock:
+        # As Jetty binds: a port with connections of a stopped server in TIME_WAIT is free.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:
@@ -130,8 +133,28 @@ def _set_soft_commits(index: SolrIndex, on: bool) -> None:
     command = ({"unset-property": "updateHandler.autoSoftCommit.maxTime"} if on
                else {"set-property": {"updateHandler.autoSoftCommit.maxTime": -1}})
     for core in CORES:
-        index.request("POST", f"{index.core(core)}/config", data=json.dumps(command).encode(),
-                      headers={"Content-Type": "application/json"}, what=f"config of {index.core(core)}")
+        name = index.core(core)
+        try:
+            index.request("POST", f"{name}/config", data=json.dumps(command).encode(),
+                          headers={"Content-Type": "application/json"}, what=f"config of {name}")
+        except SolrError as exc:
+            # SolrCloud answers 500 when a replica has not reloaded the new overlay within 30 s
+            # (a busy host); the overlay is stored in ZooKeeper already and the replica follows.
+            if "within 30 seconds" not in str(exc):
+                raise
+        deadline = time.monotonic() + 300
+        while _soft_commits_overlaid(index, name) == on:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"{name}: Solr did not take the soft-commit setting within 300 s")
+            time.sleep(2)
+
+
+def _soft_commits_overlaid(index: SolrIndex, name: str) -> bool:
+    """Whether the core's config overlay switches soft commits off."""
+    overlay = index.request("GET", f"{name}/config/overlay", what=f"config overlay of {name}")
+    props = overlay.get("overlay", {}).get("props", {})
+    # unset-property leaves an empty {"autoSoftCommit": {}} behind
+    return props.get("updateHandler", {}).get("autoSoftCommit", {}).get("maxTime") is not None
 
 
 def _produce(config: SolrConfig, seed: int, jobs: int, first_block: int, step: int,
