@@ -63,6 +63,7 @@ bench: setup
 	{ $(BIN)/python -u tests/bench/bench_linker.py; echo $$? > .bench/linker.rc; } 2>&1 | tee .bench/linker.log; \
 		exit "$$(cat .bench/linker.rc)"
 	$(BIN)/python tests/bench/bench_api.py
+	$(BIN)/python tests/bench/bench_lineage.py
 	$(BIN)/python tests/bench/bench_page.py
 	$(BIN)/python tests/bench/bench_openlineage.py
 	$(BIN)/python tests/bench/soak.py --minutes 10

@@ -23,181 +23,27 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
-import random
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import requests
 
-from navd.config import DEFAULT_SOLR_VERSION, default_solr_dist_dir, load_config
-from navd.index.admin import init_solr
-from navd.index.client import IndexWriter, SolrIndex
+from navd.config import load_config
+from navd.index.client import SolrIndex
 from navd.lineage import LineageOptions
 from navd.query import lineage, lookup_scope
-from navd.solr.server import EmbeddedSolr, SolrDistribution, effective_solr_config, free_port
+from navd.solr.server import effective_solr_config, free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import lineage_graph  # noqa: E402 - a sibling module of this script, not a package
+import lineage_graph  # noqa: E402 - sibling modules of this script, not a package
+from lineage_index import BENCH, cached_solr, navd_serve, percentile, pick_roots, write_config  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[2]
-BENCH = REPO / ".bench"
 DEPTH = 5
 CASES = [(direction, columns) for direction in ("upstream", "downstream") for columns in (False, True)]
-
-
-@dataclasses.dataclass(frozen=True)
-class Manifest:
-    generator_version: int
-    elements: int
-    seed: int
-    jobs: int
-    indexed_elements: int
-    indexed_relations: int
-    load_seconds: float
-
-
-# -- the cached index ------------------------------------------------------------------------
-
-def cache_dir(shape: lineage_graph.Shape) -> Path:
-    return BENCH / f"solr-lineage-{shape.elements}-{shape.seed}"
-
-
-def read_manifest(cache: Path) -> Manifest | None:
-    try:
-        manifest = Manifest(**json.loads((cache / "manifest.json").read_text()))
-    except (OSError, ValueError, TypeError):
-        return None
-    return manifest if manifest.generator_version == lineage_graph.GENERATOR_VERSION else None
-
-
-def solr_for(cache: Path, heap: str) -> EmbeddedSolr:
-    return EmbeddedSolr(cache / "home", free_port(), heap, SolrDistribution(DEFAULT_SOLR_VERSION,
-                                                                            default_solr_dist_dir()))
-
-
-def load(server: EmbeddedSolr, shape: lineage_graph.Shape) -> Manifest:
-    """Write the generated graph through IndexWriter, hard-commit, count."""
-    started = time.monotonic()
-    jobs = lineage_graph.jobs_for(shape)
-    with SolrIndex(server.client_config()) as index:
-        init_solr(index)
-        writer = IndexWriter(index)
-        step = max(1, jobs // 20)
-        for t in range(jobs):
-            writer.write_all(lineage_graph.job_records(shape.seed, t))
-            if t % step == step - 1:
-                print(f"  loading: {t + 1}/{jobs} jobs, {time.monotonic() - started:.0f}s", flush=True)
-        if not writer.close():
-            raise SystemExit("the generated graph was not completely written to Solr (see the log)")
-        for core in ("elements", "relations"):
-            index.commit(core)
-        counts = index.count("elements"), index.count("relations")
-    return Manifest(lineage_graph.GENERATOR_VERSION, shape.elements, shape.seed, jobs, *counts,
-                    round(time.monotonic() - started, 1))
-
-
-@contextmanager
-def cached_solr(shape: lineage_graph.Shape, heap: str) -> Iterator[tuple[EmbeddedSolr, Manifest]]:
-    """The embedded Solr over the cached index of `shape`, loaded first if the cache is not
-    complete; stopped on the way out."""
-    cache = cache_dir(shape)
-    manifest = read_manifest(cache)
-    if manifest is None:
-        shutil.rmtree(cache, ignore_errors=True)
-        cache.mkdir(parents=True)
-    server = solr_for(cache, heap)
-    server.start()
-    try:
-        if manifest is None:
-            print(f"loading {shape.elements:,} elements (seed {shape.seed}) into {cache} ...", flush=True)
-            manifest = load(server, shape)
-            (cache / "manifest.json").write_text(json.dumps(dataclasses.asdict(manifest), indent=1))
-        else:
-            print(f"cached index {cache}", flush=True)
-        yield server, manifest
-    finally:
-        server.stop()
-
-
-# -- the server --------------------------------------------------------------------------------
-
-def write_config(server: EmbeddedSolr, directory: Path, port: int) -> Path:
-    """A navd.toml that reaches `server` by URL as its read-only user, and serves on `port`."""
-    credentials = server.credentials("reader")
-    if credentials is None:
-        raise SystemExit(f"no reader credentials in {server.home}")
-    password_file = directory / "reader-password"
-    password_file.write_text(credentials[1])
-    password_file.chmod(0o600)
-    config = directory / "navd.toml"
-    config.write_text(f'[cluster]\nname = "{lineage_graph.CLUSTER}"\n'
-                      f'[solr]\nurl = "{server.url}"\nauth = "basic"\nusername = "{credentials[0]}"\n'
-                      f'password_file = "{password_file}"\n'
-                      f'[server]\nhost = "127.0.0.1"\nport = {port}\nauth = "none"\n'
-                      f'[logging]\nlevel = "warning"\n')
-    config.chmod(0o600)
-    return config
-
-
-@contextmanager
-def navd_serve(config: Path, directory: Path, port: int) -> Iterator[str]:
-    """`navd serve` as a user runs it; its URL once /readyz answers; stopped (SIGTERM) on exit."""
-    env = {**os.environ, "NAVD_CONFIG": str(config), "XDG_STATE_HOME": str(directory / "state")}
-    log = (directory / "serve.log").open("w")
-    process = subprocess.Popen([str(Path(sys.executable).parent / "navd"), "serve"], env=env,
-                               stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise SystemExit(f"navd serve exited {process.returncode}: {(directory / 'serve.log').read_text()}")
-            try:
-                if requests.get(f"{url}/readyz", timeout=2).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit("navd serve did not answer /readyz within 60 s")
-            time.sleep(0.2)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
-
-
-# -- measuring -----------------------------------------------------------------------------------
-
-def percentile(values: list[float], p: float) -> float:
-    """Linear interpolation between the closest ranks (numpy's default)."""
-    ordered = sorted(values)
-    rank = (len(ordered) - 1) * p / 100
-    low = int(rank)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
-
-
-def pick_roots(manifest: Manifest, count: int, seed: int) -> list[str]:
-    """`count` random tables (not temporaries: those are deleted), by identity."""
-    rng = random.Random(f"roots/{seed}")
-    roots: list[str] = []
-    while len(roots) < count:
-        t = rng.randrange(manifest.jobs)
-        if not lineage_graph.is_temporary(manifest.seed, t):
-            roots.append(lineage_graph.table_ref(manifest.seed, t).identity)
-    return roots
 
 
 def timed(call: Callable[[], object]) -> tuple[float, object]:

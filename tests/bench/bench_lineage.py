@@ -1,0 +1,314 @@
+"""Lineage latency at scale (issue 21): `navd lineage` in-process (navd.query.lineage) and end to
+end over HTTP (`GET /api/lineage` of a real `navd serve`) on a generated graph
+(tests/bench/lineage_graph.py), on one Solr node and on a 2-shard SolrCloud, at one or more sizes.
+
+Run: python tests/bench/bench_lineage.py [--elements 1000000[,3000000]] [--modes standalone,cloud]
+     [--roots 20] [--hubs 4] [--repeat 1] [--depths 1,3,5] [--heap auto] [--producers 2]
+
+Each size and mode is loaded once into a cached Solr home under `.bench/` (lineage_index.py;
+reruns skip loading). Per case (depth x upstream/downstream x columns off/on) and root kind
+(random non-temporary tables with a fixed seed; hub tables, read by hundreds of jobs, apart):
+every root once in-process untimed (Solr's caches; its node count), then `--repeat` timed passes
+over the roots, each root in-process then over HTTP (alternating which goes first). Solr requests
+per query are counted in-process by wrapping SolrIndex.request (the HTTP side runs the same walk).
+Then a table of p50/p95 by depth and size, Solr's index on disk and heap in use, written with
+every case to `.bench/lineage.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from navd.config import load_config
+from navd.index.client import SolrIndex
+from navd.lineage import LineageOptions
+from navd.query import lineage, lookup_scope
+from navd.solr.server import effective_solr_config, free_port
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import lineage_graph  # noqa: E402 - sibling modules of this script, not a package
+from lineage_index import (  # noqa: E402
+    BENCH,
+    LoadSettings,
+    Manifest,
+    cache_dir,
+    cached_solr,
+    navd_serve,
+    percentile,
+    pick_roots,
+    solr_footprint,
+    write_config,
+)
+
+MODES = {"standalone": 0, "cloud": 2}  # mode -> shards (0: a standalone core)
+DIRECTIONS = ("upstream", "downstream")
+RESULTS = BENCH / "lineage.json"
+
+
+class CountingIndex(SolrIndex):
+    """The CLI's Solr client, counting the requests a lineage walk sends."""
+
+    requests_sent = 0
+
+    def request(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        self.requests_sent += 1
+        return super().request(*args, **kwargs)
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    depth: int
+    direction: str
+    columns: bool
+
+    @property
+    def name(self) -> str:
+        return f"depth {self.depth} {self.direction} {'columns' if self.columns else 'tables'}"
+
+
+def default_heap(elements: int) -> str:
+    """Solr's heap for a size: about 2 GB were in use at 5M elements (perf-findings), so 2 GB
+    up to 2M elements, 4 GB up to 10M, 8 GB above."""
+    return "2g" if elements <= 2_000_000 else "4g" if elements <= 10_000_000 else "8g"
+
+
+def hub_roots(count: int, seed: int) -> list[str]:
+    rng = random.Random(f"hubs/{seed}")
+    hubs = rng.sample(range(lineage_graph.HUBS), min(count, lineage_graph.HUBS))
+    return [lineage_graph.table_ref(seed, t).identity for t in hubs]
+
+
+def random_roots(manifest: Manifest, count: int, seed: int) -> list[str]:
+    """Random tables, neither temporaries (deleted) nor hubs (measured apart)."""
+    hubs = {lineage_graph.table_ref(manifest.seed, t).identity for t in range(lineage_graph.HUBS)}
+    roots = [r for r in pick_roots(manifest, count + lineage_graph.HUBS, seed) if r not in hubs]
+    return roots[:count]
+
+
+def summary(seconds: list[float], nodes: list[int], sent: list[int]) -> dict[str, Any]:
+    return {"n": len(seconds), "p50_ms": round(percentile(seconds, 50) * 1000, 2),
+            "p95_ms": round(percentile(seconds, 95) * 1000, 2), "max_ms": round(max(seconds) * 1000, 2),
+            "nodes": percentile([float(n) for n in nodes], 50), "nodes_max": max(nodes),
+            "requests": percentile([float(s) for s in sent], 50), "requests_max": max(sent)}
+
+
+def line(label: str, s: dict[str, Any]) -> str:
+    return (f"{label}: p50 {s['p50_ms']:.1f} ms p95 {s['p95_ms']:.1f} ms max {s['max_ms']:.1f} ms "
+            f"nodes {s['nodes']:.0f} (max {s['nodes_max']}) requests/query {s['requests']:.0f} "
+            f"(max {s['requests_max']}) n={s['n']}")
+
+
+def run_cases(config_path: Path, url: str | None, root_sets: dict[str, list[str]], cases: list[Case],
+              repeat: int, prefix: str) -> dict[str, dict[str, Any]]:
+    config = load_config(str(config_path), environ={})
+    # As `navd lineage` opens Solr (cli._index with read_only): no retries for an interactive read.
+    solr = dataclasses.replace(effective_solr_config(config.solr, read_only=True), retries=0)
+    scope = lookup_scope(config)
+    results: dict[str, dict[str, Any]] = {}
+    with CountingIndex(solr) as index, requests.Session() as session:
+        session.trust_env = False
+        for case in cases:
+            options = LineageOptions(direction=case.direction, depth=case.depth,  # type: ignore[arg-type]
+                                     columns=case.columns, max_nodes=config.server.max_nodes)
+
+            def facade(root: str) -> int:
+                return len(lineage(index, root, options, scope).as_dict()["nodes"])
+
+            def http(root: str) -> bytes:
+                response = session.get(f"{url}/api/lineage", params={
+                    "entity": root, "direction": case.direction, "depth": case.depth,
+                    "columns": str(case.columns).lower()})
+                body = response.content  # the whole answer read: what a client waits for
+                if response.status_code != 200:
+                    raise SystemExit(f"GET /api/lineage {root}: {response.status_code} {body[:300]!r}")
+                return body
+
+            for kind, roots in root_sets.items():
+                if not roots:
+                    continue
+                sizes: dict[str, int] = {}
+                sent: dict[str, int] = {}
+                for root in roots:  # warm-up, untimed; a walk's requests do not depend on timing
+                    before = index.requests_sent
+                    sizes[root] = facade(root)
+                    sent[root] = index.requests_sent - before
+                if url is not None:
+                    http(roots[0])  # the server's code paths; Solr is warm from the facade
+                times: dict[str, list[float]] = {"in-process": [], "http": []}
+                nodes: dict[str, list[int]] = {"in-process": [], "http": []}
+                for n in range(repeat):
+                    for i, root in enumerate(roots):
+                        order: list[tuple[str, Callable[[str], object]]] = [("in-process", facade)]
+                        if url is not None:
+                            order.append(("http", http))
+                            if (i + n) % 2:
+                                order.reverse()
+                        for side, call in order:
+                            started = time.perf_counter()
+                            answer = call(root)
+                            times[side].append(time.perf_counter() - started)
+                            # The body is parsed after the clock: parsing is the client's work.
+                            count = len(json.loads(answer)["nodes"]) if isinstance(answer, bytes) else answer
+                            if count != sizes[root]:
+                                raise SystemExit(f"{root} {case.name}: {side} answered {count} nodes, "
+                                                 f"{sizes[root]} before")
+                            nodes[side].append(count)
+                for side, seconds in times.items():
+                    if not seconds:
+                        continue
+                    # The HTTP side runs the same walk in the server: the in-process count is its.
+                    s = summary(seconds, nodes[side], [sent[r] for r in roots for _ in range(repeat)])
+                    key = f"{side} {kind} {case.name}"
+                    results[key] = s
+                    print(line(f"{prefix} {key}", s), flush=True)
+    return results
+
+
+def host_load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def measure(shape: lineage_graph.Shape, mode: str, args: argparse.Namespace,
+            cases: list[Case]) -> dict[str, Any]:
+    shards = MODES[mode]
+    heap = args.heap if args.heap != "auto" else default_heap(shape.elements)
+    settings = LoadSettings(args.producers, args.batch_size, args.writer_threads)
+    prefix = f"{mode} {shape.elements / 1e6:g}M"
+    with cached_solr(shape, heap, shards, settings) as (server, manifest):
+        print(f"{prefix} index: {manifest.indexed_elements:,} elements, {manifest.indexed_relations:,} "
+              f"relations, {manifest.jobs:,} jobs (loaded in {manifest.load_seconds:.0f}s: "
+              f"{manifest.docs_per_second:,.0f} docs/s, {manifest.producers} producers); home "
+              f"{cache_dir(shape, shards)}; Solr heap {heap}", flush=True)
+        result: dict[str, Any] = {"manifest": dataclasses.asdict(manifest), "heap": heap,
+                                  "home": str(cache_dir(shape, shards)),
+                                  "load_docs_per_second": round(manifest.docs_per_second)}
+        if args.load_only:
+            return result
+        directory = Path(tempfile.mkdtemp(prefix="navd-bench-lineage-"))
+        try:
+            port = free_port()
+            config = write_config(server, directory, port, shards)
+            root_sets = {"random": random_roots(manifest, args.roots, args.seed),
+                         "hub": hub_roots(args.hubs, args.seed)}
+            print(f"{prefix}: {len(root_sets['random'])} random roots, {len(root_sets['hub'])} hub roots, "
+                  f"{args.repeat} timed pass(es); {host_load()}", flush=True)
+            if args.no_http:
+                result["cases"] = run_cases(config, None, root_sets, cases, args.repeat, prefix)
+            else:
+                with navd_serve(config, directory, port) as url:
+                    result["cases"] = run_cases(config, url, root_sets, cases, args.repeat, prefix)
+            with SolrIndex(server.client_config()) as admin:
+                result["solr"] = solr_footprint(admin)
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+    per_million = manifest.indexed_elements / 1e6
+    solr = result["solr"]
+    result["per_million_elements"] = {
+        "documents": round((manifest.indexed_elements + manifest.indexed_relations) / per_million),
+        "index_bytes": round(solr["index_bytes"] / per_million)}
+    result["measured_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    result["host"] = host_load()
+    print(f"{prefix} Solr: index {solr['index_bytes'] / 2**30:.2f} GB on disk, heap in use "
+          f"{solr['heap_used_bytes'] / 2**30:.2f} of {solr['heap_max_bytes'] / 2**30:.2f} GB; per million "
+          f"elements: {result['per_million_elements']['documents']:,} documents, "
+          f"{result['per_million_elements']['index_bytes'] / 2**30:.2f} GB on disk; {host_load()}",
+          flush=True)
+    return result
+
+
+def growth_table(sizes: dict[str, dict[str, Any]], cases: list[Case]) -> list[str]:
+    """p50/p95 (ms) of the in-process random-root cases by depth and size, per mode."""
+    out: list[str] = []
+    for mode in MODES:
+        measured = sorted((int(e), runs[mode]) for e, runs in sizes.items() if "cases" in runs.get(mode, {}))
+        if not measured:
+            continue
+        out.append(f"{mode}: p50 / p95 ms, in-process, random roots")
+        out.append(f"  {'case':<30}" + "".join(f"{format(e / 1e6, 'g') + 'M':>18}" for e, _ in measured))
+        for kind in ("random", "hub"):
+            for case in cases:
+                key = f"in-process {kind} {case.name}"
+                cells = [run["cases"].get(key) for _, run in measured]
+                if not any(cells):
+                    continue
+                out.append(f"  {kind + ' ' + case.name:<30}" + "".join(
+                    f"{(format(c['p50_ms'], '.0f') + ' / ' + format(c['p95_ms'], '.0f')) if c else '-':>18}"
+                    for c in cells))
+        out.append(f"  {'index GB on disk':<30}" + "".join(
+            f"{run['solr']['index_bytes'] / 2**30:>18.2f}" for _, run in measured))
+        out.append(f"  {'heap GB in use':<30}" + "".join(
+            f"{run['solr']['heap_used_bytes'] / 2**30:>18.2f}" for _, run in measured))
+        out.append(f"  {'documents per 1M elements':<30}" + "".join(
+            f"{run['per_million_elements']['documents']:>18,}" for _, run in measured))
+        out.append(f"  {'load docs/s':<30}" + "".join(
+            f"{run['load_docs_per_second']:>18,}" for _, run in measured))
+    return out
+
+
+def stored_sizes() -> dict[str, dict[str, Any]]:
+    try:
+        sizes: dict[str, dict[str, Any]] = json.loads(RESULTS.read_text()).get("sizes", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return sizes
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--elements", default="1000000", help="sizes, comma-separated (e.g. 1000000,3000000)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--modes", default="standalone,cloud", help="standalone and/or cloud (2 shards)")
+    parser.add_argument("--roots", type=int, default=20, help="random tables asked, per case")
+    parser.add_argument("--hubs", type=int, default=4, help="hub tables asked, per case (reported apart)")
+    parser.add_argument("--repeat", type=int, default=1, help="timed passes over the roots, per case")
+    parser.add_argument("--depths", default="1,3,5")
+    parser.add_argument("--heap", default="auto", help="Solr's heap (auto: by size)")
+    parser.add_argument("--producers", type=int, default=2, help="loading processes")
+    parser.add_argument("--batch-size", type=int, default=5000, help="loading: documents per update")
+    parser.add_argument("--writer-threads", type=int, default=2, help="loading: writer threads per core")
+    parser.add_argument("--no-http", action="store_true", help="in-process only (no navd serve)")
+    parser.add_argument("--load-only", action="store_true", help="load (or find) the cached indexes and stop")
+    args = parser.parse_args()
+    try:
+        sizes = [int(e.replace("_", "")) for e in args.elements.split(",") if e.strip()]
+        depths = [int(d) for d in args.depths.split(",") if d.strip()]
+    except ValueError:
+        raise SystemExit("--elements and --depths take comma-separated whole numbers") from None
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if unknown := [m for m in modes if m not in MODES]:
+        raise SystemExit(f"unknown mode(s) {', '.join(unknown)}: expected standalone and/or cloud")
+    cases = [Case(d, direction, columns) for d in depths for direction in DIRECTIONS for columns in (False, True)]
+    BENCH.mkdir(exist_ok=True)
+    all_sizes = stored_sizes()
+    for elements in sizes:
+        for mode in modes:
+            result = measure(lineage_graph.Shape(elements, args.seed), mode, args, cases)
+            if args.load_only:
+                continue
+            # Read again before writing: results of other sizes and modes, measured before or by
+            # another run meanwhile, are kept (the growth table spans them; measured_at says when).
+            all_sizes = stored_sizes()
+            all_sizes.setdefault(str(elements), {})[mode] = {**result, "roots": args.roots, "hubs": args.hubs,
+                                                            "repeat": args.repeat}
+            RESULTS.write_text(json.dumps({"seed": args.seed, "sizes": all_sizes}, indent=1))
+    if not args.load_only:
+        print("\n".join(growth_table(all_sizes, cases)))
+        print(f"written to {RESULTS}")
+
+
+if __name__ == "__main__":
+    main()
