@@ -81,3 +81,48 @@ class CursorStore:
             write_atomically(self.path, payload)
         except OSError as exc:
             raise StateError(f"{self.path}: cannot write the log cursors: {exc.strerror}") from None
+
+
+class CursorBook:
+    """A tailer's cursors between commits: those committed (what the store holds), those advanced
+    since, and the files gone since. `checkpoint()` persists the merge in one atomic write.
+
+    The base of every tailer over log files (the Spark event logs, the Hive and Impala lineage
+    logs), so the rule "a cursor reaches the store only after its records reached Solr" lives in
+    one place."""
+
+    def __init__(self, store: CursorStore) -> None:
+        self.store = store
+        self.committed: dict[str, LogCursor] = store.load()
+        self._pending: dict[str, LogCursor] = {}
+        self._gone: set[str] = set()
+
+    def cursor(self, key: str) -> LogCursor | None:
+        """Where reading of `key` stands: its last advanced cursor, else its committed one."""
+        if key in self._gone:
+            return self._pending.get(key)
+        return self._pending.get(key, self.committed.get(key))
+
+    def advance(self, cursor: LogCursor) -> None:
+        """Record that the records of the lines up to `cursor` went to the index writer."""
+        self._pending[cursor.key] = cursor
+        self._gone.discard(cursor.key)
+
+    def checkpoint(self) -> None:
+        """Persist every advanced cursor. Call only once the index writes are flushed."""
+        if not self._pending and not self._gone:
+            return  # an idle poll: no fsync every poll_seconds
+        merged = {**self.committed, **self._pending}
+        for key in self._gone:
+            merged.pop(key, None)
+        self.store.commit(merged)
+        self.committed, self._pending = merged, {}
+        self._gone.clear()
+
+    def _known(self) -> set[str]:
+        return (set(self.committed) | set(self._pending)) - self._gone
+
+    def _forget_cursor(self, key: str) -> None:
+        """The file `key` is gone: its cursor leaves the store at the next checkpoint."""
+        self._gone.add(key)
+        self._pending.pop(key, None)

@@ -22,7 +22,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Literal
 
-from navd.extractors.common.cursors import CursorStore, LogCursor
+from navd.extractors.common.cursors import CursorBook, CursorStore
 from navd.extractors.common.lines import Line, LogReader
 from navd.extractors.common.tailing import FileStatus, LocalFileSystem
 from navd.logs import get_logger
@@ -47,7 +47,7 @@ def file_key(status: FileStatus, key_by: Literal["inode", "path"] = "inode") -> 
     return f"{os.path.dirname(status.path)}#{status.file_id}"
 
 
-class GlobTailer:
+class GlobTailer(CursorBook):
     """One pass over the files `patterns` match per `poll()`; `checkpoint()` after Solr flushed.
 
     A Line with empty text only carries a cursor (skipped input); pass every cursor of a complete
@@ -62,13 +62,10 @@ class GlobTailer:
         self.patterns = tuple(patterns)
         self.key_by = key_by
         self.fs = LocalFileSystem()
-        self.store = store
         self.log = get_logger(logger)
         self.what = what
         self.reader = LogReader(self.fs, max_line_bytes, logger=logger, what=what)
-        self.committed: dict[str, LogCursor] = store.load()
-        self._pending: dict[str, LogCursor] = {}
-        self._gone: set[str] = set()
+        CursorBook.__init__(self, store)
         self._failures: set[tuple[str, int | None, str | None]] = set()
 
     @property
@@ -78,26 +75,6 @@ class GlobTailer:
     def warn(self, path: str, kind: str, message: str, **fields: object) -> None:
         """A warning about one file, counted with the reader's (repeats of a kind summarised)."""
         self.reader.warnings.warn(path, kind, message, **fields)
-
-    def cursor(self, key: str) -> LogCursor | None:
-        if key in self._gone:
-            return self._pending.get(key)
-        return self._pending.get(key, self.committed.get(key))
-
-    def advance(self, cursor: LogCursor) -> None:
-        self._pending[cursor.key] = cursor
-        self._gone.discard(cursor.key)
-
-    def checkpoint(self) -> None:
-        """Persist every advanced cursor. Call only once the index writes are flushed."""
-        if not self._pending and not self._gone:
-            return  # an idle poll: no fsync every poll_seconds
-        merged = {**self.committed, **self._pending}
-        for key in self._gone:
-            merged.pop(key, None)
-        self.store.commit(merged)
-        self.committed, self._pending = merged, {}
-        self._gone.clear()
 
     def discover(self) -> list[GlobbedFile]:
         """The regular files the patterns match now, oldest first (rotated files before the live
@@ -144,14 +121,10 @@ class GlobTailer:
                 self.warn(status.path, "unreadable", f"{self.what} unreadable, will retry",
                           offset=cursor.resume if cursor else 0, reason=exc.strerror or str(exc))
 
-    def _known(self) -> set[str]:
-        return (set(self.committed) | set(self._pending)) - self._gone
-
     def _drop_vanished(self, seen: set[str]) -> None:
         for key in sorted(self._known() - seen):
             self.log.info(f"{self.what} disappeared (deleted or rotated away), cursor dropped", file=key)
-            self._gone.add(key)
-            self._pending.pop(key, None)
+            self._forget_cursor(key)
             self.reader.forget(key)
 
 

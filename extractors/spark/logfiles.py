@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator
 from typing import Literal
 
 from navd.extractors.common.codecs import CODECS
-from navd.extractors.common.cursors import CursorStore, LogCursor
+from navd.extractors.common.cursors import CursorBook, CursorStore
 from navd.extractors.common.lines import DEFAULT_MAX_LINE_BYTES, Line, LogReader, NotThisFormat, cursor_for
 from navd.extractors.common.tailing import FileStatus, FileSystem, size_lags
 from navd.logs import get_logger
@@ -167,7 +167,7 @@ class EventLogCursorStore(CursorStore):
 
 # --- the poll loop ---------------------------------------------------------------------------
 
-class EventLogTailer:
+class EventLogTailer(CursorBook):
     """One pass over the event log directories per `poll()`; `checkpoint()` after Solr flushed.
 
     Lines are yielded file by file, rolling files in index order. A line with empty text only
@@ -180,11 +180,8 @@ class EventLogTailer:
         self.directories = tuple(directories)
         #: `[spark] allowed_log_owners`: only files these users own are read (empty: all)
         self.allowed_owners = frozenset(allowed_owners)
-        self.store = store
         self.reader = LogReader(fs, max_line_bytes, logger=LOGGER, what="event log", record_start=b'{"Event":')
-        self.committed: dict[str, LogCursor] = store.load()
-        self._pending: dict[str, LogCursor] = {}
-        self._gone: set[str] = set()
+        CursorBook.__init__(self, store)
         self._failures: set[tuple[str, int | None, str | None]] = set()
         #: files under a log's name that are no event log: the version last seen, not read
         #: again until it changes; each reported once
@@ -199,11 +196,6 @@ class EventLogTailer:
         """Warnings about files and directories given so far (logged, or summarised)."""
         return self.reader.warnings.count
 
-    def cursor(self, key: str) -> LogCursor | None:
-        if key in self._gone:
-            return self._pending.get(key)
-        return self._pending.get(key, self.committed.get(key))
-
     def rewind_unfinished(self) -> None:
         """Read every event log whose reading was unfinished at the last checkpoint from its
         start: every file of a rolling log (its first file has the application's start), the
@@ -214,26 +206,6 @@ class EventLogTailer:
                 # size -1 never matches the file: it is read again, from `resume`, same file id.
                 self.committed[key] = dataclasses.replace(cursor, resume=0, skip=0, size=-1, done=False)
                 self.reader.forget(key)
-
-    def advance(self, cursor: LogCursor) -> None:
-        """Record that the records of the lines up to `cursor` went to the index writer.
-
-        Pass every line's cursor, empty lines included (they carry skipped input and ends of
-        files); a poll continues cheaply only from the last cursor handed out.
-        """
-        self._pending[cursor.key] = cursor
-        self._gone.discard(cursor.key)
-
-    def checkpoint(self) -> None:
-        """Persist every advanced cursor. Call only once the index writes are flushed."""
-        if not self._pending and not self._gone:
-            return  # an idle poll: no fsync every poll_seconds
-        merged = {**self.committed, **self._pending}
-        for key in self._gone:
-            merged.pop(key, None)
-        self.store.commit(merged)
-        self.committed, self._pending = merged, {}
-        self._gone.clear()
 
     def poll(self) -> Iterator[tuple[EventLog, Line]]:
         seen: set[str] = set()
@@ -261,9 +233,6 @@ class EventLogTailer:
             del self._foreign[key]
         for key in set(self._disowned) - seen:
             del self._disowned[key]
-
-    def _known(self) -> set[str]:
-        return (set(self.committed) | set(self._pending)) - self._gone
 
     def _read(self, event_log: EventLog, file: LogFile) -> Iterator[Line]:
         cursor = self.cursor(file.key)
@@ -336,8 +305,7 @@ class EventLogTailer:
     def _drop_vanished(self, seen: set[str]) -> None:
         for key in sorted(self._known() - seen):
             log.info("event log disappeared (deleted or compacted), cursor dropped", file=key)
-            self._gone.add(key)
-            self._pending.pop(key, None)
+            self._forget_cursor(key)
             self.reader.forget(key)
 
 
