@@ -307,6 +307,23 @@ class ServerConfig:
     max_nodes: int = number(3000, 1, 1_000_000)
 
 
+@dataclasses.dataclass(frozen=True)
+class LineageConfig:
+    """`[lineage]`: the hub cache of lineage queries (navd/index/hub_cache.py): the graphs of
+    hubs (roots with at least `hub_min_degree` relations of their own, such as tables read by
+    hundreds of jobs) kept between a server's queries, emptied whenever the index changes."""
+
+    #: graphs kept at most (0: no cache)
+    hub_cache_entries: int = number(64, 0, 1_000_000)
+    #: nodes + edges kept at most over all graphs: bounds the memory (about 0.5 kB each)
+    hub_cache_items: int = number(100_000, 0, 100_000_000)
+    #: a root with fewer relations of its own than this is walked every time
+    hub_min_degree: int = number(100, 1, 1_000_000_000)
+    #: a graph is walked again after this long even if the index looks unchanged (a SolrCloud
+    #: replica behind its leader)
+    hub_cache_seconds: float = number(600, 0, MAX_SECONDS)
+
+
 #: The largest OpenLineage event body `[openlineage] max_body_bytes` takes by default: the Spark
 #: listener's events of wide plans run to a few MB; 16 MiB leaves room and still bounds memory.
 DEFAULT_OPENLINEAGE_MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -340,6 +357,7 @@ class NavdConfig:
     daemon: DaemonConfig = DaemonConfig()
     security: SecurityConfig = SecurityConfig()
     server: ServerConfig = ServerConfig()
+    lineage: LineageConfig = LineageConfig()
     openlineage: OpenLineageConfig = OpenLineageConfig()
     #: The sections of the registered components (`[hdfs]`, `[hive]`, ...), by section name,
     #: each validated into the component's own settings dataclass (see navd.registry).

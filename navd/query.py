@@ -18,6 +18,7 @@ from navd.config import NavdConfig
 from navd.errors import AmbiguousEntity, SolrError, UsageError, first_line
 from navd.index.client import SolrIndex, batches
 from navd.index.documents import RUN_KIND, display_document, endpoint_field
+from navd.index.hub_cache import HubCache, generation
 from navd.index.lineage_store import SolrLineageStore, terms_filter
 from navd.index.lookup import Scope, resolve, solr_quote
 from navd.lineage import EntityNotFound, LineageGraph, LineageOptions, Node
@@ -152,10 +153,22 @@ def entity(index: SolrIndex, name: str, scope: Scope = Scope()) -> tuple[dict[st
 # -- lineage ----------------------------------------------------------------------------------
 
 def lineage(index: SolrIndex, entity: str, options: LineageOptions = LineageOptions(),
-            scope: Scope = Scope()) -> LineageGraph:
-    """The lineage graph (navd/lineage.py) of the element `entity` stands for (as `entity()`)."""
+            scope: Scope = Scope(), hubs: HubCache | None = None) -> LineageGraph:
+    """The lineage graph (navd/lineage.py) of the element `entity` stands for (as `entity()`).
+    With `hubs` (the server's), a hub's graph comes from the cache while the index is unchanged."""
     root = _resolve(index, entity, scope)
-    return walk_lineage(SolrLineageStore(index, known=[root]), str(root["identity"]), options)
+    identity = str(root["identity"])
+    read_at = None
+    if hubs is not None and hubs.enabled and hubs.is_hub(identity, options):
+        read_at = generation(index)  # before the walk: what it reads is at least this new
+        cached = hubs.get(identity, options, read_at)
+        if cached is not None:
+            return cached
+    store = SolrLineageStore(index, known=[root])
+    graph = walk_lineage(store, identity, options)
+    if hubs is not None:
+        hubs.put(identity, options, store.known_degree, graph, read_at)
+    return graph
 
 
 # -- an operation's executions ----------------------------------------------------------------
@@ -331,7 +344,7 @@ def navigator_entity(index: SolrIndex, identity: str) -> dict[str, Any]:
 _NAVIGATOR_LINEAGE = LineageOptions(direction="both", operations=True, deleted=True)
 
 
-def navigator_lineage(index: SolrIndex, entity_ids: Sequence[str]) -> dict[str, Any]:
+def navigator_lineage(index: SolrIndex, entity_ids: Sequence[str], hubs: HubCache | None = None) -> dict[str, Any]:
     """GET lineage: the relations of the lineage of each entity (navd's walk, with operations
     and deleted entities) and the entities they connect, as Navigator relations and entities.
     An entity that is not indexed: EntityNotFound."""
@@ -339,7 +352,7 @@ def navigator_lineage(index: SolrIndex, entity_ids: Sequence[str]) -> dict[str, 
     walked: set[tuple[str, frozenset[str]]] = set()
     truncated = False
     for entity_id in entity_ids:
-        graph = lineage(index, entity_id, _NAVIGATOR_LINEAGE)
+        graph = lineage(index, entity_id, _NAVIGATOR_LINEAGE, hubs=hubs)
         nodes.update((node.id, node) for node in graph.nodes)
         walked.update((edge.type, frozenset((edge.source, edge.target))) for edge in graph.edges)
         truncated = truncated or graph.truncated

@@ -29,6 +29,9 @@ class SolrLineageStore:
         self.index = index
         #: element documents the caller already read (the root it resolved): not asked again
         self._known = {str(doc["identity"]): StoredElement.from_doc(doc) for doc in known}
+        #: the relations of the walk's own asks (not `ends_only`) whose near end is a known
+        #: element: the root's degree, which tells the hub cache a hub (navd/index/hub_cache.py)
+        self.known_degree = 0
 
     def find(self, entity: str) -> StoredElement | None:
         if entity in self._known:
@@ -67,6 +70,8 @@ class SolrLineageStore:
         # Each request's answer is in identity order: a stable sort by piece restores the order
         # of asking each piece alone.
         found.sort(key=lambda item: item[0])
+        self.known_degree += sum(1 for number, relation in found if not asks[pieces[number][0]].ends_only
+                                 and relation.endpoint(asks[pieces[number][0]].near_end).id in self._known)
         for number, relation in found:
             yield pieces[number][0], relation
 

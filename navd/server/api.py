@@ -11,6 +11,7 @@ from fastapi import APIRouter, Depends, Query, Request
 
 from navd.config import NavdConfig, extractor_state_dir
 from navd.index.client import SolrIndex
+from navd.index.hub_cache import HubCache
 from navd.lineage import LineageOptions
 from navd.server.errors import ApiError, blame, check_range
 
@@ -26,7 +27,13 @@ def config_of(request: Request) -> NavdConfig:
     return request.app.state.config
 
 
+def hubs_of(request: Request) -> HubCache:
+    """The app's hub cache of lineage graphs (navd/index/hub_cache.py)."""
+    return request.app.state.hubs
+
+
 Index = Annotated[SolrIndex, Depends(index_of)]
+Hubs = Annotated[HubCache, Depends(hubs_of)]
 Config = Annotated[NavdConfig, Depends(config_of)]
 
 
@@ -71,7 +78,7 @@ def get_entity(name: str, index: Index, config: Config) -> dict[str, Any]:
 
 
 @router.get("/lineage", summary="The lineage graph of an entity (as `navd lineage --format json`)")
-def get_lineage(index: Index, config: Config,
+def get_lineage(index: Index, config: Config, hubs: Hubs,
                 entity: Annotated[str, Query(description="identity or qualifiedName")],
                 direction: Literal["upstream", "downstream", "both"] = "both",
                 depth: Annotated[int, Query(description="dataset hops per direction")] = 5,
@@ -88,7 +95,7 @@ def get_lineage(index: Index, config: Config,
     options = LineageOptions(direction=direction, depth=depth, columns=columns, operations=operations,
                              deleted=deleted, max_nodes=limits.max_nodes if max_nodes is None else max_nodes)
     with blame("entity"):
-        return lineage(index, entity, options, lookup_scope(config)).as_dict()
+        return lineage(index, entity, options, lookup_scope(config), hubs).as_dict()
 
 
 @router.get("/executions", summary="An operation's executions (its run history), newest first",

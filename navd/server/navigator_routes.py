@@ -76,7 +76,8 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
     @router.get("/lineage")
     def lineage(version: str, request: Request, index: SolrIndex = Depends(get_index)) -> JSONResponse:
         ids = request.query_params.getlist("entityIds")
-        return _answer(version, lambda: query.navigator_lineage(index, navigator.entity_ids(ids)))
+        return _answer(version, lambda: query.navigator_lineage(index, navigator.entity_ids(ids),
+                                                                request.app.state.hubs))
 
     return router
 
