@@ -76,8 +76,9 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
     @router.get("/lineage")
     def lineage(version: str, request: Request, index: SolrIndex = Depends(get_index)) -> JSONResponse:
         ids = request.query_params.getlist("entityIds")
-        return _answer(version, lambda: query.navigator_lineage(index, navigator.entity_ids(ids),
-                                                                request.app.state.hubs))
+        # the app's hub cache (create_app); a router mounted on its own walks every time
+        hubs = getattr(request.app.state, "hubs", None)
+        return _answer(version, lambda: query.navigator_lineage(index, navigator.entity_ids(ids), hubs))
 
     return router
 

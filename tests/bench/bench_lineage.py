@@ -11,6 +11,10 @@ reruns skip loading). Per case (depth x upstream/downstream x columns off/on) an
 every root once in-process untimed (Solr's caches; its node count), then `--repeat` timed passes
 over the roots, each root in-process then over HTTP (alternating which goes first). Solr requests
 per query are counted in-process by wrapping SolrIndex.request (the HTTP side runs the same walk).
+The hub roots are asked once more in-process through the hub cache (navd/index/hub_cache.py,
+`[lineage]` defaults; "hub cached", after two untimed queries that tell the hub and store its
+graph), with the ratio of its p50/p95 to the uncached hub case of the same run; the server runs
+with the cache off, so its HTTP figures stay those of the walk.
 Then a table of p50/p95 by depth and size, Solr's index on disk and heap in use, written with
 every case to `.bench/lineage.json`.
 """
@@ -33,8 +37,9 @@ from typing import Any
 
 import requests
 
-from navd.config import load_config
+from navd.config import LineageConfig, load_config
 from navd.index.client import SolrIndex
+from navd.index.hub_cache import HubCache
 from navd.lineage import LineageOptions
 from navd.query import lineage, lookup_scope
 from navd.solr.server import effective_solr_config, free_port
@@ -125,8 +130,10 @@ def run_cases(config_path: Path, url: str | None, root_sets: dict[str, list[str]
             options = LineageOptions(direction=case.direction, depth=case.depth,  # type: ignore[arg-type]
                                      columns=case.columns, max_nodes=config.server.max_nodes)
 
+            hubs: HubCache | None = None
+
             def facade(root: str) -> int:
-                return len(lineage(index, root, options, scope).as_dict()["nodes"])
+                return len(lineage(index, root, options, scope, hubs).as_dict()["nodes"])
 
             def http(root: str) -> bytes:
                 response = session.get(f"{url}/api/lineage", params={
@@ -140,20 +147,25 @@ def run_cases(config_path: Path, url: str | None, root_sets: dict[str, list[str]
             for kind, roots in root_sets.items():
                 if not roots:
                     continue
+                cached = kind.endswith(" cached")
+                hubs = HubCache(LineageConfig()) if cached else None  # the server's defaults
                 sizes: dict[str, int] = {}
                 sent: dict[str, int] = {}
                 for root in roots:  # warm-up, untimed; a walk's requests do not depend on timing
+                    if cached:  # the first query tells the hub, the second stores its graph
+                        facade(root)
+                        facade(root)
                     before = index.requests_sent
                     sizes[root] = facade(root)
                     sent[root] = index.requests_sent - before
-                if url is not None:
+                if url is not None and not cached:
                     http(roots[0])  # the server's code paths; Solr is warm from the facade
                 times: dict[str, list[float]] = {"in-process": [], "http": []}
                 nodes: dict[str, list[int]] = {"in-process": [], "http": []}
                 for n in range(repeat):
                     for i, root in enumerate(roots):
                         order: list[tuple[str, Callable[[str], object]]] = [("in-process", facade)]
-                        if url is not None:
+                        if url is not None and not cached:
                             order.append(("http", http))
                             if (i + n) % 2:
                                 order.reverse()
@@ -175,6 +187,13 @@ def run_cases(config_path: Path, url: str | None, root_sets: dict[str, list[str]
                     key = f"{side} {kind} {case.name}"
                     results[key] = s
                     print(line(f"{prefix} {key}", s), flush=True)
+                if cached and hubs is not None:
+                    walked = results.get(f"in-process {kind.removesuffix(' cached')} {case.name}")
+                    mine = results.get(f"in-process {kind} {case.name}")
+                    if walked and mine:
+                        print(f"{prefix} in-process {kind} {case.name}: p50 {mine['p50_ms'] / walked['p50_ms']:.3f} "
+                              f"p95 {mine['p95_ms'] / walked['p95_ms']:.3f} of the uncached walk; "
+                              f"{hubs.hits} hits, {hubs.misses} misses", flush=True)
     return results
 
 
@@ -202,8 +221,9 @@ def measure(shape: lineage_graph.Shape, mode: str, args: argparse.Namespace,
         try:
             port = free_port()
             config = write_config(server, directory, port, shards)
-            root_sets = {"random": random_roots(manifest, args.roots, args.seed),
-                         "hub": hub_roots(args.hubs, args.seed)}
+            hubs = hub_roots(args.hubs, args.seed)
+            root_sets = {"random": random_roots(manifest, args.roots, args.seed), "hub": hubs,
+                         "hub cached": [] if args.no_hub_cache else hubs}
             print(f"{prefix}: {len(root_sets['random'])} random roots, {len(root_sets['hub'])} hub roots, "
                   f"{args.repeat} timed pass(es); {host_load()}", flush=True)
             if args.no_http:
@@ -239,7 +259,7 @@ def growth_table(sizes: dict[str, dict[str, Any]], cases: list[Case]) -> list[st
             continue
         out.append(f"{mode}: p50 / p95 ms, in-process, random roots")
         out.append(f"  {'case':<30}" + "".join(f"{format(e / 1e6, 'g') + 'M':>18}" for e, _ in measured))
-        for kind in ("random", "hub"):
+        for kind in ("random", "hub", "hub cached"):
             for case in cases:
                 key = f"in-process {kind} {case.name}"
                 cells = [run["cases"].get(key) for _, run in measured]
@@ -281,6 +301,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=5000, help="loading: documents per update")
     parser.add_argument("--writer-threads", type=int, default=2, help="loading: writer threads per core")
     parser.add_argument("--no-http", action="store_true", help="in-process only (no navd serve)")
+    parser.add_argument("--no-hub-cache", action="store_true", help="without the hub cached cases")
     parser.add_argument("--load-only", action="store_true", help="load (or find) the cached indexes and stop")
     args = parser.parse_args()
     try:

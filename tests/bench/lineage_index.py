@@ -275,7 +275,8 @@ def write_config(server: EmbeddedSolr, directory: Path, port: int, shards: int =
     config.write_text(f'[cluster]\nname = "{lineage_graph.CLUSTER}"\n'
                       f'[solr]\nurl = "{server.url}"\n{auth}' + (f"shards = {shards}\n" if shards else "")
                       + f'[server]\nhost = "127.0.0.1"\nport = {port}\nauth = "none"\n'
-                      f'[logging]\nlevel = "warning"\n')
+                      # the server walks every time: the hub cache is measured in-process (bench_lineage)
+                      + '[lineage]\nhub_cache_entries = 0\n[logging]\nlevel = "warning"\n')
     config.chmod(0o600)
     return config
 
