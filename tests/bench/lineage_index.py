@@ -34,7 +34,7 @@ import requests
 
 from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, default_solr_dist_dir
 from navd.index.admin import init_solr
-from navd.errors import SolrError
+from navd.errors import SolrError, SolrUnavailable
 from navd.index.client import IndexWriter, SolrIndex
 from navd.solr.server import ZK_PORT_OFFSET, EmbeddedSolr, SolrDistribution, free_port
 
@@ -243,9 +243,26 @@ def cached_solr(shape: lineage_graph.Shape, heap: str, shards: int = 0,
             print(f"loaded in {manifest.load_seconds:.0f}s: {manifest.docs_per_second:,.0f} docs/s", flush=True)
         else:
             print(f"cached index {cache}", flush=True)
+            wait_for_cores(server)
         yield server, manifest
     finally:
         server.stop()
+
+
+def wait_for_cores(server: EmbeddedSolr, timeout: float = 600) -> None:
+    """Until both cores of a cached index answer: Solr answers before it has opened a large
+    index (503 "SolrCore is loading"), and the timed queries run without retries."""
+    deadline = time.monotonic() + timeout
+    with SolrIndex(server.client_config()) as index:
+        while True:
+            try:
+                for core in CORES:
+                    index.count(core)
+                return
+            except SolrUnavailable:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1)
 
 
 def solr_footprint(index: SolrIndex) -> dict[str, int]:
