@@ -18,7 +18,7 @@ from navd.config import NavdConfig
 from navd.errors import AmbiguousEntity, SolrError, UsageError, first_line
 from navd.index.client import SolrIndex, batches
 from navd.index.documents import RUN_KIND, display_document, endpoint_field
-from navd.index.hub_cache import HubCache, generation
+from navd.index.hub_cache import Generation, HubCache, generation
 from navd.index.lineage_store import SolrLineageStore, terms_filter
 from navd.index.lookup import Scope, resolve, solr_quote
 from navd.lineage import EntityNotFound, LineageGraph, LineageOptions, Node
@@ -158,7 +158,7 @@ def lineage(index: SolrIndex, entity: str, options: LineageOptions = LineageOpti
     With `hubs` (the server's), a hub's graph comes from the cache while the index is unchanged."""
     root = _resolve(index, entity, scope)
     identity = str(root["identity"])
-    read_at = None
+    read_at: Generation | None = None
     if hubs is not None and hubs.enabled and hubs.is_hub(identity, options):
         read_at = generation(index)  # before the walk: what it reads is at least this new
         cached = hubs.get(identity, options, read_at)

@@ -4,6 +4,7 @@ as without it, a written edge shown at once, fewer requests for a repeated hub q
 from __future__ import annotations
 
 import dataclasses
+from datetime import UTC, datetime
 
 import pytest
 from lineage_cases import CASES, Case, fan_out, start_name
@@ -13,7 +14,7 @@ from navd.config import LineageConfig
 from navd.index.client import SolrIndex
 from navd.index.hub_cache import HubCache
 from navd.lineage import LineageGraph, LineageOptions, Node
-from navd.model import Element, ElementType, Relation, RelationType, SourceType, hive_qualified_name, \
+from navd.model import Deletion, Element, ElementType, Relation, RelationType, SourceType, hive_qualified_name, \
     operation_qualified_name
 from navd.query import lineage
 
@@ -74,6 +75,23 @@ def test_a_written_edge_of_a_hub_is_shown_at_once(index: SolrIndex, unique: str,
     assert target.identity in {n.id for n in after.nodes} - {n.id for n in first.nodes}
     assert hubs.hits == 1  # walked again, not read from the cache
     assert after == lineage(index, root, DOWNSTREAM)
+
+
+def test_an_element_flagged_deleted_in_a_hub_graph_is_shown_at_once(index: SolrIndex, unique: str) -> None:
+    """An atomic update (the deletion flag) changes no document count: the highest `_version_`
+    tells the cache."""
+    graph = fan_out(unique, 12)
+    index_all(index, list(graph.records))  # type: ignore[arg-type]
+    hubs = HubCache(LineageConfig(hub_min_degree=10))
+    root = graph.identity("root")
+    first = [lineage(index, root, DOWNSTREAM, hubs=hubs) for _ in range(3)][-1]
+    assert hubs.hits == 1
+    gone = graph.identity("l1_0")
+    element = next(r for r in graph.records if isinstance(r, Element) and r.identity == gone)
+    index_all(index, [Deletion(element.ref, datetime.now(UTC))])
+    after = lineage(index, root, DOWNSTREAM, hubs=hubs)
+    assert gone in {n.id for n in first.nodes} and gone not in {n.id for n in after.nodes}
+    assert hubs.hits == 1 and after == lineage(index, root, DOWNSTREAM)
 
 
 def test_a_repeated_hub_query_sends_fewer_requests(index: SolrIndex, unique: str,

@@ -258,23 +258,23 @@ def growth_table(sizes: dict[str, dict[str, Any]], cases: list[Case]) -> list[st
         if not measured:
             continue
         out.append(f"{mode}: p50 / p95 ms, in-process, random roots")
-        out.append(f"  {'case':<30}" + "".join(f"{format(e / 1e6, 'g') + 'M':>18}" for e, _ in measured))
+        out.append(f"  {'case':<40}" + "".join(f"{format(e / 1e6, 'g') + 'M':>18}" for e, _ in measured))
         for kind in ("random", "hub", "hub cached"):
             for case in cases:
                 key = f"in-process {kind} {case.name}"
                 cells = [run["cases"].get(key) for _, run in measured]
                 if not any(cells):
                     continue
-                out.append(f"  {kind + ' ' + case.name:<30}" + "".join(
+                out.append(f"  {kind + ' ' + case.name:<40}" + "".join(
                     f"{(format(c['p50_ms'], '.0f') + ' / ' + format(c['p95_ms'], '.0f')) if c else '-':>18}"
                     for c in cells))
-        out.append(f"  {'index GB on disk':<30}" + "".join(
+        out.append(f"  {'index GB on disk':<40}" + "".join(
             f"{run['solr']['index_bytes'] / 2**30:>18.2f}" for _, run in measured))
-        out.append(f"  {'heap GB in use':<30}" + "".join(
+        out.append(f"  {'heap GB in use':<40}" + "".join(
             f"{run['solr']['heap_used_bytes'] / 2**30:>18.2f}" for _, run in measured))
-        out.append(f"  {'documents per 1M elements':<30}" + "".join(
+        out.append(f"  {'documents per 1M elements':<40}" + "".join(
             f"{run['per_million_elements']['documents']:>18,}" for _, run in measured))
-        out.append(f"  {'load docs/s':<30}" + "".join(
+        out.append(f"  {'load docs/s':<40}" + "".join(
             f"{run['load_docs_per_second']:>18,}" for _, run in measured))
     return out
 
