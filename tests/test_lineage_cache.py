@@ -150,3 +150,22 @@ def test_no_cache_when_switched_off(index: SolrIndex, unique: str) -> None:
     for _ in range(3):
         lineage(index, graph.identity("root"), DOWNSTREAM, hubs=hubs)
     assert len(hubs) == 0 and hubs.hits == 0 and not hubs.enabled
+
+
+def test_the_server_keeps_one_cache_for_its_requests(index: SolrIndex, unique: str) -> None:
+    """`[lineage]` configures the server's cache; `/api/lineage` answers a hub's third query from it."""
+    from fastapi.testclient import TestClient  # noqa: PLC0415
+
+    from navd.config import parse_config  # noqa: PLC0415
+    from navd.server.app import create_app  # noqa: PLC0415
+
+    graph = fan_out(unique, 12)
+    index_all(index, list(graph.records))  # type: ignore[arg-type]
+    config = parse_config({"lineage": {"hub_min_degree": 10, "hub_cache_entries": 8}})
+    app = create_app(config, index)
+    params = {"entity": graph.identity("root"), "direction": "downstream", "columns": "true"}
+    with TestClient(app) as client:
+        answers = [client.get("/api/lineage", params=params) for _ in range(3)]
+    assert [a.status_code for a in answers] == [200] * 3
+    assert answers[0].json() == answers[2].json() == lineage(index, graph.identity("root"), DOWNSTREAM).as_dict()
+    assert app.state.hubs.hits == 1 and app.state.hubs.settings.hub_cache_entries == 8
