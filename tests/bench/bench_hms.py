@@ -87,8 +87,7 @@ def navd_run(index: SolrIndex, port: int, state: Path, *, full: bool) -> tuple[f
     report = extractor.run_pass(writer, full=full)
     assert writer.close(), "Solr did not take every document"
     seconds = time.monotonic() - started
-    extractor.close()
-    connection.close()
+    extractor.close()  # closes the HiveServer2 connection it was given
     return seconds, report
 
 
