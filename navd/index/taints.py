@@ -66,10 +66,9 @@ def add_taint(index: SolrIndex, doc: Mapping[str, Any], start: datetime | None, 
     """Record a taint on the element `doc` (a table, a directory, a partition), over [start, end)
     or (neither) over all of it; returns the record as shown."""
     periods = _checked_range(start, end)
+    # An element with no path (a view, a table navd saw no location of) is still marked; only
+    # `navd reprocess` needs the path, to find the partitions.
     path, spec = dataset_of(doc)
-    if path is None:
-        raise UsageError(f"taint: {doc.get('qualifiedName')} is a {doc.get('type')} with no file system path: "
-                         "navd cannot tell its partitions (taint a table, a directory or a partition)")
     if periods.everything and spec:  # a partition: its own period, when its values name one
         own = partition_period(spec)
         if own is not None:
@@ -77,8 +76,9 @@ def add_taint(index: SolrIndex, doc: Mapping[str, Any], start: datetime | None, 
     record: dict[str, Any] = {
         "identity": f"taint-{uuid.uuid4().hex[:16]}", "kind": TAINT_KIND, "component": _COMPONENT,
         "started": solr_date(datetime.now(UTC)), "taint_target": str(doc["identity"]),
-        "taint_name": str(doc.get("qualifiedName", "")), "taint_dataset": path.lower(),
-        "taint_reason": reason[:2000]}
+        "taint_name": str(doc.get("qualifiedName", "")), "taint_reason": reason[:2000]}
+    if path is not None:
+        record["taint_dataset"] = path.lower()
     if spec and (start is None):  # a partition with no time in its values: that partition only
         record["taint_partition"] = str(doc.get("fileSystemPath") or doc.get("qualifiedName")).lower()
     if start is not None and end is not None:
