@@ -174,7 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="""\
 Serve, with the [server] settings of the config:
   the lineage page at /
-  navd's JSON API: /api/entities, /api/entities/{name}, /api/lineage, /api/status, /api/runs
+  navd's JSON API: /api/entities, /api/entities/{name}, /api/lineage, /api/status, /api/runs,
+    /api/taints, /api/reprocess
   Cloudera Navigator's read API under /api/v9/ to /api/v19/
   /healthz and /readyz (no login), /metrics (Prometheus), /openapi.json
 

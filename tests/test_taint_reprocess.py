@@ -185,7 +185,7 @@ def test_a_recorded_taint_shows_in_entity_drives_reprocess_and_clears(pipeline: 
     assert [t["id"] for t in cleared] == [record["id"]]
     assert "tainted" not in navd_json(pipeline, "entity", inside)
     gone = navd_command(pipeline.env, "reprocess", "--taint", record["id"])
-    assert gone.returncode == 1 and f"no taint {record['id']}" in gone.stderr
+    assert gone.returncode == 1 and f"no taint '{record['id']}'" in gone.stderr
 
 
 def test_the_api_taints_reprocesses_and_clears(pipeline: Pipeline, solr_config: SolrConfig,

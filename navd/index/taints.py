@@ -18,6 +18,7 @@ or the lineage graph.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -30,6 +31,7 @@ from navd.index.documents import endpoint_field, solr_date
 from navd.index.lineage_store import SolrLineageStore, terms_filter
 from navd.lineage import RelationAsk
 from navd.model import ElementType, RelationType
+from navd.names import InvalidName, path_qualified_name
 from navd.runs import parse_solr_date
 from navd.taint import Period, Periods, converted, dependency_order, iso, leaves, partition_period, \
     split_partition_path
@@ -46,19 +48,33 @@ _MEMBER_FIELDS = "identity,type,qualifiedName,fileSystemPath"
 _RUN_FIELDS = "identity,qualifiedName,originalName,started,ended"
 #: ids per terms filter
 _IDS = 2000
+_LIVE = "-deleted:true"
 
 
 # -- records ----------------------------------------------------------------------------------
 
+def element_path(doc: Mapping[str, Any]) -> str | None:
+    """An element's path in its one spelling (names.path_qualified_name): a directory's or file's
+    qualifiedName (the HDFS extractor's `fileSystemPath` is the bare path), a table's or
+    partition's location (the metastore's, a URI); None for an element with no path."""
+    if doc.get("type") in _FILE_TYPES and doc.get("qualifiedName"):
+        return str(doc["qualifiedName"]).rstrip("/")
+    location = doc.get("fileSystemPath")
+    if not location:
+        return None
+    try:
+        return path_qualified_name(str(location)).rstrip("/")
+    except InvalidName:  # a bare path with no file system: as it is
+        return str(location).rstrip("/")
+
+
 def dataset_of(doc: Mapping[str, Any]) -> tuple[str | None, dict[str, str]]:
     """(the dataset's directory, the partition spec) of an element: a table's location, a
     partition's or a `k=v` directory's parent dataset; (None, {}) for an element with no path."""
-    path = doc.get("fileSystemPath")
-    if not path and doc.get("type") in _FILE_TYPES:
-        path = doc.get("qualifiedName")
-    if not path:
+    path = element_path(doc)
+    if path is None:
         return None, {}
-    return split_partition_path(str(path))
+    return split_partition_path(path)
 
 
 def add_taint(index: SolrIndex, doc: Mapping[str, Any], start: datetime | None, end: datetime | None,
@@ -80,7 +96,7 @@ def add_taint(index: SolrIndex, doc: Mapping[str, Any], start: datetime | None, 
     if path is not None:
         record["taint_dataset"] = path.lower()
     if spec and (start is None):  # a partition with no time in its values: that partition only
-        record["taint_partition"] = str(doc.get("fileSystemPath") or doc.get("qualifiedName")).lower()
+        record["taint_partition"] = str(element_path(doc)).lower()
     if start is not None and end is not None:
         record["taint_from"], record["taint_to"] = solr_date(start), solr_date(end)
     if user:
@@ -140,7 +156,7 @@ def _escape(value: str) -> str:
 def _covers(record: Mapping[str, Any], target: Mapping[str, Any], period: Period | None) -> bool:
     """Whether a taint on `target`'s dataset covers `target` (its table, directory or partition)."""
     if record.get("taint_partition"):
-        own = str(target.get("fileSystemPath") or target.get("qualifiedName") or "").lower()
+        own = (element_path(target) or "").lower()
         return own == record["taint_partition"] or own.startswith(record["taint_partition"] + "/")
     if period is None or not record.get("taint_from"):
         return True
@@ -334,18 +350,28 @@ def _scan_dataset(index: SolrIndex, path: str, state: _State) -> None:
     """The dataset's own elements and its partitions touched by `state.incoming`, streamed."""
     lower = path.lower()
     state.roots = []
-    for doc in index.scan("elements", "*:*", fl=_MEMBER_FIELDS,
-                          filters=[f"{{!term f=fileSystemPath}}{lower}", "-deleted:true"]):
+    # the directory by its qualifiedName, the table (and a partition) by its location: the
+    # metastore's spelling, matched case-insensitively (fileSystemPath is indexed lower case)
+    roots = itertools.chain(
+        index.scan("elements", "*:*", fl=_MEMBER_FIELDS, filters=[f"{{!term f=qualifiedName}}{path}", _LIVE]),
+        index.scan("elements", "*:*", fl=_MEMBER_FIELDS, filters=[f"{{!term f=fileSystemPath}}{lower}", _LIVE,
+                                                                   f"-type:({' OR '.join(_FILE_TYPES)})"]))
+    for doc in roots:
         state.roots.append(str(doc["identity"]))
         if doc.get("type") == _TABLE or not state.name:
             state.name = str(doc.get("qualifiedName") or path)
             state.identity = str(doc["identity"])
     state.name = state.name or path
     kept: dict[str, _Member] = {}
-    for doc in index.scan("elements", "*:*", fl=_MEMBER_FIELDS,
-                          filters=[f"{{!prefix f=fileSystemPath}}{lower}/", f"type:({_DIRECTORY} OR {_PARTITION})",
-                                   "-deleted:true"]):
-        member_path = str(doc["fileSystemPath"]).rstrip("/")
+    members = itertools.chain(
+        index.scan("elements", "*:*", fl=_MEMBER_FIELDS,
+                   filters=[f"{{!prefix f=qualifiedName}}{path}/", f"type:{_DIRECTORY}", _LIVE]),
+        index.scan("elements", "*:*", fl=_MEMBER_FIELDS,
+                   filters=[f"{{!prefix f=fileSystemPath}}{lower}/", f"type:{_PARTITION}", _LIVE]))
+    for doc in members:
+        member_path = element_path(doc)
+        if member_path is None:
+            continue
         dataset, spec = split_partition_path(member_path)
         if dataset.lower() != lower or not spec:
             continue  # below the dataset but no partition of it (a `_temporary` directory, ...)
