@@ -512,13 +512,6 @@ def entity_taints(index: SolrIndex, doc: Mapping[str, Any]) -> list[dict[str, An
     return list_taints(index, doc)
 
 
-def tainted_nodes(index: SolrIndex, ids: Sequence[str]) -> list[str]:
-    """Which of `ids` have a taint recorded on them (the lineage page marks them)."""
-    from navd.index.taints import tainted_ids
-
-    return sorted(tainted_ids(index, ids))
-
-
 def reprocess(index: SolrIndex, name: str | None = None, scope: Scope = Scope(), *,
               start: datetime | None = None, end: datetime | None = None,
               taint_id: str | None = None) -> Any:  # (navd.index.taints.Plan)

@@ -12,7 +12,8 @@ what those executions wrote -> the datasets those outputs belong to. Each downst
 takes the union of its upstreams' periods, converted to its own partitions (navd/taint.py), and
 is walked again if that union grew (a dataset reached by two paths of different lengths). Only
 the touched partitions of each dataset are kept in memory, never a whole table's partition list
-or the lineage graph.
+or the lineage graph (a dataset's partition list is streamed once per visit and filtered by
+period as it goes: the periods come from the names, which Solr cannot read as times).
 """
 
 from __future__ import annotations
@@ -183,19 +184,6 @@ def clear_taints(index: SolrIndex, *, target: Mapping[str, Any] | None = None,
         index.delete_ids("runs", [str(r["identity"]) for r in removed])
         index.commit("runs")
     return [shown_taint(r) for r in removed]
-
-
-def tainted_ids(index: SolrIndex, ids: Sequence[str]) -> set[str]:
-    """Which of `ids` (a lineage graph's nodes) have a taint recorded on them, or on their dataset
-    when they are its table or directory (the page marks them)."""
-    if not ids:
-        return set()
-    found: set[str] = set()
-    for chunk in batches(list(ids), _IDS):
-        for record in index.scan("runs", "*:*", fl="taint_target",
-                                 filters=[f"kind:{TAINT_KIND}", terms_filter("taint_target", chunk)]):
-            found.add(str(record["taint_target"]))
-    return found
 
 
 # -- the reprocess plan -----------------------------------------------------------------------
@@ -463,4 +451,4 @@ def _add_rerun(reruns: dict[str, dict[str, Any]], run: str, dataset: str, partit
 
 
 __all__ = ["TAINT_KIND", "Dataset", "Partition", "Plan", "Rerun", "add_taint", "clear_taints", "dataset_of",
-           "get_taint", "list_taints", "reprocess", "shown_taint", "tainted_ids"]
+           "element_path", "get_taint", "list_taints", "reprocess", "shown_taint"]
