@@ -125,6 +125,32 @@ def build_parser() -> argparse.ArgumentParser:
     lineage.add_argument("--format", choices=["text", "json"], default="text")
     lineage.set_defaults(handler=cmd_lineage)
 
+    taint = commands.add_parser(
+        "taint", help="mark a dataset or its partitions in a time range as tainted (--clear, --list)",
+        description="Record a taint on a table, a directory or a partition (its partitions in [--from, --to), or "
+                    "all of it); `navd reprocess` then lists what to redo downstream. --clear removes the "
+                    "taints of ENTITY (or --id); --list shows them (all, or those covering ENTITY).")
+    taint.add_argument("entity", metavar="ENTITY", nargs="?", help="as for `navd entity`")
+    taint.add_argument("--from", dest="start", metavar="TIME", type=_since,
+                       help="start of the bad range (ISO 8601; UTC without a zone), with --to")
+    taint.add_argument("--to", dest="end", metavar="TIME", type=_since, help="end of the range (excluded)")
+    taint.add_argument("--reason", default="", metavar="TEXT", help="why (shown with the taint)")
+    taint.add_argument("--clear", action="store_true", help="remove the taints of ENTITY (or the one of --id)")
+    taint.add_argument("--id", dest="taint_id", metavar="ID", help="with --clear: one taint by its id")
+    taint.add_argument("--list", action="store_true", help="list the taints (of ENTITY, when given)")
+    taint.add_argument("--format", choices=["text", "json"], default="text")
+    taint.set_defaults(handler=cmd_taint)
+
+    reprocess = commands.add_parser(
+        "reprocess", help="what to redo downstream of a taint: datasets, partitions and runs, in dependency order")
+    reprocess.add_argument("entity", metavar="ENTITY", nargs="?", help="the tainted table, directory or partition")
+    reprocess.add_argument("--from", dest="start", metavar="TIME", type=_since,
+                           help="start of the bad range (ISO 8601; UTC without a zone), with --to")
+    reprocess.add_argument("--to", dest="end", metavar="TIME", type=_since, help="end of the range (excluded)")
+    reprocess.add_argument("--taint", dest="taint_id", metavar="ID", help="the range and entity of a recorded taint")
+    reprocess.add_argument("--format", choices=["text", "json"], default="text")
+    reprocess.set_defaults(handler=cmd_reprocess)
+
     export = commands.add_parser("export", help="write what navd knows in another format")
     export_commands = export.add_subparsers(dest="export_format", required=True, metavar="FORMAT")
     openlineage = export_commands.add_parser(
@@ -148,7 +174,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="""\
 Serve, with the [server] settings of the config:
   the lineage page at /
-  navd's JSON API: /api/entities, /api/entities/{name}, /api/lineage, /api/status, /api/runs
+  navd's JSON API: /api/entities, /api/entities/{name}, /api/lineage, /api/status, /api/runs,
+    /api/taints, /api/reprocess
   Cloudera Navigator's read API under /api/v9/ to /api/v19/
   /healthz and /readyz (no login), /metrics (Prometheus), /openapi.json
 
@@ -380,6 +407,8 @@ def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> int:
 
     with _index(config, read_only=True) as index:
         docs = entity(index, args.name, lookup_scope(config))
+        if len(docs) == 1:
+            docs = (_with_taints(index, docs[0]),)
     if args.json:
         _print_json(docs[0] if len(docs) == 1 else docs)
         return EXIT_OK
@@ -392,6 +421,14 @@ def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> int:
             # A multi-line value (an execution's plan, a view's text) stays in the value column.
             print(f"{key.ljust(width)}  " + shown.replace("\n", "\n" + " " * (width + 2)))
     return EXIT_OK
+
+
+def _with_taints(index: Any, doc: dict[str, Any]) -> dict[str, Any]:
+    """The element with its `tainted` section when a taint covers it (navd taint)."""
+    from navd.query import entity_taints
+
+    tainted = entity_taints(index, doc)
+    return {**doc, "tainted": tainted} if tainted else doc
 
 
 def cmd_extract(args: argparse.Namespace, config: NavdConfig) -> int:
@@ -592,6 +629,87 @@ def cmd_export_openlineage(args: argparse.Namespace, config: NavdConfig) -> int:
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
+    return EXIT_OK
+
+
+# -- taint and reprocess (issue 23) ------------------------------------------------------------
+
+def cmd_taint(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.query import clear_taints, lookup_scope, taint, taints
+
+    scope = lookup_scope(config)
+    if args.list:
+        with _index(config, read_only=True) as index:
+            shown = taints(index, args.entity, scope)
+        if args.format == "json":
+            _print_json(shown)
+        else:
+            for record in shown:
+                print(_taint_line(record))
+            if not shown:
+                print("no taints")
+        return EXIT_OK
+    if args.clear:
+        if args.start or args.end:
+            raise UsageError("taint --clear removes whole taints: no --from/--to")
+        with _index(config) as index:
+            removed = clear_taints(index, args.entity, scope, taint_id=args.taint_id)
+        if args.format == "json":
+            _print_json(removed)
+        else:
+            print(f"cleared {len(removed)} taint{'' if len(removed) == 1 else 's'}")
+            for record in removed:
+                print(_taint_line(record))
+        return EXIT_OK
+    if args.entity is None:
+        raise UsageError("taint: name the ENTITY (or --list, or --clear --id ID)")
+    if args.taint_id:
+        raise UsageError("taint: --id goes with --clear")
+    import getpass
+
+    with _index(config) as index:
+        record = taint(index, args.entity, scope, start=args.start, end=args.end, reason=args.reason,
+                       user=getpass.getuser())
+    if args.format == "json":
+        _print_json(record)
+    else:
+        print(_taint_line(record))
+    return EXIT_OK
+
+
+def _taint_line(record: dict[str, Any]) -> str:
+    span = f"{record['from']} -> {record['to']}" if record.get("from") else "all of it"
+    reason = f"  ({record['reason']})" if record.get("reason") else ""
+    return f"{record['id']}  {record['qualifiedName']}  {span}{reason}"
+
+
+def cmd_reprocess(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.query import lookup_scope, reprocess
+
+    with _index(config, read_only=True) as index:
+        plan = reprocess(index, args.entity, lookup_scope(config), start=args.start, end=args.end,
+                         taint_id=args.taint_id)
+    if args.format == "json":
+        _print_json(plan.as_dict())
+        return EXIT_OK
+    print(f"reprocess downstream of {plan.root}"
+          + ("" if plan.periods.everything else ", " + ", ".join(f"{p['from']} -> {p['to']}"
+                                                                  for p in plan.periods.as_list() or [])))
+    for number, dataset in enumerate(plan.datasets, 1):
+        role = "tainted" if dataset.tainted else "affected"
+        print(f"{number}. {dataset.name} ({role}, {len(dataset.partitions)} partitions)")
+        for partition in dataset.partitions:
+            run = "" if dataset.tainted else f"  run {partition.run}" if partition.run else "  no recorded run"
+            print(f"     {partition.name}{run}")
+        for run in dataset.runs:
+            print(f"     (whole dataset)  run {run}")
+    print("runs to redo, in order:" if plan.runs else "no runs to redo")
+    for number, run in enumerate(plan.runs, 1):
+        period = f"  data {run.period[0]} -> {run.period[1]}" if run.period else ""
+        print(f"{number}. {run.qualified_name or run.identity}  ({run.started} -> {run.ended}){period}  "
+              f"writes {run.dataset} {' '.join(run.partitions)}".rstrip())
+    if plan.truncated:
+        print("(truncated: more datasets downstream than one plan holds)")
     return EXIT_OK
 
 

@@ -485,3 +485,67 @@ def run_totals(index: SolrIndex) -> dict[str, ComponentTotals]:
         _, success = last_run_and_success(index, name)
         totals[name] = ComponentTotals(runs, failures, duration, success.get("ended") if success else None)
     return totals
+
+
+# --- taint and reprocess (issue 23) ---
+
+def taint(index: SolrIndex, name: str, scope: Scope = Scope(), *, start: datetime | None = None,
+          end: datetime | None = None, reason: str = "", user: str | None = None) -> dict[str, Any]:
+    """Record a taint on the dataset or partition `name` stands for (as `entity()`), over
+    [start, end) or all of it (a partition: its own period); the record as shown."""
+    from navd.index.taints import add_taint
+
+    return add_taint(index, _resolve(index, name, scope), start, end, reason, user)
+
+
+def clear_taints(index: SolrIndex, name: str | None = None, scope: Scope = Scope(), *,
+                 taint_id: str | None = None) -> list[dict[str, Any]]:
+    """Remove the taint `taint_id`, or every taint recorded on `name`; those removed."""
+    from navd.index.taints import clear_taints as clear
+
+    if taint_id is not None:
+        return clear(index, taint_id=taint_id)
+    if name is None:
+        raise UsageError("taint --clear: name the entity or give --id")
+    return clear(index, target=_resolve(index, name, scope))
+
+
+def taints(index: SolrIndex, name: str | None = None, scope: Scope = Scope(), *,
+           rows: int = 1000) -> list[dict[str, Any]]:
+    """The taints (newest first); with `name`, those covering that element."""
+    from navd.index.taints import list_taints
+
+    return list_taints(index, None if name is None else _resolve(index, name, scope), rows=rows)
+
+
+def entity_taints(index: SolrIndex, doc: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The taints covering an element `entity()` returned (its `tainted` section)."""
+    from navd.index.taints import list_taints
+
+    return list_taints(index, doc)
+
+
+def reprocess(index: SolrIndex, name: str | None = None, scope: Scope = Scope(), *,
+              start: datetime | None = None, end: datetime | None = None,
+              taint_id: str | None = None) -> Any:  # (navd.index.taints.Plan)
+    """What to reprocess downstream of `name` over [start, end) (or all of it), or of the taint
+    `taint_id`: the datasets and partitions touched, in dependency order, and the runs to redo."""
+    from navd.index.taints import get_taint
+    from navd.index.taints import reprocess as plan
+    from navd.taint import taint_range
+
+    if taint_id is not None:
+        if name is not None or start is not None or end is not None:
+            raise UsageError("reprocess: give an entity (with --from/--to) or --taint, not both")
+        record = get_taint(index, taint_id)
+        if record is None:
+            raise EntityNotFound(f"no taint {shown_name(taint_id)}")
+        docs = index.get("elements", [str(record["taint_target"])])
+        if not docs:
+            raise EntityNotFound(f"the element of taint {taint_id} is no longer indexed")
+        start = parse_solr_date(record["taint_from"]) if record.get("taint_from") else None
+        end = parse_solr_date(record["taint_to"]) if record.get("taint_to") else None
+        return plan(index, docs[0], taint_range(start, end))
+    if name is None:
+        raise UsageError("reprocess: name the entity (or --taint ID)")
+    return plan(index, _resolve(index, name, scope), taint_range(start, end))

@@ -407,3 +407,19 @@ def test_selecting_an_execution_in_the_diagram_shows_its_query_text(page: Page, 
     click_node(page, graph.id("raw"))  # a table: no query text
     page.wait_for_selector(".node-entity")
     assert page.query_selector("#panel-queryText") is None
+
+
+def test_a_tainted_node_is_marked_and_the_legend_says_so(page: Page, graph: Pipeline, index: SolrIndex) -> None:
+    """navd taint on a table: its node carries the `tainted` class (a red fill), no other node does."""
+    from navd.query import clear_taints, taint
+
+    record = taint(index, graph.id("raw"), reason="bad load")
+    try:
+        open_lineage(page, graph.id("merged"), operations=1, deleted=1)
+        classes = page.evaluate("Object.fromEntries(window.navdPage.cy.nodes().map((n) => [n.id(), n.classes()]))")
+        assert {node for node, names in classes.items() if "tainted" in names} == {graph.id("raw")}
+        assert page.evaluate("(id) => window.navdPage.cy.getElementById(id).style('background-color')",
+                             graph.id("raw")) == "rgb(249,214,213)"
+        assert "Red fill: tainted" in page.inner_text("#legend")
+    finally:
+        clear_taints(index, taint_id=record["id"])

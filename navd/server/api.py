@@ -70,11 +70,12 @@ def get_entity(name: str, index: Index, config: Config) -> dict[str, Any]:
     """The element (as `navd entity --json`): by identity, qualifiedName or a shorter spelling
     (a bare path, `db.table`, an application id: navd/index/lookup.py). Several matches answer
     300 Multiple Choices with the `candidates`, never a guess."""
-    from navd.query import entity, lookup_scope
+    from navd.query import entity, entity_taints, lookup_scope
 
     with blame("name"):
         (doc,) = entity(index, name, lookup_scope(config))
-    return doc
+    tainted = entity_taints(index, doc)  # navd taint: the taints covering it, as `navd entity`
+    return {**doc, "tainted": tainted} if tainted else doc
 
 
 @router.get("/lineage", summary="The lineage graph of an entity (as `navd lineage --format json`)")

@@ -262,7 +262,7 @@
   // column whose path is highlighted. Clicks change the diagram in place; the toggles go
   // through the hash (a URL reproduces the view).
   const state = { key: null, name: null, options: null, base: null, columnGraph: null, extra: [],
-                  expanded: new Set(), highlighted: null, pinned: false, status: null, panel: null };
+                  expanded: new Set(), highlighted: null, pinned: false, status: null, panel: null, tainted: null };
 
   function lineageParams(entity, options, columns) {
     return { entity, direction: options.direction, depth: String(options.depth), operations: String(options.operations),
@@ -305,6 +305,8 @@
 
   // The graphs the view needs now (the one with columns once a table is expanded).
   async function loaded() {
+    // The taints (navd taint: few, made by people) mark their nodes; asked once per view.
+    if (!state.tainted) state.tainted = new Set((await api("taints", { rows: "1000" })).taints.map((t) => t.target));
     if (!state.base) state.base = await fetchLineage(state.name, state.options, false);
     if (needColumns() && !state.columnGraph) state.columnGraph = await fetchLineage(state.name, state.options, true);
   }
@@ -318,7 +320,8 @@
     const options = lineageOptions(params);
     const key = name + "\u0000" + JSON.stringify({ ...options, columns: false, control: false });
     if (state.key !== key) {
-      Object.assign(state, { key, base: null, columnGraph: null, extra: [], expanded: new Set(), highlighted: null, pinned: false });
+      Object.assign(state, { key, base: null, columnGraph: null, extra: [], expanded: new Set(), highlighted: null, pinned: false,
+                             tainted: null });
     }
     Object.assign(state, { name, options });
     const generation = begin();
@@ -330,7 +333,8 @@
     show(title, controls, state.status, el("div", { class: "lineage-body" }, el("div", { id: "cy" }), state.panel),
       el("div", { id: "legend", text: "Flows left to right: upstream on the left of the root, downstream on its right. "
         + "Dashed edges: control flow. Dashed outline: a placeholder for an input navd has not indexed (unlinked). "
-        + "Struck through and grey: deleted. ⊕: the node cap cut this node's lineage (select it: Show more)." }));
+        + "Struck through and grey: deleted. Red fill: tainted (navd taint: reprocess what is downstream). "
+        + "⊕: the node cap cut this node's lineage (select it: Show more)." }));
     try {
       const pending = loaded(); // the request is on its way before the warm-up takes the main thread
       warmLayout();
@@ -418,7 +422,8 @@
       const width = Math.max(...text.split("\n").map((line) => measure.measureText(line).width)) + 22;
       const classes = [node.type === FIELD ? "column" : "entity", OPERATION_TYPES.has(node.type) ? "operation" : "",
                        node.deleted ? "deleted" : "", node.unlinked ? "unlinked" : "", node.cut ? "cut" : "",
-                       node.id === graph.root ? "root" : ""].filter(Boolean).join(" ");
+                       node.id === graph.root ? "root" : "", state.tainted && state.tainted.has(node.id) ? "tainted" : ""]
+                       .filter(Boolean).join(" ");
       const data = { id: node.id, label: text, w: Math.ceil(width), h: node.type === FIELD ? 30 : 40, node };
       if (node.type === FIELD && node.parent && shown.types.has(node.parent)) data.parent = node.parent;
       return { group: "nodes", data, classes };
@@ -442,6 +447,7 @@
     { selector: "node.root", style: { "border-width": 3, "border-color": "#1d2433", "font-weight": "bold" } },
     { selector: "node.deleted", style: { color: "#888", "background-color": "#eeeeee", "border-color": "#aaa" } },
     { selector: "node.unlinked", style: { "border-style": "dashed", "border-width": 2, "background-color": "#fafafa" } },
+    { selector: "node.tainted", style: { "background-color": "#f9d6d5", "border-color": "#a93226", "border-width": 2 } },
     { selector: "node.cut", style: { "border-color": "#c0392b", "border-width": 2 } },
     { selector: "node.column", style: { "background-color": "#f7f9fc", "font-size": 11, "border-color": "#9aa9c6" } },
     { selector: ":parent", style: { "text-valign": "top", "text-halign": "center", "background-color": "#eef2fa",

@@ -1,0 +1,104 @@
+"""Taints and the reprocess plan under /api/ (issue 23): the same facade as `navd taint` and
+`navd reprocess` (navd/query.py), the same JSON as their `--format json`.
+
+Reads use the app's read-only client. Recording and clearing a taint write navd's own records,
+with the write-capable client the OpenLineage intake uses too (navd's admin user), made on the
+first write; like every route they are behind the server's authentication, and the taint
+carries the authenticated user's name.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from pydantic import BaseModel, Field
+
+from navd.config import NavdConfig
+from navd.index.client import SolrIndex
+from navd.server.api import Config, Index
+from navd.server.errors import ApiError, blame
+
+router = APIRouter(prefix="/api", tags=["taint"])
+_WRITER_LOCK = threading.Lock()
+
+
+def writer_of(request: Request) -> SolrIndex:
+    """The app's write-capable client for taint records, made once."""
+    state = request.app.state
+    with _WRITER_LOCK:
+        if getattr(state, "taint_writer", None) is None:
+            from navd.openlineage.intake import writer_index
+
+            config: NavdConfig = state.config
+            state.taint_writer = writer_index(config)
+        return state.taint_writer
+
+
+Writer = Annotated[SolrIndex, Depends(writer_of)]
+
+
+class TaintRequest(BaseModel):
+    entity: str = Field(description="identity, qualifiedName, /path, db.table or a partition's name")
+    start: datetime | None = Field(None, alias="from", description="start of the bad range (ISO 8601), with `to`")
+    end: datetime | None = Field(None, alias="to", description="end of the range (excluded)")
+    reason: str = Field("", max_length=2000)
+
+
+def _utc(at: datetime | None) -> datetime | None:
+    return at if at is None or at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
+@router.post("/taints", summary="Taint a dataset or its partitions in a range (as `navd taint`)", status_code=201)
+def post_taint(body: TaintRequest, request: Request, index: Writer, config: Config) -> dict[str, Any]:
+    from navd.query import lookup_scope, taint
+
+    with blame("entity"):
+        return taint(index, body.entity, lookup_scope(config), start=_utc(body.start), end=_utc(body.end),
+                     reason=body.reason, user=getattr(request.state, "user", None))
+
+
+@router.get("/taints", summary="The taints, newest first; with `entity`, those covering it")
+def get_taints(index: Index, config: Config,
+               entity: Annotated[str | None, Query(description="identity or qualifiedName")] = None,
+               rows: Annotated[int, Query(description="at most this many")] = 1000) -> dict[str, Any]:
+    from navd.query import lookup_scope, taints
+
+    if not 1 <= rows <= 10_000:
+        raise ApiError(400, "rows: must be 1 to 10000", "rows")
+    with blame("entity"):
+        return {"taints": taints(index, entity, lookup_scope(config), rows=rows)}
+
+
+@router.delete("/taints/{taint_id}", summary="Clear one taint (as `navd taint --clear --id`); idempotent")
+def delete_taint(taint_id: str, index: Writer) -> dict[str, Any]:
+    """`{cleared}`: the taint removed, or nothing when there was none by that id (already cleared)."""
+    from navd.query import clear_taints
+
+    return {"cleared": clear_taints(index, taint_id=taint_id)}
+
+
+@router.delete("/taints", summary="Clear the taints of an entity (as `navd taint ENTITY --clear`)")
+def delete_taints(index: Writer, config: Config,
+                  entity: Annotated[str, Query(description="identity or qualifiedName")]) -> dict[str, Any]:
+    from navd.query import clear_taints, lookup_scope
+
+    with blame("entity"):
+        return {"cleared": clear_taints(index, entity, lookup_scope(config))}
+
+
+@router.get("/reprocess", summary="Datasets, partitions and runs to redo downstream of a taint, in dependency "
+                                  "order (as `navd reprocess --format json`)")
+def get_reprocess(index: Index, config: Config,
+                  entity: Annotated[str | None, Query(description="the tainted table, directory or partition")] = None,
+                  start: Annotated[datetime | None, Query(alias="from", description="start (ISO 8601)")] = None,
+                  end: Annotated[datetime | None, Query(alias="to", description="end, excluded")] = None,
+                  taint: Annotated[str | None, Query(description="a recorded taint's id instead")] = None,
+                  ) -> dict[str, Any]:
+    from navd.query import lookup_scope, reprocess
+
+    with blame("taint" if taint else "entity"):
+        return reprocess(index, entity, lookup_scope(config), start=_utc(start), end=_utc(end),
+                         taint_id=taint).as_dict()
