@@ -127,6 +127,8 @@ def _move(index: SolrIndex, page: list[tuple[dict[str, Any], dict[int, StoredEle
 
 def _found(index: SolrIndex, tables: Mapping[str, tuple[EntityRef, int]]) -> Iterator[dict[str, Any]]:
     """Relations with a create time on either end naming one of `tables`, whole (rewritten)."""
+    # the parameter is not `ids`: Solr's select takes `ids` as a distributed search's fetch of
+    # those documents (no cursor in the answer)
     clauses = [f'_query_:"{{!terms f={endpoint_field(end, "Id")} v=$tables}}"' for end in (1, 2)]
     yield from index.scan("relations", "*:*", filters=[f"{property_field(TABLE_CREATE_TIME)}:*",
                                                        " OR ".join(clauses)],
