@@ -135,8 +135,10 @@ class Element:
     identity: str = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "source_type", SourceType(self.source_type))
-        object.__setattr__(self, "type", ElementType(self.type))
+        if type(self.source_type) is not SourceType:  # as EntityRef: no enum call for members
+            object.__setattr__(self, "source_type", SourceType(self.source_type))
+        if type(self.type) is not ElementType:
+            object.__setattr__(self, "type", ElementType(self.type))
         if not self.qualified_name:
             raise InvalidName(f"{self.type} element {self.name!r} has an empty qualifiedName")
         if self.deleted and self.delete_time is None:
@@ -172,7 +174,8 @@ class Relation:
     properties: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "type", RelationType(self.type))
+        if type(self.type) is not RelationType:
+            object.__setattr__(self, "type", RelationType(self.type))
         if self.dependency_type is not None:
             object.__setattr__(self, "dependency_type", DependencyType(self.dependency_type))
         object.__setattr__(self, "properties", MappingProxyType(dict(self.properties)))

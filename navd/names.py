@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import hashlib
 import posixpath
 import re
@@ -95,6 +96,13 @@ def lookup_name(name: str) -> str:
 def identity(source_type: SourceType | str, qualified_name: str) -> str:
     """The identity of an element: MD5 of (sourceType, qualifiedName), hex."""
     kind = source_type.value if isinstance(source_type, SourceType) else SourceType(source_type).value
+    return _identity(kind, qualified_name)
+
+
+# Bounded: the same tables and columns come back in query after query of a lineage log (and
+# relation after relation of one query); a hit costs a dict lookup instead of an MD5.
+@functools.lru_cache(maxsize=65536)
+def _identity(kind: str, qualified_name: str) -> str:
     return hashlib.md5(f"{kind}\x1f{qualified_name}".encode(), usedforsecurity=False).hexdigest()
 
 
@@ -118,8 +126,12 @@ class EntityRef:
     identity: str = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "source_type", SourceType(self.source_type))
-        object.__setattr__(self, "type", ElementType(self.type))
+        # Refs are made per relation end (a lineage-log query makes dozens): the enum calls are
+        # skipped when the values already are members, which nearly all callers pass.
+        if type(self.source_type) is not SourceType:
+            object.__setattr__(self, "source_type", SourceType(self.source_type))
+        if type(self.type) is not ElementType:
+            object.__setattr__(self, "type", ElementType(self.type))
         object.__setattr__(self, "identity", identity(self.source_type, self.qualified_name))
 
 
@@ -143,6 +155,18 @@ def _hive_part(value: str, what: str) -> str:
     if not cleaned:
         raise InvalidName(f"empty Hive {what} name")
     return cleaned
+
+
+def hive_incarnation_qualified_name(table_qualified_name: str, create_time: int) -> str:
+    """An earlier incarnation of a HIVE table that was dropped and re-created under the same
+    name: `db.t~<create time, epoch seconds>@cluster`. The current incarnation keeps
+    `db.t@cluster` (the HMS extractor's one identity per name); `~` is no character of a Hive
+    table name, so the two never collide and the name still parses (`parse_hive_name`: table
+    `t~<time>`, same database and cluster)."""
+    path, at, cluster = table_qualified_name.partition("@")
+    if not at or "." not in path:
+        raise InvalidName(f"table name {shown(table_qualified_name)} is not db.table@cluster")
+    return f"{path}~{int(create_time)}@{cluster}"
 
 
 def catalog_table_qualified_name(cluster: str, catalog: str, namespace: str, table: str) -> str:

@@ -24,6 +24,7 @@ from navd.names import (
     field_ref,
     field_table,
     function_qualified_name,
+    hive_incarnation_qualified_name,
     hive_qualified_name,
     identity,
     is_path_name,
@@ -205,6 +206,16 @@ def test_field_table_of_what_is_not_a_field(ref: EntityRef) -> None:
 
 def test_function_names_are_apart_from_tables() -> None:
     assert function_qualified_name("primary", "Sales", "`To_Eur`") == "sales.to_eur@primary#function"
+
+
+def test_incarnation_names_are_apart_from_the_table_and_parse() -> None:
+    table = hive_qualified_name("primary", "Sales", "Orders")
+    old = hive_incarnation_qualified_name(table, 1700000010)
+    assert old == "sales.orders~1700000010@primary" and identity(SourceType.HIVE, old) != identity(SourceType.HIVE, table)
+    assert parse_hive_name(old) == HiveName("sales", "orders~1700000010", None, "primary", None)
+    assert field_qualified_name(old, "id") == "sales.orders~1700000010.id@primary"
+    with pytest.raises(InvalidName):
+        hive_incarnation_qualified_name("sales@primary", 1)
 
 
 # --- partitions: spec -> name -> spec ------------------------------------------------------

@@ -31,7 +31,7 @@ from navd.extractors.common.filetail import GlobTailer
 from navd.extractors.hive_lineage.graph import BadLineage, QueryLineage, records
 from navd.extractors.hive_lineage.hook import RecordAssembler
 from navd.index.client import IndexWriter
-from navd.model import Record
+from navd.model import Element, ElementType, Record
 from navd.names import InvalidName
 
 #: The longest record read: a longer line (a generated query of many MB) is skipped with its
@@ -39,6 +39,9 @@ from navd.names import InvalidName
 MAX_RECORD_BYTES = 16 * 1024 * 1024
 #: commit cursors at least this often within a pass (a backlog of many files after downtime)
 CHECKPOINT_LINES = 20_000
+#: the most stub and operation identities remembered within a pass (then forgotten, and written
+#: again at worst: stubs and operations are idempotent upserts)
+MAX_REMEMBERED = 200_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,9 +72,17 @@ class LineageLogExtractor:
         self._lines = 0
         self._queries = 0
         self._since_checkpoint = 0
+        # Within a pass the same tables, columns and query texts come back query after query:
+        # their stubs (with the columns' PARENT_CHILD) and operations are written once, not
+        # once per query (most of a query's records otherwise). Per pass: a failed pass writes
+        # them again with the records that name them.
+        self._stubbed: set[str] = set()
+        self._operations: set[tuple[str, str]] = set()
 
     def extract(self) -> Iterator[Record]:
         """Records of everything new in the logs since the last pass."""
+        self._stubbed.clear()
+        self._operations.clear()
         assembler = RecordAssembler(self.max_record_bytes)
         current = None
         offset = record_offset = 0  # where the next line and the open record start
@@ -106,7 +117,10 @@ class LineageLogExtractor:
     def _records(self, path: str, record: str, offset: int) -> Iterator[Record]:
         try:
             query = self.parse(orjson.loads(record))
-            emitted = list(records(query, cluster=self.cluster, extractor_run_id=self.extractor_run_id))
+            if len(self._stubbed) >= MAX_REMEMBERED:
+                self._stubbed.clear()
+            emitted = list(records(query, cluster=self.cluster, extractor_run_id=self.extractor_run_id,
+                                   stubbed=self._stubbed))
         except orjson.JSONDecodeError as exc:
             self.tailer.warn(path, "not_json", "lineage record is not JSON, skipped", offset=offset,
                              reason=str(exc).splitlines()[0][:200])
@@ -115,7 +129,15 @@ class LineageLogExtractor:
             self.tailer.warn(path, "bad_record", "lineage record skipped", offset=offset, reason=str(exc))
             return
         self._queries += 1
-        yield from emitted
+        for emitted_record in emitted:
+            if isinstance(emitted_record, Element) and emitted_record.type is ElementType.OPERATION:
+                key = (emitted_record.identity, emitted_record.name)
+                if key in self._operations:
+                    continue  # the same text again: its operation is written already
+                if len(self._operations) >= MAX_REMEMBERED:
+                    self._operations.clear()
+                self._operations.add(key)
+            yield emitted_record
 
     def commit(self) -> None:
         """Make the cursors of everything extracted so far durable. Call after the writer flushed."""

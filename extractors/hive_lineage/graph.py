@@ -24,6 +24,7 @@ What each query becomes (as the Spark extractor writes its SQL executions):
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -226,10 +227,11 @@ def normalised(query_text: str) -> str:
 
 # --- records ---------------------------------------------------------------------------------
 
-def records(query: QueryLineage, *, cluster: str, extractor_run_id: str | None = None) -> Iterator[Record]:
+def records(query: QueryLineage, *, cluster: str, extractor_run_id: str | None = None,
+            stubbed: set[str] | None = None) -> Iterator[Record]:
     """The records of one query: stubs for the tables and columns it names, the operation and
     its execution, then the relations. BadLineage (nothing yielded) for a vertex that is not
-    `db.table[.column]`."""
+    `db.table[.column]`. `stubbed`: identities stubbed before in the same pass (no stub again)."""
     st = query.source_type
     located = {v.id: locate(v) for v in query.vertices}  # raises before anything is yielded
     operation = query_operation_ref(st, cluster, query.query_hash)
@@ -258,15 +260,27 @@ def records(query: QueryLineage, *, cluster: str, extractor_run_id: str | None =
                        query_text=query.query_text, source_id=query.query_id,
                        extractor_run_id=extractor_run_id, properties=props)
     relations = list(_relations(query, located, cluster, template.ref, instance.ref, extractor_run_id))
-    yield from stubs_for(relations, extractor_run_id, known_from=st.value.lower())
+    yield from stubs_for(relations, extractor_run_id, known_from=st.value.lower(), seen=stubbed)
     yield template
     yield instance
     yield from relations
 
 
 def _table_ref(cluster: str, where: TableColumn) -> EntityRef:
-    return EntityRef(SourceType.HIVE, hive_qualified_name(cluster, where.database, where.table),
-                     ElementType.VIEW if where.view else ElementType.TABLE)
+    return _hive_table_ref(cluster, where.database, where.table, where.view)
+
+
+# A log names the same tables and columns query after query: their refs (names checked, MD5
+# identities) are made once. Bounded; EntityRef is frozen, so sharing one is safe.
+@functools.lru_cache(maxsize=16384)
+def _hive_table_ref(cluster: str, database: str, table: str, view: bool) -> EntityRef:
+    return EntityRef(SourceType.HIVE, hive_qualified_name(cluster, database, table),
+                     ElementType.VIEW if view else ElementType.TABLE)
+
+
+@functools.lru_cache(maxsize=65536)
+def _hive_field_ref(cluster: str, database: str, table: str, column: str) -> EntityRef:
+    return field_ref(_hive_table_ref(cluster, database, table, False), column)
 
 
 def _relations(query: QueryLineage, located: Mapping[int, TableColumn | None], cluster: str,
@@ -336,8 +350,7 @@ def _column_edges(edges: Sequence[Edge], located: Mapping[int, TableColumn | Non
 def _field(cluster: str, where: TableColumn | None, ends: dict[str, EntityRef]) -> str | None:
     if where is None or where.column is None:
         return None  # a result column, or a whole table (`count(*)`): no column edge
-    ref = field_ref(EntityRef(SourceType.HIVE, hive_qualified_name(cluster, where.database, where.table),
-                              ElementType.TABLE), where.column)
+    ref = _hive_field_ref(cluster, where.database, where.table, where.column)
     ends.setdefault(ref.identity, ref)
     return ref.identity
 

@@ -36,6 +36,7 @@ def summary(r: HmsReport) -> str:
     return (f"hms: {r.databases} databases, {r.tables} tables ({r.tables_described} described, "
             f"{r.tables_unchanged} unchanged), {r.partitions} partitions, {r.deletions} deleted, "
             f"{r.skipped} skipped"
+            + (f", {r.incarnation_relations} relations moved to earlier incarnations" if r.incarnation_relations else "")
             + (f"; {r.refused}" if r.refused else ""))
 
 

@@ -48,6 +48,7 @@ from navd.extractors.hms.settings import HiveConfig, hive_settings
 from navd.errors import NavdError, first_line
 from navd.extractors.hms.records import (BadTable, database_records, field_ref, owned_names, partition_records,
                                          table_info, table_records, table_ref)
+from navd.extractors.hms.incarnations import retire_incarnations
 from navd.extractors.hms.views import ViewSqlError, view_lineage
 from navd.index.client import IndexWriter, SolrIndex
 from navd.extractors import write_checkpointed
@@ -212,6 +213,7 @@ class HmsReport:
     skipped: int = 0        # bad tables and views (odd DESCRIBE output, unparseable SQL), each logged
     statements: int = 0     # statements sent to HiveServer2
     complete: bool = False
+    incarnation_relations: int = 0  # query lineage moved to an earlier incarnation (incarnations.py)
     deletions_refused: int = 0  # entities the deletion fail-safe did not flag (see `refused`)
     refused: str = ""       # why, naming the config key
 
@@ -325,6 +327,7 @@ class HmsExtractor:
             self.state.put_database(db, fingerprint)
         rows = self._query(cursor, f"SHOW TABLE EXTENDED IN {_quote(db)} LIKE '*'")
         seen: set[str] = set()
+        described: dict[str, tuple[EntityRef, int]] = {}  # identity -> (table, create time)
         for row in rows:
             name, temporary, information = str(row[1]).lower(), bool(row[2]), str(row[3] or "")
             if temporary or not self.filter.table(db, name):
@@ -332,7 +335,12 @@ class HmsExtractor:
             seen.add(name)
             self.report.tables += 1
             rewrite = full or hive_qualified_name(self.cluster, db, name) in flagged
-            yield from self._table(cursor, db, name, information, rewrite, listed, views)
+            yield from self._table(cursor, db, name, information, rewrite, listed, views, described)
+        if described:
+            # A described table may be a re-created one: lineage logged against its earlier
+            # incarnation moves to that incarnation's own (deleted) element.
+            self.report.incarnation_relations += retire_incarnations(
+                self.index, described, now=self.clock(), extractor_run_id=self.extractor_run_id)
         for gone in set(self.state.tables_of(db)) - seen:
             self.state.drop_table(db, gone)
 
@@ -357,7 +365,7 @@ class HmsExtractor:
         return flagged
 
     def _table(self, cursor: Any, db: str, name: str, information: str, full: bool, listed: set[str],
-               views: list[tuple[Any, EntityRef]]) -> Iterator[Record]:
+               views: list[tuple[Any, EntityRef]], described: dict[str, tuple[EntityRef, int]]) -> Iterator[Record]:
         where = f"{db}.{name}"
         previous = self.state.table(db, name)
         fingerprint = _sha(information)
@@ -380,6 +388,9 @@ class HmsExtractor:
                                    tuple(c.name.lower() for c in info.columns), tuple(owned_names(out)))
                 if info.is_view:
                     views.append((info, out[0].ref))  # type: ignore[union-attr]
+                if info.created is not None:
+                    ref = out[0].ref  # type: ignore[union-attr]
+                    described[ref.identity] = (ref, int(info.created.timestamp()))
             elif previous.partitions != partitions_fp:
                 out = []
                 for partition in partitions:

@@ -210,7 +210,7 @@ def process_lines(lines: Iterable[str | bytes], *, cluster: str, default_fs: str
 
 
 def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None, log_owner: str = "",
-              known_from: str = "spark") -> Iterator[Record]:
+              known_from: str = "spark", seen: set[str] | None = None) -> Iterator[Record]:
     """Stubs for the unlinked dataset and column endpoints of `emitted` relations.
 
     Tables and paths a job read or wrote, and the columns of column-level edges, get an element
@@ -219,8 +219,11 @@ def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None, log_owner
     them and `--columns` finds them under their dataset. A stub carries the owner of the log
     that first named it (`logOwner`): a later DROP in a log flags it only for that owner.
     `known_from` names the source in the stub mark (the OpenLineage intake reuses this).
+    `seen`: identities the caller already stubbed (and adds to): a lineage-log pass names the
+    same tables query after query, and a stub is written once per pass, not per query.
     """
-    seen: set[str] = set()
+    if seen is None:
+        seen = set()
     #: dataset endpoints by identity: a column's table is named by its FIELD ref as a TABLE, and
     #: may be a VIEW the execution defined (its dataset relation comes before its column edges)
     datasets: dict[str, EntityRef] = {}

@@ -12,14 +12,19 @@ and starts its own embedded Solr (navd's own code, temporary home, free port). E
   cursors, emptied cores): tail, parse, records, stubs, Solr writes, flush, cursor commit.
 
 The headline is navd / json.loads lines/s (best round of each); the issue's goal is >= 0.5. The
-cores are checked afterwards (hard commit): every query's execution is there. Figures are printed
-and written to .bench/lineage_logs.json (gitignored).
+cores are checked afterwards (hard commit): every query's execution is there. Then navd's own
+side without Solr, in this thread's CPU time (other processes' load does not count): json.loads
+against the extractor's records alone and against records + Solr documents + serialising, the
+records per line. `--profile` adds one such pass under cProfile (top functions printed, saved to
+.bench/lineage-logs.prof). Figures are printed and written to .bench/lineage_logs.json (gitignored).
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import pstats
 import shutil
 import sys
 import tempfile
@@ -35,8 +40,10 @@ from navd.config import DEFAULT_SOLR_VERSION, default_solr_dist_dir  # noqa: E40
 from navd.extractors.hive_lineage.extractor import LineageLogExtractor  # noqa: E402
 from navd.extractors.impala.lineage import FILE_PREFIX, parse_impala  # noqa: E402
 from navd.index.admin import init_solr  # noqa: E402
-from navd.index.client import IndexWriter, SolrIndex  # noqa: E402
+from navd.index.client import IndexWriter, SolrIndex, serialise  # noqa: E402
+from navd.index.documents import element_document, relation_document, stub_document  # noqa: E402
 from navd.logs import setup_logging  # noqa: E402
+from navd.model import Element, ElementStub, Relation  # noqa: E402
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port  # noqa: E402
 
 RESULT_FILE = REPO / ".bench" / "lineage_logs.json"
@@ -76,6 +83,40 @@ def navd_pass(index: SolrIndex, logs: Path, state: Path) -> tuple[float, int]:
     return time.perf_counter() - start, report.queries
 
 
+def cpu_loads(path: Path) -> float:
+    start = time.thread_time()
+    with path.open("rb") as fh:
+        for line in fh:
+            json.loads(line)
+    return time.thread_time() - start
+
+
+def navd_side(logs: Path, state: Path, *, documents: bool) -> tuple[float, int]:
+    """The extractor's records (and their Solr documents, serialised) with no Solr: thread CPU
+    seconds and the number of records."""
+    shutil.rmtree(state, ignore_errors=True)
+    extractor = LineageLogExtractor(name="impala", cluster="bench", patterns=[str(logs / f"{FILE_PREFIX}*")],
+                                    state_dir=state, cursor_file="c.json", parse=parse_impala, multi_line=False,
+                                    what="Impala lineage log", key_by="path")
+    start = time.thread_time()
+    count = 0
+    batch: list[dict[str, object]] = []
+    for record in extractor.extract():
+        count += 1
+        if documents:
+            if isinstance(record, Element):
+                batch.append(element_document(record))
+            elif isinstance(record, Relation):
+                batch.append(relation_document(record))
+            elif isinstance(record, ElementStub):
+                batch.append(stub_document(record))
+            if len(batch) >= 1000:
+                serialise(batch)
+                batch = []
+    serialise(batch)
+    return time.thread_time() - start, count
+
+
 def empty(index: SolrIndex) -> None:
     for core in ("elements", "relations"):
         index.delete_query(core, "*:*")
@@ -87,6 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lines", type=int, default=20000, help="queries in the log (default 20000)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds; the best of each counts (default 2)")
     parser.add_argument("--heap", default="1g", help="Solr JVM heap (default 1g)")
+    parser.add_argument("--profile", action="store_true", help="one navd pass without Solr under cProfile")
     args = parser.parse_args(argv)
     if min(args.lines, args.rounds) < 1:
         parser.error("--lines and --rounds must be >= 1")
@@ -118,6 +160,17 @@ def main(argv: list[str] | None = None) -> int:
                 executions = index.count("elements", "type:OPERATION_EXECUTION")
                 if executions != args.lines:
                     raise SystemExit(f"Solr holds {executions} executions of {args.lines}")
+        # navd's side alone, after Solr stopped: nothing else of this run competes for the CPU
+        server.stop()
+        cpu_base = min(cpu_loads(log) for _ in range(args.rounds))
+        cpu_records, records = min(navd_side(logs, home / "state", documents=False) for _ in range(args.rounds))
+        cpu_documents = min(navd_side(logs, home / "state", documents=True)[0] for _ in range(args.rounds))
+        if args.profile:
+            profile_file = RESULT_FILE.parent / "lineage-logs.prof"
+            profile_file.parent.mkdir(exist_ok=True)
+            cProfile.runctx("navd_side(logs, home / 'state', documents=True)", globals(), locals(),
+                            str(profile_file))
+            pstats.Stats(str(profile_file)).sort_stats("tottime").print_stats(15)
     finally:
         server.stop()
         shutil.rmtree(home, ignore_errors=True)
@@ -125,13 +178,18 @@ def main(argv: list[str] | None = None) -> int:
     ratio = navd_rate / loads_rate
     report = {"lines": args.lines, "json_loads_lines_per_s": round(loads_rate, 1),
               "navd_lines_per_s": round(navd_rate, 1), "ratio": round(ratio, 4), "goal": GOAL,
-              "json_loads_seconds": loads_times, "navd_seconds": navd_times}
+              "json_loads_seconds": loads_times, "navd_seconds": navd_times,
+              "records_per_line": round(records / args.lines, 2),
+              "cpu_ratio_records": round(cpu_base / cpu_records, 4),
+              "cpu_ratio_documents": round(cpu_base / cpu_documents, 4)}
     RESULT_FILE.parent.mkdir(exist_ok=True)
     RESULT_FILE.write_text(json.dumps(report, indent=2) + "\n")
     print(f"Impala lineage log, {args.lines} lines (CTAS, 2 column edges each)")
     print(f"  json.loads [baseline]   {loads_rate:10.1f} lines/s")
     print(f"  navd into Solr          {navd_rate:10.1f} lines/s   ratio {ratio:.3f} "
           f"(goal >= {GOAL}: {'met' if ratio >= GOAL else 'NOT met'})")
+    print(f"  navd without Solr, CPU  {records / args.lines:.1f} records per line; vs json.loads: records "
+          f"{cpu_base / cpu_records:.3f}, + documents and serialising {cpu_base / cpu_documents:.3f}")
     return 0
 
 

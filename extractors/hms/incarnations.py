@@ -1,0 +1,138 @@
+"""Re-created tables: moving query lineage that named an earlier incarnation onto its own element.
+
+The HMS extractor keeps one identity per table name, `db.t@cluster`: after `DROP TABLE t` and
+`CREATE TABLE t` between two runs, the next run rewrites that element with the new table (its
+create time changed, so its fingerprint did). Atlas does the same for the name but keeps the
+dropped table as a DELETED entity of its own, with its lineage; navd does that too, for lineage
+that says which incarnation it touched: impalad logs each table's `tableCreateTime`, which the
+lineage-log extractor stores on the table's DATA_FLOW (graph.TABLE_CREATE_TIME).
+
+When a run describes a table (new or changed) whose create time it knows, the relations on
+`db.t@cluster` whose create time is earlier are moved to `db.t~<create time>@cluster`
+(names.hive_incarnation_qualified_name), a TABLE (or VIEW) element flagged deleted, created at
+that time, `incarnationOf` the current name. Relations with a later create time (a log ahead of
+the metastore) and relations without one (Spark, Hive: their logs carry no create time) stay on
+the name. Column edges stay on the name's columns: impalad logs no create time per column edge.
+
+The relations are found by one terms query per chunk of described tables of a database (not one
+request per table) and rewritten as the linker rewrites a relation (linker.plan_page: the new
+document first, the old one deleted once Solr took it). The incarnation elements are posted
+before the relations that point at them, so a crash in between leaves an element without
+lineage, never lineage without its element; the run's state is not committed then, so the next
+run describes the table again and finishes the move (moved relations are not found again).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from navd.index.client import SolrIndex
+from navd.index.documents import StoredElement, element_document, endpoint_field, property_field
+from navd.model import Element, ElementType, EntityRef, SourceType
+from navd.linker.linker import plan_page, write_result
+from navd.names import hive_incarnation_qualified_name, parse_hive_name
+
+#: the relation property impalad's `tableCreateTime` is stored in (graph.TABLE_CREATE_TIME)
+TABLE_CREATE_TIME = "tableCreateTime"
+#: table identities per terms query
+_CHUNK = 500
+#: relations rewritten per request
+_PAGE = 500
+
+
+def create_time_of(doc: Mapping[str, Any]) -> int | None:
+    """The `tableCreateTime` property of a stored relation document, or None."""
+    raw = doc.get("properties")
+    if not isinstance(raw, str) or TABLE_CREATE_TIME not in raw:
+        return None
+    try:
+        value = json.loads(raw).get(TABLE_CREATE_TIME)
+        return int(value) if value is not None else None
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def incarnation_element(table: EntityRef, create_time: int, *, now: datetime,
+                        extractor_run_id: str | None) -> Element:
+    """The deleted element of the incarnation of `table` created at `create_time`."""
+    name = parse_hive_name(table.qualified_name)
+    parent = None
+    if name is not None and name.table is not None:
+        parent = EntityRef(SourceType.HIVE, f"{name.database}@{name.cluster}", ElementType.DATABASE)
+    created = datetime.fromtimestamp(create_time, UTC)
+    return Element(SourceType.HIVE, table.type, hive_incarnation_qualified_name(table.qualified_name, create_time),
+                   name=name.table if name is not None and name.table else table.qualified_name, parent=parent,
+                   created=created, deleted=True, delete_time=max(now, created), extractor_run_id=extractor_run_id,
+                   properties={"incarnationOf": table.qualified_name, TABLE_CREATE_TIME: str(create_time)})
+
+
+def retire_incarnations(index: SolrIndex, tables: Mapping[str, tuple[EntityRef, int]], *, now: datetime,
+                        extractor_run_id: str | None = None) -> int:
+    """Move the relations of earlier incarnations of `tables` (identity -> (the current table,
+    its create time in epoch seconds)) onto incarnation elements; the number of relations moved."""
+    moved = 0
+    written: set[str] = set()  # incarnation elements posted by this call
+    ids = list(tables)
+    for start in range(0, len(ids), _CHUNK):
+        chunk = {i: tables[i] for i in ids[start:start + _CHUNK]}
+        page: list[tuple[dict[str, Any], dict[int, StoredElement]]] = []
+        elements: dict[str, Element] = {}
+        for doc in _found(index, chunk):
+            targets = _targets(doc, chunk, now, extractor_run_id, elements)
+            if targets:
+                page.append((doc, targets))
+            if len(page) >= _PAGE:
+                moved += _move(index, page, elements, written)
+                page, elements = [], {}
+        moved += _move(index, page, elements, written)
+    return moved
+
+
+def _targets(doc: Mapping[str, Any], tables: Mapping[str, tuple[EntityRef, int]], now: datetime,
+             run_id: str | None, elements: dict[str, Element]) -> dict[int, StoredElement]:
+    """The ends of `doc` that named an earlier incarnation of one of `tables`, and its element."""
+    create_time = create_time_of(doc)
+    targets: dict[int, StoredElement] = {}
+    if create_time is None:
+        return targets
+    for end in (1, 2):
+        found = tables.get(str(doc.get(endpoint_field(end, "Id"), "")))
+        if found is None or create_time >= found[1]:
+            continue  # this incarnation or a later one: stays on the name
+        table = dataclasses.replace(found[0], type=ElementType(str(doc.get(endpoint_field(end, "Type"))
+                                                                   or found[0].type)))
+        element = incarnation_element(table, create_time, now=now, extractor_run_id=run_id)
+        elements.setdefault(element.identity, element)
+        targets[end] = StoredElement(element.identity, element.qualified_name, element.type.value,
+                                     element.source_type.value, element.name, deleted=True)
+    return targets
+
+
+def _move(index: SolrIndex, page: list[tuple[dict[str, Any], dict[int, StoredElement]]],
+          elements: Mapping[str, Element], written: set[str]) -> int:
+    new = [element for identity, element in elements.items() if identity not in written]
+    if new:
+        # the elements first: never lineage pointing at an element not there (module docstring)
+        index.add("elements", (element_document(e) for e in new))
+        written.update(e.identity for e in new)
+    if not page:
+        return 0
+    write_result(index, plan_page(page))
+    return len(page)
+
+
+def _found(index: SolrIndex, tables: Mapping[str, tuple[EntityRef, int]]) -> Iterator[dict[str, Any]]:
+    """Relations with a create time on either end naming one of `tables`, whole (rewritten)."""
+    # the parameter is not `ids`: Solr's select takes `ids` as a distributed search's fetch of
+    # those documents (no cursor in the answer)
+    clauses = [f'_query_:"{{!terms f={endpoint_field(end, "Id")} v=$tables}}"' for end in (1, 2)]
+    yield from index.scan("relations", "*:*", filters=[f"{property_field(TABLE_CREATE_TIME)}:*",
+                                                       " OR ".join(clauses)],
+                          params={"tables": ",".join(tables)})
+
+
+__all__ = ["TABLE_CREATE_TIME", "create_time_of", "incarnation_element", "retire_incarnations"]
