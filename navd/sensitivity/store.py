@@ -233,3 +233,69 @@ class SensitivityIndex:
 
 def user_tag(target: Mapping[str, Any], level: str) -> Tag:
     return Tag(str(target["identity"]), level, USER, str(target.get("qualifiedName", "")))
+
+
+@dataclasses.dataclass(frozen=True)
+class TagResult:
+    target: dict[str, Any]  # the element tagged, as users see it
+    level: str | None  # the user's tag now (None: cleared)
+    columns: int  # column levels changed
+    tables: int  # table levels changed
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"identity": self.target.get("identity"), "qualifiedName": self.target.get("qualifiedName"),
+                "type": self.target.get("type"), "tag": self.level, "columnsChanged": self.columns,
+                "tablesChanged": self.tables}
+
+
+@dataclasses.dataclass(frozen=True)
+class Explanation:
+    column: dict[str, Any]
+    level: str | None
+    #: from the tagged element down to the column: (identity, qualifiedName, tags there)
+    path: tuple[tuple[str, str, tuple[Tag, ...]], ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"identity": self.column.get("identity"), "qualifiedName": self.column.get("qualifiedName"),
+                "sensitivity": self.level,
+                "path": [{"identity": i, "qualifiedName": name,
+                          **({"tags": [{"target": t.target, "targetName": t.name, "level": t.level,
+                                        "source": t.source} for t in tags]} if tags else {})}
+                         for i, name, tags in self.path]}
+
+
+def tag_element(sensitivity: SensitivityIndex, target: Mapping[str, Any], level: str) -> TagResult:
+    """The user's tag on `target` (a column or a table) set to `level`, applied downstream; a
+    lower level than before withdraws the higher one first."""
+    level = sensitivity.levels.names[sensitivity.levels.rank(level)]
+    identity = str(target["identity"])
+    previous = [t for t in sensitivity.tags(identity) if t.source == USER]
+    sensitivity.put_tags([tag_document(user_tag(target, level))])
+    columns, tables = sensitivity.target_columns(identity, str(target.get("type", "")))
+    lowered = any(sensitivity.levels.rank(t.level) > sensitivity.levels.rank(level) for t in previous)
+    outcome = sensitivity.apply(columns, clear=lowered, tables=tables)
+    return TagResult(dict(target), level, len(outcome.columns), len(outcome.tables))
+
+
+def clear_element(sensitivity: SensitivityIndex, target: Mapping[str, Any]) -> TagResult:
+    """The user's tag on `target` removed and withdrawn downstream (levels other tags give stay)."""
+    identity = str(target["identity"])
+    sensitivity.delete_tags([tag_identity(USER, identity)])
+    columns, tables = sensitivity.target_columns(identity, str(target.get("type", "")))
+    outcome = sensitivity.apply(columns, clear=True, tables=tables)
+    return TagResult(dict(target), None, len(outcome.columns), len(outcome.tables))
+
+
+def explain_element(sensitivity: SensitivityIndex, column: Mapping[str, Any]) -> Explanation:
+    """The level of a column and the path that carried it (navd.sensitivity.explain); a table
+    is explained by its own tags and its columns' levels, not a path."""
+    from navd.sensitivity import explain
+
+    identity = str(column["identity"])
+    if column.get("type") != _FIELD_TYPE:
+        raise UsageError(f"--explain: {column.get('qualifiedName')} is a {column.get('type')}: explain a column "
+                         f"(a table's level is the highest of its own tag and its columns')")
+    level, steps = explain(sensitivity.graph, sensitivity.levels, identity)
+    names = {str(d["identity"]): str(d.get("qualifiedName", "")) for d in
+             sensitivity.index.get("elements", [s.id for s in steps])} if steps else {}
+    return Explanation(dict(column), level, tuple((s.id, names.get(s.id, s.id), s.tags) for s in steps))
