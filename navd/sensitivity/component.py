@@ -40,7 +40,7 @@ _CHUNK = 10_000
 
 @dataclasses.dataclass(frozen=True)
 class SensitivityConfig:
-    enabled: bool = True
+    enabled: bool = False
     #: lowest first
     levels: tuple[str, ...] = DEFAULT_LEVELS
     #: the Hive table property giving the table's level; `<key>.<column>` gives a column's
