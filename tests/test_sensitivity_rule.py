@@ -36,6 +36,10 @@ class Graph:
     def stored_levels(self, ids: Collection[str]) -> Mapping[str, str]:
         return {i: self.levels[i] for i in ids if i in self.levels}
 
+    def levels_and_downstream(self, level_ids: Collection[str], walk_ids: Collection[str],
+                              ) -> tuple[Mapping[str, str], Sequence[tuple[str, str]]]:
+        return self.stored_levels(level_ids), list(self.downstream(walk_ids))
+
     def tags_on(self, ids: Collection[str]) -> Mapping[str, Sequence[Tag]]:
         found: dict[str, list[Tag]] = {}
         for tag in self.tags:

@@ -88,6 +88,10 @@ class SensitivityGraph(Protocol):
     def stored_levels(self, ids: Collection[str]) -> Mapping[str, str]:
         """The level stored on those of `ids` that have one."""
 
+    def levels_and_downstream(self, level_ids: Collection[str], walk_ids: Collection[str],
+                              ) -> tuple[Mapping[str, str], Sequence[tuple[str, str]]]:
+        """`stored_levels(level_ids)` and `downstream(walk_ids)`, asked together."""
+
     def tags_on(self, ids: Collection[str]) -> Mapping[str, Sequence[Tag]]:
         """The tags whose target is one of `ids`, by target."""
 
@@ -165,22 +169,26 @@ def recompute(graph: SensitivityGraph, levels: Levels, dirty: Collection[str], *
                 current[column] = max(current.get(column, -1), rank)
                 expanded[column] = rank
                 frontier.append(column)
-        while frontier:
-            pairs = list(graph.downstream(frontier))
+        pairs = list(graph.downstream(frontier))
+        while pairs:
+            # The next level's edges are asked together with this level's stored levels (one
+            # round trip per level, not two): for every column that may be walked on; those the
+            # levels then rule out are dropped.
             unread = {far for _, far in pairs if far not in current}
-            stored = graph.stored_levels(unread) if unread else {}
+            maybe = {far for _, far in pairs if expanded.get(far, -1) < rank and current.get(far, -1) < rank}
+            stored, ahead = graph.levels_and_downstream(unread, maybe)
             for column in unread:
                 level = stored.get(column)
                 current[column] = levels.rank(level) if level is not None and levels.known(level) else -1
                 if level is not None:
                     before[column] = level
-            onward: list[str] = []
+            onward: set[str] = set()
             for _, far in pairs:
                 if current[far] < rank and expanded.get(far, -1) < rank:
                     current[far] = rank
                     expanded[far] = rank
-                    onward.append(far)
-            frontier = onward
+                    onward.add(far)
+            pairs = [(near, far) for near, far in ahead if near in onward]
 
     changed: dict[str, str | None] = {}
     for column, rank in current.items():

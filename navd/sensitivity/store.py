@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
@@ -101,6 +102,17 @@ class SolrSensitivityGraph:
                                        filters=[terms_filter("identity", chunk)], page_size=5000):
                 found[str(doc["identity"])] = str(doc[FIELD])
         return found
+
+    def levels_and_downstream(self, level_ids: Collection[str], walk_ids: Collection[str],
+                              ) -> tuple[Mapping[str, str], Sequence[tuple[str, str]]]:
+        """The two reads in parallel (a second thread on the same connection pool): a level of
+        the propagation costs one round trip, as a level of the lineage walk does."""
+        if not level_ids or not walk_ids:
+            return self.stored_levels(level_ids), list(self.downstream(walk_ids))
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            levels = pool.submit(self.stored_levels, level_ids)
+            edges = list(self.downstream(walk_ids))
+            return levels.result(), edges
 
     def tags_on(self, ids: Collection[str]) -> Mapping[str, Sequence[Tag]]:
         found: dict[str, list[Tag]] = {}
