@@ -4,6 +4,7 @@ highest wins, CONTROL_FLOW on/off, table tags, cycles, withdrawal, explain."""
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import pytest
@@ -195,3 +196,40 @@ def test_unknown_level_is_one_line() -> None:
         LEVELS.rank("secret")
     with pytest.raises(UsageError, match="named twice"):
         Levels(("a", "a"))
+
+
+@pytest.mark.parametrize(("properties", "tags", "skipped"), [
+    ({"tblproperty.sensitivity": "Confidential"}, [("db.t@c", "confidential")], 0),
+    ({"tblproperty.sensitivity.SSN": "pii", "tblproperty.other": "x"}, [("db.t.ssn@c", "pii")], 0),
+    ({"tblproperty.sensitivity.ssn": "secret", "tblproperty.sensitivityx": "pii"}, [], 1),
+    ({}, [], 0),
+])
+def test_hive_properties_give_tags(properties: dict[str, str], tags: list[tuple[str, str]], skipped: int) -> None:
+    from navd.names import identity
+    from navd.sensitivity.store import hive_tags
+
+    table = {"identity": identity("HIVE", "db.t@c"), "qualifiedName": "db.t@c", "properties": json.dumps(properties)}
+    found, problems = hive_tags(table, "sensitivity", LEVELS)
+    assert [(t.name, t.level) for t in found] == tags
+    assert all(t.target == identity("HIVE", t.name) and t.source == HIVE for t in found)
+    assert len(problems) == skipped
+
+
+@pytest.mark.parametrize(("section", "levels"), [
+    ({}, ("public", "internal", "confidential", "pii")),
+    ({"levels": ["Low", "high"]}, ("low", "high")),
+    ({"levels": "public, internal, pii"}, ("public", "internal", "pii")),
+])
+def test_configured_levels(section: dict[str, object], levels: tuple[str, ...]) -> None:
+    from navd.config import parse_config
+    from navd.sensitivity.component import sensitivity_settings
+
+    assert sensitivity_settings(parse_config({"sensitivity": section})).ordered.names == levels
+
+
+def test_bad_levels_are_one_line_naming_the_key() -> None:
+    from navd.config import parse_config
+    from navd.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"\[sensitivity\] levels: a level is named twice"):
+        parse_config({"sensitivity": {"levels": ["a", "A"]}})

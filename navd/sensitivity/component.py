@@ -41,7 +41,7 @@ _CHUNK = 10_000
 @dataclasses.dataclass(frozen=True)
 class SensitivityConfig:
     enabled: bool = False
-    #: lowest first
+    #: lowest first (a list, or one comma-separated string)
     levels: tuple[str, ...] = DEFAULT_LEVELS
     #: the Hive table property giving the table's level; `<key>.<column>` gives a column's
     hive_property: str = "sensitivity"
@@ -49,8 +49,12 @@ class SensitivityConfig:
     control_flow: bool = False
     interval_minutes: float = number(5.0, 0, MAX_INTERVAL_MINUTES, low_open=True)
 
+    def names(self) -> list[str]:
+        """The levels, lowest first: a list, or one string `"public, internal, ..."`."""
+        return [name.strip().lower() for level in self.levels for name in level.split(",")]
+
     def validate(self) -> None:
-        names = [level.strip().lower() for level in self.levels]
+        names = self.names()
         if not names or any(not n or " " in n for n in names):
             raise ConfigError("[sensitivity] levels: a list of level names, lowest first, "
                               "e.g. [\"public\", \"internal\", \"confidential\", \"pii\"]")
@@ -65,7 +69,7 @@ class SensitivityConfig:
 
     @property
     def ordered(self) -> Levels:
-        return Levels(tuple(level.strip().lower() for level in self.levels))
+        return Levels(tuple(self.names()))
 
 
 def sensitivity_settings(config: NavdConfig) -> SensitivityConfig:

@@ -209,38 +209,42 @@ class SensitivityIndex:
     # -- Hive table properties ---------------------------------------------------------------
 
     def hive_tags(self, table: Mapping[str, Any], key: str) -> tuple[list[Tag], list[str]]:
-        """The tags a Hive table's properties give (`<key>` on the table, `<key>.<column>` on a
-        column) and one line per value that is not a level (logged and skipped)."""
-        properties = table.get("properties")
-        try:
-            props = json.loads(properties) if isinstance(properties, str) else {}
-        except ValueError:
-            props = {}
-        prefix = f"tblproperty.{key}"
-        found: list[Tag] = []
-        skipped: list[str] = []
-        wanted_columns: dict[str, str] = {}
-        for name, value in props.items():
-            if name == prefix:
-                column = None
-            elif name.startswith(prefix + "."):
-                column = name[len(prefix) + 1:].lower()
-            else:
-                continue
-            if not self.levels.known(str(value)):
-                skipped.append(f"{table.get('qualifiedName')}: property {name[len('tblproperty.'):]}={value!r} "
-                               f"is not one of {', '.join(self.levels.names)}")
-                continue
-            level = str(value).strip().lower()
-            if column is None:
-                found.append(Tag(str(table["identity"]), level, HIVE, str(table.get("qualifiedName", ""))))
-            else:
-                wanted_columns[column] = level
-        if wanted_columns:
-            for column, level in wanted_columns.items():
-                name = field_qualified_name(str(table.get("qualifiedName", "")), column)
-                found.append(Tag(element_identity("HIVE", name), level, HIVE, name))
-        return found, skipped
+        return hive_tags(table, key, self.levels)
+
+
+def hive_tags(table: Mapping[str, Any], key: str, levels: Levels) -> tuple[list[Tag], list[str]]:
+    """The tags a Hive table's properties give (`<key>` on the table, `<key>.<column>` on a
+    column) and one line per value that is not a level (logged and skipped)."""
+    properties = table.get("properties")
+    try:
+        props = json.loads(properties) if isinstance(properties, str) else {}
+    except ValueError:
+        props = {}
+    prefix = f"tblproperty.{key}"
+    found: list[Tag] = []
+    skipped: list[str] = []
+    wanted_columns: dict[str, str] = {}
+    for name, value in props.items():
+        if name == prefix:
+            column = None
+        elif name.startswith(prefix + "."):
+            column = name[len(prefix) + 1:].lower()
+        else:
+            continue
+        if not levels.known(str(value)):
+            skipped.append(f"{table.get('qualifiedName')}: property {name[len('tblproperty.'):]}={value!r} "
+                           f"is not one of {', '.join(levels.names)}")
+            continue
+        level = str(value).strip().lower()
+        if column is None:
+            found.append(Tag(str(table["identity"]), level, HIVE, str(table.get("qualifiedName", ""))))
+        else:
+            wanted_columns[column] = level
+    if wanted_columns:
+        for column, level in wanted_columns.items():
+            name = field_qualified_name(str(table.get("qualifiedName", "")), column)
+            found.append(Tag(element_identity("HIVE", name), level, HIVE, name))
+    return found, skipped
 
 
 def user_tag(target: Mapping[str, Any], level: str) -> Tag:
