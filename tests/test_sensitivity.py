@@ -152,7 +152,7 @@ def test_levels_flow_downstream_exactly(pipeline: Pipeline) -> None:
     assert "confidential" in text and "tagged confidential by user" in text, text
 
     # An extractor rewrites the documents whole (the levels gone); the pass puts them back.
-    pipeline.extract("hms")
+    pipeline.run("extract", "hms", "--full")
     assert pipeline.levels()["customer_orders.customer_ssn"] is None
     pipeline.run("extract", "sensitivity")
     assert pipeline.levels() == expected
