@@ -115,8 +115,10 @@ class SensitivityPass:
         for outcome in outcomes:
             columns += len(outcome.columns)
             tables += len(outcome.tables)
-        self.index.add("runs", [{"identity": "sensitivity-checkpoint", "kind": "SENSITIVITY_CHECKPOINT",
-                                 "component": SECTION, "tag_time": solr_date(started)}])
+        from navd.sensitivity.store import CHECKPOINT_ID, CHECKPOINT_KIND  # noqa: PLC0415
+
+        self.index.add("runs", [{"identity": CHECKPOINT_ID, "kind": CHECKPOINT_KIND, "component": SECTION,
+                                 "tag_time": solr_date(started)}])
         return dataclasses.replace(report, columns_changed=report.columns_changed + columns,
                                    tables_changed=report.tables_changed + tables)
 
@@ -124,7 +126,9 @@ class SensitivityPass:
         pass
 
     def _checkpoint(self) -> datetime | None:
-        docs = self.index.get("runs", ["sensitivity-checkpoint"])
+        from navd.sensitivity.store import CHECKPOINT_ID  # noqa: PLC0415
+
+        docs = self.index.get("runs", [CHECKPOINT_ID])
         return parse_solr_date(str(docs[0]["tag_time"])) if docs and docs[0].get("tag_time") else None
 
     def _sync_hive(self, since: datetime | None, stop: threading.Event | None) -> SensitivityReport:

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
-from navd.errors import UsageError
+from navd.errors import SolrError, UsageError
 from navd.index.client import CoreWriter, SolrIndex, batches
 from navd.index.documents import solr_date
 from navd.index.lineage_store import SolrLineageStore, terms_filter
@@ -156,7 +156,7 @@ class Projection:
 
     def close(self) -> None:
         if not self.writer.close():
-            raise UsageError("sensitivity: Solr did not take every level written (see the log)")
+            raise SolrError("sensitivity: Solr did not take every level written (see the log)")
 
 
 class SensitivityIndex:
