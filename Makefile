@@ -67,6 +67,7 @@ bench: setup
 	$(BIN)/python tests/bench/bench_page.py
 	$(BIN)/python tests/bench/bench_openlineage.py
 	$(BIN)/python tests/bench/bench_lineage_logs.py
+	$(BIN)/python tests/bench/bench_sensitivity.py
 	$(BIN)/python tests/bench/soak.py --minutes 10
 	$(BIN)/python tests/bench/summary.py
 

@@ -151,6 +151,16 @@ def build_parser() -> argparse.ArgumentParser:
     reprocess.add_argument("--format", choices=["text", "json"], default="text")
     reprocess.set_defaults(handler=cmd_reprocess)
 
+    tag = commands.add_parser("tag", help="set, clear or explain the sensitivity level of a table or column")
+    tag.add_argument("entity", metavar="ENTITY", nargs="?", help="a table, view or column, as for `navd entity`")
+    tag_action = tag.add_mutually_exclusive_group(required=True)
+    tag_action.add_argument("--sensitivity", metavar="LEVEL",
+                            help="tag ENTITY with LEVEL ([sensitivity] levels); it flows downstream")
+    tag_action.add_argument("--clear", action="store_true", help="remove your tag on ENTITY and withdraw it downstream")
+    tag_action.add_argument("--explain", metavar="COLUMN", help="the column's level and the path that carried it")
+    tag.add_argument("--format", choices=["text", "json"], default="text")
+    tag.set_defaults(handler=cmd_tag)
+
     export = commands.add_parser("export", help="write what navd knows in another format")
     export_commands = export.add_subparsers(dest="export_format", required=True, metavar="FORMAT")
     openlineage = export_commands.add_parser(
@@ -590,6 +600,41 @@ def cmd_lineage(args: argparse.Namespace, config: NavdConfig) -> int:
         _print_json(graph.as_dict())
     else:
         print(render_text(graph))
+    return EXIT_OK
+
+
+def cmd_tag(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.query import lookup_scope, sensitivity_clear, sensitivity_explain, sensitivity_tag
+
+    if args.explain is not None:
+        if args.entity is not None:
+            raise UsageError("tag --explain COLUMN takes no ENTITY")
+        with _index(config, read_only=True) as index:
+            explanation = sensitivity_explain(index, config, args.explain, lookup_scope(config))
+        if args.format == "json":
+            _print_json(explanation.as_dict())
+            return EXIT_OK
+        print(f"{explanation.column.get('qualifiedName')}: {explanation.level or 'no sensitivity level'}")
+        for number, (_, name, tags) in enumerate(explanation.path):
+            origin = "; ".join(f"tagged {t.level} by {t.source}" + (f" on {t.name}" if t.name and t.name != name else "")
+                               for t in tags)
+            print(f"  {'  ' * number}{'-> ' if number else ''}{name}" + (f"  ({origin})" if origin else ""))
+        if explanation.level and not explanation.path:
+            print("  (no tag explains it any more: the next sensitivity pass withdraws it)")
+        return EXIT_OK
+    if args.entity is None:
+        raise UsageError("tag: ENTITY is required with --sensitivity and --clear")
+    with _index(config) as index:
+        if args.clear:
+            result = sensitivity_clear(index, config, args.entity, lookup_scope(config))
+        else:
+            result = sensitivity_tag(index, config, args.entity, args.sensitivity, lookup_scope(config))
+    if args.format == "json":
+        _print_json(result.as_dict())
+    else:
+        what = f"tagged {result.level}" if result.level else "tag cleared"
+        print(f"{result.target.get('qualifiedName')}: {what}; {result.columns} column and {result.tables} table "
+              f"levels changed")
     return EXIT_OK
 
 

@@ -549,3 +549,42 @@ def reprocess(index: SolrIndex, name: str | None = None, scope: Scope = Scope(),
     if name is None:
         raise UsageError("reprocess: name the entity (or --taint ID)")
     return plan(index, _resolve(index, name, scope), taint_range(start, end))
+
+# --- sensitivity (issue 23) ---
+
+def sensitivity_tag(index: SolrIndex, config: NavdConfig, entity: str, level: str,
+                    scope: Scope = Scope()) -> Any:  # -> navd.sensitivity.store.TagResult
+    """`navd tag ENTITY --sensitivity LEVEL`: the user's tag on the column or table `entity`
+    stands for, propagated downstream (navd/sensitivity). UsageError for an unknown level."""
+    from navd.sensitivity.component import sensitivity_index
+    from navd.sensitivity.store import tag_element
+
+    sensitivity = sensitivity_index(index, config)
+    sensitivity.levels.rank(level)  # an unknown level before anything is resolved or written
+    return tag_element(sensitivity, _tag_target(index, entity, scope), level)
+
+
+def sensitivity_clear(index: SolrIndex, config: NavdConfig, entity: str,
+                      scope: Scope = Scope()) -> Any:  # -> navd.sensitivity.store.TagResult
+    """`navd tag ENTITY --clear`: the user's tag removed and withdrawn downstream."""
+    from navd.sensitivity.component import sensitivity_index
+    from navd.sensitivity.store import clear_element
+
+    return clear_element(sensitivity_index(index, config), _tag_target(index, entity, scope))
+
+
+def sensitivity_explain(index: SolrIndex, config: NavdConfig, column: str,
+                        scope: Scope = Scope()) -> Any:  # -> navd.sensitivity.store.Explanation
+    """`navd tag --explain COLUMN`: the column's level and the path that carried it."""
+    from navd.sensitivity.component import sensitivity_index
+    from navd.sensitivity.store import explain_element
+
+    return explain_element(sensitivity_index(index, config), _resolve(index, column, scope))
+
+
+def _tag_target(index: SolrIndex, entity: str, scope: Scope) -> dict[str, Any]:
+    doc = _resolve(index, entity, scope)
+    if doc.get("type") not in (ElementType.FIELD.value, ElementType.TABLE.value, ElementType.VIEW.value):
+        raise UsageError(f"tag: {shown_name(entity)} is a {doc.get('type')}: sensitivity is set on a table, "
+                         f"a view or a column")
+    return doc

@@ -1,0 +1,70 @@
+"""Sensitivity under /api (issue 23): tag, clear, explain, from the facade (navd/query.py) as
+`navd tag`. Search finds levels already: GET /api/entities?query=sensitivity:pii.
+
+Tagging writes (a tag record, levels on elements): it goes through a write-capable client of
+its own (navd's admin user, as the OpenLineage intake), made on first use; the read routes keep
+the reader. Every route is behind the server's authentication (app.mount), as the intake is.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Query, Request
+
+from navd.index.client import SolrIndex
+from navd.server.api import Config, Index
+from navd.server.errors import blame
+
+router = APIRouter(prefix="/api", tags=["sensitivity"])
+_LOCK = threading.Lock()
+
+
+def _writer(request: Request) -> SolrIndex:
+    """The app's write-capable client for tags, made once."""
+    state = request.app.state
+    with _LOCK:
+        if getattr(state, "sensitivity_writer", None) is None:
+            from navd.openlineage.intake import writer_index
+
+            state.sensitivity_writer = writer_index(state.config)
+        return state.sensitivity_writer
+
+
+@router.put("/sensitivity/tags", summary="Tag a table or column with a sensitivity level (as navd tag "
+                                         "ENTITY --sensitivity LEVEL); it flows downstream")
+def put_tag(request: Request, config: Config,
+            entity: Annotated[str, Body(description="a table, view or column: identity, qualifiedName or "
+                                                    "db.table[.column]")],
+            level: Annotated[str, Body(description="one of [sensitivity] levels")]) -> dict[str, Any]:
+    """`{identity, qualifiedName, type, tag, columnsChanged, tablesChanged}`."""
+    from navd.query import lookup_scope, sensitivity_tag
+    from navd.sensitivity.component import sensitivity_settings
+
+    with blame("level"):
+        sensitivity_settings(config).ordered.rank(level)
+    with blame("entity"):
+        return sensitivity_tag(_writer(request), config, entity, level, lookup_scope(config)).as_dict()
+
+
+@router.delete("/sensitivity/tags", summary="Clear the user's sensitivity tag on a table or column (as navd "
+                                            "tag ENTITY --clear); withdrawn downstream")
+def delete_tag(request: Request, config: Config,
+               entity: Annotated[str, Query(description="identity, qualifiedName or db.table[.column]")],
+               ) -> dict[str, Any]:
+    from navd.query import lookup_scope, sensitivity_clear
+
+    with blame("entity"):
+        return sensitivity_clear(_writer(request), config, entity, lookup_scope(config)).as_dict()
+
+
+@router.get("/sensitivity/explain", summary="A column's sensitivity level and the path that carried it "
+                                            "(as navd tag --explain COLUMN)")
+def get_explain(index: Index, config: Config,
+                column: Annotated[str, Query(description="identity, qualifiedName or db.table.column")],
+                ) -> dict[str, Any]:
+    from navd.query import lookup_scope, sensitivity_explain
+
+    with blame("column"):
+        return sensitivity_explain(index, config, column, lookup_scope(config)).as_dict()
