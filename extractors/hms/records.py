@@ -116,6 +116,8 @@ def table_info(database: str, table: str, rows: Sequence[Sequence[object]]) -> T
     details: dict[str, str] = {}
     section = "columns"
     for row in rows:
+        if not isinstance(row, (list, tuple)):  # a driver's row is a sequence of cells; a str is not one
+            raise BadTable(f"table {where}: DESCRIBE row is a {type(row).__name__}, not a list of cells")
         if len(row) < 2:
             raise BadTable(f"table {where}: DESCRIBE row with {len(row)} cells: {row!r}")
         name, value = _cell(row[0]), _cell(row[1])

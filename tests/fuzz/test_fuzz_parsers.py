@@ -251,7 +251,8 @@ OPENLINEAGE_SETTINGS = MappingSettings({"hive://metastore:9083": CLUSTER}, CLUST
 
 
 @fuzz_settings()
-@given(st.sampled_from((0, 1)).flatmap(lambda i: mutated_json(openlineage_events()[i])))
+@given(st.tuples(st.sampled_from((0, 1)), st.booleans()).flatmap(
+    lambda c: mutated_json(openlineage_events()[c[0]], strings_only=c[1])))
 def test_openlineage_events(event: Any) -> None:
     def parse() -> None:
         kind = validate(event)  # the intake's check: 400 naming the field
@@ -269,7 +270,8 @@ def config_texts() -> list[str]:
 
 
 @fuzz_settings()
-@given(st.sampled_from((0, 1)).flatmap(lambda i: mutated_json(tomllib.loads(config_texts()[i]))))
+@given(st.tuples(st.sampled_from((0, 1)), st.booleans()).flatmap(
+    lambda c: mutated_json(tomllib.loads(config_texts()[c[0]]), strings_only=c[1])))
 def test_config_tables(raw: Any) -> None:
     run_target("config tables", (ConfigError,), lambda: parse_config(raw, source="fuzz.toml", environ={}))
 
