@@ -92,6 +92,9 @@ def test_odd_describe_output_names_the_table() -> None:
         table_info("ex", "t", [["# Detailed Table Information", "", ""], ["Type", "ODD", ""]])
     with pytest.raises(BadTable, match="ex.t"):
         table_info("ex", "t", [["x"]])
+    # found by tests/fuzz: a row that is no list of cells escaped len() as TypeError
+    with pytest.raises(BadTable, match="ex.t: DESCRIBE row is a NoneType, not a list of cells"):
+        table_info("ex", "t", [["id", "int", None], None])
 
 
 SCHEMA = {"ex": {"sales": ["id", "amount", "region"], "v1": ["id", "dbl", "region"], "ext": ["a", "b", "c"]}}
