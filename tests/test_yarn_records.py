@@ -53,6 +53,9 @@ def test_running_and_failed_applications() -> None:
     ({**APP, "id": None}, "without a valid id"),
     ({k: v for k, v in APP.items() if k != "user"}, "application_1795342371737_0002: missing user"),
     ({**APP, "startedTime": "yesterday"}, "startedTime is not epoch milliseconds"),
+    # found by tests/fuzz: a time past year 9999, or an Infinity, escaped as ValueError/OverflowError
+    ({**APP, "startedTime": 2**63 - 1}, "startedTime is not epoch milliseconds: 9223372036854775807"),
+    ({**APP, "finishedTime": float("inf")}, "finishedTime is not epoch milliseconds: inf"),
     ("not an object", "not an object"),
 ])
 def test_malformed_records_name_what_is_wrong(raw: Any, message: str) -> None:

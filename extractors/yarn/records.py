@@ -58,9 +58,9 @@ def _time(value: Any, key: str, app_id: str) -> datetime | None:
         return None
     try:
         millis = int(value)
-    except (TypeError, ValueError):
-        raise BadApplication(f"application {app_id}: {key} is not epoch milliseconds: {value!r}") from None
-    return datetime.fromtimestamp(millis / 1000, UTC) if millis > 0 else None
+        return datetime.fromtimestamp(millis / 1000, UTC) if millis > 0 else None
+    except (TypeError, ValueError, OverflowError):  # also an Infinity, or a time past year 9999
+        raise BadApplication(f"application {app_id}: {key} is not epoch milliseconds: {value!r:.80}") from None
 
 
 def parse_application(raw: Mapping[str, Any]) -> YarnApplication:
