@@ -14,7 +14,7 @@ from typing import Any
 
 from navd.index.documents import element_field, solr_date
 from navd.model import Element, ElementType, EntityRef, Record, Relation, RelationType, SourceType
-from navd.names import child_path, directory_ref, parent_path, path_qualified_name, shown
+from navd.names import child_path, directory_ref, is_utf8, parent_path, path_qualified_name, shown
 
 _TYPES = {"FILE": ElementType.FILE, "DIRECTORY": ElementType.DIRECTORY}
 _RWX = "rwxrwxrwx"
@@ -82,6 +82,9 @@ def entry_from_webhdfs(directory: str, status: Mapping[str, Any]) -> HdfsEntry:
         raise BadEntry(f"{path}: FileStatus has no {exc.args[0]!r}") from None
     except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int() of an Infinity
         raise BadEntry(f"{path}: bad FileStatus value: {exc}") from None
+    for key, text in (("pathSuffix", suffix), ("owner", entry.owner), ("group", entry.group)):
+        if not is_utf8(text):  # JSON's "\ud800": no document can carry it
+            raise BadEntry(f"{shown(directory)}: FileStatus {key} {shown(text, 80)} is not valid UTF-8 text")
     for key, ms in (("modificationTime", entry.modified_ms), ("accessTime", entry.accessed_ms)):
         if ms > _MAX_MS:
             raise BadEntry(f"{path}: FileStatus {key} {ms} is not epoch milliseconds")
