@@ -31,7 +31,7 @@ FULL_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0") or 0)
 SLICE_EXAMPLES = 50
 #: A hang is an input a parser never finishes: far beyond any real input's time, so a loaded host
 #: (this one runs benchmarks beside the tests) cannot make a slow input look like one.
-HARD_TIMEOUT_SECONDS = 60.0
+HARD_TIMEOUT_SECONDS = 120.0
 
 
 def fuzz_settings() -> settings:
@@ -46,7 +46,7 @@ def fuzz_settings() -> settings:
         "print_blob": True,
     }
     if FULL_EXAMPLES:
-        return settings(max_examples=FULL_EXAMPLES, deadline=timedelta(seconds=10), **common)
+        return settings(max_examples=FULL_EXAMPLES, deadline=timedelta(seconds=30), **common)
     return settings(max_examples=SLICE_EXAMPLES, derandomize=True, deadline=None, **common)
 
 

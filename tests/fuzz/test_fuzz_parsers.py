@@ -11,6 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -213,8 +214,8 @@ def test_hive_lineage_json(lines: list[str]) -> None:
                 continue
             # as LineageLogExtractor._records: not JSON, BadLineage and InvalidName are its logged skips
             try:
-                raw = json.loads(record)
-            except ValueError:
+                raw = orjson.loads(record)
+            except orjson.JSONDecodeError:
                 continue
             try:
                 check_records(list(lineage_records(parse_hive(raw), cluster=CLUSTER)))
