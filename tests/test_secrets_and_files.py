@@ -99,7 +99,7 @@ def test_an_existing_spool_made_readable_by_others_is_tightened(tmp_path: Path) 
 
 def _run(args: list[str], env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
     return subprocess.run([NAVD, "--log-level", "debug", *args], input=stdin, env=env, capture_output=True,
-                          text=True, timeout=300, umask=0, check=False)
+                          text=True, timeout=240, umask=0, check=False)
 
 
 def _wait_healthy(proc: subprocess.Popen[str], url: str, log: Path) -> None:
@@ -160,7 +160,6 @@ def test_a_full_pass_at_debug_logs_no_secret(tmp_path: Path, solr_server: Embedd
         _wait_healthy(proc, url, log)
         assert requests.get(f"{url}/api/status", auth=("alice", USER_PASSWORD), timeout=60).status_code == 200
         assert requests.get(f"{url}/api/status", auth=("alice", USER_PASSWORD + "x"), timeout=60).status_code == 401
-        assert requests.get(f"{url}/api/status", auth=(USER_PASSWORD, USER_PASSWORD), timeout=60).status_code == 401
         assert requests.get(f"{url}/api/status", headers={"Authorization": f"Bearer {TOKEN}"},
                             timeout=60).status_code == 401
         assert requests.get(f"{url}/api/entities", params={"query": "*:*", "token": TOKEN},
