@@ -75,7 +75,9 @@ def parse_application(raw: Mapping[str, Any]) -> YarnApplication:
         raise BadApplication(f"application {app_id}: missing {', '.join(missing)}")
     elapsed = raw.get("elapsedTime")
     app = YarnApplication(
-        application_id=app_id, name=raw["name"] or app_id, application_type=str(raw.get("applicationType") or "YARN"),
+        # a blank name or type (`spark.app.name=" "`) cannot name an operation: the id, "YARN" stand in
+        application_id=app_id, name=raw["name"] if raw["name"].strip() else app_id,
+        application_type=str(raw.get("applicationType") or "").strip() or "YARN",
         user=raw["user"], queue=str(raw.get("queue") or ""), state=raw["state"],
         final_status=str(raw.get("finalStatus") or "UNDEFINED"),
         started=_time(raw.get("startedTime"), "startedTime", app_id),
