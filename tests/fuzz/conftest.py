@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from fuzzing import COUNTS, FULL_EXAMPLES, SLICE_EXAMPLES
+from fuzz.fuzzing import COUNTS, FULL_EXAMPLES, SLICE_EXAMPLES
 
 #: cheapest inputs first: on a busy host a long campaign stopped early still has whole targets
 ORDER = ("test_yarn_application_json", "test_webhdfs_file_status", "test_impala_lineage_json", "test_cli_arguments",

@@ -15,7 +15,7 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzing import check_records, fuzz_settings, json_text, mutated_json, mutated_lines, run_target, string_variant
+from fuzz.fuzzing import check_records, fuzz_settings, json_text, mutated_json, mutated_lines, run_target, string_variant
 from lineage_logs import HIVE, hive_golden, impala_cases
 from navd.config import ConfigError, load_config, parse_config
 from navd.extractors.hdfs.records import BadEntry, entry_from_webhdfs, records_for

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzzing import ODD_STRINGS, fuzz_settings, huge_strings, run_target, string_variant
+from fuzz.fuzzing import ODD_STRINGS, fuzz_settings, huge_strings, run_target, string_variant
 from navd.cli import build_parser
 from navd.config import ConfigError, load_config, parse_config
 from navd.extractors.spark.records import process_lines, stubs_for
