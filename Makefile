@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 NAVD   := $(BIN)/navd
 
-.PHONY: setup krb5-packages browser test quickstart bench compare-openlineage dev-up dev-down clean vendor-js
+.PHONY: setup krb5-packages browser test fuzz quickstart bench compare-openlineage dev-up dev-down clean vendor-js
 
 # Idempotent: the venv and the editable installs are redone only when a pyproject.toml changes;
 # `navd solr fetch` returns at once when the Solr jars are already cached.
@@ -48,6 +48,12 @@ krb5-packages:
 
 test: setup
 	$(BIN)/pytest $(PYTEST_ARGS)
+
+# The parsers' fuzz targets at full length (tests/fuzz/README.md): FUZZ_EXAMPLES inputs per target,
+# random seed, per-target counts printed at the end. `make test` runs a fixed-seed slice of them.
+FUZZ_EXAMPLES ?= 10000
+fuzz: setup
+	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest tests/fuzz -p no:cacheprovider $(PYTEST_ARGS)
 
 quickstart: setup
 	$(NAVD) quickstart

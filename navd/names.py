@@ -78,16 +78,24 @@ def shown(name: str, limit: int = SHOWN_NAME_CHARS) -> str:
     return repr(name[:limit]) + ("..." if len(name) > limit else "")
 
 
+def is_utf8(text: str) -> bool:
+    """Whether `text` can be sent as UTF-8: no lone surrogate (JSON's "\ud800" escapes and
+    argv's undecodable bytes decode to them; Solr requests and orjson refuse them)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def lookup_name(name: str) -> str:
     """A name a user typed to look an element up (`navd entity`, `navd lineage`, any future
     server), checked: InvalidName (one line, the name cut) when it is empty or not valid UTF-8
     (argv holds undecodable bytes as lone surrogates, which no Solr request can carry)."""
     if not name.strip():
         raise InvalidName("empty name: give an identity or a qualified name")
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidName(f"name {shown(name)} is not valid UTF-8") from None
+    if not is_utf8(name):
+        raise InvalidName(f"name {shown(name)} is not valid UTF-8")
     return name
 
 
@@ -104,6 +112,12 @@ def identity(source_type: SourceType | str, qualified_name: str) -> str:
 @functools.lru_cache(maxsize=65536)
 def _identity(kind: str, qualified_name: str) -> str:
     return hashlib.md5(f"{kind}\x1f{qualified_name}".encode(), usedforsecurity=False).hexdigest()
+
+    try:
+        key = f"{kind}\x1f{qualified_name}".encode()
+    except UnicodeEncodeError:  # a lone surrogate (JSON's "\ud800" decodes to one): no Solr request can carry it
+        raise InvalidName(f"name {shown(qualified_name)} is not valid UTF-8") from None
+    return hashlib.md5(key, usedforsecurity=False).hexdigest()
 
 
 def relation_identity(relation_type: str, endpoint1_id: str, endpoint2_id: str, discriminator: str = "") -> str:

@@ -55,6 +55,22 @@ def test_a_bad_status_names_the_path_and_the_key() -> None:
         entry_from_webhdfs("/data", {**FILE_STATUS, "permission": "rw"})
 
 
+@pytest.mark.parametrize(("change", "message"), [
+    # found by tests/fuzz: JSON's Infinity (Python's json reads it) escaped int() as OverflowError
+    ({"accessTime": float("inf")}, "bad FileStatus value: cannot convert float infinity to integer"),
+    # ... a time past year 9999 escaped the element's datetime as ValueError
+    ({"accessTime": 2**63 - 1}, "FileStatus accessTime 9223372036854775807 is not epoch milliseconds"),
+    ({"modificationTime": 10**17}, "FileStatus modificationTime 100000000000000000 is not epoch milliseconds"),
+    # ... and a pathSuffix that is no entry name landed on another path (or on a list's repr)
+    ({"pathSuffix": ".."}, "pathSuffix '..' is not an entry name"),
+    ({"pathSuffix": "a/b"}, "pathSuffix 'a/b' is not an entry name"),
+    ({"pathSuffix": ["x"]}, "pathSuffix \"\\['x'\\]\" is not an entry name"),
+])
+def test_a_file_status_out_of_range_is_bad_input(change: dict[str, object], message: str) -> None:
+    with pytest.raises(BadEntry, match=message):
+        entry_from_webhdfs("/data", {**FILE_STATUS, **change})
+
+
 def test_path_filters() -> None:
     only_raw = PathFilter(include=("/data/raw",), exclude=("/data/raw/tmp", "*/_temporary"))
     assert only_raw.included("/data/raw/x.csv") and not only_raw.included("/data/other")

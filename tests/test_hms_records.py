@@ -13,6 +13,7 @@ from navd.extractors.hms.records import (BadTable, parse_partition, parse_proper
                                          table_records)
 from navd.extractors.hms.views import ColumnLineage, TableName, ViewSqlError, input_tables, view_lineage
 from navd.model import Element, ElementType, Relation, RelationType, SourceType
+from navd.names import InvalidName
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hms"
 
@@ -92,6 +93,22 @@ def test_odd_describe_output_names_the_table() -> None:
         table_info("ex", "t", [["# Detailed Table Information", "", ""], ["Type", "ODD", ""]])
     with pytest.raises(BadTable, match="ex.t"):
         table_info("ex", "t", [["x"]])
+    # found by tests/fuzz: a row that is no list of cells escaped len() as TypeError
+    with pytest.raises(BadTable, match="ex.t: DESCRIBE row is a NoneType, not a list of cells"):
+        table_info("ex", "t", [["id", "int", None], None])
+
+
+
+def test_names_navd_cannot_spell_are_invalid_names_the_extractor_skips() -> None:
+    # found by tests/fuzz: these escaped the HMS extractor's per-table skip (it caught BadTable only)
+    rows = [["id", "int", None], ["", "", ""], ["# Detailed Table Information", "", ""], ["Type", "MANAGED", ""]]
+    with pytest.raises(BadTable, match="table name '' is not a Hive name"):
+        table_info("ex", "", rows)
+    with pytest.raises(BadTable, match="table name '.' is not a Hive name"):  # was the element `ex..@c`
+        table_info("ex", ".", rows)
+    located = [*rows, ["Location", "['file:/tmp/ex.db/t']", ""]]
+    with pytest.raises(InvalidName, match="is neither absolute nor a URI"):
+        table_records(table_info("ex", "t", located), "c", "hdfs://ns")
 
 
 SCHEMA = {"ex": {"sales": ["id", "amount", "region"], "v1": ["id", "dbl", "region"], "ext": ["a", "b", "c"]}}

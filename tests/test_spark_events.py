@@ -153,6 +153,17 @@ def test_invalid_json_line_is_skipped_and_counted() -> None:
     assert summary(run, recs)["executions"] == summary(clean_run, clean_recs)["executions"]
 
 
+def test_a_line_nested_deeper_than_the_parsers_allow_is_skipped() -> None:
+    # found by tests/fuzz: orjson refuses nesting past 1,024 levels, and the json.loads fallback
+    # raised RecursionError out of the extractor (every pass, on the same file)
+    lines = fixture_lines("ctas_expression")
+    deep = '{"Event": "SparkListenerLogStart", "x": ' + "[" * 100_000 + "]" * 100_000 + "}\n"
+    run, recs = run_case(lines[:5] + [deep] + lines[5:])
+    clean_run, clean_recs = run_case(lines)
+    assert run.skipped == {"invalid_json": 1}
+    assert summary(run, recs)["executions"] == summary(clean_run, clean_recs)["executions"]
+
+
 def test_unknown_event_type_is_skipped_and_counted() -> None:
     lines = fixture_lines("ctas_expression")
     unknown = [json.dumps({"Event": "com.example.MyListenerEvent", "x": 1}) + "\n",

@@ -49,10 +49,21 @@ def test_running_and_failed_applications() -> None:
     assert not any(isinstance(r, Relation) and r.type is RelationType.LOGICAL_PHYSICAL for r in failed)
 
 
+def test_a_blank_name_or_type_is_named_by_the_id() -> None:
+    # found by tests/fuzz: InvalidName escaped the extractor (it skips BadApplication only) for an
+    # application named " " (spark.app.name=" ")
+    records = list(application_records(parse_application({**APP, "name": " ", "applicationType": "\t"})))
+    template = next(r for r in records if isinstance(r, Element) and r.type is ElementType.OPERATION)
+    assert template.qualified_name == "yarn://YARN/application_1795342371737_0002"
+
+
 @pytest.mark.parametrize(("raw", "message"), [
     ({**APP, "id": None}, "without a valid id"),
     ({k: v for k, v in APP.items() if k != "user"}, "application_1795342371737_0002: missing user"),
     ({**APP, "startedTime": "yesterday"}, "startedTime is not epoch milliseconds"),
+    # found by tests/fuzz: a time past year 9999, or an Infinity, escaped as ValueError/OverflowError
+    ({**APP, "startedTime": 2**63 - 1}, "startedTime is not epoch milliseconds: 9223372036854775807"),
+    ({**APP, "finishedTime": float("inf")}, "finishedTime is not epoch milliseconds: inf"),
     ("not an object", "not an object"),
 ])
 def test_malformed_records_name_what_is_wrong(raw: Any, message: str) -> None:

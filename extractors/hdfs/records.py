@@ -14,7 +14,7 @@ from typing import Any
 
 from navd.index.documents import element_field, solr_date
 from navd.model import Element, ElementType, EntityRef, Record, Relation, RelationType, SourceType
-from navd.names import child_path, directory_ref, parent_path, path_qualified_name
+from navd.names import child_path, directory_ref, is_utf8, parent_path, path_qualified_name, shown
 
 _TYPES = {"FILE": ElementType.FILE, "DIRECTORY": ElementType.DIRECTORY}
 _RWX = "rwxrwxrwx"
@@ -66,10 +66,13 @@ def entry_from_webhdfs(directory: str, status: Mapping[str, Any]) -> HdfsEntry:
     """An entry of `directory`'s LISTSTATUS(_BATCH), or a GETFILESTATUS of `directory` itself
     (empty pathSuffix)."""
     suffix = status.get("pathSuffix", "")
+    if not isinstance(suffix, str) or "/" in suffix or suffix in (".", ".."):
+        # a NameNode names one entry of the directory: anything else would land on another path
+        raise BadEntry(f"{directory}: FileStatus pathSuffix {shown(str(suffix), 80)} is not an entry name")
     path = child_path(directory, suffix) if suffix else (directory.rstrip("/") or "/")
     try:
         kind = status["type"]
-        return HdfsEntry(path=path, is_dir=kind == "DIRECTORY", owner=str(status["owner"]),
+        entry = HdfsEntry(path=path, is_dir=kind == "DIRECTORY", owner=str(status["owner"]),
                          group=str(status["group"]), permissions=symbolic_permissions(str(status["permission"])),
                          size=int(status["length"]), replication=int(status.get("replication", 0)),
                          block_size=int(status.get("blockSize", 0)), modified_ms=int(status["modificationTime"]),
@@ -77,8 +80,19 @@ def entry_from_webhdfs(directory: str, status: Mapping[str, Any]) -> HdfsEntry:
                          file_id=int(status["fileId"]) if "fileId" in status else None, symlink=kind == "SYMLINK")
     except KeyError as exc:
         raise BadEntry(f"{path}: FileStatus has no {exc.args[0]!r}") from None
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: int() of an Infinity
         raise BadEntry(f"{path}: bad FileStatus value: {exc}") from None
+    for key, text in (("pathSuffix", suffix), ("owner", entry.owner), ("group", entry.group)):
+        if not is_utf8(text):  # JSON's "\ud800": no document can carry it
+            raise BadEntry(f"{shown(directory)}: FileStatus {key} {shown(text, 80)} is not valid UTF-8 text")
+    for key, ms in (("modificationTime", entry.modified_ms), ("accessTime", entry.accessed_ms)):
+        if ms > _MAX_MS:
+            raise BadEntry(f"{path}: FileStatus {key} {ms} is not epoch milliseconds")
+    return entry
+
+
+#: the last millisecond a datetime holds (year 9999): beyond it no time can be stored
+_MAX_MS = int((datetime.max.replace(tzinfo=UTC) - datetime.fromtimestamp(0, UTC)).total_seconds()) * 1000
 
 
 def _time(ms: int) -> datetime | None:

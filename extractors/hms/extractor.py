@@ -56,7 +56,7 @@ from navd.extractors.common.deletions import DeletionGuard, DeletionsConfig
 from navd.logs import get_logger
 from navd.state import SqliteState
 from navd.model import DependencyType, Deletion, ElementType, EntityRef, Record, Relation, RelationType, SourceType
-from navd.names import hive_qualified_name, parse_hive_name
+from navd.names import InvalidName, hive_qualified_name, parse_hive_name
 
 LOGGER = "navd.extractor.hms"
 log = get_logger(LOGGER)
@@ -403,7 +403,7 @@ class HmsExtractor:
                 self.report.tables_unchanged += 1
                 listed.update(qn for qn, _ in previous.owned)
                 return
-        except BadTable as exc:
+        except (BadTable, InvalidName) as exc:  # InvalidName: a table, column or location navd cannot spell
             self.report.skipped += 1
             log.warning("Hive table skipped", table=where, reason=str(exc))
             if previous is not None:

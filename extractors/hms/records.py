@@ -27,7 +27,7 @@ from datetime import UTC, datetime
 
 from navd.model import Element, ElementType, EntityRef, Record, Relation, RelationType, SourceType
 from navd.names import (InvalidName, child_path, directory_ref, hive_qualified_name, parse_partition_path,
-                        partition_path, partition_qualified_name)
+                        partition_path, partition_qualified_name, shown)
 
 _SECTION_PARTITIONS = "# partition information"
 _PROPERTY = re.compile(r"(?:^|, )([^=,\[\]]+)=")
@@ -111,11 +111,18 @@ def _cell(value: object) -> str:
 def table_info(database: str, table: str, rows: Sequence[Sequence[object]]) -> TableInfo:
     """A TableInfo from `DESCRIBE FORMATTED database.table` rows. Raises BadTable."""
     where = f"{database}.{table}"
+    for what, name in (("database", database), ("table", table)):
+        # Hive's metastore names hold word characters only; a '.', '@' or '/' would make a qualified
+        # name that reads back as another element (navd/names.py)
+        if not name.strip("` ") or any(c in name for c in ".@/"):
+            raise BadTable(f"table {shown(where, 80)}: {what} name {shown(name, 80)} is not a Hive name")
     columns: list[tuple[str, str, str | None]] = []
     partition_names: list[str] = []
     details: dict[str, str] = {}
     section = "columns"
     for row in rows:
+        if not isinstance(row, (list, tuple)):  # a driver's row is a sequence of cells; a str is not one
+            raise BadTable(f"table {where}: DESCRIBE row is a {type(row).__name__}, not a list of cells")
         if len(row) < 2:
             raise BadTable(f"table {where}: DESCRIBE row with {len(row)} cells: {row!r}")
         name, value = _cell(row[0]), _cell(row[1])

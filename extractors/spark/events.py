@@ -369,7 +369,7 @@ class ApplicationProcessor:
             return
         try:
             event = json.loads(line)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested deeper than orjson's 1,024 levels
             self._skip("invalid_json", f"line is not JSON ({exc.__class__.__name__}: {exc})")
             return
         self._feed(event)

@@ -313,7 +313,7 @@ def _event_kind(text: str) -> str | None:
     """The "Event" of a log line, None when it is no JSON object with one."""
     try:
         event = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested past the parser's depth
         return None
     kind = event.get("Event") if isinstance(event, dict) else None
     return kind if isinstance(kind, str) else None

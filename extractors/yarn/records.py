@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from navd.model import Element, ElementType, Record, Relation, RelationType, SourceType
-from navd.names import spark_run_ref, yarn_application_ref, yarn_execution_ref
+from navd.names import is_utf8, shown, spark_run_ref, yarn_application_ref, yarn_execution_ref
 
 #: YARN states in which an application can still change.
 UNFINISHED_STATES = ("NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING")
@@ -58,9 +58,9 @@ def _time(value: Any, key: str, app_id: str) -> datetime | None:
         return None
     try:
         millis = int(value)
-    except (TypeError, ValueError):
-        raise BadApplication(f"application {app_id}: {key} is not epoch milliseconds: {value!r}") from None
-    return datetime.fromtimestamp(millis / 1000, UTC) if millis > 0 else None
+        return datetime.fromtimestamp(millis / 1000, UTC) if millis > 0 else None
+    except (TypeError, ValueError, OverflowError):  # also an Infinity, or a time past year 9999
+        raise BadApplication(f"application {app_id}: {key} is not epoch milliseconds: {value!r:.80}") from None
 
 
 def parse_application(raw: Mapping[str, Any]) -> YarnApplication:
@@ -74,8 +74,10 @@ def parse_application(raw: Mapping[str, Any]) -> YarnApplication:
     if missing:
         raise BadApplication(f"application {app_id}: missing {', '.join(missing)}")
     elapsed = raw.get("elapsedTime")
-    return YarnApplication(
-        application_id=app_id, name=raw["name"] or app_id, application_type=str(raw.get("applicationType") or "YARN"),
+    app = YarnApplication(
+        # a blank name or type (`spark.app.name=" "`) cannot name an operation: the id, "YARN" stand in
+        application_id=app_id, name=raw["name"] if raw["name"].strip() else app_id,
+        application_type=str(raw.get("applicationType") or "").strip() or "YARN",
         user=raw["user"], queue=str(raw.get("queue") or ""), state=raw["state"],
         final_status=str(raw.get("finalStatus") or "UNDEFINED"),
         started=_time(raw.get("startedTime"), "startedTime", app_id),
@@ -83,6 +85,11 @@ def parse_application(raw: Mapping[str, Any]) -> YarnApplication:
         elapsed_ms=int(elapsed) if isinstance(elapsed, int) and elapsed >= 0 else None,
         tracking_url=str(raw.get("trackingUrl") or ""), diagnostics=str(raw.get("diagnostics") or ""),
         tags=str(raw.get("applicationTags") or ""))
+    for field in dataclasses.fields(app):
+        value = getattr(app, field.name)
+        if isinstance(value, str) and not is_utf8(value):  # JSON's "\ud800": no document can carry it
+            raise BadApplication(f"application {shown(app_id)}: {field.name} is not valid UTF-8 text")
+    return app
 
 
 def application_records(app: YarnApplication, *, extractor_run_id: str | None = None) -> Iterator[Record]:

@@ -14,7 +14,7 @@ import os
 import threading
 from pathlib import Path
 
-from navd.state import write_atomically
+from navd.state import private_dir, write_atomically
 
 SUFFIX = ".json"
 REJECTED = "rejected"
@@ -30,7 +30,7 @@ class Spool:
 
     def _ensure(self) -> None:
         if self._next is None:
-            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+            private_dir(self.directory)  # its missing parents 0700 too; an existing spool tightened
             numbers = [int(p.name[:-len(SUFFIX)]) for p in self._files()]
             self._next = max(numbers, default=0) + 1
 
@@ -67,7 +67,7 @@ class Spool:
     def reject(self, path: Path) -> Path:
         """An event that cannot be read back: kept aside in `rejected/` for an admin to look at."""
         target_dir = self.directory / REJECTED
-        target_dir.mkdir(exist_ok=True, mode=0o700)
+        private_dir(target_dir)
         target = target_dir / path.name
         os.replace(path, target)
         _fsync_directory(self.directory)

@@ -28,7 +28,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from navd import navigator, query
-from navd.errors import NavdError, SolrError, SolrUnavailable, UsageError
+from navd.errors import NavdError, SolrError, SolrUnavailable, UsageError, first_line
 from navd.index.client import SolrIndex
 from navd.lineage import EntityNotFound
 from navd.names import InvalidName
@@ -88,8 +88,8 @@ def _json_object(raw: bytes) -> dict[str, Any]:
         return {}
     try:
         body = json.loads(raw)
-    except ValueError as exc:
-        raise UsageError(f"body: not JSON ({exc})") from None
+    except (ValueError, RecursionError) as exc:  # RecursionError: nested past the parser's depth
+        raise UsageError(f"body: not JSON ({first_line(exc, 200)})") from None
     if not isinstance(body, dict):
         raise UsageError("body: must be a JSON object {query, limit, cursorMark}")
     return body

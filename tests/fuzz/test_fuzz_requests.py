@@ -1,0 +1,148 @@
+"""Fuzz targets for what users type: `navd` command lines (the argument parser and the config
+path it loads) and the HTTP API's query parameters (navd's app in-process through FastAPI's
+TestClient, over the session's real Solr holding a captured Spark application)."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import given
+from hypothesis import strategies as st
+
+from fuzz.fuzzing import ODD_STRINGS, fuzz_settings, huge_strings, run_target, string_variant
+from navd.cli import build_parser
+from navd.config import ConfigError, load_config, parse_config
+from navd.extractors.spark.records import process_lines, stubs_for
+from navd.index.client import IndexWriter, SolrIndex
+from navd.server.app import create_app
+from spark_fixtures import CLUSTER, DEFAULT_FS, fixture_lines
+
+# --- the command line ------------------------------------------------------------------------------
+
+#: command lines as README and `navd --help` show them
+COMMAND_LINES = (
+    "search queryText:*temp_table*", "search 'sourceType:HIVE AND type:TABLE' --rows 5 --json",
+    "entity sales.orders@primary", "entity hdfs://nameservice1/data/orders --json",
+    "lineage sales.revenue@primary --direction upstream --depth 3 --columns",
+    "lineage sales.revenue.total@primary --format json --max-nodes 100",
+    "export openlineage --since 2026-11-23T08:00:00Z --entity sales.revenue@primary --validate",
+    "extract spark --once", "extract hdfs --full", "purge --dry-run", "status --json", "link",
+    "solr status", "solr init", "server status", "--log-level debug status",
+    "--config /etc/navd/navd.toml status", "serve --port 7187",
+)
+
+
+@st.composite
+def command_lines(draw: st.DrawFn) -> list[str]:
+    argv = shlex.split(draw(st.sampled_from(COMMAND_LINES)))
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(argv)))
+        op = draw(st.integers(0, 4))
+        if op == 0 and at < len(argv):
+            argv[at] = draw(string_variant(argv[at]))
+        elif op == 1 and at < len(argv):
+            del argv[at]
+        elif op == 2:
+            argv.insert(at, draw(st.sampled_from(("--json", "--depth", "--rows", "-1", "0", "99999999999999999999",
+                                                  "--since", "--config", "--", "-", "--help=x", "--log-level",
+                                                  *ODD_STRINGS[:12]))))
+        elif op == 3 and at < len(argv):
+            argv.insert(at, argv[at])
+        else:
+            argv.append(draw(st.one_of(st.text(max_size=30), huge_strings())))
+    return [a.replace("\x00", "") for a in argv]  # argv cannot carry NUL
+
+
+@fuzz_settings()
+@given(argv=command_lines())
+def test_cli_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    def parse() -> None:
+        try:
+            args = build_parser().parse_args(argv)
+        except SystemExit as exc:  # argparse's one usage line (2), or --help (0)
+            assert exc.code in (0, 2), f"exit {exc.code!r}"
+            return
+        # what main() does next, before any command runs: the config file named or defaulted
+        load_config(args.config, environ={})
+
+    run_target("cli arguments", (ConfigError,), parse)
+    capsys.readouterr()
+
+
+# --- the HTTP API ----------------------------------------------------------------------------------
+
+TABLE = f"sales.t@{CLUSTER}"
+#: a huge parameter stays under the client's URL limit (httpx: 64 kB), as any proxy's would cap it
+URL_UNITS = 5_000
+
+
+@pytest.fixture(scope="module")
+def api(index: SolrIndex) -> Iterator[TestClient]:
+    _, emitted = process_lines(fixture_lines("ctas_expression"), cluster=CLUSTER, default_fs=DEFAULT_FS)
+    writer = IndexWriter(index)
+    writer.write_all([*emitted, *stubs_for(emitted, None)])
+    assert writer.close()
+    index.commit("elements", soft=True)
+    index.commit("relations", soft=True)
+    config = parse_config({"cluster": {"name": CLUSTER}}, source="fuzz", environ={})
+    with TestClient(create_app(config, index)) as client:  # unhandled errors raise here, not as 500s
+        yield client
+
+
+#: (path, real parameters) per route; the values come from README's and the API docs' examples
+REQUESTS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
+    ("/api/entities", (("query", "sourceType:HIVE AND type:TABLE"), ("rows", "20"), ("cursor", "*"))),
+    (f"/api/entities/{TABLE}", ()),
+    ("/api/lineage", (("entity", TABLE), ("direction", "upstream"), ("depth", "3"), ("columns", "true"),
+                      ("operations", "false"), ("max_nodes", "100"))),
+    ("/api/executions", (("operation", "spark://ctas_expression"), ("rows", "5"), ("start", "0"))),
+    ("/api/runs", (("component", "spark"), ("rows", "5"), ("start", "0"))),
+    ("/api/v1/lineage", (("nodeId", "dataset:hive://metastore:9083:sales.t"), ("depth", "2"))),
+    ("/api/v1/column-lineage", (("nodeId", "datasetField:hive://metastore:9083:sales.t:c"), ("depth", "2"),
+                                ("withDownstream", "true"))),
+    ("/api/v9/entities", (("query", "sourceType:HIVE"), ("offset", "0"), ("limit", "10"))),
+    ("/api/v9/lineage", (("entityIds", "0123456789abcdef0123456789abcdef"),)),
+)
+
+
+@st.composite
+def api_requests(draw: st.DrawFn) -> tuple[str, list[tuple[str, str]]]:
+    path, base = draw(st.sampled_from(REQUESTS))
+    params = list(base)
+    if path.startswith("/api/entities/") and draw(st.booleans()):
+        path = "/api/entities/" + draw(string_variant(TABLE))[:URL_UNITS]
+    for _ in range(draw(st.integers(1, 3))):
+        op = draw(st.integers(0, 4))
+        at = draw(st.integers(0, max(0, len(params) - 1)))
+        if op == 0 and params:
+            params[at] = (params[at][0], draw(string_variant(params[at][1]))[:URL_UNITS])
+        elif op == 1 and params:
+            del params[at]
+        elif op == 2 and params:
+            params.append(params[at])  # a parameter given twice
+        elif op == 3 and params:
+            params[at] = (params[at][0], draw(st.one_of(st.sampled_from(("-1", "0", "1e9", "99999999999999999999",
+                                                                           "true", "", " ", "NaN", "*:*", "(", "\\")),
+                                                         st.text(max_size=40), huge_strings(URL_UNITS))))
+        else:
+            params.append((draw(st.text(max_size=10)), draw(st.text(max_size=20))))
+    return path, params
+
+
+@fuzz_settings()
+@given(request=api_requests())
+def test_api_query_parameters(api: TestClient, request: tuple[str, list[tuple[str, str]]]) -> None:
+    path, params = request
+
+    def call() -> Any:
+        response = api.get(path, params=params)
+        # 4xx: the parameter named in one line; 5xx would be navd failing on input it was given
+        assert response.status_code < 500, f"{response.status_code}: {response.text[:300]}"
+        if response.status_code >= 400:
+            assert response.headers["content-type"].startswith("application/json"), response.text[:300]
+
+    run_target("api query parameters", (), call)
