@@ -71,7 +71,7 @@ bench: setup
 	$(BIN)/python tests/bench/summary.py
 
 # The kill -9 campaign (tests/chaos.py): CHAOS_KILLS kill points per component that writes (13
-# over 4 components: 52), each round restarted to completion and compared document by document with
+# over 5 components: 65), each round restarted to completion and compared document by document with
 # a clean run; `make test` runs the same tests with 2 kill points each.
 CHAOS_KILLS ?= 13
 CHAOS_SEED  ?= 24

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hdfs import Client
 
 from chaos import Outcome, Scenario, campaign, empty, navd_env, summary
 from conftest import solr_section
@@ -19,6 +20,7 @@ from lineage_logs import HIVE, impala_cases, impala_line
 from navd.index.client import IndexWriter, SolrIndex
 from navd.model import Element, ElementType, EntityRef, Relation, RelationType, SourceType
 from navd.solr.server import EmbeddedSolr
+from navd_devstack.hadoop import DevHdfs
 from test_spark_extractor import captured_log
 
 KILLS = int(os.environ.get("CHAOS_KILLS", "2"))
@@ -26,6 +28,7 @@ SEED = int(os.environ.get("CHAOS_SEED", "24"))
 SPARK_COPIES = 40
 LINEAGE_QUERIES = 200
 PURGED = 1_500
+HDFS_DIRECTORIES, HDFS_FILES = 30, 10
 CTAS = "create table lineage_test_tbl as select int_col, tinyint_col from functional.alltypes"
 OUTCOMES: list[Outcome] = []
 
@@ -94,10 +97,9 @@ def test_hive_lineage_log(index: SolrIndex, solr_server: EmbeddedSolr, tmp_path:
                           solr_section(solr_server), f'[hive_lineage]\nlog_paths = ["{logs}/lineage.log*"]\n'))
 
 
-def aged_documents(index: SolrIndex) -> None:
+def aged_documents(index: SolrIndex, now: datetime) -> None:
     """What purge removes and what it keeps (tests/test_purge.py's rules, many times over): old
     executions of a template with their flows, old deleted files, recent executions."""
-    now = datetime.now(UTC)
     old, recent = now - timedelta(days=100), now - timedelta(days=10)
     source = Element(SourceType.HIVE, ElementType.TABLE, "db.src@chaos", name="src")
     template = Element(SourceType.SPARK, ElementType.OPERATION, "spark://nightly", name="nightly")
@@ -121,5 +123,17 @@ def aged_documents(index: SolrIndex) -> None:
 
 
 def test_purge(index: SolrIndex, solr_server: EmbeddedSolr, tmp_path: Path) -> None:
+    now = datetime.now(UTC)  # one time for every round: the clean run's documents and the killed runs' alike
     check(index, scenario(index, tmp_path, "purge", ("purge",), solr_section(solr_server), "",
-                          lay=lambda: aged_documents(index)))
+                          lay=lambda: aged_documents(index, now)))
+
+
+def test_hdfs(index: SolrIndex, solr_server: EmbeddedSolr, hdfs: DevHdfs, hdfs_client: Client, unique: str,
+              tmp_path: Path) -> None:
+    root = f"/{unique}"
+    for directory in range(HDFS_DIRECTORIES):
+        for number in range(HDFS_FILES):
+            hdfs_client.write(f"{root}/d{directory}/part-{number}", data=b"x")
+    check(index, scenario(index, tmp_path, "hdfs", ("extract", "hdfs"), solr_section(solr_server),
+                          f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
+                          f'roots = ["{root}"]\nuser = "{hdfs.superuser}"\n'))
