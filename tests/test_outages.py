@@ -100,9 +100,11 @@ def test_solr_down_under_the_daemon_with_every_tailer_loses_nothing_and_status_s
         # Back: the tailers' next polls (each backing off by at most MAX_PUSH_RETRY_SECONDS) write it all.
         wait_until(lambda: _everything(own) == expected, 300, "the index of the clean runs", proc, log)
     finally:
-        own_solr.start()  # idempotent
-        code, _ = stop(proc)
-        own.close()
+        try:
+            own_solr.start()  # idempotent
+        finally:  # the daemon stops even when Solr does not come back
+            code, _ = stop(proc)
+            own.close()
     assert code == 0
     print(f"Solr down {OUTAGE_SECONDS:.0f} s under navd run; failed polls from {sorted(failed_polls())}")
     errors = [e for e in log_lines(log) if e.get("level") == "error"]
