@@ -6,6 +6,8 @@ NAVD   := $(BIN)/navd
 
 .PHONY: setup krb5-packages browser test fuzz quickstart bench compare-openlineage dev-up dev-down clean vendor-js
 
+.PHONY: setup krb5-packages browser test quickstart bench chaos compare-openlineage dev-up dev-down clean vendor-js
+
 # Idempotent: the venv and the editable installs are redone only when a pyproject.toml changes;
 # `navd solr fetch` returns at once when the Solr jars are already cached.
 setup: $(VENV)/.installed browser
@@ -76,6 +78,14 @@ bench: setup
 	$(BIN)/python tests/bench/bench_sensitivity.py
 	$(BIN)/python tests/bench/soak.py --minutes 10
 	$(BIN)/python tests/bench/summary.py
+
+# The kill -9 campaign (tests/chaos.py): CHAOS_KILLS kill points per component that writes (13
+# over 5 components: 65), each round restarted to completion and compared document by document with
+# a clean run; `make test` runs the same tests with 2 kill points each.
+CHAOS_KILLS ?= 13
+CHAOS_SEED  ?= 24
+chaos: setup
+	CHAOS_KILLS=$(CHAOS_KILLS) CHAOS_SEED=$(CHAOS_SEED) $(BIN)/pytest tests/test_chaos.py -s -q $(PYTEST_ARGS)
 
 # A report, not a test: navd's column edges against the OpenLineage Spark listener's on the same
 # runs (tests/bench/README.md). `make compare-openlineage CASES=column_usage,multi_insert` for a subset.

@@ -511,7 +511,9 @@ def cmd_status(args: argparse.Namespace, config: NavdConfig) -> int:
     from navd.config import extractor_state_dir
     from navd.query import status
 
-    with _index(config, interactive=False) as index:
+    # Only reads: with Solr down an admin (or a monitoring check) is told so at once, in one
+    # line, rather than after the writers' minute and a half of backing off.
+    with _index(config) as index:
         current = status(index, extractor_state_dir(config))
     if args.json:
         _print_json(current)

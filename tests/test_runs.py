@@ -114,3 +114,20 @@ def test_a_running_record_is_running_while_its_lock_is_held(index: SolrIndex, tm
         assert status(index, tmp_path / "elsewhere")["components"][name]["last_run"]["state"] == "RUNNING"
         assert status(index)["components"][name]["last_run"]["state"] == "RUNNING"
     assert status(index, tmp_path)["components"][name]["last_run"]["state"] == "SUCCEEDED"
+
+
+def test_status_with_solr_down_says_so_at_once_in_one_line(tmp_path: Path) -> None:
+    """Solr stopped under the daemon: `navd status` names the cause in one line, without the
+    writers' backing off (no retry), and exits 1."""
+    executable = str(Path(sys.executable).parent / "navd")  # not the `navd` fixture: no session Solr needed
+    down = f"http://127.0.0.1:{free_port()}/solr"  # nothing listens: a stopped Solr
+    config = tmp_path / "navd.toml"
+    config.write_text(f'[solr]\nurl = "{down}"\n[logging]\nformat = "json"\n')
+    env = {**os.environ, "NAVD_CONFIG": str(config), "XDG_STATE_HOME": str(tmp_path / "state")}
+    for args in (("status",), ("status", "--json")):
+        shown = subprocess.run([executable, *args], env=env, capture_output=True, text=True, timeout=120,
+                               check=False)
+        assert shown.returncode == 1, shown
+        assert shown.stdout == ""
+        [line] = shown.stderr.splitlines()
+        assert line.startswith("navd: error: ") and f"cannot reach Solr at {down}: connection refused" in line, line
