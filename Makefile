@@ -4,9 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 NAVD   := $(BIN)/navd
 
-.PHONY: setup krb5-packages browser test fuzz quickstart bench compare-openlineage dev-up dev-down clean vendor-js
-
-.PHONY: setup krb5-packages browser test quickstart bench chaos compare-openlineage dev-up dev-down clean vendor-js
+.PHONY: setup krb5-packages browser test fuzz quickstart bench chaos compare-openlineage dev-up dev-down clean vendor-js
 
 # Idempotent: the venv and the editable installs are redone only when a pyproject.toml changes;
 # `navd solr fetch` returns at once when the Solr jars are already cached.

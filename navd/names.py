@@ -111,8 +111,6 @@ def identity(source_type: SourceType | str, qualified_name: str) -> str:
 # relation after relation of one query); a hit costs a dict lookup instead of an MD5.
 @functools.lru_cache(maxsize=65536)
 def _identity(kind: str, qualified_name: str) -> str:
-    return hashlib.md5(f"{kind}\x1f{qualified_name}".encode(), usedforsecurity=False).hexdigest()
-
     try:
         key = f"{kind}\x1f{qualified_name}".encode()
     except UnicodeEncodeError:  # a lone surrogate (JSON's "\ud800" decodes to one): no Solr request can carry it
