@@ -20,7 +20,7 @@ import orjson
 import requests
 
 from navd.config import SolrConfig
-from navd.errors import ConfigError, SolrError, SolrUnavailable, first_line
+from navd.errors import ConfigError, SolrError, SolrUnavailable, first_line, tls_reason
 from navd.index.documents import deletion_update, element_document, relation_document, stub_document
 from navd.logs import get_logger
 from navd.model import Deletion, Element, ElementStub, Record, Relation
@@ -236,7 +236,7 @@ class SolrIndex:
                 resp = self.session.request(method, url, params=query, data=data, headers=headers,
                                             files=files, timeout=self.config.timeout_seconds)
             except requests.exceptions.SSLError as exc:
-                raise SolrError(f"{what}: TLS error talking to {self.base_url}: {first_line(exc, 300)}") from None
+                raise SolrError(f"{what}: TLS error talking to {self.base_url}: {tls_reason(exc)}") from None
             except (requests.ConnectionError, requests.Timeout) as exc:
                 reason = _connection_reason(exc)
                 problem = f"cannot reach Solr at {self.base_url}: {reason}"
