@@ -20,7 +20,7 @@ import orjson
 import requests
 
 from navd.config import SolrConfig
-from navd.errors import ConfigError, SolrError, SolrUnavailable, first_line, tls_reason
+from navd.errors import ConfigError, SolrError, SolrUnavailable, tls_reason
 from navd.index.documents import deletion_update, element_document, relation_document, stub_document
 from navd.logs import get_logger
 from navd.model import Deletion, Element, ElementStub, Record, Relation
