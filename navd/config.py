@@ -191,6 +191,11 @@ class SolrConfig:
     password_file: str = ""
     verify_tls: bool = True
     ca_bundle: str = ""
+    #: auth = "kerberos": a client keytab (0600) navd gets, and renews, its tickets from (see
+    #: navd.kerberos); unset: the ticket cache of the user running navd (kinit)
+    keytab: str = ""
+    #: the keytab's principal to use (unset: its first)
+    principal: str = ""
     timeout_seconds: float = number(30.0, 0, 3600, low_open=True)
     retries: int = number(8, 0, 100)
     backoff_seconds: float = number(0.5, 0, 3600)
@@ -546,6 +551,8 @@ def _validate(config: NavdConfig, source: str) -> None:
         raise fail("[solr] auth", "basic auth needs username and password (or password_file)")
     if solr.auth != "basic" and (solr.username or solr.password):
         raise fail("[solr] username", 'set only with auth = "basic"')
+    if (solr.keytab or solr.principal) and solr.auth != "kerberos":
+        raise fail("[solr] keytab" if solr.keytab else "[solr] principal", 'set only with auth = "kerberos"')
     if solr.ca_bundle and not Path(solr.ca_bundle).expanduser().is_file():
         raise fail("[solr] ca_bundle", f"{solr.ca_bundle}: no such file")
     if solr.embedded.keystore and not Path(solr.embedded.keystore).expanduser().is_file():

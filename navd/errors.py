@@ -89,5 +89,9 @@ class RunStopped(NavdError):
     """navd is stopping: a run gave up at a record boundary, its state left at the last commit."""
 
 
+class KerberosError(NavdError):
+    """No Kerberos credentials for a client: no or an expired ticket, an unusable keytab."""
+
+
 class EmbeddedSolrError(NavdError):
     """The embedded Solr server could not be fetched, started or stopped."""
