@@ -66,10 +66,18 @@ def spnego_auth(*, keytab: str = "", principal: str = "", section: str = "[solr]
 
 
 def gss_reason(exc: BaseException) -> str:
-    """A GSS-API failure as one line: the mechanism's minor message (e.g. "Ticket expired",
-    "No Kerberos credentials available (default cache: FILE:/tmp/krb5cc_0)") when there is one."""
+    """A GSS-API failure as one line: the mechanism's (minor) message, e.g. "Ticket expired", after
+    the major one unless that says only "Unspecified GSS failure"."""
     message = getattr(exc, "gen_message", None)
-    text = message() if callable(message) else str(exc)
-    parts = [part.strip() for part in str(text).replace("\n", " ").split("Minor (")]
-    minor = parts[-1].split("): ", 1)[-1] if len(parts) > 1 else parts[0]
-    return " ".join(minor.split())[:300]
+    text = str(message() if callable(message) else exc)
+    major, _, minor = text.partition(", Minor (")
+
+    def clean(part: str) -> str:
+        # drop the "Major (851968): " code prefix; MIT's SPNEGO messages may end in a NUL
+        return " ".join(part.split("): ", 1)[-1].replace("\x00", " ").split()).rstrip(".")[:300]
+
+    if not minor:
+        return clean(major)
+    if "Unspecified GSS failure" in major:
+        return clean(minor)
+    return f"{clean(major)} ({clean(minor)})"

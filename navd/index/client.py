@@ -251,8 +251,8 @@ class SolrIndex:
                     clock.succeeded(sent)  # Solr answered: it is reachable
                     failure = getattr(self.session.auth, "failure", "")
                     if resp.status_code == 401 and failure:  # no ticket, an expired one: say so
-                        raise KerberosError(f"{what}: Kerberos login to {self.base_url} failed: {failure} "
-                                            f"(kinit, or set [solr] keytab)")
+                        raise KerberosError(f"{what}: Kerberos login to {self.base_url} failed: {failure}; "
+                                            f"kinit, or set [solr] keytab")
                     raise SolrError(f"{what}: HTTP {resp.status_code}: {_error_message(resp)}",
                                     status=resp.status_code)
                 reason = f"HTTP {resp.status_code}: {_error_message(resp)}"
