@@ -86,6 +86,7 @@ def solr_request(served: Served, settings: dict[str, str]) -> str:
         with SolrIndex(config) as index:
             index.request("GET", "entities/sales.t")
     assert "\n" not in str(raised.value)
+    print(raised.value)  # shown by pytest -rP: what a user reads
     return str(raised.value)
 
 

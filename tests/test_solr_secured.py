@@ -134,6 +134,7 @@ def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
     assert "Traceback" not in done.stderr, done.stderr
     errors = [line for line in done.stderr.splitlines() if line.startswith("navd: ")]
     assert len(errors) == 1, done.stderr
+    print(errors[0])  # shown by pytest -rP: what a user reads
     return errors[0]
 
 
