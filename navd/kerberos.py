@@ -10,6 +10,7 @@ as is; an expired or missing ticket then fails the request with one line saying 
 
 from __future__ import annotations
 
+import hashlib
 import os
 from typing import Any
 
@@ -32,8 +33,10 @@ def spnego_auth(*, keytab: str = "", principal: str = "", section: str = "[solr]
         raise ConfigError(f'{section} auth = "kerberos" needs the requests-gssapi package '
                           "(pip install 'navd[kerberos]')") from None
     # A memory cache of this process alone: no file of tickets to protect, none shared with
-    # (or clobbered by) a kinit of the same user.
-    store = {"client_keytab": os.path.expanduser(keytab), "ccache": f"MEMORY:navd-{os.getpid()}-{section}"}
+    # (or clobbered by) a kinit of the same user; one per keytab and principal, so two configs in
+    # one process never see each other's tickets.
+    cache = hashlib.sha256(f"{section}\0{keytab}\0{principal}".encode()).hexdigest()[:16]
+    store = {"client_keytab": os.path.expanduser(keytab), "ccache": f"MEMORY:navd-{os.getpid()}-{cache}"}
     name = gssapi.Name(principal, gssapi.NameType.kerberos_principal) if principal else None
 
     def acquire() -> Any:
