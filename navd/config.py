@@ -157,6 +157,16 @@ class EmbeddedSolrConfig:
     heap: str = "512m"
     version: str = DEFAULT_SOLR_VERSION
     dist_dir: str = ""
+    #: TLS: a PKCS12 keystore with the server's key and certificate chain (the certificate must
+    #: name 127.0.0.1, where the server listens); set, the server speaks https only, and clients
+    #: verify it with `[solr] ca_bundle`.
+    keystore: str = ""
+    #: the keystore's password, in a file only navd's user can read (read when Solr starts)
+    keystore_password_file: str = ""
+
+    @property
+    def scheme(self) -> str:
+        return "https" if self.keystore else "http"
 
     @property
     def home_path(self) -> Path:
@@ -181,6 +191,11 @@ class SolrConfig:
     password_file: str = ""
     verify_tls: bool = True
     ca_bundle: str = ""
+    #: auth = "kerberos": a client keytab (0600) navd gets, and renews, its tickets from (see
+    #: navd.kerberos); unset: the ticket cache of the user running navd (kinit)
+    keytab: str = ""
+    #: the keytab's principal to use (unset: its first)
+    principal: str = ""
     timeout_seconds: float = number(30.0, 0, 3600, low_open=True)
     retries: int = number(8, 0, 100)
     backoff_seconds: float = number(0.5, 0, 3600)
@@ -200,7 +215,7 @@ class SolrConfig:
         """The Solr base URL, ending in `/solr` and without a trailing slash."""
         if self.url:
             return self.url.rstrip("/")
-        return f"http://127.0.0.1:{self.embedded.port or DEFAULT_SOLR_PORT}/solr"
+        return f"{self.embedded.scheme}://127.0.0.1:{self.embedded.port or DEFAULT_SOLR_PORT}/solr"
 
     def core_name(self, core: str) -> str:
         """Map the logical core names `elements`, `relations`, `runs` to configured names."""
@@ -498,10 +513,11 @@ def _with_password(settings: SectionT, section: str, source: str) -> SectionT:
     path = getattr(settings, "password_file", "")
     if not path or getattr(settings, "password", ""):
         return settings
-    return dataclasses.replace(settings, password=_read_secret(path, f"[{section}] password_file", source))  # type: ignore[type-var]
+    return dataclasses.replace(settings, password=read_secret(path, f"[{section}] password_file", source))  # type: ignore[type-var]
 
 
-def _read_secret(path: str, label: str, source: str) -> str:
+def read_secret(path: str, label: str, source: str) -> str:
+    """A secret from a file only its owner may read (else one line naming the file, never the secret)."""
     file = Path(path).expanduser()
     try:
         mode = file.stat().st_mode
@@ -553,8 +569,14 @@ def _validate(config: NavdConfig, source: str) -> None:
         raise fail("[solr] auth", "basic auth needs username and password (or password_file)")
     if solr.auth != "basic" and (solr.username or solr.password):
         raise fail("[solr] username", 'set only with auth = "basic"')
+    if (solr.keytab or solr.principal) and solr.auth != "kerberos":
+        raise fail("[solr] keytab" if solr.keytab else "[solr] principal", 'set only with auth = "kerberos"')
     if solr.ca_bundle and not Path(solr.ca_bundle).expanduser().is_file():
         raise fail("[solr] ca_bundle", f"{solr.ca_bundle}: no such file")
+    if solr.embedded.keystore and not Path(solr.embedded.keystore).expanduser().is_file():
+        raise fail("[solr.embedded] keystore", f"{solr.embedded.keystore}: no such file")
+    if solr.embedded.keystore_password_file and not solr.embedded.keystore:
+        raise fail("[solr.embedded] keystore_password_file", "set only with keystore")
     if not _is_heap_size(solr.embedded.heap):
         raise fail("[solr.embedded] heap", f"{solr.embedded.heap!r} is not a JVM size such as 512m or 2g")
     if not config.cluster.name or config.cluster.name != config.cluster.name.strip():

@@ -37,6 +37,16 @@ def first_line(exc: BaseException, max_chars: int | None = None) -> str:
     return line[:max_chars] if max_chars else line
 
 
+_TLS_REASON = re.compile(r"\[SSL(?:: [A-Z0-9_]+)?\] (.*?) \(_ssl\.c")
+
+
+def tls_reason(exc: BaseException) -> str:
+    """The reason of a TLS failure, e.g. "certificate verify failed: unable to get local issuer
+    certificate", without urllib3's wrappers (pool, URL, retries) around it."""
+    found = _TLS_REASON.search(str(exc))
+    return found.group(1) if found else first_line(exc, 300)
+
+
 class NavdError(Exception):
     """An expected failure, reported to the user as one line, credentials redacted."""
 
@@ -77,6 +87,10 @@ class SolrUnavailable(SolrError):
 
 class RunStopped(NavdError):
     """navd is stopping: a run gave up at a record boundary, its state left at the last commit."""
+
+
+class KerberosError(NavdError):
+    """No Kerberos credentials for a client: no or an expired ticket, an unusable keytab."""
 
 
 class EmbeddedSolrError(NavdError):

@@ -74,6 +74,9 @@ def setup_logging(fmt: str = "auto", level: str = "info", stream: TextIO | None 
     # Thrift logs a refused connection at ERROR before raising it; navd reports the failed run
     # once, under the extractor's logger.
     logging.getLogger("thrift").setLevel(logging.CRITICAL)
+    # requests-gssapi logs a failed SPNEGO step (no ticket, an expired one) with its traceback
+    # before raising it; navd's client reports it as one line.
+    logging.getLogger("requests_gssapi").setLevel(logging.CRITICAL)
     structlog.configure(
         processors=[structlog.stdlib.filter_by_level, *shared,
                     structlog.stdlib.ProcessorFormatter.wrap_for_formatter],

@@ -20,8 +20,9 @@ import orjson
 import requests
 
 from navd.config import SolrConfig
-from navd.errors import ConfigError, SolrError, SolrUnavailable, first_line
+from navd.errors import KerberosError, SolrError, SolrUnavailable, first_line, tls_reason
 from navd.index.documents import deletion_update, element_document, relation_document, stub_document
+from navd.kerberos import spnego_auth
 from navd.logs import get_logger
 from navd.model import Deletion, Element, ElementStub, Record, Relation
 from navd.names import shown
@@ -45,21 +46,17 @@ def _session_for(config: SolrConfig) -> requests.Session:
     if config.auth == "basic":
         session.auth = (config.username, config.password)
     elif config.auth == "kerberos":
-        try:
-            from requests_gssapi import OPTIONAL, HTTPSPNEGOAuth  # noqa: PLC0415 - optional extra
-        except ImportError:
-            raise ConfigError('[solr] auth = "kerberos" needs the requests-gssapi package '
-                              "(pip install 'navd[kerberos]')") from None
-        session.auth = HTTPSPNEGOAuth(mutual_authentication=OPTIONAL)
+        session.auth = spnego_auth(keytab=config.keytab, principal=config.principal, section="[solr]")
     return session
 
 
 def _error_message(resp: requests.Response) -> str:
     try:
-        body = resp.json()
-        msg = body.get("error", {}).get("msg") or body.get("error", {}).get("trace") or ""
-    except ValueError:
-        msg = ""
+        error = resp.json().get("error")
+    except (ValueError, AttributeError):  # not JSON, or JSON but not an object
+        error = None
+    # Solr's {"error": {"msg": ...}}; a proxy or another service in front may say {"error": "..."}
+    msg = (error.get("msg") or error.get("trace") or "") if isinstance(error, dict) else str(error or "")
     if not msg:
         msg = resp.reason or "error"
         if resp.status_code == 404:
@@ -236,7 +233,9 @@ class SolrIndex:
                 resp = self.session.request(method, url, params=query, data=data, headers=headers,
                                             files=files, timeout=self.config.timeout_seconds)
             except requests.exceptions.SSLError as exc:
-                raise SolrError(f"{what}: TLS error talking to {self.base_url}: {first_line(exc, 300)}") from None
+                raise SolrError(f"{what}: TLS error talking to {self.base_url}: {tls_reason(exc)}") from None
+            except requests.RequestException as exc:  # e.g. requests-gssapi's mutual authentication failure
+                raise SolrError(f"{what}: {first_line(exc, 300)}") from None
             except (requests.ConnectionError, requests.Timeout) as exc:
                 reason = _connection_reason(exc)
                 problem = f"cannot reach Solr at {self.base_url}: {reason}"
@@ -250,6 +249,10 @@ class SolrIndex:
                                         f"(HTTP {resp.status_code})") from None
                 if resp.status_code not in _RETRY_STATUS:
                     clock.succeeded(sent)  # Solr answered: it is reachable
+                    failure = getattr(self.session.auth, "failure", "")
+                    if resp.status_code == 401 and failure:  # no ticket, an expired one: say so
+                        raise KerberosError(f"{what}: Kerberos login to {self.base_url} failed: {failure}; "
+                                            f"kinit, or set [solr] keytab")
                     raise SolrError(f"{what}: HTTP {resp.status_code}: {_error_message(resp)}",
                                     status=resp.status_code)
                 reason = f"HTTP {resp.status_code}: {_error_message(resp)}"

@@ -11,6 +11,9 @@ security.json (BasicAuthPlugin, blockUnknown, RuleBasedAuthorizationPlugin) for 
 random passwords, kept in `<home>/navd-credentials.json` (0600; the home is 0700): `navd-admin`
 (everything) and `navd-reader` (queries only). navd's client uses them for the embedded server
 unless `[solr] auth` says otherwise.
+
+With a TLS keystore (`[solr.embedded] keystore`, PKCS12) the node serves https only; the
+keystore's password reaches the JVM through its environment, never its command line.
 """
 
 from __future__ import annotations
@@ -28,14 +31,14 @@ from pathlib import Path
 
 import requests
 
-from navd.config import DEFAULT_SOLR_PORT, SolrConfig, default_solr_home, state_dir
-from navd.errors import EmbeddedSolrError
+from navd.config import DEFAULT_SOLR_PORT, SolrConfig, default_solr_home, read_secret, state_dir
+from navd.errors import EmbeddedSolrError, tls_reason
 from navd.jvm import fetch_maven_jars, find_tool, run_tool
 from navd.logs import get_logger
 from navd.process import ManagedProcess, free_port, port_in_use
 from navd.state import private_dir, write_atomically
 
-__all__ = ["ADMIN", "READER", "EmbeddedSolr", "ServerStatus", "SolrDistribution", "embedded_server",
+__all__ = ["ADMIN", "READER", "EmbeddedSolr", "ServerStatus", "SolrDistribution", "SolrTls", "embedded_server",
            "effective_solr_config", "free_port", "remember_current", "security_document",
            "solr_password_hash"]
 
@@ -182,6 +185,27 @@ def _ensure_security(home: Path) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
+class SolrTls:
+    """TLS of an embedded node: a PKCS12 keystore (key and certificate chain, the certificate
+    valid for 127.0.0.1) and the file holding its password, read only when the node starts (other
+    users' CLIs resolve the same server and cannot read it). navd's own probes of the node verify
+    it with `ca_bundle` ("" = the system's CAs), as its clients do."""
+
+    keystore: Path
+    password_file: Path | None = None
+    ca_bundle: str = ""
+
+    @property
+    def verify(self) -> str | bool:
+        return self.ca_bundle or True
+
+    def password(self) -> str:
+        if self.password_file is None:
+            return ""
+        return read_secret(str(self.password_file), "keystore_password_file", "[solr.embedded]")
+
+
+@dataclasses.dataclass(frozen=True)
 class ServerStatus:
     running: bool
     home: Path
@@ -189,10 +213,11 @@ class ServerStatus:
     pid: int | None = None
     solr_version: str | None = None
     detail: str = ""
+    scheme: str = "http"
 
     @property
     def url(self) -> str | None:
-        return f"http://127.0.0.1:{self.port}/solr" if self.port else None
+        return f"{self.scheme}://127.0.0.1:{self.port}/solr" if self.port else None
 
     def as_dict(self) -> dict[str, object]:
         return {"running": self.running, "home": str(self.home), "port": self.port, "pid": self.pid,
@@ -208,12 +233,13 @@ class EmbeddedSolr:
     """
 
     def __init__(self, home: Path, port: int, heap: str, distribution: SolrDistribution,
-                 cloud: bool = False) -> None:
+                 cloud: bool = False, tls: SolrTls | None = None) -> None:
         self.home = home.expanduser().resolve()
         self.port = port
         self.heap = heap
         self.distribution = distribution
         self.cloud = cloud
+        self.tls = tls
         self.process = ManagedProcess("solr", self.home, LAUNCHER_CLASS, EmbeddedSolrError)
 
     @property
@@ -221,8 +247,15 @@ class EmbeddedSolr:
         return self.process.pid_file
 
     @property
+    def scheme(self) -> str:
+        return "https" if self.tls else "http"
+
+    @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/solr"
+        return f"{self.scheme}://127.0.0.1:{self.port}/solr"
+
+    def _probe(self) -> _Probe:
+        return _Probe(self.scheme, self.tls.verify if self.tls else True)
 
     def credentials(self, role: str = "admin") -> Credentials | None:
         """(username, password) of navd's `admin` or `reader` user of this home, if navd made them."""
@@ -234,6 +267,8 @@ class EmbeddedSolr:
         credentials = self.credentials(role)
         if credentials:
             settings = {"auth": "basic", "username": credentials[0], "password": credentials[1], **settings}
+        if self.tls and self.tls.ca_bundle:
+            settings = {"ca_bundle": self.tls.ca_bundle, **settings}
         return SolrConfig(url=self.url, **settings)  # type: ignore[arg-type]
 
     @property
@@ -272,12 +307,13 @@ class EmbeddedSolr:
             credentials = self.credentials()
         except EmbeddedSolrError:  # another user's home: it answers 401, which still says "up"
             credentials = None
-        version = _solr_version(port, credentials)
+        probe = self._probe()
+        version = _solr_version(port, credentials, probe)
         if version is None:
-            return ServerStatus(True, self.home, port=port, pid=pid,
+            return ServerStatus(True, self.home, port=port, pid=pid, scheme=self.scheme,
                                 detail="process is up but Solr does not answer yet")
         return ServerStatus(True, self.home, port=port, pid=pid, solr_version=version,
-                            detail="running")
+                            detail="running", scheme=self.scheme)
 
     # -- start / stop -----------------------------------------------------------------------
 
@@ -323,9 +359,15 @@ class EmbeddedSolr:
             # zkRun starts ZooKeeper inside Solr (data in <home>/zoo_data) and puts Solr in cloud
             # mode; the explicit port keeps it in step with zk_port whatever zoo.cfg says.
             cmd += [f"-DzkRun={self.zk_host}", "-Dsolr.zk.embedded.host=127.0.0.1"]
+        env = None
+        if self.tls:
+            if not self.tls.keystore.is_file():
+                raise EmbeddedSolrError(f"TLS keystore {self.tls.keystore}: no such file")
+            cmd.append(f"-Dnavd.solr.keystore={self.tls.keystore}")
+            env = {**os.environ, "NAVD_SOLR_KEYSTORE_PASSWORD": self.tls.password()}
         cmd += ["-cp", self.distribution.classpath, LAUNCHER_CLASS, str(self.home), str(self.port)]
         proc = self.process.spawn(cmd, log_file=logs / "console.log", record={"port": self.port},
-                                  umask=0o077)  # the index and Solr's logs are navd's user's alone
+                                  env=env, umask=0o077)  # the index and Solr's logs are navd's user's alone
         log.info("starting embedded Solr", pid=proc.pid, port=self.port, home=str(self.home),
                  zk_host=self.zk_host)
         return self._wait_until_up(proc.pid, timeout, proc)
@@ -333,31 +375,53 @@ class EmbeddedSolr:
     def _wait_until_up(self, pid: int, timeout: float,
                        proc: subprocess.Popen[bytes] | None = None) -> ServerStatus:
         credentials = self.credentials()
+        probe = self._probe()
 
         def ready() -> str | None:
-            if _solr_version(self.port, credentials) is None:
-                return f"Solr did not answer on port {self.port}"
+            if _solr_version(self.port, credentials, probe) is None:
+                return f"Solr did not answer on port {self.port}" + (f" ({probe.problem})" if probe.problem else "")
             # SolrCloud answers before the cores it hosts have registered in ZooKeeper and
             # elected shard leaders; until then updates to them fail.
-            if self.is_cloud and not _replicas_active(self.port, credentials):
+            if self.is_cloud and not _replicas_active(self.port, credentials, probe):
                 return f"not every replica on the SolrCloud node on port {self.port} became active"
             return None
 
         self.process.wait_ready(pid, ready, timeout=timeout, proc=proc,
                                 log_file=self.home / "logs" / "console.log")
-        return ServerStatus(True, self.home, port=self.port, pid=pid,
-                            solr_version=_solr_version(self.port, credentials), detail="running")
+        return ServerStatus(True, self.home, port=self.port, pid=pid, scheme=self.scheme,
+                            solr_version=_solr_version(self.port, credentials, probe), detail="running")
 
     def stop(self, timeout: float = 30.0) -> bool:
         """Stop Solr (SIGTERM, then SIGKILL after `timeout`). False if it was not running."""
         return self.process.stop(timeout)
 
 
-def _solr_version(port: int, credentials: Credentials | None = None) -> str | None:
+class _Probe:
+    """How navd's own status and readiness requests reach a node (scheme, TLS verification),
+    and the last TLS problem they met: a certificate the client does not trust never passes as
+    "not up yet" without saying so."""
+
+    def __init__(self, scheme: str = "http", verify: str | bool = True) -> None:
+        self.scheme = scheme
+        self.verify = verify
+        self.problem = ""
+
+    def get(self, port: int, path: str, params: dict[str, str], timeout: float,
+            credentials: Credentials | None) -> requests.Response:
+        try:
+            return requests.get(f"{self.scheme}://127.0.0.1:{port}/solr/{path}", params=params,
+                                timeout=timeout, auth=credentials, verify=self.verify)
+        except requests.exceptions.SSLError as exc:
+            self.problem = f"TLS: {tls_reason(exc)}"
+            raise
+
+
+def _solr_version(port: int, credentials: Credentials | None = None,
+                  probe: _Probe | None = None) -> str | None:
     """The Solr version answering on the port, or None when nothing (yet) answers as Solr."""
+    probe = probe or _Probe()
     try:
-        resp = requests.get(f"http://127.0.0.1:{port}/solr/admin/info/system",
-                            params={"wt": "json"}, timeout=2, auth=credentials)
+        resp = probe.get(port, "admin/info/system", {"wt": "json"}, 2, credentials)
     except requests.RequestException:
         return None
     if resp.status_code == 401:
@@ -370,12 +434,12 @@ def _solr_version(port: int, credentials: Credentials | None = None) -> str | No
         return None
 
 
-def _replicas_active(port: int, credentials: Credentials | None = None) -> bool:
+def _replicas_active(port: int, credentials: Credentials | None = None, probe: _Probe | None = None) -> bool:
     """This SolrCloud node is live and every replica it hosts is active."""
     node = f"127.0.0.1:{port}_solr"
+    probe = probe or _Probe()
     try:
-        resp = requests.get(f"http://127.0.0.1:{port}/solr/admin/collections",
-                            params={"action": "CLUSTERSTATUS", "wt": "json"}, timeout=5, auth=credentials)
+        resp = probe.get(port, "admin/collections", {"action": "CLUSTERSTATUS", "wt": "json"}, 5, credentials)
         cluster = resp.json()["cluster"]
     except (requests.RequestException, ValueError, KeyError, TypeError):
         return False
@@ -414,6 +478,11 @@ def embedded_server(config: SolrConfig, *, home: str | None = None,
     record = _current_record()
     chosen_home = Path(home or embedded.home or str(record.get("home") or "") or default_solr_home())
     chosen_home = chosen_home.expanduser().resolve()
+    tls = None
+    if embedded.keystore:
+        tls = SolrTls(Path(embedded.keystore).expanduser(),
+                      Path(embedded.keystore_password_file).expanduser() if embedded.keystore_password_file else None,
+                      config.ca_bundle)
     chosen_port = port or embedded.port
     if not chosen_port:
         server = EmbeddedSolr(chosen_home, DEFAULT_SOLR_PORT, embedded.heap,
@@ -426,7 +495,7 @@ def embedded_server(config: SolrConfig, *, home: str | None = None,
         else:
             chosen_port = DEFAULT_SOLR_PORT
     return EmbeddedSolr(chosen_home, chosen_port, embedded.heap,
-                        SolrDistribution(embedded.version, embedded.dist_path))
+                        SolrDistribution(embedded.version, embedded.dist_path), tls=tls)
 
 
 def effective_solr_config(config: SolrConfig, server: EmbeddedSolr | None = None, *,

@@ -45,12 +45,18 @@ def krb5_tool(name: str) -> str:
 class DevKdc:
     """An MIT KDC for `realms` (the first is the default realm of its krb5.conf) on `port`."""
 
-    def __init__(self, home: Path, port: int, realms: tuple[str, ...] = ("NAVD.TEST",)) -> None:
+    def __init__(self, home: Path, port: int, realms: tuple[str, ...] = ("NAVD.TEST",), *,
+                 max_life: str = "1h", clockskew_seconds: int = 300) -> None:
+        """`max_life` (a krb5 duration, e.g. "6s") bounds every ticket; with a short one and a
+        small `clockskew_seconds` (krb5's allowance past a ticket's end, 300 by default) a test sees
+        tickets expire, and clients renew them, within seconds."""
         if not realms:
             raise ValueError("a KDC needs at least one realm")
         self.home = home.expanduser().resolve()
         self.port = port
         self.realms = realms
+        self.max_life = max_life
+        self.clockskew_seconds = clockskew_seconds
         self.process = ManagedProcess("krb5kdc", self.home, "krb5kdc", DevServiceError)
 
     @property
@@ -88,14 +94,15 @@ class DevKdc:
             "  dns_lookup_realm = false\n  dns_lookup_kdc = false\n"
             "  rdns = false\n  dns_canonicalize_hostname = false\n"
             "  udp_preference_limit = 1\n"  # TCP: the readiness check is the TCP port
-            "  ticket_lifetime = 1h\n  forwardable = false\n"
+            f"  ticket_lifetime = {self.max_life}\n  forwardable = false\n"
+            f"  clockskew = {self.clockskew_seconds}\n"
             f"[realms]\n{realms}"
             f"[domain_realm]\n  localhost = {self.realm}\n")
         databases = "".join(
             f"  {realm} = {{\n    database_name = {self.home / 'db' / realm / 'principal'}\n"
             f"    key_stash_file = {self.home / 'db' / realm / 'stash'}\n"
             f"    acl_file = {self.home / 'kadm5.acl'}\n"
-            "    max_life = 1h\n    max_renewable_life = 0\n  }\n" for realm in self.realms)
+            f"    max_life = {self.max_life}\n    max_renewable_life = 0\n  }}\n" for realm in self.realms)
         self.kdc_conf.write_text(
             "[kdcdefaults]\n"
             f"  kdc_listen = 127.0.0.1:{self.port}\n  kdc_tcp_listen = 127.0.0.1:{self.port}\n"
