@@ -195,6 +195,10 @@ class DevHdfs:
         state = self._jmx("Hadoop:service=NameNode,name=FSNamesystemState")
         if not state or int(state.get("NumLiveDataNodes", 0) or 0) < 1:  # type: ignore[call-overload]
             return "the DataNode did not register with the NameNode"
+        # Registration comes before the DataNode's first heartbeat with its storage report; until
+        # then block placement finds no node ("Failed to find datanode") and a write fails.
+        if int(state.get("CapacityRemaining", 0) or 0) <= 0:  # type: ignore[call-overload]
+            return "the DataNode did not report its storage to the NameNode"
         info = self._jmx("Hadoop:service=NameNode,name=NameNodeInfo")
         if not info or info.get("Safemode"):
             return "the NameNode did not leave safe mode"
