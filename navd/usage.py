@@ -388,20 +388,24 @@ def unused(index: SolrIndex, *, days: int, now: datetime, database: str | None =
                 if when >= since:
                     used.add(table)
                 last_read[table] = latest(last_read.get(table), when) or when
-        for identity, doc in tables.items():
-            if identity not in used:
-                yield UnusedTable(str(doc.get("qualifiedName", "")), identity, doc.get("owner"),
-                                  _size(index, doc), doc.get("fileSystemPath"), doc.get("created"),
-                                  last_read.get(identity))
+        unread = [t for t in tables if t not in used]
+        directory_of = {subject_of[d]: d for d in subject_of if subject_of[d] != d}
+        directories = {str(d["identity"]): str(d["qualifiedName"]) for d in _elements(
+            index, [directory_of[t] for t in unread if t in directory_of], "identity,qualifiedName")}
+        for identity in unread:
+            doc = tables[identity]
+            yield UnusedTable(str(doc.get("qualifiedName", "")), identity, doc.get("owner"),
+                              _size(index, doc, directories.get(directory_of.get(identity, ""))),
+                              doc.get("fileSystemPath"), doc.get("created"), last_read.get(identity))
 
 
-def _size(index: SolrIndex, table: Mapping[str, Any]) -> int | None:
-    """The bytes of the files under the table's location that the HDFS extractor indexed (one
-    stats request), else what Hive's statistics say."""
-    location = table.get("fileSystemPath")
-    if location:
+def _size(index: SolrIndex, table: Mapping[str, Any], directory: str | None) -> int | None:
+    """The bytes of the files under the table's directory (its LOGICAL_PHYSICAL end, by
+    qualifiedName) that the HDFS extractor indexed, one stats request; else what Hive's
+    statistics say."""
+    if directory:
         body = index.search("elements", "*:*", rows=0, filters=[
-            f"type:{ElementType.FILE.value}", "-deleted:true", f"fileSystemPath:{_escape(str(location).lower())}/*"],
+            f"type:{ElementType.FILE.value}", "-deleted:true", f"qualifiedName:{_escape(directory)}/*"],
             params={"stats": "true", "stats.field": "size"})
         stats = body.get("stats", {}).get("stats_fields", {}).get("size") or {}
         if stats.get("count"):
