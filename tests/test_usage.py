@@ -153,9 +153,9 @@ def move_back(log: Path, days: int) -> None:
 
 
 @pytest.fixture(scope="module")
-def pipeline(tmp_path_factory: pytest.TempPathFactory, hive_metastore: HiveMetastore, hdfs: DevHdfs,
-             spark_thrift: SparkThriftServer, solr_server: EmbeddedSolr, index: SolrIndex) -> Pipeline:
-    # `index`: the session's cores, created
+def pipeline(index: SolrIndex, solr_server: EmbeddedSolr, tmp_path_factory: pytest.TempPathFactory,
+             hive_metastore: HiveMetastore, hdfs: DevHdfs, spark_thrift: SparkThriftServer) -> Pipeline:
+    # `index` first: the session's cores created before the metastore, HDFS and Spark load the host
     tmp = tmp_path_factory.mktemp("usage")
     cluster = "u" + os.urandom(4).hex()
     database = f"{cluster}_use"
