@@ -161,6 +161,30 @@ def build_parser() -> argparse.ArgumentParser:
     tag.add_argument("--format", choices=["text", "json"], default="text")
     tag.set_defaults(handler=cmd_tag)
 
+    usage = commands.add_parser("usage", help="reads and writes per day of a table or column, last read/write, "
+                                              "generation time")
+    usage.add_argument("entity", metavar="ENTITY", help="as for `navd entity`: a table, directory, file or column")
+    usage.add_argument("--days", type=int, default=30, metavar="N", help="the window: the last N days (default 30)")
+    usage.add_argument("--format", choices=["text", "json"], default="text")
+    usage.set_defaults(handler=cmd_usage)
+
+    unused = commands.add_parser("unused", help="tables no job read in the last N days, with size and owner")
+    unused.add_argument("--days", type=int, default=30, metavar="N", help="the window (default 30)")
+    unused.add_argument("--database", metavar="D", help="only the tables of this database")
+    unused.add_argument("--format", choices=["text", "json"], default="text")
+    unused.set_defaults(handler=cmd_unused)
+
+    deps = commands.add_parser("deps", help="the jobs producing a job's inputs, with their last producing run")
+    deps.add_argument("job", metavar="JOB", help="an operation or one of its executions (application id, ...)")
+    deps.add_argument("--format", choices=["text", "json"], default="text")
+    deps.set_defaults(handler=cmd_deps)
+
+    impact = commands.add_parser("impact", help="downstream datasets, the jobs reading them and their users")
+    impact.add_argument("entity", metavar="ENTITY", help="as for `navd entity`")
+    impact.add_argument("--depth", type=int, default=5, metavar="N", help="dataset hops downstream (default 5)")
+    impact.add_argument("--format", choices=["text", "json"], default="text")
+    impact.set_defaults(handler=cmd_impact)
+
     export = commands.add_parser("export", help="write what navd knows in another format")
     export_commands = export.add_subparsers(dest="export_format", required=True, metavar="FORMAT")
     openlineage = export_commands.add_parser(
@@ -637,6 +661,77 @@ def cmd_tag(args: argparse.Namespace, config: NavdConfig) -> int:
         what = f"tagged {result.level}" if result.level else "tag cleared"
         print(f"{result.target.get('qualifiedName')}: {what}; {result.columns} column and {result.tables} table "
               f"levels changed")
+
+def cmd_usage(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.query import lookup_scope, usage
+
+    with _index(config, read_only=True) as index:
+        found = usage(index, args.entity, lookup_scope(config), days=args.days)
+    if args.format == "json":
+        _print_json(found.as_dict())
+        return EXIT_OK
+    print(f"{found.qualified_name} ({found.type}): {found.reads} reads, {found.writes} writes in {found.days} days "
+          f"since {found.since}")
+    print(f"last read {found.last_read or '-'}, last write {found.last_write or '-'}, "
+          f"generated {found.generated or '-'}")
+    for day in found.by_day:
+        print(f"  {day.day}  reads {day.reads}  writes {day.writes}")
+    for column in found.columns:
+        print(f"  column {column.column}: reads {column.reads}, writes {column.writes}")
+    for partition in found.partitions:
+        print(f"  partition {partition.partition}: generated {partition.generated or '-'}")
+    return EXIT_OK
+
+
+def cmd_unused(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.query import unused
+
+    with _index(config, read_only=True) as index:
+        tables = unused(index, days=args.days, database=args.database)
+        if args.format == "json":
+            # one JSON document per line: the list is streamed, never held whole
+            for table in tables:
+                print(json.dumps(table.as_dict(), ensure_ascii=False))
+            return EXIT_OK
+        for table in tables:
+            print(f"{table.table}\towner={table.owner or '-'}\tsize={'-' if table.size is None else table.size}"
+                  f"\tlast_read={table.last_read or 'never'}")
+    return EXIT_OK
+
+
+def cmd_deps(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.query import deps, lookup_scope
+
+    with _index(config, read_only=True) as index:
+        found = deps(index, args.job, lookup_scope(config))
+    if args.format == "json":
+        _print_json(found.as_dict())
+        return EXIT_OK
+    print(f"{found.qualified_name}: reads {', '.join(found.inputs) or 'nothing'}")
+    for producer in found.producers:
+        run = producer.last_run
+        print(f"  {producer.qualified_name} writes {', '.join(producer.datasets)}"
+              + (f"; last run {run.qualified_name} ended {run.ended or '-'} by {run.user or '-'}" if run else ""))
+    return EXIT_OK
+
+
+def cmd_impact(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.query import impact, lookup_scope
+
+    if args.depth < 1:
+        raise ConfigError("--depth must be >= 1")
+    with _index(config, read_only=True) as index:
+        found = impact(index, args.entity, lookup_scope(config), depth=args.depth)
+    if args.format == "json":
+        _print_json(found.as_dict())
+        return EXIT_OK
+    print(f"{found.qualified_name}: {len(found.datasets)} downstream datasets, {len(found.jobs)} jobs reading")
+    for dataset in found.datasets:
+        print(f"  dataset {dataset['qualifiedName']} owner={dataset['owner'] or '-'}")
+    for job in found.jobs:
+        print(f"  job {job.qualified_name} reads {', '.join(job.datasets)} users={','.join(job.users) or '-'}")
+    if found.truncated:
+        print("  (truncated at the node cap)")
     return EXIT_OK
 
 

@@ -33,7 +33,7 @@ __all__ = ["AmbiguousEntity", "ComponentStatus", "ComponentTotals", "EntityNotFo
            "SearchPage", "SearchResult", "Status", "ExecutionPage", "check_search", "entity", "executions",
            "export_openlineage", "lineage", "lookup_scope", "marquez_column_lineage", "marquez_lineage",
            "navigator_entities", "navigator_entity", "navigator_entity_page", "navigator_lineage", "run_history",
-           "run_totals", "search", "search_page", "status"]
+           "run_totals", "search", "search_page", "status", "usage", "unused", "deps", "impact"]
 
 
 # -- search and entity ------------------------------------------------------------------------
@@ -588,3 +588,54 @@ def _tag_target(index: SolrIndex, entity: str, scope: Scope) -> dict[str, Any]:
         raise UsageError(f"tag: {shown_name(entity)} is a {doc.get('type')}: sensitivity is set on a table, "
                          f"a view or a column")
     return doc
+
+# --- usage, unused, deps and impact (issue 23) ---
+# navd/usage.py reads executions' DATA_FLOW; these resolve what users type and pass the clock.
+
+def usage(index: SolrIndex, entity: str, scope: Scope = Scope(), *, days: int = 30,
+          now: datetime | None = None) -> Any:  # navd.usage.Usage
+    """Reads and writes per day of a table, directory, file or column in the last `days` days,
+    its last read and write and when it was generated (navd/usage.py)."""
+    from navd import usage as rules
+
+    _check_days(days)
+    return rules.usage(index, _resolve(index, entity, scope), days=days, now=now or _now())
+
+
+def unused(index: SolrIndex, *, days: int = 30, database: str | None = None, after: str | None = None,
+           now: datetime | None = None) -> Iterator[Any]:  # of navd.usage.UnusedTable
+    """The tables no execution read in the last `days` days (in `database`), streamed in
+    identity order (`after`: from the table after that identity)."""
+    from navd import usage as rules
+
+    _check_days(days)
+    return rules.unused(index, days=days, database=database, after=after, now=now or _now())
+
+
+def deps(index: SolrIndex, job: str, scope: Scope = Scope()) -> Any:  # navd.usage.Deps
+    """The operations producing what the job (an operation or an execution) read in its last run."""
+    from navd import usage as rules
+
+    doc = _resolve(index, job, scope)
+    if doc.get("type") not in (_OPERATION, _EXECUTION):
+        raise UsageError(f"job: {shown_name(job)} is a {doc.get('type')}, not an operation or an execution")
+    return rules.deps(index, doc)
+
+
+def impact(index: SolrIndex, entity: str, scope: Scope = Scope(), *, depth: int = 5,
+           max_nodes: int = 3000) -> Any:  # navd.usage.Impact
+    """The downstream datasets of `entity`, the jobs reading it or them, their users and owners."""
+    from navd import usage as rules
+
+    return rules.impact(index, _resolve(index, entity, scope), depth=depth, max_nodes=max_nodes)
+
+
+def _check_days(days: int) -> None:
+    if days < 1:
+        raise UsageError(f"days: {days} is not a number of days >= 1")
+
+
+def _now() -> datetime:
+    from datetime import UTC
+
+    return datetime.now(UTC)
