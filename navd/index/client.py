@@ -234,11 +234,12 @@ class SolrIndex:
                                             files=files, timeout=self.config.timeout_seconds)
             except requests.exceptions.SSLError as exc:
                 raise SolrError(f"{what}: TLS error talking to {self.base_url}: {tls_reason(exc)}") from None
-            except requests.RequestException as exc:  # e.g. requests-gssapi's mutual authentication failure
-                raise SolrError(f"{what}: {first_line(exc, 300)}") from None
-            except (requests.ConnectionError, requests.Timeout) as exc:
+            except (requests.ConnectionError, requests.Timeout) as exc:  # after SSLError, its subclass
                 reason = _connection_reason(exc)
                 problem = f"cannot reach Solr at {self.base_url}: {reason}"
+            except requests.RequestException as exc:  # the rest, e.g. requests-gssapi's mutual authentication
+                # failure: not retried. Last: ConnectionError and Timeout are RequestExceptions too.
+                raise SolrError(f"{what}: {first_line(exc, 300)}") from None
             else:
                 if resp.status_code < 300:
                     clock.succeeded(sent)
