@@ -20,23 +20,11 @@ from typing import Any
 
 from pyhive import hive
 
-from navd.extractors.hms.records import parse_time
 from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.spark_thrift import SparkThriftServer
 from conftest import NavdRunner, solr_section
-from test_temporary_tables_impala import COLUMNS, TYPES, ImpalaLog
-
-
-def _created(cursor: Any, table: str) -> int:
-    """The metastore's create time of `table` (epoch seconds), as impalad logs it."""
-    cursor.execute(f"DESCRIBE FORMATTED {table}")
-    for row in cursor.fetchall():
-        if str(row[0]).strip() == "Created Time":
-            created = parse_time(str(row[1]).strip())
-            assert created is not None, row
-            return int(created.timestamp())
-    raise AssertionError(f"no Created Time for {table}")
+from test_temporary_tables_impala import COLUMNS, TYPES, ImpalaLog, hms_create_time
 
 
 def _graph(navd: NavdRunner, env: dict[str, str], *flags: str) -> tuple[dict[str, Any], set[tuple[str, str, str]]]:
@@ -76,14 +64,14 @@ def test_impala_lineage_follows_the_incarnation_of_a_recreated_table(
         for statement in (f"CREATE DATABASE {db}", f"CREATE TABLE {src} ({TYPES}) USING parquet",
                           f"CREATE TABLE {t} ({TYPES}) USING parquet"):
             cursor.execute(statement)
-        created = {src: _created(cursor, src), t: _created(cursor, t)}
+        created = {src: hms_create_time(cursor, src), t: hms_create_time(cursor, t)}
         extract("hms")
         first = log.write(insert, t, [(src, same)], created=created)
         extract("impala")
         cursor.execute(f"DROP TABLE {t}")
         time.sleep(1.1)  # the metastore's create time has whole seconds: a later one for the new t
         cursor.execute(f"CREATE TABLE {t} ({TYPES}) USING parquet")
-        old, new = created[t], _created(cursor, t)
+        old, new = created[t], hms_create_time(cursor, t)
         assert new > old
         out = extract("hms")  # sees t re-created: the first insert's lineage moves to t~<old>
         assert "relations moved to earlier incarnations" in out, out[-2000:]

@@ -21,6 +21,7 @@ from typing import Any
 
 from pyhive import hive
 
+from navd.extractors.hms.records import parse_time
 from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.spark_thrift import SparkThriftServer
@@ -72,6 +73,17 @@ class ImpalaLog:
         return line["queryId"]
 
 
+def hms_create_time(cursor: Any, table: str) -> int:
+    """The metastore's create time of `table` (epoch seconds), as impalad logs it."""
+    cursor.execute(f"DESCRIBE FORMATTED {table}")
+    for row in cursor.fetchall():
+        if str(row[0]).strip() == "Created Time":
+            created = parse_time(str(row[1]).strip())
+            assert created is not None, row
+            return int(created.timestamp())
+    raise AssertionError(f"no Created Time for {table}")
+
+
 def _graph(navd: NavdRunner, env: dict[str, str], *flags: str) -> tuple[dict[str, Any], set[tuple[str, str, str]]]:
     result = navd("lineage", *flags, "--format", "json", env=env)
     assert result.returncode == 0, result.stderr
@@ -106,12 +118,14 @@ def test_seed_000_temporary_tables_with_impala_logs(navd: NavdRunner, spark_thri
     same = {c: c for c in COLUMNS}
     s07, s08, merge = f"{db}.sample_07", f"{db}.sample_08", f"{db}.sample_merge"
     t07, t08 = f"{db}.temp_sample_07", f"{db}.temp_sample_08"
-    created = {s07: 1699990000, s08: 1699990001, merge: 1699990002}
     with hive.connect("127.0.0.1", spark_thrift.port, username="navd") as conn:
         cursor = conn.cursor()
         for statement in (f"CREATE DATABASE {db}", f"CREATE TABLE {s07} ({TYPES}) USING parquet",
                           f"CREATE TABLE {s08} ({TYPES}) USING parquet", f"CREATE TABLE {merge} ({TYPES}) USING parquet"):
             cursor.execute(statement)
+        # impalad logs the metastore's create time of each table; an earlier one would name an
+        # earlier incarnation of the table (tests/test_impala_recreated_table.py)
+        created = {table: hms_create_time(cursor, table) for table in (s07, s08, merge)}
         ctas_07 = (f"CREATE TABLE {t07} AS SELECT code, description, total_emp, salary FROM {s07} "
                    f"WHERE salary > 20000")
         cursor.execute(ctas_07.replace(" AS SELECT", " USING parquet AS SELECT"))
@@ -124,7 +138,8 @@ def test_seed_000_temporary_tables_with_impala_logs(navd: NavdRunner, spark_thri
         insert = f"INSERT INTO {merge} SELECT * FROM {t07} UNION ALL SELECT * FROM {t08}"
         cursor.execute(insert)
         insert_id = log.write(insert, merge, [(t07, same), (t08, same)],
-                              created={**created, t07: 1700000010, t08: 1700000070})
+                              created={**created, t07: hms_create_time(cursor, t07),
+                                       t08: hms_create_time(cursor, t08)})
         cursor.execute(f"DROP TABLE {t08}")  # DROP TABLE writes no lineage record
         cursor.execute(f"DROP TABLE {t07}")
     extract("impala", "hms")  # the second: both temporaries are gone; every extract ends with a link pass

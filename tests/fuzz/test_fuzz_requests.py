@@ -19,7 +19,7 @@ from navd.config import ConfigError, load_config, parse_config
 from navd.extractors.spark.records import process_lines, stubs_for
 from navd.index.client import IndexWriter, SolrIndex
 from navd.server.app import create_app
-from spark_fixtures import CLUSTER, DEFAULT_FS, fixture_lines
+from spark_fixtures import DEFAULT_FS, fixture_lines
 
 # --- the command line ------------------------------------------------------------------------------
 
@@ -75,6 +75,9 @@ def test_cli_arguments(argv: list[str], capsys: pytest.CaptureFixture[str]) -> N
 
 # --- the HTTP API ----------------------------------------------------------------------------------
 
+#: its own cluster: the session's Solr holds other tests' sales.* tables (test_spark_extractor
+#: asks for the one column edge of sales.s.c@primary)
+CLUSTER = "fuzzapi"
 TABLE = f"sales.t@{CLUSTER}"
 #: a huge parameter stays under the client's URL limit (httpx: 64 kB), as any proxy's would cap it
 URL_UNITS = 5_000
