@@ -135,6 +135,7 @@ def test_a_full_pass_at_debug_logs_no_secret(tmp_path: Path, solr_server: Embedd
     base = (f'[solr]\nurl = "{solr_server.url}"\nauth = "basic"\nusername = "{solr_user}"\n'
             f'password = "{solr_password}"\n'  # inline, in a 0600 file: warned about, and must not be logged
             f'[logging]\nformat = "json"\n[daemon]\nstate_dir = "{state}"\n'
+            f'[cluster]\nname = "secrets"\n'  # its own names: the session's Solr is shared (sales.t@primary)
             f'[spark]\nevent_log_dirs = ["{events}"]\n[openlineage]\nenabled = true\n')
     config = tmp_path / "navd.toml"
     config.write_text(base + f'[server]\nport = {port}\nauth = "basic"\n')
