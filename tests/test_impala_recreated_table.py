@@ -16,7 +16,6 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Any
 
 from pyhive import hive
 
@@ -24,16 +23,7 @@ from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.spark_thrift import SparkThriftServer
 from conftest import NavdRunner, solr_section
-from test_temporary_tables_impala import COLUMNS, TYPES, ImpalaLog, hms_create_time
-
-
-def _graph(navd: NavdRunner, env: dict[str, str], *flags: str) -> tuple[dict[str, Any], set[tuple[str, str, str]]]:
-    result = navd("lineage", *flags, "--format", "json", env=env)
-    assert result.returncode == 0, result.stderr
-    graph = json.loads(result.stdout)
-    nodes = {node["qualifiedName"]: node for node in graph["nodes"]}
-    names = {node["id"]: node["qualifiedName"] for node in graph["nodes"]}
-    return nodes, {(names[e["source"]], names[e["target"]], e["type"]) for e in graph["edges"]}
+from test_temporary_tables_impala import COLUMNS, TYPES, ImpalaLog, _graph, hms_create_time
 
 
 def test_impala_lineage_follows_the_incarnation_of_a_recreated_table(
