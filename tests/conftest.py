@@ -59,6 +59,12 @@ def started(service: Any, what: str) -> None:
     try:
         service.start()
     except NavdError as exc:
+        # A start that timed out leaves its JVM running (the product leaves it to come up, and
+        # `navd status` shows it); the session must not leak it past the failed run.
+        try:
+            service.stop()
+        except (NavdError, OSError):
+            pass
         pytest.fail(f"{what} did not start: {exc}", pytrace=False)
 
 
