@@ -156,9 +156,9 @@ def refused(navd: NavdRunner, config: Path, env: dict[str, str]) -> str:
     return failed.stderr.strip()
 
 
-def test_no_ticket_and_a_wrong_keytab_fail_with_one_line(navd: NavdRunner, secure: SecureHdfs, tree: str,
-                                                          solr_server: EmbeddedSolr, unique: str,
-                                                          tmp_path: Path) -> None:
+def test_no_ticket_a_wrong_keytab_or_address_and_simple_auth_fail_with_one_line(
+        navd: NavdRunner, secure: SecureHdfs, tree: str, index: SolrIndex, solr_server: EmbeddedSolr, unique: str,
+        tmp_path: Path) -> None:
     url = secure.hdfs.webhdfs_url
     no_keytab = write_config(secure, solr_server, tree, unique, tmp_path / "kinit.toml", credentials="")
     line = refused(navd, no_keytab, secure.env())
@@ -172,6 +172,19 @@ def test_no_ticket_and_a_wrong_keytab_fail_with_one_line(navd: NavdRunner, secur
                            credentials=with_keytab(secure, tmp_path / "no-such.keytab"))
     line = refused(navd, missing, secure.env())
     assert line.startswith(f"navd: error: [hdfs] keytab {tmp_path / 'no-such.keytab'}: no Kerberos credentials"), line
+    # the NameNode by an address its HTTP/ principal is not for: the KDC knows no such service
+    by_address = write_config(secure, solr_server, tree, unique, tmp_path / "address.toml",
+                              credentials=with_keytab(secure))
+    address = url.replace("localhost", "127.0.0.1")
+    by_address.write_text(by_address.read_text().replace(url, address))
+    line = refused(navd, by_address, secure.env())
+    assert line.startswith(f"navd: error: [hdfs] Kerberos login to {address} failed: ") and \
+        "not found in Kerberos database" in line, line
+    # simple auth against a secure NameNode
+    simple = write_config(secure, solr_server, tree, unique, tmp_path / "simple.toml", credentials="")
+    simple.write_text(simple.read_text().replace('auth = "kerberos"', 'auth = "insecure"'))
+    line = refused(navd, simple, secure.env())
+    assert line == f'navd: error: [hdfs] {url} wants Kerberos (HTTP 401, Negotiate): set [hdfs] auth = "kerberos"', line
 
 
 def test_a_run_after_the_ticket_ended_renews_it_from_the_keytab_and_a_kinit_ticket_expires(
