@@ -60,6 +60,9 @@ def _refused(response: requests.Response, failure: str) -> str:
     """The one line for a NameNode's 401: the Kerberos failure when navd's SPNEGO step failed."""
     parts = urlsplit(response.url)
     where = f"{parts.scheme}://{parts.netloc}"
+    if "not found in Kerberos database" in failure:  # HTTP/<host of the URL> is no principal
+        return (f"[hdfs] Kerberos login to {where} failed: {failure}; [hdfs] urls must name the host of the "
+                "NameNode's HTTP/ principal")
     if failure:  # no ticket, an expired one: what GSS-API said
         return f"[hdfs] Kerberos login to {where} failed: {failure}; kinit, or set [hdfs] keytab"
     negotiate = "negotiate" in response.headers.get("WWW-Authenticate", "").lower()
