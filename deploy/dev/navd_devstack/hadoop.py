@@ -21,6 +21,7 @@ import getpass
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Mapping
 from importlib import resources
@@ -237,13 +238,16 @@ class DevHdfs:
         own principal, with a ticket from its keytab in a ccache of the home. (This process's
         GSS-API reads krb5.conf from its own environment, which need not name the test KDC.)"""
         assert self.kerberos is not None
+        curl = shutil.which("curl")
+        if not curl:
+            raise DevServiceError("curl not found: a secure NameNode's readiness is asked with curl --negotiate")
         ccache = self.home / "readiness.ccache"
         env = {**hadoop_env(), **self.kerberos.krb5_env, "KRB5CCNAME": f"FILE:{ccache}"}
         try:
             # a fresh ticket each time: the test KDCs' tickets may live seconds
             subprocess.run([krb5_tool("kinit"), "-k", "-t", str(self.kerberos.keytab), self.kerberos.namenode_principal],
                            env=env, check=True, capture_output=True, timeout=30)
-            answer = subprocess.run([find_tool("curl", DevServiceError), "--silent", "--fail", "--negotiate", "-u", ":",
+            answer = subprocess.run([curl, "--silent", "--fail", "--negotiate", "-u", ":",
                                      "--max-time", "3", f"{self.webhdfs_url}/jmx?qry={bean}"],
                                     env=env, check=True, capture_output=True, timeout=30)
             beans = json.loads(answer.stdout).get("beans") or []
