@@ -21,7 +21,7 @@ from hdfs import Client, HdfsError, InsecureClient
 from hdfs.client import _Request  # the library's request factory: HA failover and error mapping
 
 from navd.errors import ConfigError, KerberosError, NavdError
-from navd.kerberos import spnego_auth
+from navd.http import http_session
 
 __all__ = ["CountingSession", "HdfsError", "WebHdfsError", "hdfs_path", "list_status_batch", "make_client",
            "request_count", "snapshot_diff", "status_or_none"]
@@ -40,10 +40,6 @@ class CountingSession(requests.Session):
         super().__init__()
         self._count_lock = threading.Lock()
         self.request_count = 0
-        # Bounded parallel listing uses a few threads: keep one pooled connection for each.
-        adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=16)
-        self.mount("http://", adapter)
-        self.mount("https://", adapter)
 
     def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
         with self._count_lock:
@@ -93,11 +89,12 @@ def make_client(config: WebHdfsSettings, *, timeout: tuple[float, float] = DEFAU
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ConfigError(f"[hdfs] urls: {url!r} is not a WebHDFS URL (http(s)://namenode:port)")
     url = ";".join(u.rstrip("/") for u in config.urls)
-    session = CountingSession()
+    # Bounded parallel listing uses a few threads: 16 pooled connections keep one for each. With
+    # kerberos, SPNEGO as the Solr client's: a keytab renews tickets as they end; raises
+    # ConfigError without the kerberos extra, KerberosError when the keytab gives nothing.
+    session = http_session("[hdfs]", auth=config.auth, keytab=config.keytab, principal=config.principal,
+                           pool_size=16, session_class=CountingSession)
     if config.auth == "kerberos":
-        # navd's one SPNEGO auth (the Solr client's): a keytab renews tickets as they end; raises
-        # ConfigError without the kerberos extra, KerberosError when the keytab gives nothing.
-        session.auth = spnego_auth(keytab=config.keytab, principal=config.principal, section="[hdfs]")
         return Client(url, session=session, timeout=timeout)
     return InsecureClient(url, user=config.user, session=session, timeout=timeout)
 

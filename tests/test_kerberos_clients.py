@@ -15,6 +15,8 @@ import requests
 
 from navd.config import SolrConfig
 from navd.errors import KerberosError, NavdError
+from navd.extractors.yarn.extractor import make_session
+from navd.extractors.yarn.settings import YarnConfig
 from navd.index.client import SolrIndex
 from navd.kerberos import spnego_auth
 from navd.solr.server import EmbeddedSolr
@@ -48,9 +50,16 @@ def test_a_keytab_client_outlives_its_tickets_and_a_kinit_ticket_expires(
     assert requests.get(url, auth=kinit_auth, timeout=30).status_code == 200
     keytab_auth = spnego_auth(keytab=str(site.home / "alice.keytab"), principal="alice@NAVD.TEST")
     assert requests.get(url, auth=keytab_auth, timeout=30).status_code == 200
+    # The YARN extractor's session, from [yarn] as the daemon makes it (a kerberised RM answers
+    # SPNEGO the way this server does): the same keytab renewal, no requests-kerberos of its own.
+    yarn = make_session(YarnConfig(auth="kerberos", keytab=str(site.home / "alice.keytab"),
+                                   principal="alice@NAVD.TEST"))
+    assert yarn.get(url, timeout=30).status_code == 200
     for _ in range(2):  # two ticket lifetimes: the first renewal is no accident
         past_a_ticket()
         answer = requests.get(url, auth=keytab_auth, timeout=30)
+        assert answer.status_code == 200, answer.text
+        answer = yarn.get(url, timeout=30)
         assert answer.status_code == 200, answer.text
     # the kinit ticket is gone: requests-gssapi hands the server's 401 back; navd's auth says why
     kinit_auth = spnego_auth()
