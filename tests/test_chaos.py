@@ -44,10 +44,10 @@ SPARK_COPIES = 40
 LINEAGE_QUERIES = 200
 PURGED = 1_500
 HDFS_DIRECTORIES, HDFS_FILES = 30, 10
-YARN_APPLICATIONS = 900  # under the RM's yarn.resourcemanager.max-completed-applications (1000)
-HMS_TABLES, HMS_VIEWS = 50, 10
+YARN_APPLICATIONS = 600  # under the RM's yarn.resourcemanager.max-completed-applications (1000)
+HMS_TABLES, HMS_VIEWS = 30, 6
 LINKED = 10_000
-OL_RUNS = 80  # a START and a COMPLETE each
+OL_RUNS = 60  # a START and a COMPLETE each
 CTAS = "create table lineage_test_tbl as select int_col, tinyint_col from functional.alltypes"
 OUTCOMES: list[Outcome] = []
 
