@@ -419,7 +419,12 @@ def load_config(cli_path: str | None = None,
     environ = os.environ if environ is None else environ
     path, explicit = resolve_config_path(cli_path, environ)
     raw: dict[str, Any] = {}
-    if path.exists():
+    try:
+        exists = path.exists()
+    except OSError as exc:  # a name the file system refuses (ENAMETOOLONG), not just a missing file
+        shown = str(path) if len(str(path)) <= 200 else str(path)[:200] + "..."
+        raise ConfigError(f"{shown}: cannot read config: {exc.strerror}") from None
+    if exists:
         try:
             data = path.read_bytes()
             mode = path.stat().st_mode

@@ -34,6 +34,13 @@ def test_explicit_missing_file_fails_naming_it(tmp_path: Path) -> None:
         load_config(str(tmp_path / "nope.toml"), environ={})
 
 
+def test_a_config_path_too_long_for_the_file_system_is_one_line() -> None:
+    # found by tests/fuzz (cli arguments): `--config` with thousands of characters raised
+    # OSError (ENAMETOOLONG) out of Path.exists; one line, the name cut at 200 characters
+    with pytest.raises(ConfigError, match=r"^a{200}\.\.\.: cannot read config: File name too long$"):
+        load_config("a" * 5000, environ={})
+
+
 def test_navd_config_env_is_used(tmp_path: Path) -> None:
     path = write(tmp_path, '[cluster]\nname = "prod"\n')
     assert load_config(None, environ={"NAVD_CONFIG": str(path)}).cluster.name == "prod"
