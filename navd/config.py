@@ -419,7 +419,11 @@ def load_config(cli_path: str | None = None,
     environ = os.environ if environ is None else environ
     path, explicit = resolve_config_path(cli_path, environ)
     raw: dict[str, Any] = {}
-    if path.exists():
+    try:
+        exists = path.exists()
+    except OSError as exc:  # a name the file system refuses (ENAMETOOLONG), not just a missing file
+        raise ConfigError(f"{_shown(str(path))}: cannot read config: {exc.strerror}") from None
+    if exists:
         try:
             data = path.read_bytes()
             mode = path.stat().st_mode
@@ -440,6 +444,20 @@ def load_config(cli_path: str | None = None,
     else:
         source = "<defaults>"
     return parse_config(raw, source=source, environ=environ)
+
+
+def _shown(name: str) -> str:
+    """A file name for an error line: cut at 200 characters (a name can be any length)."""
+    return name if len(name) <= 200 else name[:200] + "..."
+
+
+def _is_file(name: str) -> bool:
+    """Whether `name` (`~` expanded) is a regular file. Path.is_file returns False for a missing
+    file but raises for a name the file system refuses (ENAMETOOLONG): no such file either."""
+    try:
+        return Path(name).expanduser().is_file()
+    except (OSError, RuntimeError):  # RuntimeError: `~user` of no such user
+        return False
 
 
 def _decode(data: bytes, where: str, *, toml: bool = False) -> str:
@@ -571,10 +589,10 @@ def _validate(config: NavdConfig, source: str) -> None:
         raise fail("[solr] username", 'set only with auth = "basic"')
     if (solr.keytab or solr.principal) and solr.auth != "kerberos":
         raise fail("[solr] keytab" if solr.keytab else "[solr] principal", 'set only with auth = "kerberos"')
-    if solr.ca_bundle and not Path(solr.ca_bundle).expanduser().is_file():
-        raise fail("[solr] ca_bundle", f"{solr.ca_bundle}: no such file")
-    if solr.embedded.keystore and not Path(solr.embedded.keystore).expanduser().is_file():
-        raise fail("[solr.embedded] keystore", f"{solr.embedded.keystore}: no such file")
+    if solr.ca_bundle and not _is_file(solr.ca_bundle):
+        raise fail("[solr] ca_bundle", f"{_shown(solr.ca_bundle)}: no such file")
+    if solr.embedded.keystore and not _is_file(solr.embedded.keystore):
+        raise fail("[solr.embedded] keystore", f"{_shown(solr.embedded.keystore)}: no such file")
     if solr.embedded.keystore_password_file and not solr.embedded.keystore:
         raise fail("[solr.embedded] keystore_password_file", "set only with keystore")
     if not _is_heap_size(solr.embedded.heap):
@@ -611,8 +629,8 @@ def _validate_server(server: ServerConfig) -> None:
     if bool(server.cert_file) != bool(server.key_file):
         raise ConfigError("[server] cert_file: TLS needs both cert_file and key_file")
     for key, value in (("cert_file", server.cert_file), ("key_file", server.key_file)):
-        if value and not Path(value).expanduser().is_file():
-            raise ConfigError(f"[server] {key}: {value}: no such file")
+        if value and not _is_file(value):
+            raise ConfigError(f"[server] {key}: {_shown(value)}: no such file")
     if not loopback and not server.cert_file:
         raise ConfigError(f"[server] cert_file: a server on {server.host!r} (not loopback) needs TLS: "
                           "set cert_file and key_file, or host = \"127.0.0.1\"")

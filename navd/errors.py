@@ -11,8 +11,12 @@ import re
 from typing import Any
 
 #: `scheme://user:password@host`, also without the scheme and with a misspelt one: the userinfo
-#: up to the last `@` of the word (a password may hold an unescaped `@`)
-_URL_USERINFO = re.compile(r"(?P<user>[^\s/@:'\"]+):[^\s/'\"]*@")
+#: up to the last `@` of the word (a password may hold an unescaped `@`). The user starts where
+#: a run of its characters starts, and it is matched only in a word's text up to its last `@`
+#: (_redact_userinfo): each failed start then costs its own run, not the rest of the text (a
+#: long `x.x.x...` value took minutes in a config error; found by tests/fuzz).
+_URL_USERINFO = re.compile(r"(?<![^\s/@:'\"])(?P<user>[^\s/@:'\"]+):[^\s/'\"]*@")
+_WORD = re.compile(r"[^\s/'\"]+")
 #: `password = value` (TOML), `password=value` (key=value logs), `"password": "value"` (JSON);
 #: not `[solr] password: message`, navd's own way to name a key
 _SECRET_VALUE = re.compile(
@@ -25,9 +29,23 @@ def redact(text: str) -> str:
     """`text` with credentials replaced by ***: the password of a URL's userinfo and the value
     of a password/secret/token assignment. Every error message (NavdError) and every log line
     (navd.logs) passes through it, so a value echoed back never carries a secret."""
-    text = _URL_USERINFO.sub(lambda m: f"{m['user']}:{REDACTED}@", text)
+    text = _redact_userinfo(text)
     return _SECRET_VALUE.sub(lambda m: f"{m['key']}{m['sep']}{REDACTED}", text)
 
+
+def _redact_userinfo(text: str) -> str:
+    if "@" not in text or ":" not in text:
+        return text
+
+    def word(match: re.Match[str]) -> str:
+        found = match.group(0)
+        last = found.rfind("@")
+        if last < 0 or ":" not in found[:last]:
+            return found
+        head = _URL_USERINFO.sub(lambda m: f"{m['user']}:{REDACTED}@", found[:last + 1])
+        return head + found[last + 1:]
+
+    return _WORD.sub(word, text)
 
 
 def first_line(exc: BaseException, max_chars: int | None = None) -> str:

@@ -6,6 +6,8 @@ import json
 import os
 import re
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -167,6 +169,17 @@ def test_search_with_local_params_is_one_line_exit_2(navd) -> None:  # type: ign
                           "not allowed")
     assert navd("search", "queryText:*temp_table*").returncode == 0
     assert navd("search", 'originalName:"a b"').returncode == 0
+
+
+def test_an_argument_that_is_not_utf8_is_the_usage_line_exit_2() -> None:
+    # tests/fuzz gave argparse a lone surrogate: its error line repeats the argument, which a
+    # strict UTF-8 stream cannot write. A real process's stderr writes it escaped (argv's
+    # undecodable bytes arrive as such surrogates): exit 2 and the usage line, no traceback.
+    executable = str(Path(sys.executable).parent / "navd")
+    result = subprocess.run([executable, "search", "x", b"\xff", b"\xed\xa0\x80"], capture_output=True,
+                            text=True, timeout=120, check=False)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "navd: error: unrecognized arguments: \\udcff \\udced\\udca0\\udc80" in result.stderr
 
 
 def test_unknown_entity_is_one_line(navd) -> None:  # type: ignore[no-untyped-def]

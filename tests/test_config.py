@@ -34,6 +34,36 @@ def test_explicit_missing_file_fails_naming_it(tmp_path: Path) -> None:
         load_config(str(tmp_path / "nope.toml"), environ={})
 
 
+def test_a_config_path_too_long_for_the_file_system_is_one_line() -> None:
+    # found by tests/fuzz (cli arguments): `--config` with thousands of characters raised
+    # OSError (ENAMETOOLONG) out of Path.exists; one line, the name cut at 200 characters
+    with pytest.raises(ConfigError, match=r"^a{200}\.\.\.: cannot read config: File name too long$"):
+        load_config("a" * 5000, environ={})
+
+
+@pytest.mark.parametrize("text", [
+    # found by tests/fuzz (config tables): a name longer than the file system allows raised
+    # OSError (ENAMETOOLONG) out of Path.is_file, a `~user` of no such user RuntimeError
+    '[server]\ncert_file = "/etc/navd/tls/navd.crt{long}"\nkey_file = "/k"\n',
+    '[solr]\nca_bundle = "/etc/ssl/ca.pem{long}"\n',
+    '[solr.embedded]\nkeystore = "~nosuchuser-navd/keystore.p12"\n',
+])
+def test_a_file_name_the_file_system_refuses_is_no_such_file(tmp_path: Path, text: str) -> None:
+    path = write(tmp_path, text.replace("{long}", "/x" * 3000))
+    with pytest.raises(ConfigError, match=r": no such file$") as excinfo:
+        load_config(str(path), environ={})
+    assert len(str(excinfo.value)) < len(str(path)) + 300
+
+
+def test_a_long_value_in_a_config_error_is_redacted_in_one_pass() -> None:
+    # found by tests/fuzz (config tables): the error line echoing a 200,000-character `x.x.x...`
+    # value ran the URL-userinfo redaction for minutes (each start rescanned the rest of the text)
+    with pytest.raises(ConfigError, match=r"^fuzz\.toml: \[cluster\] name: ") as excinfo:
+        parse_config({"cluster": {"name": [None, "x." * 100_000, "https://navd:s3cret@solr:8983/solr"]}},
+                     source="fuzz.toml", environ={})
+    assert "s3cret" not in str(excinfo.value)
+
+
 def test_navd_config_env_is_used(tmp_path: Path) -> None:
     path = write(tmp_path, '[cluster]\nname = "prod"\n')
     assert load_config(None, environ={"NAVD_CONFIG": str(path)}).cluster.name == "prod"

@@ -215,6 +215,21 @@ def test_malformed_known_events_are_skipped() -> None:
     assert run.app_id == "app-1" and run.executions == ()
 
 
+def test_a_field_of_another_json_type_is_a_malformed_event() -> None:
+    # found by tests/fuzz: `"Properties": true` raised AttributeError out of the processor, and
+    # an id given as Infinity OverflowError; both are the event's skip, as a KeyError is
+    processor = ApplicationProcessor(cluster=CLUSTER, default_fs=DEFAULT_FS)
+    processor.feed({"Event": "SparkListenerApplicationStart", "App Name": "x", "App ID": "app-1",
+                    "Timestamp": 1, "User": "u"})
+    processor.feed({"Event": "SparkListenerJobStart", "Job ID": [], "Submission Time": 1, "Stage Infos": [],
+                    "Properties": True})
+    processor.feed_line('{"Event": "org.apache.spark.sql.execution.ui.SparkListenerSQLExecutionStart", '
+                        '"executionId": Infinity, "time": 2, "description": "d"}')
+    run = processor.finish()
+    assert run.skipped == {"malformed_event": 2}
+    assert run.app_id == "app-1" and run.executions == ()
+
+
 def test_spark_1_6_log_is_skipped() -> None:
     """A Spark 1.x log (format as in Spark's own core/src/test/resources/spark-events)."""
     lines = [
@@ -327,6 +342,13 @@ def test_write_nodes_not_understood_are_reported() -> None:
     assert not io.writes
     assert io.unparsed == ("Execute InsertIntoBucketsCommand", "Execute SaveIntoDataSourceCommand",
                            "AtomicCreateTableAsSelect")
+
+
+@pytest.mark.parametrize("children", [True, 7, "Scan", {"nodeName": "Scan"}])
+def test_plan_children_not_a_list_is_a_plan_error(children: Any) -> None:
+    # found by tests/fuzz: `"children": true` raised TypeError out of plan_io
+    with pytest.raises(PlanError, match="'Project': children is not a list"):
+        plan_io({**_node("Project"), "children": children}, "")
 
 
 def test_v2_write_node_with_table_name() -> None:

@@ -394,8 +394,10 @@ class ApplicationProcessor:
                 self._on_catalog(event, kind[len(_CATALOG_PREFIX):])
             elif kind not in IGNORED_EVENTS:
                 self._skip("unknown_event", f"unknown event type {kind!r}")
-        except (KeyError, TypeError, ValueError, InvalidName) as exc:
-            # PlanError is a ValueError: its message names the plan node.
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError, InvalidName) as exc:
+            # PlanError is a ValueError: its message names the plan node. AttributeError: a field
+            # of another JSON type where an object is read (`"Properties": true`); OverflowError:
+            # an id or time given as Infinity.
             self._skip("malformed_event", f"{kind}: {exc.__class__.__name__}: {exc}")
 
     def _skip(self, reason: str, message: str) -> None:

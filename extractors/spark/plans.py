@@ -181,7 +181,8 @@ def description_sections(description: str) -> Iterator[tuple[str, dict[str, str]
 # --- the plan tree ---------------------------------------------------------------------------
 
 def walk(node: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
-    """The nodes of a sparkPlanInfo tree, depth first, parents before children, in order."""
+    """The nodes of a sparkPlanInfo tree, depth first, parents before children, in order.
+    Raises PlanError for a node whose children are not a list."""
     if not isinstance(node, Mapping):
         return
     stack = [node]
@@ -190,6 +191,9 @@ def walk(node: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
         yield current
         children = current.get("children")
         if children:
+            if not isinstance(children, list):
+                # JSON gives a list or nothing else: a true, a number or an object here is a broken node
+                raise PlanError(f"plan node {str(current.get('nodeName', ''))[:100]!r}: children is not a list")
             # `type(c) is dict` first: JSON objects are dicts, and the Mapping test is slower
             stack.extend(reversed([c for c in children if type(c) is dict or isinstance(c, Mapping)]))
 
