@@ -51,9 +51,12 @@ test: setup
 
 # The parsers' fuzz targets at full length (tests/fuzz/README.md): FUZZ_EXAMPLES inputs per target,
 # random seed, per-target counts printed at the end. `make test` runs a fixed-seed slice of them.
+# FUZZ_MEMORY_KB caps the run's virtual memory (the API target's Solr JVM included), so an input
+# that blows up a parser's memory fails the run instead of the host's OOM killer ending others.
 FUZZ_EXAMPLES ?= 10000
+FUZZ_MEMORY_KB ?= 8000000
 fuzz: setup
-	FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest tests/fuzz -p no:cacheprovider $(PYTEST_ARGS)
+	ulimit -v $(FUZZ_MEMORY_KB) && FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest tests/fuzz -p no:cacheprovider $(PYTEST_ARGS)
 
 quickstart: setup
 	$(NAVD) quickstart
