@@ -65,11 +65,24 @@ def tls_reason(exc: BaseException) -> str:
     return found.group(1) if found else first_line(exc, 300)
 
 
+#: How much of an error's text navd shows: one line a terminal and a log can carry, even when
+#: the message echoes a value of 200,000 characters (a config value, a name out of a log).
+MESSAGE_CHARS = 2000
+
+
+def _shown_message(message: str) -> str:
+    message = redact(message)  # first: what is cut off never held a secret either
+    if len(message) <= MESSAGE_CHARS:
+        return message
+    return f"{message[:MESSAGE_CHARS]}... ({len(message):,} characters)"
+
+
 class NavdError(Exception):
-    """An expected failure, reported to the user as one line, credentials redacted."""
+    """An expected failure, reported to the user as one line, credentials redacted, at most
+    MESSAGE_CHARS characters of it."""
 
     def __init__(self, message: object = "", *args: object) -> None:
-        super().__init__(redact(message) if isinstance(message, str) else message, *args)
+        super().__init__(_shown_message(message) if isinstance(message, str) else message, *args)
 
 
 class ConfigError(NavdError):

@@ -8,7 +8,7 @@ import pytest
 
 from navd import config as config_module
 from navd.config import load_config, parse_config
-from navd.errors import ConfigError
+from navd.errors import MESSAGE_CHARS, ConfigError
 from navd.extractors.spark.settings import spark_settings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -62,6 +62,8 @@ def test_a_long_value_in_a_config_error_is_redacted_in_one_pass() -> None:
         parse_config({"cluster": {"name": [None, "x." * 100_000, "https://navd:s3cret@solr:8983/solr"]}},
                      source="fuzz.toml", environ={})
     assert "s3cret" not in str(excinfo.value)
+    # and the line shows the start of it, not 200 kB
+    assert len(str(excinfo.value)) <= MESSAGE_CHARS + 30 and str(excinfo.value).endswith(" characters)")
 
 
 def test_navd_config_env_is_used(tmp_path: Path) -> None:
