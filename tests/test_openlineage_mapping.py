@@ -21,6 +21,7 @@ from navd.index.documents import element_document
 from navd.model import Element, ElementStub, Record, Relation
 from navd.names import SourceType, openlineage_dataset_ref
 from navd.openlineage.mapping import MappingSettings, map_event, merge_execution
+from navd.openlineage import schema
 from navd.openlineage.schema import SPEC_VERSION, InvalidEvent, validate
 
 from openlineage_events import HIVE, JOB_NAMESPACE, as_json, job_run
@@ -109,6 +110,23 @@ def test_an_invalid_event_names_its_first_bad_field(change: Callable[[dict[str, 
         validate(event)
     assert refused.value.path == path
     assert str(refused.value).startswith(f"{path}: {message}"), str(refused.value)
+
+
+def test_valid_facets_are_remembered_by_digest_and_a_changed_one_is_checked_again() -> None:
+    """The memo that spares jsonschema a facet set seen valid keeps a 16-byte digest of it, not its
+    text (a wide table's column lineage is megabytes; 4,096 of them would be gigabytes)."""
+    event = copy.deepcopy(SPARK_EVENT)
+    fields = event["outputs"][0]["facets"]["columnLineage"]["fields"]
+    for i in range(2000):  # a wide table: ~150 kB of column lineage
+        fields[f"wide_column_{i}"] = {"inputFields": [{"namespace": "hdfs://nn", "name": "/t", "field": f"c{i}"}]}
+    validate(event)
+    remembered = [key for known in schema._valid_facets.values() for key in known]
+    assert remembered and {len(key) for key in remembered} == {16}
+    validate(event)  # remembered: valid again
+    del fields["wide_column_7"]["inputFields"]
+    with pytest.raises(InvalidEvent) as refused:
+        validate(event)
+    assert refused.value.path == "$.outputs[0].facets.columnLineage.fields.wide_column_7"
 
 
 def test_the_three_kinds_of_event_are_told_apart() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import json
 import uuid
 from collections.abc import Iterator, Mapping
@@ -113,7 +114,10 @@ def validate(event: Any) -> str:
     _raise_first(schemas.kinds[kind].iter_errors(event), "$")
     for where, facets, validators in _facet_places(event):
         try:
-            key: tuple[int, bytes] | None = (id(validators), orjson.dumps(facets, option=orjson.OPT_SORT_KEYS))
+            # The digest, not the text: a column-lineage facet of a wide table is megabytes, and
+            # 4,096 of them would be gigabytes of memo. 128 bits of BLAKE2b: no collision to fear.
+            key: tuple[int, bytes] | None = (id(validators), hashlib.blake2b(
+                orjson.dumps(facets, option=orjson.OPT_SORT_KEYS), digest_size=16).digest())
         except TypeError:  # e.g. an integer beyond 64 bits: validated, not remembered
             key = None
         if key is not None and key[1] in _valid_facets.get(key[0], {}):
@@ -125,7 +129,7 @@ def validate(event: Any) -> str:
     return kind
 
 
-#: facet sets found valid, per validator tuple: canonical JSON -> None, oldest first (a bounded
+#: facet sets found valid, per validator tuple: canonical JSON's digest -> None, oldest first (a bounded
 #: memo of a pure function; plain dicts, so a lost race of two threads costs a repeat, never a
 #: wrong answer)
 _valid_facets: dict[int, dict[bytes, None]] = {}
