@@ -97,7 +97,9 @@ def intake_body(port: int, spool: Path) -> str:
 
 
 def ol_events(database: str) -> list[dict[str, Any]]:
-    """Three task runs of the same job (START, COMPLETE each), fixed run ids: a clean run posts the same."""
+    """Three task runs of the same job (START, COMPLETE each), fixed run ids: a clean run posts the same.
+    Their tables are in a database the HMS extractor does not read (it would flag them deleted,
+    when it runs after the events in one order and not in the other)."""
     events = []
     for number in range(3):
         run_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"{database}/{number}"))
@@ -109,6 +111,20 @@ def ol_events(database: str) -> list[dict[str, Any]]:
 
 def post_events(url: str, events: list[dict[str, Any]]) -> set[int]:
     return {requests.post(f"{url}/api/v1/lineage", json=event, timeout=60).status_code for event in events}
+
+
+def differences(got: tuple[dict[str, Any], dict[str, Any]], expected: tuple[dict[str, Any], dict[str, Any]]) -> str:
+    """Per core: documents lost, extra, and changed (the fields that differ), a few of each."""
+    lines = []
+    for core, mine, theirs in zip(("elements", "relations"), got, expected, strict=True):
+        lost = sorted(set(theirs) - set(mine))
+        extra = sorted(set(mine) - set(theirs))
+        changed = {theirs[k].get("qualifiedName", k): {f: (mine[k].get(f), theirs[k].get(f)) for f in set(mine[k]) | set(theirs[k])
+                       if mine[k].get(f) != theirs[k].get(f)} for k in set(mine) & set(theirs) if mine[k] != theirs[k]}
+        lines.append(f"{core}: {len(lost)} lost {[theirs[k].get('qualifiedName', k) for k in lost[:3]]}, "
+                     f"{len(extra)} extra {[mine[k].get('qualifiedName', k) for k in extra[:3]]}, "
+                     f"{len(changed)} changed {list(changed.items())[:3]}")
+    return "; ".join(lines)
 
 
 def state_files(state: Path) -> dict[str, str]:
@@ -161,12 +177,17 @@ def test_solr_down_under_the_daemon_with_every_extractor_loses_nothing_and_posit
             hdfs_client.write(f"{root}/during/part-{number}.csv", data=b"c,d\n")
         with hive.connect("127.0.0.1", spark_thrift.port, username="navd") as connection:
             connection.cursor().execute(f"CREATE TABLE {database}.during (id INT, name STRING) USING parquet")
-        assert post_events(url, ol_events(database)) == {202}  # spooled: Solr is away
+        assert post_events(url, ol_events(f"ol{unique}")) == {202}  # spooled: Solr is away
 
         def failed() -> set[str]:
             return ran("poll failed") | ran("run failed")
 
-        wait_until(lambda: failed() >= everyone, 180, "a failed run of every extractor", proc, log)
+        # Every extractor that has something to write fails its runs; YARN, with no new
+        # application, has nothing to write and needs nothing from Solr: its runs go on (their
+        # run records not written) and its position stays, as the others' do.
+        wait_until(lambda: failed() >= everyone - {"navd.extractor.yarn"}, 180, "a failed run of every extractor",
+                   proc, log)
+        yarn_runs = len([e for e in log_lines(log) if e.get("logger") == "navd.extractor.yarn"])
         committed = state_files(state)
         status = subprocess.run([NAVD, "status"], env={**os.environ, "NAVD_CONFIG": str(config)},
                                 capture_output=True, text=True, timeout=120, check=False)
@@ -177,6 +198,7 @@ def test_solr_down_under_the_daemon_with_every_extractor_loses_nothing_and_posit
         assert proc.poll() is None, log.read_text()[-3000:]
         # Positions wait: nothing was committed past what Solr took before it went.
         assert state_files(state) == committed, "an extractor moved its position while Solr was down"
+        assert len([e for e in log_lines(log) if e.get("logger") == "navd.extractor.yarn"]) > yarn_runs
         own_solr.start()
 
         def settled() -> bool:
@@ -220,11 +242,11 @@ def test_solr_down_under_the_daemon_with_every_extractor_loses_nothing_and_posit
     serve = subprocess.Popen([NAVD, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=serve_log.open("ab"))
     try:
         wait_healthy(serve, f"http://127.0.0.1:{clean_port}", serve_log)  # type: ignore[arg-type]
-        assert post_events(f"http://127.0.0.1:{clean_port}", ol_events(database)) == {201}
+        assert post_events(f"http://127.0.0.1:{clean_port}", ol_events(f"ol{unique}")) == {201}
     finally:
         serve_code, _ = stop(serve)
         assert serve_code == 0
     expected = _everything(own)
     own.close()
     assert expected[0] and expected[1]
-    assert _comparable(got) == _comparable(expected)
+    assert _comparable(got) == _comparable(expected), differences(_comparable(got), _comparable(expected))
