@@ -319,6 +319,39 @@ def test_sighup_with_a_bad_config_keeps_the_daemon_and_the_running_config(
     assert [e for e in events if e.get("level") == "error"] == [e for e in events if "reload refused" in e["event"]]
 
 
+def test_a_start_skipped_while_the_previous_run_finishes_is_started_again(tmp_path: Path) -> None:
+    """A job schedules its next start, then publishes it to Solr; with Solr slow (cores loading
+    after an outage) that outlasted a 2.4 s interval, APScheduler skipped the start and, a
+    skipped date job being dropped, the component never ran again (seen in the 5-minute outage).
+    The daemon's real scheduler, a job that schedules itself and then stays busy: it runs again."""
+    from datetime import UTC
+
+    from navd.config import DaemonConfig, NavdConfig
+    from navd.daemon import Daemon
+
+    daemon = Daemon(NavdConfig(daemon=DaemonConfig(state_dir=str(tmp_path / "state"))))
+    starts: list[str] = []
+
+    def job(component: str) -> None:  # as Daemon._job: the next start first, then slow work
+        starts.append(component)
+        if len(starts) == 1:
+            daemon.scheduler.add_job(job, "date", run_date=datetime.now(UTC), id=component, args=[component],
+                                     replace_existing=True)
+            time.sleep(2)  # still running when that start comes: APScheduler skips it
+
+    daemon._job = job  # type: ignore[method-assign]
+    daemon.scheduler = daemon._new_scheduler()
+    daemon.scheduler.start()
+    try:
+        daemon.scheduler.add_job(job, "date", run_date=datetime.now(UTC), id="extractor.x", args=["extractor.x"])
+        wait_until(lambda: len(starts) >= 2, 30, "the skipped start, started again")
+    finally:
+        daemon.stop.set()
+        daemon.scheduler.shutdown(wait=True)
+        daemon.index.close()
+    assert starts[:2] == ["extractor.x", "extractor.x"]
+
+
 def test_a_job_that_raises_is_recorded_failed_and_rescheduled(
         solr_server: EmbeddedSolr, index: SolrIndex, tmp_path: Path) -> None:
     """Issue 18 item 1: a Spark poll failing before its run began (its lock file cannot be opened:
