@@ -139,6 +139,9 @@ class Component(Generic[SettingsT, ReportT]):
     check: Callable[[NavdConfig, Mapping[str, Any]], None] = _no_check
     cli_options: tuple[CliOption, ...] = ()
     help: str = ""
+    #: it derives from what the sources indexed (sensitivity propagates levels along their
+    #: lineage): `navd extract all` runs it after every source, so one pass sees their writes
+    derived: bool = False
 
     @property
     def id(self) -> str:

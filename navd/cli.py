@@ -20,7 +20,7 @@ from navd.config import NavdConfig, load_config
 from navd.errors import AmbiguousEntity, ConfigError, NavdError, UsageError
 from navd.logs import get_logger, setup_logging
 from navd.names import InvalidName
-from navd.registry import components
+from navd.registry import components, run_order
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NOT_RUNNING, EXIT_AMBIGUOUS = 0, 1, 2, 3, 4
 
@@ -473,7 +473,7 @@ def cmd_extract(args: argparse.Namespace, config: NavdConfig) -> int:
     # others still run; non-zero when any failed.
     failed = 0
     ran = 0
-    for component in components().values():
+    for component in run_order():
         try:
             component.check(config, {})
         except ConfigError:

@@ -63,6 +63,14 @@ def spnego_auth(*, keytab: str = "", principal: str = "", section: str = "[solr]
             self.failure = ""
             return header
 
+        def handle_other(self, response: Any) -> Any:
+            # A refusal carrying no server token (a 404 or 403 after the session's cookie
+            # replaced SPNEGO) is the caller's to report: requests-gssapi would log every one at
+            # ERROR as "Mutual authentication unavailable". With a token, it is checked as before.
+            if not response.ok and "negotiate" not in response.headers.get("www-authenticate", "").lower():
+                return response
+            return super().handle_other(response)
+
     if keytab:
         acquire()  # a keytab that gives nothing fails here, at start, as one line
     return NavdSPNEGOAuth(mutual_authentication=OPTIONAL)

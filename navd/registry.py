@@ -46,6 +46,12 @@ def components() -> Mapping[str, Component[Any, Any]]:
     return MappingProxyType(found)
 
 
+def run_order() -> list[Component[Any, Any]]:
+    """The components in the order one pass over all of them (`navd extract all`) runs them: the
+    sources by name, then the components derived from what they wrote."""
+    return sorted(components().values(), key=lambda c: (c.derived, c.name))
+
+
 def component(name: str) -> Component[Any, Any]:
     known = components()
     if name not in known:

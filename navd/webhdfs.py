@@ -1,7 +1,8 @@
 """navd's one way to talk to HDFS: WebHDFS through the `hdfs` library (HdfsCLI).
 
 `make_client` builds the client from the `[hdfs]` config: insecure (`user.name`) or Kerberos
-SPNEGO (`hdfs.ext.kerberos`, needs the `kerberos` extra), several NameNode URLs for HA (the
+SPNEGO (navd.kerberos, as the Solr client: a client keytab renews its tickets; needs the
+`kerberos` extra), several NameNode URLs for HA (the
 library fails over between them), one pooled `requests` session that counts its requests
 (the HDFS benchmarks and tests prove incremental runs by those counts). `list_status_batch`
 pages through a directory with LISTSTATUS_BATCH so a directory of millions of entries is never
@@ -19,7 +20,8 @@ import requests
 from hdfs import Client, HdfsError, InsecureClient
 from hdfs.client import _Request  # the library's request factory: HA failover and error mapping
 
-from navd.errors import ConfigError, NavdError
+from navd.errors import ConfigError, KerberosError, NavdError
+from navd.http import http_session
 
 __all__ = ["CountingSession", "HdfsError", "WebHdfsError", "hdfs_path", "list_status_batch", "make_client",
            "request_count", "snapshot_diff", "status_or_none"]
@@ -38,15 +40,34 @@ class CountingSession(requests.Session):
         super().__init__()
         self._count_lock = threading.Lock()
         self.request_count = 0
-        # Bounded parallel listing uses a few threads: keep one pooled connection for each.
-        adapter = requests.adapters.HTTPAdapter(pool_connections=4, pool_maxsize=16)
-        self.mount("http://", adapter)
-        self.mount("https://", adapter)
 
     def request(self, method: str | bytes, url: str | bytes, *args: Any, **kwargs: Any) -> requests.Response:
         with self._count_lock:
             self.request_count += 1
-        return super().request(method, url, *args, **kwargs)
+        response = super().request(method, url, *args, **kwargs)
+        if response.status_code == 401:
+            # Said here, in one line: the library would log the NameNode's HTML error page and
+            # raise "Authentication failure. Check your credentials."
+            raise KerberosError(_refused(response, getattr(self.auth, "failure", "")))
+        return response
+
+
+def _refused(response: requests.Response, failure: str) -> str:
+    """The one line for a NameNode's 401: the Kerberos failure when navd's SPNEGO step failed."""
+    parts = urlsplit(response.url)
+    where = f"{parts.scheme}://{parts.netloc}"
+    if "not found in Kerberos database" in failure:  # HTTP/<host of the URL> is no principal
+        return (f"[hdfs] Kerberos login to {where} failed: {failure}; [hdfs] urls must name the host of the "
+                "NameNode's HTTP/ principal")
+    if failure:  # no ticket, an expired one: what GSS-API said
+        return f"[hdfs] Kerberos login to {where} failed: {failure}; kinit, or set [hdfs] keytab"
+    negotiate = "negotiate" in response.headers.get("WWW-Authenticate", "").lower()
+    if negotiate:
+        return (f"[hdfs] Kerberos login to {where} refused (HTTP 401): the NameNode did not accept navd's "
+                f"ticket (check [hdfs] principal and keytab, and that the URL names the host of its HTTP/ principal)"
+                if response.request is not None and "Authorization" in response.request.headers else
+                f"[hdfs] {where} wants Kerberos (HTTP 401, Negotiate): set [hdfs] auth = \"kerberos\"")
+    return f"[hdfs] {where} refused navd (HTTP 401): check [hdfs] auth and user"
 
 
 class WebHdfsSettings(Protocol):
@@ -55,6 +76,8 @@ class WebHdfsSettings(Protocol):
     urls: tuple[str, ...]
     user: str
     auth: str
+    keytab: str
+    principal: str
 
 
 def make_client(config: WebHdfsSettings, *, timeout: tuple[float, float] = DEFAULT_TIMEOUT) -> Client:
@@ -66,14 +89,13 @@ def make_client(config: WebHdfsSettings, *, timeout: tuple[float, float] = DEFAU
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ConfigError(f"[hdfs] urls: {url!r} is not a WebHDFS URL (http(s)://namenode:port)")
     url = ";".join(u.rstrip("/") for u in config.urls)
-    session = CountingSession()
+    # Bounded parallel listing uses a few threads: 16 pooled connections keep one for each. With
+    # kerberos, SPNEGO as the Solr client's: a keytab renews tickets as they end; raises
+    # ConfigError without the kerberos extra, KerberosError when the keytab gives nothing.
+    session = http_session("[hdfs]", auth=config.auth, keytab=config.keytab, principal=config.principal,
+                           pool_size=16, session_class=CountingSession)
     if config.auth == "kerberos":
-        try:
-            from hdfs.ext.kerberos import KerberosClient
-        except ImportError as exc:
-            raise ConfigError(f"[hdfs] auth = \"kerberos\" needs the kerberos extra "
-                              f"(pip install 'navd[kerberos]'): {exc}") from None
-        return KerberosClient(url, session=session, timeout=timeout)
+        return Client(url, session=session, timeout=timeout)
     return InsecureClient(url, user=config.user, session=session, timeout=timeout)
 
 

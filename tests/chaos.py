@@ -22,6 +22,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from navd.index.client import SolrIndex
 
@@ -35,15 +36,27 @@ CORES = ("elements", "relations")  # the data; the `runs` core differs by design
 Snapshot = dict[str, dict[str, dict[str, object]]]
 
 
+class Driver(Protocol):
+    """How a component that is not one command run to its end is run: a server fed by a client
+    (the OpenLineage intake). `run_to_end` returns the seconds the work took; `kill_at` SIGKILLs
+    the component `delay` seconds into the work and says whether it was still working."""
+
+    def run_to_end(self, env: Mapping[str, str]) -> float: ...
+
+    def kill_at(self, env: Mapping[str, str], delay: float) -> bool: ...
+
+
 @dataclasses.dataclass(frozen=True)
 class Scenario:
     """One component under the campaign: `reset` empties the cores and lays the inputs afresh
-    (a new state directory each time: the returned environment), `command` the navd arguments."""
+    (a new state directory each time: the returned environment), `command` the navd arguments;
+    `driver` replaces running `command` to its end for a component that does not end by itself."""
 
     name: str
     command: tuple[str, ...]
     reset: Callable[[str], Mapping[str, str]]
     timeout: float = 600
+    driver: Driver | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,6 +109,8 @@ def compare(expected: Snapshot, actual: Snapshot) -> tuple[int, int, int, list[s
 
 
 def run_to_end(scenario: Scenario, env: Mapping[str, str]) -> float:
+    if scenario.driver is not None:
+        return scenario.driver.run_to_end(env)
     started = time.monotonic()
     done = subprocess.run([NAVD, *scenario.command], env=dict(env), capture_output=True, text=True,
                           timeout=scenario.timeout, check=False)
@@ -105,6 +120,8 @@ def run_to_end(scenario: Scenario, env: Mapping[str, str]) -> float:
 
 def kill_at(scenario: Scenario, env: Mapping[str, str], delay: float) -> bool:
     """Start the command, SIGKILL its process group after `delay` seconds; whether it was running."""
+    if scenario.driver is not None:
+        return scenario.driver.kill_at(env, delay)
     proc = subprocess.Popen([NAVD, *scenario.command], env=dict(env), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:

@@ -11,6 +11,7 @@ import logging
 import os
 import subprocess
 import sys
+import time
 import uuid
 from typing import Any
 from collections.abc import Callable, Iterator
@@ -59,6 +60,12 @@ def started(service: Any, what: str) -> None:
     try:
         service.start()
     except NavdError as exc:
+        # A start that timed out leaves its JVM running (the product leaves it to come up, and
+        # `navd status` shows it); the session must not leak it past the failed run.
+        try:
+            service.stop()
+        except (NavdError, OSError):
+            pass
         pytest.fail(f"{what} did not start: {exc}", pytrace=False)
 
 
@@ -139,6 +146,30 @@ def kdc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevKdc]:
     started(server, "the KDC")
     yield server
     server.stop()
+
+
+#: the short KDC's ticket life: short enough to wait out twice, long enough for a request on a
+#: loaded host to use a fresh ticket
+TICKET_SECONDS = 15
+
+
+@pytest.fixture(scope="module")
+def short_kdc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevKdc]:
+    """An MIT KDC whose tickets live TICKET_SECONDS and whose krb5.conf allows 1 second of clock
+    skew, not 300 (so an ended ticket is refused at once), one per module that asks: a module's
+    principals and waits stay its own."""
+    server = DevKdc(tmp_path_factory.mktemp("kdc-short"), free_port(), realms=("NAVD.TEST", "OTHER.TEST"),
+                    max_life=f"{TICKET_SECONDS}s", clockskew_seconds=1)
+    try:
+        started(server, "the short-ticket KDC")
+        yield server
+    finally:
+        server.stop()
+
+
+def past_a_ticket() -> None:
+    """Wait until every ticket the short KDC issued before now has ended, skew included."""
+    time.sleep(TICKET_SECONDS + 2)
 
 
 @pytest.fixture(scope="session")

@@ -18,7 +18,7 @@ import pytest
 from navd.index.client import IndexWriter, SolrIndex
 from navd.locks import component_lock
 from navd.model import Element, ElementType, EntityRef, Relation, RelationType, SourceType
-from navd.registry import components
+from navd.registry import components, run_order
 from navd.solr.server import EmbeddedSolr
 from test_daemon import log_lines, now, runs, start, stop, succeeded, wait_until, write_config
 
@@ -275,3 +275,14 @@ def test_a_broken_registration_is_one_line_naming_it(tmp_path: Path, solr_server
     assert "Traceback" not in result.stderr
     [line] = result.stderr.strip().splitlines()
     assert "component 'broken' (navd_broken_missing:COMPONENT) cannot be loaded" in line
+
+
+def test_extract_all_runs_the_derived_components_after_every_source() -> None:
+    """Sensitivity propagates levels along the lineage the sources wrote: run in name order it
+    would come before spark and yarn, and one `navd extract all` would miss their writes."""
+    order = run_order()
+    derived = [c.name for c in order if c.derived]
+    assert "sensitivity" in derived
+    assert [c.derived for c in order] == sorted(c.derived for c in order)  # every source first
+    sources = [c.name for c in order if not c.derived]
+    assert {"hdfs", "hms", "spark", "yarn"} <= set(sources) and sources == sorted(sources)

@@ -29,8 +29,11 @@ from navd.model import path_qualified_name
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.hadoop import FSSHELL_CLASS, DevHdfs
 from navd_devstack.yarn import DevYarn
-from test_spark_kill import busy_job, queries  # noqa: F401 - busy_job is a fixture used here
+import test_spark_kill
+from test_spark_kill import queries
 from conftest import solr_section
+
+busy_job = test_spark_kill.busy_job  # the fixture, used by the kill -9 test below
 
 NAVD = str(Path(sys.executable).parent / "navd")
 FIXTURES = Path(__file__).parent / "fixtures" / "spark_events"
@@ -555,7 +558,7 @@ def _complete(index: SolrIndex, state: Path, since: datetime) -> bool:
 
 
 def test_kill_9_during_spark_tailing_and_hdfs_extraction_then_restart_gives_the_clean_index(
-        solr_server: EmbeddedSolr, index: SolrIndex, hdfs: DevHdfs, busy_job: tuple[Path, str],  # noqa: F811
+        solr_server: EmbeddedSolr, index: SolrIndex, hdfs: DevHdfs, busy_job: tuple[Path, str],
         unique: str, tmp_path: Path) -> None:
     event_logs, app_id = busy_job
     root = f"/{unique}"

@@ -208,6 +208,26 @@ def test_unreadable_subtree_is_skipped_not_deleted(hdfs: DevHdfs, hdfs_client: C
     assert [s["path"] for s in skipped] == [f"{tree}/secret"] and "Permission denied" in skipped[0]["reason"]
 
 
+def test_a_root_navd_may_not_snapshot_is_crawled_and_warned_only_if_snapshottable(
+        hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex, tree: str, tmp_path: Path,
+        log_stream: io.StringIO) -> None:
+    """navd as neither owner nor superuser: the NameNode refuses the snapshot with "Permission
+    denied" whether the root is snapshottable or not; only a snapshottable one is warned about."""
+    alice = make_client(HdfsConfig(urls=(hdfs.webhdfs_url,), user="alice"))
+
+    def warnings() -> list[dict[str, object]]:
+        return [json.loads(line) for line in log_stream.getvalue().splitlines()
+                if "may not snapshot" in json.loads(line).get("event", "")]
+
+    plain = run(make_extractor(hdfs, alice, index, tree, tmp_path / "plain"), index)
+    assert plain.entries > 1 and warnings() == []
+    hdfs.run_tool(DFSADMIN_CLASS, "-allowSnapshot", tree)
+    snapshottable = run(make_extractor(hdfs, alice, index, tree, tmp_path / "snapshottable"), index)
+    assert snapshottable.entries == plain.entries
+    assert [w["root"] for w in warnings()] == [tree]
+    assert hdfs_client.list(f"{tree}/.snapshot") == []  # crawled: no snapshot was taken
+
+
 def test_unreachable_namenode_fails_the_run_and_flags_nothing(hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,
                                                              tree: str, tmp_path: Path,
                                                              log_stream: io.StringIO) -> None:

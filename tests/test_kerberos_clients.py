@@ -2,12 +2,11 @@
 whose krb5.conf allows 1 second of clock skew, not 300): a client with a keytab outlives its
 tickets (MIT's GSS-API gets new ones from the keytab), a kinit ticket expires for real, and no
 ticket, an expired one or a keytab without the principal fail with one line. The SPNEGO service
-is a real `navd serve` with auth = "kerberos" (the real acceptor this repository has; the dev
-HDFS is not kerberised)."""
+is a real `navd serve` with auth = "kerberos" (a kerberised NameNode's WebHDFS:
+tests/test_webhdfs_kerberos.py)."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,28 +15,16 @@ import requests
 
 from navd.config import SolrConfig
 from navd.errors import KerberosError, NavdError
+from navd.extractors.yarn.extractor import make_session
+from navd.extractors.yarn.settings import YarnConfig
 from navd.index.client import SolrIndex
 from navd.kerberos import spnego_auth
-from navd.solr.server import EmbeddedSolr, free_port
+from navd.solr.server import EmbeddedSolr
 from navd_devstack.kdc import DevKdc
 from test_server import Served, stop
 from test_server_kerberos import SERVICE, Site, serve_kerberos
 
-from conftest import started
-
-# Short enough to wait out twice, long enough for a request on a loaded host to use a fresh one.
-TICKET_SECONDS = 15
-
-
-@pytest.fixture(scope="module")
-def short_kdc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevKdc]:
-    server = DevKdc(tmp_path_factory.mktemp("kdc-short"), free_port(), realms=("NAVD.TEST", "OTHER.TEST"),
-                    max_life=f"{TICKET_SECONDS}s", clockskew_seconds=1)
-    try:
-        started(server, "the short-ticket KDC")
-        yield server
-    finally:
-        server.stop()
+from conftest import past_a_ticket
 
 
 @pytest.fixture(scope="module")
@@ -53,11 +40,6 @@ def served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr, 
     assert stop(server.proc) == 0, server.log.read_text()
 
 
-def past_a_ticket() -> None:
-    """Wait until every ticket issued before now has ended, skew included."""
-    time.sleep(TICKET_SECONDS + 2)
-
-
 def test_a_keytab_client_outlives_its_tickets_and_a_kinit_ticket_expires(
         served: Served, site: Site, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     for key, value in {**site.kdc.env, "KRB5CCNAME": f"FILE:{tmp_path / 'kinit.ccache'}"}.items():
@@ -68,9 +50,16 @@ def test_a_keytab_client_outlives_its_tickets_and_a_kinit_ticket_expires(
     assert requests.get(url, auth=kinit_auth, timeout=30).status_code == 200
     keytab_auth = spnego_auth(keytab=str(site.home / "alice.keytab"), principal="alice@NAVD.TEST")
     assert requests.get(url, auth=keytab_auth, timeout=30).status_code == 200
+    # The YARN extractor's session, from [yarn] as the daemon makes it (a kerberised RM answers
+    # SPNEGO the way this server does): the same keytab renewal, no requests-kerberos of its own.
+    yarn = make_session(YarnConfig(auth="kerberos", keytab=str(site.home / "alice.keytab"),
+                                   principal="alice@NAVD.TEST"))
+    assert yarn.get(url, timeout=30).status_code == 200
     for _ in range(2):  # two ticket lifetimes: the first renewal is no accident
         past_a_ticket()
         answer = requests.get(url, auth=keytab_auth, timeout=30)
+        assert answer.status_code == 200, answer.text
+        answer = yarn.get(url, timeout=30)
         assert answer.status_code == 200, answer.text
     # the kinit ticket is gone: requests-gssapi hands the server's 401 back; navd's auth says why
     kinit_auth = spnego_auth()

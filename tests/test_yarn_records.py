@@ -15,7 +15,9 @@ from typing import Any
 
 import pytest
 
-from navd.extractors.yarn.extractor import YarnExtractionError, YarnExtractor
+from navd.errors import ConfigError
+from navd.extractors.yarn.extractor import YarnExtractionError, YarnExtractor, make_session
+from navd.extractors.yarn.settings import YarnConfig
 from navd.extractors.yarn.records import BadApplication, application_records, parse_application
 from navd.model import Element, ElementType, Relation, RelationType
 from navd.process import free_port
@@ -137,3 +139,12 @@ def test_bad_answers_end_the_run_with_one_error(fake_rm, tmp_path: Path, status:
     routes["/ws/v1/cluster/apps"] = status, body
     with pytest.raises(YarnExtractionError, match=message):
         list(YarnExtractor([url], tmp_path).extract())
+
+
+def test_a_keytab_without_kerberos_is_refused_and_the_session_speaks_json() -> None:
+    with pytest.raises(ConfigError, match=r'\[yarn\] keytab: set only with auth = "kerberos"'):
+        YarnConfig(urls=("http://rm:8088",), keytab="/etc/navd.keytab").validate()
+    with pytest.raises(ConfigError, match=r'\[yarn\] principal: set only with auth = "kerberos"'):
+        YarnConfig(urls=("http://rm:8088",), principal="navd@EXAMPLE.COM").validate()
+    session = make_session(YarnConfig(urls=("http://rm:8088",)))
+    assert session.auth is None and session.headers["Accept"] == "application/json"

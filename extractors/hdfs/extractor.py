@@ -276,8 +276,13 @@ class HdfsExtractor:
             if kind == "SnapshotException" or "not a snapshottable directory" in str(exc):
                 return None  # the usual case: an admin did not allow snapshots on this root
             if kind == "AccessControlException":
-                log.warning("snapshottable root, but navd may not snapshot it (needs owner or superuser); "
-                            "crawling it instead", root=root)
+                # The NameNode checks ownership before snapshottability: a user who is neither
+                # owner nor superuser hears "Permission denied" for any root. Only a root its
+                # status says is snapshottable is worth a warning (an admin meant it for diffs).
+                status = status_or_none(self.client, root) or {}
+                if status.get("snapshotEnabled"):
+                    log.warning("snapshottable root, but navd may not snapshot it (needs owner or superuser); "
+                                "crawling it instead", root=root)
                 return None
             raise
         self._new_snapshots.append((root, name))

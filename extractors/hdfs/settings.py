@@ -7,6 +7,7 @@ from datetime import timedelta
 from typing import Literal
 
 from navd.config import MAX_INTERVAL_MINUTES, NavdConfig, check_url, number
+from navd.errors import ConfigError
 from navd.extractors import check_section
 
 SECTION = "hdfs"
@@ -22,6 +23,11 @@ class HdfsConfig:
     exclude: tuple[str, ...] = ("/tmp/hadoop-yarn/staging",)
     user: str = "hdfs"
     auth: Literal["insecure", "kerberos"] = "insecure"
+    #: auth = "kerberos": a client keytab (0600) navd gets, and renews, its tickets from (see
+    #: navd.kerberos); unset: the ticket cache of the user running navd (kinit)
+    keytab: str = ""
+    #: the keytab's principal to use (unset: its first)
+    principal: str = ""
     interval_minutes: float = number(10.0, 0, MAX_INTERVAL_MINUTES, low_open=True)
     #: On roots an admin made snapshottable (`hdfs dfsadmin -allowSnapshot`), navd keeps one
     #: snapshot of its own and runs incrementally from snapshot diffs.
@@ -32,6 +38,8 @@ class HdfsConfig:
         check_section(SECTION, self, required_when_enabled=("urls",), urls=("urls",))
         if self.default_fs:
             check_url("[hdfs] default_fs", self.default_fs, schemes=None, example="hdfs://nameservice1")
+        if (self.keytab or self.principal) and self.auth != "kerberos":
+            raise ConfigError(f"[hdfs] {'keytab' if self.keytab else 'principal'}: set only with auth = \"kerberos\"")
 
     @property
     def interval(self) -> timedelta:

@@ -11,7 +11,7 @@ id and finish time, kept in the state file for the overlap window only, and not 
 
 RM HA: `[yarn] urls` lists every ResourceManager; a run asks each `/ws/v1/cluster/info` and uses
 the one whose haState is ACTIVE (a non-HA RM reports none). SPNEGO with `auth = "kerberos"`
-(requests-kerberos, the `kerberos` extra). Failures: no RM reachable, no active RM, an HTTP error
+(navd.kerberos, the `kerberos` extra; `[yarn] keytab` renews tickets). Failures: no RM reachable, no active RM, an HTTP error
 or a body that is not the apps JSON end the run with one YarnExtractionError line under
 navd.extractor.yarn and the watermark stays; a malformed application record is skipped and
 logged with its id.
@@ -32,7 +32,8 @@ import requests
 from navd.config import NavdConfig
 from navd.errors import ConfigError, NavdError, connection_reason, first_line
 from navd.extractors import write_checkpointed
-from navd.extractors.yarn.settings import yarn_settings
+from navd.extractors.yarn.settings import YarnConfig, yarn_settings
+from navd.http import http_session
 from navd.index.client import IndexWriter
 from navd.logs import get_logger
 from navd.model import Record
@@ -58,17 +59,12 @@ class YarnReport:
     resourcemanager: str = ""
 
 
-def make_session(auth: str) -> requests.Session:
-    session = requests.Session()
-    session.headers["Accept"] = "application/json"
-    if auth == "kerberos":
-        try:
-            from requests_kerberos import OPTIONAL, HTTPKerberosAuth  # noqa: PLC0415 - optional extra
-        except ImportError as exc:
-            raise ConfigError(f"[yarn] auth = \"kerberos\" needs the kerberos extra "
-                              f"(pip install 'navd[kerberos]'): {exc}") from None
-        session.auth = HTTPKerberosAuth(mutual_authentication=OPTIONAL)
-    return session
+def make_session(yarn: YarnConfig | None = None) -> requests.Session:
+    """The ResourceManager session: JSON answers; SPNEGO with `auth = "kerberos"` (navd's one
+    SPNEGO auth, as the Solr and WebHDFS clients': a `[yarn] keytab` renews tickets as they end)."""
+    yarn = yarn or YarnConfig()
+    return http_session("[yarn]", auth=yarn.auth, keytab=yarn.keytab, principal=yarn.principal,
+                        headers={"Accept": "application/json"})
 
 
 class YarnExtractor:
@@ -79,7 +75,7 @@ class YarnExtractor:
         if not urls:
             raise ConfigError("[yarn] urls: no ResourceManager configured")
         self.urls = [u.rstrip("/") for u in urls]
-        self.session = session or make_session("none")
+        self.session = session or make_session()
         self.timeout = timeout
         self.state_file = state_dir / "yarn-state.json"
         self.extractor_run_id = extractor_run_id or f"yarn##{datetime.now().strftime('%Y%m%dT%H%M%S')}"
@@ -92,7 +88,7 @@ class YarnExtractor:
     def from_config(cls, config: NavdConfig, state_dir: Path, *,
                     extractor_run_id: str | None = None) -> YarnExtractor:
         yarn = yarn_settings(config)
-        return cls(yarn.urls, state_dir, session=make_session(yarn.auth),
+        return cls(yarn.urls, state_dir, session=make_session(yarn),
                    extractor_run_id=extractor_run_id)
 
     # -- one run (run_pass, below, is what the runner calls) ---------------------------------------

@@ -119,9 +119,15 @@ def _init_core(index: SolrIndex, name: str, conf: Path) -> InitResult:
                             f"not on this host; copy solr_conf/{conf.parent.name} there, or use SolrCloud")
         instance = home / name
         _install_conf(conf, instance / "conf", wanted)
-        index.request("POST", "admin/cores", params={"action": "CREATE", "name": name,
-                                                     "instanceDir": str(instance)},
-                      what=f"create core {name}")
+        try:
+            index.request("POST", "admin/cores", params={"action": "CREATE", "name": name,
+                                                         "instanceDir": str(instance)},
+                          what=f"create core {name}")
+        except SolrError:
+            # On a loaded host a CREATE can outlast the read timeout: the retry then finds the
+            # core the first attempt made ("Core with name ... already exists"). That is done.
+            if not _loaded_core_status(index, name):
+                raise
         log.info("created core", core=name, configset_hash=wanted)
         return InitResult(name, "created", f"configset {wanted}")
     instance = Path(status["instanceDir"])

@@ -230,4 +230,5 @@ def summary(r: SensitivityReport) -> str:
 
 COMPONENT: Component[SensitivityConfig, SensitivityReport] = Component(
     name="sensitivity", section=SECTION, settings_type=SensitivityConfig, mode="pull", build=build,
-    summary=summary, help="sensitivity levels: Hive table properties, propagation along column lineage")
+    summary=summary, help="sensitivity levels: Hive table properties, propagation along column lineage",
+    derived=True)

@@ -5,6 +5,7 @@ from `[server]`. Sync routes: FastAPI runs them in its thread pool, as the facad
 
 from __future__ import annotations
 
+import threading
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -16,11 +17,25 @@ from navd.lineage import LineageOptions
 from navd.server.errors import ApiError, blame, check_range
 
 router = APIRouter(prefix="/api", tags=["navd"])
+_WRITER_LOCK = threading.Lock()
 
 
 def index_of(request: Request) -> SolrIndex:
     """The app's read-only Solr client (navd-reader on the embedded Solr)."""
     return request.app.state.index
+
+
+def writer_of(request: Request) -> SolrIndex:
+    """The app's write-capable client (navd's admin user, as the OpenLineage intake's), for the
+    routes that write navd's own records (sensitivity tags, taints): made on the first write, so
+    a read-only server never opens one."""
+    state = request.app.state
+    with _WRITER_LOCK:
+        if getattr(state, "writer", None) is None:
+            from navd.openlineage.intake import writer_index
+
+            state.writer = writer_index(state.config)
+        return state.writer
 
 
 def config_of(request: Request) -> NavdConfig:
@@ -33,6 +48,7 @@ def hubs_of(request: Request) -> HubCache:
 
 
 Index = Annotated[SolrIndex, Depends(index_of)]
+Writer = Annotated[SolrIndex, Depends(writer_of)]
 Hubs = Annotated[HubCache, Depends(hubs_of)]
 Config = Annotated[NavdConfig, Depends(config_of)]
 

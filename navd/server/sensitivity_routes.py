@@ -8,33 +8,19 @@ the reader. Every route is behind the server's authentication (app.mount), as th
 
 from __future__ import annotations
 
-import threading
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query, Request
+from fastapi import APIRouter, Body, Query
 
-from navd.index.client import SolrIndex
-from navd.server.api import Config, Index
+from navd.server.api import Config, Index, Writer
 from navd.server.errors import blame
 
 router = APIRouter(prefix="/api", tags=["sensitivity"])
-_LOCK = threading.Lock()
-
-
-def _writer(request: Request) -> SolrIndex:
-    """The app's write-capable client for tags, made once."""
-    state = request.app.state
-    with _LOCK:
-        if getattr(state, "sensitivity_writer", None) is None:
-            from navd.openlineage.intake import writer_index
-
-            state.sensitivity_writer = writer_index(state.config)
-        return state.sensitivity_writer
 
 
 @router.put("/sensitivity/tags", summary="Tag a table or column with a sensitivity level (as navd tag "
                                          "ENTITY --sensitivity LEVEL); it flows downstream")
-def put_tag(request: Request, config: Config,
+def put_tag(writer: Writer, config: Config,
             entity: Annotated[str, Body(description="a table, view or column: identity, qualifiedName or "
                                                     "db.table[.column]")],
             level: Annotated[str, Body(description="one of [sensitivity] levels")]) -> dict[str, Any]:
@@ -45,18 +31,18 @@ def put_tag(request: Request, config: Config,
     with blame("level"):
         sensitivity_settings(config).ordered.rank(level)
     with blame("entity"):
-        return sensitivity_tag(_writer(request), config, entity, level, lookup_scope(config)).as_dict()
+        return sensitivity_tag(writer, config, entity, level, lookup_scope(config)).as_dict()
 
 
 @router.delete("/sensitivity/tags", summary="Clear the user's sensitivity tag on a table or column (as navd "
                                             "tag ENTITY --clear); withdrawn downstream")
-def delete_tag(request: Request, config: Config,
+def delete_tag(writer: Writer, config: Config,
                entity: Annotated[str, Query(description="identity, qualifiedName or db.table[.column]")],
                ) -> dict[str, Any]:
     from navd.query import lookup_scope, sensitivity_clear
 
     with blame("entity"):
-        return sensitivity_clear(_writer(request), config, entity, lookup_scope(config)).as_dict()
+        return sensitivity_clear(writer, config, entity, lookup_scope(config)).as_dict()
 
 
 @router.get("/sensitivity/explain", summary="A column's sensitivity level and the path that carried it "

@@ -9,35 +9,16 @@ carries the authenticated user's name.
 
 from __future__ import annotations
 
-import threading
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
+from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
-from navd.config import NavdConfig
-from navd.index.client import SolrIndex
-from navd.server.api import Config, Index
+from navd.server.api import Config, Index, Writer
 from navd.server.errors import ApiError, blame
 
 router = APIRouter(prefix="/api", tags=["taint"])
-_WRITER_LOCK = threading.Lock()
-
-
-def writer_of(request: Request) -> SolrIndex:
-    """The app's write-capable client for taint records, made once."""
-    state = request.app.state
-    with _WRITER_LOCK:
-        if getattr(state, "taint_writer", None) is None:
-            from navd.openlineage.intake import writer_index
-
-            config: NavdConfig = state.config
-            state.taint_writer = writer_index(config)
-        return state.taint_writer
-
-
-Writer = Annotated[SolrIndex, Depends(writer_of)]
 
 
 class TaintRequest(BaseModel):
