@@ -120,9 +120,11 @@ def test_each_source_down_in_turn_fails_only_its_own_runs_which_recover_by_thems
                        f"a {source.component} run after the {source.name} came back", proc, log)
             errors = [e for e in log_lines(log)[seen:] if e.get("level") in ("error", "critical")]
             assert errors and {e["logger"] for e in errors} == {f"navd.{source.component}"}, errors
-            # One line a failed run, naming the source and the cause. (A NameNode coming back may
-            # also fail a run in safe mode: a cause of its own, in a line of its own.)
-            assert source.address in errors[0]["event"] and source.cause in errors[0]["event"].lower(), errors[0]
+            # One short line a failed run, naming the source and the cause. (A NameNode coming back
+            # may also fail a run in safe mode, a HiveServer2 going away fail the query in flight:
+            # causes of their own, in lines of their own.)
+            assert any(source.address in e["event"] and source.cause in e["event"].lower() for e in errors), errors
+            assert all(len(e["event"]) < 400 for e in errors), errors
             failures = [r for r in runs(index, source.component, stopped) if r["state"] == "FAILED"]
             print(f"{source.name} down: {len(failures)} failed {source.component} runs, {len(errors)} error lines:",
                   *sorted({e["event"] for e in errors}), sep="\n  ")
