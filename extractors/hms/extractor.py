@@ -100,7 +100,7 @@ def connect(config: HiveConfig) -> Any:
         return hive.connect(thrift_transport=transport, username=config.username)
     except Exception as exc:  # thrift/SASL raise many types; the message says enough
         raise HmsExtractionError(f"cannot connect to HiveServer2 at {config.host}:{config.port} "
-                                 f"(auth {config.auth}): {first_line(exc)}") from None
+                                 f"(auth {config.auth}): {_hive_reason(exc)}") from None
 
 
 # --- filters -----------------------------------------------------------------------------------
