@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 NAVD   := $(BIN)/navd
 
-.PHONY: setup krb5-packages browser test fuzz quickstart bench chaos compare-openlineage dev-up dev-down clean vendor-js
+.PHONY: setup krb5-packages browser test fuzz quickstart bench chaos outages compare-openlineage dev-up dev-down clean vendor-js
 
 # Idempotent: the venv and the editable installs are redone only when a pyproject.toml changes;
 # `navd solr fetch` returns at once when the Solr jars are already cached.
@@ -88,6 +88,13 @@ CHAOS_KILLS ?= 6
 CHAOS_SEED  ?= 24
 chaos: setup
 	CHAOS_KILLS=$(CHAOS_KILLS) CHAOS_SEED=$(CHAOS_SEED) $(BIN)/pytest tests/test_chaos.py -s -q $(PYTEST_ARGS)
+
+# The outage campaign (tests/test_outages.py): Solr down OUTAGE_SECONDS (5 minutes) under `navd run`
+# with every extractor and the OpenLineage intake active, compared with clean runs; then each source
+# (NameNode, HiveServer2, ResourceManager) down in turn. `make test` runs them with a 20 s outage.
+OUTAGE_SECONDS ?= 300
+outages: setup
+	OUTAGE_SECONDS=$(OUTAGE_SECONDS) $(BIN)/pytest tests/test_outages.py tests/test_source_outages.py -s -q $(PYTEST_ARGS)
 
 # A report, not a test: navd's column edges against the OpenLineage Spark listener's on the same
 # runs (tests/bench/README.md). `make compare-openlineage CASES=column_usage,multi_insert` for a subset.

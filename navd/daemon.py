@@ -45,6 +45,8 @@ log = get_logger("navd.daemon")
 MAX_PUSH_RETRY_SECONDS = 60.0
 #: when a job's next start cannot be computed from the config, it starts again after this
 FALLBACK_DELAY = timedelta(minutes=1)
+#: a start skipped because the component's previous run was still finishing is tried again after this
+SKIPPED_START_DELAY = timedelta(seconds=1)
 #: a reload's wait for the old server's thread: uvicorn's graceful shutdown (5 s) and some
 SERVER_STOP_SECONDS = 10.0
 
@@ -103,9 +105,6 @@ class Daemon:
     # -- lifecycle --------------------------------------------------------------------------
 
     def run(self) -> int:
-        from apscheduler.executors.pool import ThreadPoolExecutor
-        from apscheduler.schedulers.background import BackgroundScheduler
-
         enabled = enabled_components(self.config)
         if not enabled and not self.config.server.enabled:
             sections = ", ".join(f"[{c.section}]" for c in components().values()) + ", [server]"
@@ -129,10 +128,7 @@ class Daemon:
 
             self.server = BackgroundServer(self.config)
             self.server.start()
-        # One worker per component and one for the linker a job may wait on: nothing queues.
-        self.scheduler = BackgroundScheduler(
-            timezone=UTC, executors={"default": ThreadPoolExecutor(max_workers=8)},
-            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None})
+        self.scheduler = self._new_scheduler()
         self.scheduler.start()
         self._reconcile(previous=[])
         serving = [f"server on {self._server_url()}"] if self.server else []
@@ -152,6 +148,18 @@ class Daemon:
                 except Exception:  # applying a loaded config failed half-way: keep serving
                     log.exception("config reload failed while applying it; jobs keep their schedules")
         return self._shutdown()
+
+    def _new_scheduler(self) -> Any:
+        from apscheduler.events import EVENT_JOB_MAX_INSTANCES
+        from apscheduler.executors.pool import ThreadPoolExecutor
+        from apscheduler.schedulers.background import BackgroundScheduler
+
+        # One worker per component and one for the linker a job may wait on: nothing queues.
+        scheduler = BackgroundScheduler(
+            timezone=UTC, executors={"default": ThreadPoolExecutor(max_workers=8)},
+            job_defaults={"coalesce": True, "max_instances": 1, "misfire_grace_time": None})
+        scheduler.add_listener(self._start_skipped_again, EVENT_JOB_MAX_INSTANCES)
+        return scheduler
 
     def _install_signal_handlers(self) -> None:
         def stop(signum: int, _frame: FrameType | None) -> None:
@@ -308,6 +316,20 @@ class Daemon:
             with self._running_lock:
                 self.running.discard(component)
             self._reschedule(component, delay)
+
+    def _start_skipped_again(self, event: Any) -> None:
+        """A job schedules its next start before it returns, then publishes it to the runs core.
+        When Solr is slow (cores loading after an outage) that publishing can outlast a short
+        interval: the next start comes while the job still runs, APScheduler skips it, and a
+        skipped date job is gone, so the component would never run again. Start it once more
+        shortly (again, while the job is still finishing)."""
+        if self.stop.is_set():
+            return
+        component = str(event.job_id)
+        when = datetime.now(UTC) + SKIPPED_START_DELAY
+        self.scheduler.add_job(self._job, "date", run_date=when, id=component, args=[component],
+                               replace_existing=True)
+        self.next_runs[component] = when
 
     def _reschedule(self, component: str, delay: timedelta) -> None:
         """Schedule the job's next start; it is never dropped: when that fails, log it and

@@ -77,6 +77,25 @@ def _shown_message(message: str) -> str:
     return f"{message[:MESSAGE_CHARS]}... ({len(message):,} characters)"
 
 
+def connection_reason(exc: BaseException) -> str:
+    """Why a connection failed, in a few words ("connection refused", "timed out"), without
+    urllib3's pool, URL and retry wrappers: the Solr client's and the extractors' one wording."""
+    text = str(exc).lower()
+    for marker in ("connection refused", "name or service not known", "timed out",
+                   "no route to host", "connection reset", "remote end closed"):
+        if marker in text:
+            return marker
+    return type(exc).__name__
+
+
+def request_url(exc: BaseException, default: str) -> str:
+    """`scheme://host:port` of the request a `requests` error was raised for, else `default`."""
+    request = getattr(exc, "request", None)
+    url = str(getattr(request, "url", "") or "")
+    scheme, sep, rest = url.partition("://")
+    return f"{scheme}://{rest.split('/', 1)[0]}" if sep and rest else default
+
+
 class NavdError(Exception):
     """An expected failure, reported to the user as one line, credentials redacted, at most
     MESSAGE_CHARS characters of it."""

@@ -132,6 +132,7 @@ class StopsSolrMidRun:
 
     def __init__(self, server: EmbeddedSolr, unique: str) -> None:
         self.server, self.unique = server, unique
+        self.stopped_at = 0.0  # monotonic time Solr was down
 
     def run_pass(self, writer: IndexWriter, *, full: bool = False, stop: threading.Event | None = None) -> None:
         del full, stop
@@ -139,6 +140,7 @@ class StopsSolrMidRun:
             writer.write(Element(SourceType.HDFS, ElementType.FILE, f"hdfs://ns/{self.unique}/a{number}", name="a"))
         writer.flush()
         assert self.server.stop()
+        self.stopped_at = time.monotonic()
         for number in range(1_000):
             writer.write(Element(SourceType.HDFS, ElementType.FILE, f"hdfs://ns/{self.unique}/b{number}", name="b"))
             writer.write(Relation(RelationType.PARENT_CHILD,
@@ -160,8 +162,9 @@ def test_a_run_gives_up_once_at_its_one_deadline_and_leaves_no_thread_retrying(
     deadline = give_up_seconds(solr)  # 0.5 + 1 + 1
     assert deadline == 2.5
     config = NavdConfig(solr=solr, daemon=DaemonConfig(state_dir=str(tmp_path / "state")))
+    extractor = StopsSolrMidRun(secured_solr, unique)
     component = Component(name=f"outage{unique}", section="outage", settings_type=_NoSettings, mode="pull",
-                          build=lambda _context: StopsSolrMidRun(secured_solr, unique), summary=str)
+                          build=lambda _context: extractor, summary=str)
     with SolrIndex(secured_config(secured_solr, retries=40)) as admin:  # no 5 s timeout to create cores
         init_solr(admin)  # right after the restart of the test above: init waits for loading cores
     session = CountingSession()
@@ -177,6 +180,10 @@ def test_a_run_gives_up_once_at_its_one_deadline_and_leaves_no_thread_retrying(
         assert tried, message
         # At least the deadline, at most what the code allows past it: one request's timeout.
         assert deadline <= int(tried.group(1)) + 0.5 <= deadline + solr.timeout_seconds + 1
+        # The writers of the run (elements and relations, three threads, several batches each) and
+        # its FAILED record gave up together: ~1x the deadline after Solr went, not once per
+        # writer or batch one after the other (2-3x).
+        assert ended - extractor.stopped_at < 2 * deadline, (ended - extractor.stopped_at, deadline)
 
         # Every writer thread of the run ends (the woken ones at once; a bound, not a speed check).
         for thread in threading.enumerate():

@@ -40,7 +40,7 @@ import requests
 from hdfs import Client, HdfsError
 
 from navd.config import NavdConfig
-from navd.errors import NavdError, first_line
+from navd.errors import NavdError, connection_reason, first_line, request_url
 from navd.extractors import write_checkpointed
 from navd.extractors.hdfs.settings import hdfs_settings
 from navd.extractors.common.deletions import DeletionGuard, DeletionsConfig
@@ -173,6 +173,11 @@ class HdfsExtractor:
             for root, name in self._new_snapshots:
                 self.state.set_meta(f"snapshot:{root}", name)
             self._finished = succeeded = True
+        except (requests.ConnectionError, requests.Timeout) as exc:  # the NameNode is down or away
+            where = request_url(exc, str(getattr(self.client, "url", "WebHDFS")))
+            raise HdfsExtractionError(f"HDFS extraction failed: cannot reach the NameNode's WebHDFS at {where}: "
+                                      f"{connection_reason(exc)} (nothing flagged deleted; the next run "
+                                      "retries)") from None
         except (HdfsError, requests.RequestException, WebHdfsError) as exc:
             reason = first_line(exc)
             raise HdfsExtractionError(f"HDFS extraction failed: {reason} (nothing flagged deleted; "

@@ -100,7 +100,7 @@ def connect(config: HiveConfig) -> Any:
         return hive.connect(thrift_transport=transport, username=config.username)
     except Exception as exc:  # thrift/SASL raise many types; the message says enough
         raise HmsExtractionError(f"cannot connect to HiveServer2 at {config.host}:{config.port} "
-                                 f"(auth {config.auth}): {first_line(exc)}") from None
+                                 f"(auth {config.auth}): {_hive_reason(exc)}") from None
 
 
 # --- filters -----------------------------------------------------------------------------------
@@ -226,14 +226,28 @@ def _quote(name: str) -> str:
     return "`" + name.replace("`", "``") + "`"
 
 
+def _hive_reason(exc: BaseException) -> str:
+    """A HiveServer2 failure in one line: PyHive raises with the Thrift response as its argument,
+    whose repr carries the server's whole Java stack; its status's errorMessage says it."""
+    response = exc.args[0] if exc.args else None
+    status = getattr(response, "status", None)
+    message = getattr(status, "errorMessage", None)
+    if message:
+        return first_line(str(message), 300)
+    if status is not None:
+        return f"{type(response).__name__}: status {getattr(status, 'statusCode', '?')} (the server went away?)"
+    return first_line(exc, 300)
+
+
 class HmsExtractor:
     name = "hms"
 
     def __init__(self, connection: Any, index: SolrIndex, *, cluster: str, default_fs: str, state_dir: Path,
                  database_regex: str = ".*", table_regex: str = ".*", filter_file: Path | None = None,
                  extractor_run_id: str | None = None, deletions: DeletionsConfig = DeletionsConfig(),
-                 clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
+                 clock: Callable[[], datetime] = lambda: datetime.now(UTC), server: str = "") -> None:
         self.connection = connection
+        self.server = server  # "HiveServer2 at host:port", named by a failed run's message
         self.index = index
         self.cluster = cluster
         self.default_fs = default_fs
@@ -252,7 +266,8 @@ class HmsExtractor:
         return cls(connect(hive), index, cluster=config.cluster.name, default_fs=hdfs_settings(config).default_fs,
                    state_dir=state_dir, database_regex=hive.database_regex,
                    table_regex=hive.table_regex, filter_file=filter_file,
-                   extractor_run_id=extractor_run_id, deletions=config.deletions)
+                   extractor_run_id=extractor_run_id, deletions=config.deletions,
+                   server=f"HiveServer2 at {hive.host}:{hive.port}")
 
     # -- one run (run_pass, below, is what the runner calls) ---------------------------------------
 
@@ -275,8 +290,9 @@ class HmsExtractor:
         except Exception as exc:
             if isinstance(exc, NavdError):
                 raise
-            raise HmsExtractionError(f"Hive metastore extraction failed: {first_line(exc)} (nothing flagged "
-                                     "deleted; the next run retries)") from None
+            where = f"{self.server}: " if self.server else ""
+            raise HmsExtractionError(f"Hive metastore extraction failed: {where}{_hive_reason(exc)} (nothing "
+                                     "flagged deleted; the next run retries)") from None
         finally:
             cursor.close()
 

@@ -30,7 +30,7 @@ from typing import Any
 import requests
 
 from navd.config import NavdConfig
-from navd.errors import ConfigError, NavdError, first_line
+from navd.errors import ConfigError, NavdError, connection_reason, first_line
 from navd.extractors import write_checkpointed
 from navd.extractors.yarn.settings import YarnConfig, yarn_settings
 from navd.http import http_session
@@ -181,6 +181,9 @@ class YarnExtractor:
         for base in self.urls:
             try:
                 info = self._get(f"{base}/ws/v1/cluster/info").get("clusterInfo", {})
+            except (requests.ConnectionError, requests.Timeout) as exc:
+                problems.append(f"{base}: {connection_reason(exc)}")
+                continue
             except (requests.RequestException, YarnExtractionError, AttributeError) as exc:
                 problems.append(f"{base}: {first_line(exc, 300)}")
                 continue
@@ -194,6 +197,8 @@ class YarnExtractor:
     def _applications(self, rm: str, params: dict[str, str]) -> list[Any]:
         try:
             body = self._get(f"{rm}/ws/v1/cluster/apps", params)
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            raise YarnExtractionError(f"ResourceManager {rm} unreachable: {connection_reason(exc)}") from None
         except requests.RequestException as exc:
             raise YarnExtractionError(f"ResourceManager {rm} unreachable: {first_line(exc, 300)}") from None
         apps = body.get("apps", False) if isinstance(body, dict) else False

@@ -20,7 +20,7 @@ import orjson
 import requests
 
 from navd.config import SolrConfig
-from navd.errors import KerberosError, SolrError, SolrUnavailable, first_line, tls_reason
+from navd.errors import KerberosError, SolrError, SolrUnavailable, connection_reason, first_line, tls_reason
 from navd.index.documents import deletion_update, element_document, relation_document, stub_document
 from navd.http import http_session
 from navd.logs import get_logger
@@ -228,7 +228,7 @@ class SolrIndex:
             except requests.exceptions.SSLError as exc:
                 raise SolrError(f"{what}: TLS error talking to {self.base_url}: {tls_reason(exc)}") from None
             except (requests.ConnectionError, requests.Timeout) as exc:  # after SSLError, its subclass
-                reason = _connection_reason(exc)
+                reason = connection_reason(exc)
                 problem = f"cannot reach Solr at {self.base_url}: {reason}"
             except requests.RequestException as exc:  # the rest, e.g. requests-gssapi's mutual authentication
                 # failure: not retried. Last: ConnectionError and Timeout are RequestExceptions too.
@@ -387,15 +387,6 @@ class SolrIndex:
 
     def system_info(self) -> dict[str, Any]:
         return self.request("GET", "admin/info/system", what="Solr system info")
-
-
-def _connection_reason(exc: BaseException) -> str:
-    text = str(exc)
-    for marker in ("Connection refused", "Name or service not known", "timed out",
-                   "No route to host", "Connection reset", "Remote end closed"):
-        if marker.lower() in text.lower():
-            return marker.lower()
-    return type(exc).__name__
 
 
 def serialise(docs: list[Mapping[str, Any]]) -> bytes:
