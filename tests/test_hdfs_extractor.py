@@ -228,6 +228,22 @@ def test_a_root_navd_may_not_snapshot_is_crawled_and_warned_only_if_snapshottabl
     assert hdfs_client.list(f"{tree}/.snapshot") == []  # crawled: no snapshot was taken
 
 
+def test_a_namenode_in_safe_mode_fails_the_run_naming_it(hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,
+                                                         tree: str, tmp_path: Path) -> None:
+    """A refusal of the NameNode's own (safe mode refuses the run's snapshot) names the NameNode,
+    as an unreachable one does, in the one line the run fails with."""
+    hdfs.run_tool(DFSADMIN_CLASS, "-allowSnapshot", tree)
+    hdfs.run_tool(DFSADMIN_CLASS, "-safemode", "enter")
+    try:
+        with pytest.raises(HdfsExtractionError) as failed:
+            run(make_extractor(hdfs, hdfs_client, index, tree, tmp_path), index)
+    finally:
+        hdfs.run_tool(DFSADMIN_CLASS, "-safemode", "leave")
+    line = str(failed.value)
+    assert "\n" not in line and f"NameNode {hdfs.webhdfs_url}" in line and "safe mode" in line, line
+    assert hdfs_client.list(f"{tree}/.snapshot") == []  # and it left no snapshot behind
+
+
 def test_unreachable_namenode_fails_the_run_and_flags_nothing(hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,
                                                              tree: str, tmp_path: Path,
                                                              log_stream: io.StringIO) -> None:

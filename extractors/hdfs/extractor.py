@@ -180,6 +180,8 @@ class HdfsExtractor:
                                       "retries)") from None
         except (HdfsError, requests.RequestException, WebHdfsError) as exc:
             reason = first_line(exc)
+            if type(exc) is HdfsError:  # the NameNode's own refusal (safe mode, say): say which one
+                reason = f"NameNode {getattr(self.client, 'url', 'WebHDFS')}: {reason}"
             raise HdfsExtractionError(f"HDFS extraction failed: {reason} (nothing flagged deleted; "
                                       "the next run retries)") from None
         finally:
