@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pyhive import hive
 from hdfs import Client
 
 from navd.extractors.spark.logfiles import EventLogCursorStore as CursorStore
@@ -174,6 +175,17 @@ def small_tree(hdfs_client: Client, unique: str) -> str:
         hdfs_client.write(f"{root}/in/part-{number}.csv", data=b"a,b\n")
     hdfs_client.write(f"{root}/out/ünï cödé.txt", data=b"x")
     return root
+
+
+def lay_pull_inputs(client: Client, directory: str, thrift_port: int, database: str, table: str) -> None:
+    """Something for the pull extractors to read: three CSV files in `directory` (HDFS) and a new
+    database holding one Parquet table (HMS, through HiveServer2 on `thrift_port`)."""
+    for number in range(3):
+        client.write(f"{directory}/part-{number}.csv", data=b"a,b\n")
+    with hive.connect("127.0.0.1", thrift_port, username="navd") as connection:
+        cursor = connection.cursor()
+        cursor.execute(f"CREATE DATABASE {database}")
+        cursor.execute(f"CREATE TABLE {database}.{table} (id INT, amount DOUBLE) USING parquet")
 
 
 def event_log_dir(tmp_path: Path, names: tuple[str, ...] = ("ctas_expression",)) -> Path:

@@ -31,7 +31,7 @@ from navd_devstack.spark_thrift import SparkThriftServer
 from navd_devstack.yarn import DevYarn
 from openlineage_events import as_json, job_run
 import test_daemon
-from test_daemon import (INTERVAL_MINUTES, NAVD, _everything, event_log_dir, hdfs_section, log_lines, now, start, stop,
+from test_daemon import (INTERVAL_MINUTES, NAVD, _everything, event_log_dir, hdfs_section, lay_pull_inputs, log_lines, now, start, stop,
                          succeeded, wait_until, write_config)
 from test_server import wait_healthy
 
@@ -142,12 +142,7 @@ def test_solr_down_under_the_daemon_with_every_extractor_loses_nothing_and_posit
         own.delete_query(core, "*:*")
         own.commit(core)
     root, database = f"/outage{unique}", f"outage{unique}"
-    for number in range(3):
-        hdfs_client.write(f"{root}/before/part-{number}.csv", data=b"a,b\n")
-    with hive.connect("127.0.0.1", spark_thrift.port, username="navd") as connection:
-        cursor = connection.cursor()
-        cursor.execute(f"CREATE DATABASE {database}")
-        cursor.execute(f"CREATE TABLE {database}.before (id INT, amount DOUBLE) USING parquet")
+    lay_pull_inputs(hdfs_client, f"{root}/before", spark_thrift.port, database, "before")
     live = directories(tmp_path / "live")
     port = free_port()
     url = f"http://127.0.0.1:{port}"

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from pyhive import hive
 
 from conftest import started
 from navd.extractors.hdfs.settings import HdfsConfig
@@ -29,7 +28,7 @@ from navd.webhdfs import make_client
 from navd_devstack.hadoop import DevHdfs, HdfsPorts
 from navd_devstack.spark_thrift import SparkThriftServer
 from navd_devstack.yarn import DevYarn, YarnPorts
-from test_daemon import (INTERVAL_MINUTES, hdfs_section, log_lines, navd_status, now, parse, runs, start, stop,
+from test_daemon import (INTERVAL_MINUTES, hdfs_section, lay_pull_inputs, log_lines, navd_status, now, parse, runs, start, stop,
                          succeeded, wait_until, write_config)
 
 COMPONENTS = ("extractor.hdfs", "extractor.hms", "extractor.yarn")
@@ -70,12 +69,7 @@ def test_each_source_down_in_turn_fails_only_its_own_runs_which_recover_by_thems
         spark_thrift: SparkThriftServer, unique: str, tmp_path: Path) -> None:
     root = f"/{unique}"
     client = make_client(HdfsConfig(urls=(own_hdfs.webhdfs_url,), user=own_hdfs.superuser))
-    for number in range(3):
-        client.write(f"{root}/part-{number}.csv", data=b"a,b\n")
-    with hive.connect("127.0.0.1", spark_thrift.port, username="navd") as connection:
-        cursor = connection.cursor()
-        cursor.execute(f"CREATE DATABASE {unique}")
-        cursor.execute(f"CREATE TABLE {unique}.orders (id INT, amount DOUBLE) USING parquet")
+    lay_pull_inputs(client, root, spark_thrift.port, unique, "orders")
     body = (hdfs_section(own_hdfs, root) +
             f'[hive]\nenabled = true\nhost = "127.0.0.1"\nport = {spark_thrift.port}\n'
             f'database_regex = "{unique}"\ninterval_minutes = {INTERVAL_MINUTES}\n'
