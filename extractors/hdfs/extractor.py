@@ -248,7 +248,7 @@ class HdfsExtractor:
             return
         self._listings = {}
         self.state.saw_directory(root, None)
-        diff = self._snapshot_diff(root, full) if self.snapshots else None
+        diff = self._snapshot_diff(root, status, full) if self.snapshots else None
         if diff is None:
             self._visit(pool, entry, full)
         else:
@@ -267,7 +267,7 @@ class HdfsExtractor:
             else:
                 self._failed(path, payload)
 
-    def _snapshot_diff(self, root: str, full: bool) -> list[dict[str, Any]] | None:
+    def _snapshot_diff(self, root: str, status: dict[str, Any], full: bool) -> list[dict[str, Any]] | None:
         """Take this run's snapshot of `root`; the diff from the previous one, or None when the
         root is not snapshottable or there is nothing to diff against (then the run crawls)."""
         name = f"navd-{self.clock():%Y%m%dT%H%M%S%f}"
@@ -280,8 +280,8 @@ class HdfsExtractor:
             if kind == "AccessControlException":
                 # The NameNode checks ownership before snapshottability: a user who is neither
                 # owner nor superuser hears "Permission denied" for any root. Only a root its
-                # status says is snapshottable is worth a warning (an admin meant it for diffs).
-                status = status_or_none(self.client, root) or {}
+                # status (read by this run) says is snapshottable is worth a warning: an admin
+                # meant it for diffs. (Hadoop 2 reports no snapshotEnabled: the attempt stays.)
                 if status.get("snapshotEnabled"):
                     log.warning("snapshottable root, but navd may not snapshot it (needs owner or superuser); "
                                 "crawling it instead", root=root)
