@@ -25,7 +25,8 @@ import orjson
 from navd.config import SolrConfig
 from navd.index.admin import solr_mode
 from navd.index.client import SolrIndex, batches, identity_ranges
-from navd.index.documents import NOT_STUB_FILTER, StoredElement
+from navd.index.documents import NOT_STUB_FILTER
+from navd.lineage.stored import StoredElement
 from navd.logs import get_logger
 
 from .linker import Linker, LinkReport, plan_page, write_result

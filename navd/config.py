@@ -324,7 +324,7 @@ class ServerConfig:
 
 @dataclasses.dataclass(frozen=True)
 class LineageConfig:
-    """`[lineage]`: the hub cache of lineage queries (navd/index/hub_cache.py): the graphs of
+    """`[lineage]`: the hub cache of lineage queries (navd/lineage/hub_cache.py): the graphs of
     hubs (roots with at least `hub_min_degree` relations of their own, such as tables read by
     hundreds of jobs) kept between a server's queries, emptied whenever the index changes."""
 

@@ -32,7 +32,8 @@ from datetime import datetime
 from typing import Any
 
 from navd.index.client import SolrIndex, batches
-from navd.index.documents import StoredRelation, endpoint_field, solr_date
+from navd.index.documents import endpoint_field, solr_date
+from navd.lineage.stored import StoredRelation
 from navd.logs import get_logger
 from navd.runs import KIND as RUN_KIND
 from navd.runs import shown_run_ids

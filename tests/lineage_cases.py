@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 from navd.extractors.spark.records import stubs_for
-from navd.lineage import LineageGraph, LineageOptions
+from navd.lineage.rules import LineageGraph, LineageOptions
 from navd.model import (
     Deletion,
     DependencyType,

@@ -9,8 +9,9 @@ import pytest
 from lineage_cases import CASES, Case, expected_nodes, shown, start_name
 
 from navd.index.client import IndexWriter, SolrIndex
-from navd.lineage import EntityNotFound, LineageGraph, LineageOptions, render_text
-from navd.query import lineage
+from navd.errors import EntityNotFound
+from navd.lineage.rules import LineageGraph, LineageOptions, render_text
+from navd.lineage.service import lineage
 from navd.model import (
     DependencyType,
     Element,

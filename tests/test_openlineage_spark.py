@@ -27,7 +27,7 @@ import requests
 from bench.compare_openlineage import CAPTURE, LISTENER, listener_jar
 from navd.extractors.spark.extractor import SparkExtractor
 from navd.index.client import IndexWriter, SolrIndex
-from navd.index.lookup import solr_quote
+from navd.index.filters import solr_quote
 from navd.model import ElementType, EntityRef, SourceType, hive_qualified_name
 from navd.solr.server import EmbeddedSolr, free_port
 from test_server import Served, start, stop, wait_healthy, write_config

@@ -411,7 +411,7 @@ def test_selecting_an_execution_in_the_diagram_shows_its_query_text(page: Page, 
 
 def test_a_tainted_node_is_marked_and_the_legend_says_so(page: Page, graph: Pipeline, index: SolrIndex) -> None:
     """navd taint on a table: its node carries the `tainted` class (a red fill), no other node does."""
-    from navd.query import clear_taints, taint
+    from navd.taint.service import clear_taints, taint
 
     record = taint(index, graph.id("raw"), reason="bad load")
     try:

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from navd.index.client import IndexWriter, SolrIndex, serialise
 from navd.model import Element, ElementType, Record, Relation, RelationType, SourceType
 from navd.purge.purge import Purger
-from navd.query import status
+from navd.status import status
 from navd.runs import Run
 
 NOW = datetime.now(UTC)

@@ -6,11 +6,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from navd.errors import UsageError
+from navd.catalog.service import entity, search
+from navd.errors import EntityNotFound, UsageError
 from navd.index.client import IndexWriter, SolrIndex, serialise
 from navd.model import Element, ElementType, SourceType
-from navd.query import EntityNotFound, entity, run_history, search, status
 from navd.runs import Run, last_started
+from navd.status import run_history, status
 
 STARTED = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 

@@ -19,7 +19,7 @@ from navd.index.documents import solr_date
 from navd.locks import component_lock
 from navd.model import ElementType, EntityRef, Relation, RelationType, SourceType
 from navd.process import free_port
-from navd.query import status
+from navd.status import status
 from navd.runner import new_run_id
 from navd.runs import INTERRUPTED, recorded_run
 from navd.solr.server import EmbeddedSolr

@@ -54,8 +54,8 @@ from navd.extractors.spark.plans import (
     plan_io,
     split_list,
 )
-from navd.lineage import LineageOptions, lineage
-from navd.lineage_memory import MemoryLineageStore
+from navd.lineage.memory_store import MemoryLineageStore
+from navd.lineage.rules import LineageOptions, lineage
 from navd.model import DependencyType, Element, ElementStub, ElementType, Relation, RelationType, SourceType
 
 from spark_fixtures import CASES, CLUSTER, DEFAULT_FS, FIXTURES, UPDATE, fixture_lines

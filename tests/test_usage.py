@@ -26,7 +26,7 @@ import requests
 from conftest import solr_section
 from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr, free_port
-from navd.usage import DayCount, latest, per_day, window_start
+from navd.usage.rules import DayCount, latest, per_day, window_start
 from navd_devstack.hadoop import DevHdfs
 from navd_devstack.metastore import HiveMetastore
 from navd_devstack.spark_thrift import SparkThriftServer

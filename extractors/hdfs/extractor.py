@@ -51,7 +51,7 @@ from navd.extractors.hdfs.records import (SIGNATURE_FIELDS, BadEntry, HdfsEntry,
                                          records_for)
 from navd.extractors.hdfs.state import HdfsState
 from navd.index.client import IndexWriter, SolrIndex
-from navd.index.lookup import solr_quote
+from navd.index.filters import solr_quote
 from navd.logs import get_logger
 from navd.model import Deletion, ElementType, EntityRef, Record, SourceType, identity, path_qualified_name
 from navd.webhdfs import WebHdfsError, hdfs_path, make_client, request_count, snapshot_diff, status_or_none

@@ -34,9 +34,10 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from navd.errors import AmbiguousEntity
+from navd.errors import AmbiguousEntity, EntityNotFound
 from navd.index.client import SolrIndex
 from navd.index.documents import display_document
+from navd.index.filters import solr_quote, wildcard
 from navd.names import InvalidName, is_path_name, lookup_name, path_qualified_name, shown
 
 #: candidates shown when a name matches several elements
@@ -189,6 +190,15 @@ def resolve(index: SolrIndex, text: str, scope: Scope = Scope()) -> list[dict[st
     return []
 
 
+def resolve_one(index: SolrIndex, text: str, scope: Scope = Scope()) -> dict[str, Any]:
+    """The one element (raw document) `text` stands for: EntityNotFound if none, AmbiguousEntity
+    (with the candidates) if several."""
+    docs = resolve(index, text, scope)
+    if not docs:
+        raise EntityNotFound(f"no element with identity or qualifiedName {shown(text)}")
+    return docs[0]
+
+
 def find_entity(index: SolrIndex, name: str) -> list[dict[str, Any]]:
     """Elements whose identity or qualifiedName is `name` (or its normalised spelling): the
     `exact` rule only, for callers that already hold a full name (the lineage walk's root)."""
@@ -204,23 +214,10 @@ def solr_query(query: NameQuery) -> str:
         terms = " OR ".join(solr_quote(v) for v in query.exact)
         parts.append(f"identity:({terms}) OR qualifiedName:({terms})")
     if query.like:
-        like = f"qualifiedName:{_wildcard(query.like)}"
+        like = f"qualifiedName:{wildcard(query.like)}"
         if query.unlike:
-            like = f"({like} AND -qualifiedName:{_wildcard(query.unlike)})"
+            like = f"({like} AND -qualifiedName:{wildcard(query.unlike)})"
         parts.append(like)
     if not parts:
         raise InvalidName(f"name query {query.rule!r} asks for nothing")
     return " OR ".join(parts)
-
-
-_LUCENE_SPECIAL = re.compile(r'([\\+\-!():^\[\]"{}~?|&/\s])')
-
-
-def _wildcard(pattern: str) -> str:
-    """A Lucene wildcard term: every character literal (escaped) but '*'."""
-    return "*".join(_LUCENE_SPECIAL.sub(r"\\\1", part) for part in pattern.split("*"))
-
-
-def solr_quote(value: str) -> str:
-    """A Lucene phrase: the value in double quotes, with backslashes and quotes escaped."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -28,7 +28,7 @@ from typing import Any
 
 from navd.index.client import SolrIndex, batches
 from navd.index.documents import NOT_STUB_FILTER, endpoint_field, solr_date
-from navd.index.lineage_store import terms_filter
+from navd.index.filters import terms_filter
 from navd.model import ElementType, EntityRef, RelationType, SourceType
 from navd.names import field_ref, field_table, openlineage_dataset_name, split_field, split_path_field
 from navd.openlineage.mapping import edge_transformations

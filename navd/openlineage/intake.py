@@ -65,14 +65,6 @@ class _Pending:
     outcome: Future[int] = dataclasses.field(default_factory=Future)
 
 
-def writer_index(config: NavdConfig) -> SolrIndex:
-    """The intake's Solr client: navd's admin user (as the extractors write), no retries: an
-    event Solr cannot take at once goes to the spool instead of holding its client."""
-    from navd.solr.server import effective_solr_config
-
-    return SolrIndex(dataclasses.replace(effective_solr_config(config.solr), retries=0))
-
-
 class Intake:
     """The OpenLineage intake of one server: its Solr writer, its spool and the drain thread."""
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from navd.index.client import SolrIndex
 from navd.index.documents import property_field
-from navd.index.lookup import solr_quote
+from navd.index.filters import solr_quote
 from navd.model import ElementType, SourceType
 from navd.openlineage.mapping import SPARK_APPLICATION_ID, SPARK_APPLICATION_RUN
 

@@ -22,7 +22,7 @@ from navd import __version__
 from navd.config import NavdConfig, server_users_path
 from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex
-from navd.index.hub_cache import HubCache
+from navd.lineage.hub_cache import HubCache
 from navd.logs import get_logger
 from navd.openlineage.intake import Intake
 from navd.server.errors import ERROR_RESPONSES, ApiError, error_response, install_handlers
@@ -46,7 +46,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
                   description="navd's metadata and lineage API: the JSON `navd ... --json` prints.")
     app.state.config = config
     app.state.index = index
-    # one hub cache for every request of this server (navd/index/hub_cache.py)
+    # one hub cache for every request of this server (navd/lineage/hub_cache.py)
     app.state.hubs = HubCache(config.lineage)
     app.state.users = Users(server_users_path(config)) if config.server.auth == "basic" else None
     # Kerberos: the keytab checked and the service credentials acquired now, so a bad keytab or

@@ -13,8 +13,16 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from navd.errors import AmbiguousEntity, ConfigError, NavdError, SolrError, SolrUnavailable, UsageError, first_line
-from navd.lineage import EntityNotFound
+from navd.errors import (
+    AmbiguousEntity,
+    ConfigError,
+    EntityNotFound,
+    NavdError,
+    SolrError,
+    SolrUnavailable,
+    UsageError,
+    first_line,
+)
 from navd.logs import get_logger
 from navd.names import InvalidName
 

@@ -7,8 +7,8 @@ inferred):
     POST /api/v{N}/entities/paging  {query, limit, cursorMark} -> {results, cursorMark}
     GET  /api/v{N}/lineage?entityIds=ID[&entityIds=ID2 | ,ID2] -> {entities, relations}
 
-The routes only parse and answer: every read is a function of the read facade (navd/query.py)
-and the vocabulary is navd/navigator.py. A bad parameter answers 400, an unknown entity or API
+The routes only parse and answer: every read is a function of navd/catalog/navigator.py and
+the vocabulary is navd/navigator.py. A bad parameter answers 400, an unknown entity or API
 version 404, with navd's error body `{"error": "<parameter>: <what is wrong>", "parameter":
 "<parameter>"}`; Solr down answers 503.
 
@@ -27,10 +27,10 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from navd import navigator, query
-from navd.errors import NavdError, SolrError, SolrUnavailable, UsageError, first_line
+from navd import navigator
+from navd.catalog import navigator as reads
+from navd.errors import EntityNotFound, NavdError, SolrError, SolrUnavailable, UsageError, first_line
 from navd.index.client import SolrIndex
-from navd.lineage import EntityNotFound
 from navd.names import InvalidName
 from navd.server.errors import error_response
 
@@ -47,7 +47,7 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
     @router.get("/entities")
     def entities(version: str, request: Request, index: SolrIndex = Depends(get_index)) -> JSONResponse:
         params = request.query_params
-        return _answer(version, lambda: query.navigator_entities(
+        return _answer(version, lambda: reads.navigator_entities(
             index, navigator.check_query("query", params.get("query")),
             offset=navigator.bounded_int("offset", params.get("offset", "0"), 0, navigator.MAX_OFFSET),
             limit=navigator.bounded_int("limit", params.get("limit", str(navigator.DEFAULT_LIMIT)), 0,
@@ -60,25 +60,25 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
 
         def page() -> dict[str, Any]:
             body = _json_object(raw)
-            return query.navigator_entity_page(
+            return reads.navigator_entity_page(
                 index, navigator.check_query("query", body.get("query")),
                 limit=navigator.bounded_int("limit", body.get("limit", navigator.DEFAULT_LIMIT), 1,
                                             navigator.MAX_LIMIT),
                 cursor_mark=navigator.check_cursor_mark(body.get("cursorMark"))).as_dict()
 
-        # the facade blocks on Solr: off the event loop, as FastAPI runs the plain `def` routes
+        # the read blocks on Solr: off the event loop, as FastAPI runs the plain `def` routes
         return await run_in_threadpool(_answer, version, page)
 
     @router.get("/entities/{identity}")
     def entity(version: str, identity: str, index: SolrIndex = Depends(get_index)) -> JSONResponse:
-        return _answer(version, lambda: query.navigator_entity(index, identity))
+        return _answer(version, lambda: reads.navigator_entity(index, identity))
 
     @router.get("/lineage")
     def lineage(version: str, request: Request, index: SolrIndex = Depends(get_index)) -> JSONResponse:
         ids = request.query_params.getlist("entityIds")
         # the app's hub cache (create_app); a router mounted on its own walks every time
         hubs = getattr(request.app.state, "hubs", None)
-        return _answer(version, lambda: query.navigator_lineage(index, navigator.entity_ids(ids), hubs))
+        return _answer(version, lambda: reads.navigator_lineage(index, navigator.entity_ids(ids), hubs))
 
     return router
 
