@@ -16,6 +16,7 @@ from navd.index.lookup import Scope, resolve_one
 from navd.index.query_syntax import check_search
 from navd.model import ElementType
 from navd.names import shown
+from navd.taint.store import list_taints
 
 _OPERATION = ElementType.OPERATION.value
 _EXECUTION = ElementType.OPERATION_EXECUTION.value
@@ -78,6 +79,14 @@ def entity(index: SolrIndex, name: str, scope: Scope = Scope()) -> tuple[dict[st
     users see it (a tuple of one). EntityNotFound if none; AmbiguousEntity, with the
     candidates, if several."""
     return (display_document(resolve_one(index, name, scope)),)
+
+
+def shown_entity(index: SolrIndex, name: str, scope: Scope = Scope()) -> dict[str, Any]:
+    """The element `name` stands for as `navd entity` and /api/entities/{name} show it: as
+    `entity()` finds it, with a `tainted` section when taints cover it (navd/taint)."""
+    (doc,) = entity(index, name, scope)
+    tainted = list_taints(index, doc)
+    return {**doc, "tainted": tainted} if tainted else doc
 
 
 # -- an operation's executions ----------------------------------------------------------------

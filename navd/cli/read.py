@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from navd.catalog.service import entity, lookup_scope, search
+from navd.catalog.service import lookup_scope, search, shown_entity
 from navd.cli.common import Commands, Outcome, print_json, summary_line
 from navd.config import NavdConfig, extractor_state_dir
 from navd.errors import ConfigError
@@ -13,7 +13,6 @@ from navd.index.clients import client_for
 from navd.lineage.rules import LineageOptions, render_text
 from navd.lineage.service import lineage
 from navd.status import status
-from navd.taint.service import entity_taints
 
 
 def register(commands: Commands) -> None:
@@ -70,21 +69,15 @@ def cmd_search(args: argparse.Namespace, config: NavdConfig) -> Outcome:
 
 def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> Outcome:
     with client_for(config, "reader") as index:
-        docs = entity(index, args.name, lookup_scope(config))
-        if len(docs) == 1:
-            tainted = entity_taints(index, docs[0])  # navd taint: its `tainted` section when a taint covers it
-            docs = ({**docs[0], "tainted": tainted} if tainted else docs[0],)
+        doc = shown_entity(index, args.name, lookup_scope(config))
     if args.json:
-        print_json(docs[0] if len(docs) == 1 else docs)
+        print_json(doc)
         return Outcome.DONE
-    for number, doc in enumerate(docs):
-        if number:
-            print()
-        width = max(len(k) for k in doc)
-        for key, value in doc.items():
-            shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)
-            # A multi-line value (an execution's plan, a view's text) stays in the value column.
-            print(f"{key.ljust(width)}  " + shown.replace("\n", "\n" + " " * (width + 2)))
+    width = max(len(k) for k in doc)
+    for key, value in doc.items():
+        shown = json.dumps(value, ensure_ascii=False) if isinstance(value, (dict, list)) else str(value)
+        # A multi-line value (an execution's plan, a view's text) stays in the value column.
+        print(f"{key.ljust(width)}  " + shown.replace("\n", "\n" + " " * (width + 2)))
     return Outcome.DONE
 
 

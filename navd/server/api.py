@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 
-from navd.catalog.service import SearchPage, entity, executions, lookup_scope, search_page
+from navd.catalog.service import SearchPage, executions, lookup_scope, search_page, shown_entity
 from navd.config import NavdConfig, extractor_state_dir
 from navd.index.client import SolrIndex
 from navd.index.clients import client_for
@@ -20,7 +20,6 @@ from navd.lineage.rules import LineageOptions
 from navd.lineage.service import lineage
 from navd.server.errors import ApiError, blame, check_range
 from navd.status import run_history, status
-from navd.taint.service import entity_taints
 
 router = APIRouter(prefix="/api", tags=["navd"])
 _WRITER_LOCK = threading.Lock()
@@ -89,9 +88,7 @@ def get_entity(name: str, index: Index, config: Config) -> dict[str, Any]:
     (a bare path, `db.table`, an application id: navd/index/lookup.py). Several matches answer
     300 Multiple Choices with the `candidates`, never a guess."""
     with blame("name"):
-        (doc,) = entity(index, name, lookup_scope(config))
-    tainted = entity_taints(index, doc)  # navd taint: the taints covering it, as `navd entity`
-    return {**doc, "tainted": tainted} if tainted else doc
+        return shown_entity(index, name, lookup_scope(config))
 
 
 @router.get("/lineage", summary="The lineage graph of an entity (as `navd lineage --format json`)")

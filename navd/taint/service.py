@@ -4,7 +4,6 @@ or the walk (navd/taint/reprocess.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
@@ -40,11 +39,6 @@ def taints(index: SolrIndex, name: str | None = None, scope: Scope = Scope(), *,
            rows: int = 1000) -> list[dict[str, Any]]:
     """The taints (newest first); with `name`, those covering that element."""
     return store.list_taints(index, None if name is None else resolve_one(index, name, scope), rows=rows)
-
-
-def entity_taints(index: SolrIndex, doc: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The taints covering an element `navd entity` shows (its `tainted` section)."""
-    return store.list_taints(index, doc)
 
 
 def reprocess(index: SolrIndex, name: str | None = None, scope: Scope = Scope(), *,
