@@ -1,6 +1,7 @@
 """Lineage: walk relations from one entity, upstream and/or downstream. Pure: the walk reads the
 index only through a `LineageStore` (navd/lineage/store.py: SolrLineageStore in production;
 navd/lineage/memory_store.py: MemoryLineageStore in tests), so every rule is testable without Solr.
+The stored elements and relations it reads are navd/lineage/stored.py.
 
 The walk is a breadth-first search asking the store once per level for every relation group
 of the level's nodes (`LineageStore.related`; on Solr one request, an OR of `{!terms
@@ -34,11 +35,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
-from collections.abc import Collection, Iterable, Iterator, Mapping
-from typing import Any, Literal
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Literal, Protocol
 
 from navd.errors import EntityNotFound
-from navd.lineage.store import LineageStore, RelationAsk
 from navd.lineage.stored import StoredElement, StoredRelation
 from navd.model import RELATION_SEMANTICS, ElementType, RelationType
 from navd.names import display_name, shown
@@ -49,6 +49,48 @@ _OPERATION_TYPES = frozenset({ElementType.OPERATION.value, ElementType.OPERATION
 _FIELD = ElementType.FIELD.value
 _PARENT_CHILD = RelationType.PARENT_CHILD.value
 _DATA_FLOW = RelationType.DATA_FLOW.value
+
+
+@dataclasses.dataclass(frozen=True)
+class RelationAsk:
+    """Relations of `types` whose endpoint `near_end` is one of `ids`; with `near_type` /
+    `far_type`, only those whose near / far endpoint has that element type."""
+
+    ids: tuple[str, ...]
+    types: tuple[str, ...]
+    near_end: int
+    near_type: str | None = None
+    far_type: str | None = None
+    #: the caller reads only the relations' endpoint ids and types: a store may leave the rest out
+    ends_only: bool = False
+
+    def matches(self, relation: StoredRelation) -> bool:
+        """Whether `relation` answers this ask, its near endpoint's id aside."""
+        return relation.type in self.types \
+            and self.near_type in (None, relation.endpoint(self.near_end).type) \
+            and self.far_type in (None, relation.endpoint(3 - self.near_end).type)
+
+
+class LineageStore(Protocol):
+    """What the walk reads. Implementations batch as they need; none loads the whole graph."""
+
+    def find(self, entity: str) -> StoredElement | None:
+        """The element whose identity or qualifiedName (or its normalised spelling) is `entity`."""
+
+    def elements(self, ids: Collection[str]) -> Mapping[str, StoredElement]:
+        """The indexed elements among `ids`, by identity."""
+
+    def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
+                  near_type: str | None = None, far_type: str | None = None,
+                  ends_only: bool = False) -> Iterable[StoredRelation]:
+        """Relations of `types` whose endpoint `near_end` is one of `ids`; with `near_type` /
+        `far_type`, only those whose near / far endpoint has that element type; with `ends_only`,
+        only their endpoints' ids and types need be read (RelationAsk.ends_only)."""
+
+    def related(self, asks: Sequence[RelationAsk]) -> Iterable[tuple[int, StoredRelation]]:
+        """(number of the ask, relation) for every relation answering each of `asks`, in the
+        order `relations` would give them asked one after the other; a store answers them
+        together (on Solr: in one request), which is what makes a level of the walk one round trip."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,64 +1,18 @@
-"""What the lineage walk reads (`LineageStore`, asked in `RelationAsk`s) and that store on Solr
-(`SolrLineageStore`: batched terms queries, streamed). The walk is navd/lineage/rules.py; an
-in-memory store for tests is navd/lineage/memory_store.py.
+"""The lineage walk's store on Solr (navd/lineage/rules.py's LineageStore): batched terms
+queries, streamed. An in-memory store for tests is navd/lineage/memory_store.py.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from navd.index.client import SolrIndex, batches
 from navd.index.documents import endpoint_field
 from navd.index.filters import terms_filter
 from navd.index.lookup import find_entity
+from navd.lineage.rules import RelationAsk
 from navd.lineage.stored import ELEMENT_FIELDS, RELATION_FIELDS, StoredElement, StoredRelation
-
-
-@dataclasses.dataclass(frozen=True)
-class RelationAsk:
-    """Relations of `types` whose endpoint `near_end` is one of `ids`; with `near_type` /
-    `far_type`, only those whose near / far endpoint has that element type."""
-
-    ids: tuple[str, ...]
-    types: tuple[str, ...]
-    near_end: int
-    near_type: str | None = None
-    far_type: str | None = None
-    #: the caller reads only the relations' endpoint ids and types: a store may leave the rest out
-    ends_only: bool = False
-
-    def matches(self, relation: StoredRelation) -> bool:
-        """Whether `relation` answers this ask, its near endpoint's id aside."""
-        return relation.type in self.types \
-            and self.near_type in (None, relation.endpoint(self.near_end).type) \
-            and self.far_type in (None, relation.endpoint(3 - self.near_end).type)
-
-
-class LineageStore(Protocol):
-    """What the walk reads. Implementations batch as they need; none loads the whole graph."""
-
-    def find(self, entity: str) -> StoredElement | None:
-        """The element whose identity or qualifiedName (or its normalised spelling) is `entity`."""
-
-    def elements(self, ids: Collection[str]) -> Mapping[str, StoredElement]:
-        """The indexed elements among `ids`, by identity."""
-
-    def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
-                  near_type: str | None = None, far_type: str | None = None,
-                  ends_only: bool = False) -> Iterable[StoredRelation]:
-        """Relations of `types` whose endpoint `near_end` is one of `ids`; with `near_type` /
-        `far_type`, only those whose near / far endpoint has that element type; with `ends_only`,
-        only their endpoints' ids and types need be read (RelationAsk.ends_only)."""
-
-    def related(self, asks: Sequence[RelationAsk]) -> Iterable[tuple[int, StoredRelation]]:
-        """(number of the ask, relation) for every relation answering each of `asks`, in the
-        order `relations` would give them asked one after the other; a store answers them
-        together (on Solr: in one request), which is what makes a level of the walk one round trip."""
-
-
-# -- on Solr ---------------------------------------------------------------------------------
 
 #: Ids per terms clause: the unit the answers are ordered by (as if asked one chunk at a time).
 _CHUNK = 500

@@ -18,7 +18,8 @@ from navd.errors import SolrError
 from navd.index.client import CoreWriter, SolrIndex, batches
 from navd.index.documents import solr_date
 from navd.index.filters import terms_filter
-from navd.lineage.store import RelationAsk, SolrLineageStore
+from navd.lineage.rules import RelationAsk
+from navd.lineage.store import SolrLineageStore
 from navd.logs import get_logger
 from navd.model import ElementType, RelationType
 from navd.runs import parse_solr_date

@@ -19,7 +19,8 @@ from navd.errors import UsageError
 from navd.index.client import SolrIndex, batches
 from navd.index.documents import endpoint_field, solr_date
 from navd.index.filters import prefix_filter, solr_quote, term_filter, terms_filter
-from navd.lineage.store import RelationAsk, SolrLineageStore
+from navd.lineage.rules import RelationAsk
+from navd.lineage.store import SolrLineageStore
 from navd.model import ElementType, RelationType
 from navd.runs import parse_solr_date
 from navd.taint.rules import Period, dataset_of, element_path, iso, partition_period, taint_range
