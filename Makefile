@@ -37,7 +37,7 @@ prerequisites:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "setup: navd needs Python >= 3.11, $(PYTHON) is " + sys.version.split()[0])'
 	@for tool in java javac mvn; do \
 	  if [ -n "$$JAVA_HOME" ] && [ -x "$$JAVA_HOME/bin/$$tool" ]; then continue; fi; \
-	  command -v $$tool >/dev/null || { echo "setup: $$tool not found (nor in JAVA_HOME): navd's embedded Solr needs a JDK 17+ and Maven (Debian: apt-get install openjdk-17-jdk-headless maven)" >&2; exit 1; }; \
+	  command -v $$tool >/dev/null || { echo "setup: $$tool not found (nor in JAVA_HOME): navd's embedded Solr needs a JDK 17+ and Maven (the Debian packages openjdk-17-jdk-headless and maven)" >&2; exit 1; }; \
 	done
 	@javac=javac; if [ -n "$$JAVA_HOME" ] && [ -x "$$JAVA_HOME/bin/javac" ]; then javac="$$JAVA_HOME/bin/javac"; fi; \
 	major=$$("$$javac" -version 2>&1 | sed -n 's/^javac \([0-9][0-9]*\).*/\1/p'); \
