@@ -102,8 +102,10 @@ def split_host_header(value: str) -> tuple[str, int | None] | None:
         if port and not port.startswith(":"):
             return None
         port = port[1:]
-    elif value.count(":") == 1:
+    elif ":" in value:
         host, _, port = value.partition(":")
+        if ":" in port:  # an IPv6 address must come in brackets
+            return None
     if port and not (port.isascii() and port.isdigit() and int(port) <= 65535):
         return None
     canonical = canonical_host(host)
@@ -204,7 +206,7 @@ def _content_type_refusal(method: str, headers: Headers) -> Refusal | None:
         name, _, value = parameter.partition("=")
         charset = value.strip().strip('"').lower()
         if name.strip().lower() == "charset" and charset not in ("utf-8", "utf8"):
-            return Refusal(415, f"Content-Type: charset {_shown(charset)} is not accepted: JSON is UTF-8",
+            return Refusal(415, f"Content-Type: {_shown(declared[0])} is not accepted: JSON is UTF-8",
                            "Content-Type", allowed)
     return None
 

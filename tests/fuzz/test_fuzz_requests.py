@@ -102,7 +102,9 @@ def api(index: SolrIndex) -> Iterator[TestClient]:
     index.commit("elements", soft=True)
     index.commit("relations", soft=True)
     config = parse_config({"cluster": {"name": CLUSTER}}, source="fuzz", environ={})
-    with TestClient(create_app(config, index)) as client:  # unhandled errors raise here, not as 500s
+    # unhandled errors raise here, not as 500s; a loopback Host, one of the server's names (TestClient's
+    # own, testserver, is refused as any name the server does not have)
+    with TestClient(create_app(config, index), base_url="http://127.0.0.1") as client:
         yield client
 
 
