@@ -30,6 +30,8 @@ from navd.server.users import add_user
 from synthetic_sample import index_sample
 
 BOGUS = "no_such_parameter"
+#: a Host the server answers under (navd/server/request_checks.py)
+BASE_URL = "http://127.0.0.1"
 USER, PASSWORD = "ada", "lovelace"
 #: a value for each path parameter of the routes (what it names does not matter: the check comes
 #: before the route reads anything)
@@ -59,7 +61,7 @@ def served(index: SolrIndex, solr_config: SolrConfig, tmp_path_factory: pytest.T
                                  openlineage=OpenLineageConfig(enabled=True))
     config = dataclasses.replace(config, cluster=dataclasses.replace(config.cluster, name=cluster))
     app = create_app(config, index, Intake(config, index))
-    with TestClient(app) as client:
+    with TestClient(app, base_url=BASE_URL) as client:
         client.auth = (USER, PASSWORD)
         yield Served(client, app, cluster)
 
@@ -111,7 +113,7 @@ def test_a_misspelt_parameter_is_refused_not_taken_for_the_default(served: Serve
 
 def test_the_check_comes_after_authentication(served: Served) -> None:
     """No credentials: 401, whatever the parameters (the server fails closed first)."""
-    with TestClient(served.app) as anonymous:
+    with TestClient(served.app, base_url=BASE_URL) as anonymous:
         answer = anonymous.get("/api/entities", params={BOGUS: "1"})
     assert answer.status_code == 401, answer.text
 
