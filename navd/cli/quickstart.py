@@ -26,7 +26,9 @@ def register(commands: Commands) -> None:
 
 def cmd_quickstart(args: argparse.Namespace, config: NavdConfig) -> Outcome:
     if config.solr.is_embedded:
-        start_embedded(config)
+        # its own home (the config's [solr.embedded], else the default), never the Solr another
+        # `navd solr start --home` left remembered; started, it is the one later commands reach
+        start_embedded(config, remembered=False)
     root = Path(args.dir) if args.dir else default_quickstart_dir()
     with client_for(config, "writer") as index:
         run = quickstart(config, index, root, log_format=args.log_format, log_level=args.log_level)

@@ -34,6 +34,9 @@ Serve, with the [server] settings of the config:
 [server] keys (deploy/navd.toml; a ready file with the server on: deploy/navd-server.toml):
   host        default 127.0.0.1; off loopback navd needs auth = "basic" and TLS
   port        default 7187
+  allowed_hosts
+              more names clients reach it by; a request under a Host the server does not
+              have is refused (400), a write from another site's page too (403)
   cert_file   PEM certificate (chain) and key_file its key: TLS
   auth        "none" (loopback only) | "basic": users added with `navd server add-user NAME`,
               kept in users_file (default: server-users in the state dir) | "kerberos" (SPNEGO)
@@ -91,7 +94,7 @@ def cmd_serve(args: argparse.Namespace, config: NavdConfig) -> Outcome:
         config = with_server(config, **overrides)
     if not args.background:
         return Outcome.DONE if serve(config) == 0 else Outcome.FAILED
-    running, started = background.start(config, effective_solr_config(config.solr).base_url,
+    running, started = background.start(config, effective_solr_config(config).base_url,
                                         log_format=args.log_format, log_level=args.log_level)
     if started:
         print(f"running: navd server on {running.url} (pid {running.pid}, log {running.log_file}); "

@@ -48,15 +48,16 @@ def cmd_start(args: argparse.Namespace, config: NavdConfig) -> Outcome:
 
 
 def start_embedded(config: NavdConfig, *, home: str | None = None, port: int | None = None,
-                   heap: str | None = None, cloud: bool = False) -> None:
-    """Start the embedded Solr (idempotent) and say where it runs."""
-    server = _embedded(config, home, port)
+                   heap: str | None = None, cloud: bool = False, remembered: bool = True) -> None:
+    """Start the embedded Solr (idempotent) and say where it runs; with `remembered`, with no
+    flags and no `[solr.embedded]` home, the one last started with this configuration."""
+    server = _embedded(config, home, port, remembered=remembered)
     if heap:
         server.heap = heap
     if cloud:
         server.cloud = True
     status = server.start()
-    remember_current(server)
+    remember_current(config, server)
     print(f"running: Solr {status.solr_version} on {status.url} (pid {status.pid}, home {status.home})")
 
 
@@ -86,8 +87,8 @@ def cmd_init(args: argparse.Namespace, config: NavdConfig) -> Outcome:
     return Outcome.DONE
 
 
-def _embedded(config: NavdConfig, home: str | None, port: int | None) -> EmbeddedSolr:
+def _embedded(config: NavdConfig, home: str | None, port: int | None, *, remembered: bool = True) -> EmbeddedSolr:
     if not config.solr.is_embedded:
         raise ConfigError(f"[solr] url is set ({config.solr.url}): navd uses that Solr, not an "
                           "embedded one; `navd solr start/stop/status` manage only the embedded server")
-    return embedded_server(config.solr, home=home, port=port)
+    return embedded_server(config, home=home, port=port, remembered=remembered)

@@ -35,7 +35,7 @@ def client_for(config: NavdConfig, role: Role, *, stop: threading.Event | None =
     retries give up when navd is stopping. The caller closes it (it is a context manager)."""
     if role not in ROLES:
         raise ValueError(f"Solr client role {role!r}: expected one of {', '.join(ROLES)}")
-    solr = effective_solr_config(config.solr, read_only=role == "reader")
+    solr = effective_solr_config(config, read_only=role == "reader")
     if role != "writer":
         solr = dataclasses.replace(solr, retries=0)
     return SolrIndex(solr, stop=stop)
