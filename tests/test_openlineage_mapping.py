@@ -146,7 +146,12 @@ def test_the_three_kinds_of_event_are_told_apart() -> None:
     ("file", "/tmp/x/y.csv", ("HDFS", "DIRECTORY", "file:///tmp/x/y.csv")),
     ("s3://bucket", "warehouse/t", ("HDFS", "DIRECTORY", "s3://bucket/warehouse/t")),
     (HIVE, "Sales.Orders", ("HIVE", "TABLE", "sales.orders@primary")),
-    ("hive://other:9083", "sales.orders", ("HIVE", "TABLE", "sales.orders@fallback")),
+    # a metastore no [openlineage] namespaces entry names is another cluster's: its own namespace
+    ("hive://other:9083", "sales.orders", ("OPENLINEAGE", "TABLE", "hive://other:9083/sales.orders")),
+    # `hive://<cluster>`, as navd's export names a cluster without an entry, is that cluster's
+    ("hive://fallback", "sales.orders", ("HIVE", "TABLE", "sales.orders@fallback")),
+    ("hive://Primary/", "sales.orders", ("HIVE", "TABLE", "sales.orders@primary")),
+    ("hive://east", "sales.orders", ("OPENLINEAGE", "TABLE", "hive://east/sales.orders")),
     ("postgres://db:5432", "shop.public.orders", ("OPENLINEAGE", "TABLE", "postgres://db:5432/shop.public.orders")),
     ("bigquery", "project.ds.t", ("OPENLINEAGE", "TABLE", "bigquery://project.ds.t")),
     ("kafka://broker:9092", "clicks", ("OPENLINEAGE", "TABLE", "kafka://broker:9092/clicks")),

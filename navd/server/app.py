@@ -27,7 +27,7 @@ from navd.logs import get_logger
 from navd.openlineage.intake import Intake
 from navd.server.errors import ERROR_RESPONSES, ApiError, error_response, install_handlers
 from navd.server.kerberos import Acceptor, Refused
-from navd.server.metrics import Metrics
+from navd.server.metrics import IntakeCollector, Metrics
 from navd.server.users import Users
 
 log = get_logger("navd.server")
@@ -64,6 +64,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
         from navd.server.openlineage_routes import router as openlineage_router
 
         app.state.intake = intake
+        app.state.metrics.registry.register(IntakeCollector(intake))
         # before Navigator's routes: /api/v1 is no Navigator version, but keep Marquez's path first
         mount(app, openlineage_router)
     from navd.server.marquez_routes import router as marquez_router
