@@ -176,3 +176,52 @@ def test_a_spool_dir_that_cannot_be_made_refuses_to_start(tmp_path: Path, own_so
     lines = [line for line in refused.stderr.splitlines() if "spool_dir" in line]
     assert lines and f"[openlineage] spool_dir: {blocker / 'spool'}: Not a directory" in lines[0], refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+# -- one spool per state directory -------------------------------------------------------------
+
+def test_a_second_server_or_navd_run_on_the_same_state_directory_refuses_to_start(
+        tmp_path: Path, own_solr: EmbeddedSolr) -> None:
+    """Two intakes on one state directory shared its spool: with Solr down, of 4 events answered
+    202 one was never written. The second refuses to start, naming the first's pid and the state
+    directory, whether `navd serve` or `navd run` with the server; the first goes on taking events."""
+    spool = tmp_path / "spool"
+    first, url, log = serve(tmp_path, own_solr, spool)
+    state = tmp_path / "state"
+    try:
+        for command, server in ((["serve"], f"port = {free_port()}"), (["run"], f"enabled = true\nport = {free_port()}")):
+            second = tmp_path / f"second-{command[0]}"
+            second.mkdir()
+            config = write_config(second, own_solr, server, f'[openlineage]\nenabled = true\nspool_dir = "{spool}"\n')
+            # the same state directory as the first server's
+            config.write_text(config.read_text().replace(f'state_dir = "{second / "state"}"', f'state_dir = "{state}"'))
+            refused = subprocess.run([NAVD, *command], env={**os.environ, "NAVD_CONFIG": str(config)},
+                                     capture_output=True, text=True, timeout=120, check=False)
+            assert refused.returncode != 0, (command, refused.stderr)
+            lines = [line for line in refused.stderr.splitlines() if "OpenLineage intake" in line]
+            assert len(lines) == 1, (command, refused.stderr)
+            assert f"(pid {first.pid})" in lines[0] and str(state) in lines[0], lines[0]
+            assert "Traceback" not in refused.stderr
+        answer = emitter(url).emit(job_run(str(uuid.uuid4()), "after_refusal", RunState.COMPLETE))
+        assert answer.status_code == 201, answer.text
+    finally:
+        assert stop(first) == 0, log.read_text()[-3000:]
+    # stopped, it lets go: the next server on the state directory starts
+    again, _url, again_log = serve(tmp_path, own_solr, spool)
+    assert stop(again) == 0, again_log.read_text()[-3000:]
+
+
+def test_two_spools_on_one_directory_never_overwrite_each_others_events(tmp_path: Path) -> None:
+    """Each process numbers the spool from what it finds: two that found the same files picked the
+    same next name, and the later rename replaced the earlier event. A name taken is skipped."""
+    one, other = Spool(tmp_path / "spool"), Spool(tmp_path / "spool")
+    assert one.pending() == other.pending() == []
+    first, second = one.put(b'{"n": 1}'), other.put(b'{"n": 2}')
+    assert first != second
+    assert sorted(path.read_bytes() for path in one.pending()) == [b'{"n": 1}', b'{"n": 2}']
+    # set aside twice under one name (numbers start again once a spool empties): both kept
+    kept = [one.reject(first), other.reject(second)]
+    third = Spool(tmp_path / "spool").put(b'{"n": 3}')
+    assert third.name == first.name
+    kept.append(Spool(tmp_path / "spool").reject(third))
+    assert len(set(kept)) == 3 and sorted(k.read_bytes() for k in kept) == [b'{"n": 1}', b'{"n": 2}', b'{"n": 3}']
