@@ -287,7 +287,7 @@ class Intake:
         for namespace in due:
             log.warning("OpenLineage datasets of a hive:// namespace that is no metastore navd knows: kept in their "
                         "own namespace, not taken for Hive tables of a navd cluster; if it is one, map it in "
-                        "[openlineage.namespaces]", namespace=shown(namespace, 200))
+                        "[openlineage.namespaces]", namespace=namespace[:200])
 
     # -- the writer thread (group commit, large events in slices) ------------------------------
 
