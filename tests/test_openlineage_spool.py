@@ -19,8 +19,7 @@ from typing import Any
 import orjson
 import pytest
 from openlineage.client import OpenLineageClient
-from openlineage.client.event_v2 import Job, OutputDataset, Run, RunEvent, RunState
-from openlineage.client.facet_v2 import schema_dataset
+from openlineage.client.event_v2 import RunState
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
 from conftest import start_server
@@ -32,7 +31,7 @@ from navd.openlineage.limits import event_size
 from navd.openlineage.schema import validate
 from navd.openlineage.spool import Spool
 from navd.solr.server import EmbeddedSolr, free_port
-from openlineage_events import HIVE, JOB_NAMESPACE, PRODUCER, as_json, job_run
+from openlineage_events import HIVE, JOB_NAMESPACE, as_json, job_run, wide_job_run
 from test_server import NAVD, start, stop, wait_healthy, write_config
 
 #: how long the spool may take to drain once Solr is back (a bound on waiting, not a measure:
@@ -256,16 +255,6 @@ class StopsSolrAfterPosts(SolrIndex):
             assert self.solr.stop()
 
 
-def wide_event(run_id: str, job: str, database: str, outputs: int, columns: int) -> RunEvent:
-    """A COMPLETE writing `outputs` Hive tables of `columns` columns each: a large event."""
-    fields = [schema_dataset.SchemaDatasetFacetFields(name=f"c{c}", type="STRING") for c in range(columns)]
-    return RunEvent(eventType=RunState.COMPLETE, eventTime="2026-11-23T06:00:30Z", producer=PRODUCER,
-                    run=Run(runId=run_id), job=Job(namespace=JOB_NAMESPACE, name=job),
-                    outputs=[OutputDataset(namespace=HIVE, name=f"{database}.t{n}",
-                                           facets={"schema": schema_dataset.SchemaDatasetFacet(fields=fields)})
-                             for n in range(outputs)])
-
-
 def intake_config(tmp: Path) -> NavdConfig:
     return parse_config({"daemon": {"state_dir": str(tmp / "state")},
                          "openlineage": {"enabled": True, "spool_dir": str(tmp / "spool"), "namespaces": {HIVE: "primary"}}})
@@ -277,7 +266,7 @@ def test_solr_failing_part_way_through_a_large_event_spools_it_whole(tmp_path: P
     documents is there, once (the slices written before overwritten by the replay)."""
     database = f"mid{uuid.uuid4().hex[:8]}"
     run_id = str(uuid.uuid4())
-    event = as_json(wide_event(run_id, f"{database}_wide", database, outputs=1500, columns=2))
+    event = as_json(wide_job_run(run_id, f"{database}_wide", database, outputs=1500, columns=2))
     size = event_size(event)
     assert size.documents > LARGE_EVENT_DOCUMENTS  # written in slices
     index = StopsSolrAfterPosts(own_solr.client_config(retries=0), own_solr, posts=3)

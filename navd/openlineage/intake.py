@@ -258,9 +258,9 @@ class Intake:
                 element = record.element if isinstance(record, ElementStub) else record
                 what = (f"the {element.type.value} {shown(element.qualified_name, 80)}" if isinstance(element, Element)
                         else f"the {element.type.value} relation into {shown(element.endpoint2.qualified_name, 80)}")
-                raise UnindexableEvent(f"body: {what} does not fit the index: its {problem[0]} is {problem[1]:,} "
-                                       f"bytes, and Solr indexes at most {MAX_TERM_BYTES:,} bytes as one term "
-                                       "(shorten the names it is made of)")
+                raise UnindexableEvent(f"body: {what} does not fit the index: its {problem[0]} holds a term of "
+                                       f"{problem[1]:,} bytes, and Solr indexes at most {MAX_TERM_BYTES:,} bytes "
+                                       "as one term")
         self._warn_unknown_metastores(mapped)
         return mapped
 
