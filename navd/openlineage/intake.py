@@ -248,9 +248,10 @@ class Intake:
             self._queue.put(pending)
         return pending.outcome.result()
 
-    def _map(self, event: dict[str, Any], kind: str) -> EventRecords:
+    def _map(self, event: dict[str, Any], kind: str, *, taken: bool = True) -> EventRecords:
         """The event's records, every document within Solr's term limit (UnindexableEvent
-        naming the first that is not), and its unknown metastores warned of."""
+        naming the first that is not); the unknown metastores of an event `taken` now (not one
+        read back from the spool: it was when it came) warned of and counted."""
         mapped = map_event(event, kind, self.settings)
         for record in (*mapped.records, *filter(None, [mapped.execution])):
             problem = oversized_term(record)
@@ -261,7 +262,8 @@ class Intake:
                 raise UnindexableEvent(f"body: {what} does not fit the index: its {problem[0]} holds a term of "
                                        f"{problem[1]:,} bytes, and Solr indexes at most {MAX_TERM_BYTES:,} bytes "
                                        "as one term")
-        self._warn_unknown_metastores(mapped)
+        if taken:
+            self._warn_unknown_metastores(mapped)
         return mapped
 
     def _warn_unknown_metastores(self, mapped: EventRecords) -> None:
@@ -510,7 +512,7 @@ class Intake:
         for path in paths[:DRAIN_BATCH]:
             try:
                 event = orjson.loads(path.read_bytes())
-                mapped = self._map(event, validate(event))
+                mapped = self._map(event, validate(event), taken=False)
             except (OSError, orjson.JSONDecodeError, InvalidEvent, InvalidName, UnindexableEvent) as exc:
                 self._set_aside(path, "spooled OpenLineage event unreadable: set aside", exc)
                 continue
