@@ -167,8 +167,9 @@ def _indexed_strings(event: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
         for column, spec in _dict(lineage.get("fields")).items():
             where = f"{path}.facets.columnLineage.fields"
             yield where, column
+            key = column if len(column) <= 64 else f"{column[:64]}..."  # a path to read, not to follow
             for number, source in enumerate(_list(_dict(spec).get("inputFields"))):
-                yield from _input_field_strings(f"{where}.{column[:40]}.inputFields[{number}]", _dict(source))
+                yield from _input_field_strings(f"{where}.{key}.inputFields[{number}]", _dict(source))
         for number, source in enumerate(_list(lineage.get("dataset"))):
             yield from _input_field_strings(f"{path}.facets.columnLineage.dataset[{number}]", _dict(source))
 
