@@ -142,7 +142,7 @@ def test_ready_server_config_serves_tls_and_refuses_without_a_login(tmp_path: Pa
 
     config = ready_server_config(tmp_path)
     env = {**os.environ, "NAVD_CONFIG": str(config), "NAVD_SOLR_URL": f"http://127.0.0.1:{free_port()}/solr"}
-    added = subprocess.run([NAVD, "server", "add-user", "alice"], input="pw\n", env=env, capture_output=True,
+    added = subprocess.run([NAVD, "server", "add-user", "alice"], input="alice password 1\n", env=env, capture_output=True,
                            text=True, timeout=60)
     assert added.returncode == 0 and (tmp_path / "server-users").is_file(), added.stderr
     port = free_port()
@@ -154,7 +154,7 @@ def test_ready_server_config_serves_tls_and_refuses_without_a_login(tmp_path: Pa
     try:
         wait_healthy(proc, url, log, verify=cert)  # type: ignore[arg-type]
         assert requests.get(f"{url}/metrics", verify=cert, timeout=30).status_code == 401
-        assert requests.get(f"{url}/metrics", verify=cert, auth=("alice", "pw"), timeout=30).status_code == 200
+        assert requests.get(f"{url}/metrics", verify=cert, auth=("alice", "alice password 1"), timeout=30).status_code == 200
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0, log.read_text()

@@ -147,7 +147,7 @@ def test_a_full_pass_at_debug_logs_no_secret(tmp_path: Path, solr_server: Embedd
         outputs.extend((done.stdout, done.stderr))
         return done
 
-    assert record(_run(["server", "add-user", "alice"], env, stdin=USER_PASSWORD + "\n")).returncode == 0
+    assert record(_run(["server", "add-user", "alice", "--role", "editor"], env, stdin=USER_PASSWORD + "\n")).returncode == 0
     extracted = record(_run(["extract", "spark", "--once"], env))
     assert extracted.returncode == 0, extracted.stderr[-3000:]
     assert record(_run(["status"], env)).returncode == 0
