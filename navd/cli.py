@@ -224,6 +224,12 @@ Serve, with the [server] settings of the config:
               with auth = "kerberos": the service keytab (0600) and principal (default HTTP/_HOST)
   max_rows, max_depth, max_nodes
               caps on one request (400 naming the parameter above them)
+  kerberos_roles
+              with auth = "kerberos": principal -> viewer | editor | admin (unlisted: viewer)
+  max_login_failures, login_window_seconds, hash_threads
+              failed logins per address and user name before 429; threads hashing passwords
+  max_connections, keep_alive_seconds, header_timeout_seconds, body_timeout_seconds
+              connections at once (503 past it); idle, slow-head and slow-body connections closed
   enabled     serve inside `navd run` too
 
 In the foreground until SIGTERM or Ctrl-C. With --background: detached, returns once it
