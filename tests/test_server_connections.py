@@ -49,6 +49,20 @@ def descriptors(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
 
 
+def settled_descriptors(pid: int) -> int:
+    """The server's descriptors once two readings half a second apart agree (a probe's
+    connection closing meanwhile would skew a baseline)."""
+    deadline = time.monotonic() + BOUND_SECONDS
+    previous = descriptors(pid)
+    while True:
+        time.sleep(0.5)
+        current = descriptors(pid)
+        if current == previous:
+            return current
+        assert time.monotonic() < deadline, "the server's descriptors never settled"
+        previous = current
+
+
 def wait_for(condition: object, what: str) -> None:
     deadline = time.monotonic() + BOUND_SECONDS
     while not condition():  # type: ignore[operator]
@@ -94,7 +108,7 @@ def trickle_until_closed(socks: list[socket.socket], line: bytes) -> dict[socket
 
 def test_idle_and_slowloris_connections_are_closed_and_the_descriptors_return(served: Served) -> None:
     pid = served.proc.pid
-    baseline = descriptors(pid)
+    baseline = settled_descriptors(pid)
     idle = [connect(served) for _ in range(IDLE)]
     slow = [connect(served) for _ in range(SLOW)]
     try:
