@@ -33,6 +33,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol, RequestResponseCycle
 from navd.config import ServerConfig
 from navd.errors import ConfigError
 from navd.logs import get_logger
+from navd.server.request_checks import RESPONSE_HEADERS
 
 log = get_logger("navd.server")
 #: file descriptors navd needs besides the server's connections: its listening sockets, the
@@ -59,9 +60,11 @@ def limited_protocol(limits: ConnectionLimits) -> type[H11Protocol]:
 
 
 def _response(status: int, reason: str, message: str) -> bytes:
+    """navd's error body, written before any route runs (so without Guard: its headers here)."""
     body = orjson.dumps({"error": message, "parameter": None})
     head = (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {len(body)}\r\n"
-            "connection: close\r\n\r\n")
+            + "".join(f"{name.decode()}: {value.decode()}\r\n" for name, value in RESPONSE_HEADERS)
+            + "connection: close\r\n\r\n")
     return head.encode("latin-1") + body
 
 
