@@ -102,9 +102,14 @@ class LimitedH11Protocol(H11Protocol):
         self._disarm()
         super().connection_lost(exc)
 
+    def _answering(self) -> bool:
+        """A request's head has come and its answer is not complete (a route may take long)."""
+        return self.cycle is not None and not self.cycle.response_complete
+
     def data_received(self, data: bytes) -> None:
-        if not self._reading_body and self._deadline is None:
+        if not self._answering() and self._deadline is None:
             # the next request on a kept-alive connection: its head is timed from its first byte
+            # (bytes pipelined behind a request still being answered wait for its answer)
             self._arm(self.limits.header_seconds)
         self._head_started = True
         super().data_received(data)
@@ -150,6 +155,8 @@ class LimitedH11Protocol(H11Protocol):
                 return
             self._close(408, "Request Timeout", "request body: not received within [server] "
                         f"body_timeout_seconds ({self.limits.body_seconds:g} s)")
+        elif self._answering():  # the head came after all: the route's time is not limited here
+            return
         elif self._head_started:
             self._close(408, "Request Timeout", "request head: not received within [server] "
                         f"header_timeout_seconds ({self.limits.header_seconds:g} s)")

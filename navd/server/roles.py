@@ -1,6 +1,6 @@
 """What each user of the server may do: `viewer` reads, `editor` also writes annotations and
 events (the OpenLineage intake, sensitivity tags, taints), `admin` may do everything, including
-the writes that change what navd itself does and any write route not listed here.
+any write route not listed here.
 
 One table, `WRITE_ROLES`, says which role each write route needs; a read (GET, HEAD) needs
 `viewer`. A write route missing from the table needs `admin`: a route added without a thought
