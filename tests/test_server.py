@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import quote, urlsplit
@@ -81,6 +82,21 @@ def start(args: list[str], config: Path, log: Path, env: dict[str, str] | None =
 def stop(proc: subprocess.Popen[str]) -> int:
     proc.send_signal(signal.SIGTERM)
     return proc.wait(timeout=60)
+
+
+@contextmanager
+def serving(config: Path, port: int, env: dict[str, str] | None = None, host: str = "127.0.0.1") -> Iterator[Served]:
+    """`navd serve` with `config` (its log beside it) for the `with` block; it must answer
+    /healthz first, and stop cleanly without a traceback after."""
+    log = config.with_name("serve.log")
+    proc = start(["serve"], config, log, env)
+    url = f"http://{host}:{port}"
+    try:
+        wait_healthy(proc, url, log)
+        yield Served(proc, url, log)
+    finally:
+        assert stop(proc) == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from navd.server.app import create_app
 from navd.server.users import hash_password
 from navd.solr.server import EmbeddedSolr, free_port
 from openlineage_events import as_json, job_run
-from test_server import NAVD, Served, start, stop, wait_healthy, write_config
+from test_server import NAVD, Served, serving, write_config
 
 MAX_FAILURES = 5
 PASSWORDS = {"vera": "vera password 1", "eddie": "eddie password 1", "ada": "ada password 11",
@@ -82,13 +82,8 @@ def limited(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr,
     add_users({**os.environ, "NAVD_CONFIG": str(config)})
     with users.open("a") as out:  # as an earlier navd wrote it: NAME:HASH, no role
         out.write(f"olduser:{hash_password('pw')}\n")
-    log = tmp / "serve.log"
-    proc = start(["serve"], config, log)
-    url = f"http://127.0.0.1:{port}"
-    wait_healthy(proc, url, log)
-    yield Served(proc, url, log)
-    assert stop(proc) == 0, log.read_text()
-    assert "Traceback" not in log.read_text()
+    with serving(config, port) as served:
+        yield served
 
 
 def port_of(served: Served) -> int:
@@ -241,12 +236,8 @@ def flooded(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr,
     config = write_config(tmp, solr_server, f'port = {port}\nauth = "basic"\nusers_file = "{users}"\n'
                                             "max_login_failures = 100000\nhash_threads = 1")
     add_users({**os.environ, "NAVD_CONFIG": str(config)})
-    log = tmp / "serve.log"
-    proc = start(["serve"], config, log)
-    url = f"http://127.0.0.1:{port}"
-    wait_healthy(proc, url, log)
-    yield Served(proc, url, log)
-    assert stop(proc) == 0, log.read_text()
+    with serving(config, port) as served:
+        yield served
 
 
 def test_probes_and_a_logged_in_user_are_answered_while_wrong_passwords_keep_the_hashing_busy(

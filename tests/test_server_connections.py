@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from navd.solr.server import EmbeddedSolr, free_port
-from test_server import NAVD, Served, start, stop, wait_healthy, write_config
+from test_server import NAVD, Served, serving, write_config
 
 IDLE, SLOW = 200, 50
 HEADER_SECONDS, BODY_SECONDS, KEEP_ALIVE_SECONDS = 2, 3, 2
@@ -36,13 +36,8 @@ def served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr) 
                                             f"header_timeout_seconds = {HEADER_SECONDS}\n"
                                             f"body_timeout_seconds = {BODY_SECONDS}\n"
                                             f"keep_alive_seconds = {KEEP_ALIVE_SECONDS}")
-    log = tmp / "serve.log"
-    proc = start(["serve"], config, log)
-    url = f"http://127.0.0.1:{port}"
-    wait_healthy(proc, url, log)
-    yield Served(proc, url, log)
-    assert stop(proc) == 0, log.read_text()
-    assert "Traceback" not in log.read_text()
+    with serving(config, port) as server:
+        yield server
 
 
 def descriptors(pid: int) -> int:
