@@ -127,7 +127,8 @@ def default_solr_dist_dir() -> Path:
 
 
 def state_dir() -> Path:
-    """The invoking user's own state (which embedded Solr `navd solr start` last started)."""
+    """The invoking user's own state: the state directory when neither `[daemon] state_dir` nor
+    systemd's $STATE_DIRECTORY names one (navd.config.extractor_state_dir)."""
     return _xdg_dir("XDG_STATE_HOME", ".local/state") / "navd"
 
 
@@ -149,8 +150,9 @@ class ClusterConfig:
 class EmbeddedSolrConfig:
     """The Solr 9 server navd runs itself when `[solr] url` is not set.
 
-    `home` and `port` left unset mean: the server last started with `navd solr start`
-    (recorded in the state directory), else ~/.local/share/navd/solr on port 8983.
+    `home` and `port` left unset mean: the server last started with `navd solr start` with this
+    config file and state directory (recorded there, navd.solr.server), else
+    ~/.local/share/navd/solr on port 8983. `navd quickstart` skips the record: its own home.
     """
 
     home: str = ""
