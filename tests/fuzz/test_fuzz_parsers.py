@@ -26,9 +26,11 @@ from navd.extractors.impala.lineage import parse_impala
 from navd.extractors.spark.plans import PlanError, plan_io
 from navd.extractors.spark.records import process_lines, stubs_for
 from navd.extractors.yarn.records import BadApplication, application_records, parse_application
+from navd.index.query_syntax import QuerySyntaxError, parse, write
 from navd.names import InvalidName
 from navd.openlineage.mapping import MappingSettings, map_event
 from navd.openlineage.schema import InvalidEvent, validate
+from query_corpus import REFUSED, TEXT, query
 from spark_fixtures import CLUSTER, DEFAULT_FS, fixture_lines
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -308,3 +310,48 @@ def test_config_files(text: str, tmp_path_factory: Any) -> None:
         load_config(str(path), environ={})
 
     run_target("config files", (ConfigError,), load)
+
+
+# --- Solr query text ----------------------------------------------------------------------------
+
+#: README's queries, Hue's and the Navigator SDK's, and the attempts to reach past the syntax
+#: (tests/query_corpus.py), mutated around the places the attempts use
+QUERIES = ("queryText:*temp_table*", "sourceType:HIVE AND type:TABLE", 'originalName:"a b"~2^3',
+           "(type:TABLE OR type:VIEW) AND (sourceType:HIVE)AND(originalName:orders)AND(deleted:false)",
+           "((originalName:*orders*^3)OR(tags:*orders*^5))AND((originalName:[* TO *])) AND (*)",
+           '+(parentPath:"/db") +(originalName:orders) +(type:TABLE)', "started:[NOW-1DAY TO *} -deleted:true",
+           "qualifiedName:/sales\\.t@.*/ && filter(type:FIELD) || a~1", "fileSystemPath:\\/user\\/x*",
+           *(query(template) for template, _ in REFUSED), *(query(template) for template in TEXT))
+#: what the attempts are made of
+SYNTAX = ('"', "\\", "{!", "{", "}", "[", "]", "(", ")", "/*", "*/", "/", ":", "^", "~", "\u3000", "\\u005F",
+          "\\u007B", "_query_:", "_val_:", " TO ", " AND ", "&&", "!", "- ", "+", "*", "?", "'", "filter(")
+
+
+@st.composite
+def query_texts(draw: st.DrawFn) -> str:
+    text = draw(st.sampled_from(QUERIES))
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(text)))
+        how = draw(st.integers(0, 3))
+        if how == 0:
+            text = draw(string_variant(text))
+        elif how == 1:
+            text = text[:at] + draw(st.sampled_from(SYNTAX)) + text[at:]
+        elif how == 2:
+            text = text[:at] + text[draw(st.integers(at, len(text))):]
+        else:
+            text = text[:at] + draw(st.sampled_from(QUERIES)) + text[at:]
+    return text
+
+
+@fuzz_settings()
+@given(query_texts())
+def test_lucene_query_syntax(text: str) -> None:
+    def parse_and_write() -> None:
+        tree = parse(text)
+        try:
+            write(tree)  # what the parse took is written back unchanged, or navd has a bug
+        except QuerySyntaxError as exc:
+            raise AssertionError(f"parsed but not written back: {exc}") from None
+
+    run_target("lucene query syntax", (QuerySyntaxError,), parse_and_write)

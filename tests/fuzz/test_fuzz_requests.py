@@ -22,6 +22,7 @@ from navd.config import ConfigError, load_config, parse_config
 from navd.extractors.spark.records import process_lines, stubs_for
 from navd.index.client import IndexWriter, SolrIndex
 from navd.server.app import create_app
+from query_corpus import REFUSED, TEXT, query
 from spark_fixtures import DEFAULT_FS, fixture_lines
 
 # --- the command line ------------------------------------------------------------------------------
@@ -119,6 +120,9 @@ REQUESTS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
                                 ("withDownstream", "true"))),
     ("/api/v9/entities", (("query", "sourceType:HIVE"), ("offset", "0"), ("limit", "10"))),
     ("/api/v9/lineage", (("entityIds", "0123456789abcdef0123456789abcdef"),)),
+    # the attempts to reach past the query syntax (tests/query_corpus.py), mutated from there
+    *((path, (("query", query(template)),)) for path in ("/api/entities", "/api/v9/entities")
+      for template in (*(t for t, _ in REFUSED), *TEXT)),
 )
 
 
