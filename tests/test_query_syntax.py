@@ -116,7 +116,7 @@ def test_a_tree_that_cannot_be_written_back_unchanged_is_refused() -> None:
 
 
 def test_values_navd_puts_into_queries_stay_literal() -> None:
-    for value in ("a b", "{!join}", "AND", "x:*", '"', "\\", "a\u3000b", "-1"):
+    for value in ("a b", "a\tb", "a\nb", "{!join}", "AND", "x:*", '"', "\\", "a\u3000b", "-1"):
         [clause] = parse(escape(value)).clauses
         assert isinstance(clause.node, Term) and clause.node.kind == "term" and clause.node.text == value
         bound = parse(f"x:[{range_bound(value)} TO *]").clauses[0].node

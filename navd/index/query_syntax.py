@@ -33,7 +33,7 @@ from typing import Literal
 
 from navd.errors import UsageError
 
-__all__ = ["MAX_CLAUSES", "MAX_DEPTH", "Clause", "Group", "Node", "Phrase", "Query", "QuerySyntaxError", "Range",
+__all__ = ["MAGIC_FIELDS", "MAX_CLAUSES", "MAX_DEPTH", "WHITESPACE", "Clause", "Group", "Node", "Phrase", "Query", "QuerySyntaxError", "Range",
            "Regexp", "Term", "escape", "lucene_query", "parse", "quote", "range_bound", "sort_spec", "write"]
 
 #: Parentheses nested deeper are refused: Solr parses them recursively (5,000 `(` overflowed
@@ -188,8 +188,8 @@ class _Token:
     at: int  # index in the query text
 
 
-_TERM_KINDS = {_Kind.TERM: "term", _Kind.PREFIXTERM: "prefix", _Kind.WILDTERM: "wildcard", _Kind.STAR: "star",
-               _Kind.BAREOPER: "bare"}
+_TERM_KINDS: dict[_Kind, TermKind] = {_Kind.TERM: "term", _Kind.PREFIXTERM: "prefix", _Kind.WILDTERM: "wildcard",
+                                      _Kind.STAR: "star", _Kind.BAREOPER: "bare"}
 _BOUND_KINDS = (_Kind.RANGE_GOOP, _Kind.RANGE_QUOTED, _Kind.RANGE_TO)
 
 
@@ -523,7 +523,7 @@ class _Parser:
             image = token.text[0] if token.kind is _Kind.BAREOPER else token.text
             if token.kind in (_Kind.TERM, _Kind.PREFIXTERM):
                 self.unescape(image, token.at)  # what Solr refuses: `\u12`, a trailing `\`
-            return Term(_TERM_KINDS[token.kind], image, boost, fuzzy)  # type: ignore[arg-type]
+            return Term(_TERM_KINDS[token.kind], image, boost, fuzzy)
         if token.kind is _Kind.QUOTED:
             self.take()
             self.count(token)
