@@ -15,7 +15,8 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzz.fuzzing import check_records, fuzz_settings, json_text, mutated_json, mutated_lines, run_target, string_variant
+from fuzz.fuzzing import (check_records, fuzz_settings, json_text, mutated_json, mutated_lines, query_texts, run_target,
+                          string_variant)
 from lineage_logs import HIVE, hive_golden, impala_cases
 from navd.config import ConfigError, load_config, parse_config
 from navd.extractors.hdfs.records import BadEntry, entry_from_webhdfs, records_for
@@ -30,7 +31,6 @@ from navd.index.query_syntax import QuerySyntaxError, parse, write
 from navd.names import InvalidName
 from navd.openlineage.mapping import MappingSettings, map_event
 from navd.openlineage.schema import InvalidEvent, validate
-from query_corpus import REFUSED, TEXT, query
 from spark_fixtures import CLUSTER, DEFAULT_FS, fixture_lines
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -313,36 +313,6 @@ def test_config_files(text: str, tmp_path_factory: Any) -> None:
 
 
 # --- Solr query text ----------------------------------------------------------------------------
-
-#: README's queries, Hue's and the Navigator SDK's, and the attempts to reach past the syntax
-#: (tests/query_corpus.py), mutated around the places the attempts use
-QUERIES = ("queryText:*temp_table*", "sourceType:HIVE AND type:TABLE", 'originalName:"a b"~2^3',
-           "(type:TABLE OR type:VIEW) AND (sourceType:HIVE)AND(originalName:orders)AND(deleted:false)",
-           "((originalName:*orders*^3)OR(tags:*orders*^5))AND((originalName:[* TO *])) AND (*)",
-           '+(parentPath:"/db") +(originalName:orders) +(type:TABLE)', "started:[NOW-1DAY TO *} -deleted:true",
-           "qualifiedName:/sales\\.t@.*/ && filter(type:FIELD) || a~1", "fileSystemPath:\\/user\\/x*",
-           *(query(template) for template, _ in REFUSED), *(query(template) for template in TEXT))
-#: what the attempts are made of
-SYNTAX = ('"', "\\", "{!", "{", "}", "[", "]", "(", ")", "/*", "*/", "/", ":", "^", "~", "\u3000", "\\u005F",
-          "\\u007B", "_query_:", "_val_:", " TO ", " AND ", "&&", "!", "- ", "+", "*", "?", "'", "filter(")
-
-
-@st.composite
-def query_texts(draw: st.DrawFn) -> str:
-    text = draw(st.sampled_from(QUERIES))
-    for _ in range(draw(st.integers(1, 3))):
-        at = draw(st.integers(0, len(text)))
-        how = draw(st.integers(0, 3))
-        if how == 0:
-            text = draw(string_variant(text))
-        elif how == 1:
-            text = text[:at] + draw(st.sampled_from(SYNTAX)) + text[at:]
-        elif how == 2:
-            text = text[:at] + text[draw(st.integers(at, len(text))):]
-        else:
-            text = text[:at] + draw(st.sampled_from(QUERIES)) + text[at:]
-    return text
-
 
 @fuzz_settings()
 @given(query_texts())
