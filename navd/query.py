@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import re
 import socket
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
@@ -52,7 +53,7 @@ def search(index: SolrIndex, core: str, query: str, *, rows: int = 20, sort: str
     solr_query = lucene_query(query)
     solr_sort = sort_spec(sort) if sort is not None else None
     # defType fixed: a core's defaults cannot swap the parser the query was parsed for.
-    body = index.search(core, solr_query, rows=rows, sort=solr_sort, params={"defType": "lucene"})
+    body = _user_search(index, core, solr_query, rows=rows, sort=solr_sort, params={"defType": "lucene"})
     return SearchResult(int(body["response"]["numFound"]), body.get("responseHeader", {}).get("QTime"),
                         tuple(display_document(d) for d in body["response"]["docs"]))
 
@@ -75,13 +76,29 @@ def search_page(index: SolrIndex, core: str, query: str, *, rows: int = 20,
     (start=N gets slower and shifts under writes). The sort is the unique key, as cursorMark
     requires. An invalid cursor is Solr's 400 (SolrError, status 400); a refused query a
     QuerySyntaxError naming `query` (as search())."""
-    body = index.search(core, lucene_query(query), rows=rows, sort="identity asc",
+    body = _user_search(index, core, lucene_query(query), rows=rows, sort="identity asc",
                         params={"defType": "lucene", "cursorMark": cursor})
     docs = tuple(display_document(d) for d in body["response"]["docs"])
     following = str(body.get("nextCursorMark", cursor))
     # Solr says the end by returning the cursor it was given; a short page is the end too.
     done = following == cursor or len(docs) < rows
     return SearchPage(int(body["response"]["numFound"]), docs, cursor, None if done else following)
+
+
+#: Lucene's TooComplexToDeterminizeException, which Solr answers with HTTP 500: a wildcard or a
+#: regular expression whose automaton is too large to build (`*a?*a?*...`, `/a{99999}/`)
+_TOO_COMPLEX = re.compile(r"Determinizing .* would require more than \d+ effort")
+
+
+def _user_search(index: SolrIndex, core: str, query: str, **kwargs: Any) -> dict[str, Any]:
+    """index.search() of a user's query: Solr's 500 for a pattern too complex to build is the
+    query's fault, a UsageError naming `query` (a 400, exit 2), not a failure of Solr's."""
+    try:
+        return index.search(core, query, **kwargs)
+    except SolrError as exc:
+        if exc.status == 500 and _TOO_COMPLEX.search(str(exc)):
+            raise UsageError(f"query: too complex for Solr: {first_line(exc, 200)}") from None
+        raise
 
 
 def lookup_scope(config: NavdConfig) -> Scope:
@@ -279,7 +296,7 @@ def _navigator_search(index: SolrIndex, query: str, *, rows: int, start: int = 0
     if cursor_mark is not None:
         params["cursorMark"] = cursor_mark
     try:
-        return index.search("elements", translated, rows=rows, start=start, sort=_PAGE_ORDER, params=params)
+        return _user_search(index, "elements", translated, rows=rows, start=start, sort=_PAGE_ORDER, params=params)
     except SolrError as exc:
         if exc.status != 400:
             raise

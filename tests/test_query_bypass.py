@@ -174,3 +174,26 @@ def test_navd_search_takes_the_same_characters_as_text(navd: NavdRunner, oracle:
         assert result.returncode == 0, result.stderr[-500:]
         answers.append([doc["identity"] for doc in json.loads(result.stdout)["docs"]])
     assert oracle.identity not in answers[0] and answers[0] == answers[1]
+
+
+#: what Lucene refuses after the parse: a regular expression it cannot read, a pattern whose
+#: automaton is too large (Solr's HTTP 500 for both; navd answered 502, `navd search` exit 1)
+TOO_MUCH_FOR_LUCENE = (("originalName:/\\{!jo[in.*/", "the regular expression at character 14 is not Lucene's"),
+                       ("originalName:/<foo>/", "the regular expression at character 14 is not Lucene's"),
+                       ("originalName:*" + "a?*" * 400, "too complex for Solr"),
+                       ("originalName:/a{99999}/", "too complex for Solr"))
+
+
+@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize(("text", "named"), TOO_MUCH_FOR_LUCENE, ids=["class", "automaton", "wildcards", "repeat"])
+def test_what_lucene_refuses_is_a_400_naming_the_query(served: Served, route: str, text: str, named: str) -> None:
+    answer = ask(served, route, text)
+    assert answer.status_code == 400, answer.text[:300]
+    assert answer.json()["parameter"] == "query" and answer.json()["error"].startswith(f"query: {named}")
+
+
+def test_what_lucene_refuses_is_exit_2_from_navd_search(navd: NavdRunner, index: SolrIndex) -> None:
+    for text, named in TOO_MUCH_FOR_LUCENE:
+        result = navd("search", text)
+        assert result.returncode == 2, (text, result.returncode, result.stderr[-300:])
+        assert result.stderr.strip().splitlines()[-1].startswith(f"navd: error: query: {named}"), result.stderr[-300:]

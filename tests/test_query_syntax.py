@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from navd.errors import SolrError
 from navd.index.client import SolrIndex
 from navd.index.query_syntax import (
     MAX_CLAUSES,
@@ -163,3 +164,32 @@ def test_solr_reads_the_written_query_as_the_typed_one(index: SolrIndex) -> None
     differ = {typed: (_parsed_by_solr(index, typed), _parsed_by_solr(index, lucene_query(typed)))
               for typed in SOLR_READS_THE_SAME}
     assert {typed: pair for typed, pair in differ.items() if pair[0] != pair[1]} == {}
+
+
+#: regular expressions Lucene takes and ones it refuses (Solr answers those with HTTP 500)
+REGEXPS = ["ab.*", "\\d+", "<1-5>", "a{2,}b{3}c?d+", "[a-z0-9_]+@.*", "sales\\.t@.*", "()", "a|b|c&d", "~a",
+           "[^abc]", "|", "#", "@", "\"a\"b", "<5-1>", "\\.", "[\\]]", "[a-\\d]", "a**", "a{2}{3}", "[-a]", "é+",
+           "[😀-😂]", "{2}", "\\{!jo{in.*", "\\{!jo[in.*", "a(", "<foo>", "~", "a&", '"ab', "a{3,1}", "\\n", "[z-a]",
+           "a{,3}", "[]", "[a", "a)", "<->", "<1-2-3>", "\\q", "a|", "x[]y", "[a-]", "<1-99999999999>"]
+
+
+def test_a_regular_expression_is_taken_when_solr_takes_it(index: SolrIndex) -> None:
+    def solr_takes(text: str) -> bool:
+        try:
+            index.search("elements", text, rows=0, params={"defType": "lucene"})
+        except SolrError as exc:
+            assert exc.status == 500, exc  # Lucene's refusal, answered as a failure
+            return False
+        return True
+
+    def navd_takes(text: str) -> bool:
+        try:
+            parse(text)
+        except QuerySyntaxError as exc:
+            assert "the regular expression at character 14 is not Lucene's syntax" in str(exc), exc
+            return False
+        return True
+
+    differ = {pattern: solr_takes(f"originalName:/{pattern}/") for pattern in REGEXPS
+              if solr_takes(f"originalName:/{pattern}/") != navd_takes(f"originalName:/{pattern}/")}
+    assert differ == {}
