@@ -17,8 +17,9 @@ bound (`[a" TO a]`) or a comment is not a quote to Solr, and `\\u005Fquery_` is 
 
 `parse` refuses, naming the parameter and the character: local parameters anywhere outside a
 phrase, the magic fields (however escaped), groups nested deeper than MAX_DEPTH, more than
-MAX_CLAUSES clauses (5,000 `(` overflowed Solr's stack), and whatever Solr's grammar does not
-parse. `write` turns a tree back into the text Solr reads: terms and phrases as the user escaped
+MAX_CLAUSES clauses (5,000 `(` overflowed Solr's stack), regular expressions Lucene's RegExp
+does not parse (Solr answers those with HTTP 500), and whatever Solr's grammar does not parse.
+`write` turns a tree back into the text Solr reads: terms and phrases as the user escaped
 them (an escape is inert in every Solr token), range bounds quoted with unicode escapes,
 operators and spacing normalised. It parses its own output again and refuses unless that gives
 the same tree, so the text Solr reads is the text that was checked.
@@ -33,8 +34,9 @@ from typing import Literal
 
 from navd.errors import UsageError
 
-__all__ = ["MAGIC_FIELDS", "MAX_CLAUSES", "MAX_DEPTH", "WHITESPACE", "Clause", "Group", "Node", "Phrase", "Query", "QuerySyntaxError", "Range",
-           "Regexp", "Term", "escape", "lucene_query", "parse", "quote", "range_bound", "sort_spec", "write"]
+__all__ = ["MAGIC_FIELDS", "MAX_CLAUSES", "MAX_DEPTH", "WHITESPACE", "Clause", "Group", "Node", "Phrase", "Query",
+           "QuerySyntaxError", "Range", "Regexp", "Term", "escape", "lucene_query", "parse", "quote", "range_bound",
+           "sort_spec", "write"]
 
 #: Parentheses nested deeper are refused: Solr parses them recursively (5,000 `(` overflowed
 #: its stack: HTTP 500 and 142 kB of stack trace in solr.log per request).

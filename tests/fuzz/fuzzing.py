@@ -375,7 +375,8 @@ def mutated_lines(draw: st.DrawFn, lines: list[str], mutate: Callable[[Any], st.
 QUERIES = ("queryText:*temp_table*", "sourceType:HIVE AND type:TABLE", 'originalName:"a b"~2^3',
            "(type:TABLE OR type:VIEW) AND (sourceType:HIVE)AND(originalName:orders)AND(deleted:false)",
            "((originalName:*orders*^3)OR(tags:*orders*^5))AND((originalName:[* TO *])) AND (*)",
-           '+(parentPath:"/db") +(originalName:orders) +(type:TABLE)', "started:[2026-11-01T00:00:00Z TO *} -deleted:true",
+           '+(parentPath:"/db") +(originalName:orders) +(type:TABLE)',
+           "started:[2026-11-01T00:00:00Z TO *} -deleted:true",
            "qualifiedName:/sales\\.t@.*/ && filter(type:FIELD) || a~1", "fileSystemPath:\\/user\\/x*",
            *(query(template) for template, _ in REFUSED), *(query(template) for template in TEXT))
 #: what the attempts are made of
