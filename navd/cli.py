@@ -249,6 +249,20 @@ listens; its pid file and log in the state dir; `navd server status`, `navd serv
                     "it is not a terminal; never from the command line, which other users can see.")
     add_user.add_argument("name", metavar="NAME")
     add_user.set_defaults(handler=cmd_server_add_user)
+    add_key = server_commands.add_parser(
+        "add-api-key", help="make an API key (Authorization: Bearer) for NAME, printed once; replaces NAME's key",
+        description="The key is printed once and only its SHA-256 digest is kept ([server] api_keys_file). "
+                    "Keys are accepted with [server] auth = basic or kerberos; with auth = none nothing is asked.")
+    add_key.add_argument("name", metavar="NAME")
+    add_key.add_argument("--role", choices=("viewer", "editor", "admin"), default="editor",
+                         help="viewer reads; editor and admin may also post events (default: editor)")
+    add_key.set_defaults(handler=cmd_server_add_api_key)
+    list_keys = server_commands.add_parser("list-api-keys", help="the API keys' names and roles")
+    list_keys.set_defaults(handler=cmd_server_list_api_keys)
+    revoke_key = server_commands.add_parser("revoke-api-key", help="revoke NAME's API key (the server stops "
+                                                                   "accepting it at its next request)")
+    revoke_key.add_argument("name", metavar="NAME")
+    revoke_key.set_defaults(handler=cmd_server_revoke_api_key)
     server_status = server_commands.add_parser(
         "status", help="does the server `navd serve --background` started run, and its URL (exit 3 if not)")
     server_status.set_defaults(handler=cmd_server_status)
@@ -926,6 +940,39 @@ def cmd_server_add_user(args: argparse.Namespace, config: NavdConfig) -> int:
     print(f"{'added' if new else 'changed the password of'} {args.name} in {path}")
     if config.server.auth != "basic":
         print(f'note: [server] auth is "{config.server.auth}"; set auth = "basic" for users to log in')
+    return EXIT_OK
+
+
+def cmd_server_add_api_key(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.config import server_api_keys_path
+    from navd.server.api_keys import add_api_key
+
+    path = server_api_keys_path(config)
+    key = add_api_key(path, args.name, args.role)
+    print(key)
+    print(f"the API key of {args.name} (role {args.role}), kept as a digest in {path}: it is not shown again",
+          file=sys.stderr)
+    if config.server.auth == "none":
+        print('note: [server] auth is "none": the server asks for no key', file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_server_list_api_keys(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.config import server_api_keys_path
+    from navd.server.api_keys import read_api_keys
+
+    for key in read_api_keys(server_api_keys_path(config)).values():
+        print(f"{key.name}\t{key.role}")
+    return EXIT_OK
+
+
+def cmd_server_revoke_api_key(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.config import server_api_keys_path
+    from navd.server.api_keys import revoke_api_key
+
+    path = server_api_keys_path(config)
+    revoke_api_key(path, args.name)
+    print(f"revoked the API key of {args.name} in {path}")
     return EXIT_OK
 
 

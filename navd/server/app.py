@@ -21,12 +21,13 @@ from fastapi.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from navd import __version__
-from navd.config import NavdConfig, is_loopback_host, server_users_path
+from navd.config import NavdConfig, is_loopback_host, server_api_keys_path, server_users_path
 from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex
 from navd.index.hub_cache import HubCache
 from navd.logs import get_logger
 from navd.openlineage.intake import Intake
+from navd.server.api_keys import ApiKeys
 from navd.server.errors import ERROR_RESPONSES, ApiError, error_response, install_handlers
 from navd.server.kerberos import Acceptor, Refused
 from navd.server.metrics import IntakeCollector, Metrics
@@ -56,6 +57,8 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
     # Kerberos: the keytab checked and the service credentials acquired now, so a bad keytab or
     # principal stops the start (fail closed) instead of refusing every request.
     app.state.kerberos = Acceptor(config.server) if config.server.auth == "kerberos" else None
+    # API keys (Authorization: Bearer) beside either login; with auth = "none" nothing is asked
+    app.state.api_keys = ApiKeys(server_api_keys_path(config)) if config.server.auth != "none" else None
     app.state.metrics = Metrics(index)
     install_handlers(app)
     # added first, so inside Guard: its refusals are timed and carry Guard's headers
@@ -97,6 +100,10 @@ def authenticate(request: Request) -> str | None:
     """The authenticated user's name (None with `auth = "none"`, loopback only); 401 otherwise.
     Sync: scrypt takes tens of milliseconds, and so may a GSS-API accept; FastAPI runs this in
     its thread pool."""
+    api_keys: ApiKeys | None = request.app.state.api_keys
+    scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
+    if api_keys is not None and scheme.lower() == "bearer":
+        return _bearer(request, api_keys, credentials.strip())
     kerberos: Acceptor | None = request.app.state.kerberos
     if kerberos is not None:
         return _negotiate(request, kerberos)
@@ -116,6 +123,19 @@ def authenticate(request: Request) -> str | None:
         raise ApiError(401, "wrong user name or password", headers=challenge)
     request.state.user = name
     return name
+
+
+def _bearer(request: Request, api_keys: ApiKeys, key: str) -> str:
+    """An API key's name; 401 for a key navd did not make or has revoked (the same answer
+    whether or not the name exists), 403 for a viewer key on a write."""
+    found = api_keys.find(key)
+    if found is None:
+        log.warning("api key refused", client=_client(request))  # never the key itself
+        raise ApiError(401, "unknown or revoked API key", headers={"WWW-Authenticate": "Bearer"})
+    if not found.may(request.method):
+        raise ApiError(403, f"API key {found.name!r} has role {found.role}: it may only read")
+    request.state.user = found.name
+    return found.name
 
 
 def _negotiate(request: Request, kerberos: Acceptor) -> str:
