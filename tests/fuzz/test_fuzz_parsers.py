@@ -30,7 +30,7 @@ from navd.index.documents import oversized_term
 from navd.names import InvalidName
 from navd.openlineage.limits import EventLimits, EventTooLarge, check_names, check_size
 from navd.openlineage.mapping import MappingSettings, map_event
-from navd.openlineage.schema import InvalidEvent, validate
+from navd.openlineage.schema import InvalidEvent, check_event
 from spark_fixtures import CLUSTER, DEFAULT_FS, fixture_lines
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -262,9 +262,9 @@ def test_openlineage_events(event: Any) -> None:
         # the intake's checks, in its order: the counts (413), the schema and the names (400
         # naming the field), then the documents against Solr's term limit
         check_size(event, OPENLINEAGE_LIMITS)
-        kind = validate(event)
-        check_names(event)
-        records = list(map_event(event, kind, OPENLINEAGE_SETTINGS).records)
+        checked = check_event(event)
+        check_names(checked.mappable)
+        records = list(map_event(checked.mappable, checked.kind, OPENLINEAGE_SETTINGS).records)
         check_records(records)
         for record in records:
             oversized_term(record)
