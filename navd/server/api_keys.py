@@ -16,32 +16,25 @@ import dataclasses
 import hashlib
 import os
 import secrets
-import stat
 import threading
 from pathlib import Path
 
-from navd.config import OTHERS_BITS
+from navd.config import check_owner_only
 from navd.errors import ConfigError, UsageError
+from navd.server.roles import ROLE_NAMES, Role, parse_role
 from navd.server.users import check_user_name
 from navd.state import private_dir, write_atomically
 
 SCHEME = "sha256"
 #: a key's prefix: tells a navd key apart in a config or a secret scanner's findings
 KEY_PREFIX = "navd_"
-ROLES = ("viewer", "editor", "admin")
-#: methods that change nothing: all a `viewer` key may send
-READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 @dataclasses.dataclass(frozen=True)
 class ApiKey:
     name: str
     digest: str
-    role: str
-
-    def may(self, method: str) -> bool:
-        """Whether this key's role may send a request of `method` (viewer: reads only)."""
-        return self.role != "viewer" or method.upper() in READ_METHODS
+    role: Role
 
 
 def digest_key(key: str) -> str:
@@ -50,11 +43,6 @@ def digest_key(key: str) -> str:
 
 def new_key() -> str:
     return KEY_PREFIX + secrets.token_urlsafe(32)
-
-
-def check_role(role: str) -> None:
-    if role not in ROLES:
-        raise UsageError(f"--role {role[:40]!r}: use one of {', '.join(ROLES)}")
 
 
 def read_api_keys(path: Path) -> dict[str, ApiKey]:
@@ -66,30 +54,28 @@ def read_api_keys(path: Path) -> dict[str, ApiKey]:
         return {}
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"[server] api_keys_file {path}: cannot read it: {exc}") from None
-    if mode & OTHERS_BITS:
-        raise ConfigError(f"[server] api_keys_file {path}: users other than its owner may read it "
-                          f"(mode {stat.S_IMODE(mode):04o}): chmod 600 it")
+    check_owner_only("[server] api_keys_file", path, mode)
     keys = {}
     for number, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
         name, stored, role = (line.split(":") + ["", ""])[:3]
         scheme, _, digest = stored.partition("$")
-        if scheme != SCHEME or len(digest) != 64 or role not in ROLES:
-            raise ConfigError(f"[server] api_keys_file {path}: line {number} is not NAME:sha256$HEX:ROLE")
-        keys[name] = ApiKey(name, digest, role)
+        if scheme != SCHEME or len(digest) != 64 or role not in ROLE_NAMES:
+            raise ConfigError(f"[server] api_keys_file {path}: line {number} is not NAME:sha256$HEX:ROLE "
+                              f"(ROLE {', '.join(ROLE_NAMES)})")
+        keys[name] = ApiKey(name, digest, parse_role(role, "ROLE"))
     return keys
 
 
 def _write(path: Path, keys: dict[str, ApiKey]) -> None:
     private_dir(path.parent)
-    write_atomically(path, "".join(f"{k.name}:{SCHEME}${k.digest}:{k.role}\n" for k in keys.values()).encode())
+    write_atomically(path, "".join(f"{k.name}:{SCHEME}${k.digest}:{k.role.label}\n" for k in keys.values()).encode())
 
 
-def add_api_key(path: Path, name: str, role: str) -> str:
+def add_api_key(path: Path, name: str, role: Role) -> str:
     """A new key for `name` (replacing any it had), returned once; only its digest is kept."""
-    check_user_name(name)
-    check_role(role)
+    name = check_user_name(name)
     keys = read_api_keys(path)
     key = new_key()
     keys[name] = ApiKey(name, digest_key(key), role)
