@@ -27,11 +27,8 @@ from navd.extractors.impala.lineage import parse_impala
 from navd.extractors.spark.plans import PlanError, plan_io
 from navd.extractors.spark.records import process_lines, stubs_for
 from navd.extractors.yarn.records import BadApplication, application_records, parse_application
-<<<<<<< HEAD
-from navd.index.query_syntax import QuerySyntaxError, parse, write
-=======
 from navd.index.documents import oversized_term
->>>>>>> main
+from navd.index.query_syntax import QuerySyntaxError, parse, write
 from navd.names import InvalidName
 from navd.openlineage.limits import EventLimits, EventTooLarge, check_names, check_size
 from navd.openlineage.mapping import MappingSettings, map_event
