@@ -19,7 +19,7 @@ from typing import Any
 from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex, serialise
 from navd.index.documents import RUN_KIND, run_document, solr_date
-from navd.index.filters import solr_quote
+from navd.index.query_syntax import quote
 from navd.logs import get_logger
 
 log = get_logger("navd.runs")
@@ -171,7 +171,7 @@ def run_counts(index: SolrIndex, component: str) -> tuple[int, int, dict[str, An
 
 
 def _runs_of(component: str) -> str:
-    return f"kind:{KIND} AND component:{solr_quote(component)}"
+    return f"kind:{KIND} AND component:{quote(component)}"
 
 
 def parse_solr_date(value: str) -> datetime:

@@ -9,10 +9,10 @@ from typing import Any
 
 from navd import navigator
 from navd.catalog import store
+from navd.catalog.service import user_search
 from navd.errors import EntityNotFound, SolrError, UsageError, first_line
 from navd.index.client import SolrIndex
 from navd.index.documents import endpoint_field
-from navd.index.query_syntax import check_search
 from navd.lineage.hub_cache import HubCache
 from navd.lineage.rules import LineageOptions, Node
 from navd.lineage.service import lineage
@@ -48,16 +48,13 @@ def navigator_entity_page(index: SolrIndex, query: str = "*:*", *, limit: int = 
 
 def _search(index: SolrIndex, query: str, *, rows: int, start: int = 0,
             cursor_mark: str | None = None) -> dict[str, Any]:
-    check_search(query)
-    params: dict[str, Any] = {"defType": "lucene"}  # as search(): the parser the check was made for
+    # parsed (refusals: QuerySyntaxError naming `query`), rewritten as a tree, written back
+    translated = navigator.translate_query(query)
+    params: dict[str, Any] = {"defType": "lucene"}  # as search(): the parser the query was parsed for
     if cursor_mark is not None:
         params["cursorMark"] = cursor_mark
-    translated = navigator.translate_query(query)
-    # The rewrite adds only field clauses with escaped values; checked again all the same, since
-    # this is the text Solr parses.
-    check_search(translated)
     try:
-        return index.search("elements", translated, rows=rows, start=start, sort=_PAGE_ORDER, params=params)
+        return user_search(index, "elements", translated, rows=rows, start=start, sort=_PAGE_ORDER, params=params)
     except SolrError as exc:
         if exc.status != 400:
             raise

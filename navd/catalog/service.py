@@ -4,16 +4,17 @@ typed results, no printing, no argument parsing; callers format them."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 from navd.catalog import store
 from navd.config import NavdConfig
-from navd.errors import UsageError
+from navd.errors import SolrError, UsageError, first_line
 from navd.extractors.hdfs.settings import hdfs_settings
 from navd.index.client import SolrIndex
 from navd.index.documents import display_document
 from navd.index.lookup import Scope, resolve_one
-from navd.index.query_syntax import check_search
+from navd.index.query_syntax import lucene_query, sort_spec
 from navd.model import ElementType
 from navd.names import shown
 from navd.taint.store import list_taints
@@ -40,10 +41,13 @@ class SearchResult:
 
 
 def search(index: SolrIndex, core: str, query: str, *, rows: int = 20, sort: str | None = None) -> SearchResult:
-    """A raw Solr query in the Lucene syntax on one core (check_search says what is refused)."""
-    check_search(query, sort)
-    # defType fixed: a core's defaults cannot swap the parser the check above was made for.
-    body = index.search(core, query, rows=rows, sort=sort, params={"defType": "lucene"})
+    """A Solr query in the Lucene syntax on one core, sorted by fields only. Solr reads the query
+    as navd parsed and wrote it back (navd/index/query_syntax.py: what is refused, a
+    QuerySyntaxError naming `query` or `--sort`)."""
+    solr_query = lucene_query(query)
+    solr_sort = sort_spec(sort) if sort is not None else None
+    # defType fixed: a core's defaults cannot swap the parser the query was parsed for.
+    body = user_search(index, core, solr_query, rows=rows, sort=solr_sort, params={"defType": "lucene"})
     return SearchResult(int(body["response"]["numFound"]), body.get("responseHeader", {}).get("QTime"),
                         tuple(display_document(d) for d in body["response"]["docs"]))
 
@@ -60,15 +64,31 @@ def search_page(index: SolrIndex, core: str, query: str, *, rows: int = 20,
                 cursor: str = FIRST_CURSOR) -> SearchPage:
     """One page of a query walked with Solr's cursorMark: stable however far the walk goes
     (start=N gets slower and shifts under writes). The sort is the unique key, as cursorMark
-    requires. An invalid cursor is Solr's 400 (SolrError, status 400)."""
-    check_search(query)
-    body = index.search(core, query, rows=rows, sort="identity asc",
-                        params={"defType": "lucene", "cursorMark": cursor})
+    requires. An invalid cursor is Solr's 400 (SolrError, status 400); a refused query a
+    QuerySyntaxError naming `query` (as search())."""
+    body = user_search(index, core, lucene_query(query), rows=rows, sort="identity asc",
+                       params={"defType": "lucene", "cursorMark": cursor})
     docs = tuple(display_document(d) for d in body["response"]["docs"])
     following = str(body.get("nextCursorMark", cursor))
     # Solr says the end by returning the cursor it was given; a short page is the end too.
     done = following == cursor or len(docs) < rows
     return SearchPage(int(body["response"]["numFound"]), docs, cursor, None if done else following)
+
+
+#: Lucene's TooComplexToDeterminizeException, which Solr answers with HTTP 500: a wildcard or a
+#: regular expression whose automaton is too large to build (`*a?*a?*...`, `/a{99999}/`)
+_TOO_COMPLEX = re.compile(r"Determinizing .* would require more than \d+ effort")
+
+
+def user_search(index: SolrIndex, core: str, query: str, **kwargs: Any) -> dict[str, Any]:
+    """index.search() of a user's query: Solr's 500 for a pattern too complex to build is the
+    query's fault, a UsageError naming `query` (a 400, exit 2), not a failure of Solr's."""
+    try:
+        return index.search(core, query, **kwargs)
+    except SolrError as exc:
+        if exc.status == 500 and _TOO_COMPLEX.search(str(exc)):
+            raise UsageError(f"query: too complex for Solr: {first_line(exc, 200)}") from None
+        raise
 
 
 # -- one element ------------------------------------------------------------------------------

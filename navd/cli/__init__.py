@@ -10,7 +10,8 @@ ended to its exit code.
 | govern.py     | taint, reprocess, tag                                |
 | usage.py      | usage, unused, deps, impact                          |
 | export.py     | export openlineage                                   |
-| server.py     | run, serve, server add-user, set-role, status, stop  |
+| server.py     | run, serve, server add-user, set-role, *-api-key(s), |
+|               | status, stop                                         |
 | quickstart.py | quickstart                                           |
 
 A handler parses its arguments, calls one service (navd/catalog, navd/lineage, navd/taint, ...)

@@ -37,7 +37,7 @@ from typing import Any
 from navd.errors import AmbiguousEntity, EntityNotFound
 from navd.index.client import SolrIndex
 from navd.index.documents import display_document
-from navd.index.filters import solr_quote, wildcard
+from navd.index.query_syntax import escape, quote
 from navd.names import InvalidName, is_path_name, lookup_name, path_qualified_name, shown
 
 #: candidates shown when a name matches several elements
@@ -211,13 +211,18 @@ def solr_query(query: NameQuery) -> str:
     """The Lucene query of a NameQuery: typed text only ever inside quotes or escaped."""
     parts = []
     if query.exact:
-        terms = " OR ".join(solr_quote(v) for v in query.exact)
+        terms = " OR ".join(quote(v) for v in query.exact)
         parts.append(f"identity:({terms}) OR qualifiedName:({terms})")
     if query.like:
-        like = f"qualifiedName:{wildcard(query.like)}"
+        like = f"qualifiedName:{_wildcard(query.like)}"
         if query.unlike:
-            like = f"({like} AND -qualifiedName:{wildcard(query.unlike)})"
+            like = f"({like} AND -qualifiedName:{_wildcard(query.unlike)})"
         parts.append(like)
     if not parts:
         raise InvalidName(f"name query {query.rule!r} asks for nothing")
     return " OR ".join(parts)
+
+
+def _wildcard(pattern: str) -> str:
+    """A Lucene wildcard term: every character literal (escaped) but '*'."""
+    return "*".join(escape(part) for part in pattern.split("*"))

@@ -18,7 +18,8 @@ from typing import Any
 from navd.errors import UsageError
 from navd.index.client import SolrIndex, batches
 from navd.index.documents import endpoint_field, solr_date
-from navd.index.filters import prefix_filter, solr_quote, term_filter, terms_filter
+from navd.index.filters import prefix_filter, term_filter, terms_filter
+from navd.index.query_syntax import quote
 from navd.lineage.rules import RelationAsk
 from navd.lineage.store import SolrLineageStore
 from navd.model import ElementType, RelationType
@@ -94,9 +95,9 @@ def list_taints(index: SolrIndex, target: Mapping[str, Any] | None = None, *, ro
     period: Period | None = None
     if target is not None:
         path, spec = dataset_of(target)
-        clauses = [f'taint_target:{solr_quote(str(target["identity"]))}']
+        clauses = [f'taint_target:{quote(str(target["identity"]))}']
         if path is not None:
-            clauses.append(f'taint_dataset:{solr_quote(path.lower())}')
+            clauses.append(f'taint_dataset:{quote(path.lower())}')
             period = partition_period(spec) if spec else None
         filters.append(" OR ".join(clauses))
     body = index.search("runs", "*:*", rows=rows, sort="started desc, identity asc", filters=filters)

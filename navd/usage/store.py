@@ -14,7 +14,8 @@ from typing import Any
 
 from navd.index.client import SolrIndex, batches
 from navd.index.documents import endpoint_field, property_field
-from navd.index.filters import escape_term, terms_filter
+from navd.index.filters import terms_filter
+from navd.index.query_syntax import escape, range_bound
 from navd.model import ElementType, RelationType
 from navd.usage.rules import Run
 
@@ -159,9 +160,9 @@ def tables(index: SolrIndex, *, database: str | None = None, after: str | None =
     """The tables (not deleted) in identity order, of `database`, after the identity `after`."""
     filters = [f"type:{ElementType.TABLE.value}", "-deleted:true"]
     if after:
-        filters.append(f"identity:{{{escape_term(after)} TO *]")
+        filters.append(f"identity:{{{range_bound(after)} TO *]")
     if database:
-        filters.append(f"qualifiedName:{escape_term(database.lower())}.*")
+        filters.append(f"qualifiedName:{escape(database.lower())}.*")
     return index.scan("elements", "*:*", fl=_TABLE_FIELDS, filters=filters)
 
 
@@ -171,7 +172,7 @@ def table_size(index: SolrIndex, table: Mapping[str, Any], directory: str | None
     statistics say."""
     if directory:
         body = index.search("elements", "*:*", rows=0, filters=[
-            f"type:{ElementType.FILE.value}", "-deleted:true", f"qualifiedName:{escape_term(directory)}/*"],
+            f"type:{ElementType.FILE.value}", "-deleted:true", f"qualifiedName:{escape(directory)}/*"],
             params={"stats": "true", "stats.field": "size"})
         stats = body.get("stats", {}).get("stats_fields", {}).get("size") or {}
         if stats.get("count"):
