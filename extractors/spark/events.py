@@ -88,6 +88,7 @@ from navd.names import (
     function_qualified_name,
     hive_qualified_name,
     path_qualified_name,
+    path_source_type,
 )
 
 from .plans import (
@@ -879,7 +880,7 @@ class ApplicationProcessor:
         """A path read or written; the configured default FS qualifies bare paths, else the
         application's own fs.defaultFS (from its environment event)."""
         qn = path_qualified_name(path, self.default_fs or self._env_default_fs)
-        return EntityRef(SourceType.HDFS, qn, _path_type(qn))
+        return EntityRef(path_source_type(qn), qn, _path_type(qn))
 
     def _write_dataset(self, write: Write) -> Dataset | None:
         if write.table is not None:
