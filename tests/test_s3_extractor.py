@@ -116,7 +116,7 @@ def test_a_bucket_becomes_its_bucket_directories_and_files_named_as_jobs_name_th
     cold = found[f"{b}/cold/archive.csv"]
     assert cold["size"] == 5 and cold["lastModified"] and cold["fileSystemPath"] == f"/{bucket}/cold/archive.csv"
     properties = json.loads(cold["properties"])
-    assert properties["storageClass"] == "GLACIER" and properties["etag"] == "827ccb0eea8a706c4c34a16891f84e7b"
+    assert properties["storageClass"] == "GLACIER" and properties["eTag"] == "827ccb0eea8a706c4c34a16891f84e7b"
     assert found[f"{b}/odd/a+b=c&d.txt"]["originalName"] == "a+b=c&d.txt"
     assert (f"{b}/odd/ünïcödé", f"{b}/odd/ünïcödé/日本.txt") in parents(index, bucket)
     assert (f"{b}/", f"{b}/readme.txt") in parents(index, bucket)

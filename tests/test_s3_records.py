@@ -8,7 +8,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from navd.extractors.s3.records import BadKey, object_records, parse_object
+from navd import navigator
+from navd.extractors.s3.records import BadKey, bucket_records, object_records, parse_object
+from navd.index.documents import element_document
 from navd.linker.aliases import AliasRules, candidates, endpoint_spellings
 from navd.model import Element, ElementType, EntityRef, Relation, RelationType, SourceType
 from navd.names import (InvalidName, directory_ref, path_qualified_name, path_ref, s3_qualified_name, split_s3_name)
@@ -74,7 +76,7 @@ def test_an_object_becomes_a_file_under_its_directory() -> None:
         SourceType.S3, ElementType.FILE, "s3a://lake/t/dt=1/part 0.parquet", "part 0.parquet")
     assert (element.size, element.last_modified, element.owner, element.file_system_path) == (
         42, when, "alice", "/lake/t/dt=1/part 0.parquet")
-    assert dict(element.properties) == {"bucket": "lake", "etag": "abc", "storageClass": "STANDARD_IA"}
+    assert dict(element.properties) == {"bucketName": "lake", "eTag": "abc", "storageClass": "STANDARD_IA"}
     assert relation.type is RelationType.PARENT_CHILD and relation.endpoint1 == EntityRef(
         SourceType.S3, "s3a://lake/t/dt=1", ElementType.DIRECTORY)
     top = parse_object("lake", {"Key": "readme", "Size": 0})
@@ -87,7 +89,7 @@ def test_a_marker_is_its_directory() -> None:
     assert isinstance(element, Element) and isinstance(relation, Relation)
     assert (element.type, element.qualified_name, element.owner, element.size) == (
         ElementType.DIRECTORY, "s3a://lake/t/empty", "owner-id", None)
-    assert relation.endpoint1.qualified_name == "s3a://lake/t"
+    assert relation.endpoint1.qualified_name == "s3a://lake/t" and element.properties["implicit"] == "false"
 
 
 def test_a_changed_object_has_another_signature() -> None:
@@ -96,3 +98,17 @@ def test_a_changed_object_has_another_signature() -> None:
     for change in ({"Size": 2}, {"ETag": '"f"'}, {"StorageClass": "GLACIER"},
                    {"LastModified": datetime(2026, 1, 1, tzinfo=UTC)}):
         assert parse_object("lake", {**base, **change}).signature != parse_object("lake", base).signature
+
+
+def test_navigators_api_shows_s3_entities_with_their_s3_fields() -> None:
+    marker = object_records(parse_object("lake", {"Key": "t/", "Size": 0}))[0]
+    file = object_records(parse_object("lake", {"Key": "t/a.csv", "Size": 3, "ETag": '"x"'}))[0]
+    assert isinstance(marker, Element) and isinstance(file, Element)
+    shown = navigator.entity(element_document(file))
+    assert (shown["sourceType"], shown["type"], shown["bucketName"], shown["eTag"], shown["parentPath"]) == (
+        "S3", "FILE", "lake", "x", "/lake/t")
+    assert navigator.entity(element_document(marker))["implicit"] is False
+    bucket = navigator.entity(element_document(bucket_records("lake")[0]))  # type: ignore[arg-type]
+    assert (bucket["type"], bucket["fileSystemPath"], bucket["bucketName"]) == ("S3BUCKET", "/lake", "lake")
+    # Hue's bare type names and a lower-case source type find them
+    assert navigator.translate_query("S3BUCKET AND sourceType:s3") == "(S3BUCKET OR type:S3BUCKET) AND sourceType:S3"

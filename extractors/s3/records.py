@@ -109,7 +109,7 @@ def bucket_records(bucket: str, extractor_run_id: str | None = None) -> list[Rec
     ref = bucket_ref(bucket)
     return [Element(SourceType.S3, ElementType.S3BUCKET, ref.qualified_name, name=bucket,
                     file_system_path=file_system_path(bucket), extractor_run_id=extractor_run_id,
-                    properties={"bucket": bucket})]
+                    properties={"bucketName": bucket})]
 
 
 def directory_records(bucket: str, prefix: str, extractor_run_id: str | None = None,
@@ -122,7 +122,8 @@ def directory_records(bucket: str, prefix: str, extractor_run_id: str | None = N
                       file_system_path=file_system_path(bucket, prefix),
                       last_modified=marker.modified if marker else None,
                       owner=(marker.owner or None) if marker else None, extractor_run_id=extractor_run_id,
-                      properties={"bucket": bucket})
+                      # implied by the keys below it (Navigator's `implicit`), or a marker object
+                      properties={"bucketName": bucket, "implicit": "false" if marker else "true"})
     return _with_parent(element, parent, extractor_run_id)
 
 
@@ -131,7 +132,7 @@ def object_records(obj: S3Object, extractor_run_id: str | None = None) -> list[R
     if obj.is_marker:
         return directory_records(obj.bucket, obj.key, extractor_run_id, marker=obj)
     parent = directory_ref(obj.bucket, parent_prefix(obj.key))
-    props = {"bucket": obj.bucket, "etag": obj.etag}
+    props = {"bucketName": obj.bucket, "eTag": obj.etag}
     if obj.storage_class:
         props["storageClass"] = obj.storage_class
     element = Element(SourceType.S3, ElementType.FILE, s3_qualified_name(obj.bucket, obj.key), name=_name(obj.key),

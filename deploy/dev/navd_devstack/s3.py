@@ -47,7 +47,7 @@ class DevS3:
     def __init__(self, home: Path, port: int, *, preload: Path | None = None) -> None:
         self.home = home.expanduser().resolve()
         self.port = port
-        self.preload = preload
+        self.preload = preload.resolve() if preload is not None else None
         self.process = ManagedProcess("s3", self.home, LAUNCHER, DevServiceError)
 
     @property
@@ -90,8 +90,9 @@ class DevS3:
 
     def _ready(self) -> str | None:
         try:
-            # moto's own API answers once its dispatcher is up (an S3 request would need signing)
-            requests.get(f"{self.endpoint_url}/moto-api/data.json", timeout=3).raise_for_status()
+            # any answer (an unsigned ListBuckets: 200 or 403) means the dispatcher is up; not
+            # /moto-api/data.json, which serialises every object held
+            requests.get(f"{self.endpoint_url}/", timeout=3)
         except requests.RequestException:
             return f"the S3 server on port {self.port} to answer"
         return None
