@@ -127,7 +127,8 @@ def default_solr_dist_dir() -> Path:
 
 
 def state_dir() -> Path:
-    """The invoking user's own state (which embedded Solr `navd solr start` last started)."""
+    """The invoking user's own state: the state directory when neither `[daemon] state_dir` nor
+    systemd's $STATE_DIRECTORY names one (navd.config.extractor_state_dir)."""
     return _xdg_dir("XDG_STATE_HOME", ".local/state") / "navd"
 
 
@@ -149,8 +150,9 @@ class ClusterConfig:
 class EmbeddedSolrConfig:
     """The Solr 9 server navd runs itself when `[solr] url` is not set.
 
-    `home` and `port` left unset mean: the server last started with `navd solr start`
-    (recorded in the state directory), else ~/.local/share/navd/solr on port 8983.
+    `home` and `port` left unset mean: the server last started with `navd solr start` with this
+    config file and state directory (recorded there, navd.solr.server), else
+    ~/.local/share/navd/solr on port 8983. `navd quickstart` skips the record: its own home.
     """
 
     home: str = ""
@@ -358,14 +360,23 @@ class OpenLineageConfig:
 
     enabled: bool = False
     #: OpenLineage namespace -> navd cluster, e.g. {"hive://metastore:9083" = "primary"}: Hive
-    #: tables of that metastore are named `db.table@primary`; an unmapped hive:// namespace
-    #: takes `[cluster] name`
+    #: tables of that metastore are named `db.table@primary`. A hive:// namespace neither listed
+    #: here nor `hive://<a navd cluster>` is another metastore's: its datasets keep their own
+    #: namespace (navd.names.openlineage_dataset_ref), with a warning
     namespaces: Mapping[str, str] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
     #: events accepted while Solr is down wait here (fsync'd) until it is back; unset:
     #: `openlineage-spool` in the state directory ([daemon] state_dir)
     spool_dir: str = ""
     #: the largest body taken, as sent and once gunzipped (413 above it)
     max_body_bytes: int = number(DEFAULT_OPENLINEAGE_MAX_BODY_BYTES, 1024, 1024 ** 3)
+    #: The most an event may make the intake do (413 above, naming the key): datasets (inputs
+    #: and outputs), schema-facet fields summed over its datasets, and the column edges its
+    #: columnLineage facets expand to (each input of each column; a dataset-wide input once per
+    #: written column). Emitters send tens of datasets and hundreds of columns an event; the
+    #: defaults leave room for very wide jobs (ten tables of 10,000 columns) and bound the rest.
+    max_datasets: int = number(10_000, 1, 1_000_000)
+    max_fields: int = number(100_000, 1, 10_000_000)
+    max_column_edges: int = number(100_000, 1, 10_000_000)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -103,19 +104,25 @@ class SqliteState:
         self.db.close()
 
 
-def write_atomically(path: Path, data: bytes) -> None:
+def write_atomically(path: Path, data: bytes, *, overwrite: bool = True) -> None:
     """Replace `path` with `data` so that after a crash it holds the old or the new bytes, whole.
 
     Written to a temporary file beside it, fsynced, renamed over it, then the directory fsynced:
     the rename itself must reach the disk before the caller is told the state is durable.
-    Raises OSError (the caller names what the file is for)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    `overwrite=False` never replaces a file already there (FileExistsError instead): a hard link
+    instead of the rename, which fails where the name is taken, so two writers picking the same
+    new name cannot lose one's file. Raises OSError (the caller names what the file is for)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     try:
         with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)
+            tmp.unlink()
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

@@ -29,7 +29,8 @@ from navd.logs import get_logger
 from navd.openlineage.intake import Intake
 from navd.server.errors import ERROR_RESPONSES, ApiError, error_response, install_handlers
 from navd.server.kerberos import Acceptor, Refused
-from navd.server.metrics import Metrics
+from navd.server.metrics import IntakeCollector, Metrics
+from navd.server.parameters import refuse_unknown_query_parameters
 from navd.server.request_checks import RESPONSE_HEADERS, RequestChecks, machine_names, server_names
 from navd.server.users import Users
 
@@ -61,7 +62,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
     names = server_names(config.server, () if is_loopback_host(config.server.host) else machine_names())
     app.add_middleware(RequestChecks, names=names)
     app.add_middleware(Guard, metrics=app.state.metrics)
-    app.include_router(probes)
+    app.include_router(probes, dependencies=[Depends(refuse_unknown_query_parameters)])
     mount(app, openapi_router)
     mount(app, api.router)
     mount(app, taint_routes.router)  # /api/taints, /api/reprocess (navd/server/taint_routes.py)
@@ -71,6 +72,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
         from navd.server.openlineage_routes import router as openlineage_router
 
         app.state.intake = intake
+        app.state.metrics.registry.register(IntakeCollector(intake))
         # before Navigator's routes: /api/v1 is no Navigator version, but keep Marquez's path first
         mount(app, openlineage_router)
     from navd.server.marquez_routes import router as marquez_router
@@ -85,8 +87,10 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
 
 
 def mount(app: FastAPI, router: APIRouter, prefix: str = "") -> None:
-    """Serve `router`'s routes behind the configured authentication."""
-    app.include_router(router, prefix=prefix, dependencies=[Depends(authenticate)], responses=ERROR_RESPONSES)
+    """Serve `router`'s routes behind the configured authentication; a query parameter a route
+    does not declare is refused (navd/server/parameters.py), after authentication."""
+    checks = [Depends(authenticate), Depends(refuse_unknown_query_parameters)]
+    app.include_router(router, prefix=prefix, dependencies=checks, responses=ERROR_RESPONSES)
 
 
 def authenticate(request: Request) -> str | None:
