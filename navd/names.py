@@ -65,6 +65,8 @@ class SourceType(enum.StrEnum):
     IMPALA = "IMPALA"
     #: objects, prefixes ("directories") and buckets of an S3 or S3-compatible store
     S3 = "S3"
+    #: Oozie workflows and coordinators, their runs and actions
+    OOZIE = "OOZIE"
     #: what only OpenLineage events tell: their jobs and runs, and datasets of systems navd does
     #: not extract (a Postgres table, a Kafka topic), named verbatim under their namespace
     OPENLINEAGE = "OPENLINEAGE"
@@ -516,7 +518,7 @@ def directory_ref(path: str, default_fs: str) -> EntityRef:
 #: the schemes of `operation_qualified_name`'s names: never file system paths
 _OPERATION_SCHEMES = frozenset({SourceType.SPARK.value.lower(), SourceType.YARN.value.lower(),
                                 SourceType.OPENLINEAGE.value.lower(), SourceType.HIVE.value.lower(),
-                                SourceType.IMPALA.value.lower()})
+                                SourceType.IMPALA.value.lower(), SourceType.OOZIE.value.lower()})
 
 
 def operation_qualified_name(source_type: SourceType | str, *parts: str) -> str:
@@ -556,6 +558,20 @@ def yarn_execution_ref(application_id: str) -> EntityRef:
     """A YARN application run: `yarn://<app id>`. Written by the YARN extractor, named by the
     Spark extractor (LOGICAL_PHYSICAL) for a Spark run on YARN."""
     return EntityRef(SourceType.YARN, operation_qualified_name(SourceType.YARN, application_id),
+                     ElementType.OPERATION_EXECUTION)
+
+
+def oozie_application_ref(kind: str, app_name: str) -> EntityRef:
+    """An Oozie workflow or coordinator application (OPERATION, the template of its runs):
+    `oozie://workflow/<app name>`, `oozie://coordinator/<app name>`."""
+    return EntityRef(SourceType.OOZIE, operation_qualified_name(SourceType.OOZIE, kind, app_name),
+                     ElementType.OPERATION)
+
+
+def oozie_execution_ref(job_or_action_id: str) -> EntityRef:
+    """A run of an Oozie workflow or coordinator (`oozie://<job id>`), or one of its actions
+    (`oozie://<job id>@<action name or number>`, Oozie's own action id)."""
+    return EntityRef(SourceType.OOZIE, operation_qualified_name(SourceType.OOZIE, job_or_action_id),
                      ElementType.OPERATION_EXECUTION)
 
 
