@@ -10,10 +10,14 @@ from typing import Any
 
 import pytest
 
+from navd.config import parse_config
+from navd.errors import ConfigError
+from navd.extractors.oozie.extractor import OozieExtractionError, OozieExtractor
 from navd.extractors.oozie.records import (BadJob, coordinator_records, jobs_of, parse_coordinator, parse_workflow,
                                            workflow_records, yarn_application_ids)
 from navd.model import Element, ElementType, EntityRef, Relation, RelationType, SourceType
 from navd.names import oozie_execution_ref, yarn_execution_ref
+from navd.process import free_port
 
 FIXTURES = Path(__file__).parent / "fixtures" / "oozie"
 
@@ -123,3 +127,23 @@ def test_yarn_ids_of_external_ids(external: tuple[Any, ...], expected: tuple[str
 def test_a_bad_job_names_what_is_wrong(change: dict[str, Any], message: str) -> None:
     with pytest.raises(BadJob, match=message.replace("[", r"\[").replace("(", r"\(")):
         parse_workflow({**load("workflow_spark_hive.json"), **change})
+
+
+def test_an_unreachable_server_ends_the_run_with_one_line(tmp_path: Path) -> None:
+    extractor = OozieExtractor([f"http://127.0.0.1:{free_port()}/oozie"], tmp_path, timeout=2)
+    with pytest.raises(OozieExtractionError, match=r"no Oozie server answered: Oozie http://127\.0\.0\.1:\d+/oozie/"
+                                                   r"v2/admin/status unreachable") as raised:
+        list(extractor.extract())
+    assert "\n" not in str(raised.value)
+    assert not (tmp_path / "oozie-state.json").exists()  # nothing committed
+
+
+@pytest.mark.parametrize(("section", "message"), [
+    ({"enabled": True}, r"\[oozie\] urls: \[oozie\] is enabled but has no urls"),
+    ({"urls": ["oozie:11000"]}, r"\[oozie\] urls: 'oozie:11000' is not an http\(s\) URL"),
+    ({"urls": ["http://o:11000/oozie"], "keytab": "/k"}, r"\[oozie\] keytab: set only with auth = \"kerberos\""),
+    ({"page_size": 0}, r"\[oozie\] page_size"),
+])
+def test_bad_settings_name_the_key(section: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_config({"oozie": section}, environ={})

@@ -396,13 +396,19 @@
     return Array.from(text).map((c) => c + "\u0336").join("");
   }
 
-  // How a type reads under a node's name where its enum value reads badly ("S3 S3BUCKET").
+  // How a type reads under a node's name where its enum value reads badly ("S3 S3BUCKET"), and
+  // what an Oozie operation is (its qualifiedName says: oozie://workflow/..., oozie://coordinator/...).
   const TYPE_LABELS = { S3BUCKET: "bucket" };
+  const OOZIE_KIND = /^oozie:\/\/(workflow|coordinator)\//;
+
+  function typeLabel(node) {
+    const oozie = node.type === "OPERATION" && OOZIE_KIND.exec(node.qualifiedName || "");
+    return oozie ? oozie[1] : TYPE_LABELS[node.type] || node.type;
+  }
 
   function label(node) {
     const name = displayName(node);
-    return (node.deleted ? strike(name) : name) + (node.cut ? "  ⊕" : "") + "\n" + node.sourceType + " "
-      + (TYPE_LABELS[node.type] || node.type);
+    return (node.deleted ? strike(name) : name) + (node.cut ? "  ⊕" : "") + "\n" + node.sourceType + " " + typeLabel(node);
   }
 
   // What the diagram shows of the graph: columns of expanded tables (all with the toggle),
