@@ -492,7 +492,8 @@ def s3_qualified_name(bucket: str, key: str = "") -> str:
     if not bucket or "/" in bucket:
         raise InvalidName(f"S3 bucket name {shown(bucket)} is empty or holds a '/'")
     stripped = key.removesuffix("/")
-    if stripped and any(part in ("", ".", "..") for part in stripped.split("/")):
+    walled = f"/{stripped}/"  # every segment between two '/': one substring test per bad kind
+    if stripped and ("//" in walled or "/./" in walled or "/../" in walled):
         raise InvalidName(f"S3 key {shown(key)} of bucket {shown(bucket)} has an empty, '.' or '..' segment: "
                           "no path names it")
     return f"{S3_SCHEME}://{bucket.lower()}/{stripped}"

@@ -21,7 +21,10 @@ import pytest
 import requests
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from navd.extractors.oozie.records import parse_workflow, workflow_records
+from navd.extractors.s3.records import bucket_records
 from navd.index.client import SolrIndex
+from navd.model import ElementType, EntityRef, Relation, RelationType, SourceType
 from navd.server.page import CONTENT_SECURITY_POLICY
 from navd.solr.server import EmbeddedSolr, free_port
 from page_graph import XSS_NAME, Pipeline, fan, pipeline, write
@@ -427,11 +430,6 @@ def test_a_tainted_node_is_marked_and_the_legend_says_so(page: Page, graph: Pipe
 
 def test_a_bucket_and_an_oozie_workflow_read_as_what_they_are(page: Page, index: SolrIndex) -> None:
     """An S3 bucket is drawn as a barrel labelled "S3 bucket", an Oozie workflow as "OOZIE workflow"."""
-    from navd.extractors.oozie.records import parse_workflow, workflow_records
-    from navd.extractors.s3.records import bucket_records
-    from navd.model import ElementType, Relation, RelationType, SourceType
-    from navd.names import EntityRef
-
     bucket = f"pg{os.getpid()}-lake"
     table = EntityRef(SourceType.HIVE, f"pg{os.getpid()}_s3.t@primary", ElementType.TABLE)
     workflow = parse_workflow({"id": f"0000001-{os.getpid():015d}-oozie-pg-W", "appName": f"pg{os.getpid()}-daily",

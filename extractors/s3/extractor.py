@@ -48,8 +48,8 @@ from navd.model import Deletion, ElementType, EntityRef, Record, SourceType
 from navd.names import InvalidName, s3_qualified_name, split_s3_name
 
 from .client import RequestCounter, make_client, resolve_credentials
-from .records import (BadKey, S3Object, bucket_records, directory_records, object_records, parent_prefix,
-                      parse_object)
+from .records import (BadKey, S3Object, bucket_records, directory_records, directory_ref, object_records,
+                      parent_prefix, parse_object)
 from .settings import S3Root, s3_settings
 from .state import S3State
 
@@ -294,15 +294,15 @@ class S3Extractor:
         """The FILEs of a page of objects whose signature changed (all with `full`); every one
         recorded as seen by this run."""
         files = [o for o in objects if not o.is_marker]
-        names = [s3_qualified_name(o.bucket, o.key) for o in files]
-        known = {} if full else self.state.signatures(names)
+        known = {} if full else self.state.signatures(o.qualified_name for o in files)
         rows = []
-        for obj, name in zip(files, names, strict=True):
+        for obj in files:
             signature = obj.signature
-            if full or known.get(name) != signature:
+            if full or known.get(obj.qualified_name) != signature:
                 self.report.entries += 1
                 yield from object_records(obj, self.extractor_run_id)
-            rows.append((name, _dir_name(obj.bucket, parent_prefix(obj.key)), signature))
+            rows.append((obj.qualified_name, directory_ref(obj.bucket, parent_prefix(obj.key)).qualified_name,
+                         signature))
         self.state.saw_objects(rows, self._token)
         self._since_checkpoint += len(objects)
 
@@ -373,7 +373,7 @@ class S3Extractor:
                 self.state.saw_directory(name, directory, known[0], leaf=known[1], token=self._token)
                 continue
             self._save_tree(tree)
-        listed_objects = {s3_qualified_name(o.bucket, o.key) for o in objects if not o.is_marker}
+        listed_objects = {o.qualified_name for o in objects if not o.is_marker}
         missing = [(d, True) for d in sorted(self.state.child_directories(directory) - listed_dirs)]
         missing += [(o, False) for o in sorted(self.state.child_objects(directory) - listed_objects)]
         known = self.state.directory(directory)

@@ -16,6 +16,7 @@ cannot address such an object either.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -39,6 +40,8 @@ class S3Object:
     modified: datetime | None
     storage_class: str
     owner: str
+    #: `s3a://bucket/key` (for a marker, its directory's name)
+    qualified_name: str = ""
 
     @property
     def is_marker(self) -> bool:
@@ -60,7 +63,7 @@ def parse_object(bucket: str, raw: Mapping[str, Any]) -> S3Object:
     if not is_utf8(key):
         raise BadKey(f"bucket {bucket}: key {shown(key)} is not valid UTF-8 text")
     try:
-        _ = s3_qualified_name(bucket, key)
+        qualified_name = s3_qualified_name(bucket, key)
     except InvalidName as exc:
         raise BadKey(str(exc)) from None
     size = raw.get("Size", 0)
@@ -71,7 +74,8 @@ def parse_object(bucket: str, raw: Mapping[str, Any]) -> S3Object:
     return S3Object(bucket=bucket, key=key, size=size, etag=str(raw.get("ETag") or "").strip('"'),
                     modified=modified if isinstance(modified, datetime) else None,
                     storage_class=str(raw.get("StorageClass") or ""),
-                    owner=str(owner.get("DisplayName") or owner.get("ID") or "") if isinstance(owner, Mapping) else "")
+                    owner=str(owner.get("DisplayName") or owner.get("ID") or "") if isinstance(owner, Mapping) else "",
+                    qualified_name=qualified_name)
 
 
 def file_system_path(bucket: str, key: str = "") -> str:
@@ -84,6 +88,8 @@ def bucket_ref(bucket: str) -> EntityRef:
     return EntityRef(SourceType.S3, s3_qualified_name(bucket), ElementType.S3BUCKET)
 
 
+# Bounded: the objects of a listing come directory by directory, each naming its parent.
+@functools.lru_cache(maxsize=4096)
 def directory_ref(bucket: str, prefix: str) -> EntityRef:
     """The DIRECTORY of a prefix (`a/b/` or `a/b`), or the bucket for the empty prefix."""
     if not prefix.strip("/"):
@@ -135,7 +141,8 @@ def object_records(obj: S3Object, extractor_run_id: str | None = None) -> list[R
     props = {"bucketName": obj.bucket, "eTag": obj.etag}
     if obj.storage_class:
         props["storageClass"] = obj.storage_class
-    element = Element(SourceType.S3, ElementType.FILE, s3_qualified_name(obj.bucket, obj.key), name=_name(obj.key),
+    element = Element(SourceType.S3, ElementType.FILE, obj.qualified_name or s3_qualified_name(obj.bucket, obj.key),
+                      name=_name(obj.key),
                       parent=parent, file_system_path=file_system_path(obj.bucket, obj.key), size=obj.size,
                       last_modified=obj.modified, owner=obj.owner or None, extractor_run_id=extractor_run_id,
                       properties=props)
