@@ -1,4 +1,4 @@
-"""Golden tests of the Spark event-log processor (extractors/spark/events.py, plans.py).
+"""Golden tests of the Spark event-log processor (extractors/spark/events.py, plan/).
 
 Each `tests/fixtures/spark_events/<case>.jsonl` is a real PySpark 4.3 event log (captured by
 `capture.py` next to it); `<case>.expected.json` is the table-level lineage that is TRUE for
@@ -27,14 +27,9 @@ from navd.extractors.spark.events import (
 )
 from navd.extractors.spark.records import dropped, process_lines, records, stubs_for
 from navd.index.documents import STUB_MARK
-from navd.extractors.spark.plans import (
-    PlanError,
-    TableId,
-    location_paths,
-    parse_identifier,
-    plan_io,
-    split_list,
-)
+from navd.extractors.spark.plan.model import PlanError, TableId
+from navd.extractors.spark.plan.tables import plan_io
+from navd.extractors.spark.plan.text import location_paths, parse_identifier, split_list
 from navd.model import Element, ElementStub, ElementType, Relation, RelationType, SourceType, hive_qualified_name
 
 from spark_fixtures import CASES, CLUSTER, DEFAULT_FS, FIXTURES, UPDATE, fixture_lines
@@ -390,7 +385,7 @@ def test_partition_thrift_server_and_yarn_am_events_are_known() -> None:
     assert dict(run.skipped) == {}
 
 
-# Column lineage (plans.column_flows and its records) is tested in tests/test_spark_plans.py.
+# Column lineage (plan.column_flows and its records) is tested in tests/test_spark_plans.py.
 
 
 def test_split_list_respects_nesting() -> None:

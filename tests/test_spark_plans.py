@@ -1,4 +1,4 @@
-"""Column lineage from Spark plans: extractors/spark/plans.py `column_flows` and the FIELD-level
+"""Column lineage from Spark plans: extractors/spark/plan/ `column_flows` and the FIELD-level
 DATA_FLOW / CONTROL_FLOW records extractors/spark/events.py makes of it.
 
 Two layers, both on real PySpark 4.3 event logs (tests/fixtures/spark_events/*.jsonl, captured by
@@ -14,7 +14,7 @@ capture.py there):
   sources with their subtypes),
   reviewed by hand. Regenerate with NAVD_UPDATE_GOLDEN=1 and read the diff.
 
-Decisions these tests pin down (see plans.py, "column lineage"):
+Decisions these tests pin down (see plan/columns.py):
 - grouping keys are CONTROL_FLOW (GROUP_BY) sources of every output column, the one that copies
   them included, which also has them as a SIMPLE DATA_FLOW source: a column used both ways keeps
   both edges (join keys, filter, sort and window columns alike);
@@ -41,19 +41,17 @@ import pytest
 
 from navd.extractors.spark.events import ApplicationProcessor
 from navd.extractors.spark.records import process_lines, records, stubs_for
-from navd.extractors.spark.plans import (
+from navd.extractors.spark.plan.columns import column_flows
+from navd.extractors.spark.plan.model import (
     MAX_EXPRESSION_CHARS,
     MAX_PLAN_CHARS,
     CONTROL_SUBTYPES,
     ColumnFlow,
     ColumnSource,
     PlanTooLarge,
-    _branch_ids,
-    _unwrap_char_varchar,
-    column_flows,
-    plan_io,
-    split_list,
 )
+from navd.extractors.spark.plan.tables import plan_io
+from navd.extractors.spark.plan.text import branch_ids, split_list, unwrap_char_varchar
 from navd.lineage import LineageOptions, lineage
 from navd.lineage_memory import MemoryLineageStore
 from navd.model import DependencyType, Element, ElementStub, ElementType, Relation, RelationType, SourceType
@@ -91,7 +89,7 @@ def flow_text(flow: ColumnFlow) -> Flow:
 
 
 # (case, execution id, [(written column, sources, expression or None, control columns)]); each
-# column with how it is used (plans.DATA_SUBTYPES, plans.CONTROL_SUBTYPES)
+# column with how it is used (plan.DATA_SUBTYPES, plan.CONTROL_SUBTYPES)
 PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
     # the acceptance case: CTAS nested insert, u = upper(s.c); the filter `c is not null` is on
     # c itself: c is both a data source of u and a FILTER control
@@ -584,7 +582,7 @@ def test_multi_insert_records_give_each_table_its_own_columns() -> None:
 def test_branch_conditions_are_told_from_branch_values(expression: str, deciding: set[int], valued: set[int]) -> None:
     """The pure split behind CONDITIONAL controls, on CASE WHEN / If texts as Spark prints them
     (the captured column_usage case covers them in real plans)."""
-    assert _branch_ids(expression) == (deciding, valued)
+    assert branch_ids(expression) == (deciding, valued)
 
 
 def test_alias_in_the_arguments_of_any_node_defines_its_column() -> None:
@@ -938,7 +936,7 @@ def test_references_by_the_plan_s_own_names() -> None:
 def test_char_varchar_wrappers(expression: str, unwrapped: str) -> None:
     """Hand-written snippets of plan text (a parsing helper's unit test); char_varchar is the
     captured case."""
-    assert _unwrap_char_varchar(expression) == unwrapped
+    assert unwrap_char_varchar(expression) == unwrapped
 
 
 @pytest.mark.parametrize(("text", "items"), [
