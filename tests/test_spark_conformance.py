@@ -18,7 +18,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "spark-conformance.md"
-SOURCES = (*sorted((ROOT / "extractors" / "spark" / "plan").glob("*.py")), ROOT / "extractors" / "spark" / "events.py")
+SOURCES = (*sorted((ROOT / "extractors" / "spark" / "plan").glob("*.py")), ROOT / "extractors" / "spark" / "events.py",
+           ROOT / "extractors" / "spark" / "replaced_views.py")
 FIXTURES = ROOT / "tests" / "fixtures" / "spark_events"
 _CODE = re.compile(r"`([^`]+)`")
 _TEST_ID = re.compile(r"^tests/test_\w+\.py::\w+(\[.*\])?$")

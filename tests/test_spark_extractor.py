@@ -273,6 +273,46 @@ def test_a_view_created_through_spark_sql_and_the_plan_of_its_query(navd, index:
     assert shown.returncode == 0 and "executionPlan" in shown.stdout and "WriteFiles" in shown.stdout
 
 
+def test_a_view_replaced_by_a_later_application_loses_its_earlier_lineage(  # type: ignore[no-untyped-def]
+        navd, index: SolrIndex, solr_server: EmbeddedSolr, tmp_path: Path) -> None:
+    """CREATE VIEW in one PySpark application, CREATE OR REPLACE VIEW over another table in a
+    later one, each extracted in its own pass: after the second pass the view's lineage, table
+    and columns, is the second definition's only. The first statement's execution stays, with
+    what it read."""
+    root = tmp_path / "job"
+    run_pyspark("""
+        spark.sql("create database rv")
+        spark.sql("create table rv.a (x int, y string) using parquet")
+        spark.sql("create table rv.b (k int, z string) using parquet")
+        spark.sql("insert into rv.a values (1, 'a')")
+        spark.sql("insert into rv.b values (2, 'b')")
+        spark.sql("create view rv.v as select x as id, upper(y) as label from rv.a where x > 0")
+    """, root, "view_first")
+    env = {**os.environ, "NAVD_CONFIG": str(config_file(tmp_path, solr_server, root / "events"))}
+    first = navd("extract", "spark", "--once", env=env)
+    assert first.returncode == 0, first.stderr
+    upstream = ("rv.v@primary", "--direction", "upstream", "--columns")
+    assert lineage_edges(navd, env, *upstream) == {
+        ("rv.a@primary", "rv.v@primary", "DATA_FLOW", None),
+        ("rv.a.x@primary", "rv.v.id@primary", "DATA_FLOW", "SIMPLE"),
+        ("rv.a.y@primary", "rv.v.label@primary", "DATA_FLOW", "EXPRESSION"),
+        ("rv.a.x@primary", "rv.v.id@primary", "CONTROL_FLOW", None),
+        ("rv.a.x@primary", "rv.v.label@primary", "CONTROL_FLOW", None)}
+    run_pyspark("""
+        spark.sql("create or replace view rv.v as select k as id, z as label from rv.b")
+    """, root, "view_second")
+    second = navd("extract", "spark", "--once", env=env)
+    assert second.returncode == 0, second.stderr
+    assert lineage_edges(navd, env, *upstream) == {
+        ("rv.b@primary", "rv.v@primary", "DATA_FLOW", None),
+        ("rv.b.k@primary", "rv.v.id@primary", "DATA_FLOW", "SIMPLE"),
+        ("rv.b.z@primary", "rv.v.label@primary", "DATA_FLOW", "SIMPLE")}
+    # the first definition's execution still read rv.a
+    read = json.loads(navd("search", 'type:DATA_FLOW AND endpoint1QualifiedName:"rv.a@primary"', "--core", "relations",
+                           "--json", env=env).stdout)["docs"]
+    assert [doc["endpoint2Type"] for doc in read] == ["OPERATION_EXECUTION"]
+
+
 FIXTURES = Path(__file__).parent / "fixtures" / "spark_events"
 
 

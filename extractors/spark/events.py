@@ -16,7 +16,11 @@ typed, what was understood) and extractors.spark.records turns it into navd.mode
   output of its execution: the HIVE VIEW `db.v@cluster`, named as the HMS extractor names it
   (the endpoint is unlinked and gets a stub, as a CTAS target; the HMS extractor's document
   replaces it), read tables as inputs, column lineage from the view's analysed plan (see
-  plan.column_flows). Temporary views are not recorded (their plan's name is a single part);
+  plan.column_flows). Temporary views are not recorded (their plan's name is a single part). A
+  view defined again later in the application has the later definition's lineage only: the
+  earlier statement keeps what it read but no longer writes the view (`replace_views`, its
+  element's `viewsReplaced` property); definitions in earlier passes are withdrawn from the
+  index by the extractor (replaced_views.py);
 - `executionPlan`: the formatted physical plan that ran (the last plan event of the execution:
   with AQE the final plan; a CTAS's nested executions after the root's, each under
   `== SQL execution N ==`), at most MAX_STORED_PLAN_CHARS, cut with a last line saying so;
@@ -88,6 +92,7 @@ from navd.names import (
     function_qualified_name,
     hive_qualified_name,
     path_qualified_name,
+    table_of_field,
 )
 
 from .plan.columns import column_flows
@@ -262,6 +267,10 @@ class SqlExecution:
     #: the formatted physical plan that ran (AQE: the final plan; nested executions after the
     #: root's, each under its own header), at most MAX_STORED_PLAN_CHARS with a note when cut
     plan: str | None = None
+    #: the views this execution defined that a later statement of the application defined
+    #: again: (view qualified name, the execution id of the definition that replaced it). Their
+    #: lineage is the later definition's: this execution no longer writes them.
+    replaced_views: tuple[tuple[str, int], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -603,6 +612,7 @@ class ApplicationProcessor:
             execution = self._execution(root_id, groups[root_id])
             if execution.inputs or execution.outputs or execution.catalog_events:
                 executions.append(execution)
+        executions = replace_views(executions)
         return ApplicationRun(self._app_name, self._app_id, self._attempt or "1", self._user,
                               self._version, self._started, self._ended, outcome, tuple(executions),
                               tuple(self._catalog_events), dict(self._skipped), self._events,
@@ -898,6 +908,33 @@ class ApplicationProcessor:
         if read.path is not None:
             return Dataset(self._path_ref(read.path), read.node, read.truncated)
         return None
+
+
+def replace_views(executions: list[SqlExecution]) -> list[SqlExecution]:
+    """`executions` (in order), each view written only by the last that defines it: CREATE OR
+    REPLACE VIEW and ALTER VIEW ... AS replace a view's definition, and with it its lineage. An
+    earlier definition keeps what it read, loses the view, its column edges and what it said of
+    the view's columns, and names the execution that replaced it."""
+    last: dict[str, int] = {}
+    for execution in executions:
+        for dataset in execution.outputs:
+            if dataset.ref.type is ElementType.VIEW:
+                last[dataset.ref.qualified_name] = execution.execution_id
+    replaced = []
+    for execution in executions:
+        gone = {d.ref.qualified_name for d in execution.outputs if d.ref.type is ElementType.VIEW
+                and last[d.ref.qualified_name] != execution.execution_id}
+        if gone:
+            def kept(name: str) -> bool:   # a column's or a dataset's qualified name
+                return (table_of_field(name) or name) not in gone
+            execution = dataclasses.replace(
+                execution, outputs=tuple(d for d in execution.outputs if d.ref.qualified_name not in gone),
+                columns=tuple(e for e in execution.columns if kept(e.target.qualified_name)),
+                column_incomplete=tuple((why, kept_fields) for why, fields in execution.column_incomplete
+                                        if (kept_fields := tuple(f for f in fields if kept(f)))),
+                replaced_views=tuple((view, last[view]) for view in sorted(gone)))
+        replaced.append(execution)
+    return replaced
 
 
 #: How every ColumnFlow.incomplete reason that raising MAX_FIELDS_SETTING cures says so

@@ -108,7 +108,7 @@ from .model import (
     Write,
 )
 from .tables import command_writes, is_v2_write, view_columns
-from .text import ATTR, CUT_LIST, first_backticked, ids, location_paths
+from .text import ATTR, CUT_LIST, PLAN_TRUNCATED, first_backticked, ids, location_paths
 from .tree import (
     Aggregate,
     Aliases,
@@ -123,6 +123,7 @@ from .tree import (
     Scan,
     Sort,
     TakeOrdered,
+    SUBQUERY_REF,
     Window,
     parse_description,
 )
@@ -137,6 +138,8 @@ _AGGREGATE_CALL = re.compile(
 _RANKING_CALL = re.compile(r"^(?:rank|dense_rank|percent_rank|cume_dist|row_number)\(", re.I)
 #: Nodes whose Input is not their output: they add the columns they make (read from their children)
 _ADDING_NODES = ("Window", "Generate", "BatchEvalPython", "ArrowEvalPython")
+#: The Spark setting that bounds a plan's text (default: no bound)
+MAX_PLAN_STRING_SETTING = "spark.sql.maxPlanStringLength"
 
 
 @dataclasses.dataclass(slots=True)
@@ -151,6 +154,8 @@ class _Reading:
     written: dict[int, list[tuple[str, int]]] = dataclasses.field(default_factory=dict)
     #: (node, control ids, CONTROL_SUBTYPES member) for every column through the node
     scoped: list[tuple[int, list[int], str]] = dataclasses.field(default_factory=list)
+    #: what handlers leave until every node is read: it needs their children's columns
+    after: list[Callable[[], None]] = dataclasses.field(default_factory=list)
 
     def input_ids(self, number: int) -> list[int]:
         node = self.tree.by_number.get(number)
@@ -174,6 +179,9 @@ class _Reading:
             return [i for k in kids for i in self.node_output(k, depth + 1)]
         if name.startswith("Union") and kids:
             return self.node_output(kids[0], depth + 1)
+        if name == "WithCTE" and kids:
+            # the CTEs' definitions, then the query that uses them
+            return self.node_output(kids[-1], depth + 1)
         if self.has_input(number) and not name.startswith(_ADDING_NODES):
             return self.input_ids(number)
         if kids:
@@ -347,12 +355,67 @@ def _other(reading: _Reading, node: PlanNode) -> None:
         _define_items(reading.graph, node.detail.columns)
 
 
+def _union(reading: _Reading, node: PlanNode) -> None:
+    _other(reading, node)
+    kids = node.children
+    if len(kids) < 2 or any(reading.tree.label(k).startswith("Execute ") for k in kids):
+        return   # a multi-insert: a union of writes, each with its own columns
+
+    def branches() -> None:
+        # the first child's ids carry every child's column at the same position
+        first = reading.node_output(kids[0])
+        for other in kids[1:]:
+            for position, attr_id in enumerate(reading.node_output(other)):
+                if position < len(first) and first[position] != attr_id:
+                    reading.graph.copies.setdefault(first[position], set()).add(attr_id)
+    reading.after.append(branches)
+
+
+def _distinct(reading: _Reading, node: PlanNode) -> None:
+    _other(reading, node)
+    if node.logical and node.children:
+        def grouped() -> None:
+            columns = reading.node_output(node.children[0])
+            reading.graph.control(columns, columns, GROUP_BY)
+        reading.after.append(grouped)
+
+
+def _set_comparison(reading: _Reading, node: PlanNode) -> None:
+    # INTERSECT / EXCEPT: the first side's rows that match (or not) the second's: both sides'
+    # columns decide (JOIN, as the semi / anti join Spark plans); without ALL the rows are distinct
+    _other(reading, node)
+    if node.logical and len(node.children) == 2:
+        def compared() -> None:
+            left, right = (reading.node_output(k) for k in node.children)
+            reading.graph.control(left, left + right, JOIN)
+            if node.arguments.startswith("false"):
+                reading.graph.control(left, left, GROUP_BY)
+        reading.after.append(compared)
+
+
+def _cte_reference(reading: _Reading, node: PlanNode) -> None:
+    # `0, true, [customer_id#44, amount#45], ...`: the definition CTERelationDef 0's columns, by
+    # position (a second reference has its own ids)
+    _other(reading, node)
+    cte = node.arguments.split(",", 1)[0].strip()
+    definition = next((n.number for n in reading.tree.nodes if n.logical and n.name == "CTERelationDef"
+                       and n.arguments.split(",", 1)[0].strip() == cte), None)
+    if node.logical and node.output is not None and definition is not None:
+        def copied() -> None:
+            for attr_id, source in zip((c.id for c in node.output or ()), reading.node_output(definition), strict=False):
+                if attr_id != source:
+                    reading.graph.define(attr_id, [source], None)
+        reading.after.append(copied)
+
+
 _HANDLERS: Mapping[Kind, Callable[[_Reading, PlanNode], None]] = {
     Kind.COMMAND: _command, Kind.SCAN: _scan, Kind.WRITE_FILES: _write_files,
     Kind.VIEW_COMMAND: lambda reading, node: None, Kind.VIEW: _view, Kind.TAKE_ORDERED: _take_ordered,
     Kind.FILTER: _condition(FILTER), Kind.JOIN: _condition(JOIN), Kind.AGGREGATE: _aggregate,
     Kind.GLOBAL_SORT: _global_sort, Kind.WINDOW: _window, Kind.GENERATE: _made, Kind.EXPAND: _expand,
-    Kind.EVAL_PYTHON: _made, Kind.PANDAS_MAP: _pandas_map, Kind.SCRIPT: _script, Kind.OTHER: _other,
+    Kind.EVAL_PYTHON: _made, Kind.PANDAS_MAP: _pandas_map, Kind.SCRIPT: _script, Kind.UNION: _union,
+    Kind.DISTINCT: _distinct, Kind.SET_COMPARISON: _set_comparison, Kind.CTE_REFERENCE: _cte_reference,
+    Kind.OTHER: _other,
 }
 
 
@@ -367,6 +430,12 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
         raise PlanTooLarge(f"physicalPlanDescription of {len(description)} characters "
                            f"(more than {MAX_PLAN_CHARS}) not read for column lineage")
     tree = parse_description(description)
+    truncated = PLAN_TRUNCATED.search(description[-100:])
+    if truncated and tree.views:
+        # The view's plan is the end of the text: what Spark left of it would give wrong columns.
+        return (ColumnFlow("", frozenset(), None, incomplete=(
+            f"plan text truncated by Spark ({truncated.group(1)} more characters; raise {MAX_PLAN_STRING_SETTING}): "
+            "the view's query is not all in the log")),)
     reading = _Reading(tree)
     for node in tree.nodes:
         _HANDLERS[node.kind](reading, node)
@@ -387,20 +456,11 @@ def column_flows(description: str) -> tuple[ColumnFlow, ...]:
 
 
 def _through_the_tree(reading: _Reading) -> None:
-    """What a node does to columns its handler could not see: Union branches, the columns
-    through a filter or join, scalar subqueries."""
+    """What needs every node read: what the handlers left (Union branches, ...), the columns
+    through a filter or join, subqueries."""
     tree, graph = reading.tree, reading.graph
-    # Union: the first child's ids carry every child's column at the same position.
-    for number, node in tree.by_number.items():
-        kids = tree.children.get(number, ())
-        if node.label.startswith("Union") and len(kids) > 1:
-            if any(tree.label(k).startswith("Execute ") for k in kids):
-                continue   # a multi-insert: a union of writes, each with its own columns
-            first = reading.node_output(kids[0])
-            for other in kids[1:]:
-                for position, attr_id in enumerate(reading.node_output(other)):
-                    if position < len(first) and first[position] != attr_id:
-                        graph.copies.setdefault(first[position], set()).add(attr_id)
+    for step in reading.after:
+        step()
     # Controls of filters and joins apply to every column going through the node.
     for number, by, subtype in reading.scoped:
         kids = tree.children.get(number, ())
@@ -409,6 +469,36 @@ def _through_the_tree(reading: _Reading) -> None:
     # Scalar subqueries: the subquery's expression id stands for its plan's output.
     for expr_id, root in tree.subquery_roots.items():
         graph.define(expr_id, reading.node_output(root), None)
+    _subqueries(reading)
+
+
+def _subtree(tree: PlanTree, root: int) -> list[int]:
+    """The nodes of the plan under `root` (its subqueries' plans included)."""
+    found, stack = [], [root]
+    while stack:
+        number = stack.pop()
+        if number not in found:
+            found.append(number)
+            stack.extend((*tree.children.get(number, ()), *tree.subplans.get(number, ())))
+    return found
+
+
+def _subqueries(reading: _Reading) -> None:
+    """A logical plan's subquery expressions (`list#90`, `exists#91`, `scalar-subquery#97`)
+    stand for their plans' output; what filters or joins a subquery's rows controls its value
+    (an EXISTS, a count)."""
+    tree, graph = reading.tree, reading.graph
+    scoped: dict[int, list[tuple[list[int], str]]] = {}
+    for number, by, subtype in reading.scoped:
+        scoped.setdefault(number, []).append((by, subtype))
+    for number, plans in tree.subplans.items():
+        node = tree.by_number.get(number)
+        refs = list(dict.fromkeys(int(i) for i in SUBQUERY_REF.findall(node.arguments))) if node else []
+        for expr_id, root in zip(refs, plans, strict=False):
+            graph.define(expr_id, reading.node_output(root), None)
+            for inside in _subtree(tree, root):
+                for by, subtype in scoped.get(inside, ()):
+                    graph.control([expr_id], by, subtype)
 
 
 def _unknown(reading: _Reading, description: str) -> tuple[dict[int, str], tuple[ColumnFlow, ...]]:

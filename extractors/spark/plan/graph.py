@@ -223,11 +223,14 @@ def render(expression: str, graph: ColumnGraph, sources: set[ColumnSource]) -> s
     for source in sources:
         by_name.setdefault(source.column, set()).add(source)
     ambiguous = {name for name, group in by_name.items() if len(group) > 1}
+    resolved: dict[int, tuple[set[ColumnSource], str | None]] = {}   # an expression repeats its columns
 
     def expand(name: str | None, attr_id: int, depth: int) -> str:
         if name is None:
             return ""   # `sum(w#1)#50`: the id of an aggregate result; `[id=#852]`
-        found, outer = resolve(attr_id, graph)
+        if attr_id not in resolved:
+            resolved[attr_id] = resolve(attr_id, graph)
+        found, outer = resolved[attr_id]
         if outer is None:
             if len(found) == 1:
                 (source,) = found

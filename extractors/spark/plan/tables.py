@@ -50,7 +50,15 @@ from typing import Any
 
 from . import model
 from .model import PlanError, PlanIO, Read, TableId, Write
-from .text import JDBC_V2_SCAN, PLAIN_IDENT, first_backticked, location_paths, parse_identifier, split_list
+from .text import (
+    JDBC_V2_SCAN,
+    PLAIN_IDENT,
+    PLAN_TRUNCATED,
+    first_backticked,
+    location_paths,
+    parse_identifier,
+    split_list,
+)
 from .tree import PANDAS_NODES, VIEW_COMMANDS, InfoNode, info_tree, parse_description
 
 _V2_TABLE_ARG = re.compile(r"^(\w+?)Table\(([^,()]+),")
@@ -233,9 +241,12 @@ def view_target(name: str, arguments: str) -> TableId | None:
     temporary view (or another node)."""
     if name not in VIEW_COMMANDS:
         return None
-    if name == "CreateViewCommand" and not _PERSISTED_VIEW.search(arguments):
-        return None
     head = arguments.split(", ", 1)[0]
+    if name == "CreateViewCommand" and not _PERSISTED_VIEW.search(arguments) and not (
+            PLAN_TRUNCATED.search(arguments) and head.count("`.`") >= 2):
+        # (a plan text Spark truncated in the middle of the statement loses the view's kind:
+        # a catalog's three-part name is a persisted view's)
+        return None
     # A temporary view's name is one part (`tv`): not an identifier of a catalog table.
     return first_backticked(head) if "`" in head else None
 

@@ -145,6 +145,8 @@ def closing(text: str, open_at: int) -> int:
 
 #: How Spark ends a list it cut after spark.sql.debug.maxToStringFields items: `... 6 more fields`.
 CUT_LIST = " more fields"
+#: How Spark ends a plan text it cut after spark.sql.maxPlanStringLength characters
+PLAN_TRUNCATED = re.compile(r"\.\.\. (\d+) more characters\s*$")
 CUT_COUNT = re.compile(r"\.\.\. (\d+) more fields")
 
 # --- attributes and expressions ------------------------------------------------------------------

@@ -154,6 +154,10 @@ class Kind(enum.Enum):
     EVAL_PYTHON = "eval_python"      # BatchEvalPython / ArrowEvalPython: Python and scalar pandas UDFs
     PANDAS_MAP = "pandas_map"        # PANDAS_NODES
     SCRIPT = "script"                # TRANSFORM ... USING
+    UNION = "union"                  # every child's column at a position is the output's
+    DISTINCT = "distinct"            # a logical DISTINCT: every column groups the rows
+    SET_COMPARISON = "set_comparison"   # a logical INTERSECT / EXCEPT: the first child's rows that match
+    CTE_REFERENCE = "cte_reference"  # a logical CTERelationRef: the columns of a CTE's definition
     OTHER = "other"                  # copies its columns by id; aliases in its arguments define columns
 
 
@@ -299,8 +303,12 @@ class PlanTree:
     children: Mapping[int, tuple[int, ...]]
     #: node number -> its parent (the last tree line naming it as a child)
     parents: Mapping[int, int]
-    #: a scalar subquery's expression id -> the root node of its plan
+    #: a scalar subquery's expression id -> the root node of its plan (a physical plan's
+    #: subqueries, detailed after the main plan)
     subquery_roots: Mapping[int, int]
+    #: node number -> the root nodes of the plans of the subqueries its expressions hold, in
+    #: order (a logical plan's: `Filter customer_id#48 IN (list#90 [])` over its own child)
+    subplans: Mapping[int, tuple[int, ...]]
     #: the view commands (VIEW_COMMANDS), in order: the first one's logical plan is the view's
     views: tuple[PlanNode, ...]
 
@@ -316,6 +324,14 @@ class PlanTree:
 
 _SECTION = re.compile(r"^\((\d+)\) (.+?)(?: \[codegen id : \d+\])?\s*$")
 _COUNT_SUFFIX = re.compile(r"\s*\[\d+\]$")
+#: the name of a section's field (`Output`, `Join condition`, `Aggregate Attributes`; its count
+#: suffix ` [3]` taken off)
+#: how much deeper than its parent an inner child is printed (Spark's depth + 2)
+_INNER_INDENT = 6
+#: A subquery expression in a logical plan: `list#90 []` (IN), `exists#91 [customer_id#48]`,
+#: `scalar-subquery#97 []`, `lateral-subquery#5 []`
+SUBQUERY_REF = re.compile(r"\b(?:list|exists|scalar-subquery|lateral-subquery)#(\d+)")
+_FIELD_KEY = re.compile(r"^[A-Z][A-Za-z]*(?: [A-Za-z]+)*$")
 _TREE_LINE = re.compile(r"^(?P<lead>[ :|+\-]*?)(?P<marker>[+:]- )?(?:\* )?(?P<name>[A-Za-z=].*?)"
                         r"(?: \((?P<num>\d+)\))?(?:, .*)?$")
 _SUBQUERY = re.compile(r"^Subquery:\d+ Hosting operator id = \d+ Hosting Expression = (?!ReusedSubquery)"
@@ -327,10 +343,12 @@ def parse_description(description: str) -> PlanTree:
     table identifier is broken."""
     sections: list[tuple[int, str, dict[str, str]]] = []
     children: dict[int, list[int]] = {}
+    inner: set[tuple[int, int]] = set()       # (parent, child) printed as an inner child
     pending_subqueries: list[int] = []        # subquery expression ids waiting for their plan root
     subquery_roots: dict[int, int] = {}
     stack: list[tuple[int, int | None]] = []  # tree parsing: (column, node number or None)
     section: tuple[int, str, dict[str, str]] | None = None
+    last = ""                                 # the field a line that is not one goes on
     # Lines end at "\n" only. The cheap tests before each regex (a header starts with "(", a
     # count suffix ends with "]", a plan id contains "[id=#") skip the regexes on the lines
     # they cannot match.
@@ -351,17 +369,24 @@ def parse_description(description: str) -> PlanTree:
                 pending_subqueries.append(int(subquery.group(1)))
             continue
         if section is None:
-            _tree_line(line, stack, children, pending_subqueries, subquery_roots)
+            _tree_line(line, stack, children, inner, pending_subqueries, subquery_roots)
             continue
         key, sep, value = line.partition(":")
         if sep and key and not key.startswith(" "):
             key = key.strip()
             if key.endswith("]"):
                 key = _COUNT_SUFFIX.sub("", key)
+        if sep and _FIELD_KEY.match(key):
             value = value.strip()
             if "[id=#" in value:
                 value = PLAN_ID.sub("", value)
             section[2][key] = value
+            last = key
+        elif section[2]:
+            # Spark prints a value holding line breaks as it is (a view's SQL text, a string
+            # literal): the line goes on the field before it
+            section[2][last] += "\n" + (PLAN_ID.sub("", line) if "[id=#" in line else line).rstrip()
+    subplans = _subplans(sections, children, inner)
     lists = _Lists()
     nodes: list[PlanNode] = []
     views: list[PlanNode] = []
@@ -382,13 +407,29 @@ def parse_description(description: str) -> PlanTree:
     return PlanTree(tuple(nodes), {node.number: node for node in nodes},
                     {number: tuple(kids) for number, kids in children.items()},
                     {kid: number for number, kids in children.items() for kid in kids},
-                    subquery_roots, tuple(views))
+                    subquery_roots, subplans, tuple(views))
+
+
+def _subplans(sections: list[tuple[int, str, dict[str, str]]], children: dict[int, list[int]],
+              inner: set[tuple[int, int]]) -> dict[int, tuple[int, ...]]:
+    """Node -> the plans of the subqueries its expressions hold (a logical plan's: `Filter`
+    `customer_id#48 IN (list#90 [])` has the plan of `list#90` as an inner child, before its own
+    child), taken out of its children. A command's inner child is its query: a child."""
+    found: dict[int, tuple[int, ...]] = {}
+    for number, _name, fields in sections:
+        kids = children.get(number, [])
+        plans = [kid for kid in kids if (number, kid) in inner]
+        if plans and SUBQUERY_REF.search(fields.get("Arguments", "")):
+            found[number] = tuple(plans)
+            children[number] = [kid for kid in kids if (number, kid) not in inner]
+    return found
 
 
 def _tree_line(line: str, stack: list[tuple[int, int | None]], children: dict[int, list[int]],
-               pending_subqueries: list[int], subquery_roots: dict[int, int]) -> None:
+               inner: set[tuple[int, int]], pending_subqueries: list[int], subquery_roots: dict[int, int]) -> None:
     """One line of the plan tree: link the node to its parent (the node whose name starts at
-    the column of this line's `+-`/`:-` marker)."""
+    the column of this line's `+-`/`:-` marker, or three columns before it for an inner child:
+    a command's plan, the plan of a subquery an expression holds)."""
     match = _TREE_LINE.match(line)
     if not match:
         return
@@ -402,11 +443,13 @@ def _tree_line(line: str, stack: list[tuple[int, int | None]], children: dict[in
     while stack and stack[-1][0] >= column:
         stack.pop()
     if marker:
-        parent = next((n for c, n in reversed(stack) if n is not None and c < column), None)
+        parent, at = next(((n, c) for c, n in reversed(stack) if n is not None and c < column), (None, 0))
         if parent is not None and number is not None:
             kids = children.setdefault(parent, [])
             if number not in kids:
                 kids.append(number)
+            if column - at == _INNER_INDENT:
+                inner.add((parent, number))
     elif number is not None and pending_subqueries:
         subquery_roots[pending_subqueries.pop()] = number
     stack.append((column, number))
@@ -470,7 +513,10 @@ class _Lists:
 
 
 _GLOBAL_SORT = re.compile(r",\s*true,\s*\d+\s*$")
+_LOGICAL_KINDS = {"Distinct": Kind.DISTINCT, "Intersect": Kind.SET_COMPARISON, "Except": Kind.SET_COMPARISON,
+                  "CTERelationRef": Kind.CTE_REFERENCE}
 _WINDOW_SPEC = " windowspecdefinition("
+_SORT_ORDER = re.compile(r" (?:ASC|DESC) NULLS (?:FIRST|LAST)$")
 
 
 def _kind(name: str, fields: Mapping[str, str]) -> Kind:
@@ -493,6 +539,10 @@ def _kind(name: str, fields: Mapping[str, str]) -> Kind:
         return Kind.AGGREGATE
     if name.startswith("Sort") and arguments and _GLOBAL_SORT.search(arguments):
         return Kind.GLOBAL_SORT
+    if name.startswith("Union"):
+        return Kind.UNION
+    if name in _LOGICAL_KINDS:
+        return _LOGICAL_KINDS[name]
     if not arguments:
         return Kind.OTHER
     for prefix, kind in (("Window", Kind.WINDOW), ("Generate", Kind.GENERATE), ("Expand", Kind.EXPAND)):
@@ -575,12 +625,15 @@ def _window(name: str, fields: Mapping[str, str], lists: _Lists) -> Window:
     split = lists.split
     parts = split(fields["Arguments"])
     # `sum(x) windowspecdefinition(p, o ASC NULLS FIRST, specifiedwindowframe(...))`
-    # -> `sum(x) OVER (PARTITION BY p ORDER BY o ASC NULLS FIRST)` (frame left out)
+    # -> `sum(x) OVER (PARTITION BY p ORDER BY o ASC NULLS FIRST)` (frame left out). Spark
+    # leaves an empty list out: `[row_number() ... AS rn#106], [amt#21 DESC NULLS LAST]` is
+    # ordered, not partitioned; an order's items end with their null ordering.
     over = []
-    if len(parts) > 1 and split(parts[1]):
-        over.append("PARTITION BY " + ", ".join(split(parts[1])))
-    if len(parts) > 2 and split(parts[2]):
-        over.append("ORDER BY " + ", ".join(split(parts[2])))
+    for part in parts[1:3]:
+        items = split(part)
+        if items:
+            ordered = all(_SORT_ORDER.search(item) for item in items)
+            over.append(("ORDER BY " if ordered else "PARTITION BY ") + ", ".join(items))
     functions = []
     for item in split(parts[0]) if parts else []:
         alias = split_alias(item)
@@ -657,7 +710,8 @@ _DETAILS: Mapping[Kind, Callable[[str, Mapping[str, str], _Lists], Detail | None
     Kind.COMMAND: _command, Kind.SCAN: _scan, Kind.TAKE_ORDERED: _take_ordered, Kind.FILTER: _filter,
     Kind.JOIN: _join, Kind.AGGREGATE: _aggregate, Kind.GLOBAL_SORT: _global_sort, Kind.WINDOW: _window,
     Kind.GENERATE: _generate, Kind.EXPAND: _expand, Kind.EVAL_PYTHON: _eval_python, Kind.PANDAS_MAP: _pandas_map,
-    Kind.SCRIPT: _script, Kind.OTHER: _other,
+    Kind.SCRIPT: _script, Kind.UNION: _other, Kind.DISTINCT: _other, Kind.SET_COMPARISON: _other,
+    Kind.CTE_REFERENCE: _other, Kind.OTHER: _other,
 }
 
 
@@ -696,8 +750,11 @@ def _logical_fields(name: str, arguments: str, split: Callable[[str], list[str]]
     if name == "Join" and parts:
         # `Inner, (id#21 = id#28)`: the type in the name, as semi joins are told by it
         return f"Join {parts[0]}", {"Join condition": ", ".join(parts[1:])}
-    if name == "Aggregate" and len(parts) >= 2:
+    if name == "Aggregate" and len(parts) >= 2 and parts[0].startswith("[") and parts[1].startswith("["):
         return name, {"Keys": parts[0], "Results": parts[1]}
+    if name == "Aggregate" and arguments.startswith("["):
+        # no grouping: Spark leaves the empty list of keys out (`[avg(amount#102) AS avg(amount)#99]`)
+        return name, {"Keys": "[]", "Results": arguments}
     if name == "Sort" and len(parts) >= 2:
         # logical `[order], global`; SortExec's `[order], global, testSpillFrequency`
         return name, {"Arguments": f"{parts[0]}, {parts[1]}, 0"}
@@ -707,4 +764,8 @@ def _logical_fields(name: str, arguments: str, split: Callable[[str], list[str]]
         return name, {"Arguments": ", ".join((parts[0], "[]", parts[2], parts[-1]))}
     if name in ("Window", "Expand"):
         return name, {"Arguments": arguments}   # the same arguments as the physical node
-    return name, {}   # SubqueryAlias, Union, Distinct, limits, ...: the child's columns
+    if name == "CTERelationRef" and parts:
+        # `0, true, [customer_id#44, amount#45], false, false`: a reference to the plan of a
+        # CTE (CTERelationDef 0), with its attributes
+        return name, {"Output": next((part for part in parts if part.startswith("[")), "[]")}
+    return name, {}   # SubqueryAlias, Union, Distinct, limits, LocalRelation (VALUES), ...: the child's columns
