@@ -216,6 +216,9 @@ Serve, with the [server] settings of the config:
 [server] keys (deploy/navd.toml; a ready file with the server on: deploy/navd-server.toml):
   host        default 127.0.0.1; off loopback navd needs auth = "basic" and TLS
   port        default 7187
+  allowed_hosts
+              more names clients reach it by; a request under a Host the server does not
+              have is refused (400), a write from another site's page too (403)
   cert_file   PEM certificate (chain) and key_file its key: TLS
   auth        "none" (loopback only) | "basic": users added with `navd server add-user NAME`,
               kept in users_file (default: server-users in the state dir) | "kerberos" (SPNEGO)
@@ -331,7 +334,7 @@ def _index(config: NavdConfig, *, interactive: bool = True, read_only: bool = Fa
     from navd.index.client import SolrIndex
     from navd.solr.server import effective_solr_config
 
-    solr = effective_solr_config(config.solr, read_only=read_only)
+    solr = effective_solr_config(config, read_only=read_only)
     if interactive:
         solr = dataclasses.replace(solr, retries=0)
     return SolrIndex(solr)
@@ -343,7 +346,8 @@ def _embedded(args: argparse.Namespace, config: NavdConfig):
     if not config.solr.is_embedded:
         raise ConfigError(f"[solr] url is set ({config.solr.url}): navd uses that Solr, not an "
                           "embedded one; `navd solr start/stop/status` manage only the embedded server")
-    server = embedded_server(config.solr, home=getattr(args, "home", None), port=getattr(args, "port", None))
+    server = embedded_server(config, home=getattr(args, "home", None), port=getattr(args, "port", None),
+                             remembered=getattr(args, "remembered", True))
     if getattr(args, "heap", None):
         server.heap = args.heap
     if getattr(args, "cloud", False):
@@ -372,7 +376,7 @@ def cmd_solr_start(args: argparse.Namespace, config: NavdConfig) -> int:
 
     server = _embedded(args, config)
     status = server.start()
-    remember_current(server)
+    remember_current(config, server)
     print(f"running: Solr {status.solr_version} on {status.url} (pid {status.pid}, home {status.home})")
     return EXIT_OK
 
@@ -872,7 +876,7 @@ def cmd_serve(args: argparse.Namespace, config: NavdConfig) -> int:
     from navd.server import background
     from navd.solr.server import effective_solr_config
 
-    running, started = background.start(config, effective_solr_config(config.solr).base_url,
+    running, started = background.start(config, effective_solr_config(config).base_url,
                                          log_format=args.log_format, log_level=args.log_level)
     if started:
         print(f"running: navd server on {running.url} (pid {running.pid}, log {running.log_file}); "
@@ -932,7 +936,9 @@ def cmd_quickstart(args: argparse.Namespace, config: NavdConfig) -> int:
     from navd.sample import QUICKSTART_STEPS, quickstart
 
     if config.solr.is_embedded:
-        cmd_solr_start(argparse.Namespace(home=None, port=None, heap=None), config)
+        # its own home (the config's [solr.embedded], else the default), never the Solr another
+        # `navd solr start --home` left remembered; started, it is the one later commands reach
+        cmd_solr_start(argparse.Namespace(home=None, port=None, heap=None, remembered=False), config)
     root = Path(args.dir) if args.dir else default_quickstart_dir()
     with _index(config, interactive=False) as index:
         run = quickstart(config, index, root, log_format=args.log_format, log_level=args.log_level)

@@ -159,7 +159,7 @@ def test_embedded_tls_comes_from_the_config(pki: dict[str, Path], tmp_path: Path
     config = parse_config({"solr": {"ca_bundle": str(pki["ca"]), "embedded": {
         "home": str(tmp_path / "home"), "port": 18983, "keystore": str(pki["keystore"]),
         "keystore_password_file": str(pki["keystore_password"])}}})
-    server = embedded_server(config.solr)
+    server = embedded_server(config)
     assert server.url == "https://127.0.0.1:18983/solr" == config.solr.base_url
     assert server.tls == SolrTls(pki["keystore"], pki["keystore_password"], str(pki["ca"]))
     assert server.tls.password() == KEYSTORE_PASSWORD

@@ -70,7 +70,7 @@ def writer_index(config: NavdConfig) -> SolrIndex:
     event Solr cannot take at once goes to the spool instead of holding its client."""
     from navd.solr.server import effective_solr_config
 
-    return SolrIndex(dataclasses.replace(effective_solr_config(config.solr), retries=0))
+    return SolrIndex(dataclasses.replace(effective_solr_config(config), retries=0))
 
 
 class Intake:

@@ -29,7 +29,7 @@ def server_index(config: NavdConfig) -> SolrIndex:
     request fails at once with 503 instead of holding the client for a minute)."""
     from navd.solr.server import effective_solr_config
 
-    return SolrIndex(dataclasses.replace(effective_solr_config(config.solr, read_only=True), retries=0))
+    return SolrIndex(dataclasses.replace(effective_solr_config(config, read_only=True), retries=0))
 
 
 def url(config: NavdConfig) -> str:
