@@ -1,9 +1,9 @@
 """A Spark SQL execution's plan, read in three steps (all pure):
 
 1. tree.py: the plan text as a typed tree: the sparkPlanInfo object as InfoNodes, the
-   physicalPlanDescription as PlanNodes (kind, input and output attributes with their
-   expression ids, expressions, children); a view's logical plan read as the physical nodes
-   that do the same.
+   physicalPlanDescription as PlanNodes (nodes.py: kind, input and output attributes with
+   their expression ids, expressions, children); a view's logical plan read as the physical
+   nodes that do the same.
 2. tables.py: the datasets the execution reads and writes (`plan_io`).
 3. columns.py: its column lineage (`column_flows`): one handler per node kind, one pass over
    the nodes, a column graph (graph.py) searched from each written column; argument lists

@@ -109,7 +109,7 @@ from .model import (
 )
 from .tables import command_writes, is_v2_write, view_columns
 from .text import ATTR, CUT_LIST, PLAN_TRUNCATED, first_backticked, ids, location_paths
-from .tree import (
+from .nodes import (
     Aggregate,
     Aliases,
     Column,
@@ -119,14 +119,12 @@ from .tree import (
     Kind,
     Made,
     PlanNode,
-    PlanTree,
     Scan,
     Sort,
     TakeOrdered,
-    SUBQUERY_REF,
     Window,
-    parse_description,
 )
+from .tree import SUBQUERY_REF, PlanTree, parse_description
 
 # Window functions that aggregate their frame (`sum(x) OVER (...)`), as opposed to ranking and
 # offset functions (`rank()`, `lag(x)`): the former make an AGGREGATION of their input column.

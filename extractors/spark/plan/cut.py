@@ -33,7 +33,8 @@ from collections.abc import Iterable, Mapping
 from .graph import ColumnGraph
 from .model import WINDOW, ColumnSource
 from .text import CUT_LIST, REF_TOKEN
-from .tree import PlanNode, PlanTree, Window
+from .nodes import PlanNode, Window
+from .tree import PlanTree
 
 #: the label of a cut condition's unknown controls (see `cut_condition`)
 CONDITION = " condition"

@@ -59,7 +59,8 @@ from .text import (
     parse_identifier,
     split_list,
 )
-from .tree import PANDAS_NODES, VIEW_COMMANDS, InfoNode, info_tree, parse_description
+from .nodes import PANDAS_NODES
+from .tree import VIEW_COMMANDS, InfoNode, info_tree, parse_description
 
 _V2_TABLE_ARG = re.compile(r"^(\w+?)Table\(([^,()]+),")
 _V2_WRITE = re.compile(r"^(AppendData|OverwriteByExpression|OverwritePartitionsDynamic|ReplaceData|"
