@@ -68,7 +68,7 @@ def withdraw_replaced(index: SolrIndex, definitions: Iterable[ViewDefinition]) -
     latest: dict[str, ViewDefinition] = {}
     for definition in definitions:
         known = latest.get(definition.view.identity)
-        if known is None or _later(definition.started, known.started):
+        if known is None or _start_order(definition) > _start_order(known):
             latest[definition.view.identity] = definition
     if not latest:
         return Withdrawn()
@@ -89,10 +89,6 @@ def withdraw_replaced(index: SolrIndex, definitions: Iterable[ViewDefinition]) -
             _delete(index, definition)
             withdrawn.append((definition.view.qualified_name, definition.execution.qualified_name))
     return Withdrawn(tuple(withdrawn), tuple(dict.fromkeys(untrusted)))
-
-
-def _later(started: datetime | None, than: datetime | None) -> bool:
-    return started is not None and (than is None or started > than)
 
 
 def _start_order(definition: ViewDefinition) -> tuple[bool, datetime]:
