@@ -23,7 +23,8 @@ from datetime import datetime, timezone
 
 from navd.index.client import SolrIndex
 from navd.index.documents import endpoint_field, property_field
-from navd.index.lookup import solr_quote, wildcard
+from navd.index.lookup import wildcard
+from navd.index.query_syntax import quote
 from navd.model import ElementType, EntityRef, RelationType, SourceType
 from navd.names import field_qualified_name, spark_execution_ref
 from navd.runs import parse_solr_date
@@ -101,7 +102,7 @@ _NEVER = datetime.min.replace(tzinfo=timezone.utc)
 
 def _writers(index: SolrIndex, view: EntityRef) -> dict[str, str]:
     """The Spark executions with a DATA_FLOW into `view`: identity -> qualified name."""
-    query = (f"type:{RelationType.DATA_FLOW.value} AND {endpoint_field(2, 'Id')}:{solr_quote(view.identity)}"
+    query = (f"type:{RelationType.DATA_FLOW.value} AND {endpoint_field(2, 'Id')}:{quote(view.identity)}"
              f" AND {endpoint_field(1, 'SourceType')}:{SourceType.SPARK.value}"
              f" AND {endpoint_field(1, 'Type')}:{ElementType.OPERATION_EXECUTION.value}")
     return {str(doc[endpoint_field(1, "Id")]): str(doc[endpoint_field(1, "QualifiedName")])
@@ -121,8 +122,8 @@ def _delete(index: SolrIndex, definition: ViewDefinition) -> None:
     """The relations of `definition` into its view (the execution's DATA_FLOW) and into the
     view's columns (the column edges it discriminates)."""
     view, execution = definition.view, definition.execution
-    index.delete_query("relations", f"{endpoint_field(1, 'Id')}:{solr_quote(execution.identity)}"
-                                    f" AND {endpoint_field(2, 'Id')}:{solr_quote(view.identity)}")
+    index.delete_query("relations", f"{endpoint_field(1, 'Id')}:{quote(execution.identity)}"
+                                    f" AND {endpoint_field(2, 'Id')}:{quote(view.identity)}")
     columns = wildcard(field_qualified_name(view.qualified_name, "*"))
-    index.delete_query("relations", f"discriminator:{solr_quote(execution.qualified_name)}"
+    index.delete_query("relations", f"discriminator:{quote(execution.qualified_name)}"
                                     f" AND {endpoint_field(2, 'QualifiedName')}:{columns}")
