@@ -320,15 +320,41 @@ class ServerConfig:
     #: the users of `auth = "basic"` (salted scrypt hashes, 0600), managed with
     #: `navd server add-user NAME`; unset: `server-users` in the state directory
     users_file: str = ""
+    #: the API keys clients send as `Authorization: Bearer KEY` with `auth = "basic"` or
+    #: `"kerberos"` (SHA-256 digests and roles, 0600), managed with `navd server add-api-key
+    #: NAME`; unset: `server-api-keys` in the state directory
+    api_keys_file: str = ""
     #: `auth = "kerberos"` (SPNEGO): the service keytab (readable by navd's user only, checked at
     #: start) and the principal to accept for: `_HOST` becomes this host's FQDN (Hadoop's rule;
     #: no realm: krb5.conf's default); "*" or "" accepts any HTTP/ principal of the keytab
     keytab: str = ""
     principal: str = "HTTP/_HOST"
+    #: `auth = "kerberos"`: principal -> role (viewer, editor or admin, navd/server/roles.py),
+    #: e.g. {"spark@EXAMPLE.COM" = "editor"}; a principal not listed is a viewer
+    kerberos_roles: Mapping[str, str] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
     #: caps on what one request may ask for (400 naming the parameter above them)
     max_rows: int = number(1000, 1, 100_000)
     max_depth: int = number(20, 1, 1000)
     max_nodes: int = number(3000, 1, 1_000_000)
+    #: failed logins (basic or kerberos) allowed per client address and per user name within
+    #: login_window_seconds; past them 429 with Retry-After, answered before any password is hashed
+    max_login_failures: int = number(10, 1, 1_000_000)
+    login_window_seconds: float = number(300.0, 0, MAX_SECONDS, low_open=True)
+    #: threads that hash passwords (scrypt, 32 MiB each) apart from the request threads, so a
+    #: flood of logins cannot hold up other requests; 0: half the cores, at least 1
+    hash_threads: int = number(0, 0, 256)
+    #: connections open at once; more are answered 503 and closed (each holds a file descriptor:
+    #: deploy/navd.service's LimitNOFILE is sized for them, and a start that could not hold them
+    #: all fails naming this key)
+    max_connections: int = number(256, 1, 100_000)
+    #: a connection idle this long after its last response is closed
+    keep_alive_seconds: float = number(5.0, 0, 3600, low_open=True)
+    #: a request line and headers must arrive within this long (from the connection's opening,
+    #: or from their first byte on a kept-alive one); else 408 and the connection closed
+    header_timeout_seconds: float = number(10.0, 0, 3600, low_open=True)
+    #: a request body must arrive within this long of its headers (while the server itself holds
+    #: the reading back, the clock waits); else 408 and the connection closed
+    body_timeout_seconds: float = number(60.0, 0, 3600, low_open=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -560,10 +586,26 @@ def read_secret(path: str, label: str, source: str) -> str:
         data = file.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{source}: {label} {path}: {exc.strerror}") from None
-    if mode & OTHERS_BITS:
-        raise ConfigError(f"{source}: {label} {path}: users other than its owner may read it "
-                          f"(mode {stat.S_IMODE(mode):04o}): chmod 600 it")
+    check_owner_only(f"{source}: {label}", path, mode)
     return _decode(data, f"{source}: {label} {path}").strip()
+
+
+def check_owner_only(label: str, path: str | Path, mode: int) -> None:
+    """Refuse a file that holds a secret (a password, a private key, a keystore, a keytab, the
+    users' hashes) when users other than its owner may read or write it: one line naming
+    `label`, the file and its mode, never what it holds."""
+    if mode & OTHERS_BITS:
+        raise ConfigError(f"{label} {path}: users other than its owner may read it "
+                          f"(mode {stat.S_IMODE(mode):04o}): chmod 600 it")
+
+
+def check_private_file(label: str, path: str | Path) -> None:
+    """`check_owner_only` for a file named in the config, which must exist."""
+    try:
+        mode = Path(path).expanduser().stat().st_mode
+    except OSError as exc:
+        raise ConfigError(f"{label} {path}: {exc.strerror}") from None
+    check_owner_only(label, path, mode)
 
 
 def _insecure_credentials(config: NavdConfig, raw: Mapping[str, Any], source: str) -> tuple[str, ...]:
@@ -680,6 +722,22 @@ def _validate_server(server: ServerConfig) -> None:
     if not loopback and not server.cert_file:
         raise ConfigError(f"[server] cert_file: a server on {server.host!r} (not loopback) needs TLS: "
                           "set cert_file and key_file, or host = \"127.0.0.1\"")
+    _validate_kerberos_roles(server)
+
+
+def _validate_kerberos_roles(server: ServerConfig) -> None:
+    from navd.server.roles import ROLE_NAMES  # pure; the server package imports this module
+
+    if server.kerberos_roles and server.auth != "kerberos":
+        raise ConfigError('[server] kerberos_roles: set only with auth = "kerberos" (basic users have their role '
+                          "in users_file: navd server set-role NAME ROLE)")
+    for principal, role in server.kerberos_roles.items():
+        if not principal or principal != principal.strip():
+            raise ConfigError(f"[server] kerberos_roles: {principal!r}: a principal must be non-empty, without "
+                              "surrounding spaces")
+        if role not in ROLE_NAMES:
+            raise ConfigError(f"[server] kerberos_roles: {principal!r}: {role!r} is not a role: use "
+                              f"{', '.join(ROLE_NAMES)}")
 
 
 def with_server(config: NavdConfig, **changes: Any) -> NavdConfig:
@@ -713,6 +771,13 @@ def server_users_path(config: NavdConfig) -> Path:
     if config.server.users_file:
         return Path(config.server.users_file).expanduser()
     return extractor_state_dir(config) / "server-users"
+
+
+def server_api_keys_path(config: NavdConfig) -> Path:
+    """The file of the server's API keys (`Authorization: Bearer`)."""
+    if config.server.api_keys_file:
+        return Path(config.server.api_keys_file).expanduser()
+    return extractor_state_dir(config) / "server-api-keys"
 
 
 def _is_heap_size(value: str) -> bool:

@@ -620,8 +620,9 @@ def openlineage_dataset_ref(namespace: str, name: str, clusters: Mapping[str, st
       path's qualified name (`hdfs://nn:8020/data/x`, `file:///tmp/x`), an HDFS DIRECTORY;
     - `hive://host:port` + `db.table` of a metastore navd knows (`hive_namespace_cluster`):
       the Hive table `db.table@<cluster>`;
-    - anything else, another metastore's `hive://` namespace too: `<namespace>/<name>` verbatim
-      (an OPENLINEAGE TABLE), so nothing two systems call alike is merged.
+    - anything else, another metastore's `hive://` namespace too, and a name of a known one that
+      is not `db.table`: `<namespace>/<name>` verbatim (an OPENLINEAGE TABLE), so nothing two
+      systems call alike is merged.
 
     InvalidName when a path or a Hive name cannot be normalised."""
     scheme = namespace.partition(":")[0].lower() if ":" in namespace else namespace.lower()
@@ -635,7 +636,10 @@ def openlineage_dataset_ref(namespace: str, name: str, clusters: Mapping[str, st
     if scheme == "hive":
         cluster = hive_namespace_cluster(namespace, clusters, default_cluster)
         if cluster is not None:
-            return _catalog_table_ref(namespace, name, cluster)
+            try:
+                return _catalog_table_ref(namespace, name, cluster)
+            except InvalidName:
+                pass  # not `db.table` (a catalog.db.table of a federated engine): a dataset of its own
     if not namespace or not name:
         raise InvalidName(f"OpenLineage dataset {shown(namespace)} {shown(name)}: empty namespace or name")
     separator = "/" if "://" in namespace else "://"
