@@ -16,6 +16,8 @@ the identity; what differs:
 - Relations name each end's ids as a list (`endpoint1Ids`), navd stores one id per end.
 - Hue sends a bare type name as a clause (`FIELD AND (sourceType:HIVE)...`): on navd it also
   matches the type.
+- S3 entities (sourceType S3; types S3BUCKET, DIRECTORY, FILE) carry Navigator's `bucketName`,
+  `eTag` and `implicit` as fields; navd keeps them as properties.
 """
 
 from __future__ import annotations
@@ -73,6 +75,8 @@ _SAME_NAME = ("identity", "originalName", "sourceId", "sourceType", "type", "fil
               "queryText", "dataType", "internalType")
 #: navd's own fields, kept in the entity (a Navigator client ignores keys it does not know).
 _NAVD_EXTRAS = ("qualifiedName", "parentId", "parentQualifiedName")
+#: S3 entities' fields in Navigator, properties in navd.
+_S3_FIELDS = ("bucketName", "eTag", "implicit")
 
 
 def entity(doc: Mapping[str, Any]) -> dict[str, Any]:
@@ -87,6 +91,10 @@ def entity(doc: Mapping[str, Any]) -> dict[str, Any]:
     out["properties"] = shown.get("properties") or {}
     out["firstClassParentId"] = shown.get("parentId") if shown.get("type") in _HIVE_CHILD_TYPES else None
     out.update({field: shown[field] for field in _NAVD_EXTRAS if field in shown})
+    if shown.get("sourceType") == SourceType.S3.value:
+        out.update({field: out["properties"][field] for field in _S3_FIELDS if field in out["properties"]})
+        if "implicit" in out:
+            out["implicit"] = out["implicit"] == "true"
     return out
 
 

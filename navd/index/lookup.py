@@ -214,15 +214,15 @@ def solr_query(query: NameQuery) -> str:
         terms = " OR ".join(quote(v) for v in query.exact)
         parts.append(f"identity:({terms}) OR qualifiedName:({terms})")
     if query.like:
-        like = f"qualifiedName:{_wildcard(query.like)}"
+        like = f"qualifiedName:{wildcard(query.like)}"
         if query.unlike:
-            like = f"({like} AND -qualifiedName:{_wildcard(query.unlike)})"
+            like = f"({like} AND -qualifiedName:{wildcard(query.unlike)})"
         parts.append(like)
     if not parts:
         raise InvalidName(f"name query {query.rule!r} asks for nothing")
     return " OR ".join(parts)
 
 
-def _wildcard(pattern: str) -> str:
+def wildcard(pattern: str) -> str:
     """A Lucene wildcard term: every character literal (escaped) but '*'."""
     return "*".join(escape(part) for part in pattern.split("*"))

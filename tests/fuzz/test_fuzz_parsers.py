@@ -24,7 +24,8 @@ from navd.extractors.hive_lineage.graph import BadLineage, records as lineage_re
 from navd.extractors.hive_lineage.hook import RecordAssembler, parse_hive
 from navd.extractors.hms.records import BadTable, table_info, table_records
 from navd.extractors.impala.lineage import parse_impala
-from navd.extractors.spark.plans import PlanError, plan_io
+from navd.extractors.spark.plan.model import PlanError
+from navd.extractors.spark.plan.tables import plan_io
 from navd.extractors.spark.records import process_lines, stubs_for
 from navd.extractors.yarn.records import BadApplication, application_records, parse_application
 from navd.index.documents import oversized_term
