@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 NAVD   := $(BIN)/navd
 
-.PHONY: setup krb5-packages browser test fuzz quickstart bench chaos outages compare-openlineage dev-up dev-down clean vendor-js
+.PHONY: setup krb5-packages browser test test-fast docs fuzz quickstart bench chaos outages compare-openlineage dev-up dev-down clean vendor-js
 
 # Idempotent: the venv and the editable installs are redone only when a pyproject.toml changes;
 # `navd solr fetch` returns at once when the Solr jars are already cached.
@@ -60,6 +60,11 @@ fuzz: setup
 
 quickstart: setup
 	$(NAVD) quickstart
+
+# docs/reference/{cli,config,http}.md from the argparse parser, the config dataclasses and the
+# server's OpenAPI description (navd/docs.py); tests/test_docs.py fails when they are out of date.
+docs: $(VENV)/.installed
+	$(BIN)/python -m navd.docs
 
 # bench_linker.py prints its figures: saved in .bench/linker.log for tests/bench/summary.py, which
 # prints the issue-21 table last (dash has no pipefail, hence the rc file).

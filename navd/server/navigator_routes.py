@@ -44,7 +44,8 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
     """The routes, reading the index `get_index` (a FastAPI dependency) returns."""
     router = APIRouter(prefix="/api/v{version}", tags=["navigator"])
 
-    @router.get("/entities")
+    @router.get("/entities", summary="Navigator: entities matching `query` (Solr syntax), paged by `offset` and `limit`",
+                description="`[entity, ...]` with Navigator's field names (docs/navigator-api.md).")
     def entities(version: str, request: Request, index: SolrIndex = Depends(get_index)) -> JSONResponse:
         params = request.query_params
         return _answer(version, lambda: query.navigator_entities(
@@ -53,7 +54,8 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
             limit=navigator.bounded_int("limit", params.get("limit", str(navigator.DEFAULT_LIMIT)), 0,
                                         navigator.MAX_LIMIT)))
 
-    @router.post("/entities/paging")
+    @router.post("/entities/paging", summary="Navigator: entities paged with a cursor",
+                 description="Body `{query, limit, cursorMark}` (`*` first); answers `{results, cursorMark}`.")
     async def entities_paging(version: str, request: Request,
                               index: SolrIndex = Depends(get_index)) -> JSONResponse:
         raw = await request.body()
@@ -69,11 +71,12 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
         # the facade blocks on Solr: off the event loop, as FastAPI runs the plain `def` routes
         return await run_in_threadpool(_answer, version, page)
 
-    @router.get("/entities/{identity}")
+    @router.get("/entities/{identity}", summary="Navigator: one entity by identity (404 when unknown)")
     def entity(version: str, identity: str, index: SolrIndex = Depends(get_index)) -> JSONResponse:
         return _answer(version, lambda: query.navigator_entity(index, identity))
 
-    @router.get("/lineage")
+    @router.get("/lineage", summary="Navigator: the lineage of `entityIds` (repeated or comma-separated)",
+                description="`{entities, relations}` in Navigator's vocabulary.")
     def lineage(version: str, request: Request, index: SolrIndex = Depends(get_index)) -> JSONResponse:
         ids = request.query_params.getlist("entityIds")
         # the app's hub cache (create_app); a router mounted on its own walks every time
