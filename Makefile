@@ -67,7 +67,7 @@ docs: $(VENV)/.installed
 	$(BIN)/python -m navd.docs
 
 # bench_linker.py prints its figures: saved in .bench/linker.log for tests/bench/summary.py, which
-# prints the issue-21 table last (dash has no pipefail, hence the rc file).
+# prints the table of every pipeline against its goal last (dash has no pipefail, hence the rc file).
 bench: setup
 	$(BIN)/python tests/bench/bench_writer.py
 	$(BIN)/python tests/bench/bench_spark.py

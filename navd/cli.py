@@ -774,7 +774,7 @@ def cmd_export_openlineage(args: argparse.Namespace, config: NavdConfig) -> int:
     return EXIT_OK
 
 
-# -- taint and reprocess (issue 23) ------------------------------------------------------------
+# -- taint and reprocess ---------------------------------------------------------------------------
 
 def cmd_taint(args: argparse.Namespace, config: NavdConfig) -> int:
     from navd.query import clear_taints, lookup_scope, taint, taints

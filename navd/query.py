@@ -487,7 +487,7 @@ def run_totals(index: SolrIndex) -> dict[str, ComponentTotals]:
     return totals
 
 
-# --- taint and reprocess (issue 23) ---
+# --- taint and reprocess ---
 
 def taint(index: SolrIndex, name: str, scope: Scope = Scope(), *, start: datetime | None = None,
           end: datetime | None = None, reason: str = "", user: str | None = None) -> dict[str, Any]:
@@ -550,7 +550,7 @@ def reprocess(index: SolrIndex, name: str | None = None, scope: Scope = Scope(),
         raise UsageError("reprocess: name the entity (or --taint ID)")
     return plan(index, _resolve(index, name, scope), taint_range(start, end))
 
-# --- sensitivity (issue 23) ---
+# --- sensitivity ---
 
 def sensitivity_tag(index: SolrIndex, config: NavdConfig, entity: str, level: str,
                     scope: Scope = Scope()) -> Any:  # -> navd.sensitivity.store.TagResult
@@ -589,7 +589,7 @@ def _tag_target(index: SolrIndex, entity: str, scope: Scope) -> dict[str, Any]:
                          f"a view or a column")
     return doc
 
-# --- usage, unused, deps and impact (issue 23) ---
+# --- usage, unused, deps and impact ---
 # navd/usage.py reads executions' DATA_FLOW; these resolve what users type and pass the clock.
 
 def usage(index: SolrIndex, entity: str, scope: Scope = Scope(), *, days: int = 30,

@@ -1,4 +1,4 @@
-"""Taint and reprocess, the pure part (issue 23): the time period of a partition read from its
+"""Taint and reprocess, the pure part: the time period of a partition read from its
 values, period conversion between granularities, and the dependency order of datasets.
 
 A dataset here is a directory (a table's location, or a path Spark wrote) with its partitions

@@ -1,4 +1,4 @@
-"""Usage, unused tables, job dependencies and impact (issue 23), read from executions' DATA_FLOW.
+"""Usage, unused tables, job dependencies and impact, read from executions' DATA_FLOW.
 
 An execution that reads a dataset (DATA_FLOW dataset -> execution) is one read on the day it
 started; one that writes it (DATA_FLOW execution -> dataset) one write. A table is read also

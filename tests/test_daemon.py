@@ -290,7 +290,7 @@ def spark_daemon_config(tmp_path: Path, solr: EmbeddedSolr, logs: Path, extra: s
 
 def test_sighup_with_a_bad_config_keeps_the_daemon_and_the_running_config(
         solr_server: EmbeddedSolr, index: SolrIndex, tmp_path: Path) -> None:
-    """Issue 18 item 1: a reload with a non-UTF-8 byte, a port out of range or a nan interval used to
+    """A reload with a non-UTF-8 byte, a port out of range or a nan interval used to
     end `navd run` with a traceback (or kill the Spark poll job); now each is one line naming the
     key and the daemon goes on polling with the config it had."""
     logs = event_log_dir(tmp_path)
@@ -369,7 +369,7 @@ def test_a_start_skipped_while_the_previous_run_finishes_is_started_again(tmp_pa
 
 def test_a_job_that_raises_is_recorded_failed_and_rescheduled(
         solr_server: EmbeddedSolr, index: SolrIndex, tmp_path: Path) -> None:
-    """Issue 18 item 1: a Spark poll failing before its run began (its lock file cannot be opened:
+    """A Spark poll failing before its run began (its lock file cannot be opened:
     an OSError, not a navd error; then its cursor state cannot be read) is logged, recorded as a
     FAILED run that `navd status` shows, and polled again until it succeeds: never dropped."""
     logs = event_log_dir(tmp_path)

@@ -332,7 +332,7 @@ def test_a_run_killed_midway_then_rerun_loses_and_duplicates_nothing(hdfs: DevHd
 
 def test_cli_extract_then_entity(navd, hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,  # type: ignore[no-untyped-def]
                                  solr_server: EmbeddedSolr, unique: str, tmp_path: Path) -> None:
-    """The issue's acceptance, scoped to a unique root: extract, show, delete, extract, show."""
+    """The HDFS extractor's round trip, scoped to a unique root: extract, show, delete, extract, show."""
     config = tmp_path / "navd.toml"
     config.write_text(f'[cluster]\nname = "{unique}"\n{solr_section(solr_server)}[logging]\nformat = "json"\n'
                       f'[hdfs]\nenabled = true\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'

@@ -1,4 +1,4 @@
-"""Issue 24, Kerberos for navd's clients against a real MIT KDC whose tickets live 15 seconds (and
+"""Kerberos for navd's clients against a real MIT KDC whose tickets live 15 seconds (and
 whose krb5.conf allows 1 second of clock skew, not 300): a client with a keytab outlives its
 tickets (MIT's GSS-API gets new ones from the keytab), a kinit ticket expires for real, and no
 ticket, an expired one or a keytab without the principal fail with one line. The SPNEGO service

@@ -1,4 +1,4 @@
-"""Issue 5's first acceptance scenario, end to end on real services: a Spark job reads a Hive
+"""Lineage across sources, end to end on real services: a Spark job reads a Hive
 table's files by path; the HMS, HDFS and Spark extractors and the linker join the picture, and
 `navd lineage` of the job's output finds the table upstream through its LOGICAL_PHYSICAL link."""
 

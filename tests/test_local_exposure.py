@@ -1,4 +1,4 @@
-"""Issue 18, local exposure: the embedded Solr requires navd's credentials, and what navd keeps on
+"""Local exposure: the embedded Solr requires navd's credentials, and what navd keeps on
 disk (state, cursors, locks, the Solr home and its credentials) is its user's alone. Real Solr,
 real `navd extract`, and a second local user (`nobody`, through runuser) where the test can be one.
 """
@@ -57,7 +57,7 @@ def group_or_other_bits(root: Path) -> list[str]:
     return found
 
 
-# -- item 8: the embedded Solr requires navd's users --------------------------------------------
+# -- the embedded Solr requires navd's users ----------------------------------------------------
 
 def test_unauthenticated_requests_get_401(index: SolrIndex, solr_server: EmbeddedSolr) -> None:
     core = index.core("elements")
@@ -132,7 +132,7 @@ def test_credentials_are_navds_alone_and_picked_up_for_the_embedded_default(shar
         server.stop()
 
 
-# -- item 9: state, cursors and locks are private -----------------------------------------------
+# -- state, cursors and locks are private ---------------------------------------------------------
 
 @needs_second_user
 def test_a_real_run_leaves_only_private_state_and_a_lock_nobody_can_open(

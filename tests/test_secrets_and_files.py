@@ -1,4 +1,4 @@
-"""Issue 24 (6), secrets and files: no password, token or keytab content in any log line of a
+"""Secrets and files: no password, token or keytab content in any log line of a
 full pass at debug level (real `navd` commands, the real session Solr behind basic auth, a real
 `navd serve`), and every file navd creates 0600 in a 0700 directory whatever the umask.
 The config file refused when others may read it and it holds a password: tests/test_config.py

@@ -1,4 +1,4 @@
-"""Sensitivity end to end on real services (issue 23): a Hive table whose column is tagged by a
+"""Sensitivity end to end on real services: a Hive table whose column is tagged by a
 table property (`sensitivity.ssn = pii`) and by `navd tag`, feeding a PySpark application over
 the same metastore with two jobs (a join and an aggregate); the HMS and Spark extractors, the
 linker and the sensitivity pass; the level of every downstream column asserted exactly, its

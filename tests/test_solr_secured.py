@@ -1,4 +1,4 @@
-"""Issue 24, secured Solr for real: a Solr of its own (navd's embedded server, started by navd's
+"""Secured Solr for real: a Solr of its own (navd's embedded server, started by navd's
 code) with basic auth (navd's security.json: BasicAuthPlugin + RuleBasedAuthorizationPlugin)
 and TLS, its certificate issued by a private CA this module makes with the openssl CLI. navd
 reaches it through its config only (`url`, `auth`, `username`, `password_file`, `ca_bundle`),

@@ -187,7 +187,7 @@ def test_path_columns_through_the_cli(navd, index: SolrIndex,  # type: ignore[no
 
 def test_thrift_server_statements_carry_query_text(navd, index: SolrIndex, solr_server: EmbeddedSolr,  # type: ignore[no-untyped-def]
                                                     spark_thrift: SparkThriftServer, tmp_path: Path) -> None:
-    """Seed 000's search: queryText:*temp_sample_08* finds the operations that used the table,
+    """The temporary-tables search: queryText:*temp_sample_08* finds the operations that used the table,
     read from the Thrift Server's log while it is still being written (in progress)."""
     with hive.connect("127.0.0.1", spark_thrift.port, username="navd") as conn:
         cursor = conn.cursor()

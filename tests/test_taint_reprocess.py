@@ -1,4 +1,4 @@
-"""Issue 23's taint-and-reprocess scenario on the real services: PySpark jobs build an hourly ->
+"""Taint and reprocess on the real services: PySpark jobs build an hourly ->
 daily -> monthly chain of partitioned datasets on HDFS (3 days x 10 hours, tiny rows), Hive
 tables sit on them with their partitions, navd extracts Spark's event logs, the metastore and
 HDFS; then `navd reprocess` of 10 tainted hours lists exactly the daily and monthly partitions

@@ -1,4 +1,4 @@
-"""Seed 000's "lineage across temporary tables", end to end through the real Thrift Server.
+"""Lineage across temporary tables, end to end through the real Thrift Server.
 
 temp_sample_07 is extracted by the HMS extractor and dropped after; temp_sample_08 is created,
 used and dropped between two HMS extractions, so only the Thrift Server's Spark event log knows
@@ -125,7 +125,7 @@ def test_lineage_across_temporary_tables(navd, hdfs: DevHdfs, hdfs_client: Clien
                                fl="identity,unlinked,endpoint2Id"))
     assert from_csv and all(r["unlinked"] for r in from_csv)
     assert nodes[insert]["id"] in {r["endpoint2Id"] for r in from_csv}
-    # Its columns (`<path>#<column>`, issue 17's path columns) hang under it, stubs like it, as a
+    # Its columns (`<path>#<column>`, a path's columns) hang under it, stubs like it, as a
     # table's columns do under a table only a Spark job named.
     columns = list(index.scan("relations", f'endpoint1QualifiedName:"{csv["qualifiedName"]}" AND type:PARENT_CHILD',
                               fl="endpoint2QualifiedName,endpoint2Type"))

@@ -1,4 +1,4 @@
-"""Seed 000's "lineage across temporary tables" as the seed tells it: Impala queries (run in Hue)
+"""Lineage across temporary tables as Cloudera's Hue users meet it: Impala queries (run in Hue)
 whose lineage reaches navd through impalad's lineage event log, and two HMS extractions.
 
 The tables really exist in the development metastore (created and dropped through the Spark

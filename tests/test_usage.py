@@ -1,4 +1,4 @@
-"""Issue 23's usage, unused tables, job dependencies and impact, on a real pipeline: PySpark jobs
+"""Usage, unused tables, job dependencies and impact, on a real pipeline: PySpark jobs
 over Hive tables (the session metastore, its warehouse on the session HDFS), extracted by navd's
 Spark, HMS and HDFS extractors. One pipeline run for the module:
 

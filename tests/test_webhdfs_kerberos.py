@@ -1,4 +1,4 @@
-"""Issue 24, Kerberos for real against WebHDFS: navd's HDFS extractor with `[hdfs] auth =
+"""Kerberos for real against WebHDFS: navd's HDFS extractor with `[hdfs] auth =
 "kerberos"` lists a tree on a secure NameNode (DevHdfs with `kerberos`: Kerberos RPC, SPNEGO on
 every servlet) into the session Solr. The NameNode runs alone, without a DataNode: the extractor
 needs metadata only (GETFILESTATUS, LISTSTATUS_BATCH), so the tree is directories. Its principals

@@ -1,4 +1,4 @@
-"""Taints and the reprocess plan on Solr (issue 23; the pure rules are navd/taint.py).
+"""Taints and the reprocess plan on Solr (the pure rules are navd/taint.py).
 
 A taint is navd's own record in the runs core (kind TAINT), never a field of an element: the
 extractors rewrite element documents whole on every run, so a mark put there would be gone at

@@ -1,4 +1,4 @@
-"""Sensitivity levels and their propagation downstream along column lineage (issue 23).
+"""Sensitivity levels and their propagation downstream along column lineage.
 
 The rule, pure: it reads the index only through a `SensitivityGraph` (navd/sensitivity/store.py
 on Solr, an in-memory one in the tests), so every case is testable without Solr.

@@ -1,4 +1,4 @@
-"""Sensitivity under /api (issue 23): tag, clear, explain, from the facade (navd/query.py) as
+"""Sensitivity under /api: tag, clear, explain, from the facade (navd/query.py) as
 `navd tag`. Search finds levels already: GET /api/entities?query=sensitivity:pii.
 
 Tagging writes (a tag record, levels on elements): it goes through a write-capable client of

@@ -1,4 +1,4 @@
-"""Taints and the reprocess plan under /api/ (issue 23): the same facade as `navd taint` and
+"""Taints and the reprocess plan under /api/: the same facade as `navd taint` and
 `navd reprocess` (navd/query.py), the same JSON as their `--format json`.
 
 Reads use the app's read-only client. Recording and clearing a taint write navd's own records,

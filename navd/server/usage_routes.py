@@ -1,4 +1,4 @@
-"""Usage, unused tables, job dependencies and impact under /api (issue 23): the JSON `navd
+"""Usage, unused tables, job dependencies and impact under /api: the JSON `navd
 usage/unused/deps/impact --format json` prints, from the same facade calls (navd/query.py).
 Reads, behind the server's read authentication like /api/lineage."""
 

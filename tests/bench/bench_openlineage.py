@@ -16,7 +16,7 @@ cores, alternating, `--rounds` times:
   from the first post until the last 201 (201 means Solr acknowledged the event's documents).
 
 Each run is checked afterwards (hard commit): the cores hold exactly the expected documents.
-The headline is intake / raw (best round of each); the issue's goal is >= 0.5. Figures are
+The headline is intake / raw (best round of each); the goal is >= 0.5. Figures are
 printed and written to .bench/openlineage.json (gitignored).
 """
 
