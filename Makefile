@@ -49,6 +49,11 @@ krb5-packages:
 test: setup
 	$(BIN)/pytest $(PYTEST_ARGS)
 
+# The tests that need no service (marked `pure` by tests/conftest.py: no service fixture, no
+# `services` mark), run where no service can start: one that starts one anyway fails, naming it.
+test-fast: $(VENV)/.installed
+	$(BIN)/pytest -m pure $(PYTEST_ARGS)
+
 # The parsers' fuzz targets at full length (tests/fuzz/README.md): FUZZ_EXAMPLES inputs per target,
 # random seed, per-target counts printed at the end. `make test` runs a fixed-seed slice of them.
 # FUZZ_MEMORY_KB caps the run's virtual memory (the API target's Solr JVM included), so an input

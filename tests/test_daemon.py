@@ -32,7 +32,7 @@ from navd_devstack.hadoop import FSSHELL_CLASS, DevHdfs
 from navd_devstack.yarn import DevYarn
 import test_spark_kill
 from test_spark_kill import queries
-from conftest import solr_section
+from conftest import write_navd_config
 
 busy_job = test_spark_kill.busy_job  # the fixture, used by the kill -9 test below
 
@@ -89,9 +89,7 @@ def notifications(tmp_path: Path) -> Iterator[Notifications]:
 
 
 def write_config(path: Path, solr: EmbeddedSolr, state: Path, body: str) -> Path:
-    path.write_text(f'{solr_section(solr)}retries = 2\nbackoff_seconds = 0.2\n'
-                    f'[logging]\nformat = "json"\n[daemon]\nstate_dir = "{state}"\n' + body)
-    return path
+    return write_navd_config(path, solr, body, state=state, solr_settings="retries = 2\nbackoff_seconds = 0.2\n")
 
 
 def hdfs_section(hdfs: DevHdfs, root: str, *, enabled: bool = True, interval: float = INTERVAL_MINUTES) -> str:
@@ -658,6 +656,7 @@ def _everything(index: SolrIndex) -> tuple[dict[str, Any], dict[str, Any]]:
                  for core in ("elements", "relations"))  # type: ignore[return-value]
 
 
+@pytest.mark.services
 def test_solr_down_while_tailing_loses_nothing_and_positions_wait(own_solr: EmbeddedSolr, tmp_path: Path) -> None:
 
     names = ("ctas_expression", "multi_output")

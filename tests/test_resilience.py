@@ -48,6 +48,7 @@ def secured_config(server: EmbeddedSolr, **extra: object) -> SolrConfig:
     return SolrConfig(url=server.url, auth="basic", username=USER, password=PASSWORD, **settings)
 
 
+@pytest.mark.services
 def test_basic_auth_is_used_and_required(secured_solr: EmbeddedSolr) -> None:
     with SolrIndex(secured_config(secured_solr)) as index:
         assert {r.action for r in init_solr(index)} <= {"created", "unchanged"}
@@ -58,6 +59,7 @@ def test_basic_auth_is_used_and_required(secured_solr: EmbeddedSolr) -> None:
     assert PASSWORD not in str(refused.value)
 
 
+@pytest.mark.services
 def test_writer_rides_out_a_solr_restart(secured_solr: EmbeddedSolr) -> None:
     """Solr stops mid-stream and comes back: every document arrives exactly once."""
     total = 30_000
@@ -152,6 +154,7 @@ class StopsSolrMidRun:
         pass
 
 
+@pytest.mark.services
 def test_a_run_gives_up_once_at_its_one_deadline_and_leaves_no_thread_retrying(
         secured_solr: EmbeddedSolr, tmp_path: Path, unique: str, log_stream: io.StringIO) -> None:
     """Solr goes away mid-run with batches in flight on several threads: the run fails once,

@@ -102,6 +102,7 @@ def navd(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=240, check=False)
 
 
+@pytest.mark.services
 def test_the_server_speaks_only_https_and_only_to_navd_users(secured_solr: EmbeddedSolr, pki: dict[str, Path]) -> None:
     assert secured_solr.url.startswith("https://127.0.0.1:")
     status = secured_solr.status()
@@ -113,6 +114,7 @@ def test_the_server_speaks_only_https_and_only_to_navd_users(secured_solr: Embed
     assert anonymous.status_code == 401
 
 
+@pytest.mark.services
 def test_init_extract_lineage_and_purge_through_config(secured_solr: EmbeddedSolr, pki: dict[str, Path],
                                                        tmp_path: Path) -> None:
     config = write_config(tmp_path, secured_solr, ca=pki["ca"])
@@ -138,6 +140,7 @@ def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
     return errors[0]
 
 
+@pytest.mark.services
 def test_a_wrong_password_fails_closed_with_one_line(secured_solr: EmbeddedSolr, pki: dict[str, Path],
                                                      tmp_path: Path) -> None:
     config = write_config(tmp_path, secured_solr, ca=pki["ca"], password="not-the-password")
@@ -146,6 +149,7 @@ def test_a_wrong_password_fails_closed_with_one_line(secured_solr: EmbeddedSolr,
         assert "401" in line and "not-the-password" not in line, line
 
 
+@pytest.mark.services
 def test_an_untrusted_certificate_fails_closed_with_one_line(secured_solr: EmbeddedSolr, pki: dict[str, Path],
                                                              tmp_path: Path) -> None:
     config = write_config(tmp_path, secured_solr, ca=pki["rogue"])

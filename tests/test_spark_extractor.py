@@ -29,7 +29,7 @@ from navd.model import Record
 from navd.names import spark_run_ref
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.spark_thrift import SparkThriftServer
-from conftest import solr_section
+from conftest import write_navd_config
 
 
 def run_pyspark(body: str, root: Path, app_name: str) -> None:
@@ -65,10 +65,8 @@ def ctas_job(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def config_file(tmp_path: Path, solr: EmbeddedSolr, events: Path) -> Path:
-    path = tmp_path / "navd.toml"
-    path.write_text(f'{solr_section(solr)}[logging]\nformat = "json"\n'
-                    f'[spark]\nevent_log_dirs = ["{events}"]\nstate_dir = "{tmp_path / "state"}"\n')
-    return path
+    return write_navd_config(tmp_path / "navd.toml", solr, f'[spark]\nevent_log_dirs = ["{events}"]\n'
+                             f'state_dir = "{tmp_path / "state"}"\n')
 
 
 def extract_captured(navd, case: str, tmp_path: Path,  # type: ignore[no-untyped-def]

@@ -22,7 +22,7 @@ from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.hadoop import DevHdfs
 from navd_devstack.spark_thrift import SparkThriftServer
-from conftest import solr_section
+from conftest import write_navd_config
 
 COLUMNS = "code STRING, description STRING, total_emp INT, salary INT"
 
@@ -43,7 +43,7 @@ def test_lineage_across_temporary_tables(navd, hdfs: DevHdfs, hdfs_client: Clien
     landing = f"/{unique}/landing/codes.csv"  # read by path; no extractor is pointed at it
     hdfs_client.write(landing, data="c9,extra,1,99\n", overwrite=True)
     config = tmp_path / "navd.toml"
-    config.write_text(f'[cluster]\nname = "{unique}"\n{solr_section(solr_server)}[logging]\nformat = "json"\n'
+    write_navd_config(config, solr_server, cluster=unique, body=
                       f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
                       f'[hive]\nhost = "127.0.0.1"\nport = {spark_thrift.port}\ndatabase_regex = "{db}"\n'
                       f'[spark]\nevent_log_dirs = ["{spark_thrift.event_log_dir}"]\n'
