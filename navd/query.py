@@ -224,7 +224,7 @@ def export_openlineage(index: SolrIndex, config: NavdConfig, *, since: datetime 
                        entity: str | None = None, scope: Scope = Scope(),
                        validate: bool = False) -> Iterator[dict[str, Any]]:
     """The OpenLineage RunEvents of the executions in the index and of the Hive views' definitions
-    (README "OpenLineage"), streamed: those started or ended (views: created or changed) at or
+    (docs/sources/openlineage.md), streamed: those started or ended (views: created or changed) at or
     after `since`; with `entity`, those of that element (an execution and the executions under
     it, an operation's executions, the executions that read or wrote a dataset, a view and the
     views reading a dataset). With `validate`, each event is checked against the vendored schema

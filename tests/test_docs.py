@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -80,3 +81,27 @@ def test_check_names_a_stale_file_and_writes_nothing(tmp_path: Path) -> None:
     assert stale.returncode == 1
     assert stale.stderr == f"navd.docs: {tmp_path / 'config.md'} is out of date: run make docs\n"
     assert (tmp_path / "config.md").read_text(encoding="utf-8") == "edited by hand\n"
+
+
+def _headings(path: Path) -> set[str]:
+    from navd.docs import _anchor
+
+    text = re.sub(r"```.*?```", "", path.read_text(encoding="utf-8"), flags=re.S)
+    return {_anchor(line.lstrip("#").strip()) for line in text.splitlines() if line.startswith("#")}
+
+
+def test_every_relative_link_of_the_docs_reaches_a_file_and_heading() -> None:
+    """README.md and docs/: each relative link names a file that exists, and its `#anchor` a
+    heading of that file (GitHub's anchors), so moving a section cannot leave a dead link."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    dead = []
+    for page in pages:
+        text = re.sub(r"```.*?```", "", page.read_text(encoding="utf-8"), flags=re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", text):
+            if re.match(r"[a-z]+:", target):
+                continue
+            name, _, anchor = target.partition("#")
+            linked = (page.parent / name).resolve() if name else page
+            if not linked.exists() or (anchor and linked.is_file() and anchor not in _headings(linked)):
+                dead.append(f"{page.relative_to(REPO)}: {target}")
+    assert dead == []

@@ -1,4 +1,4 @@
-"""One run, one lineage, with the real OpenLineage Spark listener (README "OpenLineage").
+"""One run, one lineage, with the real OpenLineage Spark listener (docs/sources/openlineage.md).
 
 One small PySpark application (tests/fixtures/spark_events/capture.py's `ctas_expression`: a
 table written from values, then `create table sales.t as select upper(c) ... from sales.s

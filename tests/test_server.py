@@ -279,29 +279,32 @@ def test_names_as_people_type_them(served: Served, cluster: str) -> None:
                                             for n in graph.json()["nodes"])
 
 
-# -- the README's curl examples, run ---------------------------------------------------------------
+# -- the documentation's curl examples, run -----------------------------------------------------
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+REPO = Path(__file__).resolve().parent.parent
+#: the pages whose examples users copy: the README and everything under docs/
+DOC_PAGES = (REPO / "README.md", *sorted((REPO / "docs").rglob("*.md")))
 
 
-def readme_curl_commands() -> list[str]:
-    """Every `curl` line of the README's sh blocks (continuation lines joined), as written, but
-    the Kerberos client examples (`--negotiate`): they need a KDC and a ticket, and
+def documented_curl_commands() -> list[str]:
+    """Every `curl` line of the documentation's sh blocks (continuation lines joined), as written,
+    but the Kerberos client examples (`--negotiate`): they need a KDC and a ticket, and
     tests/test_server_kerberos.py runs the real `curl --negotiate -u :` against a real KDC."""
     commands = []
-    for block in re.findall(r"```sh\n(.*?)```", README.read_text(), flags=re.S):
+    for block in (b for page in DOC_PAGES for b in re.findall(r"```sh\n(.*?)```", page.read_text(), flags=re.S)):
         for line in block.replace("\\\n", " ").splitlines():
             if line.startswith("curl ") and "--negotiate" not in line:
                 commands.append(line)
     return commands
 
 
-def test_readme_curl_examples_answer_and_cover_every_endpoint(served: Served, cluster: str, index: SolrIndex,
-                                                               tmp_path: Path) -> None:
-    """The README's examples ("The server" and the Navigator-compatible API), each run with the
-    real curl against a real server, with its address and real names put in: each answers 2xx
-    with JSON (or text where it says so). Every route of the OpenAPI description has one."""
-    commands = readme_curl_commands()
+def test_documented_curl_examples_answer_and_cover_every_endpoint(served: Served, cluster: str, index: SolrIndex,
+                                                                   tmp_path: Path) -> None:
+    """The documentation's examples (docs/operations/server.md, the Navigator-compatible API, taint,
+    sensitivity, usage, OpenLineage), each run with the real curl against a real server, with its
+    address and real names put in: each answers 2xx with JSON (or text where it says so). Every
+    route of the OpenAPI description has one."""
+    commands = documented_curl_commands()
     assert len(commands) >= 15, commands
     port = served.url.rsplit(":", 1)[1]
     [orders] = index.search("elements", f'qualifiedName:"sales.orders@{cluster}"', fl="identity")["response"]["docs"]
@@ -333,7 +336,7 @@ def test_readme_curl_examples_answer_and_cover_every_endpoint(served: Served, cl
     for route in [*spec["paths"], "/openapi.json"]:
         pattern = re.sub(r"\\\{(\w+)\\\}", lambda m: {"version": r"\d+", "name": r".+"}.get(m[1], r"[^/]+"),
                          re.escape(route))
-        assert any(re.fullmatch(pattern, path) for path in paths), f"no README curl example for {route}"
+        assert any(re.fullmatch(pattern, path) for path in paths), f"no curl example in the docs for {route}"
 
 
 # -- auth and TLS ---------------------------------------------------------------------------------

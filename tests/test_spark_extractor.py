@@ -248,7 +248,7 @@ def test_a_view_created_through_spark_sql_and_the_plan_of_its_query(navd, index:
     extracted = navd("extract", "spark", "--once", env=env)
     assert extracted.returncode == 0, extracted.stderr
     view = json.loads(navd("entity", "vs.v@primary", "--json", env=env).stdout)
-    # logOwner: who owns the log that named it first (README, "Trust model of event-log directories")
+    # logOwner: who owns the log that named it first (docs/sources/spark.md, "Trust model of event-log directories")
     me = pwd.getpwuid(os.geteuid()).pw_name
     assert (view["sourceType"], view["type"], view["properties"]) == ("HIVE", "VIEW", {"knownFrom": "spark",
                                                                                       "logOwner": me})

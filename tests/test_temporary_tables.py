@@ -57,7 +57,7 @@ def test_lineage_across_temporary_tables(navd, hdfs: DevHdfs, hdfs_client: Clien
             if source == "spark":  # every event the Thrift Server logs is understood
                 warned = [line for line in result.stderr.splitlines() if '"level": "warning"' in line]
                 # the DROP of temp_sample_07, which the HMS extractor indexed, is left to it at
-                # info level (README, "Trust model of event-log directories")
+                # info level (docs/sources/spark.md, "Trust model of event-log directories")
                 assert warned == [], result.stderr[-3000:]
 
     with hive.connect("127.0.0.1", spark_thrift.port, username="navd") as conn:

@@ -1,4 +1,4 @@
-"""`POST /api/v1/lineage`: the OpenLineage intake at Marquez's path (README "OpenLineage"),
+"""`POST /api/v1/lineage`: the OpenLineage intake at Marquez's path (docs/sources/openlineage.md),
 served when `[openlineage] enabled`. The route only reads the body (capped, gunzipped), checks it
 against the spec's schema and hands it to navd.openlineage.intake: 201 written, 202 spooled."""
 
