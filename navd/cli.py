@@ -216,6 +216,9 @@ Serve, with the [server] settings of the config:
 [server] keys (deploy/navd.toml; a ready file with the server on: deploy/navd-server.toml):
   host        default 127.0.0.1; off loopback navd needs auth = "basic" and TLS
   port        default 7187
+  allowed_hosts
+              more names clients reach it by; a request under a Host the server does not
+              have is refused (400), a write from another site's page too (403)
   cert_file   PEM certificate (chain) and key_file its key: TLS
   auth        "none" (loopback only) | "basic": users added with `navd server add-user NAME`,
               kept in users_file (default: server-users in the state dir) | "kerberos" (SPNEGO)

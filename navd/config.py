@@ -18,6 +18,7 @@ import dataclasses
 import ipaddress
 import math
 import os
+import re
 import stat
 import tomllib
 import types
@@ -360,6 +361,12 @@ class ServerConfig:
     host: str = setting("127.0.0.1", help="the address to listen on: a loopback address, or e.g. `0.0.0.0` with "
                                           "`auth` and TLS")
     port: int = number(DEFAULT_SERVER_PORT, 1, 65535, help="the port (7187: Navigator's Metadata Server's)")
+    allowed_hosts: tuple[str, ...] = setting(
+        (), help="more names (or addresses) clients may reach the server by, as the request's Host header says: a "
+                 "DNS alias or a load balancer's name. Always served: `localhost`, `host` itself, 127.0.0.1 and ::1 "
+                 "on a loopback host, this machine's host name and FQDN off loopback, and the address a connection "
+                 "arrives on. Any other Host is refused (400): a web page at a name its owner points at this machine "
+                 "(DNS rebinding) gets no answer")
     cert_file: str = setting("", help="TLS: the PEM certificate (chain); with `key_file`, both or neither")
     key_file: str = setting("", help="TLS: the certificate's private key (0600, owned by navd)")
     auth: Literal["none", "basic", "kerberos"] = setting(
@@ -613,7 +620,7 @@ def _insecure_credentials(config: NavdConfig, raw: Mapping[str, Any], source: st
              f"and set {key}_file" for key in _inline_secrets(raw)]
     solr = config.solr
     if solr.auth == "basic" and solr.url and urlsplit(solr.url).scheme == "http" and \
-            not _is_loopback(urlsplit(solr.url).hostname or ""):
+            not is_loopback_host(urlsplit(solr.url).hostname or ""):
         found.append(f"[solr] auth: basic auth over plain http:// sends the password in clear text to "
                      f"{urlsplit(solr.url).hostname}; use an https:// url")
     if found and config.security.insecure_credentials == "refuse":
@@ -621,7 +628,7 @@ def _insecure_credentials(config: NavdConfig, raw: Mapping[str, Any], source: st
     return tuple(f"{source}: {line}" for line in found)
 
 
-def _is_loopback(host: str) -> bool:
+def is_loopback_host(host: str) -> bool:
     """Traffic to this host never leaves the machine."""
     if host == "localhost":
         return True
@@ -629,6 +636,30 @@ def _is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+#: one label of a DNS name (RFC 1123; `_` as resolvers take it)
+_HOST_LABEL = re.compile(r"[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?")
+
+
+def canonical_host(value: str) -> str | None:
+    """A host name lowercased without a trailing dot, or an IP address as `ipaddress` writes it
+    (IPv6 without brackets, an IPv4-mapped IPv6 address as its IPv4 one); None for anything
+    else: a port, a scheme, a path, spaces, a wildcard, non-ASCII text."""
+    if not value.isascii():
+        return None
+    bare = value[1:-1] if value.startswith("[") and value.endswith("]") else value
+    try:
+        address = ipaddress.ip_address(bare)
+    except ValueError:
+        pass
+    else:
+        mapped = getattr(address, "ipv4_mapped", None)
+        return str(mapped or address)
+    name = value.lower().removesuffix(".")
+    if not name or len(name) > 253 or not all(_HOST_LABEL.fullmatch(label) for label in name.split(".")):
+        return None
+    return name
 
 
 def _validate(config: NavdConfig, source: str) -> None:
@@ -681,7 +712,11 @@ def _validate_server(server: ServerConfig) -> None:
                               'principal (HTTP/_HOST, HTTP/host.example.com@REALM), or "*" for any in the keytab')
     elif server.keytab:
         raise ConfigError('[server] keytab: set only with auth = "kerberos"')
-    loopback = _is_loopback(server.host)
+    for name in server.allowed_hosts:
+        if canonical_host(name) is None:
+            raise ConfigError(f"[server] allowed_hosts: {name!r} is not a host name or IP address (no scheme, "
+                              'port or wildcard), e.g. "navd.example.com" or "10.0.0.5"')
+    loopback = is_loopback_host(server.host)
     if server.auth == "none" and not loopback:
         raise ConfigError(f'[server] auth: "none" is allowed only on a loopback host, not {server.host!r}: '
                           'set auth = "basic" or "kerberos" (and cert_file/key_file)')

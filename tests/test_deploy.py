@@ -88,6 +88,7 @@ def test_example_server_section_loads_with_basic_auth_and_tls(tmp_path: Path) ->
     server = load_config(str(config_file), environ={}).server
     assert (server.enabled, server.host, server.auth) == (True, "0.0.0.0", "basic")
     assert server.cert_file == str(tmp_path / "navd.crt") and server.port == 7187
+    assert server.allowed_hosts == ("navd.example.com",)
 
 
 def test_example_server_section_loads_with_kerberos_and_tls(tmp_path: Path) -> None:

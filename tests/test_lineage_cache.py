@@ -164,7 +164,7 @@ def test_the_server_keeps_one_cache_for_its_requests(index: SolrIndex, unique: s
     config = parse_config({"lineage": {"hub_min_degree": 10, "hub_cache_entries": 8}})
     app = create_app(config, index)
     params = {"entity": graph.identity("root"), "direction": "downstream", "columns": "true"}
-    with TestClient(app) as client:
+    with TestClient(app, base_url="http://127.0.0.1") as client:  # a Host the server has
         answers = [client.get("/api/lineage", params=params) for _ in range(3)]
     assert [a.status_code for a in answers] == [200] * 3
     assert answers[0].json() == answers[2].json() == lineage(index, graph.identity("root"), DOWNSTREAM).as_dict()

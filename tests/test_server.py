@@ -432,7 +432,7 @@ def test_serve_help_names_the_settings() -> None:
     result = subprocess.run([NAVD, "serve", "--help"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0
     text = " ".join(result.stdout.split())  # argparse wraps the text at the terminal's width
-    for word in ("[server]", "host", "port", "cert_file", "key_file", "auth", "users_file", "max_rows", "max_depth",
+    for word in ("[server]", "host", "port", "allowed_hosts", "cert_file", "key_file", "auth", "users_file", "max_rows", "max_depth",
                  "max_nodes", "add-user", "127.0.0.1", "7187", "--background", "--host", "--port", "--auth",
                  "lineage page at /", "/api/lineage", "/api/v9/", "/healthz", "/metrics", "/openapi.json",
                  "navd server stop", "enabled", "navd run"):

@@ -3,8 +3,10 @@
 A module adds its routes with one line in `create_app`: `mount(app, its_router)` puts them
 behind the server's authentication (the Navigator-compatible API mounts so under /api/v{N}).
 /healthz and /readyz stay open: load balancers and systemd probes carry no credentials, and they
-tell nothing but "up". /openapi.json is served; /docs and /redoc are off: FastAPI's pages load
-their scripts from a CDN, and edge nodes are air-gapped.
+tell nothing but "up". /openapi.json is served behind the same authentication (it lists every
+route); /docs and /redoc are off: FastAPI's pages load their scripts from a CDN, and edge nodes
+are air-gapped. Before any route, navd/server/request_checks.py refuses what a web page of
+another site could send (a foreign Host, a foreign Origin on a write, a body that is not JSON).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from navd import __version__
-from navd.config import NavdConfig, server_users_path
+from navd.config import NavdConfig, is_loopback_host, server_users_path
 from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex
 from navd.index.hub_cache import HubCache
@@ -28,6 +30,7 @@ from navd.openlineage.intake import Intake
 from navd.server.errors import ERROR_RESPONSES, ApiError, error_response, install_handlers
 from navd.server.kerberos import Acceptor, Refused
 from navd.server.metrics import Metrics
+from navd.server.request_checks import RESPONSE_HEADERS, RequestChecks, machine_names, server_names
 from navd.server.users import Users
 
 log = get_logger("navd.server")
@@ -42,7 +45,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
     from navd.server import api, page, sensitivity_routes, taint_routes
     from navd.server.navigator_routes import navigator_router
 
-    app = FastAPI(title="navd", version=__version__, docs_url=None, redoc_url=None,
+    app = FastAPI(title="navd", version=__version__, docs_url=None, redoc_url=None, openapi_url=None,
                   description="navd's metadata and lineage API: the JSON `navd ... --json` prints.")
     app.state.config = config
     app.state.index = index
@@ -54,8 +57,12 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
     app.state.kerberos = Acceptor(config.server) if config.server.auth == "kerberos" else None
     app.state.metrics = Metrics(index)
     install_handlers(app)
+    # added first, so inside Guard: its refusals are timed and carry Guard's headers
+    names = server_names(config.server, () if is_loopback_host(config.server.host) else machine_names())
+    app.add_middleware(RequestChecks, names=names)
     app.add_middleware(Guard, metrics=app.state.metrics)
     app.include_router(probes)
+    mount(app, openapi_router)
     mount(app, api.router)
     mount(app, taint_routes.router)  # /api/taints, /api/reprocess (navd/server/taint_routes.py)
     mount(app, app.state.metrics.router)
@@ -133,6 +140,13 @@ def _client(request: Request) -> str:
 
 
 probes = APIRouter(tags=["probes"])
+openapi_router = APIRouter(include_in_schema=False)
+
+
+@openapi_router.get("/openapi.json")
+def openapi(request: Request) -> JSONResponse:
+    """The OpenAPI description, behind the authentication as the routes it lists."""
+    return JSONResponse(request.app.openapi())
 
 
 @probes.get("/healthz", summary="The server answers")
@@ -151,8 +165,9 @@ def readyz(request: Request) -> Response:
 
 
 class Guard:
-    """Outermost navd middleware (pure ASGI): times every request for /metrics and turns an
-    unexpected exception into a logged error and a JSON 500 that shows nothing of the internals."""
+    """Outermost navd middleware (pure ASGI): times every request for /metrics, puts
+    request_checks.RESPONSE_HEADERS on every answer, and turns an unexpected exception into a
+    logged error and a JSON 500 that shows nothing of the internals."""
 
     def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
         self.app = app
@@ -169,13 +184,15 @@ class Guard:
             if message["type"] == "http.response.start":
                 status["code"] = message["status"]
                 status["sent"] = True
+                headers = [*message.get("headers", [])]
+                present = {name.lower() for name, _ in headers}
+                headers += [header for header in RESPONSE_HEADERS if header[0] not in present]
                 # what the authentication adds to whatever the route answers (SPNEGO's
                 # mutual-authentication token): request.state lives in scope["state"]
                 extra = scope.get("state", {}).get("auth_response_headers")
                 if extra:
-                    message = {**message, "headers": [*message.get("headers", []),
-                                                      *((k.lower().encode("latin-1"), v.encode("latin-1"))
-                                                        for k, v in extra.items())]}
+                    headers += [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in extra.items()]
+                message = {**message, "headers": headers}
             await send(message)
 
         try:
@@ -185,7 +202,7 @@ class Guard:
                           path=scope.get("path", ""))
             status["code"] = 500
             if not status["sent"]:
-                await error_response(500, "internal server error (logged)")(scope, receive, send)
+                await error_response(500, "internal server error (logged)")(scope, receive, record)
         finally:
             route = scope.get("route")
             # The route's template, not the path: entity names would make unbounded label sets.

@@ -4,7 +4,8 @@ package: edge nodes are often air-gapped, and the page asks only navd's own API 
 
 Every answer carries a strict Content-Security-Policy: scripts only from navd itself, no inline
 script, no eval (elkjs' bundled build lays out on the main thread through a fake worker and needs
-neither a worker nor eval), no request to another host, no framing.
+neither a worker nor eval), no request to another host, no framing. `X-Content-Type-Options:
+nosniff` goes on every answer of the server, the API's too (request_checks.RESPONSE_HEADERS).
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ CONTENT_SECURITY_POLICY = ("default-src 'self'; script-src 'self'; style-src 'se
                            "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
 SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
-    "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     # The page is small and changes with navd's version; the data is never cached by the browser.
     "Cache-Control": "no-cache",

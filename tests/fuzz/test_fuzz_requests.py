@@ -15,13 +15,15 @@ import pytest
 from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
+from starlette.datastructures import Headers
 
 from fuzz.fuzzing import ODD_STRINGS, fuzz_settings, huge_strings, run_target, string_variant
 from navd.cli import build_parser
-from navd.config import ConfigError, load_config, parse_config
+from navd.config import ConfigError, ServerConfig, load_config, parse_config
 from navd.extractors.spark.records import process_lines, stubs_for
 from navd.index.client import IndexWriter, SolrIndex
 from navd.server.app import create_app
+from navd.server.request_checks import refusal, server_names
 from spark_fixtures import DEFAULT_FS, fixture_lines
 
 # --- the command line ------------------------------------------------------------------------------
@@ -102,7 +104,9 @@ def api(index: SolrIndex) -> Iterator[TestClient]:
     index.commit("elements", soft=True)
     index.commit("relations", soft=True)
     config = parse_config({"cluster": {"name": CLUSTER}}, source="fuzz", environ={})
-    with TestClient(create_app(config, index)) as client:  # unhandled errors raise here, not as 500s
+    # unhandled errors raise here, not as 500s; a loopback Host, one of the server's names (TestClient's
+    # own, testserver, is refused as any name the server does not have)
+    with TestClient(create_app(config, index), base_url="http://127.0.0.1") as client:
         yield client
 
 
@@ -171,3 +175,43 @@ def test_api_query_parameters(api: TestClient, request: tuple[str, list[tuple[st
             assert response.headers["content-type"].startswith("application/json"), response.text[:300]
 
     run_target("api query parameters", (), call)
+
+
+# --- the request checks (navd/server/request_checks.py) --------------------------------------------
+
+#: the headers real clients send (curl, the OpenLineage clients, Navigator's SDK, Chromium)
+REQUEST_HEADERS: tuple[tuple[str, str], ...] = (
+    ("host", "127.0.0.1:7187"), ("host", "[::1]:7187"), ("host", "navd.example.com"),
+    ("origin", "http://127.0.0.1:7187"), ("origin", "null"), ("sec-fetch-site", "same-origin"),
+    ("content-type", "application/json; charset=UTF-8"), ("content-type", "multipart/form-data; boundary=x"),
+    ("content-length", "42"), ("transfer-encoding", "chunked"), ("content-encoding", "gzip"),
+)
+
+
+@st.composite
+def request_lines(draw: st.DrawFn) -> tuple[str, str, list[tuple[bytes, bytes]]]:
+    method = draw(st.sampled_from(("GET", "HEAD", "OPTIONS", "POST", "PUT", "DELETE", "PATCH", "post", "")))
+    path = draw(st.sampled_from(("/api/v1/lineage", "/healthz", "/static/page.js", "/")))
+    if draw(st.booleans()):
+        path = draw(string_variant(path))
+    headers = [draw(st.sampled_from(REQUEST_HEADERS)) for _ in range(draw(st.integers(0, 6)))]
+    for at in range(len(headers)):
+        if draw(st.booleans()):
+            headers[at] = (headers[at][0], draw(st.one_of(string_variant(headers[at][1]), huge_strings(20_000))))
+    # what arrives off the wire is bytes, read as latin-1: any text becomes some bytes
+    return method, path, [(k.encode(), v.encode("utf-8", "surrogatepass")) for k, v in headers]
+
+
+@fuzz_settings()
+@given(request=request_lines())
+def test_request_checks(request: tuple[str, str, list[tuple[bytes, bytes]]]) -> None:
+    method, path, raw = request
+    names = server_names(ServerConfig(allowed_hosts=("navd.example.com",)), ())
+
+    def check() -> None:
+        refused = refusal(method, path, Headers(raw=raw), "http", "127.0.0.1", names)
+        if refused is not None:  # a 4xx naming the header (or path) in one line
+            assert refused.status in (400, 403, 415), refused
+            assert refused.message.startswith(f"{refused.parameter}: ") and "\n" not in refused.message, refused
+
+    run_target("request checks", (), check)
