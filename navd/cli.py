@@ -21,6 +21,7 @@ from navd.errors import AmbiguousEntity, ConfigError, NavdError, UsageError
 from navd.logs import get_logger, setup_logging
 from navd.names import InvalidName
 from navd.registry import components, run_order
+from navd.server.roles import ROLE_NAMES
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NOT_RUNNING, EXIT_AMBIGUOUS = 0, 1, 2, 3, 4
 
@@ -226,6 +227,12 @@ Serve, with the [server] settings of the config:
               with auth = "kerberos": the service keytab (0600) and principal (default HTTP/_HOST)
   max_rows, max_depth, max_nodes
               caps on one request (400 naming the parameter above them)
+  kerberos_roles
+              with auth = "kerberos": principal -> viewer | editor | admin (unlisted: viewer)
+  max_login_failures, login_window_seconds, hash_threads
+              failed logins per address and user name before 429; threads hashing passwords
+  max_connections, keep_alive_seconds, header_timeout_seconds, body_timeout_seconds
+              connections at once (503 past it); idle, slow-head and slow-body connections closed
   enabled     serve inside `navd run` too
 
 In the foreground until SIGTERM or Ctrl-C. With --background: detached, returns once it
@@ -247,8 +254,32 @@ listens; its pid file and log in the state dir; `navd server status`, `navd serv
         "add-user", help="add a user of [server] auth = basic, or change its password",
         description="The password is read from the terminal (twice), or as one line from stdin when "
                     "it is not a terminal; never from the command line, which other users can see.")
-    add_user.add_argument("name", metavar="NAME")
+    add_user.add_argument("name", metavar="NAME",
+                          help="ASCII letters, digits and . _ - @ (NFKC-normalised first)")
+    add_user.add_argument("--role", choices=ROLE_NAMES,
+                          help="viewer reads; editor also posts OpenLineage events, tags and taints; admin may do "
+                               "everything (default: viewer for a new user, unchanged for an existing one)")
     add_user.set_defaults(handler=cmd_server_add_user)
+    add_key = server_commands.add_parser(
+        "add-api-key", help="make an API key (Authorization: Bearer) for NAME, printed once; replaces NAME's key",
+        description="The key is printed once and only its SHA-256 digest is kept ([server] api_keys_file). "
+                    "Keys are accepted with [server] auth = basic or kerberos; with auth = none nothing is asked.")
+    add_key.add_argument("name", metavar="NAME")
+    add_key.add_argument("--role", choices=ROLE_NAMES, default="editor",
+                         help="viewer reads; editor also posts OpenLineage events, tags and taints; admin may do "
+                              "everything (default: editor, what an emitter needs)")
+    add_key.set_defaults(handler=cmd_server_add_api_key)
+    list_keys = server_commands.add_parser("list-api-keys", help="the API keys' names and roles")
+    list_keys.set_defaults(handler=cmd_server_list_api_keys)
+    revoke_key = server_commands.add_parser("revoke-api-key", help="revoke NAME's API key (the server stops "
+                                                                   "accepting it at its next request)")
+    revoke_key.add_argument("name", metavar="NAME")
+    revoke_key.set_defaults(handler=cmd_server_revoke_api_key)
+    set_role = server_commands.add_parser(
+        "set-role", help="change the role of a user of [server] auth = basic (its password unchanged)")
+    set_role.add_argument("name", metavar="NAME")
+    set_role.add_argument("role", metavar="ROLE", choices=ROLE_NAMES, help=" | ".join(ROLE_NAMES))
+    set_role.set_defaults(handler=cmd_server_set_role)
     server_status = server_commands.add_parser(
         "status", help="does the server `navd serve --background` started run, and its URL (exit 3 if not)")
     server_status.set_defaults(handler=cmd_server_status)
@@ -334,7 +365,7 @@ def _index(config: NavdConfig, *, interactive: bool = True, read_only: bool = Fa
     from navd.index.client import SolrIndex
     from navd.solr.server import effective_solr_config
 
-    solr = effective_solr_config(config.solr, read_only=read_only)
+    solr = effective_solr_config(config, read_only=read_only)
     if interactive:
         solr = dataclasses.replace(solr, retries=0)
     return SolrIndex(solr)
@@ -346,7 +377,8 @@ def _embedded(args: argparse.Namespace, config: NavdConfig):
     if not config.solr.is_embedded:
         raise ConfigError(f"[solr] url is set ({config.solr.url}): navd uses that Solr, not an "
                           "embedded one; `navd solr start/stop/status` manage only the embedded server")
-    server = embedded_server(config.solr, home=getattr(args, "home", None), port=getattr(args, "port", None))
+    server = embedded_server(config, home=getattr(args, "home", None), port=getattr(args, "port", None),
+                             remembered=getattr(args, "remembered", True))
     if getattr(args, "heap", None):
         server.heap = args.heap
     if getattr(args, "cloud", False):
@@ -375,7 +407,7 @@ def cmd_solr_start(args: argparse.Namespace, config: NavdConfig) -> int:
 
     server = _embedded(args, config)
     status = server.start()
-    remember_current(server)
+    remember_current(config, server)
     print(f"running: Solr {status.solr_version} on {status.url} (pid {status.pid}, home {status.home})")
     return EXIT_OK
 
@@ -875,7 +907,7 @@ def cmd_serve(args: argparse.Namespace, config: NavdConfig) -> int:
     from navd.server import background
     from navd.solr.server import effective_solr_config
 
-    running, started = background.start(config, effective_solr_config(config.solr).base_url,
+    running, started = background.start(config, effective_solr_config(config).base_url,
                                          log_format=args.log_format, log_level=args.log_level)
     if started:
         print(f"running: navd server on {running.url} (pid {running.pid}, log {running.log_file}); "
@@ -911,20 +943,69 @@ def cmd_server_add_user(args: argparse.Namespace, config: NavdConfig) -> int:
     import getpass
 
     from navd.config import server_users_path
-    from navd.server.users import add_user, check_user_name
+    from navd.server.roles import parse_role
+    from navd.server.users import add_user, check_password, check_user_name
 
-    check_user_name(args.name)
+    name = check_user_name(args.name)
     if sys.stdin.isatty():
-        password = getpass.getpass(f"password for {args.name}: ")
+        password = getpass.getpass(f"password for {name}: ")
+        check_password(password)  # before asking again
         if getpass.getpass("again: ") != password:
             raise UsageError("password: the two entries differ")
     else:
         password = sys.stdin.readline().rstrip("\r\n")
     path = server_users_path(config)
-    new = add_user(path, args.name, password)
-    print(f"{'added' if new else 'changed the password of'} {args.name} in {path}")
+    role = parse_role(args.role, "--role") if args.role else None
+    new = add_user(path, name, password, role)
+    print(f"{'added' if new else 'changed the password of'} {name} in {path}"
+          + (f" (role {role.label})" if role else " (role viewer)" if new else ""))
     if config.server.auth != "basic":
         print(f'note: [server] auth is "{config.server.auth}"; set auth = "basic" for users to log in')
+    return EXIT_OK
+
+
+def cmd_server_add_api_key(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.config import server_api_keys_path
+    from navd.server.api_keys import add_api_key
+    from navd.server.roles import parse_role
+
+    path = server_api_keys_path(config)
+    key = add_api_key(path, args.name, parse_role(args.role, "--role"))
+    print(key)
+    print(f"the API key of {args.name} (role {args.role}), kept as a digest in {path}: it is not shown again",
+          file=sys.stderr)
+    if config.server.auth == "none":
+        print('note: [server] auth is "none": the server asks for no key', file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_server_list_api_keys(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.config import server_api_keys_path
+    from navd.server.api_keys import read_api_keys
+
+    for key in read_api_keys(server_api_keys_path(config)).values():
+        print(f"{key.name}\t{key.role.label}")
+    return EXIT_OK
+
+
+def cmd_server_revoke_api_key(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.config import server_api_keys_path
+    from navd.server.api_keys import revoke_api_key
+
+    path = server_api_keys_path(config)
+    revoke_api_key(path, args.name)
+    print(f"revoked the API key of {args.name} in {path}")
+    return EXIT_OK
+
+
+def cmd_server_set_role(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.config import server_users_path
+    from navd.server.roles import parse_role
+    from navd.server.users import set_role
+
+    path = server_users_path(config)
+    set_role(path, args.name, parse_role(args.role, "ROLE"))
+    print(f"set the role of {args.name} to {args.role} in {path}")
     return EXIT_OK
 
 
@@ -935,7 +1016,9 @@ def cmd_quickstart(args: argparse.Namespace, config: NavdConfig) -> int:
     from navd.sample import QUICKSTART_STEPS, quickstart
 
     if config.solr.is_embedded:
-        cmd_solr_start(argparse.Namespace(home=None, port=None, heap=None), config)
+        # its own home (the config's [solr.embedded], else the default), never the Solr another
+        # `navd solr start --home` left remembered; started, it is the one later commands reach
+        cmd_solr_start(argparse.Namespace(home=None, port=None, heap=None, remembered=False), config)
     root = Path(args.dir) if args.dir else default_quickstart_dir()
     with _index(config, interactive=False) as index:
         run = quickstart(config, index, root, log_format=args.log_format, log_level=args.log_level)

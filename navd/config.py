@@ -137,7 +137,8 @@ def default_solr_dist_dir() -> Path:
 
 
 def state_dir() -> Path:
-    """The invoking user's own state (which embedded Solr `navd solr start` last started)."""
+    """The invoking user's own state: the state directory when neither `[daemon] state_dir` nor
+    systemd's $STATE_DIRECTORY names one (navd.config.extractor_state_dir)."""
     return _xdg_dir("XDG_STATE_HOME", ".local/state") / "navd"
 
 
@@ -164,8 +165,9 @@ class EmbeddedSolrConfig:
     """`[solr.embedded]`: the Solr 9 server navd runs itself when `[solr] url` is not set (a real
     Solr fetched from Maven Central, bound to 127.0.0.1; needs a JDK 17+ and Maven).
 
-    `home` and `port` left unset mean: the server last started with `navd solr start`
-    (recorded in the state directory), else ~/.local/share/navd/solr on port 8983.
+    `home` and `port` left unset mean: the server last started with `navd solr start` with this
+    config file and state directory (recorded there, navd.solr.server), else
+    ~/.local/share/navd/solr on port 8983. `navd quickstart` skips the record: its own home.
     """
 
     home: str = setting("", help="the Solr home (data, logs, pid file); unset: the one `navd solr start` last "
@@ -375,17 +377,48 @@ class ServerConfig:
     users_file: str = setting("", help='the users of `auth = "basic"`, one salted scrypt hash each (0600), managed '
                                        "with `navd server add-user NAME`; unset: `server-users` in the state "
                                        "directory")
+    api_keys_file: str = setting("", help="the API keys clients send as `Authorization: Bearer KEY` with `auth = "
+                                          '"basic"` or `"kerberos"` (SHA-256 digests and roles, 0600), managed with '
+                                          "`navd server add-api-key NAME`; unset: `server-api-keys` in the state "
+                                          "directory")
     keytab: str = setting("", help='`auth = "kerberos"`: the service keytab, readable by navd\'s user only (0600 or '
                                    "0400, owned by navd; checked at start)")
     principal: str = setting("HTTP/_HOST", help="the service principal to accept for: `_HOST` becomes this host's "
                                                 "fully qualified name, lowercase, and no realm means krb5.conf's "
                                                 "default one (Hadoop's rule); `*` or empty accepts any `HTTP/` "
                                                 "principal of the keytab")
+    kerberos_roles: Mapping[str, str] = setting(
+        default_factory=lambda: MappingProxyType({}),
+        help='`auth = "kerberos"`: principal -> role (viewer, editor or admin), e.g. `{"spark@EXAMPLE.COM" = '
+             '"editor"}`; a principal not listed is a viewer')
     max_rows: int = number(1000, 1, 100_000, help="the most rows one request may ask for (`/api/entities`, "
                                                   "`/api/runs`, ...); above it a 400 names the parameter")
     max_depth: int = number(20, 1, 1000, help="the deepest lineage one request may ask for (`/api/lineage` depth)")
     max_nodes: int = number(3000, 1, 1_000_000, help="the most nodes of one lineage graph (`/api/lineage` "
                                                      "max_nodes, and its default)")
+    max_login_failures: int = number(10, 1, 1_000_000,
+                                     help="failed logins (basic or kerberos) allowed per client address and per "
+                                          "user name within `login_window_seconds`; past them 429 with Retry-After, "
+                                          "answered before any password is hashed")
+    login_window_seconds: float = number(300.0, 0, MAX_SECONDS, low_open=True,
+                                         help="the window `max_login_failures` counts in")
+    hash_threads: int = number(0, 0, 256, help="threads that hash passwords (scrypt, 32 MiB each) apart from the "
+                                               "request threads, so a flood of logins cannot hold up other "
+                                               "requests; 0: half the cores, at least 1")
+    max_connections: int = number(256, 1, 100_000,
+                                  help="connections open at once; more are answered 503 and closed (each holds a "
+                                       "file descriptor: deploy/navd.service's LimitNOFILE is sized for them, and a "
+                                       "start that could not hold them all fails naming this key)")
+    keep_alive_seconds: float = number(5.0, 0, 3600, low_open=True,
+                                       help="a connection idle this long after its last response is closed")
+    header_timeout_seconds: float = number(10.0, 0, 3600, low_open=True,
+                                           help="a request line and headers must arrive within this long (from the "
+                                                "connection's opening, or from their first byte on a kept-alive one); "
+                                                "else 408 and the connection closed")
+    body_timeout_seconds: float = number(60.0, 0, 3600, low_open=True,
+                                         help="a request body must arrive within this long of its headers (while "
+                                              "the server itself holds the reading back, the clock waits); else 408 "
+                                              "and the connection closed")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -420,11 +453,22 @@ class OpenLineageConfig:
     namespaces: Mapping[str, str] = setting(
         default_factory=lambda: MappingProxyType({}),
         help='OpenLineage namespace -> navd cluster: `"hive://metastore:9083" = "primary"` names that metastore\'s '
-             "tables `db.table@primary`; an unmapped `hive://` namespace takes `[cluster] name`")
+             "tables `db.table@primary`. A `hive://` namespace neither listed here nor `hive://<a navd cluster>` is "
+             "another metastore's: its datasets keep their own namespace, with a warning")
     spool_dir: str = setting("", help="where events accepted while Solr is down wait (fsync'd) until it is back; "
                                       "unset: `openlineage-spool` in the state directory (`[daemon] state_dir`)")
     max_body_bytes: int = number(DEFAULT_OPENLINEAGE_MAX_BODY_BYTES, 1024, 1024 ** 3,
                                  help="the largest body taken, as sent and once gunzipped (413 above it)")
+    # The most an event may make the intake do: emitters send tens of datasets and hundreds of
+    # columns an event; the defaults leave room for very wide jobs (ten tables of 10,000 columns).
+    max_datasets: int = number(10_000, 1, 1_000_000, help="the most datasets (inputs and outputs) of one event (413 "
+                                                          "above it, naming the key)")
+    max_fields: int = number(100_000, 1, 10_000_000, help="the most schema-facet fields of one event, summed over "
+                                                          "its datasets (413 above it, naming the key)")
+    max_column_edges: int = number(100_000, 1, 10_000_000,
+                                   help="the most column edges the columnLineage facets of one event expand to (each "
+                                        "input of each column; a dataset-wide input once per written column; 413 "
+                                        "above it, naming the key)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -608,10 +652,26 @@ def read_secret(path: str, label: str, source: str) -> str:
         data = file.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{source}: {label} {path}: {exc.strerror}") from None
-    if mode & OTHERS_BITS:
-        raise ConfigError(f"{source}: {label} {path}: users other than its owner may read it "
-                          f"(mode {stat.S_IMODE(mode):04o}): chmod 600 it")
+    check_owner_only(f"{source}: {label}", path, mode)
     return _decode(data, f"{source}: {label} {path}").strip()
+
+
+def check_owner_only(label: str, path: str | Path, mode: int) -> None:
+    """Refuse a file that holds a secret (a password, a private key, a keystore, a keytab, the
+    users' hashes) when users other than its owner may read or write it: one line naming
+    `label`, the file and its mode, never what it holds."""
+    if mode & OTHERS_BITS:
+        raise ConfigError(f"{label} {path}: users other than its owner may read it "
+                          f"(mode {stat.S_IMODE(mode):04o}): chmod 600 it")
+
+
+def check_private_file(label: str, path: str | Path) -> None:
+    """`check_owner_only` for a file named in the config, which must exist."""
+    try:
+        mode = Path(path).expanduser().stat().st_mode
+    except OSError as exc:
+        raise ConfigError(f"{label} {path}: {exc.strerror}") from None
+    check_owner_only(label, path, mode)
 
 
 def _insecure_credentials(config: NavdConfig, raw: Mapping[str, Any], source: str) -> tuple[str, ...]:
@@ -728,6 +788,22 @@ def _validate_server(server: ServerConfig) -> None:
     if not loopback and not server.cert_file:
         raise ConfigError(f"[server] cert_file: a server on {server.host!r} (not loopback) needs TLS: "
                           "set cert_file and key_file, or host = \"127.0.0.1\"")
+    _validate_kerberos_roles(server)
+
+
+def _validate_kerberos_roles(server: ServerConfig) -> None:
+    from navd.server.roles import ROLE_NAMES  # pure; the server package imports this module
+
+    if server.kerberos_roles and server.auth != "kerberos":
+        raise ConfigError('[server] kerberos_roles: set only with auth = "kerberos" (basic users have their role '
+                          "in users_file: navd server set-role NAME ROLE)")
+    for principal, role in server.kerberos_roles.items():
+        if not principal or principal != principal.strip():
+            raise ConfigError(f"[server] kerberos_roles: {principal!r}: a principal must be non-empty, without "
+                              "surrounding spaces")
+        if role not in ROLE_NAMES:
+            raise ConfigError(f"[server] kerberos_roles: {principal!r}: {role!r} is not a role: use "
+                              f"{', '.join(ROLE_NAMES)}")
 
 
 def with_server(config: NavdConfig, **changes: Any) -> NavdConfig:
@@ -761,6 +837,13 @@ def server_users_path(config: NavdConfig) -> Path:
     if config.server.users_file:
         return Path(config.server.users_file).expanduser()
     return extractor_state_dir(config) / "server-users"
+
+
+def server_api_keys_path(config: NavdConfig) -> Path:
+    """The file of the server's API keys (`Authorization: Bearer`)."""
+    if config.server.api_keys_file:
+        return Path(config.server.api_keys_file).expanduser()
+    return extractor_state_dir(config) / "server-api-keys"
 
 
 def _is_heap_size(value: str) -> bool:

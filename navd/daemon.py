@@ -254,7 +254,7 @@ class Daemon:
     def _new_index(self, config: NavdConfig) -> SolrIndex:
         from navd.solr.server import effective_solr_config
 
-        return SolrIndex(effective_solr_config(config.solr), stop=self.stop)
+        return SolrIndex(effective_solr_config(config), stop=self.stop)
 
     # -- scheduling -------------------------------------------------------------------------
 

@@ -13,8 +13,11 @@ from pathlib import Path
 import pytest
 import requests
 
+from conftest import distribution
 from navd import __version__
-from navd.solr.server import EmbeddedSolr, free_port
+from navd.config import load_config
+from navd.index.client import SolrIndex
+from navd.solr.server import EmbeddedSolr, effective_solr_config, free_port
 
 
 def assert_one_line_error(result, *fragments: str) -> None:  # type: ignore[no-untyped-def]
@@ -47,41 +50,105 @@ default.sample_merge@primary (HIVE TABLE)
 
 
 def test_embedded_server_lifecycle_through_the_cli(navd, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """`navd solr start --home X --port N && navd solr status`, then the quickstart (a real PySpark
-    pipeline, extracted and linked), search, stop."""
+    """`navd solr start [--home X] --port N && navd solr status`, then the quickstart (a real
+    PySpark pipeline, extracted and linked) in its own home although another Solr was started
+    since, search, stop: each command on the Solr it means."""
     # The embedded default (no config file), for a user with no embedded Solr recorded yet.
     env = {k: v for k, v in os.environ.items() if k != "NAVD_CONFIG"}
     env["XDG_STATE_HOME"] = str(tmp_path / "state")
     env["XDG_DATA_HOME"] = str(tmp_path / "data")
-    home, port = tmp_path / "x", free_port()
+    default_home = tmp_path / "data" / "navd" / "solr"  # the quickstart's own, under XDG_DATA_HOME
+    port = free_port()
+    other_home, other_port = tmp_path / "other", free_port()
     try:
-        started = navd("solr", "start", "--home", str(home), "--port", str(port), env=env)
+        started = navd("solr", "start", "--port", str(port), env=env)
         assert started.returncode == 0, started.stderr
+        assert f"127.0.0.1:{port}/solr" in started.stdout and f"home {default_home})" in started.stdout
         status = navd("solr", "status", env=env)
         assert status.returncode == 0, status.stderr
         assert "running: Solr 9." in status.stdout and f"127.0.0.1:{port}/solr" in status.stdout
-        again = navd("solr", "start", "--home", str(home), "--port", str(port), env=env)
+        again = navd("solr", "start", "--port", str(port), env=env)
         assert again.returncode == 0 and again.stdout == started.stdout
+        # Another instance, started last: remembered for the commands without flags ...
+        other = navd("solr", "start", "--home", str(other_home), "--port", str(other_port), "--heap", "256m", env=env)
+        assert other.returncode == 0, other.stderr
+        assert f"home {other_home})" in navd("solr", "status", env=env).stdout
+        # ... but the quickstart uses its own home (where its Solr runs: on `port`)
         quickstart = navd("quickstart", env=env, timeout=600)
         assert quickstart.returncode == 0, quickstart.stderr[-3000:]
+        assert quickstart.stdout.startswith(started.stdout)
         assert "nav_elements: created" in quickstart.stdout
         pipeline = tmp_path / "data" / "navd" / "quickstart"  # the default, under XDG_DATA_HOME
         assert f"pipeline done: event log in {pipeline / 'spark-events'}" in quickstart.stdout
         assert "spark: " in quickstart.stdout and ", 0 warnings" in quickstart.stdout
         assert QUICKSTART_LINEAGE in quickstart.stdout
+        # and is the one later commands reach: it was started last
         search = navd("search", "queryText:*temp_sample_08*", "--json", env=env)
         texts = {d["queryText"] for d in json.loads(search.stdout)["docs"]}
         assert {"DROP TABLE temp_sample_08",
                 "INSERT INTO sample_merge SELECT * FROM temp_sample_07 UNION ALL SELECT * FROM temp_sample_08"} <= texts
         status_json = json.loads(navd("solr", "status", "--json", env=env).stdout)
         assert status_json["running"] and status_json["port"] == port
+        # the other instance holds none of it: no cores were created there
+        assert not list(other_home.glob("nav_*")), sorted(p.name for p in other_home.iterdir())
     finally:
         server = navd("server", "stop", env=env)
         stopped = navd("solr", "stop", env=env)
+        other_stopped = navd("solr", "stop", "--home", str(other_home), env=env)
     assert server.returncode == 0 and server.stdout.startswith("stopped the navd server on http://127.0.0.1:")
-    assert stopped.returncode == 0 and "stopped Solr" in stopped.stdout
+    assert stopped.returncode == 0 and stopped.stdout == f"stopped Solr (home {default_home})\n"
+    assert other_stopped.returncode == 0 and other_stopped.stdout == f"stopped Solr (home {other_home})\n"
     after = navd("solr", "status", env=env)
     assert after.returncode == 3 and "not running" in after.stdout
+
+
+def test_each_config_and_state_dir_keeps_its_own_embedded_solr(navd, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Two configurations, each with its state directory and an embedded Solr started with
+    `--home/--port`: every command without flags (status, init, search, stop) acts on its own
+    configuration's Solr; a third config file sharing a state directory sees neither."""
+    env = {k: v for k, v in os.environ.items() if k != "NAVD_CONFIG"}
+    env["XDG_STATE_HOME"] = str(tmp_path / "user-state")
+    env["XDG_DATA_HOME"] = str(tmp_path / "data")
+    configs, homes, ports = {}, {}, {}
+    for name in ("a", "b"):
+        configs[name] = tmp_path / f"{name}.toml"
+        configs[name].write_text(f'[daemon]\nstate_dir = "{tmp_path / ("state-" + name)}"\n')
+        homes[name], ports[name] = tmp_path / f"solr-{name}", free_port()
+    # the same state directory as a, another file: another configuration
+    configs["a2"] = tmp_path / "a2.toml"
+    configs["a2"].write_text(configs["a"].read_text())
+
+    def run(name: str, *args: str):  # type: ignore[no-untyped-def]
+        return navd("--config", str(configs[name]), *args, env=env)
+
+    try:
+        for name in ("a", "b"):
+            started = run(name, "solr", "start", "--home", str(homes[name]), "--port", str(ports[name]),
+                          "--heap", "256m")
+            assert started.returncode == 0, started.stderr
+        for name in ("a", "b"):
+            status = json.loads(run(name, "solr", "status", "--json").stdout)
+            assert (status["running"], status["home"], status["port"]) == (True, str(homes[name]), ports[name])
+            assert run(name, "solr", "init").returncode == 0
+        # a write through a's configuration reaches a's Solr alone
+        marked = f"only-in-a-{os.getpid()}"
+        with SolrIndex(effective_solr_config(load_config(str(configs["a"]), environ=env))) as index:
+            index.add("elements", [{"identity": marked, "qualifiedName": f"/{marked}", "sourceType": "HDFS",
+                                    "type": "FILE"}])
+            index.commit("elements")
+        found = {name: json.loads(run(name, "search", f"identity:{marked}", "--json").stdout)["numFound"]
+                 for name in ("a", "b")}
+        assert found == {"a": 1, "b": 0}
+        third = run("a2", "solr", "status", "--json")
+        assert third.returncode == 3 and json.loads(third.stdout)["home"] == str(tmp_path / "data" / "navd" / "solr")
+        # stop without --home: a's own Solr only
+        stopped = run("a", "solr", "stop")
+        assert stopped.returncode == 0 and stopped.stdout == f"stopped Solr (home {homes['a']})\n"
+        assert run("a", "solr", "status").returncode == 3
+        assert run("b", "solr", "status").returncode == 0
+    finally:
+        for name in ("a", "b"):
+            EmbeddedSolr(homes[name], ports[name], "256m", distribution()).stop()
 
 
 def test_init_twice_then_quickstart_against_a_configured_solr(navd, navd_env, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

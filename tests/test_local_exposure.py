@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from navd.config import EmbeddedSolrConfig, SolrConfig
+from navd.config import EmbeddedSolrConfig, NavdConfig, SolrConfig
 from navd.index.admin import init_solr
 from navd.index.client import IndexWriter, SolrIndex
 from navd.model import Element, ElementType, SourceType
@@ -117,7 +117,8 @@ def test_credentials_are_navds_alone_and_picked_up_for_the_embedded_default(shar
 
         # No [solr] url and no auth: navd logs in with the generated users by itself.
         default = SolrConfig(embedded=EmbeddedSolrConfig(home=str(home), port=server.port), retries=0)
-        writer, reader = effective_solr_config(default), effective_solr_config(default, read_only=True)
+        writer = effective_solr_config(NavdConfig(solr=default))
+        reader = effective_solr_config(NavdConfig(solr=default), read_only=True)
         assert (writer.auth, writer.username, reader.username) == ("basic", ADMIN, READER)
         with SolrIndex(writer) as index:
             assert {r.action for r in init_solr(index)} == {"created"}
@@ -127,7 +128,8 @@ def test_credentials_are_navds_alone_and_picked_up_for_the_embedded_default(shar
         with SolrIndex(reader) as index:
             assert index.count("elements") >= 0
         # A configured auth is the user's word: not replaced by the generated credentials.
-        assert effective_solr_config(SolrConfig(embedded=default.embedded, auth="kerberos")).auth == "kerberos"
+        kerberos = NavdConfig(solr=SolrConfig(embedded=default.embedded, auth="kerberos"))
+        assert effective_solr_config(kerberos).auth == "kerberos"
         assert group_or_other_bits(home) == []  # the index, Solr's logs, the cores' conf
     finally:
         server.stop()

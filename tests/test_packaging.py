@@ -37,12 +37,18 @@ class Installed:
     scripts: Path  # the virtualenv's bin/
     files: frozenset[str]  # every file under site-packages, relative, "/"-separated
     navd_record: frozenset[str]  # the files navd's RECORD lists
+    pip_output: str  # what `pip install --quiet` printed (the build backend's warnings among it)
 
 
 def run(cmd: list[str | Path], what: str) -> str:
+    return run_both(cmd, what)[0]
+
+
+def run_both(cmd: list[str | Path], what: str) -> tuple[str, str]:
+    """stdout and stderr of a command that must succeed."""
     done = subprocess.run([str(part) for part in cmd], capture_output=True, text=True, check=False)
     assert done.returncode == 0, f"{what} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}"
-    return done.stdout
+    return done.stdout, done.stderr
 
 
 @pytest.fixture(scope="module")
@@ -53,8 +59,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     venv = root / "venv"
     run([sys.executable, "-m", "venv", venv], "creating a virtualenv")
     python = venv / "bin" / "python"
-    run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--disable-pip-version-check", source],
-        "pip install . (navd)")
+    pip_output = "\n".join(run_both([python, "-m", "pip", "install", "--quiet", "--no-deps",
+                                     "--disable-pip-version-check", source], "pip install . (navd)"))
     # -I: the virtualenv alone, without the working directory on sys.path, where the checkout's own
     # navd.egg-info (from `make setup`) would answer for the installed navd.
     site_packages = Path(run([python, "-I", "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
@@ -64,7 +70,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
                             "reading navd's RECORD"))
     files = frozenset(path.relative_to(site_packages).as_posix()
                       for path in site_packages.rglob("*") if path.is_file())
-    return Installed(site_packages, venv / "bin", files, frozenset(record))
+    return Installed(site_packages, venv / "bin", files, frozenset(record), pip_output)
 
 
 def source_modules() -> set[str]:
@@ -110,3 +116,11 @@ def test_every_module_of_navd_is_installed(installed: Installed) -> None:
             "navd/server/static/vendor/elkjs.LICENSE.md", "navd/server/static/vendor/cytoscape.LICENSE.txt"} <= page_files
     assert page_files <= installed.navd_record, sorted(page_files - installed.navd_record)
     assert (installed.scripts / "navd").is_file(), "the navd console command was not installed"
+
+
+def test_the_build_warns_of_nothing(installed: Installed) -> None:
+    """setuptools warned of the license table's deprecation and of data directories it would leave
+    out of the package (49 warning blocks before the first line of navd)."""
+    assert "Warning" not in installed.pip_output and "deprecated" not in installed.pip_output, installed.pip_output
+    # the licence travels with the distribution (license-files)
+    assert any(f.endswith(".dist-info/licenses/LICENSE") for f in installed.navd_record)

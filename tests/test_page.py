@@ -53,7 +53,7 @@ def served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr, 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
     if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"{CHROMIUM} is missing: `make setup` installs Debian's chromium (apt-get install -y chromium)",
+        pytest.fail(f"{CHROMIUM} is missing: `make setup-test` installs Debian's chromium (apt-get install -y chromium)",
                     pytrace=False)
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)

@@ -61,6 +61,7 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     write_atomically(password_file, KEYSTORE_PASSWORD.encode())
     openssl("pkcs12", "-export", "-in", "server.pem", "-inkey", "server.key", "-certfile", str(ca),
             "-name", "solr", "-out", "solr.p12", "-passout", f"file:{password_file}", cwd=directory)
+    (directory / "solr.p12").chmod(0o600)  # it holds the server's key: navd refuses one others may read
     return {"ca": ca, "rogue": rogue, "keystore": directory / "solr.p12", "keystore_password": password_file}
 
 
@@ -163,7 +164,7 @@ def test_embedded_tls_comes_from_the_config(pki: dict[str, Path], tmp_path: Path
     config = parse_config({"solr": {"ca_bundle": str(pki["ca"]), "embedded": {
         "home": str(tmp_path / "home"), "port": 18983, "keystore": str(pki["keystore"]),
         "keystore_password_file": str(pki["keystore_password"])}}})
-    server = embedded_server(config.solr)
+    server = embedded_server(config)
     assert server.url == "https://127.0.0.1:18983/solr" == config.solr.base_url
     assert server.tls == SolrTls(pki["keystore"], pki["keystore_password"], str(pki["ca"]))
     assert server.tls.password() == KEYSTORE_PASSWORD

@@ -115,7 +115,7 @@ def up() -> None:
           f"(HADOOP_CONF_DIR for spark-submit --master yarn)")
     write_config(solr, thrift, hdfs, yarn)
     config = load_config(str(CONFIG), environ={})
-    with SolrIndex(effective_solr_config(config.solr, solr)) as index:
+    with SolrIndex(effective_solr_config(config, solr)) as index:
         for result in init_solr(index):
             print(f"solr: {result.core} {result.action}")
     print(f"config: {CONFIG}  (export NAVD_CONFIG={CONFIG})")

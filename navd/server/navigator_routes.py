@@ -21,13 +21,14 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from navd import navigator, query
+from navd import navigator
+from navd import query as query_module
 from navd.errors import NavdError, SolrError, SolrUnavailable, UsageError, first_line
 from navd.index.client import SolrIndex
 from navd.lineage import EntityNotFound
@@ -40,19 +41,53 @@ _VERSION = re.compile(r"\d{1,3}")
 _PARAMETER = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
 
 
+#: Hue's Navigator client keeps one dict of parameters for all its calls and never clears it, so a
+#: request carries what earlier calls set: `query`, `offset`, `limit` of a search, `entityIds` of a
+#: lineage call. Each route accepts those it has no use for, and ignores them.
+CARRIED_BY_HUE = "sent along by Hue's Navigator client from an earlier call; ignored here"
+Ignored = Annotated[str | None, Query(description=CARRIED_BY_HUE)]
+
+
+def _carried_search_parameters(query: Ignored = None, offset: Ignored = None, limit: Ignored = None) -> None:
+    """A search's parameters, as Hue sends them with every later call."""
+
+
+def _carried_lineage_parameters(
+        entityIds: Annotated[list[str] | None, Query(description=CARRIED_BY_HUE)] = None,  # noqa: N803
+) -> None:
+    """A lineage call's parameter, as Hue sends it with every later call."""
+
+
+NOT_IMPLEMENTED = "Navigator's lineage option; not implemented, ignored (docs/navigator-api.md)"
+
+
+def _navigator_lineage_options(
+        length: Annotated[str | None, Query(description=NOT_IMPLEMENTED)] = None,
+        mergeDeletedEntities: Annotated[str | None, Query(description=NOT_IMPLEMENTED)] = None,  # noqa: N803
+        removeUsageEndPointTypes: Annotated[str | None, Query(description=NOT_IMPLEMENTED)] = None,  # noqa: N803
+) -> None:
+    """Navigator's own lineage options (its v1 API documents them), accepted so that a Navigator
+    client asking for them gets navd's lineage rather than a refusal; navd walks its own way."""
+
+
 def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
-    """The routes, reading the index `get_index` (a FastAPI dependency) returns."""
+    """The routes, reading the index `get_index` (a FastAPI dependency) returns. Numbers are taken
+    as text and checked by navd.navigator, whose messages give the range."""
     router = APIRouter(prefix="/api/v{version}", tags=["navigator"])
 
-    @router.get("/entities", summary="Navigator: entities matching `query` (Solr syntax), paged by `offset` and `limit`",
+    @router.get("/entities", dependencies=[Depends(_carried_lineage_parameters)],
+                summary="Navigator: entities matching `query` (Solr syntax), paged by `offset` and `limit`",
                 description="`[entity, ...]` with Navigator's field names (docs/navigator-api.md).")
-    def entities(version: str, request: Request, index: SolrIndex = Depends(get_index)) -> JSONResponse:
-        params = request.query_params
-        return _answer(version, lambda: query.navigator_entities(
-            index, navigator.check_query("query", params.get("query")),
-            offset=navigator.bounded_int("offset", params.get("offset", "0"), 0, navigator.MAX_OFFSET),
-            limit=navigator.bounded_int("limit", params.get("limit", str(navigator.DEFAULT_LIMIT)), 0,
-                                        navigator.MAX_LIMIT)))
+    def entities(version: str, index: SolrIndex = Depends(get_index),
+                 query: Annotated[str | None, Query(description="Solr syntax over Navigator's field names; "
+                                                                "absent: every entity")] = None,
+                 offset: Annotated[str, Query(description=f"0..{navigator.MAX_OFFSET}")] = "0",
+                 limit: Annotated[str, Query(description=f"0..{navigator.MAX_LIMIT}")] = str(navigator.DEFAULT_LIMIT),
+                 ) -> JSONResponse:
+        return _answer(version, lambda: query_module.navigator_entities(
+            index, navigator.check_query("query", query),
+            offset=navigator.bounded_int("offset", offset, 0, navigator.MAX_OFFSET),
+            limit=navigator.bounded_int("limit", limit, 0, navigator.MAX_LIMIT)))
 
     @router.post("/entities/paging", summary="Navigator: entities paged with a cursor",
                  description="Body `{query, limit, cursorMark}` (`*` first); answers `{results, cursorMark}`.")
@@ -62,7 +97,7 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
 
         def page() -> dict[str, Any]:
             body = _json_object(raw)
-            return query.navigator_entity_page(
+            return query_module.navigator_entity_page(
                 index, navigator.check_query("query", body.get("query")),
                 limit=navigator.bounded_int("limit", body.get("limit", navigator.DEFAULT_LIMIT), 1,
                                             navigator.MAX_LIMIT),
@@ -71,17 +106,22 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
         # the facade blocks on Solr: off the event loop, as FastAPI runs the plain `def` routes
         return await run_in_threadpool(_answer, version, page)
 
-    @router.get("/entities/{identity}", summary="Navigator: one entity by identity (404 when unknown)")
+    @router.get("/entities/{identity}", summary="Navigator: one entity by identity (404 when unknown)",
+                dependencies=[Depends(_carried_search_parameters), Depends(_carried_lineage_parameters)])
     def entity(version: str, identity: str, index: SolrIndex = Depends(get_index)) -> JSONResponse:
-        return _answer(version, lambda: query.navigator_entity(index, identity))
+        return _answer(version, lambda: query_module.navigator_entity(index, identity))
 
-    @router.get("/lineage", summary="Navigator: the lineage of `entityIds` (repeated or comma-separated)",
+    @router.get("/lineage", dependencies=[Depends(_carried_search_parameters), Depends(_navigator_lineage_options)],
+                summary="Navigator: the lineage of `entityIds` (repeated or comma-separated)",
                 description="`{entities, relations}` in Navigator's vocabulary.")
-    def lineage(version: str, request: Request, index: SolrIndex = Depends(get_index)) -> JSONResponse:
-        ids = request.query_params.getlist("entityIds")
+    def lineage(version: str, request: Request, index: SolrIndex = Depends(get_index),
+                entityIds: Annotated[list[str] | None, Query(  # noqa: N803 - Navigator's name
+                    description=f"identities or qualified names, repeated or comma-separated, at most "
+                                f"{navigator.MAX_LINEAGE_IDS}")] = None) -> JSONResponse:
         # the app's hub cache (create_app); a router mounted on its own walks every time
         hubs = getattr(request.app.state, "hubs", None)
-        return _answer(version, lambda: query.navigator_lineage(index, navigator.entity_ids(ids), hubs))
+        return _answer(version, lambda: query_module.navigator_lineage(index, navigator.entity_ids(entityIds or []),
+                                                                       hubs))
 
     return router
 

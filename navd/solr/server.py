@@ -31,7 +31,8 @@ from pathlib import Path
 
 import requests
 
-from navd.config import DEFAULT_SOLR_PORT, SolrConfig, default_solr_home, read_secret, state_dir
+from navd.config import (DEFAULT_SOLR_PORT, NavdConfig, SolrConfig, check_private_file, default_solr_home,
+                         extractor_state_dir, read_secret)
 from navd.errors import EmbeddedSolrError, tls_reason
 from navd.jvm import fetch_maven_jars, find_tool, run_tool
 from navd.logs import get_logger
@@ -363,6 +364,7 @@ class EmbeddedSolr:
         if self.tls:
             if not self.tls.keystore.is_file():
                 raise EmbeddedSolrError(f"TLS keystore {self.tls.keystore}: no such file")
+            check_private_file("[solr.embedded] keystore", self.tls.keystore)  # it holds the node's private key
             cmd.append(f"-Dnavd.solr.keystore={self.tls.keystore}")
             env = {**os.environ, "NAVD_SOLR_KEYSTORE_PASSWORD": self.tls.password()}
         cmd += ["-cp", self.distribution.classpath, LAUNCHER_CLASS, str(self.home), str(self.port)]
@@ -453,36 +455,71 @@ def _replicas_active(port: int, credentials: Credentials | None = None, probe: _
 
 
 # -- which embedded server: flags, config, the last one started, defaults ---------------------
+#
+# `navd solr start --home DIR --port N` is remembered so that later commands without flags reach
+# that server. The record belongs to one configuration in one state directory: it is kept in the
+# configuration's state directory ([daemon] state_dir, else $STATE_DIRECTORY, else the user's
+# ~/.local/state/navd), under the configuration's file. A command run with another config file or
+# another state directory never sees it, so never starts, uses or stops that server.
 
-def _current_record() -> dict[str, object]:
+def _config_key(config: NavdConfig) -> str:
+    """Which configuration a record belongs to: its file, resolved (two spellings of one file are
+    one configuration), or `<defaults>` without one."""
+    if config.source.startswith("<"):
+        return config.source
+    return str(Path(config.source).expanduser().resolve())
+
+
+def _record_path(config: NavdConfig) -> Path:
+    return extractor_state_dir(config).expanduser() / CURRENT_FILE_NAME
+
+
+def _records(config: NavdConfig) -> dict[str, object]:
+    """Every configuration's record in the state directory ({} when none can be read; a record
+    in the format of navd versions that kept one per user names no configuration and is none)."""
     try:
-        data = json.loads((state_dir() / CURRENT_FILE_NAME).read_text())
-        return data if isinstance(data, dict) else {}
+        data = json.loads(_record_path(config).read_text())
     except (OSError, ValueError):
         return {}
+    configs = data.get("configs") if isinstance(data, dict) else None
+    return configs if isinstance(configs, dict) else {}
 
 
-def remember_current(server: EmbeddedSolr) -> None:
-    """Record the server a user started with `navd solr start`, for later commands without flags.
+def _current_record(config: NavdConfig) -> dict[str, object]:
+    record = _records(config).get(_config_key(config))
+    return record if isinstance(record, dict) else {}
+
+
+def remember_current(config: NavdConfig, server: EmbeddedSolr) -> None:
+    """Record the server `config`'s user started with `navd solr start`, for later commands with
+    the same configuration and no flags.
 
     Only the CLI calls this: tests, benchmarks and the dev stack start servers of their own that
     must not become the user's default."""
-    write_atomically(state_dir() / CURRENT_FILE_NAME,
-                     json.dumps({"home": str(server.home), "port": server.port}).encode())
+    path = _record_path(config)
+    configs = {**_records(config), _config_key(config): {"home": str(server.home), "port": server.port}}
+    try:
+        private_dir(path.parent)
+        write_atomically(path, json.dumps({"configs": configs}, indent=2).encode())
+    except OSError as exc:
+        raise EmbeddedSolrError(f"cannot record the started Solr in {path}: {exc.strerror or exc}") from None
 
 
-def embedded_server(config: SolrConfig, *, home: str | None = None,
-                    port: int | None = None) -> EmbeddedSolr:
-    """The embedded server meant by CLI flags, else config, else the last started, else defaults."""
-    embedded = config.embedded
-    record = _current_record()
+def embedded_server(config: NavdConfig, *, home: str | None = None, port: int | None = None,
+                    remembered: bool = True) -> EmbeddedSolr:
+    """The embedded server meant by CLI flags, else `[solr.embedded]`, else (with `remembered`)
+    the one last started with this configuration and state directory, else the defaults
+    (~/.local/share/navd/solr on 8983). The quickstart passes `remembered=False`: it uses its
+    own home unless the config names one."""
+    embedded = config.solr.embedded
+    record = _current_record(config) if remembered else {}
     chosen_home = Path(home or embedded.home or str(record.get("home") or "") or default_solr_home())
     chosen_home = chosen_home.expanduser().resolve()
     tls = None
     if embedded.keystore:
         tls = SolrTls(Path(embedded.keystore).expanduser(),
                       Path(embedded.keystore_password_file).expanduser() if embedded.keystore_password_file else None,
-                      config.ca_bundle)
+                      config.solr.ca_bundle)
     chosen_port = port or embedded.port
     if not chosen_port:
         server = EmbeddedSolr(chosen_home, DEFAULT_SOLR_PORT, embedded.heap,
@@ -498,17 +535,19 @@ def embedded_server(config: SolrConfig, *, home: str | None = None,
                         SolrDistribution(embedded.version, embedded.dist_path), tls=tls)
 
 
-def effective_solr_config(config: SolrConfig, server: EmbeddedSolr | None = None, *,
+def effective_solr_config(config: NavdConfig, server: EmbeddedSolr | None = None, *,
                           read_only: bool = False) -> SolrConfig:
-    """For the embedded default, point the config at the resolved server's port and, unless
-    `[solr] auth` is set, log in with the credentials navd generated in its home: navd-admin,
-    or navd-reader for `read_only` callers (queries)."""
-    if not config.is_embedded:
-        return config
+    """`config`'s Solr client settings. For the embedded default, pointed at the resolved server's
+    port (`server`, else the one `config` means: embedded_server) and, unless `[solr] auth` is
+    set, logged in with the credentials navd generated in its home: navd-admin, or navd-reader
+    for `read_only` callers (queries)."""
+    solr = config.solr
+    if not solr.is_embedded:
+        return solr
     server = server or embedded_server(config)
-    embedded = dataclasses.replace(config.embedded, home=str(server.home), port=server.port)
-    config = dataclasses.replace(config, embedded=embedded)
-    credentials = server.credentials("reader" if read_only else "admin") if config.auth == "none" else None
+    embedded = dataclasses.replace(solr.embedded, home=str(server.home), port=server.port)
+    solr = dataclasses.replace(solr, embedded=embedded)
+    credentials = server.credentials("reader" if read_only else "admin") if solr.auth == "none" else None
     if credentials:
-        config = dataclasses.replace(config, auth="basic", username=credentials[0], password=credentials[1])
-    return config
+        solr = dataclasses.replace(solr, auth="basic", username=credentials[0], password=credentials[1])
+    return solr

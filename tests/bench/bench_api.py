@@ -62,7 +62,7 @@ def node_count(answer: object) -> int:
 def run_cases(config_path: Path, url: str, roots: list[str], repeat: int) -> list[dict[str, object]]:
     config = load_config(str(config_path), environ={})
     # As `navd lineage` opens Solr (cli._index with read_only): no retries for an interactive read.
-    solr = dataclasses.replace(effective_solr_config(config.solr, read_only=True), retries=0)
+    solr = dataclasses.replace(effective_solr_config(config, read_only=True), retries=0)
     scope = lookup_scope(config)
     results: list[dict[str, object]] = []
     with SolrIndex(solr) as index, requests.Session() as session:

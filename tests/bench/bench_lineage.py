@@ -121,7 +121,7 @@ def run_cases(config_path: Path, url: str | None, root_sets: dict[str, list[str]
               repeat: int, prefix: str) -> dict[str, dict[str, Any]]:
     config = load_config(str(config_path), environ={})
     # As `navd lineage` opens Solr (cli._index with read_only): no retries for an interactive read.
-    solr = dataclasses.replace(effective_solr_config(config.solr, read_only=True), retries=0)
+    solr = dataclasses.replace(effective_solr_config(config, read_only=True), retries=0)
     scope = lookup_scope(config)
     results: dict[str, dict[str, Any]] = {}
     with CountingIndex(solr) as index, requests.Session() as session:

@@ -132,7 +132,7 @@ def main() -> None:
     parser.add_argument("--heap", default="1g")
     args = parser.parse_args()
     if not os.access(CHROMIUM, os.X_OK):
-        raise SystemExit(f"{CHROMIUM} is missing: make setup installs Debian's chromium")
+        raise SystemExit(f"{CHROMIUM} is missing: make setup-test installs Debian's chromium")
     home = Path(tempfile.mkdtemp(prefix="navd-bench-page-"))
     (home / "solr").mkdir()
     solr = EmbeddedSolr(home / "solr", free_port(), args.heap, SolrDistribution(DEFAULT_SOLR_VERSION,

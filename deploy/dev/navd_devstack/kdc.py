@@ -38,7 +38,7 @@ def krb5_tool(name: str) -> str:
     found = shutil.which(name) or shutil.which(name, path=os.pathsep.join(SBIN))
     if not found:
         raise DevServiceError(f"{name} not found: the test KDC needs MIT Kerberos (Debian: {PACKAGES}; "
-                              f"`make setup` installs them as root)")
+                              f"`make setup-test` installs them as root)")
     return found
 
 
