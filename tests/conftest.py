@@ -45,10 +45,12 @@ REPO = Path(__file__).resolve().parent.parent
 WAREHOUSE = "/user/hive/warehouse"
 
 
-#: The session fixtures that start a real service. A test whose fixture closure holds none of them,
-#: and that is not marked `services` (it starts one of its own), needs no service: it is marked
-#: `pure`, and `make test-fast` (`pytest -m pure`) runs exactly those.
-SERVICE_FIXTURES = frozenset({"solr_server", "hdfs", "hive_metastore", "spark_thrift", "yarn", "kdc", "short_kdc"})
+#: The fixtures that start a real service: the session's, and `own_service`, which a module's
+#: fixture that starts a service of its own (its own Solr, a PySpark job) asks for. A test whose
+#: fixture closure holds none of them, and that is not marked `services` (it starts one itself),
+#: needs no service: it is marked `pure`, and `make test-fast` (`pytest -m pure`) runs exactly those.
+SERVICE_FIXTURES = frozenset({"solr_server", "hdfs", "hive_metastore", "spark_thrift", "yarn", "kdc", "short_kdc",
+                              "own_service"})
 #: what starting a service runs: the pure tier refuses these, so a test that starts a service of
 #: its own without saying so fails there instead of being counted as pure
 SERVICE_EXECUTABLES = frozenset({"java", "spark-submit", "spark-class", "mvn", "chromium", "node", "krb5kdc",
@@ -87,6 +89,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         uses_a_service = not SERVICE_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
         if not uses_a_service and item.get_closest_marker("services") is None:
             item.add_marker(pytest.mark.pure)
+
+
+@pytest.fixture(scope="session")
+def own_service() -> None:
+    """Asked for by a fixture that starts a service of its own, so the tests using that fixture
+    are not counted as needing none (see SERVICE_FIXTURES)."""
 
 
 def _refuse_services(event: str, args: tuple[Any, ...]) -> None:

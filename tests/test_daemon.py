@@ -636,7 +636,7 @@ def test_kill_9_during_spark_tailing_and_hdfs_extraction_then_restart_gives_the_
 # -- Solr down while the daemon tails Spark -------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def own_solr(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedSolr]:
+def own_solr(tmp_path_factory: pytest.TempPathFactory, own_service: None) -> Iterator[EmbeddedSolr]:
     """A Solr of this module's own, to stop and start without disturbing the session's."""
     from conftest import start_server
     from navd.index.admin import init_solr
@@ -656,7 +656,6 @@ def _everything(index: SolrIndex) -> tuple[dict[str, Any], dict[str, Any]]:
                  for core in ("elements", "relations"))  # type: ignore[return-value]
 
 
-@pytest.mark.services
 def test_solr_down_while_tailing_loses_nothing_and_positions_wait(own_solr: EmbeddedSolr, tmp_path: Path) -> None:
 
     names = ("ctas_expression", "multi_output")

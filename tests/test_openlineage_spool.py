@@ -41,7 +41,7 @@ BURST = 1000
 
 
 @pytest.fixture(scope="module")
-def own_solr(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedSolr]:
+def own_solr(tmp_path_factory: pytest.TempPathFactory, own_service: None) -> Iterator[EmbeddedSolr]:
     """A Solr only this module stops and starts (the session's stays up for the others)."""
     server = start_server(tmp_path_factory.mktemp("ol-solr"))
     with SolrIndex(server.client_config(retries=40, backoff_seconds=0.25, max_backoff_seconds=2.0)) as admin:
@@ -91,7 +91,6 @@ def _escape(text: str) -> str:
     return "".join("\\" + c if c in ':/\\+-!():^[]"{}~*?|&' else c for c in text)
 
 
-@pytest.mark.services
 def test_a_burst_while_solr_is_down_is_spooled_then_written_exactly_once(
         tmp_path: Path, own_solr: EmbeddedSolr) -> None:
     spool = tmp_path / "spool"
@@ -120,7 +119,6 @@ def test_a_burst_while_solr_is_down_is_spooled_then_written_exactly_once(
             own_solr.start()
 
 
-@pytest.mark.services
 def test_a_kill_9_with_events_spooled_loses_and_duplicates_nothing(tmp_path: Path, own_solr: EmbeddedSolr) -> None:
     spool = tmp_path / "spool"
     prefix = f"kill{uuid.uuid4().hex[:6]}"
@@ -172,7 +170,6 @@ def test_the_spool_keeps_arrival_order_across_processes_and_sets_unreadable_file
     assert again.pending() == [third] and kept.read_bytes() == b'{"n": 2}'
 
 
-@pytest.mark.services
 def test_a_spool_dir_that_cannot_be_made_refuses_to_start(tmp_path: Path, own_solr: EmbeddedSolr) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")

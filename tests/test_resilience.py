@@ -31,7 +31,7 @@ USER, PASSWORD = "navd", "correct horse battery staple"
 
 
 @pytest.fixture(scope="module")
-def secured_solr(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedSolr]:
+def secured_solr(tmp_path_factory: pytest.TempPathFactory, own_service: None) -> Iterator[EmbeddedSolr]:
     # An admin's own security.json (an external Solr's users): navd keeps it, adds none of its own.
     home = tmp_path_factory.mktemp("secured-solr")
     (home / "security.json").write_text(json.dumps({
@@ -48,7 +48,6 @@ def secured_config(server: EmbeddedSolr, **extra: object) -> SolrConfig:
     return SolrConfig(url=server.url, auth="basic", username=USER, password=PASSWORD, **settings)
 
 
-@pytest.mark.services
 def test_basic_auth_is_used_and_required(secured_solr: EmbeddedSolr) -> None:
     with SolrIndex(secured_config(secured_solr)) as index:
         assert {r.action for r in init_solr(index)} <= {"created", "unchanged"}
@@ -59,7 +58,6 @@ def test_basic_auth_is_used_and_required(secured_solr: EmbeddedSolr) -> None:
     assert PASSWORD not in str(refused.value)
 
 
-@pytest.mark.services
 def test_writer_rides_out_a_solr_restart(secured_solr: EmbeddedSolr) -> None:
     """Solr stops mid-stream and comes back: every document arrives exactly once."""
     total = 30_000
@@ -154,7 +152,6 @@ class StopsSolrMidRun:
         pass
 
 
-@pytest.mark.services
 def test_a_run_gives_up_once_at_its_one_deadline_and_leaves_no_thread_retrying(
         secured_solr: EmbeddedSolr, tmp_path: Path, unique: str, log_stream: io.StringIO) -> None:
     """Solr goes away mid-run with batches in flight on several threads: the run fails once,

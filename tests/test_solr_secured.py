@@ -66,7 +66,8 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def secured_solr(tmp_path_factory: pytest.TempPathFactory, pki: dict[str, Path]) -> Iterator[EmbeddedSolr]:
+def secured_solr(tmp_path_factory: pytest.TempPathFactory, pki: dict[str, Path],
+                 own_service: None) -> Iterator[EmbeddedSolr]:
     """A separate Solr from the session's: basic auth and https only."""
     server = EmbeddedSolr(tmp_path_factory.mktemp("secured-solr-home"), free_port(), "512m", distribution(),
                           tls=SolrTls(pki["keystore"], pki["keystore_password"], str(pki["ca"])))
@@ -103,7 +104,6 @@ def navd(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           text=True, timeout=240, check=False)
 
 
-@pytest.mark.services
 def test_the_server_speaks_only_https_and_only_to_navd_users(secured_solr: EmbeddedSolr, pki: dict[str, Path]) -> None:
     assert secured_solr.url.startswith("https://127.0.0.1:")
     status = secured_solr.status()
@@ -115,7 +115,6 @@ def test_the_server_speaks_only_https_and_only_to_navd_users(secured_solr: Embed
     assert anonymous.status_code == 401
 
 
-@pytest.mark.services
 def test_init_extract_lineage_and_purge_through_config(secured_solr: EmbeddedSolr, pki: dict[str, Path],
                                                        tmp_path: Path) -> None:
     config = write_config(tmp_path, secured_solr, ca=pki["ca"])
@@ -141,7 +140,6 @@ def one_error_line(done: subprocess.CompletedProcess[str]) -> str:
     return errors[0]
 
 
-@pytest.mark.services
 def test_a_wrong_password_fails_closed_with_one_line(secured_solr: EmbeddedSolr, pki: dict[str, Path],
                                                      tmp_path: Path) -> None:
     config = write_config(tmp_path, secured_solr, ca=pki["ca"], password="not-the-password")
@@ -150,7 +148,6 @@ def test_a_wrong_password_fails_closed_with_one_line(secured_solr: EmbeddedSolr,
         assert "401" in line and "not-the-password" not in line, line
 
 
-@pytest.mark.services
 def test_an_untrusted_certificate_fails_closed_with_one_line(secured_solr: EmbeddedSolr, pki: dict[str, Path],
                                                              tmp_path: Path) -> None:
     config = write_config(tmp_path, secured_solr, ca=pki["rogue"])

@@ -80,7 +80,7 @@ _GENERATOR = textwrap.dedent('''
 
 
 @pytest.fixture(scope="session")
-def spark_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def spark_logs(tmp_path_factory: pytest.TempPathFactory, own_service: None) -> Path:
     out = tmp_path_factory.mktemp("spark-event-logs")
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-c", _GENERATOR, str(out), json.dumps(CONFIGS)],
@@ -134,7 +134,6 @@ def tailer_for(directory: Path, state: Path, **kwargs: int) -> EventLogTailer:
 
 # --- what Spark wrote ------------------------------------------------------------------------
 
-@pytest.mark.services
 @pytest.mark.parametrize(("name", "codec", "rolling"), CONFIGS, ids=[c[0] for c in CONFIGS])
 def test_every_layout_and_codec_reads_as_spark_decodes_it(spark_logs: Path, tmp_path: Path,
                                                           name: str, codec: str, rolling: bool) -> None:
@@ -168,7 +167,6 @@ def test_every_layout_and_codec_reads_as_spark_decodes_it(spark_logs: Path, tmp_
     assert fed.decode().splitlines() == truth_lines(spark_logs, name)
 
 
-@pytest.mark.services
 @pytest.mark.parametrize(("name", "codec", "rolling"), CONFIGS, ids=[c[0] for c in CONFIGS])
 def test_running_app_log_is_in_progress_and_holds_only_complete_lines(
         spark_logs: Path, tmp_path: Path, name: str, codec: str, rolling: bool) -> None:
@@ -199,7 +197,6 @@ def test_log_names() -> None:
         assert parse_log_name(foreign, rolling=foreign.startswith("events")) is None
 
 
-@pytest.mark.services
 def test_rolling_files_in_index_order_and_compaction(spark_logs: Path, tmp_path: Path) -> None:
     source = data_file(spark_logs, "zstd_rolling")
     app = source.name.split("_", 2)[2].removesuffix(".zstd")
@@ -232,7 +229,6 @@ def test_rolling_files_in_index_order_and_compaction(spark_logs: Path, tmp_path:
 
 # --- growing files, restarts, crashes --------------------------------------------------------
 
-@pytest.mark.services
 @pytest.mark.parametrize(("name", "codec", "rolling"), CONFIGS, ids=[c[0] for c in CONFIGS])
 def test_growing_file_across_restarts_never_splits_loses_or_duplicates(
         spark_logs: Path, tmp_path: Path, name: str, codec: str, rolling: bool) -> None:
@@ -317,7 +313,6 @@ def _snappy_blocks(raw: bytes) -> list[int]:
     return offsets
 
 
-@pytest.mark.services
 @pytest.mark.parametrize("codec", ["lz4", "lzf", "snappy", "zstd"])
 def test_corrupt_frame_is_logged_once_and_later_frames_still_flow(
         spark_logs: Path, tmp_path: Path, log_stream: io.StringIO, codec: str) -> None:
@@ -350,7 +345,6 @@ def test_corrupt_frame_is_logged_once_and_later_frames_still_flow(
         str(damaged), bad, "navd.extractor.spark")
 
 
-@pytest.mark.services
 def test_zstd_block_damage_inside_a_frame_is_skipped_and_the_decoder_goes_on(
         spark_logs: Path, tmp_path: Path, log_stream: io.StringIO) -> None:
     source = data_file(spark_logs, "zstd")
@@ -388,7 +382,6 @@ def test_zstd_block_damage_inside_a_frame_is_skipped_and_the_decoder_goes_on(
     assert out.decode().splitlines()[-1] == expected[-1]
 
 
-@pytest.mark.services
 def test_a_finished_compressed_file_cut_mid_frame_is_held_back_and_read_on_when_completed(
         spark_logs: Path, tmp_path: Path, log_stream: io.StringIO) -> None:
     for codec in ("lz4", "lzf", "snappy", "zstd"):
@@ -412,7 +405,6 @@ def test_a_finished_compressed_file_cut_mid_frame_is_held_back_and_read_on_when_
     assert sorted(reported) == ["lz4", "lzf", "snappy", "zstd"]
 
 
-@pytest.mark.services
 @pytest.mark.parametrize("codec", ["", "zstd"], ids=["plain", "zstd"])
 def test_invalid_utf8_and_a_50mb_line_are_skipped_with_file_and_offset(
         spark_logs: Path, tmp_path: Path, log_stream: io.StringIO, codec: str) -> None:
@@ -442,7 +434,6 @@ def test_invalid_utf8_and_a_50mb_line_are_skipped_with_file_and_offset(
         assert warnings["event log line too long, skipped"]["offset"] == offset
 
 
-@pytest.mark.services
 def test_deleted_log_drops_its_cursor_once(spark_logs: Path, tmp_path: Path,
                                            log_stream: io.StringIO) -> None:
     logs = tmp_path / "logs"
@@ -464,7 +455,6 @@ def test_deleted_log_drops_its_cursor_once(spark_logs: Path, tmp_path: Path,
     assert len(gone) == 1 and gone[0]["file"].startswith(str(rolling))
 
 
-@pytest.mark.services
 def test_missing_directory_keeps_cursors(spark_logs: Path, tmp_path: Path,
                                          log_stream: io.StringIO) -> None:
     logs = tmp_path / "logs"
