@@ -31,7 +31,7 @@ from navd.errors import ConfigError
 from navd.index.client import SolrIndex
 from navd.server.request_checks import server_names, split_host_header
 from navd.solr.server import EmbeddedSolr, free_port
-from openlineage_events import JOB_NAMESPACE, as_json, job_run
+from openlineage_events import HIVE, JOB_NAMESPACE, as_json, job_run
 from test_page import CHROMIUM, CHROMIUM_ARGS
 from conftest import NAVD, Served, serve_on_free_port, serving, write_server_config
 
@@ -52,7 +52,9 @@ def guarded(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr,
     tmp = tmp_path_factory.mktemp("checks")
     with serve_on_free_port(tmp, solr_server, f'allowed_hosts = ["{ALIAS}"]',
                             f'[cluster]\nname = "rc{os.getpid()}"\n[openlineage]\nenabled = true\n'
-                            f'spool_dir = "{tmp / "spool"}"\n') as served:
+                            f'spool_dir = "{tmp / "spool"}"\n'
+                            # the events' metastore is this cluster's: their tables land as Hive tables
+                            f'[openlineage.namespaces]\n"{HIVE}" = "rc{os.getpid()}"\n') as served:
         yield served
 
 
