@@ -176,7 +176,7 @@ def test_the_three_kinds_of_event_are_told_apart() -> None:
 @pytest.mark.parametrize(("namespace", "name", "expected"), [
     ("hdfs://NN:8020", "/data/raw//orders/", ("HDFS", "DIRECTORY", "hdfs://nn:8020/data/raw/orders")),
     ("file", "/tmp/x/y.csv", ("HDFS", "DIRECTORY", "file:///tmp/x/y.csv")),
-    ("s3://bucket", "warehouse/t", ("HDFS", "DIRECTORY", "s3://bucket/warehouse/t")),
+    ("s3://bucket", "warehouse/t", ("S3", "DIRECTORY", "s3a://bucket/warehouse/t")),
     (HIVE, "Sales.Orders", ("HIVE", "TABLE", "sales.orders@primary")),
     # a metastore no [openlineage] namespaces entry names is another cluster's: its own namespace
     ("hive://other:9083", "sales.orders", ("OPENLINEAGE", "TABLE", "hive://other:9083/sales.orders")),

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from navd.extractors.spark.plans import CONTROL_SUBTYPES, DATA_SUBTYPES
+from navd.extractors.spark.plan.model import CONTROL_SUBTYPES, DATA_SUBTYPES
 from navd.extractors.spark.records import stubs_for
 from navd.index.documents import STUB_MARK, solr_date
 from navd.model import (
