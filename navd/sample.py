@@ -2,7 +2,7 @@
 
 After the embedded Solr is up (the CLI starts it), the steps run in order, each printing what it
 did: create the cores; run the sample pipeline (navd/sample_job.py: a real local PySpark job,
-seed 000's temporary tables `temp_sample_07`, `temp_sample_08` -> `sample_merge`, dropped at the
+through the temporary tables `temp_sample_07`, `temp_sample_08` -> `sample_merge`, dropped at the
 end) with event logs on; extract its event log with the registered Spark component through the
 runner (recorded, locked, followed by a link pass, as `navd extract spark --once`); print the
 text lineage of `sample_merge`; start the server in the background (navd/server/background.py) and

@@ -1,5 +1,5 @@
-"""Purge: retire old executions and long-deleted entities by Navigator's rules (seed 000,
-"Metadata Purge and Lineage"), relative to a threshold date:
+"""Purge: retire old executions and long-deleted entities by Navigator's purge
+rules, relative to a threshold date:
 
 - instance_of: INSTANCE_OF relations (operation -> execution) of executions run before it;
 - data_flow / executions: an execution run before it that produced no output entity (neither it

@@ -136,7 +136,7 @@ def test_downstream_and_depth(index: SolrIndex, pipeline: dict[str, Element]) ->
 
 
 def test_deleted_temporaries_are_hidden_but_keep_the_connection(index: SolrIndex, unique: str) -> None:
-    """Seed 000's temporary tables: sample_07 -> temp (dropped) -> sample_merge."""
+    """Lineage across temporary tables: sample_07 -> temp (dropped) -> sample_merge."""
     source, temp, merged = table(unique, "sample_07"), table(unique, "temp_sample_07", deleted=True), \
         table(unique, "sample_merge")
     create, insert = execution(f"{unique}-create"), execution(f"{unique}-insert")

@@ -1,4 +1,4 @@
-"""Purge on crafted aged data in a real Solr: each of seed 000's rules, what must never be removed,
+"""Purge on crafted aged data in a real Solr: each of Navigator's purge rules, what must never be removed,
 --dry-run, and a run stopped by its cap then continued."""
 
 from __future__ import annotations

@@ -74,7 +74,7 @@ def test_search_and_entity(index: SolrIndex, unique: str) -> None:
 
 
 @pytest.mark.parametrize("query", [
-    "{!join fromIndex=nav_relations from=id to=id}*:*",  # the cross-core oracle of issue 18
+    "{!join fromIndex=nav_relations from=id to=id}*:*",  # a cross-core oracle: answers about another core
     "originalName:x OR {!join fromIndex=nav_runs from=identity to=identity}*:*",  # nested clause
     '_query_:"{!join fromIndex=nav_relations from=id to=id}*:*"',  # the magic field carrying it
     '\\_query\\_:"{!lucene}x"',  # escapes are resolved before Solr reads a field name

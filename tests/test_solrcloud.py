@@ -32,6 +32,9 @@ from navd.lineage.rules import lineage as walk_lineage
 from navd.lineage.service import lineage
 from navd.solr.server import ZK_PORT_OFFSET, EmbeddedSolr, SolrDistribution, free_port
 
+#: every test here runs against the module's own SolrCloud node
+pytestmark = pytest.mark.services
+
 SHARDS = 2
 NAVD = str(Path(sys.executable).parent / "navd")
 

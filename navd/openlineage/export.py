@@ -1,4 +1,4 @@
-"""navd's index -> OpenLineage RunEvents (`navd export openlineage`, README "OpenLineage").
+"""navd's index -> OpenLineage RunEvents (`navd export openlineage`, docs/sources/openlineage.md).
 
 Every OPERATION_EXECUTION (a Spark application run or SQL execution, a run that came in through
 the intake, ...) becomes its RunEvents: START at its start, then COMPLETE / FAIL / ABORT at its

@@ -472,7 +472,7 @@ class Intake:
 
     def _superseded(self, mapped: EventRecords) -> EventRecords:
         """A Spark listener event of an application navd's Spark extractor wrote: its lineage
-        left out (README "OpenLineage": the event log wins; supersede.py)."""
+        left out (docs/sources/openlineage.md: the event log wins; supersede.py)."""
         run = mapped.spark_application_run
         if run is None:
             return mapped

@@ -1,5 +1,5 @@
 """Marquez's read endpoints over navd's index: `GET /api/v1/lineage` and `GET
-/api/v1/column-lineage` answer in Marquez's shape (README "OpenLineage"), so Marquez's clients
+/api/v1/column-lineage` answer in Marquez's shape (docs/sources/openlineage.md), so Marquez's clients
 read navd.
 
 The shapes are Marquez's (MarquezProject/marquez at commit a89b89cad, spec/openapi.yml:

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
-from navd.config import MAX_INTERVAL_MINUTES, NavdConfig, number
+from navd.config import MAX_INTERVAL_MINUTES, NavdConfig, number, setting
 from navd.errors import ConfigError, RunStopped
 from navd.extractors import BuildContext, Component, Extractor
 from navd.index.client import IndexWriter, SolrIndex, batches
@@ -37,14 +37,17 @@ _CHUNK = 10_000
 
 @dataclasses.dataclass(frozen=True)
 class SensitivityConfig:
-    enabled: bool = False
-    #: lowest first (a list, or one comma-separated string)
-    levels: tuple[str, ...] = DEFAULT_LEVELS
-    #: the Hive table property giving the table's level; `<key>.<column>` gives a column's
-    hive_property: str = "sensitivity"
-    #: CONTROL_FLOW (filter and join columns) carries levels too
-    control_flow: bool = False
-    interval_minutes: float = number(5.0, 0, MAX_INTERVAL_MINUTES, low_open=True)
+    """`[sensitivity]`: sensitivity levels and their propagation along column lineage. The pass
+    re-applies levels after extractions rewrite elements: enable it wherever `navd tag` is used."""
+
+    enabled: bool = setting(False, help="run the sensitivity pass in `navd run` (and `navd extract all`)")
+    levels: tuple[str, ...] = setting(DEFAULT_LEVELS, help="the levels, lowest first (a list, or one "
+                                                           "comma-separated string)")
+    hive_property: str = setting("sensitivity", help="the Hive table property giving the table's level; "
+                                                     "`<key>.<column>` gives a column's")
+    control_flow: bool = setting(False, help="CONTROL_FLOW (join keys and filter columns) carries levels too")
+    interval_minutes: float = number(5.0, 0, MAX_INTERVAL_MINUTES, low_open=True,
+                                     help="`navd run` starts a pass this long after the previous one completed")
 
     def names(self) -> list[str]:
         """The levels, lowest first: a list, or one string `"public, internal, ..."`."""

@@ -76,7 +76,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
     mount(app, marquez_router)  # Marquez's reads, before Navigator's /api/v{N} as the intake
     from navd.server.usage_routes import router as usage_router
 
-    mount(app, usage_router)  # usage, unused, deps, impact (issue 23)
+    mount(app, usage_router)  # usage, unused, deps, impact
     mount(app, navigator_router(api.index_of))  # Navigator's /api/v9..v19 (docs/navigator-api.md)
     mount(app, page.router)  # the lineage page at / and its files (navd/server/page.py)
     return app

@@ -1,4 +1,4 @@
-"""Marquez's read endpoints (README "OpenLineage"): `GET /api/v1/lineage` and `GET
+"""Marquez's read endpoints (docs/sources/openlineage.md): `GET /api/v1/lineage` and `GET
 /api/v1/column-lineage` in Marquez's response shape, from navd/openlineage/service.py, with the
 caps of /api/lineage (`[server] max_depth`, `max_nodes`). Served whether or not the intake is on:
 they read what any extractor wrote."""

@@ -74,7 +74,9 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
     as text and checked by navd.navigator, whose messages give the range."""
     router = APIRouter(prefix="/api/v{version}", tags=["navigator"])
 
-    @router.get("/entities", dependencies=[Depends(_carried_lineage_parameters)])
+    @router.get("/entities", dependencies=[Depends(_carried_lineage_parameters)],
+                summary="Navigator: entities matching `query` (Solr syntax), paged by `offset` and `limit`",
+                description="`[entity, ...]` with Navigator's field names (docs/navigator-api.md).")
     def entities(version: str, index: SolrIndex = Depends(get_index),
                  query: Annotated[str | None, Query(description="Solr syntax over Navigator's field names; "
                                                                 "absent: every entity")] = None,
@@ -86,7 +88,8 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
             offset=navigator.bounded_int("offset", offset, 0, navigator.MAX_OFFSET),
             limit=navigator.bounded_int("limit", limit, 0, navigator.MAX_LIMIT)))
 
-    @router.post("/entities/paging")
+    @router.post("/entities/paging", summary="Navigator: entities paged with a cursor",
+                 description="Body `{query, limit, cursorMark}` (`*` first); answers `{results, cursorMark}`.")
     async def entities_paging(version: str, request: Request,
                               index: SolrIndex = Depends(get_index)) -> JSONResponse:
         raw = await request.body()
@@ -102,12 +105,14 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
         # the read blocks on Solr: off the event loop, as FastAPI runs the plain `def` routes
         return await run_in_threadpool(_answer, version, page)
 
-    @router.get("/entities/{identity}",
+    @router.get("/entities/{identity}", summary="Navigator: one entity by identity (404 when unknown)",
                 dependencies=[Depends(_carried_search_parameters), Depends(_carried_lineage_parameters)])
     def entity(version: str, identity: str, index: SolrIndex = Depends(get_index)) -> JSONResponse:
         return _answer(version, lambda: reads.navigator_entity(index, identity))
 
-    @router.get("/lineage", dependencies=[Depends(_carried_search_parameters), Depends(_navigator_lineage_options)])
+    @router.get("/lineage", dependencies=[Depends(_carried_search_parameters), Depends(_navigator_lineage_options)],
+                summary="Navigator: the lineage of `entityIds` (repeated or comma-separated)",
+                description="`{entities, relations}` in Navigator's vocabulary.")
     def lineage(version: str, request: Request, index: SolrIndex = Depends(get_index),
                 entityIds: Annotated[list[str] | None, Query(  # noqa: N803 - Navigator's name
                     description=f"identities or qualified names, repeated or comma-separated, at most "

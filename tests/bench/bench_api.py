@@ -14,7 +14,7 @@ server's code paths), then `--repeat` timed passes over the roots, each root on 
 right after the other, in alternating order. The facade side is what `navd lineage --format
 json` does minus printing: `lineage(...).as_dict()` with the CLI's Solr client; the HTTP side
 is one keep-alive `requests.Session` until the whole body is read. Both answers must have the
-same nodes. The ratio HTTP / facade of p50 (and p95) is the HTTP overhead; the issue's goal is
+same nodes. The ratio HTTP / facade of p50 (and p95) is the HTTP overhead; the goal is
 <= 1.2.
 """
 

@@ -1,4 +1,4 @@
-"""Lineage latency at scale (issue 21): `navd lineage` in-process (navd.lineage.service.lineage) and end to
+"""Lineage latency at scale: `navd lineage` in-process (navd.lineage.service.lineage) and end to
 end over HTTP (`GET /api/lineage` of a real `navd serve`) on a generated graph
 (tests/bench/lineage_graph.py), on one Solr node and on a 2-shard SolrCloud, at one or more sizes.
 

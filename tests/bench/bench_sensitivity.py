@@ -1,5 +1,5 @@
 """Propagating one new sensitivity level through a column lineage of 100k columns, against the
-lineage walk that finds the same columns, in the same run (issue 23; goal: <= 2x).
+lineage walk that finds the same columns, in the same run (goal: <= 2x).
 
 The graph (generated, loaded once through navd's IndexWriter into a cached Solr home under
 .bench/solr-sensitivity-<columns>-<width>/, `manifest.json` marking it complete): one source

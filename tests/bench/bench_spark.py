@@ -3,7 +3,7 @@
 Run: python tests/bench/bench_spark.py [--statements N] [--freshness-runs N]
 
 It starts its own embedded Solr (navd's own server code, a temporary home, a free port, 1g heap),
-creates the cores with `navd.index.admin.init_solr`, and measures navd issue 3's two goals:
+creates the cores with `navd.index.admin.init_solr`, and measures the Spark extractor's two goals:
 
 - throughput: event-log MB/s (decompressed bytes per second) through navd into Solr, against,
   in the same run and on the same files, plain zstd decompression + `json.loads` of every line
