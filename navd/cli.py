@@ -85,15 +85,20 @@ def build_parser() -> argparse.ArgumentParser:
     extract.add_argument("--full", action="store_true",
                          help="hdfs: list every directory, not only the changed ones; hms: describe every "
                               "table (the first run is full)")
-    for option in (o for c in registered.values() for o in c.cli_options):
-        extract.add_argument(option.flag, dest=option.dest, metavar=option.metavar, default=option.default,
-                             help=option.help)
+    # An option several components share (--master) is listed once.
+    for option in dict.fromkeys(o for c in registered.values() for o in c.cli_options):
+        if option.switch:
+            extract.add_argument(option.flag, dest=option.dest, action="store_true", help=option.help)
+        else:
+            extract.add_argument(option.flag, dest=option.dest, metavar=option.metavar, default=option.default,
+                                 help=option.help)
     extract.set_defaults(handler=cmd_extract)
 
     link = commands.add_parser("link", help="resolve unlinked relations whose far end is indexed now")
     link.add_argument("--full", action="store_true", help="every unlinked relation, not only what changed")
     link.add_argument("--spark", action="store_true", help="run the full pass as a PySpark job (large backlogs)")
-    link.add_argument("--master", default="local[*]", help="--spark: Spark master (default local[*])")
+    link.add_argument("--master", help="--spark: the Spark master, e.g. local[4] or yarn (default: [spark_jobs] "
+                                       "master, local[*]; yarn: docs/operations/yarn.md)")
     link.add_argument("--fs-alias", action="append", default=[], metavar="AUTHORITY=FS", dest="fs_aliases",
                       help="a NameNode address that names the default file system, e.g. "
                            "nn1:8020=hdfs://nameservice1 (repeatable; adds to [linker] fs_aliases)")
@@ -514,9 +519,14 @@ def _extract(args: argparse.Namespace, config: NavdConfig, component: Any) -> No
     from navd.runner import PushTail, make_visible, run_extraction
 
     options = {o.dest: getattr(args, o.dest, None) for o in component.cli_options}
+    for option in dict.fromkeys(o for c in components().values() for o in c.cli_options):
+        if option not in component.cli_options and getattr(args, option.dest, None) not in (None, False,
+                                                                                           option.default):
+            raise UsageError(f"{option.flag}: not an option of navd extract {component.name}")
     component.check(config, options)  # the missing key, before waiting for a lock
+    one_run = any(o.one_run and options.get(o.dest) for o in component.cli_options)
     with _index(config, interactive=False) as index:
-        if component.mode == "pull":
+        if component.mode == "pull" or one_run:
             result = run_extraction(index, config, component, options=options, full=args.full,
                                     on_wait=_waiting, show_progress=True, visible_now=True)
             _print_run(component, result)
@@ -603,9 +613,11 @@ def cmd_link(args: argparse.Namespace, config: NavdConfig) -> int:
     from navd.runner import link, link_summary
 
     aliases = parse_fs_aliases(args.fs_aliases, "--fs-alias")
+    if args.master and not args.spark:
+        raise UsageError("--master: only with --spark (the Spark job's master)")
     with _index(config, interactive=False) as index:
         report = link(index, config, full=args.full, fs_aliases=aliases, on_wait=_waiting, show_progress=True,
-                      spark_master=args.master if args.spark else None)
+                      spark=args.spark, spark_master=args.master)
     print(link_summary(report))
     return EXIT_OK
 
