@@ -218,6 +218,10 @@ def link(index: SolrIndex, config: NavdConfig, *, full: bool = False,
 
     aliases = {**config.linker.aliases, **(fs_aliases or {})}
     default_fs = hdfs_settings(config).default_fs
+    if spark:
+        from navd.spark_jobs import check_job  # noqa: PLC0415
+
+        check_job(config.spark_jobs, spark_master)  # before the lock and the run record
     with component_lock(extractor_state_dir(config), LINKER, wait=True, on_wait=_waiter(on_wait, "link"),
                         stop=stop), _run_client(index) as index:
         with recorded_run(index, LINKER, new_run_id(LINKER)) as run:

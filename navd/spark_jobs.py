@@ -91,6 +91,11 @@ def job_launch(settings: SparkJobsConfig, master: str | None, app_name: str, *,
                      properties=tuple(properties), ship_code=settings.ship_code and not chosen.startswith("local"))
 
 
+def check_job(settings: SparkJobsConfig, master: str | None) -> None:
+    """What `job_launch` would refuse, asked before a command locks or records anything."""
+    job_launch(settings, master, "check")
+
+
 def hadoop_conf_dir(settings: SparkJobsConfig, environ: dict[str, str]) -> str:
     """The Hadoop client configuration directory a YARN job uses, checked to name a ResourceManager."""
     if settings.hadoop_conf_dir:

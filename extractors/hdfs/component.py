@@ -33,6 +33,9 @@ def check(config: NavdConfig, options: Mapping[str, Any]) -> None:
         if len(settings.roots) > 1:
             raise ConfigError("[hdfs] roots: --from-fsimage loads one root; run it once per root with a config "
                               "naming that root")
+        from navd.spark_jobs import check_job  # noqa: PLC0415
+
+        check_job(config.spark_jobs, options.get(MASTER))
         return  # the dump replaces WebHDFS
     if not settings.urls:
         raise ConfigError("[hdfs] urls: no WebHDFS URL configured (the NameNode's http(s)://host:port)")

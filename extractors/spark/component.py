@@ -27,6 +27,10 @@ def check(config: NavdConfig, options: Mapping[str, Any]) -> None:
         raise UsageError("--master: only with --backfill (the Spark job's master)")
     if not spark_settings(config).event_log_dirs:
         raise ConfigError("[spark] event_log_dirs: no event log directory configured")
+    if options.get(BACKFILL):
+        from navd.spark_jobs import check_job  # noqa: PLC0415
+
+        check_job(config.spark_jobs, options.get(MASTER))
 
 
 def state_dir(context: BuildContext) -> Path:
