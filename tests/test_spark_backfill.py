@@ -4,8 +4,8 @@ the tailer's pass over the same logs (each run in cores of its own); the tailer 
 of them again, and a log still being written is left to it.
 
 The history: captured logs of real Spark runs, single-file, rolling and zstd-compressed, and a
-copy of the catalog log (CREATE and DROP of the same tables) under an application id read
-before the original's and owned by another user. So the stubs' first-naming log (its owner
+copy of the views log under an application id read before the original's and owned by another
+user, each dropping one of the tables both name. So the stubs' first-naming log (its owner
 decides a later DROP's trust) and the DROPs' order (the last deleteTime wins) must both come
 out as in the tailer's pass, which the executors' side-by-side writes do not give by themselves.
 """
@@ -31,8 +31,8 @@ from navd_devstack.yarn import DevYarn
 from spark_fixtures import FIXTURES
 
 OTHER_USER = "nobody"
-#: the catalog log's copy: an application id the tailer reads before the original's
-EARLIER_APP = "local-1795324321800"
+#: the views log's copy: an application id the tailer reads before the original's
+EARLIER_APP = "local-1795416200200"
 
 
 def app_id(text: bytes) -> str:
@@ -40,13 +40,30 @@ def app_id(text: bytes) -> str:
                 if b'"SparkListenerApplicationStart"' in line)
 
 
+def with_drop(text: bytes, database: str, table: str) -> bytes:
+    """The log with a DROP TABLE in its last SQL execution (as Spark's catalog posts it while the
+    statement runs)."""
+    lines = text.splitlines(keepends=True)
+    end = max(i for i, line in enumerate(lines) if b'SparkListenerSQLExecutionEnd"' in line)
+    drop = [json.dumps({"Event": f"org.apache.spark.sql.catalyst.catalog.{kind}", "database": database,
+                        "name": table}).encode() + b"\n" for kind in ("DropTablePreEvent", "DropTableEvent")]
+    return b"".join([*lines[:end], *drop, *lines[end:]])
+
+
 def lay_history(write: Callable[[str, bytes], None], chown: Callable[[str, str], None]) -> int:
-    """The finished logs (paths relative to the event-log directory); their line count."""
-    catalog = (FIXTURES / "catalog_ops.jsonl").read_bytes()
-    write(app_id(catalog), catalog)
-    copy = catalog.replace(app_id(catalog).encode(), EARLIER_APP.encode())
+    """The finished logs (paths relative to the event-log directory); their line count.
+
+    The views log names vw.src and vw.dim (stubs); its copy, read first and owned by another
+    user, names them too and drops vw.dim (its own stub: applied); the original drops vw.src,
+    first named by the copy's owner (refused: one warning)."""
+    views = (FIXTURES / "create_view.jsonl").read_bytes()
+    original = with_drop(views, "vw", "src")
+    write(app_id(views), original)
+    copy = with_drop(views.replace(app_id(views).encode(), EARLIER_APP.encode()), "vw", "dim")
     write(EARLIER_APP, copy)
     chown(EARLIER_APP, OTHER_USER)
+    catalog = (FIXTURES / "catalog_ops.jsonl").read_bytes()
+    write(app_id(catalog), catalog)
     ctas = (FIXTURES / "ctas_expression.jsonl").read_bytes()
     ctas_id, ctas_lines = app_id(ctas), ctas.splitlines(keepends=True)
     rolling = f"eventlog_v2_{ctas_id}"
@@ -55,7 +72,7 @@ def lay_history(write: Callable[[str, bytes], None], chown: Callable[[str, str],
     write(f"{rolling}/appstatus_{ctas_id}", b"")
     dotted = (FIXTURES / "dotted_columns.jsonl").read_bytes()
     write(f"{app_id(dotted)}.zstd", zstandard.ZstdCompressor().compress(dotted))
-    return sum(len(text.splitlines()) for text in (catalog, copy, ctas, dotted))
+    return sum(len(text.splitlines()) for text in (original, copy, catalog, ctas, dotted))
 
 
 def local_writer(directory: Path) -> tuple[Callable[[str, bytes], None], Callable[[str, str], None]]:
@@ -104,7 +121,7 @@ def tailer_and_backfill_agree(navd: NavdRunner, tailer_env: dict[str, str], back
 
     backfill = navd("extract", "spark", "--backfill", *master, env=backfill_env, timeout=900)
     summary = ok(backfill)
-    assert summary.startswith(f"spark backfill: 4 finished logs read, {lines} lines, "), summary
+    assert summary.startswith(f"spark backfill: 5 finished logs read, {lines} lines, "), summary
     assert "1 warnings; left to the tailer: 0 in progress; 0 read before" in summary, summary
     # The tailer goes on after the backfill's positions: nothing of these logs again.
     after = ok(navd("extract", "spark", "--once", env=backfill_env, timeout=600))
@@ -116,11 +133,12 @@ def tailer_and_backfill_agree(navd: NavdRunner, tailer_env: dict[str, str], back
         assert sorted(got[core]) == sorted(expected[core]), core
         for identity, doc in expected[core].items():
             assert got[core][identity] == doc, identity
-    # What the history's order decides: the stub's first log is the copy (another owner), so its
-    # own DROP applies; the original's DROP of that table is refused, and its later deleteTime
-    # does not land.
-    [dropped] = [d for d in got["elements"].values() if d["qualifiedName"] == "ops.b@primary"]
-    assert dropped["deleted"] is True and json.loads(dropped["properties"])["logOwner"] == OTHER_USER
+    # What the history's order decides: the stubs' first log is the copy (another owner), so its
+    # DROP applies and the original's is refused.
+    tables = {d["qualifiedName"]: d for d in got["elements"].values() if d["qualifiedName"] in ("vw.src@primary",
+                                                                                                 "vw.dim@primary")}
+    assert {json.loads(d["properties"])["logOwner"] for d in tables.values()} == {OTHER_USER}
+    assert (tables["vw.dim@primary"]["deleted"], tables["vw.src@primary"]["deleted"]) == (True, False)
     return str(backfill.stderr)
 
 
@@ -135,11 +153,11 @@ def test_backfill_on_local_equals_the_tailers_pass_and_leaves_running_logs(
                               tailed, filled, lines, "--master", "local[2]")
 
     # A log still being written is the tailer's: the backfill leaves it, the tailer reads it all.
-    running = (FIXTURES / "create_view.jsonl").read_bytes()
+    running = (FIXTURES / "column_usage.jsonl").read_bytes()
     (logs / f"{app_id(running)}.inprogress").write_bytes(running)
     again = ok(navd("extract", "spark", "--backfill", "--master", "local[2]", env=backfill_env, timeout=900))
     assert again.startswith("spark backfill: 0 finished logs read, 0 lines, 0 records written, 0 warnings; "
-                            "left to the tailer: 1 in progress; 4 read before"), again
+                            "left to the tailer: 1 in progress; 5 read before"), again
     tail = ok(navd("extract", "spark", "--once", env=backfill_env, timeout=600))
     assert tail.startswith(f"spark: {len(running.splitlines())} new lines"), tail
 

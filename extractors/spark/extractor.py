@@ -33,7 +33,7 @@ from hdfs import Client
 
 from navd.config import NavdConfig
 from navd.index.client import IndexWriter, SolrIndex
-from navd.index.documents import STUB_MARK, is_stub
+from navd.index.documents import STUB_MARK, is_stub, stub_document
 from navd.extractors import write_checkpointed
 from navd.extractors.common.cursors import CursorStore, LogCursor
 from navd.extractors.common.lines import Line
@@ -129,6 +129,10 @@ class SparkExtractor:
         self._written_apps: set[str] = set()
         self._lines = 0
         self._warnings = 0
+        #: the stubs handed to the writer since the last commit, by identity, the first one of
+        #: each (the one the index keeps): a DROP's trust is decided against what the index holds
+        #: once the writer has posted them, not against whichever batch has reached Solr yet
+        self._unposted_stubs: dict[str, dict[str, object]] = {}
         # An application's processor state lives in memory: one whose log was unfinished when
         # navd stopped is read from its start, so its records get the whole application's context.
         self.tailer.rewind_unfinished()
@@ -247,6 +251,8 @@ class SparkExtractor:
             key = stub.element.identity if isinstance(stub, ElementStub) else stub.identity  # type: ignore[union-attr]
             if key not in app.stubbed:
                 app.stubbed.add(key)
+                if isinstance(stub, ElementStub):
+                    self._unposted_stubs.setdefault(key, stub_document(stub))
                 yield stub
         yield from emitted
         # After the stubs: a deletion flags only what is indexed.
@@ -280,10 +286,13 @@ class SparkExtractor:
                        if ref.qualified_name not in own}
         else:
             # Asked also for what the log says it created: a forger writes a CREATE first too.
-            for doc in self.index.get("elements", ask):
-                why = why_untrusted(doc, app.owner)
+            indexed = {str(doc["identity"]): doc for doc in self.index.get("elements", ask)}
+            for identity in ask:
+                # Absent from Solr but with the writer: the stub it is about to post is what counts.
+                doc = indexed.get(identity) or self._unposted_stubs.get(identity)
+                why = why_untrusted(doc, app.owner) if doc is not None else ""
                 if why:
-                    refused[str(doc["identity"])] = why
+                    refused[identity] = why
         for identity, why in refused.items():
             if identity not in app.refused:
                 app.refused.add(identity)
@@ -308,6 +317,7 @@ class SparkExtractor:
                 log.info("OpenLineage listener lineage superseded by the event log",
                          applications=sorted(self._written_apps), listener_runs=len(withdrawn))
         self._written_apps.clear()
+        self._unposted_stubs.clear()  # the writer flushed: Solr has them
         self.tailer.checkpoint()
         if self._due:
             # Said at info: on a first start over a long history it is the progress an admin sees.
