@@ -21,6 +21,7 @@ from navd.errors import AmbiguousEntity, ConfigError, NavdError, UsageError
 from navd.logs import get_logger, setup_logging
 from navd.names import InvalidName
 from navd.registry import components, run_order
+from navd.server.roles import ROLE_NAMES
 
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NOT_RUNNING, EXIT_AMBIGUOUS = 0, 1, 2, 3, 4
 
@@ -231,6 +232,12 @@ Serve, with the [server] settings of the config:
               with auth = "kerberos": the service keytab (0600) and principal (default HTTP/_HOST)
   max_rows, max_depth, max_nodes
               caps on one request (400 naming the parameter above them)
+  kerberos_roles
+              with auth = "kerberos": principal -> viewer | editor | admin (unlisted: viewer)
+  max_login_failures, login_window_seconds, hash_threads
+              failed logins per address and user name before 429; threads hashing passwords
+  max_connections, keep_alive_seconds, header_timeout_seconds, body_timeout_seconds
+              connections at once (503 past it); idle, slow-head and slow-body connections closed
   enabled     serve inside `navd run` too
 
 In the foreground until SIGTERM or Ctrl-C. With --background: detached, returns once it
@@ -252,8 +259,17 @@ listens; its pid file and log in the state dir; `navd server status`, `navd serv
         "add-user", help="add a user of [server] auth = basic, or change its password",
         description="The password is read from the terminal (twice), or as one line from stdin when "
                     "it is not a terminal; never from the command line, which other users can see.")
-    add_user.add_argument("name", metavar="NAME")
+    add_user.add_argument("name", metavar="NAME",
+                          help="ASCII letters, digits and . _ - @ (NFKC-normalised first)")
+    add_user.add_argument("--role", choices=ROLE_NAMES,
+                          help="viewer reads; editor also posts OpenLineage events, tags and taints; admin may do "
+                               "everything (default: viewer for a new user, unchanged for an existing one)")
     add_user.set_defaults(handler=cmd_server_add_user)
+    set_role = server_commands.add_parser(
+        "set-role", help="change the role of a user of [server] auth = basic (its password unchanged)")
+    set_role.add_argument("name", metavar="NAME")
+    set_role.add_argument("role", metavar="ROLE", choices=ROLE_NAMES, help=" | ".join(ROLE_NAMES))
+    set_role.set_defaults(handler=cmd_server_set_role)
     server_status = server_commands.add_parser(
         "status", help="does the server `navd serve --background` started run, and its URL (exit 3 if not)")
     server_status.set_defaults(handler=cmd_server_status)
@@ -924,20 +940,35 @@ def cmd_server_add_user(args: argparse.Namespace, config: NavdConfig) -> int:
     import getpass
 
     from navd.config import server_users_path
-    from navd.server.users import add_user, check_user_name
+    from navd.server.roles import parse_role
+    from navd.server.users import add_user, check_password, check_user_name
 
-    check_user_name(args.name)
+    name = check_user_name(args.name)
     if sys.stdin.isatty():
-        password = getpass.getpass(f"password for {args.name}: ")
+        password = getpass.getpass(f"password for {name}: ")
+        check_password(password)  # before asking again
         if getpass.getpass("again: ") != password:
             raise UsageError("password: the two entries differ")
     else:
         password = sys.stdin.readline().rstrip("\r\n")
     path = server_users_path(config)
-    new = add_user(path, args.name, password)
-    print(f"{'added' if new else 'changed the password of'} {args.name} in {path}")
+    role = parse_role(args.role, "--role") if args.role else None
+    new = add_user(path, name, password, role)
+    print(f"{'added' if new else 'changed the password of'} {name} in {path}"
+          + (f" (role {role.label})" if role else " (role viewer)" if new else ""))
     if config.server.auth != "basic":
         print(f'note: [server] auth is "{config.server.auth}"; set auth = "basic" for users to log in')
+    return EXIT_OK
+
+
+def cmd_server_set_role(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.config import server_users_path
+    from navd.server.roles import parse_role
+    from navd.server.users import set_role
+
+    path = server_users_path(config)
+    set_role(path, args.name, parse_role(args.role, "ROLE"))
+    print(f"set the role of {args.name} to {args.role} in {path}")
     return EXIT_OK
 
 

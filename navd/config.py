@@ -353,10 +353,32 @@ class ServerConfig:
     #: no realm: krb5.conf's default); "*" or "" accepts any HTTP/ principal of the keytab
     keytab: str = ""
     principal: str = "HTTP/_HOST"
+    #: `auth = "kerberos"`: principal -> role (viewer, editor or admin, navd/server/roles.py),
+    #: e.g. {"spark@EXAMPLE.COM" = "editor"}; a principal not listed is a viewer
+    kerberos_roles: Mapping[str, str] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
     #: caps on what one request may ask for (400 naming the parameter above them)
     max_rows: int = number(1000, 1, 100_000)
     max_depth: int = number(20, 1, 1000)
     max_nodes: int = number(3000, 1, 1_000_000)
+    #: failed logins (basic or kerberos) allowed per client address and per user name within
+    #: login_window_seconds; past them 429 with Retry-After, answered before any password is hashed
+    max_login_failures: int = number(10, 1, 1_000_000)
+    login_window_seconds: float = number(300.0, 0, MAX_SECONDS, low_open=True)
+    #: threads that hash passwords (scrypt, 32 MiB each) apart from the request threads, so a
+    #: flood of logins cannot hold up other requests; 0: half the cores, at least 1
+    hash_threads: int = number(0, 0, 256)
+    #: connections open at once; more are answered 503 and closed (each holds a file descriptor:
+    #: deploy/navd.service's LimitNOFILE is sized for them, and a start that could not hold them
+    #: all fails naming this key)
+    max_connections: int = number(256, 1, 100_000)
+    #: a connection idle this long after its last response is closed
+    keep_alive_seconds: float = number(5.0, 0, 3600, low_open=True)
+    #: a request line and headers must arrive within this long (from the connection's opening,
+    #: or from their first byte on a kept-alive one); else 408 and the connection closed
+    header_timeout_seconds: float = number(10.0, 0, 3600, low_open=True)
+    #: a request body must arrive within this long of its headers (while the server itself holds
+    #: the reading back, the clock waits); else 408 and the connection closed
+    body_timeout_seconds: float = number(60.0, 0, 3600, low_open=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -388,14 +410,23 @@ class OpenLineageConfig:
 
     enabled: bool = False
     #: OpenLineage namespace -> navd cluster, e.g. {"hive://metastore:9083" = "primary"}: Hive
-    #: tables of that metastore are named `db.table@primary`; an unmapped hive:// namespace
-    #: takes `[cluster] name`
+    #: tables of that metastore are named `db.table@primary`. A hive:// namespace neither listed
+    #: here nor `hive://<a navd cluster>` is another metastore's: its datasets keep their own
+    #: namespace (navd.names.openlineage_dataset_ref), with a warning
     namespaces: Mapping[str, str] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
     #: events accepted while Solr is down wait here (fsync'd) until it is back; unset:
     #: `openlineage-spool` in the state directory ([daemon] state_dir)
     spool_dir: str = ""
     #: the largest body taken, as sent and once gunzipped (413 above it)
     max_body_bytes: int = number(DEFAULT_OPENLINEAGE_MAX_BODY_BYTES, 1024, 1024 ** 3)
+    #: The most an event may make the intake do (413 above, naming the key): datasets (inputs
+    #: and outputs), schema-facet fields summed over its datasets, and the column edges its
+    #: columnLineage facets expand to (each input of each column; a dataset-wide input once per
+    #: written column). Emitters send tens of datasets and hundreds of columns an event; the
+    #: defaults leave room for very wide jobs (ten tables of 10,000 columns) and bound the rest.
+    max_datasets: int = number(10_000, 1, 1_000_000)
+    max_fields: int = number(100_000, 1, 10_000_000)
+    max_column_edges: int = number(100_000, 1, 10_000_000)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -580,10 +611,26 @@ def read_secret(path: str, label: str, source: str) -> str:
         data = file.read_bytes()
     except OSError as exc:
         raise ConfigError(f"{source}: {label} {path}: {exc.strerror}") from None
-    if mode & OTHERS_BITS:
-        raise ConfigError(f"{source}: {label} {path}: users other than its owner may read it "
-                          f"(mode {stat.S_IMODE(mode):04o}): chmod 600 it")
+    check_owner_only(f"{source}: {label}", path, mode)
     return _decode(data, f"{source}: {label} {path}").strip()
+
+
+def check_owner_only(label: str, path: str | Path, mode: int) -> None:
+    """Refuse a file that holds a secret (a password, a private key, a keystore, a keytab, the
+    users' hashes) when users other than its owner may read or write it: one line naming
+    `label`, the file and its mode, never what it holds."""
+    if mode & OTHERS_BITS:
+        raise ConfigError(f"{label} {path}: users other than its owner may read it "
+                          f"(mode {stat.S_IMODE(mode):04o}): chmod 600 it")
+
+
+def check_private_file(label: str, path: str | Path) -> None:
+    """`check_owner_only` for a file named in the config, which must exist."""
+    try:
+        mode = Path(path).expanduser().stat().st_mode
+    except OSError as exc:
+        raise ConfigError(f"{label} {path}: {exc.strerror}") from None
+    check_owner_only(label, path, mode)
 
 
 def _insecure_credentials(config: NavdConfig, raw: Mapping[str, Any], source: str) -> tuple[str, ...]:
@@ -701,6 +748,22 @@ def _validate_server(server: ServerConfig) -> None:
     if not loopback and not server.cert_file:
         raise ConfigError(f"[server] cert_file: a server on {server.host!r} (not loopback) needs TLS: "
                           "set cert_file and key_file, or host = \"127.0.0.1\"")
+    _validate_kerberos_roles(server)
+
+
+def _validate_kerberos_roles(server: ServerConfig) -> None:
+    from navd.server.roles import ROLE_NAMES  # pure; the server package imports this module
+
+    if server.kerberos_roles and server.auth != "kerberos":
+        raise ConfigError('[server] kerberos_roles: set only with auth = "kerberos" (basic users have their role '
+                          "in users_file: navd server set-role NAME ROLE)")
+    for principal, role in server.kerberos_roles.items():
+        if not principal or principal != principal.strip():
+            raise ConfigError(f"[server] kerberos_roles: {principal!r}: a principal must be non-empty, without "
+                              "surrounding spaces")
+        if role not in ROLE_NAMES:
+            raise ConfigError(f"[server] kerberos_roles: {principal!r}: {role!r} is not a role: use "
+                              f"{', '.join(ROLE_NAMES)}")
 
 
 def with_server(config: NavdConfig, **changes: Any) -> NavdConfig:

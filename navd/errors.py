@@ -143,5 +143,11 @@ class KerberosError(NavdError):
     """No Kerberos credentials for a client: no or an expired ticket, an unusable keytab."""
 
 
+class UnsafeFile(NavdError, OSError):
+    """A file navd would write or create is a symbolic link (or not a regular file): refused,
+    never followed, since it could point at any file navd's user may write. An OSError too, so
+    the callers that name what a failed write was for still do."""
+
+
 class EmbeddedSolrError(NavdError):
     """The embedded Solr server could not be fetched, started or stopped."""

@@ -14,6 +14,7 @@ import hashlib
 import os
 from typing import Any
 
+from navd.config import check_owner_only
 from navd.errors import ConfigError, KerberosError
 
 __all__ = ["spnego_auth"]
@@ -72,8 +73,19 @@ def spnego_auth(*, keytab: str = "", principal: str = "", section: str = "[solr]
             return super().handle_other(response)
 
     if keytab:
+        _check_keytab_mode(keytab, section)
         acquire()  # a keytab that gives nothing fails here, at start, as one line
     return NavdSPNEGOAuth(mutual_authentication=OPTIONAL)
+
+
+def _check_keytab_mode(keytab: str, section: str) -> None:
+    """A client keytab is a password in another form: refused when others may read it (a missing
+    one is left to GSS-API, which names what it lacks)."""
+    try:
+        mode = os.stat(os.path.expanduser(keytab)).st_mode
+    except OSError:
+        return
+    check_owner_only(f"{section} keytab", keytab, mode)
 
 
 def gss_reason(exc: BaseException) -> str:

@@ -21,7 +21,13 @@ from navd.state import open_private, private_dir
 
 
 class LockBusy(Exception):
-    """Another process (or thread) runs this component now."""
+    """Another process (or thread) runs this component now: `holder` is its pid, as it wrote it
+    in the lock file (None when it has not yet)."""
+
+    def __init__(self, component: str, holder: int | None = None) -> None:
+        super().__init__(component)
+        self.component = component
+        self.holder = holder
 
 
 def lock_path(state_root: Path, component: str) -> Path:
@@ -47,7 +53,7 @@ def component_lock(state_root: Path, component: str, *, wait: bool,
                 break
             except BlockingIOError:
                 if not wait:
-                    raise LockBusy(component) from None
+                    raise LockBusy(component, _pid_in(fd)) from None
                 if not waited and on_wait is not None:
                     on_wait()
                 waited = True
@@ -55,13 +61,19 @@ def component_lock(state_root: Path, component: str, *, wait: bool,
                     time.sleep(0.5)
                 elif stop.wait(0.5):
                     raise RunStopped(f"navd is stopping: gave up waiting for the {component} lock") from None
-        previous = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
-        if previous != str(os.getpid()):  # a poll every few seconds need not rewrite its own pid
+        previous = _pid_in(fd)
+        if previous != os.getpid():  # a poll every few seconds need not rewrite its own pid
             os.ftruncate(fd, 0)
             os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
-        yield int(previous) if previous.isdigit() else None
+        yield previous
     finally:
         os.close(fd)  # closing the descriptor releases the flock
+
+
+def _pid_in(fd: int) -> int | None:
+    """The pid a holder wrote in the lock file (None: none written yet, or not a number)."""
+    text = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+    return int(text) if text.isdigit() else None
 
 
 def is_locked(state_root: Path, component: str) -> bool:

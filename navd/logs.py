@@ -7,8 +7,10 @@ can grep one component's story, as Navigator's troubleshooting guide does.
 
 from __future__ import annotations
 
+import errno
 import logging
 import logging.handlers
+import os
 import sys
 from pathlib import Path
 from collections.abc import MutableMapping
@@ -59,8 +61,11 @@ def setup_logging(fmt: str = "auto", level: str = "info", stream: TextIO | None 
     handler: logging.Handler
     if file:
         try:
-            handler = logging.handlers.WatchedFileHandler(Path(file).expanduser(), encoding="utf-8")
+            handler = _LogFile(Path(file).expanduser(), encoding="utf-8")
         except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise ConfigError(f"[logging] file {file}: is a symbolic link; navd does not write through one: "
+                                  "name the file itself") from None
             raise ConfigError(f"[logging] file {file}: cannot open for writing: {exc.strerror}") from None
     else:
         handler = logging.StreamHandler(stream)
@@ -84,6 +89,16 @@ def setup_logging(fmt: str = "auto", level: str = "info", stream: TextIO | None 
         wrapper_class=structlog.stdlib.BoundLogger,
         cache_logger_on_first_use=False,
     )
+
+
+class _LogFile(logging.handlers.WatchedFileHandler):
+    """`[logging] file`, reopened when logrotate has moved it away, and never opened through a
+    symbolic link (one put in its place would have navd append to, or create, any file its user
+    may write). Its mode is the umask's, as logrotate's `create` expects."""
+
+    def _open(self) -> TextIO:
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666)
+        return os.fdopen(fd, "a", encoding=self.encoding, errors=self.errors)
 
 
 def get_logger(component: str) -> structlog.stdlib.BoundLogger:

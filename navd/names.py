@@ -14,7 +14,7 @@ Every element has a `qualified_name`, unique within its source type:
 - operations and executions use a name scoped by source, e.g. `spark://<app id>/<attempt>`,
   `yarn://<app id>`, `openlineage://<namespace>/<job>[/<runId>]`;
 - OpenLineage datasets (`openlineage_dataset_ref`) take the name of what they are: a path, a Hive
-  table of a mapped metastore, else `<namespace>/<name>` verbatim (OPENLINEAGE TABLE, its
+  table of a metastore navd knows (`hive_namespace_cluster`), else `<namespace>/<name>` verbatim (OPENLINEAGE TABLE, its
   columns `<dataset>#<column>` as a path's).
 
 Identity is the MD5 (as Navigator) of (sourceType, qualifiedName), so re-extracting an entity
@@ -552,10 +552,10 @@ def openlineage_dataset_ref(namespace: str, name: str, clusters: Mapping[str, st
 
     - a file system namespace (`hdfs://nn:8020`, `file`, `s3://bucket`, ...) + a path: the
       path's qualified name (`hdfs://nn:8020/data/x`, `file:///tmp/x`), an HDFS DIRECTORY;
-    - `hive://host:port` + `db.table`: the Hive table `db.table@<cluster>`, the cluster from
-      `clusters` (namespace -> navd cluster) or `default_cluster`;
-    - anything else: `<namespace>/<name>` verbatim (an OPENLINEAGE TABLE), so nothing two
-      systems call alike is merged.
+    - `hive://host:port` + `db.table` of a metastore navd knows (`hive_namespace_cluster`):
+      the Hive table `db.table@<cluster>`;
+    - anything else, another metastore's `hive://` namespace too: `<namespace>/<name>` verbatim
+      (an OPENLINEAGE TABLE), so nothing two systems call alike is merged.
 
     InvalidName when a path or a Hive name cannot be normalised."""
     scheme = namespace.partition(":")[0].lower() if ":" in namespace else namespace.lower()
@@ -567,7 +567,9 @@ def openlineage_dataset_ref(namespace: str, name: str, clusters: Mapping[str, st
         # unlinked endpoint is only a hint (the linker resolves by qualified name)
         return EntityRef(SourceType.HDFS, qualified, ElementType.DIRECTORY)
     if scheme == "hive":
-        return openlineage_table_ref(namespace, name, clusters, default_cluster)
+        cluster = hive_namespace_cluster(namespace, clusters, default_cluster)
+        if cluster is not None:
+            return _catalog_table_ref(namespace, name, cluster)
     if not namespace or not name:
         raise InvalidName(f"OpenLineage dataset {shown(namespace)} {shown(name)}: empty namespace or name")
     separator = "/" if "://" in namespace else "://"
@@ -609,16 +611,46 @@ def openlineage_dataset_name(ref: EntityRef, clusters: Mapping[str, str],
         mapped = sorted(ns for ns, name in clusters.items() if name == cluster)
         return (mapped[0] if mapped else f"hive://{cluster}"), path
     return f"{ref.source_type.value.lower()}://{cluster}", path
-def openlineage_table_ref(namespace: str, name: str, clusters: Mapping[str, str], default_cluster: str) -> EntityRef:
-    """The Hive table an OpenLineage catalog name is: `db.table` of a `hive://host:port`
-    namespace, or a `symlinks` facet's TABLE identifier (the Spark listener's name of a catalog
-    table beside its location: `file:/warehouse` or `hive://...` + `db.table`): `db.table@<cluster>`,
-    the cluster from `clusters` (namespace -> navd cluster) or `default_cluster`. InvalidName
-    when the name is not db.table."""
+def hive_namespace_cluster(namespace: str, clusters: Mapping[str, str], default_cluster: str) -> str | None:
+    """The navd cluster whose Hive tables an OpenLineage `hive://` namespace names, or None when
+    it is another metastore's. A namespace names a cluster's tables when `clusters` (`[openlineage]
+    namespaces`) maps it to one, or when it is `hive://<cluster>` for `default_cluster` or a
+    cluster `clusters` names: the spelling navd's own export gives a cluster without a mapping
+    (`openlineage_dataset_name`), so what navd writes out reads back as the same table. Any other
+    `hive://host:port` is a metastore navd was not told about: its `db.table` may well exist
+    here too, and taking it for the local one would join two clusters' lineage."""
+    key = namespace.rstrip("/")
+    if key in clusters:
+        return clusters[key]
+    authority = key.partition("://")[2].lower() if key.lower().startswith("hive://") else ""
+    known = {c.strip().lower(): c for c in (default_cluster, *clusters.values())}
+    return known.get(authority) if authority else None
+
+
+def openlineage_table_ref(namespace: str, name: str, clusters: Mapping[str, str], default_cluster: str) -> EntityRef | None:
+    """The Hive table a `symlinks` facet's TABLE identifier names (the Spark listener's name of
+    a catalog table beside its location), or None when it is no table of navd's clusters:
+    `db.table@<cluster>` for a `hive://` namespace of a known metastore
+    (`hive_namespace_cluster`), a namespace `clusters` maps, or a file-system namespace
+    (`file:/warehouse`: a Spark session's own warehouse, named in `default_cluster` as the Spark
+    extractor names it). Another metastore's or catalog's table (an unknown `hive://`, a Glue
+    catalog) is None: the dataset keeps its own name. InvalidName when the name is not db.table."""
+    scheme = namespace.partition(":")[0].lower()
+    if scheme == "hive":
+        cluster = hive_namespace_cluster(namespace, clusters, default_cluster)
+    elif namespace.rstrip("/") in clusters:
+        cluster = clusters[namespace.rstrip("/")]
+    elif scheme in OPENLINEAGE_PATH_SCHEMES:
+        cluster = default_cluster
+    else:
+        cluster = None
+    return None if cluster is None else _catalog_table_ref(namespace, name, cluster)
+
+
+def _catalog_table_ref(namespace: str, name: str, cluster: str) -> EntityRef:
     database, dot, table = name.partition(".")
     if not dot or "." in table:
         raise InvalidName(f"Hive dataset {shown(name)} of {shown(namespace)} is not db.table")
-    cluster = clusters.get(namespace.rstrip("/"), default_cluster)
     return EntityRef(SourceType.HIVE, hive_qualified_name(cluster, database, table), ElementType.TABLE)
 
 

@@ -13,10 +13,15 @@ the last commit, so state and index never disagree in the direction that loses d
 
 from __future__ import annotations
 
+import errno
 import os
 import sqlite3
+import stat
+import threading
 from collections.abc import Iterable
 from pathlib import Path
+
+from navd.errors import UnsafeFile
 
 
 PRIVATE_DIR_MODE = 0o700
@@ -28,7 +33,8 @@ def private_dir(path: Path) -> Path:
 
     An existing directory is tightened too: state written by an earlier navd was 0755. Missing
     parents are created 0700 as well; existing ones navd did not create (~/.local/state,
-    /var/lib) are left as they are."""
+    /var/lib) are left as they are, and so is a symbolic link an admin put in place of a
+    directory (chmod would change whatever it points at)."""
     missing = []
     probe = path
     while not probe.exists() and probe != probe.parent:
@@ -36,20 +42,30 @@ def private_dir(path: Path) -> Path:
         probe = probe.parent
     for directory in reversed(missing):  # mkdir(parents=True) would give the parents 0755
         directory.mkdir(mode=PRIVATE_DIR_MODE, exist_ok=True)
-    info = path.stat()
+    info = path.lstat()
     # Only its owner may chmod it; a directory an admin made for navd (owned by root, writable
     # by navd) stays as the admin set it: what navd creates inside it is private anyway.
-    if info.st_mode & 0o777 != PRIVATE_DIR_MODE and info.st_uid == os.geteuid():
+    if info.st_mode & 0o777 != PRIVATE_DIR_MODE and info.st_uid == os.geteuid() and stat.S_ISDIR(info.st_mode):
         path.chmod(PRIVATE_DIR_MODE)
     return path
 
 
 def open_private(path: Path, flags: int = os.O_RDWR | os.O_CREAT) -> int:
-    """os.open a file of navd's own, 0600 (an existing file is tightened); its directory 0700."""
+    """os.open a file of navd's own, 0600 (an existing file is tightened through its descriptor);
+    its directory 0700. Never through a symbolic link, and only a regular file: UnsafeFile (one
+    line naming the file) otherwise, whatever it points at left untouched."""
     private_dir(path.parent)
-    fd = os.open(path, flags, PRIVATE_FILE_MODE)
     try:
-        if os.fstat(fd).st_mode & 0o777 != PRIVATE_FILE_MODE:
+        fd = os.open(path, flags | os.O_NOFOLLOW | os.O_CLOEXEC, PRIVATE_FILE_MODE)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafeFile(f"{path}: is a symbolic link; navd does not write through one: remove it") from None
+        raise
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeFile(f"{path}: not a regular file; navd writes only its own files there: remove it")
+        if info.st_mode & 0o777 != PRIVATE_FILE_MODE:
             os.fchmod(fd, PRIVATE_FILE_MODE)
     except BaseException:
         os.close(fd)
@@ -103,19 +119,27 @@ class SqliteState:
         self.db.close()
 
 
-def write_atomically(path: Path, data: bytes) -> None:
+def write_atomically(path: Path, data: bytes, *, overwrite: bool = True) -> None:
     """Replace `path` with `data` so that after a crash it holds the old or the new bytes, whole.
 
     Written to a temporary file beside it, fsynced, renamed over it, then the directory fsynced:
     the rename itself must reach the disk before the caller is told the state is durable.
-    Raises OSError (the caller names what the file is for)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    `overwrite=False` never replaces a file already there (FileExistsError instead): a hard link
+    instead of the rename, which fails where the name is taken, so two writers picking the same
+    new name cannot lose one's file. Raises OSError (the caller names what the file is for)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    # made anew (O_EXCL): one a crash left, or anything else planted under its name, goes first
+    tmp.unlink(missing_ok=True)
     try:
-        with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as fh:
+        with os.fdopen(open_private(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL), "wb") as fh:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.replace(tmp, path)
+        if overwrite:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)
+            tmp.unlink()
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise

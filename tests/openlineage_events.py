@@ -85,6 +85,18 @@ def job_run(run_id: str, job: str, state: RunState, *, offset: float = 0, databa
                                facets={"columnLineage": export_lineage})])
 
 
+def wide_job_run(run_id: str, job: str, database: str, outputs: int, columns: int,
+                 state: RunState = RunState.COMPLETE) -> RunEvent:
+    """A run writing `outputs` Hive tables `<database>.t<n>` of `columns` columns each: a large
+    event (navd writes it in slices)."""
+    fields = [schema_dataset.SchemaDatasetFacetFields(name=f"c{c}", type="STRING") for c in range(columns)]
+    return RunEvent(eventType=state, eventTime=_time(30 if state == RunState.COMPLETE else 0), producer=PRODUCER,
+                    run=Run(runId=run_id), job=Job(namespace=JOB_NAMESPACE, name=job),
+                    outputs=[OutputDataset(namespace=HIVE, name=f"{database}.t{n}",
+                                           facets={"schema": schema_dataset.SchemaDatasetFacet(fields=fields)})
+                             for n in range(outputs)])
+
+
 def as_json(event: RunEvent) -> dict[str, Any]:
     """The event as the client's HTTP transport sends it."""
     return json.loads(Serde.to_json(event))

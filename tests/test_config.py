@@ -104,6 +104,15 @@ def test_navd_solr_url_env_overrides_file(tmp_path: Path) -> None:
     ('[server]\nauth = "basic"\nkeytab = "/k"\n', r'\[server\] keytab: set only with auth = "kerberos"'),
     ('[server]\nhost = "0.0.0.0"\nauth = "kerberos"\nkeytab = "/k"\n',
      r"\[server\] cert_file: a server on '0.0.0.0' \(not loopback\) needs TLS"),
+    ('[server]\nauth = "kerberos"\nkeytab = "/k"\nkerberos_roles = { "alice@R" = "root" }\n',
+     r"\[server\] kerberos_roles: 'alice@R': 'root' is not a role: use viewer, editor, admin"),
+    ('[server]\nauth = "kerberos"\nkeytab = "/k"\nkerberos_roles = { " alice@R" = "viewer" }\n',
+     r"\[server\] kerberos_roles: ' alice@R': a principal must be non-empty"),
+    ('[server]\nauth = "basic"\nkerberos_roles = { "alice@R" = "editor" }\n',
+     r'\[server\] kerberos_roles: set only with auth = "kerberos"'),
+    ('[server]\nmax_connections = 0\n', r"\[server\] max_connections: must be an integer >= 1"),
+    ('[server]\nheader_timeout_seconds = 0\n', r"\[server\] header_timeout_seconds: must be a number > 0"),
+    ('[server]\nmax_login_failures = 0\n', r"\[server\] max_login_failures: must be an integer >= 1"),
 ])
 def test_bad_config_fails_with_a_message_naming_the_key(tmp_path: Path, text: str, message: str) -> None:
     path = write(tmp_path, text)

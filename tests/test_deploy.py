@@ -11,7 +11,7 @@ import signal
 import subprocess
 from pathlib import Path
 
-from navd.config import DaemonConfig, load_config
+from navd.config import DaemonConfig, ServerConfig, load_config
 from navd.logs import get_logger, setup_logging
 
 DEPLOY = Path(__file__).resolve().parent.parent / "deploy"
@@ -45,9 +45,20 @@ def test_unit_is_a_notify_service_of_its_own_user_hardened() -> None:
     assert float(service["TimeoutStopSec"].rstrip("s")) > DaemonConfig().stop_timeout_seconds
 
 
+def test_unit_open_file_limit_holds_the_servers_connections_and_no_more_than_it_needs() -> None:
+    """LimitNOFILE: room for [server] max_connections and navd's own files (navd refuses to start
+    when it cannot hold them), not the 65,536 a flood of connections could fill."""
+    from navd.server.connections import RESERVED_DESCRIPTORS
+
+    limit = int(unit()["Service"]["LimitNOFILE"])
+    assert ServerConfig().max_connections + RESERVED_DESCRIPTORS <= limit <= 4 * (
+        ServerConfig().max_connections + RESERVED_DESCRIPTORS)
+
+
 def test_example_config_loads_with_the_defaults() -> None:
     config = load_config(str(DEPLOY / "navd.toml"), environ={})
     assert config.daemon == DaemonConfig()
+    assert config.server == ServerConfig()
     assert config.purge.interval_days == 7.0
 
 
@@ -143,7 +154,7 @@ def test_ready_server_config_serves_tls_and_refuses_without_a_login(tmp_path: Pa
 
     config = ready_server_config(tmp_path)
     env = {**os.environ, "NAVD_CONFIG": str(config), "NAVD_SOLR_URL": f"http://127.0.0.1:{free_port()}/solr"}
-    added = subprocess.run([NAVD, "server", "add-user", "alice"], input="pw\n", env=env, capture_output=True,
+    added = subprocess.run([NAVD, "server", "add-user", "alice"], input="alice password 1\n", env=env, capture_output=True,
                            text=True, timeout=60)
     assert added.returncode == 0 and (tmp_path / "server-users").is_file(), added.stderr
     port = free_port()
@@ -155,7 +166,7 @@ def test_ready_server_config_serves_tls_and_refuses_without_a_login(tmp_path: Pa
     try:
         wait_healthy(proc, url, log, verify=cert)  # type: ignore[arg-type]
         assert requests.get(f"{url}/metrics", verify=cert, timeout=30).status_code == 401
-        assert requests.get(f"{url}/metrics", verify=cert, auth=("alice", "pw"), timeout=30).status_code == 200
+        assert requests.get(f"{url}/metrics", verify=cert, auth=("alice", "alice password 1"), timeout=30).status_code == 200
     finally:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0, log.read_text()

@@ -146,7 +146,12 @@ def test_the_three_kinds_of_event_are_told_apart() -> None:
     ("file", "/tmp/x/y.csv", ("HDFS", "DIRECTORY", "file:///tmp/x/y.csv")),
     ("s3://bucket", "warehouse/t", ("HDFS", "DIRECTORY", "s3://bucket/warehouse/t")),
     (HIVE, "Sales.Orders", ("HIVE", "TABLE", "sales.orders@primary")),
-    ("hive://other:9083", "sales.orders", ("HIVE", "TABLE", "sales.orders@fallback")),
+    # a metastore no [openlineage] namespaces entry names is another cluster's: its own namespace
+    ("hive://other:9083", "sales.orders", ("OPENLINEAGE", "TABLE", "hive://other:9083/sales.orders")),
+    # `hive://<cluster>`, as navd's export names a cluster without an entry, is that cluster's
+    ("hive://fallback", "sales.orders", ("HIVE", "TABLE", "sales.orders@fallback")),
+    ("hive://Primary/", "sales.orders", ("HIVE", "TABLE", "sales.orders@primary")),
+    ("hive://east", "sales.orders", ("OPENLINEAGE", "TABLE", "hive://east/sales.orders")),
     ("postgres://db:5432", "shop.public.orders", ("OPENLINEAGE", "TABLE", "postgres://db:5432/shop.public.orders")),
     ("bigquery", "project.ds.t", ("OPENLINEAGE", "TABLE", "bigquery://project.ds.t")),
     ("kafka://broker:9092", "clicks", ("OPENLINEAGE", "TABLE", "kafka://broker:9092/clicks")),
@@ -154,6 +159,39 @@ def test_the_three_kinds_of_event_are_told_apart() -> None:
 def test_datasets_are_named_as_navd_names_them(namespace: str, name: str, expected: tuple[str, str, str]) -> None:
     ref = openlineage_dataset_ref(namespace, name, SETTINGS.clusters, SETTINGS.default_cluster)
     assert (ref.source_type.value, ref.type.value, ref.qualified_name) == expected
+
+
+@pytest.mark.parametrize("identifiers", [5, "sales.t", [None, 3, "x"], {"namespace": HIVE, "name": "sales.t"}])
+def test_a_symlinks_facet_of_another_shape_names_nothing(identifiers: Any) -> None:
+    """The symlinks facet is no facet navd validates: identifiers that are not a list of objects
+    leave the dataset its own name instead of failing the event."""
+    event = as_json(job_run("0e1b7a58-3c44-4a6e-9f55-6b1f3e5d2a10", "t", RunState.COMPLETE))
+    event["outputs"][1]["facets"]["symlinks"] = {"_producer": "p", "_schemaURL": "https://x/s.json",
+                                                 "identifiers": identifiers}
+    mapped = map_event(event, validate(event), SETTINGS)
+    assert "hdfs://nn:8020/data/sales/revenue_export" in {r.element.qualified_name for r in mapped.records
+                                                         if isinstance(r, ElementStub)}
+
+
+@pytest.mark.parametrize(("namespace", "aliased"), [
+    (HIVE, "sales.t@primary"),                          # a mapped metastore
+    ("hive://fallback", "sales.t@fallback"),            # navd's own spelling of a cluster
+    ("file:/tmp/warehouse", "sales.t@fallback"),        # a Spark session's own warehouse
+    ("hive://other:9083", None),                        # another metastore: the path keeps its name
+    ("arn:aws:glue:eu-west-1:123", None),               # another catalog
+])
+def test_a_symlink_renames_a_dataset_only_to_a_table_of_a_known_cluster(namespace: str, aliased: str | None) -> None:
+    event = as_json(job_run("0e1b7a58-3c44-4a6e-9f55-6b1f3e5d2a10", "t", RunState.COMPLETE))
+    event["outputs"][1]["facets"]["symlinks"] = {"_producer": "p", "_schemaURL": "https://x/s.json",
+                                                 "identifiers": [{"namespace": namespace, "name": "sales.t",
+                                                                  "type": "TABLE"}]}
+    mapped = map_event(event, validate(event), SETTINGS)
+    names = {r.element.qualified_name for r in mapped.records if isinstance(r, ElementStub)}
+    if aliased is None:
+        assert "hdfs://nn:8020/data/sales/revenue_export" in names and not any("sales.t@" in n for n in names)
+    else:
+        assert aliased in names and "hdfs://nn:8020/data/sales/revenue_export" not in names
+    assert mapped.unknown_metastores == ({namespace} if namespace == "hive://other:9083" else set())
 
 
 # -- mapping real events -------------------------------------------------------------------------

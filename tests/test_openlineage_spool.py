@@ -8,22 +8,30 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
+import orjson
 import pytest
 from openlineage.client import OpenLineageClient
 from openlineage.client.event_v2 import RunState
 from openlineage.client.transport.http import HttpConfig, HttpTransport
 
 from conftest import start_server
+from navd.config import NavdConfig, SolrConfig, parse_config
 from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
+from navd.openlineage.intake import LARGE_EVENT_DOCUMENTS, SPOOLED, Intake, IntakeStopping
+from navd.openlineage.limits import event_size
+from navd.openlineage.schema import validate
 from navd.openlineage.spool import Spool
 from navd.solr.server import EmbeddedSolr, free_port
-from openlineage_events import JOB_NAMESPACE, job_run
+from openlineage_events import HIVE, JOB_NAMESPACE, as_json, job_run, wide_job_run
 from test_server import NAVD, start, stop, wait_healthy, write_config
 
 #: how long the spool may take to drain once Solr is back (a bound on waiting, not a measure:
@@ -176,3 +184,167 @@ def test_a_spool_dir_that_cannot_be_made_refuses_to_start(tmp_path: Path, own_so
     lines = [line for line in refused.stderr.splitlines() if "spool_dir" in line]
     assert lines and f"[openlineage] spool_dir: {blocker / 'spool'}: Not a directory" in lines[0], refused.stderr
     assert "Traceback" not in refused.stderr
+
+
+# -- one spool per state directory -------------------------------------------------------------
+
+def test_a_second_server_or_navd_run_on_the_same_state_directory_refuses_to_start(
+        tmp_path: Path, own_solr: EmbeddedSolr) -> None:
+    """Two intakes on one state directory shared its spool: with Solr down, of 4 events answered
+    202 one was never written. The second refuses to start, naming the first's pid and the state
+    directory, whether `navd serve` or `navd run` with the server; the first goes on taking events."""
+    spool = tmp_path / "spool"
+    first, url, log = serve(tmp_path, own_solr, spool)
+    state = tmp_path / "state"
+    try:
+        for command, server in ((["serve"], f"port = {free_port()}"), (["run"], f"enabled = true\nport = {free_port()}")):
+            second = tmp_path / f"second-{command[0]}"
+            second.mkdir()
+            config = write_config(second, own_solr, server, f'[openlineage]\nenabled = true\nspool_dir = "{spool}"\n')
+            # the same state directory as the first server's
+            config.write_text(config.read_text().replace(f'state_dir = "{second / "state"}"', f'state_dir = "{state}"'))
+            refused = subprocess.run([NAVD, *command], env={**os.environ, "NAVD_CONFIG": str(config)},
+                                     capture_output=True, text=True, timeout=120, check=False)
+            assert refused.returncode != 0, (command, refused.stderr)
+            lines = [line for line in refused.stderr.splitlines() if "OpenLineage intake" in line]
+            assert len(lines) == 1, (command, refused.stderr)
+            assert f"(pid {first.pid})" in lines[0] and str(state) in lines[0], lines[0]
+            assert "Traceback" not in refused.stderr
+        answer = emitter(url).emit(job_run(str(uuid.uuid4()), "after_refusal", RunState.COMPLETE))
+        assert answer.status_code == 201, answer.text
+    finally:
+        assert stop(first) == 0, log.read_text()[-3000:]
+    # stopped, it lets go: the next server on the state directory starts
+    again, _url, again_log = serve(tmp_path, own_solr, spool)
+    assert stop(again) == 0, again_log.read_text()[-3000:]
+
+
+def test_two_spools_on_one_directory_never_overwrite_each_others_events(tmp_path: Path) -> None:
+    """Each process numbers the spool from what it finds: two that found the same files picked the
+    same next name, and the later rename replaced the earlier event. A name taken is skipped."""
+    one, other = Spool(tmp_path / "spool"), Spool(tmp_path / "spool")
+    assert one.pending() == other.pending() == []
+    first, second = one.put(b'{"n": 1}'), other.put(b'{"n": 2}')
+    assert first != second
+    assert sorted(path.read_bytes() for path in one.pending()) == [b'{"n": 1}', b'{"n": 2}']
+    # set aside twice under one name (numbers start again once a spool empties): both kept
+    kept = [one.reject(first), other.reject(second)]
+    third = Spool(tmp_path / "spool").put(b'{"n": 3}')
+    assert third.name == first.name
+    kept.append(Spool(tmp_path / "spool").reject(third))
+    assert len(set(kept)) == 3 and sorted(k.read_bytes() for k in kept) == [b'{"n": 1}', b'{"n": 2}', b'{"n": 3}']
+
+
+# -- every 2xx durable, whichever path the event took -------------------------------------------
+
+class StopsSolrAfterPosts(SolrIndex):
+    """navd's own Solr client that stops the real Solr once `posts` updates were acknowledged:
+    the next post of the same event meets a Solr that is really down. Only the moment is chosen
+    here (a Solr killed at a random moment would hit a random slice, or none)."""
+
+    def __init__(self, config: SolrConfig, solr: EmbeddedSolr, posts: int) -> None:
+        super().__init__(config)
+        self.solr, self.left, self.guard = solr, posts, threading.Lock()
+
+    def post_update(self, core: str, body: bytes, *, params: Mapping[str, Any] | None = None) -> None:
+        super().post_update(core, body, params=params)
+        with self.guard:
+            self.left -= 1
+            last = self.left == 0
+        if last:
+            assert self.solr.stop()
+
+
+def intake_config(tmp: Path) -> NavdConfig:
+    return parse_config({"daemon": {"state_dir": str(tmp / "state")},
+                         "openlineage": {"enabled": True, "spool_dir": str(tmp / "spool"), "namespaces": {HIVE: "primary"}}})
+
+
+def test_solr_failing_part_way_through_a_large_event_spools_it_whole(tmp_path: Path, own_solr: EmbeddedSolr) -> None:
+    """A large event is written in slices; Solr stops after the first slices were acknowledged.
+    The event is answered 202 and spooled whole, and once Solr is back every one of its
+    documents is there, once (the slices written before overwritten by the replay)."""
+    database = f"mid{uuid.uuid4().hex[:8]}"
+    run_id = str(uuid.uuid4())
+    event = as_json(wide_job_run(run_id, f"{database}_wide", database, outputs=1500, columns=2))
+    size = event_size(event)
+    assert size.documents > LARGE_EVENT_DOCUMENTS  # written in slices
+    index = StopsSolrAfterPosts(own_solr.client_config(retries=0), own_solr, posts=3)
+    intake = Intake(intake_config(tmp_path), index)
+    intake.start()
+    try:
+        assert intake.accept(event, validate(event), orjson.dumps(event), size) == SPOOLED
+        assert len(Spool(tmp_path / "spool").pending()) == 1
+    finally:
+        own_solr.start()
+    try:
+        wait_drained(tmp_path / "spool", tmp_path / "no-log")
+    finally:
+        intake.stop()
+    with admin_of(own_solr) as admin:
+        for core in ("elements", "relations"):
+            admin.commit(core)
+        assert admin.count("elements", f"qualifiedName:{database}.t*") == 1500 * 3  # tables and their columns
+        assert admin.count("elements", f'qualifiedName:"openlineage://{JOB_NAMESPACE}/{database}_wide/{run_id}"') == 1
+        assert admin.count("relations", f"endpoint2QualifiedName:{database}.t* AND type:DATA_FLOW") == 1500
+
+
+def test_an_intake_that_is_stopping_takes_no_event_and_lets_go_of_the_state_directory(
+        tmp_path: Path, own_solr: EmbeddedSolr) -> None:
+    """Stopped, the intake answers 503-worthy IntakeStopping instead of writing (or spooling)
+    behind its lock's back; the next intake on the state directory starts."""
+    intake = Intake(intake_config(tmp_path), SolrIndex(own_solr.client_config(retries=0)))
+    intake.start()
+    intake.stop()
+    event = as_json(job_run(str(uuid.uuid4()), "after_stop", RunState.START))
+    with pytest.raises(IntakeStopping):
+        intake.accept(event, validate(event), orjson.dumps(event))
+    assert Spool(tmp_path / "spool").pending() == []
+    following = Intake(intake_config(tmp_path), SolrIndex(own_solr.client_config(retries=0)))
+    following.start()
+    following.stop()
+
+
+def test_events_posted_while_the_spool_drains_are_each_written_once_and_merged(
+        tmp_path: Path, own_solr: EmbeddedSolr) -> None:
+    """Runs STARTed while Solr is down (spooled); Solr comes back, and while the spool drains
+    their COMPLETEs and new runs arrive from 4 clients. Each is answered 201 or 202, and in the
+    end every run is there once, its START and COMPLETE merged."""
+    spool = tmp_path / "spool"
+    prefix = f"race{uuid.uuid4().hex[:6]}"
+    started = [str(uuid.uuid4()) for _ in range(300)]
+    fresh = [str(uuid.uuid4()) for _ in range(100)]
+    proc, url, log = serve(tmp_path, own_solr, spool)
+    try:
+        assert own_solr.stop()
+        transport = emitter(url)
+        try:
+            assert [transport.emit(job_run(run_id, f"{prefix}_{n}", RunState.START)).status_code
+                    for n, run_id in enumerate(started)] == [202] * len(started)
+        finally:
+            own_solr.start()
+
+        def complete(item: tuple[int, str]) -> int:
+            n, run_id = item
+            return emitter(url).emit(job_run(run_id, f"{prefix}_{n}", RunState.COMPLETE, offset=30)).status_code
+
+        with ThreadPoolExecutor(4) as pool:
+            statuses = list(pool.map(complete, [*enumerate(started), *enumerate(fresh, start=len(started))]))
+        assert set(statuses) <= {201, 202} and len(statuses) == len(started) + len(fresh)
+        wait_drained(spool, log)
+        with admin_of(own_solr) as index:
+            found = executions(index, prefix)
+            docs = {doc["qualifiedName"]: doc for doc in index.scan(
+                "elements", f'qualifiedName:openlineage\\://{_escape(JOB_NAMESPACE)}/{prefix}*',
+                fl="qualifiedName,started,ended,properties")}
+        names = {n: f"openlineage://{JOB_NAMESPACE}/{prefix}_{n}/{run_id}"
+                 for n, run_id in [*enumerate(started), *enumerate(fresh, start=len(started))]}
+        assert sorted(found) == sorted(names.values())
+        for n, name in names.items():
+            doc = docs[name]
+            assert json.loads(doc["properties"])["state"] == "COMPLETE" and doc["ended"] == "2026-11-23T06:00:30Z"
+            assert doc.get("started") == ("2026-11-23T06:00:00Z" if n < len(started) else None), name
+    finally:
+        own_solr.start()
+        assert stop(proc) == 0, log.read_text()[-3000:]
+    assert "Traceback" not in log.read_text()

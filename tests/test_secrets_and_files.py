@@ -147,7 +147,7 @@ def test_a_full_pass_at_debug_logs_no_secret(tmp_path: Path, solr_server: Embedd
         outputs.extend((done.stdout, done.stderr))
         return done
 
-    assert record(_run(["server", "add-user", "alice"], env, stdin=USER_PASSWORD + "\n")).returncode == 0
+    assert record(_run(["server", "add-user", "alice", "--role", "editor"], env, stdin=USER_PASSWORD + "\n")).returncode == 0
     extracted = record(_run(["extract", "spark", "--once"], env))
     assert extracted.returncode == 0, extracted.stderr[-3000:]
     assert record(_run(["status"], env)).returncode == 0
@@ -193,3 +193,112 @@ def test_a_full_pass_at_debug_logs_no_secret(tmp_path: Path, solr_server: Embedd
     # what the pass left on disk is navd's user's alone (under umask 000, whatever navd did not make
     # private on purpose would be 0666/0777)
     assert modes_not_private(state) == []
+
+
+# --- no file written through a symbolic link; no key others may read ------------------------------
+
+@pytest.fixture
+def victim(tmp_path: Path) -> Path:
+    """A file of navd's user that a link in navd's state directory points at: it must stay as it is."""
+    path = tmp_path / "victim"
+    path.write_text("precious\n")
+    path.chmod(0o644)
+    return path
+
+
+def untouched(victim: Path) -> bool:
+    return victim.read_text() == "precious\n" and stat.S_IMODE(victim.stat().st_mode) == 0o644
+
+
+def test_the_background_servers_log_linked_elsewhere_is_refused_and_the_target_untouched(
+        tmp_path: Path, solr_server: EmbeddedSolr, victim: Path) -> None:
+    from conftest import solr_section
+
+    state = tmp_path / "state"
+    (state / "server").mkdir(parents=True)
+    log = state / "server" / "server.log"
+    log.symlink_to(victim)
+    config = tmp_path / "navd.toml"
+    config.write_text(f'{solr_section(solr_server)}[daemon]\nstate_dir = "{state}"\n[server]\nport = {free_port()}\n')
+    config.chmod(0o600)
+    result = _run(["serve", "--background"], {**os.environ, "NAVD_CONFIG": str(config)})
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr == f"navd: error: {log}: is a symbolic link; navd does not write through one: remove it\n"
+    assert untouched(victim) and log.is_symlink()
+    assert _run(["server", "status"], {**os.environ, "NAVD_CONFIG": str(config)}).returncode == 3
+
+
+def test_state_files_locks_and_atomic_writes_never_follow_a_link(tmp_path: Path, victim: Path) -> None:
+    from navd.errors import UnsafeFile
+
+    state_root = tmp_path / "state"
+    # a component's lock file
+    (state_root / "locks").mkdir(parents=True)
+    (state_root / "locks" / "spark.lock").symlink_to(victim)
+    with pytest.raises(UnsafeFile, match="spark.lock: is a symbolic link"):
+        with component_lock(state_root, "spark", wait=False):
+            pass
+    # an extractor's SQLite state
+    (state_root / "hms").mkdir()
+    (state_root / "hms" / "state.sqlite").symlink_to(victim)
+    with pytest.raises(UnsafeFile, match="state.sqlite: is a symbolic link"):
+        _State(state_root / "hms")
+    # an atomic write (cursors, pid files, the users file, the spool) whose temporary name is
+    # taken by a link: the link is replaced, the file written, nothing written through it
+    cursors = state_root / "cursors.json"
+    (state_root / f".cursors.json.{os.getpid()}.tmp").symlink_to(victim)
+    write_atomically(cursors, b'{"new": true}')
+    assert cursors.read_bytes() == b'{"new": true}' and not cursors.is_symlink()
+    # the file itself a link: replaced by the new file, the link's target left alone
+    pid_file = state_root / "server.pid"
+    pid_file.symlink_to(victim)
+    write_atomically(pid_file, b"{}")
+    assert pid_file.read_bytes() == b"{}" and not pid_file.is_symlink()
+    assert untouched(victim)
+
+
+def test_a_log_file_that_is_a_link_is_refused_in_one_line(tmp_path: Path, victim: Path) -> None:
+    link = tmp_path / "navd.log"
+    link.symlink_to(victim)
+    config = tmp_path / "navd.toml"
+    config.write_text(f'[solr]\nurl = "http://127.0.0.1:{free_port()}/solr"\n[logging]\nfile = "{link}"\n'
+                      f'[server]\nport = {free_port()}\n')
+    result = _run(["serve"], {**os.environ, "NAVD_CONFIG": str(config)})
+    assert result.returncode == 2 and result.stderr == (
+        f"navd: config error: [logging] file {link}: is a symbolic link; navd does not write through one: "
+        "name the file itself\n"), result.stderr
+    assert untouched(victim)
+
+
+def test_a_tls_key_keystore_or_keytab_others_may_read_is_refused_naming_file_and_mode(
+        tmp_path: Path, solr_server: EmbeddedSolr) -> None:
+    from conftest import distribution, solr_section
+    from navd.errors import ConfigError
+    from navd.kerberos import spnego_auth
+    from navd.solr.server import EmbeddedSolr as Node, SolrTls
+    from test_server import make_certificate
+
+    cert, key = make_certificate(tmp_path)
+    key.chmod(0o644)
+    config = tmp_path / "navd.toml"
+    config.write_text(f'{solr_section(solr_server)}[daemon]\nstate_dir = "{tmp_path / "state"}"\n'
+                      f'[server]\nport = {free_port()}\ncert_file = "{cert}"\nkey_file = "{key}"\n')
+    config.chmod(0o600)
+    for background in ([], ["--background"]):
+        result = _run(["serve", *background], {**os.environ, "NAVD_CONFIG": str(config)})
+        assert result.returncode == 2 and result.stderr == (
+            f"navd: config error: [server] key_file {key}: users other than its owner may read it (mode 0644): "
+            "chmod 600 it\n"), result.stderr
+    keystore = tmp_path / "solr.p12"
+    keystore.write_bytes(b"a PKCS12 keystore")
+    keystore.chmod(0o640)
+    node = Node(tmp_path / "solr-home", free_port(), "512m", distribution(), tls=SolrTls(keystore))
+    with pytest.raises(ConfigError, match=r"^\[solr.embedded\] keystore .*solr.p12: users other than its owner may "
+                                          r"read it \(mode 0640\): chmod 600 it$"):
+        node.start()
+    keytab = tmp_path / "client.keytab"
+    keytab.write_text(KEYTAB_CONTENT)
+    keytab.chmod(0o604)
+    with pytest.raises(ConfigError, match=r"^\[hdfs\] keytab .*client.keytab: users other than its owner may read "
+                                          r"it \(mode 0604\): chmod 600 it$"):
+        spnego_auth(keytab=str(keytab), section="[hdfs]")

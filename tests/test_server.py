@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import quote, urlsplit
@@ -81,6 +82,21 @@ def start(args: list[str], config: Path, log: Path, env: dict[str, str] | None =
 def stop(proc: subprocess.Popen[str]) -> int:
     proc.send_signal(signal.SIGTERM)
     return proc.wait(timeout=60)
+
+
+@contextmanager
+def serving(config: Path, port: int, env: dict[str, str] | None = None, host: str = "127.0.0.1") -> Iterator[Served]:
+    """`navd serve` with `config` (its log beside it) for the `with` block; it must answer
+    /healthz first, and stop cleanly without a traceback after."""
+    log = config.with_name("serve.log")
+    proc = start(["serve"], config, log, env)
+    url = f"http://{host}:{port}"
+    try:
+        wait_healthy(proc, url, log)
+        yield Served(proc, url, log)
+    finally:
+        assert stop(proc) == 0, log.read_text()
+    assert "Traceback" not in log.read_text()
 
 
 @pytest.fixture(scope="module")
@@ -408,7 +424,7 @@ def test_basic_auth_over_tls_with_a_user_from_add_user(tmp_path: Path, solr_serv
     config = write_config(tmp_path, solr_server, f'port = {port}\nauth = "basic"\nusers_file = "{users}"\n'
                                                  f'cert_file = "{cert}"\nkey_file = "{key}"')
     env = {**os.environ, "NAVD_CONFIG": str(config)}
-    added = subprocess.run([NAVD, "server", "add-user", "alice"], input="s3cret pass\n", env=env,
+    added = subprocess.run([NAVD, "server", "add-user", "alice"], input="s3cret passphrase\n", env=env,
                            capture_output=True, text=True, timeout=60)
     assert added.returncode == 0, added.stderr
     assert oct(users.stat().st_mode & 0o777) == "0o600"
@@ -428,31 +444,31 @@ def test_basic_auth_over_tls_with_a_user_from_add_user(tmp_path: Path, solr_serv
         assert refused.json()["error"] == "authentication required (HTTP basic)"
         wrong = requests.get(path, verify=str(cert), auth=("alice", "wrong"), timeout=30)
         assert wrong.status_code == 401
-        assert requests.get(path, verify=str(cert), auth=("mallory", "s3cret pass"), timeout=30).status_code == 401
+        assert requests.get(path, verify=str(cert), auth=("mallory", "s3cret passphrase"), timeout=30).status_code == 401
         assert requests.get(f"{url}/metrics", verify=str(cert), timeout=30).status_code == 401
         navigator = f"{url}/api/v9/entities"  # Navigator's API is behind the same login
         assert requests.get(navigator, verify=str(cert), timeout=30).status_code == 401
-        assert requests.get(navigator, verify=str(cert), auth=("alice", "s3cret pass"), timeout=30,
+        assert requests.get(navigator, verify=str(cert), auth=("alice", "s3cret passphrase"), timeout=30,
                             params={"query": "originalName:orders", "limit": 5}).status_code == 200
         for page in (f"{url}/", f"{url}/static/page.js"):  # the lineage page too: the browser asks for the login
             refused = requests.get(page, verify=str(cert), timeout=30)
             assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Basic")
-            assert requests.get(page, verify=str(cert), auth=("alice", "s3cret pass"), timeout=30).status_code == 200
-        accepted = requests.get(path, verify=str(cert), auth=("alice", "s3cret pass"), timeout=30)
+            assert requests.get(page, verify=str(cert), auth=("alice", "s3cret passphrase"), timeout=30).status_code == 200
+        accepted = requests.get(path, verify=str(cert), auth=("alice", "s3cret passphrase"), timeout=30)
         assert accepted.status_code == 200 and accepted.json()["qualifiedName"] == f"sales.orders@{cluster}"
         assert requests.get(path, verify=str(cert), auth=("alice", "s3cret"), timeout=30).status_code == 401
         # a changed password: the old one no longer logs in, whatever the server remembered
-        subprocess.run([NAVD, "server", "add-user", "alice"], input="new pass\n", env=env, check=True,
+        subprocess.run([NAVD, "server", "add-user", "alice"], input="new passphrase\n", env=env, check=True,
                        capture_output=True, text=True, timeout=60)
-        assert requests.get(path, verify=str(cert), auth=("alice", "s3cret pass"), timeout=30).status_code == 401
-        assert requests.get(path, verify=str(cert), auth=("alice", "new pass"), timeout=30).status_code == 200
+        assert requests.get(path, verify=str(cert), auth=("alice", "s3cret passphrase"), timeout=30).status_code == 401
+        assert requests.get(path, verify=str(cert), auth=("alice", "new passphrase"), timeout=30).status_code == 200
         # a user added while the server runs logs in without a restart
-        subprocess.run([NAVD, "server", "add-user", "bob"], input="other pw\n", env=env, check=True,
+        subprocess.run([NAVD, "server", "add-user", "bob"], input="other password\n", env=env, check=True,
                        capture_output=True, text=True, timeout=60)
-        assert requests.get(path, verify=str(cert), auth=("bob", "other pw"), timeout=30).status_code == 200
+        assert requests.get(path, verify=str(cert), auth=("bob", "other password"), timeout=30).status_code == 200
         # a users file others may read is refused (fail closed), and the client is not told its path
         users.chmod(0o644)
-        misconfigured = requests.get(path, verify=str(cert), auth=("bob", "other pw"), timeout=30)
+        misconfigured = requests.get(path, verify=str(cert), auth=("bob", "other password"), timeout=30)
         users.chmod(0o600)
         assert misconfigured.status_code == 500
         assert misconfigured.json() == {"error": "the server is misconfigured (logged)", "parameter": None}
@@ -535,7 +551,7 @@ def test_sighup_restarts_the_server_of_navd_run_only_when_its_config_changed(
         tmp_path: Path, solr_server: EmbeddedSolr, index: SolrIndex) -> None:
     first, second = free_port(), free_port()
     users = tmp_path / "users"
-    subprocess.run([NAVD, "server", "add-user", "dana"], input="pw one\n", capture_output=True, text=True,
+    subprocess.run([NAVD, "server", "add-user", "dana"], input="dana password 1\n", capture_output=True, text=True,
                    env={**os.environ, "NAVD_CONFIG": str(write_config(tmp_path, solr_server, f'users_file = "{users}"'))},
                    timeout=60, check=True)
 
@@ -596,9 +612,9 @@ def test_sighup_restarts_the_server_of_navd_run_only_when_its_config_changed(
         configure(f'port = {first}\nauth = "basic"\nmax_rows = 5')
         reloaded(2)
         assert requests.get(url + "/api/entities", timeout=30).status_code == 401
-        capped = requests.get(url + "/api/entities", params={"rows": 6}, auth=("dana", "pw one"), timeout=30)
+        capped = requests.get(url + "/api/entities", params={"rows": 6}, auth=("dana", "dana password 1"), timeout=30)
         assert capped.status_code == 400 and capped.json()["parameter"] == "rows" and "max_rows" in capped.json()["error"]
-        assert entity_requests_counted(url, auth=("dana", "pw one")) == 0  # a new app
+        assert entity_requests_counted(url, auth=("dana", "dana password 1")) == 0  # a new app
 
         # another port: the old one no longer answers
         configure(f"port = {second}")
@@ -660,7 +676,7 @@ def test_a_mounted_router_is_behind_auth_and_its_unexpected_error_is_a_logged_js
     from navd.server.users import add_user
 
     users = tmp_path / "users"
-    add_user(users, "carol", "pw")
+    add_user(users, "carol", "carol password")
     config = dataclasses.replace(NavdConfig(), solr=solr_config,
                                  server=ServerConfig(auth="basic", users_file=str(users)))
     extra = APIRouter()
@@ -682,7 +698,7 @@ def test_a_mounted_router_is_behind_auth_and_its_unexpected_error_is_a_logged_js
                 time.sleep(0.05)
             url = f"http://127.0.0.1:{port}/api/extra/entities"
             assert requests.get(url, timeout=30).status_code == 401
-            answer = requests.get(url, auth=("carol", "pw"), timeout=30)
+            answer = requests.get(url, auth=("carol", "carol password"), timeout=30)
         finally:
             server.should_exit = True
             thread.join(30)
@@ -818,6 +834,7 @@ def test_tls_files_that_hold_no_certificate_are_one_line_naming_the_key(tmp_path
     """They exist, so the config loads; uvicorn would fail on them with a traceback."""
     cert, _ = make_certificate(tmp_path)
     (tmp_path / "other.key").write_text("not a key")
+    (tmp_path / "other.key").chmod(0o600)
     config = write_config(tmp_path, solr_server, f'port = {free_port()}\ncert_file = "{cert}"\n'
                                                  f'key_file = "{tmp_path / "other.key"}"')
     result = navd_command(config, "serve", *(["--background"] if background else []))

@@ -6,6 +6,7 @@ own clients use), each with a ticket `kinit` put in a ccache of the test's own."
 from __future__ import annotations
 
 import base64
+import http.client
 import json
 import os
 import shutil
@@ -18,14 +19,16 @@ from urllib.parse import quote
 import gssapi
 import pytest
 import requests
+from openlineage.client.event_v2 import RunState
 from requests_gssapi import OPTIONAL, REQUIRED, HTTPSPNEGOAuth
 
 from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr, free_port
 from navd_devstack.errors import DevServiceError
 from navd_devstack.kdc import DevKdc, krb5_tool
+from openlineage_events import as_json, job_run
 from test_daemon import Notifications
-from test_server import NAVD, START_SECONDS, Served, start, stop, wait_healthy, write_config
+from test_server import NAVD, START_SECONDS, Served, serving, start, stop, wait_healthy, write_config
 
 SERVICE = "HTTP/localhost@NAVD.TEST"
 SPNEGO = gssapi.OID.from_int_seq("1.3.6.1.5.5.2")
@@ -38,12 +41,14 @@ class Site:
     def __init__(self, kdc: DevKdc, home: Path) -> None:
         self.kdc, self.home = kdc, home
         for principal in (SERVICE, "hive/localhost@NAVD.TEST", "HTTP/elsewhere@NAVD.TEST", "alice@NAVD.TEST",
-                          "HTTP/localhost@OTHER.TEST", "bob@OTHER.TEST"):
+                          "carol@NAVD.TEST", "HTTP/localhost@OTHER.TEST", "bob@OTHER.TEST"):
             kdc.add_principal(principal)
         # the server's keytab holds a non-HTTP principal too: "*" must not accept it
         self.keytab = kdc.keytab(home / "navd.keytab", SERVICE, "hive/localhost@NAVD.TEST")
         self.alice = kdc.kinit("alice@NAVD.TEST", kdc.keytab(home / "alice.keytab", "alice@NAVD.TEST"),
                                home / "alice.ccache")
+        self.carol = kdc.kinit("carol@NAVD.TEST", kdc.keytab(home / "carol.keytab", "carol@NAVD.TEST"),
+                               home / "carol.ccache")
         self.bob = kdc.kinit("bob@OTHER.TEST", kdc.keytab(home / "bob.keytab", "bob@OTHER.TEST"), home / "bob.ccache")
         self.nobody = {**kdc.env, "KRB5CCNAME": f"FILE:{home / 'no-such.ccache'}"}
 
@@ -214,6 +219,48 @@ def test_star_accepts_any_http_principal_of_the_keytab_and_nothing_else(tmp_path
         assert stop(server.proc) == 0
     refused = [line for line in logged(server) if str(line["event"]).startswith("kerberos authentication refused")]
     assert len(refused) == 1 and "hive/localhost@NAVD.TEST" in str(refused[0]["event"])
+
+
+# -- roles and failed logins ---------------------------------------------------------------------
+
+def test_kerberos_roles_give_a_listed_principal_its_role_and_failed_logins_are_limited(
+        tmp_path: Path, solr_server: EmbeddedSolr, index: SolrIndex, site: Site, as_user: UseEnv) -> None:
+    """alice is an editor by `[server] kerberos_roles`, carol (not listed) a viewer; garbage
+    tokens from one address are refused with 429 past max_login_failures, and alice, from
+    another, still gets in."""
+    port = free_port()
+    config = write_config(tmp_path, solr_server, f'port = {port}\nauth = "kerberos"\nkeytab = "{site.keytab}"\n'
+                                                 f'principal = "{SERVICE}"\nmax_login_failures = 3\n'
+                                                 'kerberos_roles = { "alice@NAVD.TEST" = "editor" }',
+                          "[openlineage]\nenabled = true\n")
+    with serving(config, port, env=site.server_env(), host="localhost") as served:
+        url = served.url
+        event = as_json(job_run("0190a4e1-0b2c-7d3e-8f40-5a6b7c8d9e02", "kerberos.roles", RunState.COMPLETE))
+        as_user(site.alice)
+        posted = requests.post(f"{url}/api/v1/lineage", json=event, auth=HTTPSPNEGOAuth(), timeout=60)
+        assert posted.status_code == 201, posted.text
+        as_user(site.carol)
+        refused = requests.post(f"{url}/api/v1/lineage", json=event, auth=HTTPSPNEGOAuth(), timeout=60)
+        assert refused.status_code == 403 and refused.json() == {
+            "error": "POST /api/v1/lineage needs the editor role; carol@NAVD.TEST has the viewer role",
+            "parameter": None, "needed_role": "editor"}
+        assert requests.get(f"{url}/api/status", auth=HTTPSPNEGOAuth(), timeout=30).status_code == 200
+
+        def garbage() -> tuple[int, str | None]:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60, source_address=("127.0.0.2", 0))
+            try:
+                connection.request("GET", "/api/status", headers={"Authorization": "Negotiate QUFBQQ=="})
+                response = connection.getresponse()
+                response.read()
+                return response.status, response.getheader("retry-after")
+            finally:
+                connection.close()
+
+        answers = [garbage() for _ in range(5)]
+        assert [status for status, _ in answers] == [401, 401, 401, 429, 429]
+        assert all(int(retry or 0) > 0 for status, retry in answers if status == 429)
+        as_user(site.alice)
+        assert requests.get(f"{url}/api/status", auth=HTTPSPNEGOAuth(), timeout=30).status_code == 200
 
 
 # -- refused at start -----------------------------------------------------------------------------

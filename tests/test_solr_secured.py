@@ -61,6 +61,7 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     write_atomically(password_file, KEYSTORE_PASSWORD.encode())
     openssl("pkcs12", "-export", "-in", "server.pem", "-inkey", "server.key", "-certfile", str(ca),
             "-name", "solr", "-out", "solr.p12", "-passout", f"file:{password_file}", cwd=directory)
+    (directory / "solr.p12").chmod(0o600)  # it holds the server's key: navd refuses one others may read
     return {"ca": ca, "rogue": rogue, "keystore": directory / "solr.p12", "keystore_password": password_file}
 
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from itertools import compress
 from typing import Any
 
-from navd.model import Deletion, Element, ElementStub, ElementType, Relation, relation_identity
+from navd.model import Deletion, Element, ElementStub, ElementType, Record, Relation, relation_identity
 
 _PROPERTY_KEY = re.compile(r"[^A-Za-z0-9_.]")
 _FILE_SYSTEM_TYPES = frozenset({ElementType.DIRECTORY, ElementType.FILE})
@@ -201,6 +201,97 @@ def run_document(run_id: str, component: str, state: str, *, started: datetime, 
         doc["refused"] = refused[:2000]
     doc.update({f"count_{name}": int(value) for name, value in (counts or {}).items()})
     return doc
+
+
+# -- what Solr refuses to index ----------------------------------------------------------------
+
+#: Lucene's limit on one indexed term, in UTF-8 bytes: a string field's value, a keyword field's
+#: lower-cased value, one token of a text field. Solr refuses a document holding a longer one
+#: ("immense term"), and with it the whole batch it was posted in.
+MAX_TERM_BYTES = 32766
+#: a string of at most this many characters fits whatever it holds (4 UTF-8 bytes a character at
+#: most, lower-cased too)
+_FITS_CHARS = MAX_TERM_BYTES // 4
+# How solr_conf's schema.xml analyses the string fields of navd's documents; any other string
+# field is a StrField, its whole value one term.
+_STORED_ONLY = frozenset({"properties", "executionPlan"})
+#: text_substr: the whole value, lower-cased, one term
+_ONE_LOWER_CASED_TERM = frozenset({"originalName", "fileSystemPath"})
+#: text_ws_lower: tokens split at whitespace, lower-cased
+_WHITESPACE_TOKENS = frozenset({"queryText", "expression"})
+#: text_general: the standard tokenizer cuts tokens at 255 characters
+_SHORT_TOKENS = frozenset({"description"})
+#: copied into the catch-all `text` (text_words): runs of letters and digits, lower-cased
+_COPIED_TO_TEXT = frozenset({"originalName", "qualifiedName", "fileSystemPath", "description", "queryText",
+                             "endpoint1QualifiedName", "endpoint2QualifiedName", "expression"})
+_WORDS = re.compile(r"[^\W_]+")
+#: Java's Character.isWhitespace, which Lucene's WhitespaceTokenizer splits at (no-break spaces
+#: are no whitespace there, unlike in Python's str.split)
+_JAVA_WHITESPACE = re.compile("[\t\n\x0b\x0c\r\x1c-\x1f \u1680\u2000-\u2006\u2008-\u200a\u2028\u2029"
+                              "\u205f\u3000]+")
+
+
+def utf8_length_above(value: object, limit: int) -> int | None:
+    """The UTF-8 length of a string longer than `limit` bytes; None for a shorter one (or no
+    string). Encodes only strings long enough to need it."""
+    if not isinstance(value, str) or len(value) * 4 <= limit:
+        return None
+    size = len(value.encode("utf-8", "surrogatepass"))
+    return size if size > limit else None
+
+
+def oversized_term(record: Record) -> tuple[str, int] | None:
+    """(field, bytes) of the first term of the record's document longer than MAX_TERM_BYTES, as
+    Solr would analyse it; None when every term fits (at once for a record of short strings)."""
+    if _longest_string(record) <= _FITS_CHARS:
+        return None
+    if isinstance(record, Element):
+        doc = element_document(record)
+    elif isinstance(record, ElementStub):
+        doc = element_document(record.element)
+    elif isinstance(record, Relation):
+        doc = relation_document(record)
+    else:
+        return None
+    for field, value in doc.items():
+        if not isinstance(value, str) or len(value) <= _FITS_CHARS or field in _STORED_ONLY:
+            continue
+        size = _longest_term(field, value)
+        if size > MAX_TERM_BYTES:
+            return field, size
+    return None
+
+
+def _longest_string(record: Record) -> int:
+    if isinstance(record, ElementStub):
+        record = record.element
+    if isinstance(record, Element):
+        texts = [record.qualified_name, record.name, *(v for v in _scalar_values(record) if isinstance(v, str))]
+        if record.parent is not None:
+            texts.append(record.parent.qualified_name)
+    elif isinstance(record, Relation):
+        texts = [record.endpoint1.qualified_name, record.endpoint2.qualified_name, record.expression or "",
+                 record.discriminator, record.extractor_run_id or ""]
+    else:
+        return 0
+    return max(map(len, [*texts, *record.properties.values()]))
+
+
+def _longest_term(field: str, value: str) -> int:
+    if field in _WHITESPACE_TOKENS:
+        size = _longest_token(_JAVA_WHITESPACE.split(value.lower()))
+    elif field in _SHORT_TOKENS:
+        size = 0
+    else:
+        size = len((value.lower() if field in _ONE_LOWER_CASED_TERM else value).encode("utf-8", "surrogatepass"))
+    if field in _COPIED_TO_TEXT:
+        size = max(size, _longest_token(_WORDS.findall(value.lower())))
+    return size
+
+
+def _longest_token(tokens: list[str]) -> int:
+    return max((len(token.encode("utf-8", "surrogatepass")) for token in tokens if len(token) > _FITS_CHARS),
+               default=0)
 
 
 # -- reading stored documents back --------------------------------------------------------------

@@ -1,39 +1,58 @@
 """Writing OpenLineage events to Solr, or to the spool while Solr is down (nothing lost).
 
-`Intake.accept(body)` (an event already validated) answers 201 once Solr acknowledged the
+`Intake.accept(event, ...)` (an event already validated) answers 201 once Solr acknowledged the
 event's documents (flushed through navd's one writer, IndexWriter, as the extractors flush), or
-202 once the event is in the durable spool because Solr could not be reached. While the spool
-holds events, new ones join it behind them, and one thread drains it in order when Solr answers
-again.
+202 once the event is in the durable spool (fsync'd file and directory) because Solr could not be
+reached. While the spool holds events, new ones join it behind them, and one thread drains it in
+order when Solr answers again. Every 2xx is durable before it is answered, whichever path the
+event took; an event written only in part when Solr fails is spooled whole (a replay overwrites
+the same documents).
 
-Group commit: requests hand their mapped events to one writer thread, which takes every event
-waiting (up to WRITE_BATCH) and writes them with one read-back of their runs' executions and one
-flush; each request returns when the flush covering its event is acknowledged (201) or its event
-is spooled (202). One event per flush cost a read and three acknowledged posts per event (28
-events/s against 278 for a raw bulk post of the same documents, tests/bench/bench_openlineage.py).
-Batches are written one at a time, in arrival order, under one lock shared with the drain: a
-run's execution is read back, merged with its events in order (mapping.merge_execution) and
-written whole, so no two events of a run race.
+One intake per state directory: it holds the lock `openlineage-intake` there (navd.locks) for
+its life, so a second server (or `navd run`) on the same state directory refuses to start
+instead of sharing the spool (two processes draining and numbering one spool lost events).
+
+Group commit: requests hand their events to one writer thread, which takes every event waiting
+(up to WRITE_BATCH events, about BATCH_DOCUMENTS documents) and writes them with one read-back of
+their runs' executions and one flush; each request returns when the flush covering its event is
+acknowledged (201) or its event is spooled (202). One event per flush cost a read and three
+acknowledged posts per event (28 events/s against 278 for a raw bulk post of the same documents,
+tests/bench/bench_openlineage.py).
+
+Large events (more than LARGE_EVENT_DOCUMENTS documents, from the event's size in
+navd.openlineage.limits) do not hold up the others: each is mapped in its own request's thread,
+then written by the writer thread one slice of STEP_DOCUMENTS documents at a time, with the small
+events that arrived meanwhile written between two slices. Order is kept where it matters: a small
+event that writes a document a large event before it also writes (the same run, job, dataset or
+column) waits behind it. A run's execution is read back, merged with its events in order
+(mapping.merge_execution) and written whole under one lock shared with the drain, so no two
+events of a run race; a large event's execution is written with its last slice.
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import dataclasses
 import queue
 import threading
+import time
+from collections.abc import Iterator
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from navd.config import NavdConfig, openlineage_spool_path
-from navd.errors import ConfigError, SolrError, SolrUnavailable, first_line
+from navd.config import NavdConfig, extractor_state_dir, openlineage_spool_path
+from navd.errors import ConfigError, NavdError, SolrError, SolrUnavailable, first_line
 from navd.index.client import IndexWriter, SolrIndex
-from navd.index.documents import element_document
-from navd.model import Element
+from navd.index.documents import MAX_TERM_BYTES, element_document, oversized_term
+from navd.locks import LockBusy, component_lock
 from navd.logs import get_logger
-from navd.names import InvalidName
+from navd.model import Deletion, Element, ElementStub, Record
+from navd.names import InvalidName, shown
+from navd.openlineage.limits import EventSize, event_size
 from navd.openlineage.mapping import (
     SPARK_APPLICATION_ID,
     EventRecords,
@@ -47,21 +66,47 @@ from navd.openlineage.supersede import SparkCoverage
 
 log = get_logger("navd.openlineage")
 WRITTEN, SPOOLED = 201, 202
+#: the lock (navd.locks) the intake of a state directory holds
+INTAKE_LOCK = "openlineage-intake"
 #: the drain's pauses while Solr stays down: doubling from the first to the last
 DRAIN_PAUSE_SECONDS = (0.5, 30.0)
 #: spooled events written with one flush (a backlog drains in batches, not an event a request)
 DRAIN_BATCH = 200
 #: the most posted events one flush of the writer thread covers
 WRITE_BATCH = 200
+#: about the most documents one flush of small events covers (a batch is closed once past it)
+BATCH_DOCUMENTS = 20_000
+#: an event of more documents than this is large (written in slices, see the module's doc)
+LARGE_EVENT_DOCUMENTS = 2_000
+#: the documents of one slice of a large event: what a small event may wait for
+STEP_DOCUMENTS = 2_000
+#: large events mapped or written at once (each holds its records in memory; more wait)
+LARGE_EVENTS_AT_ONCE = 2
+#: a hive:// namespace of an unknown metastore is warned of at most once in this time
+UNKNOWN_METASTORE_WARNING_SECONDS = 3600.0
+#: how many such namespaces are remembered for that (a bound against a flood of made-up ones)
+UNKNOWN_METASTORES_KEPT = 1024
+
+
+class IntakeStopping(NavdError):
+    """The server is stopping: no more events are taken (503, the client retries)."""
+
+
+class UnindexableEvent(NavdError):
+    """An event one of whose documents holds a term longer than Solr indexes (400)."""
 
 
 @dataclasses.dataclass(frozen=True)
 class _Pending:
-    """A posted event waiting for the writer thread; `outcome` gets WRITTEN, SPOOLED or the error."""
+    """A posted event waiting for the writer thread; `outcome` gets WRITTEN, SPOOLED or the error.
+    A large event comes mapped (`mapped`), a small one is mapped by the writer thread."""
 
     event: dict[str, Any]
     kind: str
     body: bytes
+    documents: int
+    mapped: EventRecords | None = None
+    large: bool = False
     outcome: Future[int] = dataclasses.field(default_factory=Future)
 
 
@@ -73,105 +118,265 @@ def writer_index(config: NavdConfig) -> SolrIndex:
     return SolrIndex(dataclasses.replace(effective_solr_config(config), retries=0))
 
 
+def _identities(mapped: EventRecords) -> set[str]:
+    """The documents an event writes, by identity (what orders it behind another event)."""
+    ids = {record.element.identity if isinstance(record, ElementStub) else record.identity
+           for record in mapped.records if not isinstance(record, Deletion)}
+    if mapped.execution is not None:
+        ids.add(mapped.execution.identity)
+    return ids
+
+
+def _documents(mapped: EventRecords) -> int:
+    return len(mapped.records) + (mapped.execution is not None)
+
+
+def _answer_unanswered(events: list[_Pending], exc: BaseException) -> None:
+    for pending in events:
+        if not pending.outcome.done():
+            pending.outcome.set_exception(exc)
+
+
 class Intake:
     """The OpenLineage intake of one server: its Solr writer, its spool and the drain thread."""
 
     def __init__(self, config: NavdConfig, index: SolrIndex, spool: Spool | None = None) -> None:
         self.index = index
         self.settings = MappingSettings(dict(config.openlineage.namespaces), config.cluster.name)
+        self.state_root = extractor_state_dir(config)
         self.spool = spool if spool is not None else Spool(openlineage_spool_path(config))
         self.coverage = SparkCoverage(index)
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._drain_loop, name="navd-openlineage-spool", daemon=True)
         self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
-        self._writer: threading.Thread | None = None
-        self._writer_lock = threading.Lock()
+        self._threads = [threading.Thread(target=self._drain_loop, name="navd-openlineage-spool", daemon=True),
+                         threading.Thread(target=self._write_loop, name="navd-openlineage-writer", daemon=True)]
+        #: held from start() until stop() and both threads are done
+        self._state_lock: contextlib.ExitStack | None = None
+        self._lifecycle = threading.Lock()
+        self._running = 0
+        self._closing = False
+        self._large_slots = threading.BoundedSemaphore(LARGE_EVENTS_AT_ONCE)
+        self._counts = threading.Lock()
+        #: large events taken and not yet answered (a gauge of /metrics)
+        self.large_events_in_flight = 0
+        #: events that named a hive:// namespace of an unknown metastore (a counter of /metrics)
+        self.unknown_metastore_events = 0
+        self._warned: dict[str, float] = {}
 
     # -- lifecycle ------------------------------------------------------------------------------
 
     def start(self) -> None:
-        """Start draining (what a previous process left in the spool first). ConfigError when
-        the spool directory cannot be made or read: fail at start, not at the first outage."""
+        """Take the state directory's intake lock and start writing and draining (what a
+        previous process left in the spool first). NavdError naming the other process when
+        another intake holds the lock; ConfigError when the spool directory cannot be made or
+        read: fail at start, not at the first outage."""
+        held = contextlib.ExitStack()
+        try:
+            held.enter_context(component_lock(self.state_root, INTAKE_LOCK, wait=False))
+        except LockBusy as busy:
+            other = f"pid {busy.holder}" if busy.holder is not None else "pid unknown"
+            raise NavdError(f"[openlineage] another navd ({other}) runs the OpenLineage intake of the state directory "
+                            f"{self.state_root}: one intake per state directory (it holds the spool "
+                            f"{self.spool.directory}); stop it, or give this server another [daemon] state_dir"
+                            ) from None
+        except OSError as exc:
+            raise ConfigError(f"[daemon] state_dir: {self.state_root}: {exc.strerror or exc}") from None
         try:
             self.spool.pending()
         except OSError as exc:
+            held.close()
             raise ConfigError(f"[openlineage] spool_dir: {self.spool.directory}: {exc.strerror or exc}") from None
-        self._thread.start()
+        self._state_lock = held
+        self._running = len(self._threads)
+        for thread in self._threads:
+            thread.start()
         self._wake.set()
 
     def stop(self, timeout: float = 10.0) -> None:
-        with self._writer_lock:
-            writer, self._writer = self._writer, None
-        if writer is not None:  # what was posted before is written (or spooled) first
-            self._queue.put(None)
-            writer.join(timeout)
+        """Take no more events, write (or spool) those taken, stop draining; the state
+        directory's lock is released once both threads are done (at once, unless one is still
+        in a Solr call after `timeout`: then when it ends)."""
+        with self._lifecycle:
+            started, self._closing = self._state_lock is not None and not self._closing, True
+        if started:
+            self._queue.put(None)  # after every event taken: accept() checks _closing under the same lock
         self._stop.set()
         self._wake.set()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
+        for thread in self._threads:
+            if thread.is_alive():
+                thread.join(timeout)
+        if any(thread.is_alive() for thread in self._threads):
+            log.warning("OpenLineage intake still writing after the stop timeout: its state directory lock is "
+                        "released when it ends", timeout_seconds=timeout)
         self.index.close()
+
+    def _thread_done(self) -> None:
+        with self._lifecycle:
+            self._running -= 1
+            if self._running == 0 and self._state_lock is not None:
+                self._state_lock.close()
+                self._state_lock = None
 
     # -- intake ---------------------------------------------------------------------------------
 
-    def accept(self, event: dict[str, Any], kind: str, body: bytes) -> int:
-        """WRITTEN (201) once Solr holds the event, SPOOLED (202) once it is on disk. Raises
-        InvalidName for a dataset name navd cannot normalise (before anything is stored),
-        SolrError when Solr refuses the documents (not an outage: spooling would not help), and
-        OSError when the spool cannot store an event Solr could not take."""
-        pending = _Pending(event, kind, body)
-        self._writer_thread()
-        self._queue.put(pending)
+    def accept(self, event: dict[str, Any], kind: str, body: bytes, size: EventSize | None = None) -> int:
+        """WRITTEN (201) once Solr holds the event, SPOOLED (202) once it is on disk. `size`
+        (navd.openlineage.limits.check_size) tells a large event. Raises InvalidName for a
+        dataset name navd cannot normalise and UnindexableEvent for a name too long for the
+        index (before anything is stored), SolrError when Solr refuses the documents (not an
+        outage: spooling would not help), OSError when the spool cannot store an event Solr
+        could not take, and IntakeStopping once the server stops."""
+        documents = (size or event_size(event)).documents
+        if documents <= LARGE_EVENT_DOCUMENTS:
+            return self._hand_over(_Pending(event, kind, body, documents))
+        with self._counts:
+            self.large_events_in_flight += 1
+        try:
+            with self._large_slots:
+                # mapped here: its CPU time is this request's, not the writer thread's
+                return self._hand_over(_Pending(event, kind, body, documents, self._map(event, kind), large=True))
+        finally:
+            with self._counts:
+                self.large_events_in_flight -= 1
+
+    def _hand_over(self, pending: _Pending) -> int:
+        with self._lifecycle:
+            if self._closing or self._state_lock is None:
+                raise IntakeStopping("the OpenLineage intake is not running (the server is stopping): retry later")
+            self._queue.put(pending)
         return pending.outcome.result()
 
-    # -- the writer thread (group commit) -------------------------------------------------------
+    def _map(self, event: dict[str, Any], kind: str, *, taken: bool = True) -> EventRecords:
+        """The event's records, every document within Solr's term limit (UnindexableEvent
+        naming the first that is not); the unknown metastores of an event `taken` now (not one
+        read back from the spool: it was when it came) warned of and counted."""
+        mapped = map_event(event, kind, self.settings)
+        for record in (*mapped.records, *filter(None, [mapped.execution])):
+            problem = oversized_term(record)
+            if problem is not None:
+                element = record.element if isinstance(record, ElementStub) else record
+                what = (f"the {element.type.value} {shown(element.qualified_name, 80)}" if isinstance(element, Element)
+                        else f"the {element.type.value} relation into {shown(element.endpoint2.qualified_name, 80)}")
+                raise UnindexableEvent(f"body: {what} does not fit the index: its {problem[0]} holds a term of "
+                                       f"{problem[1]:,} bytes, and Solr indexes at most {MAX_TERM_BYTES:,} bytes "
+                                       "as one term")
+        if taken:
+            self._warn_unknown_metastores(mapped)
+        return mapped
 
-    def _writer_thread(self) -> None:
-        """Started with the first event (an Intake that takes none has no writer thread)."""
-        with self._writer_lock:
-            if self._writer is None:
-                self._writer = threading.Thread(target=self._write_loop, name="navd-openlineage-writer", daemon=True)
-                self._writer.start()
+    def _warn_unknown_metastores(self, mapped: EventRecords) -> None:
+        """Once per namespace an hour: datasets of a hive:// namespace no [openlineage]
+        namespaces entry names were kept in their own namespace, not taken for this cluster's."""
+        if not mapped.unknown_metastores:
+            return
+        now = time.monotonic()
+        with self._counts:
+            self.unknown_metastore_events += 1
+            due = []
+            for namespace in sorted(mapped.unknown_metastores):
+                last = self._warned.get(namespace)
+                if last is not None and now - last < UNKNOWN_METASTORE_WARNING_SECONDS:
+                    continue
+                if last is None and len(self._warned) >= UNKNOWN_METASTORES_KEPT:
+                    self._warned = {ns: t for ns, t in self._warned.items()
+                                    if now - t < UNKNOWN_METASTORE_WARNING_SECONDS}
+                    if len(self._warned) >= UNKNOWN_METASTORES_KEPT:
+                        continue
+                self._warned[namespace] = now
+                due.append(namespace)
+        for namespace in due:
+            log.warning("OpenLineage datasets of a hive:// namespace that is no metastore navd knows: kept in their "
+                        "own namespace, not taken for Hive tables of a navd cluster; if it is one, map it in "
+                        "[openlineage.namespaces]", namespace=namespace[:200])
+
+    # -- the writer thread (group commit, large events in slices) ------------------------------
 
     def _write_loop(self) -> None:
+        try:
+            self._write_events()
+        finally:
+            self._thread_done()
+
+    def _write_events(self) -> None:
+        # large events, and the small events that must follow one, in arrival order; the head is
+        # being written, one slice a round
+        ordered: collections.deque[_Pending] = collections.deque()
+        steps: Iterator[bool] | None = None
+        held: dict[str, int] = {}  # identity -> how many events in `ordered` write it
+        stopping = False
         while True:
-            first = self._queue.get()
-            if first is None:
-                return
-            batch, last = [first], False
-            while len(batch) < WRITE_BATCH:
+            batch: list[tuple[_Pending, EventRecords]] = []
+            for pending in self._take(block=not ordered and not stopping):
+                if pending is None:
+                    stopping = True
+                    break
+                mapped = pending.mapped or self._mapped(pending)
+                if mapped is None:
+                    continue
+                if pending.large or (held and not held.keys().isdisjoint(_identities(mapped))):
+                    ordered.append(pending if pending.large else dataclasses.replace(pending, mapped=mapped))
+                    for identity in _identities(mapped):
+                        held[identity] = held.get(identity, 0) + 1
+                else:
+                    batch.append((pending, mapped))
+            if batch:
                 try:
-                    item = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if item is None:
-                    last = True
-                    break
-                batch.append(item)
-            try:
-                with self._lock:
-                    self._commit(self._mapped(batch))
-            except BaseException as exc:  # noqa: BLE001 - each request answers its own error; the thread goes on
-                for pending in batch:
-                    if not pending.outcome.done():
-                        pending.outcome.set_exception(exc)
-            if last:
+                    with self._lock:
+                        self._commit(batch)
+                except BaseException as exc:  # noqa: BLE001 - each request answers its own error; the thread goes on
+                    _answer_unanswered([pending for pending, _mapped in batch], exc)
+            if ordered:
+                head = ordered[0]
+                steps = steps or self._write_ordered(head)
+                try:
+                    with self._lock:
+                        more = next(steps, False)
+                except BaseException as exc:  # noqa: BLE001 - as above
+                    more = False
+                    _answer_unanswered([head], exc)
+                if not more:
+                    _answer_unanswered([head], RuntimeError("the OpenLineage event was left unwritten"))
+                    ordered.popleft()
+                    steps = None
+                    assert head.mapped is not None
+                    for identity in _identities(head.mapped):
+                        held[identity] -= 1
+                        if not held[identity]:
+                            del held[identity]
+            elif stopping:
                 return
 
-    def _mapped(self, batch: list[_Pending]) -> list[tuple[_Pending, EventRecords]]:
-        """The batch's events mapped here, in the writer thread: mapping is CPU work, and done in
+    def _take(self, *, block: bool) -> list[_Pending | None]:
+        """The events waiting, in arrival order (blocking for the first when `block`): at most
+        WRITE_BATCH, closed once past BATCH_DOCUMENTS documents, or at the stop marker."""
+        taken: list[_Pending | None] = []
+        documents = 0
+        while len(taken) < WRITE_BATCH and documents < BATCH_DOCUMENTS:
+            try:
+                item = self._queue.get() if block and not taken else self._queue.get_nowait()
+            except queue.Empty:
+                break
+            taken.append(item)
+            if item is None:
+                break
+            documents += item.documents
+        return taken
+
+    def _mapped(self, pending: _Pending) -> EventRecords | None:
+        """A small event mapped here, in the writer thread: mapping is CPU work, and done in
         each request's thread it holds the GIL the writer needs between its Solr round trips
         (measured: the writer then waited ~5 ms, Python's switch interval, at each step). An
-        event navd cannot name (InvalidName) is answered so and left out, before anything is
-        stored."""
-        mapped: list[tuple[_Pending, EventRecords]] = []
-        for pending in batch:
-            try:
-                mapped.append((pending, map_event(pending.event, pending.kind, self.settings)))
-            except InvalidName as exc:
-                pending.outcome.set_exception(exc)
-        return mapped
+        event navd cannot name or index is answered so and left out (None), before anything
+        is stored."""
+        try:
+            return self._map(pending.event, pending.kind)
+        except (InvalidName, UnindexableEvent) as exc:
+            pending.outcome.set_exception(exc)
+        except Exception as exc:  # noqa: BLE001 - answered as its own error, the thread goes on
+            pending.outcome.set_exception(exc)
+        return None
 
     def _commit(self, batch: list[tuple[_Pending, EventRecords]]) -> None:
         """Write the batch with one flush (the caller holds the lock), or spool it, in order,
@@ -195,7 +400,10 @@ class Intake:
                 for pending, _mapped in batch:
                     pending.outcome.set_result(WRITTEN)
                 return
-        for pending, _mapped in batch:
+        self._spool([pending for pending, _mapped in batch])
+
+    def _spool(self, events: list[_Pending]) -> None:
+        for pending in events:
             try:
                 self.spool.put(pending.body)
             except OSError as exc:
@@ -203,6 +411,45 @@ class Intake:
             else:
                 pending.outcome.set_result(SPOOLED)
         self._wake.set()
+
+    def _write_ordered(self, pending: _Pending) -> Iterator[bool]:
+        """One event of the ordered lane, each next() under the lock: True while there is more
+        to write. A small event is written in one go; a large one slice by slice, its outcome
+        set with the last, or spooled whole (202) when the spool holds events or Solr fails part
+        way."""
+        assert pending.mapped is not None
+        if not pending.large:
+            self._commit([(pending, pending.mapped)])
+            return
+        if self.spool.pending():
+            self._spool([pending])
+            return
+        try:
+            for _ in self._slices(pending.mapped):
+                yield True
+                if self.spool.pending():  # Solr failed a small batch since: the spool keeps the order
+                    self._spool([pending])
+                    return
+        except SolrUnavailable as exc:
+            log.warning("Solr unreachable: a large OpenLineage event spooled", documents=pending.documents,
+                        reason=first_line(exc))
+            self._spool([pending])
+        except Exception as exc:  # noqa: BLE001 - the request answers it (SolrError: refused)
+            pending.outcome.set_exception(exc)
+        else:
+            pending.outcome.set_result(WRITTEN)
+
+    def _slices(self, mapped: EventRecords) -> Iterator[bool]:
+        """Write an event's documents STEP_DOCUMENTS at a time, each slice acknowledged, yielding
+        True between two (the caller holds the lock at each step); its execution, merged with
+        the stored one, goes with the last slice."""
+        mapped = self._superseded(mapped)
+        records = mapped.records
+        starts = list(range(0, len(records), STEP_DOCUMENTS)) or [0]
+        for start in starts[:-1]:
+            self._flush(records[start:start + STEP_DOCUMENTS])
+            yield True
+        self._write([dataclasses.replace(mapped, records=records[starts[-1]:])], superseded=True)
 
     def _superseded(self, mapped: EventRecords) -> EventRecords:
         """A Spark listener event of an application navd's Spark extractor wrote: its lineage
@@ -213,10 +460,11 @@ class Intake:
         app_id = mapped.execution.properties.get(SPARK_APPLICATION_ID) if mapped.execution is not None else None
         return mapped.without_lineage() if self.coverage.covered(run, app_id) else mapped
 
-    def _write(self, events: list[EventRecords]) -> None:
+    def _write(self, events: list[EventRecords], *, superseded: bool = False) -> None:
         """The events' documents into Solr, acknowledged, in one flush; the caller holds the
         lock. A run's execution is read back once and merged with each of its events in order."""
-        events = [self._superseded(m) for m in events]
+        if not superseded:
+            events = [self._superseded(m) for m in events]
         ids = sorted({m.execution.identity for m in events if m.execution is not None})
         merged: dict[str, Element] = {}
         stored = {doc["identity"]: doc for doc in self.index.get("elements", ids)} if ids else {}
@@ -225,11 +473,12 @@ class Intake:
                 key = mapped.execution.identity
                 before = element_document(merged[key]) if key in merged else stored.get(key)
                 merged[key] = merge_execution(mapped.execution, before)
+        self._flush([*merged.values(), *(record for mapped in events for record in mapped.records)])
+
+    def _flush(self, records: list[Record] | tuple[Record, ...]) -> None:
         writer = IndexWriter(self.index, threads=1)
         try:
-            writer.write_all(merged.values())
-            for mapped in events:
-                writer.write_all(mapped.records)
+            writer.write_all(records)
             writer.flush_together()
         finally:
             writer.abandon()  # flushed, or failed: either way nothing is left to send
@@ -237,46 +486,91 @@ class Intake:
     # -- the drain ------------------------------------------------------------------------------
 
     def drain(self) -> int:
-        """Write the spooled events in order, DRAIN_BATCH at a time, until the spool is empty
-        (their count) or Solr is unreachable (SolrUnavailable, the events from the first
-        unwritten batch left)."""
+        """Write the spooled events in order, in batches, until the spool is empty (their count)
+        or Solr is unreachable (SolrUnavailable, the events from the first unwritten batch
+        left). A large spooled event is written slice by slice, the lock taken for each, so
+        the events that arrive meanwhile are spooled behind it without waiting for all of it."""
         done = 0
         while True:
-            with self._lock:
-                pending = self.spool.pending()[:DRAIN_BATCH]
-                if not pending:
+            loaded = self._load(self.spool.pending())
+            if not loaded:
+                if not self.spool.pending():
                     return done
-                loaded: list[tuple[Path, EventRecords]] = []
-                for path in pending:
-                    try:
-                        event = orjson.loads(path.read_bytes())
-                        loaded.append((path, map_event(event, validate(event), self.settings)))
-                    except (OSError, orjson.JSONDecodeError, InvalidEvent, InvalidName) as exc:
-                        self._set_aside(path, "spooled OpenLineage event unreadable: set aside", exc)
+                continue  # all set aside: the next ones
+            if len(loaded) == 1 and _documents(loaded[0][1]) > LARGE_EVENT_DOCUMENTS:
+                done += self._drain_large(*loaded[0])
+                continue
+            with self._lock:
+                done += self._drain_batch(loaded)
+
+    def _load(self, paths: list[Path]) -> list[tuple[Path, EventRecords]]:
+        """The first spooled events, read and mapped (outside the lock: only this thread removes
+        spooled files): up to DRAIN_BATCH, about BATCH_DOCUMENTS documents, or a large one alone.
+        An unreadable one is set aside."""
+        loaded: list[tuple[Path, EventRecords]] = []
+        documents = 0
+        for path in paths[:DRAIN_BATCH]:
+            try:
+                event = orjson.loads(path.read_bytes())
+                mapped = self._map(event, validate(event), taken=False)
+            except (OSError, orjson.JSONDecodeError, InvalidEvent, InvalidName, UnindexableEvent) as exc:
+                self._set_aside(path, "spooled OpenLineage event unreadable: set aside", exc)
+                continue
+            size = _documents(mapped)
+            if size > LARGE_EVENT_DOCUMENTS and loaded:
+                break  # next round, alone
+            loaded.append((path, mapped))
+            documents += size
+            if size > LARGE_EVENT_DOCUMENTS or documents >= BATCH_DOCUMENTS:
+                break
+        return loaded
+
+    def _drain_batch(self, loaded: list[tuple[Path, EventRecords]]) -> int:
+        try:
+            self._write([mapped for _path, mapped in loaded])
+        except SolrUnavailable:
+            raise
+        except SolrError:  # refused by Solr: find which, one at a time; retrying refuses it again
+            done = 0
+            for path, mapped in loaded:
                 try:
-                    self._write([mapped for _path, mapped in loaded])
+                    self._write([mapped])
                 except SolrUnavailable:
                     raise
-                except SolrError:  # refused by Solr: find which, one at a time; retrying refuses it again
-                    for path, mapped in loaded:
-                        try:
-                            self._write([mapped])
-                        except SolrUnavailable:
-                            raise
-                        except SolrError as exc:
-                            self._set_aside(path, "spooled OpenLineage event refused by Solr: set aside", exc)
-                            continue
-                        self.spool.remove([path])
-                        done += 1
+                except SolrError as exc:
+                    self._set_aside(path, "spooled OpenLineage event refused by Solr: set aside", exc)
                     continue
-                self.spool.remove([path for path, _mapped in loaded])
-                done += len(loaded)
+                self.spool.remove([path])
+                done += 1
+            return done
+        self.spool.remove([path for path, _mapped in loaded])
+        return len(loaded)
+
+    def _drain_large(self, path: Path, mapped: EventRecords) -> int:
+        steps, more = self._slices(mapped), True
+        try:
+            while more:
+                with self._lock:
+                    more = next(steps, False)
+        except SolrUnavailable:
+            raise
+        except SolrError as exc:
+            self._set_aside(path, "spooled OpenLineage event refused by Solr: set aside", exc)
+            return 0
+        self.spool.remove([path])
+        return 1
 
     def _set_aside(self, path: Path, message: str, exc: BaseException) -> None:
         kept = self.spool.reject(path)
         log.error(message, path=str(kept), reason=first_line(exc))
 
     def _drain_loop(self) -> None:
+        try:
+            self._drain_until_stopped()
+        finally:
+            self._thread_done()
+
+    def _drain_until_stopped(self) -> None:
         backoff: float | None = None  # None: Solr answered last time; wait for an event to drain
         while not self._stop.is_set():
             if backoff is None:

@@ -43,6 +43,7 @@ from navd.names import (
     InvalidName,
     display_name,
     field_ref,
+    hive_namespace_cluster,
     openlineage_dataset_ref,
     openlineage_job_ref,
     openlineage_run_ref,
@@ -93,6 +94,9 @@ class EventRecords:
     execution: Element | None = None
     #: the Spark listener's application run this event belongs to (None: not the listener's)
     spark_application_run: str | None = None
+    #: the `hive://` namespaces the event named that are no metastore navd knows
+    #: (names.hive_namespace_cluster): their datasets kept their own names, which the intake warns of
+    unknown_metastores: frozenset[str] = frozenset()
 
     def without_lineage(self) -> EventRecords:
         """The event with its Spark lineage left out (the relations SPARK_APPLICATION_RUN
@@ -105,10 +109,11 @@ class EventRecords:
 def map_event(event: Mapping[str, Any], kind: str, settings: MappingSettings) -> EventRecords:
     """The records of a validated event of `kind` (RunEvent, DatasetEvent, JobEvent);
     InvalidName when a dataset's name cannot be normalised."""
+    unknown = unknown_metastores(event, settings)
     if kind == "DatasetEvent":
         dataset = event["dataset"]
         naming = _Naming(settings, _table_aliases([dataset], settings))
-        return EventRecords(tuple(_dedupe(_dataset_records(dataset, naming.ref(dataset)))))
+        return EventRecords(tuple(_dedupe(_dataset_records(dataset, naming.ref(dataset)))), unknown_metastores=unknown)
     job = event["job"]
     template = _job_element(job)
     records: list[Record] = [template]
@@ -127,7 +132,23 @@ def map_event(event: Mapping[str, Any], kind: str, settings: MappingSettings) ->
                                               settings))
     mark = {SPARK_APPLICATION_RUN: spark_run} if spark_run else {}
     records.extend(_flows(event, through, naming, mark))
-    return EventRecords(tuple(_dedupe(records)), execution, spark_run)
+    return EventRecords(tuple(_dedupe(records)), execution, spark_run, unknown)
+
+
+def unknown_metastores(event: Mapping[str, Any], settings: MappingSettings) -> frozenset[str]:
+    """The `hive://` namespaces of the event's datasets, their column-lineage inputs and their
+    symlinks that name no metastore navd knows (names.hive_namespace_cluster)."""
+    namespaces: set[str] = set()
+    for dataset in [*(event.get("inputs") or ()), *(event.get("outputs") or ()), *filter(None, [event.get("dataset")])]:
+        namespaces.add(dataset["namespace"])
+        facets = dataset.get("facets") or {}
+        lineage = facets.get("columnLineage") or {}
+        for spec in (lineage.get("fields") or {}).values():
+            namespaces.update(str(source.get("namespace")) for source in spec.get("inputFields") or ())
+        namespaces.update(str(source.get("namespace")) for source in lineage.get("dataset") or ())
+        namespaces.update(str(identifier.get("namespace")) for identifier in _symlinks(dataset))
+    return frozenset(ns for ns in namespaces if ns.lower().startswith("hive:")
+                     and hive_namespace_cluster(ns, settings.clusters, settings.default_cluster) is None)
 
 
 def spark_application_run(event: Mapping[str, Any]) -> str | None:
@@ -182,17 +203,26 @@ def _table_aliases(datasets: Iterable[Mapping[str, Any]], settings: MappingSetti
     dataset by location without facets: it is the same table."""
     aliases: dict[tuple[str, str], EntityRef] = {}
     for dataset in datasets:
-        symlinks = (dataset.get("facets") or {}).get("symlinks")
-        for identifier in (symlinks or {}).get("identifiers") or () if isinstance(symlinks, dict) else ():
-            if isinstance(identifier, dict) and identifier.get("type") == "TABLE":
+        for identifier in _symlinks(dataset):
+            if identifier.get("type") == "TABLE":
                 try:
                     table = openlineage_table_ref(str(identifier.get("namespace") or ""), str(identifier.get("name") or ""),
                                                   settings.clusters, settings.default_cluster)
                 except InvalidName:
                     continue  # a catalog name that is not db.table: the dataset keeps its own
+                if table is None:
+                    continue  # another metastore's table: the dataset keeps its own name
                 aliases[(dataset["namespace"], dataset["name"])] = table
                 break
     return aliases
+
+
+def _symlinks(dataset: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The identifiers of a dataset's `symlinks` facet (a facet navd does not validate: whatever
+    is not a list of objects is none)."""
+    symlinks = (dataset.get("facets") or {}).get("symlinks")
+    identifiers = symlinks.get("identifiers") if isinstance(symlinks, dict) else None
+    return [i for i in identifiers if isinstance(i, dict)] if isinstance(identifiers, list) else []
 
 
 @dataclasses.dataclass(frozen=True)

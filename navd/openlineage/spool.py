@@ -1,8 +1,11 @@
 """The durable spool of the OpenLineage intake: events accepted (202) while Solr is down.
 
 One file per event, `<sequence>.json` (20 digits, so names sort in arrival order), written with
-navd.state.write_atomically (fsync'd file, rename, fsync'd directory): after a crash a file is
-there whole or not at all, and a 202 is answered only once it is. Files are removed only after
+navd.state.write_atomically (fsync'd file, linked into place, fsync'd directory): after a crash a
+file is there whole or not at all, and a 202 is answered only once it is. A name already taken is
+never overwritten: the next number is tried (one intake per state directory holds the spool, see
+navd.openlineage.intake; this keeps an event even if another process writes here). Files are
+removed only after
 Solr acknowledged the event's documents, so a crash in between replays the event, which
 overwrites the same documents (navd.openlineage.mapping: identities from the event's names and
 runId). A file that cannot be read back (a disk fault) is moved to `rejected/`, never dropped.
@@ -43,10 +46,14 @@ class Spool:
         with self._lock:
             self._ensure()
             assert self._next is not None
-            path = self.directory / f"{self._next:020d}{SUFFIX}"
-            write_atomically(path, body)
-            self._next += 1
-            return path
+            while True:
+                path = self.directory / f"{self._next:020d}{SUFFIX}"
+                self._next += 1
+                try:
+                    write_atomically(path, body, overwrite=False)
+                except FileExistsError:
+                    continue
+                return path
 
     def pending(self) -> list[Path]:
         """The spooled events, oldest first."""
@@ -69,7 +76,16 @@ class Spool:
         target_dir = self.directory / REJECTED
         private_dir(target_dir)
         target = target_dir / path.name
-        os.replace(path, target)
+        copy = 1
+        while True:  # numbers start again at 1 once the spool empties: keep an earlier one set aside
+            try:
+                os.link(path, target)
+                break
+            except FileExistsError:
+                copy += 1
+                target = target_dir / f"{path.stem}.{copy}{SUFFIX}"
+        _fsync_directory(target_dir)  # kept aside on disk before it leaves the spool
+        path.unlink()
         _fsync_directory(self.directory)
         return target
 

@@ -11,8 +11,6 @@ another site could send (a foreign Host, a foreign Origin on a write, a body tha
 
 from __future__ import annotations
 
-import base64
-import binascii
 import time
 from typing import Any
 
@@ -21,22 +19,20 @@ from fastapi.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from navd import __version__
-from navd.config import NavdConfig, is_loopback_host, server_users_path
+from navd.config import NavdConfig, is_loopback_host
 from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex
 from navd.index.hub_cache import HubCache
 from navd.logs import get_logger
 from navd.openlineage.intake import Intake
-from navd.server.errors import ERROR_RESPONSES, ApiError, error_response, install_handlers
-from navd.server.kerberos import Acceptor, Refused
-from navd.server.metrics import Metrics
+from navd.server.auth import Authenticator, authenticate
+from navd.server.errors import ERROR_RESPONSES, error_response, install_handlers
+from navd.server.metrics import IntakeCollector, Metrics
 from navd.server.parameters import refuse_unknown_query_parameters
 from navd.server.request_checks import RESPONSE_HEADERS, RequestChecks, machine_names, server_names
-from navd.server.users import Users
+from navd.server.threads import OwnThreads
 
 log = get_logger("navd.server")
-REALM = "navd"
-NEGOTIATE = "Negotiate"
 
 
 def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = None) -> FastAPI:
@@ -52,10 +48,10 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
     app.state.index = index
     # one hub cache for every request of this server (navd/index/hub_cache.py)
     app.state.hubs = HubCache(config.lineage)
-    app.state.users = Users(server_users_path(config)) if config.server.auth == "basic" else None
-    # Kerberos: the keytab checked and the service credentials acquired now, so a bad keytab or
-    # principal stops the start (fail closed) instead of refusing every request.
-    app.state.kerberos = Acceptor(config.server) if config.server.auth == "kerberos" else None
+    # who a request is and what its role may do (navd/server/auth.py): checked once per request
+    app.state.auth = Authenticator(config)
+    # the readiness probe's own thread: it answers while the request threads are all busy
+    app.state.probe_threads = OwnThreads(1)
     app.state.metrics = Metrics(index)
     install_handlers(app)
     # added first, so inside Guard: its refusals are timed and carry Guard's headers
@@ -72,6 +68,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
         from navd.server.openlineage_routes import router as openlineage_router
 
         app.state.intake = intake
+        app.state.metrics.registry.register(IntakeCollector(intake))
         # before Navigator's routes: /api/v1 is no Navigator version, but keep Marquez's path first
         mount(app, openlineage_router)
     from navd.server.marquez_routes import router as marquez_router
@@ -92,56 +89,6 @@ def mount(app: FastAPI, router: APIRouter, prefix: str = "") -> None:
     app.include_router(router, prefix=prefix, dependencies=checks, responses=ERROR_RESPONSES)
 
 
-def authenticate(request: Request) -> str | None:
-    """The authenticated user's name (None with `auth = "none"`, loopback only); 401 otherwise.
-    Sync: scrypt takes tens of milliseconds, and so may a GSS-API accept; FastAPI runs this in
-    its thread pool."""
-    kerberos: Acceptor | None = request.app.state.kerberos
-    if kerberos is not None:
-        return _negotiate(request, kerberos)
-    users: Users | None = request.app.state.users
-    if users is None:
-        return None
-    challenge = {"WWW-Authenticate": f'Basic realm="{REALM}", charset="UTF-8"'}
-    scheme, _, encoded = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != "basic":
-        raise ApiError(401, "authentication required (HTTP basic)", headers=challenge)
-    try:
-        name, sep, password = base64.b64decode(encoded.strip(), validate=True).decode().partition(":")
-    except (binascii.Error, UnicodeDecodeError):
-        sep, name, password = "", "", ""
-    if not sep or not users.check(name, password):
-        log.warning("authentication refused", user=name[:64], client=_client(request))
-        raise ApiError(401, "wrong user name or password", headers=challenge)
-    request.state.user = name
-    return name
-
-
-def _negotiate(request: Request, kerberos: Acceptor) -> str:
-    """SPNEGO: the client's principal; the mutual-authentication token goes out on the response
-    (through Guard: routes may return their own Response objects)."""
-    challenge = {"WWW-Authenticate": NEGOTIATE}
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
-    if scheme.lower() != NEGOTIATE.lower():
-        raise ApiError(401, "authentication required (Kerberos SPNEGO: curl --negotiate -u :)", headers=challenge)
-    try:
-        accepted = kerberos.accept(token)
-    except Refused as exc:
-        log.warning(f"kerberos authentication refused: {exc}", client=_client(request))
-        raise ApiError(401, "Kerberos authentication failed", headers=challenge) from None
-    if accepted.token:
-        request.state.auth_response_headers = {
-            "WWW-Authenticate": f"{NEGOTIATE} {base64.b64encode(accepted.token).decode()}"}
-    request.state.user = accepted.user  # the request's user, for whatever a route wants to record
-    log.info("kerberos authenticated", user=accepted.user, method=request.method,
-             route=getattr(request.scope.get("route"), "path", ""), client=_client(request))
-    return accepted.user
-
-
-def _client(request: Request) -> str:
-    return request.client.host if request.client else ""
-
-
 probes = APIRouter(tags=["probes"])
 openapi_router = APIRouter(include_in_schema=False)
 
@@ -152,16 +99,20 @@ def openapi(request: Request) -> JSONResponse:
     return JSONResponse(request.app.openapi())
 
 
+# The probes touch neither the request threads nor the hashing ones (a flood of logins or slow
+# Solr queries must not make the server look down): /healthz runs in the event loop itself,
+# /readyz asks Solr on a thread of its own.
 @probes.get("/healthz", summary="The server answers")
-def healthz() -> dict[str, str]:
+async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
 @probes.get("/readyz", summary="Solr answers navd's queries", responses={503: {"description": "Solr unreachable"}})
-def readyz(request: Request) -> Response:
+async def readyz(request: Request) -> Response:
     index: SolrIndex = request.app.state.index
+    threads: OwnThreads = request.app.state.probe_threads
     try:
-        index.count("elements")
+        await threads.run(index.count, "elements")
     except NavdError as exc:
         return error_response(503, f"not ready: Solr: {first_line(exc)}")
     return JSONResponse({"status": "ready"})

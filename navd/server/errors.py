@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from navd.errors import AmbiguousEntity, ConfigError, NavdError, SolrError, SolrUnavailable, UsageError, first_line
 from navd.lineage import EntityNotFound
@@ -32,6 +33,9 @@ class ErrorBody(BaseModel):
 ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "a bad parameter, named in `parameter`"},
     401: {"model": ErrorBody, "description": "no or wrong credentials (auth = basic or kerberos)"},
+    403: {"model": ErrorBody, "description": "the user's role may not do this: `needed_role` names the one it needs"},
+    429: {"model": ErrorBody, "description": "too many failed logins from this address or for this user: "
+                                             "retry after the Retry-After header's seconds"},
     503: {"model": ErrorBody, "description": "Solr unreachable"},
 }
 
@@ -106,6 +110,13 @@ def install_handlers(app: FastAPI) -> None:
         for name, value in (exc.headers or {}).items():
             response.headers[name] = value
         return response
+
+    @app.exception_handler(ClientDisconnect)
+    async def client_gone(request: Request, _exc: ClientDisconnect) -> JSONResponse:
+        # The client hung up, or was hung up on for sending its body too slowly
+        # (navd/server/connections.py), before the route had read it: nobody to answer.
+        log.info("client gone before its request was read", path=request.url.path)
+        return error_response(408, "request body: the connection closed before it was read")
 
     @app.exception_handler(SolrUnavailable)
     async def solr_down(_request: Request, exc: SolrUnavailable) -> JSONResponse:

@@ -27,7 +27,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from navd.config import OTHERS_BITS, ServerConfig
+from navd.config import ServerConfig, check_owner_only
 from navd.errors import ConfigError
 from navd.logs import get_logger
 
@@ -67,9 +67,7 @@ def check_keytab(path: str) -> Path:
         raise ConfigError(f"[server] keytab {keytab}: not a regular file")
     if not os.access(keytab, os.R_OK):
         raise ConfigError(f"[server] keytab {keytab}: navd's user cannot read it")
-    if mode & OTHERS_BITS:
-        raise ConfigError(f"[server] keytab {keytab}: users other than its owner may read it "
-                          f"(mode {stat.S_IMODE(mode):04o}): chmod 600 it")
+    check_owner_only("[server] keytab", keytab, mode)
     return keytab
 
 

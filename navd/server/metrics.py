@@ -6,6 +6,7 @@ own registry, so two apps in one process (tests, `navd run`) never collide."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from fastapi import APIRouter
 from fastapi.responses import Response
@@ -16,6 +17,9 @@ from prometheus_client.registry import Collector
 from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex
 from navd.logs import get_logger
+
+if TYPE_CHECKING:
+    from navd.openlineage.intake import Intake
 
 log = get_logger("navd.server")
 
@@ -59,6 +63,24 @@ class IndexCollector(Collector):
         for kind, count in cores.items():
             documents.add_metric([kind], count)
         yield from (runs, failures, duration, success, documents)
+
+
+class IntakeCollector(Collector):
+    """The OpenLineage intake's own counts (`[openlineage] enabled`), read at scrape time."""
+
+    def __init__(self, intake: Intake) -> None:
+        self.intake = intake
+
+    def collect(self) -> Iterator[Metric]:
+        large = GaugeMetricFamily("navd_openlineage_large_events_in_flight",
+                                  "large OpenLineage events taken and not yet answered (written in slices, "
+                                  "with the small events between them)")
+        large.add_metric([], self.intake.large_events_in_flight)
+        unknown = CounterMetricFamily("navd_openlineage_unknown_metastore_events",
+                                      "OpenLineage events that named a hive:// namespace of no metastore navd "
+                                      "knows (their datasets kept in their own namespace, a warning logged)")
+        unknown.add_metric([], self.intake.unknown_metastore_events)
+        yield from (large, unknown)
 
 
 class Metrics:

@@ -1,6 +1,9 @@
 """`POST /api/v1/lineage`: the OpenLineage intake at Marquez's path (README "OpenLineage"),
 served when `[openlineage] enabled`. The route only reads the body (capped, gunzipped), checks it
-against the spec's schema and hands it to navd.openlineage.intake: 201 written, 202 spooled."""
+(its size against the `[openlineage]` caps, the spec's schema, names against Solr's term limit)
+and hands it to navd.openlineage.intake: 201 written, 202 spooled. Everything after reading the
+body runs in the thread pool: parsing and validating a large event is CPU work that would
+otherwise stop the event loop, and every other request with it."""
 
 from __future__ import annotations
 
@@ -11,10 +14,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from navd.errors import first_line
+from navd.config import OpenLineageConfig
+from navd.errors import SolrError, first_line
 from navd.logs import get_logger
 from navd.names import InvalidName
-from navd.openlineage.intake import WRITTEN, Intake
+from navd.openlineage.intake import WRITTEN, Intake, IntakeStopping, UnindexableEvent
+from navd.openlineage.limits import EventLimits, EventTooLarge, check_names, check_size
 from navd.openlineage.schema import InvalidEvent, validate
 from navd.server.errors import ApiError, ErrorBody
 
@@ -63,31 +68,52 @@ def _gunzip(data: bytes, cap: int) -> bytes:
                         202: {"description": "Solr unreachable: stored in the durable spool, written when it is back"},
                         400: {"model": ErrorBody, "description": "not an OpenLineage event: `parameter` is the JSON "
                                                                  "path of the first bad field, or `body`"},
-                        413: {"model": ErrorBody, "description": "larger than [openlineage] max_body_bytes"},
+                        413: {"model": ErrorBody, "description": "larger than [openlineage] max_body_bytes, or "
+                                                                 "more datasets, fields or column edges than its "
+                                                                 "max_datasets, max_fields, max_column_edges"},
+                        502: {"model": ErrorBody, "description": "Solr refused the event's documents (the "
+                                                                 "reason is logged)"},
                         503: {"model": ErrorBody, "description": "Solr unreachable and the spool cannot store "
-                                                                 "the event"}})
+                                                                 "the event, or the server is stopping"}})
 async def post_lineage(request: Request) -> JSONResponse:
     intake: Intake = request.app.state.intake
     cap = request.app.state.config.openlineage.max_body_bytes
     body = await _read_capped(request, cap)
     encoding = request.headers.get("content-encoding", "identity").strip().lower()
-    if encoding == "gzip":
-        body = _gunzip(body, cap)
-    elif encoding not in ("", "identity"):
+    if encoding not in ("gzip", "", "identity"):
         raise ApiError(415, f"Content-Encoding {encoding!r}: only gzip is taken", "Content-Encoding")
+    status = await run_in_threadpool(take, intake, request.app.state.config.openlineage, body, encoding == "gzip")
+    return JSONResponse({"status": "written" if status == WRITTEN else "spooled"}, status_code=status)
+
+
+def take(intake: Intake, config: OpenLineageConfig, body: bytes, gzipped: bool) -> int:
+    """The body checked and handed to the intake: its status, or the ApiError to answer."""
+    if gzipped:
+        body = _gunzip(body, config.max_body_bytes)
     try:
         event = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
         raise ApiError(400, f"body: not JSON ({exc})", BODY) from None
     try:
+        # counted before validation, which takes time in proportion
+        size = check_size(event, EventLimits.of(config))
+    except EventTooLarge as exc:
+        raise ApiError(413, str(exc), BODY) from None
+    try:
         kind = validate(event)
+        check_names(event)
     except InvalidEvent as exc:
         raise ApiError(400, str(exc), exc.path) from None
     try:
-        status = await run_in_threadpool(intake.accept, event, kind, body)
-    except InvalidName as exc:
-        raise ApiError(400, f"body: {exc}", BODY) from None
+        return intake.accept(event, kind, body, size)
+    except (InvalidName, UnindexableEvent) as exc:
+        message = str(exc)
+        raise ApiError(400, message if message.startswith(f"{BODY}:") else f"{BODY}: {message}", BODY) from None
+    except SolrError as exc:  # refused, not an outage (that spools): Solr's own words stay in the log
+        log.error("OpenLineage event refused by Solr", reason=first_line(exc))
+        raise ApiError(502, "Solr refused the event's documents (the reason is logged)") from None
+    except IntakeStopping as exc:
+        raise ApiError(503, str(exc)) from None
     except OSError as exc:  # Solr down and the spool full or unwritable: the client must retry
         log.error("OpenLineage event neither written nor spooled", reason=first_line(exc))
         raise ApiError(503, "Solr unreachable and the spool cannot store the event (logged): retry later") from None
-    return JSONResponse({"status": "written" if status == WRITTEN else "spooled"}, status_code=status)

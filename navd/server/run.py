@@ -13,11 +13,12 @@ import time
 
 import uvicorn
 
-from navd.config import NavdConfig, ServerConfig
+from navd.config import NavdConfig, ServerConfig, check_private_file
 from navd.errors import ConfigError, NavdError
 from navd.index.client import SolrIndex
 from navd.logs import get_logger
 from navd.openlineage.intake import Intake, writer_index
+from navd.server.connections import ensure_descriptors, uvicorn_limits
 
 log = get_logger("navd.server")
 #: how long `navd run` waits for the server to listen before it gives up starting
@@ -44,6 +45,8 @@ def check_tls(server: ServerConfig) -> None:
     uvicorn would raise ssl.SSLError from inside its start-up, a traceback."""
     if not server.cert_file:
         return
+    # the private key: nobody but navd's user may read it, as a password file
+    check_private_file("[server] key_file", server.key_file)
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     try:
         # The password callback answers at once: OpenSSL would otherwise prompt on the terminal
@@ -70,13 +73,16 @@ def _uvicorn(config: NavdConfig, index: SolrIndex, intake: Intake | None = None)
 
     server = config.server
     check_tls(server)
+    ensure_descriptors(server)
     settings = uvicorn.Config(
         create_app(config, index, intake), host=server.host, port=server.port,
         ssl_certfile=server.cert_file or None, ssl_keyfile=server.key_file or None,
         # navd's logging (navd.logs) formats uvicorn's records too; no access log: the latency
         # histogram counts requests, and query strings are users' searches.
         log_config=None, access_log=False, server_header=False, proxy_headers=False,
-        timeout_graceful_shutdown=5)
+        timeout_graceful_shutdown=5,
+        # connections capped, idle and slow ones closed (navd/server/connections.py)
+        **uvicorn_limits(server))  # type: ignore[arg-type]
     return uvicorn.Server(settings)
 
 

@@ -31,8 +31,8 @@ from pathlib import Path
 
 import requests
 
-from navd.config import (DEFAULT_SOLR_PORT, NavdConfig, SolrConfig, default_solr_home, extractor_state_dir,
-                         read_secret)
+from navd.config import (DEFAULT_SOLR_PORT, NavdConfig, SolrConfig, check_private_file, default_solr_home,
+                         extractor_state_dir, read_secret)
 from navd.errors import EmbeddedSolrError, tls_reason
 from navd.jvm import fetch_maven_jars, find_tool, run_tool
 from navd.logs import get_logger
@@ -364,6 +364,7 @@ class EmbeddedSolr:
         if self.tls:
             if not self.tls.keystore.is_file():
                 raise EmbeddedSolrError(f"TLS keystore {self.tls.keystore}: no such file")
+            check_private_file("[solr.embedded] keystore", self.tls.keystore)  # it holds the node's private key
             cmd.append(f"-Dnavd.solr.keystore={self.tls.keystore}")
             env = {**os.environ, "NAVD_SOLR_KEYSTORE_PASSWORD": self.tls.password()}
         cmd += ["-cp", self.distribution.classpath, LAUNCHER_CLASS, str(self.home), str(self.port)]

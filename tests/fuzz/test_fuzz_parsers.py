@@ -26,7 +26,9 @@ from navd.extractors.impala.lineage import parse_impala
 from navd.extractors.spark.plans import PlanError, plan_io
 from navd.extractors.spark.records import process_lines, stubs_for
 from navd.extractors.yarn.records import BadApplication, application_records, parse_application
+from navd.index.documents import oversized_term
 from navd.names import InvalidName
+from navd.openlineage.limits import EventLimits, EventTooLarge, check_names, check_size
 from navd.openlineage.mapping import MappingSettings, map_event
 from navd.openlineage.schema import InvalidEvent, validate
 from spark_fixtures import CLUSTER, DEFAULT_FS, fixture_lines
@@ -249,6 +251,7 @@ def openlineage_events() -> list[dict[str, Any]]:
 
 
 OPENLINEAGE_SETTINGS = MappingSettings({"hive://metastore:9083": CLUSTER}, CLUSTER)
+OPENLINEAGE_LIMITS = EventLimits(10_000, 100_000, 100_000)
 
 
 @fuzz_settings()
@@ -256,11 +259,18 @@ OPENLINEAGE_SETTINGS = MappingSettings({"hive://metastore:9083": CLUSTER}, CLUST
     lambda c: mutated_json(openlineage_events()[c[0]], strings_only=c[1])))
 def test_openlineage_events(event: Any) -> None:
     def parse() -> None:
-        kind = validate(event)  # the intake's check: 400 naming the field
-        check_records(list(map_event(event, kind, OPENLINEAGE_SETTINGS).records))
+        # the intake's checks, in its order: the counts (413), the schema and the names (400
+        # naming the field), then the documents against Solr's term limit
+        check_size(event, OPENLINEAGE_LIMITS)
+        kind = validate(event)
+        check_names(event)
+        records = list(map_event(event, kind, OPENLINEAGE_SETTINGS).records)
+        check_records(records)
+        for record in records:
+            oversized_term(record)
 
-    # InvalidEvent: the intake answers 400; InvalidName: 400 naming the dataset
-    run_target("openlineage events", (InvalidEvent, InvalidName), parse)
+    # EventTooLarge: 413; InvalidEvent: 400; InvalidName: 400 naming the dataset
+    run_target("openlineage events", (EventTooLarge, InvalidEvent, InvalidName), parse)
 
 
 # --- config files --------------------------------------------------------------------------------
