@@ -110,8 +110,10 @@ def spark_link(index: SolrIndex, *, cluster: str, default_fs: str = "",
     started, _last = linker.prepare()
     solr = index.config
     total = index.count("relations", "*:*", ["unlinked:true"])
-    with spark_session(jobs or SparkJobsConfig(), master, "navd-link") as spark:
-        spark.conf.set("spark.sql.shuffle.partitions", "8")
+    jobs = jobs or SparkJobsConfig()
+    with spark_session(jobs, master, "navd-link") as spark:
+        if "spark.sql.shuffle.partitions" not in jobs.conf:
+            spark.conf.set("spark.sql.shuffle.partitions", "8")
         try:
             examined, linked, still = _job(spark, F, ArrayType, IntegerType, StringType, StructField, StructType,
                                            index, cluster, default_fs, aliases, solr, page_size)

@@ -117,11 +117,13 @@ def tailer_and_backfill_agree(navd: NavdRunner, tailer_env: dict[str, str], back
     the same documents; the backfill's stderr (its logs) returned."""
     tail = ok(navd("extract", "spark", "--once", env=tailer_env, timeout=600))
     assert tail.startswith(f"spark: {lines} new lines"), tail
+    records = int(tail.split(" new lines, ")[1].split()[0])
     assert ", 1 warnings" in tail, tail  # the copy's DROP of a table another owner's log named first
 
     backfill = navd("extract", "spark", "--backfill", *master, env=backfill_env, timeout=900)
     summary = ok(backfill)
-    assert summary.startswith(f"spark backfill: 5 finished logs read, {lines} lines, "), summary
+    assert summary.startswith(f"spark backfill: 5 finished logs read, {lines} lines, {records} records written, "), \
+        summary
     assert "1 warnings; left to the tailer: 0 in progress; 0 read before" in summary, summary
     # The tailer goes on after the backfill's positions: nothing of these logs again.
     after = ok(navd("extract", "spark", "--once", env=backfill_env, timeout=600))

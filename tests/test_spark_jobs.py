@@ -77,7 +77,7 @@ def test_the_code_zip_imports_navds_jobs_in_a_python_without_navd(tmp_path: Path
     probe = f"import sys; sys.path.insert(0, {str(archive)!r}); import navd.extractors.spark.backfill, " \
             "navd.linker.spark_link, navd.extractors.hdfs.bulk; print(navd.__file__)"
     result = subprocess.run([str(dependencies_python), "-c", probe], capture_output=True, text=True, check=False,
-                            env={**os.environ, "PYTHONPATH": ""})
+                            env={**os.environ, "PYTHONPATH": ""}, cwd=tmp_path)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == f"{archive}/navd/__init__.py"
 

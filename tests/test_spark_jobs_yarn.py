@@ -78,12 +78,12 @@ def test_fsimage_on_yarn_equals_local(navd: NavdRunner, own_cores: Callable[[str
     assert app["name"].startswith("navd-hdfs-fsimage-hdfs##"), app
 
 
-def test_the_executors_python_has_no_navd_of_its_own(dependencies_python: Path) -> None:
+def test_the_executors_python_has_no_navd_of_its_own(dependencies_python: Path, tmp_path: Path) -> None:
     """What makes the YARN runs above prove the code shipping: their executors' Python has the
     dependencies but cannot import navd without the job's zip."""
     import subprocess  # noqa: PLC0415
 
     probe = subprocess.run([str(dependencies_python), "-c", "import orjson, requests, structlog, pyspark\n"
                             "import navd"], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": ""},
-                           check=False)
+                           cwd=tmp_path, check=False)  # not the repository's root, which holds navd/
     assert probe.returncode != 0 and "No module named 'navd'" in probe.stderr, probe.stderr

@@ -29,6 +29,7 @@ The executors read the logs themselves (local paths on their host, hdfs:// throu
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -216,7 +217,8 @@ class SparkBackfill:
         #: per element a DROP names, where this backfill's stub of it was first named (stage 3)
         self._first_named: dict[str, Position] = {}
 
-    def run_pass(self, writer: IndexWriter, *, full: bool = False, stop: Any = None) -> BackfillReport:
+    def run_pass(self, writer: IndexWriter, *, full: bool = False,
+                 stop: threading.Event | None = None) -> BackfillReport:
         del full, stop  # a Spark job is not stopped half-way: its upserts are idempotent
         plan = plan_backfill(self.tailer)
         lines = records = warnings = 0
@@ -225,7 +227,10 @@ class SparkBackfill:
                      already_read=plan.already_read)
             drops, positions, counts = self._job(plan)
             lines, records, warnings = (sum(c[i] for c in counts) for i in range(3))
-            warnings += self._apply_drops(drops, writer)
+            refused, not_applied = self._apply_drops(drops, writer)
+            # Counted as the tailer counts: what went to the writer (a refused DROP never does).
+            records -= not_applied
+            warnings += refused
             writer.flush()
             # Solr has every record of these logs: from here on the tailer goes on after them.
             for cursor in positions:
@@ -269,28 +274,31 @@ class SparkBackfill:
         counts = [row[1:] for row in small if row[0] == COUNTS]
         return drops, positions, counts
 
-    def _apply_drops(self, drops: list[tuple[Any, ...]], writer: IndexWriter) -> int:
-        """Write the DROPs the tailer would have applied, in its order; the warnings it would
-        have given for the others."""
+    def _apply_drops(self, drops: list[tuple[Any, ...]], writer: IndexWriter) -> tuple[int, int]:
+        """Write the DROPs the tailer would have applied, in its order; (the warnings it would
+        have given for the others, the deletions it would not have handed to its writer)."""
         if not drops:
-            return 0
+            return 0, 0
         docs = {str(d["identity"]): d for d in self.index.get(
             "elements", sorted({i for row in drops for i in _drop_identities(row[2])}))}
-        warnings = 0
+        warnings = not_applied = 0
         refused_once: set[tuple[int, str]] = set()
         for _tag, position, deletion, owner, app_id, path in drops:
             subject = field_table(deletion.ref) or deletion.ref
             subject_doc = self._present(docs, subject.identity, position)
             why = why_untrusted(subject_doc, owner) if subject_doc is not None else ""
             if why:
+                not_applied += 1
                 if (position[0], subject.identity) not in refused_once:
                     refused_once.add((position[0], subject.identity))
                     warnings += report_refused_drop(subject.qualified_name, why, log_path=path, owner=owner,
                                                     app_id=app_id)
                 continue
+            # The tailer hands it to its writer; if the element was not indexed at that point, the
+            # writer's "only if it exists" makes it a no-op there: here it is not written at all.
             if self._present(docs, deletion.ref.identity, position) is not None:
                 writer.write(deletion)
-        return warnings
+        return warnings, not_applied
 
     def _present(self, docs: dict[str, dict[str, Any]], identity: str, position: Position) -> dict[str, Any] | None:
         """The element as the tailer would have found it at `position`: a stub this backfill
