@@ -99,6 +99,7 @@ bench: setup-test
 	$(BIN)/python tests/bench/bench_writer.py
 	$(BIN)/python tests/bench/bench_spark.py
 	$(BIN)/python tests/bench/bench_hdfs.py
+	$(BIN)/python tests/bench/bench_s3.py
 	$(BIN)/python tests/bench/bench_hms.py
 	mkdir -p .bench
 	{ $(BIN)/python -u tests/bench/bench_linker.py; echo $$? > .bench/linker.rc; } 2>&1 | tee .bench/linker.log; \

@@ -4,8 +4,9 @@ Pure functions, no I/O. Both the incremental linker and the Spark job use them, 
 the same way.
 
 The aliases real clusters produce:
-- paths: `file:/x` vs `file:///x`, trailing and doubled slashes, upper-case hosts (all settled
-  by `path_qualified_name`); a bare `/p` means `<default_fs>/p`; and different authorities of one
+- paths: `file:/x` vs `file:///x`, trailing and doubled slashes, upper-case hosts, `s3://`,
+  `s3n://` vs `s3a://` (all settled by `path_qualified_name`); an S3 path named as an HDFS
+  element (what navd wrote before it had S3 elements) is the S3 element of the same name; a bare `/p` means `<default_fs>/p`; and different authorities of one
   file system, `hdfs://nn1:8020/p` vs `hdfs://nameservice1/p`. Nothing in a name says that
   `nn1:8020` serves `nameservice1`, so that alias is explicit: `fs_aliases` maps an authority
   (`nn1:8020` or `hdfs://nn1:8020`) to its canonical file system (`hdfs://nameservice1`); the
@@ -24,10 +25,12 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from navd.model import ElementType, InvalidName, SourceType, identity, path_qualified_name
-from navd.names import field_qualified_name, path_field_qualified_name, split_field, split_path_field
+from navd.names import (PATH_SOURCES, S3_SCHEME, S3_SCHEMES, field_qualified_name, path_field_qualified_name,
+                        path_source_type, split_field, split_path_field)
 
 SESSION_CATALOG = "spark_catalog"
 _CATALOG_SOURCES = frozenset({SourceType.HIVE, SourceType.SPARK, SourceType.IMPALA})
+_PATH_TYPES = frozenset({ElementType.DIRECTORY, ElementType.FILE, ElementType.S3BUCKET})
 _CATALOG_TYPES = frozenset({ElementType.DATABASE, ElementType.TABLE, ElementType.VIEW, ElementType.FIELD,
                             ElementType.PARTITION})
 # How many dotted parts a catalog name of each type has without a catalog prefix.
@@ -171,14 +174,15 @@ def candidates(qualified_name: str, source_type: SourceType | str, type_: Elemen
     if source is None:
         return []
     kind = _type(type_)
-    if source is SourceType.HDFS and kind is ElementType.FIELD:
-        return _path_field_names(qualified_name, candidates, rules)
+    if source in PATH_SOURCES and kind is ElementType.FIELD:
+        return _path_field_names(qualified_name, source, candidates, rules)
     found: list[tuple[SourceType, str]] = []
-    if source is SourceType.HDFS or kind in (ElementType.DIRECTORY, ElementType.FILE):
+    if source in PATH_SOURCES or kind in _PATH_TYPES:
         canonical = rules.canonical_path(qualified_name)
         if canonical is not None:
             spellings = rules.path_spellings(canonical)
-            found.append((source, spellings[0]))
+            # the owner of the canonical spelling: an `s3://` path named as HDFS is the S3 element
+            found.append((path_source_type(spellings[0]) if source in PATH_SOURCES else source, spellings[0]))
             found.append((source, qualified_name))
             found.extend((source, s) for s in spellings[1:])
     elif source in _CATALOG_SOURCES and (kind is None or kind in _CATALOG_TYPES):
@@ -218,14 +222,17 @@ def endpoint_spellings(qualified_name: str, source_type: SourceType | str, type_
     if source is None:
         return []
     kind = _type(type_)
-    if source is SourceType.HDFS and kind is ElementType.FIELD:
-        return _path_field_names(qualified_name, endpoint_spellings, rules)
+    if source in PATH_SOURCES and kind is ElementType.FIELD:
+        return _path_field_names(qualified_name, source, endpoint_spellings, rules)
     found: list[tuple[SourceType, str]] = [(source, qualified_name)]
-    if source is SourceType.HDFS or kind in (ElementType.DIRECTORY, ElementType.FILE):
+    if source in PATH_SOURCES or kind in _PATH_TYPES:
         canonical = rules.canonical_path(qualified_name)
         if canonical is not None:
             spellings = rules.path_spellings(canonical)
             found.extend((source, s) for s in spellings)
+            if source is SourceType.S3:  # what navd wrote before it had S3 elements: HDFS, any S3 scheme
+                key = canonical.removeprefix(S3_SCHEME + "://")
+                found.extend((SourceType.HDFS, f"{scheme}://{key}") for scheme in sorted(S3_SCHEMES))
             scheme, _, rest = canonical.partition("://")
             path = "/" + rest.partition("/")[2]
             if rules.default_prefix and canonical.startswith(rules.default_prefix + "/"):
@@ -246,20 +253,21 @@ def endpoint_spellings(qualified_name: str, source_type: SourceType | str, type_
     return list(unique)
 
 
-def _path_field_names(qualified_name: str, of_path: Callable[..., list[tuple[SourceType, str]]],
+def _path_field_names(qualified_name: str, source: SourceType,
+                      of_path: Callable[..., list[tuple[SourceType, str]]],
                       rules: AliasRules) -> list[tuple[SourceType, str]]:
     """`candidates` / `endpoint_spellings` of a column of a path (`<path>#<column>`): those of
     its path, each with the column (only qualified spellings: extractors name a path's columns
     only after qualifying the path); the column itself is never rewritten."""
     split = split_path_field(qualified_name)
-    found: dict[tuple[SourceType, str], None] = {(SourceType.HDFS, qualified_name): None}
+    found: dict[tuple[SourceType, str], None] = {(source, qualified_name): None}
     if split is None:
         return list(found)
     path, column = split
-    names = [(s, path_field_qualified_name(n, column)) for s, n in of_path(path, SourceType.HDFS,
+    names = [(s, path_field_qualified_name(n, column)) for s, n in of_path(path, source,
                                                                            ElementType.DIRECTORY, rules)
              if "://" in n and not n.endswith("/")]
     if of_path is candidates:   # best first: the canonical spelling before the name as given
-        return list(dict.fromkeys([*names[:1], (SourceType.HDFS, qualified_name), *names[1:]]))
+        return list(dict.fromkeys([*names[:1], (source, qualified_name), *names[1:]]))
     found.update(dict.fromkeys(names))
     return list(found)

@@ -265,6 +265,21 @@ listens; its pid file and log in the state dir; `navd server status`, `navd serv
                           help="viewer reads; editor also posts OpenLineage events, tags and taints; admin may do "
                                "everything (default: viewer for a new user, unchanged for an existing one)")
     add_user.set_defaults(handler=cmd_server_add_user)
+    add_key = server_commands.add_parser(
+        "add-api-key", help="make an API key (Authorization: Bearer) for NAME, printed once; replaces NAME's key",
+        description="The key is printed once and only its SHA-256 digest is kept ([server] api_keys_file). "
+                    "Keys are accepted with [server] auth = basic or kerberos; with auth = none nothing is asked.")
+    add_key.add_argument("name", metavar="NAME")
+    add_key.add_argument("--role", choices=ROLE_NAMES, default="editor",
+                         help="viewer reads; editor also posts OpenLineage events, tags and taints; admin may do "
+                              "everything (default: editor, what an emitter needs)")
+    add_key.set_defaults(handler=cmd_server_add_api_key)
+    list_keys = server_commands.add_parser("list-api-keys", help="the API keys' names and roles")
+    list_keys.set_defaults(handler=cmd_server_list_api_keys)
+    revoke_key = server_commands.add_parser("revoke-api-key", help="revoke NAME's API key (the server stops "
+                                                                   "accepting it at its next request)")
+    revoke_key.add_argument("name", metavar="NAME")
+    revoke_key.set_defaults(handler=cmd_server_revoke_api_key)
     set_role = server_commands.add_parser(
         "set-role", help="change the role of a user of [server] auth = basic (its password unchanged)")
     set_role.add_argument("name", metavar="NAME")
@@ -958,6 +973,40 @@ def cmd_server_add_user(args: argparse.Namespace, config: NavdConfig) -> int:
           + (f" (role {role.label})" if role else " (role viewer)" if new else ""))
     if config.server.auth != "basic":
         print(f'note: [server] auth is "{config.server.auth}"; set auth = "basic" for users to log in')
+    return EXIT_OK
+
+
+def cmd_server_add_api_key(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.config import server_api_keys_path
+    from navd.server.api_keys import add_api_key
+    from navd.server.roles import parse_role
+
+    path = server_api_keys_path(config)
+    key = add_api_key(path, args.name, parse_role(args.role, "--role"))
+    print(key)
+    print(f"the API key of {args.name} (role {args.role}), kept as a digest in {path}: it is not shown again",
+          file=sys.stderr)
+    if config.server.auth == "none":
+        print('note: [server] auth is "none": the server asks for no key', file=sys.stderr)
+    return EXIT_OK
+
+
+def cmd_server_list_api_keys(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.config import server_api_keys_path
+    from navd.server.api_keys import read_api_keys
+
+    for key in read_api_keys(server_api_keys_path(config)).values():
+        print(f"{key.name}\t{key.role.label}")
+    return EXIT_OK
+
+
+def cmd_server_revoke_api_key(args: argparse.Namespace, config: NavdConfig) -> int:
+    from navd.config import server_api_keys_path
+    from navd.server.api_keys import revoke_api_key
+
+    path = server_api_keys_path(config)
+    revoke_api_key(path, args.name)
+    print(f"revoked the API key of {args.name} in {path}")
     return EXIT_OK
 
 

@@ -348,6 +348,10 @@ class ServerConfig:
     #: the users of `auth = "basic"` (salted scrypt hashes, 0600), managed with
     #: `navd server add-user NAME`; unset: `server-users` in the state directory
     users_file: str = ""
+    #: the API keys clients send as `Authorization: Bearer KEY` with `auth = "basic"` or
+    #: `"kerberos"` (SHA-256 digests and roles, 0600), managed with `navd server add-api-key
+    #: NAME`; unset: `server-api-keys` in the state directory
+    api_keys_file: str = ""
     #: `auth = "kerberos"` (SPNEGO): the service keytab (readable by navd's user only, checked at
     #: start) and the principal to accept for: `_HOST` becomes this host's FQDN (Hadoop's rule;
     #: no realm: krb5.conf's default); "*" or "" accepts any HTTP/ principal of the keytab
@@ -826,6 +830,13 @@ def server_users_path(config: NavdConfig) -> Path:
     if config.server.users_file:
         return Path(config.server.users_file).expanduser()
     return extractor_state_dir(config) / "server-users"
+
+
+def server_api_keys_path(config: NavdConfig) -> Path:
+    """The file of the server's API keys (`Authorization: Bearer`)."""
+    if config.server.api_keys_file:
+        return Path(config.server.api_keys_file).expanduser()
+    return extractor_state_dir(config) / "server-api-keys"
 
 
 def _is_heap_size(value: str) -> bool:

@@ -76,6 +76,9 @@ def setup_logging(fmt: str = "auto", level: str = "info", stream: TextIO | None 
     # Third-party clients log every request at INFO/DEBUG; keep them out of navd's story.
     for noisy in ("urllib3", "pysolr", "requests", "pyhive", "py4j", "apscheduler", "hdfs"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # botocore's DEBUG lines show signed requests: the canonical request holds a session token.
+    for noisy in ("botocore", "boto3", "s3transfer"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
     # Thrift logs a refused connection at ERROR before raising it; navd reports the failed run
     # once, under the extractor's logger.
     logging.getLogger("thrift").setLevel(logging.CRITICAL)

@@ -8,7 +8,9 @@ Every element has a `qualified_name`, unique within its source type:
   column is everything after its table's dotted parts and before the last '@', as spelled
   (`db.t.b.c@cluster` is column `b.c`: database and table names hold no '.');
 - files and directories use their normalised URI: `hdfs://nameservice/path`, `file:///tmp/x`;
-  one spelling per path, no trailing slash; a column of the data in a directory or file (a
+  one spelling per path, no trailing slash; objects of an S3 (or S3-compatible) store are S3
+  elements `s3a://bucket/key`, whichever of `s3://`, `s3a://`, `s3n://` named them (`s3a://`,
+  Hadoop's connector, is the one spelling); a bucket is `s3a://bucket/`; a column of the data in a directory or file (a
   path Spark wrote or read) is an HDFS FIELD `<path>#<column>`, the column lower case with '%'
   and '#' percent-encoded (so the last '#' is the separator, whatever the path or column holds);
 - operations and executions use a name scoped by source, e.g. `spark://<app id>/<attempt>`,
@@ -49,6 +51,8 @@ class ElementType(enum.StrEnum):
     PARTITION = "PARTITION"
     DIRECTORY = "DIRECTORY"
     FILE = "FILE"
+    #: an object store's bucket (S3 and S3-compatible stores), as Navigator types it
+    S3BUCKET = "S3BUCKET"
     OPERATION = "OPERATION"
     OPERATION_EXECUTION = "OPERATION_EXECUTION"
 
@@ -59,6 +63,10 @@ class SourceType(enum.StrEnum):
     SPARK = "SPARK"
     YARN = "YARN"
     IMPALA = "IMPALA"
+    #: objects, prefixes ("directories") and buckets of an S3 or S3-compatible store
+    S3 = "S3"
+    #: Oozie workflows and coordinators, their runs and actions
+    OOZIE = "OOZIE"
     #: what only OpenLineage events tell: their jobs and runs, and datasets of systems navd does
     #: not extract (a Postgres table, a Kafka topic), named verbatim under their namespace
     OPENLINEAGE = "OPENLINEAGE"
@@ -239,7 +247,7 @@ def table_of_field(field_qualified_name: str, source_type: SourceType | str = So
 
 
 #: sources whose datasets' columns are named `<dataset>#<column>` (`path_field_qualified_name`)
-_HASH_FIELD_SOURCES = frozenset({SourceType.HDFS, SourceType.OPENLINEAGE})
+_HASH_FIELD_SOURCES = frozenset({SourceType.HDFS, SourceType.S3, SourceType.OPENLINEAGE})
 
 
 def field_ref(table: EntityRef, column: str) -> EntityRef:
@@ -262,7 +270,7 @@ def field_table(field: EntityRef) -> EntityRef | None:
         split = split_path_field(field.qualified_name)
         if split is None:
             return None
-        kind = ElementType.DIRECTORY if field.source_type is SourceType.HDFS else ElementType.TABLE
+        kind = ElementType.DIRECTORY if field.source_type in PATH_SOURCES else ElementType.TABLE
         return EntityRef(field.source_type, split[0], kind)
     table = table_of_field(field.qualified_name, field.source_type)
     return EntityRef(field.source_type, table, ElementType.TABLE) if table is not None else None
@@ -372,8 +380,9 @@ def path_qualified_name(path: str, default_fs: str = "") -> str:
     """The one spelling of a file system path.
 
     `hdfs://NN:8020/a//b/` -> `hdfs://nn:8020/a/b`; `file:/x` and `file:///x` -> `file:///x`;
-    a bare `/p` is qualified with `default_fs` (required then). Characters are kept as given
-    (no percent-decoding): callers pass decoded paths, as the NameNode reports them.
+    a bare `/p` is qualified with `default_fs` (required then); `s3://b/k` and `s3n://b/k` ->
+    `s3a://b/k` (one object, three connectors' spellings). Characters are kept as given (no
+    percent-decoding): callers pass decoded paths, as the NameNode and S3 listings report them.
     Aliases between different authorities (`nn:8020` vs a nameservice) are the linker's job.
     """
     if not path:
@@ -386,6 +395,8 @@ def path_qualified_name(path: str, default_fs: str = "") -> str:
     if not sep or not _is_scheme(scheme):
         raise InvalidName(f"path {shown(path)} is neither absolute nor a URI")
     scheme = scheme.lower()
+    if scheme in S3_SCHEMES:
+        scheme = S3_SCHEME
     if rest.startswith("//"):
         authority, slash, tail = rest[2:].partition("/")
         tail = slash + tail
@@ -452,9 +463,50 @@ def parent_path(path: str) -> str | None:
     return prefix + (tail.rpartition("/")[0] or "/")
 
 
+#: the schemes of one S3 object (Hadoop's S3A connector, EMRFS and Hadoop 2's S3N) and the one
+#: `path_qualified_name` spells them with
+S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
+S3_SCHEME = "s3a"
+#: the source types whose elements are named by a path (`path_qualified_name`)
+PATH_SOURCES = frozenset({SourceType.HDFS, SourceType.S3})
+
+
+def path_source_type(qualified_name: str) -> SourceType:
+    """Who owns the element of a path's qualified name: the S3 extractor for `s3a://`, else
+    the HDFS extractor (HDFS, and every other file system navd names but does not crawl)."""
+    return SourceType.S3 if qualified_name.startswith(S3_SCHEME + "://") else SourceType.HDFS
+
+
 def path_ref(path: str, default_fs: str, type_: ElementType) -> EntityRef:
-    """The HDFS element of a path (bare paths qualified with `default_fs`)."""
-    return EntityRef(SourceType.HDFS, path_qualified_name(path, default_fs), type_)
+    """The element of a path (bare paths qualified with `default_fs`): HDFS, or S3 for an
+    object store's `s3://`, `s3a://`, `s3n://` path."""
+    qualified_name = path_qualified_name(path, default_fs)
+    return EntityRef(path_source_type(qualified_name), qualified_name, type_)
+
+
+def s3_qualified_name(bucket: str, key: str = "") -> str:
+    """An S3 object or prefix `s3a://bucket/key` (no trailing slash), or the bucket itself
+    `s3a://bucket/` (empty key). The key as S3 lists it, decoded. Read back by `split_s3_name`.
+    InvalidName for a key that no path can spell: an empty segment (`a//b`), a `.` or `..`
+    segment (`path_qualified_name` would fold it onto another object's name)."""
+    if not bucket or "/" in bucket:
+        raise InvalidName(f"S3 bucket name {shown(bucket)} is empty or holds a '/'")
+    stripped = key.removesuffix("/")
+    walled = f"/{stripped}/"  # every segment between two '/': one substring test per bad kind
+    if stripped and ("//" in walled or "/./" in walled or "/../" in walled):
+        raise InvalidName(f"S3 key {shown(key)} of bucket {shown(bucket)} has an empty, '.' or '..' segment: "
+                          "no path names it")
+    return f"{S3_SCHEME}://{bucket.lower()}/{stripped}"
+
+
+def split_s3_name(qualified_name: str) -> tuple[str, str] | None:
+    """`s3a://bucket/key` -> (`bucket`, `key`); the bucket `s3a://bucket/` -> (`bucket`, "");
+    None for another name."""
+    scheme, sep, rest = qualified_name.partition("://")
+    if not sep or scheme != S3_SCHEME:
+        return None
+    bucket, _slash, key = rest.partition("/")
+    return (bucket, key) if bucket else None
 
 
 def directory_ref(path: str, default_fs: str) -> EntityRef:
@@ -467,7 +519,7 @@ def directory_ref(path: str, default_fs: str) -> EntityRef:
 #: the schemes of `operation_qualified_name`'s names: never file system paths
 _OPERATION_SCHEMES = frozenset({SourceType.SPARK.value.lower(), SourceType.YARN.value.lower(),
                                 SourceType.OPENLINEAGE.value.lower(), SourceType.HIVE.value.lower(),
-                                SourceType.IMPALA.value.lower()})
+                                SourceType.IMPALA.value.lower(), SourceType.OOZIE.value.lower()})
 
 
 def operation_qualified_name(source_type: SourceType | str, *parts: str) -> str:
@@ -507,6 +559,20 @@ def yarn_execution_ref(application_id: str) -> EntityRef:
     """A YARN application run: `yarn://<app id>`. Written by the YARN extractor, named by the
     Spark extractor (LOGICAL_PHYSICAL) for a Spark run on YARN."""
     return EntityRef(SourceType.YARN, operation_qualified_name(SourceType.YARN, application_id),
+                     ElementType.OPERATION_EXECUTION)
+
+
+def oozie_application_ref(kind: str, app_name: str) -> EntityRef:
+    """An Oozie workflow or coordinator application (OPERATION, the template of its runs):
+    `oozie://workflow/<app name>`, `oozie://coordinator/<app name>`."""
+    return EntityRef(SourceType.OOZIE, operation_qualified_name(SourceType.OOZIE, kind, app_name),
+                     ElementType.OPERATION)
+
+
+def oozie_execution_ref(job_or_action_id: str) -> EntityRef:
+    """A run of an Oozie workflow or coordinator (`oozie://<job id>`), or one of its actions
+    (`oozie://<job id>@<action name or number>`, Oozie's own action id)."""
+    return EntityRef(SourceType.OOZIE, operation_qualified_name(SourceType.OOZIE, job_or_action_id),
                      ElementType.OPERATION_EXECUTION)
 
 
@@ -554,8 +620,9 @@ def openlineage_dataset_ref(namespace: str, name: str, clusters: Mapping[str, st
       path's qualified name (`hdfs://nn:8020/data/x`, `file:///tmp/x`), an HDFS DIRECTORY;
     - `hive://host:port` + `db.table` of a metastore navd knows (`hive_namespace_cluster`):
       the Hive table `db.table@<cluster>`;
-    - anything else, another metastore's `hive://` namespace too: `<namespace>/<name>` verbatim
-      (an OPENLINEAGE TABLE), so nothing two systems call alike is merged.
+    - anything else, another metastore's `hive://` namespace too, and a name of a known one that
+      is not `db.table`: `<namespace>/<name>` verbatim (an OPENLINEAGE TABLE), so nothing two
+      systems call alike is merged.
 
     InvalidName when a path or a Hive name cannot be normalised."""
     scheme = namespace.partition(":")[0].lower() if ":" in namespace else namespace.lower()
@@ -565,11 +632,14 @@ def openlineage_dataset_ref(namespace: str, name: str, clusters: Mapping[str, st
         qualified = path_qualified_name(f"{base.rstrip('/')}/{name.lstrip('/')}", default_fs)
         # DIRECTORY: what jobs read and write is mostly a directory, and the type of an
         # unlinked endpoint is only a hint (the linker resolves by qualified name)
-        return EntityRef(SourceType.HDFS, qualified, ElementType.DIRECTORY)
+        return EntityRef(path_source_type(qualified), qualified, ElementType.DIRECTORY)
     if scheme == "hive":
         cluster = hive_namespace_cluster(namespace, clusters, default_cluster)
         if cluster is not None:
-            return _catalog_table_ref(namespace, name, cluster)
+            try:
+                return _catalog_table_ref(namespace, name, cluster)
+            except InvalidName:
+                pass  # not `db.table` (a catalog.db.table of a federated engine): a dataset of its own
     if not namespace or not name:
         raise InvalidName(f"OpenLineage dataset {shown(namespace)} {shown(name)}: empty namespace or name")
     separator = "/" if "://" in namespace else "://"
@@ -592,7 +662,10 @@ def openlineage_dataset_name(ref: EntityRef, clusters: Mapping[str, str],
       `@`), which reads back as an OPENLINEAGE dataset of its own.
     """
     qualified = ref.qualified_name
-    if ref.source_type is SourceType.HDFS:
+    s3 = split_s3_name(qualified) if ref.source_type is SourceType.S3 else None
+    if s3 is not None:  # OpenLineage's naming: namespace `s3://{bucket}`, name the object key
+        return f"s3://{s3[0]}", s3[1] or "/"
+    if ref.source_type in PATH_SOURCES:
         parts = urlsplit(qualified)
         if parts.netloc:
             return f"{parts.scheme}://{parts.netloc}", parts.path or "/"
@@ -663,7 +736,7 @@ def display_name(qualified_name: str, type_: ElementType | str | None = None,
     (`db.t.b.c@c` -> `b.c`, see `split_field`; `hdfs://ns/out#b.c` -> `b.c`), a Hive or catalog name's last dotted part
     (`db.t@c` -> `t`), a partition's `k=v/k2=v2`; the whole name when nothing is left."""
     kind = ElementType(type_) if type_ is not None else None
-    if kind is ElementType.FIELD and SourceType(source_type) is SourceType.HDFS:
+    if kind is ElementType.FIELD and SourceType(source_type) in PATH_SOURCES:
         path_field = split_path_field(qualified_name)
         if path_field is not None:
             return path_field[1]

@@ -16,6 +16,8 @@ the identity; what differs:
 - Relations name each end's ids as a list (`endpoint1Ids`), navd stores one id per end.
 - Hue sends a bare type name as a clause (`FIELD AND (sourceType:HIVE)...`): on navd it also
   matches the type.
+- S3 entities (sourceType S3; types S3BUCKET, DIRECTORY, FILE) carry Navigator's `bucketName`,
+  `eTag` and `implicit` as fields; navd keeps them as properties.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from navd.errors import UsageError
+from navd.index import query_syntax
 from navd.index.documents import display_document
+from navd.index.query_syntax import Clause, Group, Node, Phrase, Query, Range, Term
 from navd.model import ElementType, SourceType
 from navd.names import parse_hive_name
 
@@ -45,7 +49,8 @@ MAX_LINEAGE_IDS = 50
 FIRST_CURSOR = "*"
 
 #: A query that matches nothing: what a field navd does not keep stands for.
-NOTHING = "(*:* -*:*)"
+_MATCH_NOTHING = "*:* -*:*"
+NOTHING = f"({_MATCH_NOTHING})"
 #: Navigator fields whose value navd has another name for.
 _RENAMED = {"srcId": "sourceId", "originalDescription": "description"}
 #: Navigator's user-managed fields: navd keeps none, so on navd they are always empty.
@@ -55,12 +60,8 @@ _ENUM_FIELDS = frozenset({"type", "sourceType"})
 _USER_PROPERTY_PREFIX, _NAVD_PROPERTY_PREFIX = "up_", "prop_"
 _PARENT_PATH = "parentPath"
 
-_FIELD_START = re.compile(r"([A-Za-z_][\w.]*)\s*:")
-_LUCENE_SPECIAL = re.compile(r'([+\-!():^\[\]"{}~*?|&/\\\s])')
-_WILDCARD = re.compile(r"(?<!\\)[*?]")
-#: A bare element type name, a whole term (longest names first: OPERATION_EXECUTION, OPERATION)
-_BARE_TYPE = re.compile("(?:" + "|".join(sorted((t.value for t in ElementType), key=len, reverse=True))
-                        + r")(?=$|[\s)])")
+#: What a bare term may name to also match the type (`FIELD AND ...`).
+_TYPE_NAMES = frozenset(t.value for t in ElementType)
 _HIVE_TABLE_TYPES = (ElementType.TABLE.value, ElementType.VIEW.value)
 _HIVE_CHILD_TYPES = (ElementType.FIELD.value, ElementType.PARTITION.value)
 
@@ -74,6 +75,8 @@ _SAME_NAME = ("identity", "originalName", "sourceId", "sourceType", "type", "fil
               "queryText", "dataType", "internalType")
 #: navd's own fields, kept in the entity (a Navigator client ignores keys it does not know).
 _NAVD_EXTRAS = ("qualifiedName", "parentId", "parentQualifiedName")
+#: S3 entities' fields in Navigator, properties in navd.
+_S3_FIELDS = ("bucketName", "eTag", "implicit")
 
 
 def entity(doc: Mapping[str, Any]) -> dict[str, Any]:
@@ -88,6 +91,10 @@ def entity(doc: Mapping[str, Any]) -> dict[str, Any]:
     out["properties"] = shown.get("properties") or {}
     out["firstClassParentId"] = shown.get("parentId") if shown.get("type") in _HIVE_CHILD_TYPES else None
     out.update({field: shown[field] for field in _NAVD_EXTRAS if field in shown})
+    if shown.get("sourceType") == SourceType.S3.value:
+        out.update({field: out["properties"][field] for field in _S3_FIELDS if field in out["properties"]})
+        if "implicit" in out:
+            out["implicit"] = out["implicit"] == "true"
     return out
 
 
@@ -137,149 +144,105 @@ def placeholder(identity: str, qualified_name: str, type_: str, source_type: str
 
 # -- Navigator queries -> navd queries -----------------------------------------------------------
 
-def translate_query(query: str) -> str:
-    """Navigator's entity query (Solr's Lucene syntax over Navigator's field names) as navd's:
-    `srcId`/`originalDescription`/`up_<key>` renamed, `name`/`description`/`tags` matching
-    nothing, `type`/`sourceType` values upper-cased, `parentPath` also matching a Hive parent,
-    a bare type name (`FIELD`) also matching the type.
-    Everything else passes unchanged (navd's own field names work too). Local parameters are
-    the caller's to refuse first (query.check_search): this only rewrites field clauses."""
-    out: list[str] = []
-    i, n = 0, len(query)
-    while i < n:
-        char = query[i]
-        if char == "\\":
-            out.append(query[i:i + 2])
-            i += 2
-            continue
-        if char == '"':
-            end = _phrase_end(query, i)
-            out.append(query[i:end])
-            i = end
-            continue
-        field = _FIELD_START.match(query, i) if _clause_can_start(query, i) else None
-        if field is None:
-            bare_type = _BARE_TYPE.match(query, i) if _term_starts(query, i) else None
-            if bare_type is not None:
-                # Hue's find_entity sends `DATABASE AND (sourceType:HIVE)AND...` (no `type:` for
-                # types other than TABLE), so on Navigator a bare type name matches the type.
-                out.append(f"({bare_type[0]} OR type:{bare_type[0]})")
-                i = bare_type.end()
-                continue
-            out.append(char)
-            i += 1
-            continue
-        value_start = _skip_space(query, field.end())
-        value_end = _value_end(query, value_start)
-        out.append(_clause(field[1], query[value_start:value_end]))
-        i = value_end
-    return "".join(out)
+def translate_query(query: str, parameter: str = "query") -> str:
+    """Navigator's entity query (Solr's Lucene syntax over Navigator's field names) as the text
+    navd sends Solr: parsed (navd/index/query_syntax.py refuses local parameters, magic fields,
+    deep nesting: QuerySyntaxError naming `parameter`), translated (`translate`), written back."""
+    return query_syntax.write(translate(query_syntax.parse(query, parameter)), parameter)
 
 
-def _clause_can_start(query: str, i: int) -> bool:
-    """A field name starts here: not inside a word or a term (`a.b:c` is one field name)."""
-    return i == 0 or not (query[i - 1].isalnum() or query[i - 1] in "_.*?\\")
+def translate(query: Query) -> Query:
+    """Navigator's field clauses as navd's, on the parsed query: `srcId`/`originalDescription`/
+    `up_<key>` renamed, `name`/`description`/`tags` matching nothing, `type`/`sourceType` values
+    upper-cased (regular expressions as typed), `parentPath` also matching a Hive parent, a bare
+    type name (`FIELD`) also matching the type. Everything else is kept (navd's own field names
+    work too); a group's field applies to the clauses inside it, as in Solr."""
+    return Query(tuple(_clause(clause, None) for clause in query.clauses))
 
 
-def _term_starts(query: str, i: int) -> bool:
-    """A whole term starts here: after a space, `(` or the start, or a `+`/`-`/`!` there
-    (`foo-TABLE` is one term)."""
-    before = query[:i].rstrip("+-!") if i and query[i - 1] in "+-!" else query[:i]
-    return not before or before[-1].isspace() or before[-1] == "("
+def _clause(clause: Clause, outer: str | None) -> Clause:
+    """`clause` translated; `outer`: the field of the group it is in (Navigator's name)."""
+    if clause.field is None:
+        name = _bare_type(clause.node) if outer is None else None
+        if name is not None:
+            # Hue's find_entity sends `DATABASE AND (sourceType:HIVE)AND...` (no `type:` for
+            # types other than TABLE), so on Navigator a bare type name matches the type.
+            return dataclasses.replace(clause, node=_group(f"{name} OR type:{name}"))
+        return dataclasses.replace(clause, node=_value(clause.node, outer))
+    if clause.field in _USER_MANAGED:
+        return dataclasses.replace(clause, field=None, node=_group(_MATCH_NOTHING))
+    field = _field(clause.field)
+    node = _value(clause.node, clause.field)
+    hive = _hive_parent_clause(node) if field == _PARENT_PATH else None
+    if hive is None:
+        return dataclasses.replace(clause, field=field, node=node)
+    own = Clause(node, field)
+    return dataclasses.replace(clause, field=None, node=Group(Query((own, Clause(_group(hive), conjunction="OR")))))
 
 
-def _skip_space(query: str, i: int) -> int:
-    while i < len(query) and query[i].isspace():
-        i += 1
-    return i
+def _field(name: str) -> str:
+    if name.startswith(_USER_PROPERTY_PREFIX):
+        name = _NAVD_PROPERTY_PREFIX + name[len(_USER_PROPERTY_PREFIX):]
+    return _RENAMED.get(name, name)
 
 
-def _phrase_end(query: str, start: int) -> int:
-    """The index after the quoted phrase starting at `start` (the end of the text if unclosed)."""
-    i = start + 1
-    while i < len(query):
-        if query[i] == "\\":
-            i += 2
-        elif query[i] == '"':
-            return i + 1
-        else:
-            i += 1
-    return len(query)
+def _value(node: Node, field: str | None) -> Node:
+    """A clause's value under Navigator's `field`: a group's clauses translated with it, an
+    enum field's values upper-cased."""
+    if isinstance(node, Group):
+        return dataclasses.replace(node, query=Query(tuple(_clause(c, field) for c in node.query.clauses)))
+    if field is None or _field(field) not in _ENUM_FIELDS:
+        return node
+    if isinstance(node, Term):
+        if node.kind == "term":
+            return dataclasses.replace(node, image=query_syntax.escape(node.text.upper()))
+        if node.kind == "prefix":
+            return dataclasses.replace(node, image=query_syntax.escape(node.text.upper()) + "*")
+        if node.kind == "wildcard":  # `\x` is a literal x in a wildcard term: upper-cased, still literal
+            return dataclasses.replace(node, image=node.image.upper())
+        return node
+    if isinstance(node, Phrase):
+        return dataclasses.replace(node, image=query_syntax.quote(node.text.upper())[1:-1])
+    if isinstance(node, Range):
+        return dataclasses.replace(node, low=None if node.low is None else node.low.upper(),
+                                   high=None if node.high is None else node.high.upper())
+    return node
 
 
-_CLOSING = {"(": ")", "[": "]", "{": "}"}
+def _bare_type(node: Node) -> str | None:
+    """The element type a bare term names (`FIELD`, not `FIELD^2`, `foo-FIELD` or `*FIELD`)."""
+    if isinstance(node, Term) and node.kind == "term" and node.boost is None and node.fuzzy is None \
+            and node.image in _TYPE_NAMES:
+        return node.image
+    return None
 
 
-def _value_end(query: str, start: int) -> int:
-    """The index after a clause's value: a phrase, a group, a range, or a term (with any `^2`
-    or `~1` suffix); the value of `f:(a OR "b)")` is the whole group."""
-    if start >= len(query):
-        return start
-    opening = query[start]
-    if opening == '"':
-        end = _phrase_end(query, start)
-    elif opening in _CLOSING:
-        end, depth, i = len(query), 0, start
-        while i < len(query):
-            char = query[i]
-            if char == "\\":
-                i += 2
-                continue
-            if char == '"':
-                i = _phrase_end(query, i)
-                continue
-            if char == opening:
-                depth += 1
-            elif char == _CLOSING[opening] or (opening != "(" and char in "]}"):  # [a TO b} mixes them
-                depth -= 1
-                if depth == 0:
-                    end = i + 1
-                    break
-            i += 1
-    else:
-        end = start
-    # a term, or the boost/fuzziness suffix after a phrase, group or range
-    while end < len(query) and not query[end].isspace() and query[end] not in "()":
-        end += 2 if query[end] == "\\" else 1
-    return min(end, len(query))
+def _group(text: str) -> Group:
+    """navd's own query text (values escaped) as a group."""
+    return Group(query_syntax.parse(text))
 
 
-def _clause(field: str, value: str) -> str:
-    if field in _USER_MANAGED:
-        return NOTHING
-    if field.startswith(_USER_PROPERTY_PREFIX):
-        field = _NAVD_PROPERTY_PREFIX + field[len(_USER_PROPERTY_PREFIX):]
-    field = _RENAMED.get(field, field)
-    if field in _ENUM_FIELDS:
-        value = value.upper()  # navd's values are the upper-case enum names
-    if field == _PARENT_PATH:
-        hive = _hive_parent_clause(value)
-        if hive:
-            return f"({field}:{value} OR {hive})"
-    return f"{field}:{value}"
-
-
-def _hive_parent_clause(value: str) -> str | None:
+def _hive_parent_clause(value: Node) -> str | None:
     """The Hive elements whose Navigator parentPath is `value`, `/db` or `/db/table` (a term or a
-    phrase, without wildcards or a boost), by their own qualified name (`db.table@cluster`,
+    phrase, without wildcards, a boost or a slop), by their own qualified name (`db.table@cluster`,
     `db.table.column@cluster`, `db.table@cluster/k=v`; database and table names hold no '.').
     None for any other value (a group, a range, a wildcard, a path with '.' or '@')."""
-    if value.startswith('"') and value.endswith('"') and len(value) >= 2:
-        path = re.sub(r"\\(.)", r"\1", value[1:-1])
-    elif value and value[0] not in "([{" and not _WILDCARD.search(value) and "^" not in value and "~" not in value:
-        path = re.sub(r"\\(.)", r"\1", value)
+    if isinstance(value, Phrase) and value.boost is None and value.slop is None:
+        path = value.text
+    elif isinstance(value, Term) and value.kind == "term" and value.boost is None and value.fuzzy is None:
+        path = value.text
     else:
         return None
     parts = path.strip().rstrip("/").split("/")
     if len(parts) not in (2, 3) or parts[0] != "" or not all(parts[1:]) or any(c in path for c in ".@"):
         return None
-    names = [_LUCENE_SPECIAL.sub(r"\\\1", part.lower()) for part in parts[1:]]
+    names = [query_syntax.escape(part.lower()) for part in parts[1:]]
     hive = f"sourceType:{SourceType.HIVE.value}"
     if len(names) == 1:
-        return f"({hive} AND type:({' OR '.join(_HIVE_TABLE_TYPES)}) AND qualifiedName:{names[0]}.*)"
+        return f"{hive} AND type:({' OR '.join(_HIVE_TABLE_TYPES)}) AND qualifiedName:{names[0]}.*"
     db_table = ".".join(names)
-    return (f"({hive} AND ((type:{ElementType.FIELD.value} AND qualifiedName:{db_table}.*) OR "
-            f"(type:{ElementType.PARTITION.value} AND qualifiedName:{db_table}@*)))")
+    return (f"{hive} AND ((type:{ElementType.FIELD.value} AND qualifiedName:{db_table}.*) OR "
+            f"(type:{ElementType.PARTITION.value} AND qualifiedName:{db_table}@*))")
 
 
 # -- paging parameters -------------------------------------------------------------------------

@@ -20,7 +20,8 @@ from navd.index.client import SolrIndex, batches
 from navd.index.documents import RUN_KIND, display_document, endpoint_field
 from navd.index.hub_cache import Generation, HubCache, generation
 from navd.index.lineage_store import SolrLineageStore, terms_filter
-from navd.index.lookup import Scope, resolve, solr_quote
+from navd.index.lookup import Scope, resolve
+from navd.index.query_syntax import lucene_query, quote, sort_spec
 from navd.lineage import EntityNotFound, LineageGraph, LineageOptions, Node
 from navd.lineage import lineage as walk_lineage
 from navd.locks import lock_held
@@ -30,7 +31,7 @@ from navd.process import pid_runs
 from navd.runs import INTERRUPTED, components, last_run_and_success, parse_solr_date, schedule_identity
 
 __all__ = ["AmbiguousEntity", "ComponentStatus", "ComponentTotals", "EntityNotFound", "RunPage", "Scope",
-           "SearchPage", "SearchResult", "Status", "ExecutionPage", "check_search", "entity", "executions",
+           "SearchPage", "SearchResult", "Status", "ExecutionPage", "entity", "executions",
            "export_openlineage", "lineage", "lookup_scope", "marquez_column_lineage", "marquez_lineage",
            "navigator_entities", "navigator_entity", "navigator_entity_page", "navigator_lineage", "run_history",
            "run_totals", "search", "search_page", "status", "usage", "unused", "deps", "impact"]
@@ -45,55 +46,14 @@ class SearchResult:
     docs: tuple[dict[str, Any], ...]  # as users see them (documents.display_document)
 
 
-#: Lucene's "magic" fields: `_query_:"{!...}"` runs any query parser, `_val_:"..."` a function.
-_MAGIC_FIELD = re.compile(r"(?<![\w.*?])(_query_|_val_)\s*:")
-_SHOWN_CHARS = 80
-
-
-def _unquoted(text: str) -> str:
-    """`text` without its quoted phrases and with backslash escapes resolved: what Solr's
-    Lucene parser reads as syntax (field names, local parameters). A phrase is only text."""
-    out: list[str] = []
-    quoted = escaped = False
-    for char in text:
-        if escaped:
-            escaped = False
-            if not quoted:
-                out.append(char)
-        elif char == "\\":
-            escaped = True
-        elif char == '"':
-            quoted = not quoted
-            out.append(" ")
-        elif not quoted:
-            out.append(char)
-    return "".join(out)
-
-
-def check_search(query: str, sort: str | None = None) -> None:
-    """Refuse what reaches past the Lucene query syntax: local parameters (`{!join
-    fromIndex=<other core>}` reads any core on the node, `{!func}` and other parsers) and the
-    magic fields `_query_`/`_val_` that carry them. Inside a quoted phrase `{!` is only text.
-    UsageError names the parameter and the piece refused."""
-    for parameter, text in (("query", query), ("--sort", sort or "")):
-        syntax = _unquoted(text)
-        start = syntax.find("{!")
-        if start >= 0:
-            end = syntax.find("}", start)
-            piece = syntax[start:end + 1 if end >= 0 else len(syntax)][:_SHOWN_CHARS]
-            raise UsageError(f"search {parameter}: local parameters {piece!r} are not allowed: navd search "
-                             f"takes the Lucene query syntax only (no other query parsers, no cross-core joins)")
-        magic = _MAGIC_FIELD.search(syntax)
-        if magic:
-            raise UsageError(f"search {parameter}: the field {magic.group(1)} is not allowed: it runs other "
-                             f"query parsers or functions; navd search takes the Lucene query syntax only")
-
-
 def search(index: SolrIndex, core: str, query: str, *, rows: int = 20, sort: str | None = None) -> SearchResult:
-    """A raw Solr query in the Lucene syntax on one core (check_search says what is refused)."""
-    check_search(query, sort)
-    # defType fixed: a core's defaults cannot swap the parser the check above was made for.
-    body = index.search(core, query, rows=rows, sort=sort, params={"defType": "lucene"})
+    """A Solr query in the Lucene syntax on one core, sorted by fields only. Solr reads the query
+    as navd parsed and wrote it back (navd/index/query_syntax.py: what is refused, a
+    QuerySyntaxError naming `query` or `--sort`)."""
+    solr_query = lucene_query(query)
+    solr_sort = sort_spec(sort) if sort is not None else None
+    # defType fixed: a core's defaults cannot swap the parser the query was parsed for.
+    body = _user_search(index, core, solr_query, rows=rows, sort=solr_sort, params={"defType": "lucene"})
     return SearchResult(int(body["response"]["numFound"]), body.get("responseHeader", {}).get("QTime"),
                         tuple(display_document(d) for d in body["response"]["docs"]))
 
@@ -114,15 +74,31 @@ def search_page(index: SolrIndex, core: str, query: str, *, rows: int = 20,
                 cursor: str = FIRST_CURSOR) -> SearchPage:
     """One page of a query walked with Solr's cursorMark: stable however far the walk goes
     (start=N gets slower and shifts under writes). The sort is the unique key, as cursorMark
-    requires. An invalid cursor is Solr's 400 (SolrError, status 400)."""
-    check_search(query)
-    body = index.search(core, query, rows=rows, sort="identity asc",
+    requires. An invalid cursor is Solr's 400 (SolrError, status 400); a refused query a
+    QuerySyntaxError naming `query` (as search())."""
+    body = _user_search(index, core, lucene_query(query), rows=rows, sort="identity asc",
                         params={"defType": "lucene", "cursorMark": cursor})
     docs = tuple(display_document(d) for d in body["response"]["docs"])
     following = str(body.get("nextCursorMark", cursor))
     # Solr says the end by returning the cursor it was given; a short page is the end too.
     done = following == cursor or len(docs) < rows
     return SearchPage(int(body["response"]["numFound"]), docs, cursor, None if done else following)
+
+
+#: Lucene's TooComplexToDeterminizeException, which Solr answers with HTTP 500: a wildcard or a
+#: regular expression whose automaton is too large to build (`*a?*a?*...`, `/a{99999}/`)
+_TOO_COMPLEX = re.compile(r"Determinizing .* would require more than \d+ effort")
+
+
+def _user_search(index: SolrIndex, core: str, query: str, **kwargs: Any) -> dict[str, Any]:
+    """index.search() of a user's query: Solr's 500 for a pattern too complex to build is the
+    query's fault, a UsageError naming `query` (a 400, exit 2), not a failure of Solr's."""
+    try:
+        return index.search(core, query, **kwargs)
+    except SolrError as exc:
+        if exc.status == 500 and _TOO_COMPLEX.search(str(exc)):
+            raise UsageError(f"query: too complex for Solr: {first_line(exc, 200)}") from None
+        raise
 
 
 def lookup_scope(config: NavdConfig) -> Scope:
@@ -314,16 +290,13 @@ def navigator_entity_page(index: SolrIndex, query: str = "*:*", *, limit: int = 
 
 def _navigator_search(index: SolrIndex, query: str, *, rows: int, start: int = 0,
                       cursor_mark: str | None = None) -> dict[str, Any]:
-    check_search(query)
-    params: dict[str, Any] = {"defType": "lucene"}  # as search(): the parser the check was made for
+    # parsed (refusals: QuerySyntaxError naming `query`), rewritten as a tree, written back
+    translated = navigator.translate_query(query)
+    params: dict[str, Any] = {"defType": "lucene"}  # as search(): the parser the query was parsed for
     if cursor_mark is not None:
         params["cursorMark"] = cursor_mark
-    translated = navigator.translate_query(query)
-    # The rewrite adds only field clauses with escaped values; checked again all the same, since
-    # this is the text Solr parses.
-    check_search(translated)
     try:
-        return index.search("elements", translated, rows=rows, start=start, sort=_PAGE_ORDER, params=params)
+        return _user_search(index, "elements", translated, rows=rows, start=start, sort=_PAGE_ORDER, params=params)
     except SolrError as exc:
         if exc.status != 400:
             raise
@@ -452,7 +425,7 @@ def run_history(index: SolrIndex, component: str, *, rows: int = 20, start: int 
     """The component's run records, newest first, `rows` from `start`."""
     if rows < 0 or start < 0:
         raise ValueError(f"run history page rows={rows} start={start}: both must be >= 0")
-    body = index.search("runs", f"kind:{RUN_KIND} AND component:{solr_quote(component)}", rows=rows,
+    body = index.search("runs", f"kind:{RUN_KIND} AND component:{quote(component)}", rows=rows,
                         start=start, sort="started desc")
     runs = tuple({k: v for k, v in doc.items() if k not in ("_version_", "lastIndexed", "kind")}
                  for doc in body["response"]["docs"])
@@ -472,7 +445,7 @@ def run_totals(index: SolrIndex) -> dict[str, ComponentTotals]:
     duration and when the last success ended (what /metrics exports)."""
     totals: dict[str, ComponentTotals] = {}
     for name in components(index):
-        where = f"kind:{RUN_KIND} AND component:{solr_quote(name)}"
+        where = f"kind:{RUN_KIND} AND component:{quote(name)}"
         runs = index.count("runs", where)
         if not runs:
             continue  # only a published schedule so far

@@ -23,6 +23,7 @@ from typing import Any
 from navd.index.client import SolrIndex, batches
 from navd.index.documents import endpoint_field, property_field, solr_date
 from navd.index.lineage_store import SolrLineageStore, terms_filter
+from navd.index.query_syntax import escape, range_bound
 from navd.lineage import LineageOptions
 from navd.lineage import lineage as walk_lineage
 from navd.model import ElementType, RelationType
@@ -368,9 +369,9 @@ def unused(index: SolrIndex, *, days: int, now: datetime, database: str | None =
     since = solr_date(window_start(now, days))
     filters = [f"type:{ElementType.TABLE.value}", "-deleted:true"]
     if after:
-        filters.append(f"identity:{{{_escape(after)} TO *]")
+        filters.append(f"identity:{{{range_bound(after)} TO *]")
     if database:
-        filters.append(f"qualifiedName:{_escape(database.lower())}.*")
+        filters.append(f"qualifiedName:{escape(database.lower())}.*")
     for page in batches(index.scan("elements", "*:*", fl=_TABLE_FIELDS, filters=filters), _TABLE_PAGE):
         tables = {str(doc["identity"]): doc for doc in page}
         subject_of = {t: t for t in tables} | _physical(index, list(tables))
@@ -405,7 +406,7 @@ def _size(index: SolrIndex, table: Mapping[str, Any], directory: str | None) -> 
     statistics say."""
     if directory:
         body = index.search("elements", "*:*", rows=0, filters=[
-            f"type:{ElementType.FILE.value}", "-deleted:true", f"qualifiedName:{_escape(directory)}/*"],
+            f"type:{ElementType.FILE.value}", "-deleted:true", f"qualifiedName:{escape(directory)}/*"],
             params={"stats": "true", "stats.field": "size"})
         stats = body.get("stats", {}).get("stats_fields", {}).get("size") or {}
         if stats.get("count"):
@@ -415,11 +416,6 @@ def _size(index: SolrIndex, table: Mapping[str, Any], directory: str | None) -> 
         if value is not None and str(value).isdigit():
             return int(value)
     return None
-
-
-def _escape(text: str) -> str:
-    """`text` with Lucene's syntax characters escaped, for a prefix query."""
-    return "".join("\\" + c if c in '\\+-!():^[]"{}~*?|&/ ' else c for c in text)
 
 
 # -- deps and impact ----------------------------------------------------------------------------

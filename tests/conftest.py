@@ -36,6 +36,7 @@ from navd.webhdfs import make_client
 from navd_devstack.hadoop import DevHdfs, HdfsPorts
 from navd_devstack.kdc import DevKdc
 from navd_devstack.metastore import HiveMetastore
+from navd_devstack.s3 import DevS3
 from navd_devstack.spark_thrift import SparkThriftServer
 from navd_devstack.yarn import DevYarn, YarnPorts
 
@@ -138,6 +139,16 @@ def yarn(tmp_path_factory: pytest.TempPathFactory, hdfs: DevHdfs) -> Iterator[De
     started(cluster, "YARN")
     yield cluster
     cluster.stop()
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevS3]:
+    """A real S3-protocol server (moto's, a process of its own on 127.0.0.1), started once, only
+    for the tests that ask; each test makes buckets of its own."""
+    server = DevS3(tmp_path_factory.mktemp("s3"), free_port())
+    started(server, "the S3 server")
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -26,13 +26,14 @@ from navd.config import DaemonConfig, NavdConfig, OpenLineageConfig, ServerConfi
 from navd.index.client import SolrIndex
 from navd.openlineage.intake import Intake
 from navd.server.app import create_app
+from navd.server.roles import Role
 from navd.server.users import add_user
 from synthetic_sample import index_sample
 
 BOGUS = "no_such_parameter"
 #: a Host the server answers under (navd/server/request_checks.py)
 BASE_URL = "http://127.0.0.1"
-USER, PASSWORD = "ada", "lovelace"
+USER, PASSWORD = "ada", "lovelace analytical engine"
 #: a value for each path parameter of the routes (what it names does not matter: the check comes
 #: before the route reads anything)
 PATH_VALUES = {"version": "9"}
@@ -55,7 +56,7 @@ def served(index: SolrIndex, solr_config: SolrConfig, tmp_path_factory: pytest.T
     cluster = f"params{os.getpid()}"
     index_sample(index, cluster)
     users = tmp / "users"
-    add_user(users, USER, PASSWORD)
+    add_user(users, USER, PASSWORD, Role.ADMIN)  # every route, writes included, reaches the check
     config = dataclasses.replace(NavdConfig(), solr=solr_config, daemon=DaemonConfig(state_dir=str(tmp / "state")),
                                  server=ServerConfig(auth="basic", users_file=str(users)),
                                  openlineage=OpenLineageConfig(enabled=True))

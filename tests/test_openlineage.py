@@ -153,7 +153,7 @@ def test_concurrent_posts_are_written_together_each_run_merged(ol_served: Served
     bodies = [as_json(job_run(run, f"group_{n}", state, offset=offset, database=database))
               for n, run in enumerate(runs) for state, offset in ((RunState.START, 0), (RunState.COMPLETE, 60))]
     bad = json.loads(json.dumps(bodies[0]))
-    bad["inputs"][0]["name"] = "not_db_dot_table"  # a Hive name that is not db.table
+    bad["inputs"][0]["name"] = ""  # a dataset without a name
     posts = [json.dumps(b).encode() for b in (*bodies, bad)]
 
     def post(body: bytes) -> int:
@@ -171,6 +171,44 @@ def test_concurrent_posts_are_written_together_each_run_merged(ol_served: Served
     for doc in found.values():
         assert (doc["started"], doc["ended"], json.loads(doc["properties"])["state"]) == (
             "2026-11-23T06:00:00Z", "2026-11-23T06:01:00Z", "COMPLETE")
+
+
+def nonconforming_count(served: Served) -> float:
+    for line in served.get("/metrics").text.splitlines():
+        if line.startswith("navd_openlineage_nonconforming_facets_total "):
+            return float(line.split()[1])
+    raise AssertionError("no navd_openlineage_nonconforming_facets_total in /metrics")
+
+
+def test_events_as_trino_and_custom_producers_shape_them_are_taken(ol_served: Served, index: SolrIndex,
+                                                                    navd: NavdRunner) -> None:
+    """As Marquez takes them: Trino's FAIL with an errorMessage lacking programmingLanguage, a
+    custom facet without _schemaURL, a hive:// name that is not db.table: 201; the facet that does
+    not conform is counted and warned of once per producer and facet, not mapped."""
+    database = f"db{uuid.uuid4().hex[:8]}"
+    producer = f"https://github.com/trinodb/trino/{uuid.uuid4().hex[:6]}"
+    before = nonconforming_count(ol_served)
+    runs = [str(uuid.uuid4()) for _ in range(2)]
+    for run_id in runs:
+        event = as_json(job_run(run_id, "trino_query", RunState.FAIL, database=database, error="line 1:8: no such column"))
+        event["producer"] = producer
+        del event["run"]["facets"]["errorMessage"]["programmingLanguage"]
+        event["run"]["facets"]["trino_metadata"] = {"_producer": producer, "queryId": "20261123_060000_00001_abcde"}
+        event["inputs"][0]["name"] = f"iceberg.{database}.orders"  # catalog.schema.table: not db.table
+        answer = requests.post(f"{ol_served.url}/api/v1/lineage", json=event, timeout=30)
+        assert answer.status_code == 201, answer.text
+    assert nonconforming_count(ol_served) == before + 2
+    visible(index)
+    execution = f"openlineage://{JOB_NAMESPACE}/trino_query/{runs[0]}"
+    shown = navd("entity", execution, "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["properties"]["state"] == "FAIL"
+    # the catalog name is a dataset of its own, in the flow into the run
+    assert index.count("relations", f'type:DATA_FLOW AND endpoint2QualifiedName:"{execution}" AND '
+                                    f'endpoint1QualifiedName:"{HIVE}/iceberg.{database}.orders"') == 1
+    warnings = [line for line in ol_served.log.read_text().splitlines()
+                if "does not conform to its schema" in line and producer in line]
+    assert len(warnings) == 1 and "errorMessage" in warnings[0] and "programmingLanguage" in warnings[0]
 
 
 def test_posting_an_event_twice_writes_it_once(ol_served: Served, index: SolrIndex) -> None:

@@ -206,7 +206,8 @@ def test_a_hive_views_definition_exports_as_one_run(navd: NavdRunner, index: Sol
 @pytest.mark.parametrize("ref", [
     EntityRef(SourceType.HDFS, "hdfs://nn:8020/data/x", ElementType.DIRECTORY),
     EntityRef(SourceType.HDFS, "file:///tmp/x y", ElementType.DIRECTORY),
-    EntityRef(SourceType.HDFS, "s3a://bucket/k/v", ElementType.DIRECTORY),
+    EntityRef(SourceType.S3, "s3a://bucket/k/v", ElementType.DIRECTORY),
+    EntityRef(SourceType.S3, "s3a://bucket/", ElementType.S3BUCKET),
     EntityRef(SourceType.HIVE, "db.t@primary", ElementType.TABLE),
     EntityRef(SourceType.HIVE, "db.t@east", ElementType.TABLE),
     EntityRef(SourceType.OPENLINEAGE, "postgres://db:5432/shop.public.orders", ElementType.TABLE),
@@ -216,6 +217,11 @@ def test_dataset_names_read_back_to_the_same_element(ref: EntityRef) -> None:
     clusters = {"hive://metastore-east:9083": "east"}
     namespace, name = openlineage_dataset_name(ref, clusters)
     assert openlineage_dataset_ref(namespace, name, clusters, "primary").identity == ref.identity
+
+
+def test_an_s3_object_is_named_as_openlineage_names_s3_datasets() -> None:
+    ref = EntityRef(SourceType.S3, "s3a://bucket/k/v w", ElementType.FILE)
+    assert openlineage_dataset_name(ref, {}) == ("s3://bucket", "k/v w")
 
 
 @pytest.fixture(scope="module")

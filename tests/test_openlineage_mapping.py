@@ -20,9 +20,9 @@ from navd.errors import ConfigError
 from navd.index.documents import element_document
 from navd.model import Element, ElementStub, Record, Relation
 from navd.names import SourceType, openlineage_dataset_ref
-from navd.openlineage.mapping import MappingSettings, map_event, merge_execution
+from navd.openlineage.mapping import MappingSettings, edge_transformations, map_event, merge_execution
 from navd.openlineage import schema
-from navd.openlineage.schema import SPEC_VERSION, InvalidEvent, validate
+from navd.openlineage.schema import SPEC_VERSION, InvalidEvent, check_event, validate
 
 from openlineage_events import HIVE, JOB_NAMESPACE, as_json, job_run
 
@@ -112,6 +112,38 @@ def test_an_invalid_event_names_its_first_bad_field(change: Callable[[dict[str, 
     assert str(refused.value).startswith(f"{path}: {message}"), str(refused.value)
 
 
+def test_the_intake_takes_an_event_whose_facets_do_not_conform_leaving_them_out_of_the_mapping() -> None:
+    """As Marquez: the core is checked strictly, a facet that does not conform is listed and not
+    mapped, a custom facet without `_schemaURL` is kept; the event as it came is left whole."""
+    event = as_json(job_run(RUN_ID, "load_revenue", RunState.FAIL, error="boom"))
+    # Trino's FAIL: the Java client drops the null programmingLanguage
+    del event["run"]["facets"]["errorMessage"]["programmingLanguage"]
+    event["run"]["facets"]["trino_metadata"] = {"queryId": "20261123_060000_00001_abcde"}  # no _producer, _schemaURL
+    del event["outputs"][0]["facets"]["schema"]["_schemaURL"]  # a mapped facet without it still conforms
+    event["inputs"][1]["facets"]["columnLineage"] = {"fields": {"x": {}}}  # no inputFields: nonconforming
+    event["inputs"][0]["inputFacets"] = {"stats": 7}  # not an object
+    before = copy.deepcopy(event)
+    with pytest.raises(InvalidEvent):
+        validate(event)  # strict: navd's own export is held to the whole spec
+    checked = check_event(event)
+    assert event == before
+    assert checked.kind == "RunEvent"
+    assert [(f.place, f.name, f.problem.split(":")[0]) for f in checked.nonconforming] == [
+        ("$.run.facets", "errorMessage", "$.run.facets.errorMessage"),
+        ("$.inputs[0].inputFacets", "stats", "$.inputs[0].inputFacets.stats"),
+        ("$.inputs[1].facets", "columnLineage", "$.inputs[1].facets.columnLineage.fields.x")]
+    assert "'programmingLanguage' is a required property" in checked.nonconforming[0].problem
+    mapped = map_event(checked.mappable, checked.kind, SETTINGS)
+    assert mapped.execution is not None and "error" not in mapped.execution.properties
+    assert checked.mappable["run"]["facets"].keys() == {"nominalTime", "trino_metadata"}
+    assert "sales.revenue.total@primary" in elements(mapped.records)  # the schema facet without _schemaURL mapped
+    # the core stays strict
+    broken = copy.deepcopy(before)
+    broken["run"]["runId"] = "nope"
+    with pytest.raises(InvalidEvent, match=re.escape("$.run.runId: 'nope' is not a 'uuid'")):
+        check_event(broken)
+
+
 def test_valid_facets_are_remembered_by_digest_and_a_changed_one_is_checked_again() -> None:
     """The memo that spares jsonschema a facet set seen valid keeps a 16-byte digest of it, not its
     text (a wide table's column lineage is megabytes; 4,096 of them would be gigabytes)."""
@@ -144,7 +176,7 @@ def test_the_three_kinds_of_event_are_told_apart() -> None:
 @pytest.mark.parametrize(("namespace", "name", "expected"), [
     ("hdfs://NN:8020", "/data/raw//orders/", ("HDFS", "DIRECTORY", "hdfs://nn:8020/data/raw/orders")),
     ("file", "/tmp/x/y.csv", ("HDFS", "DIRECTORY", "file:///tmp/x/y.csv")),
-    ("s3://bucket", "warehouse/t", ("HDFS", "DIRECTORY", "s3://bucket/warehouse/t")),
+    ("s3://bucket", "warehouse/t", ("S3", "DIRECTORY", "s3a://bucket/warehouse/t")),
     (HIVE, "Sales.Orders", ("HIVE", "TABLE", "sales.orders@primary")),
     # a metastore no [openlineage] namespaces entry names is another cluster's: its own namespace
     ("hive://other:9083", "sales.orders", ("OPENLINEAGE", "TABLE", "hive://other:9083/sales.orders")),
@@ -152,6 +184,9 @@ def test_the_three_kinds_of_event_are_told_apart() -> None:
     ("hive://fallback", "sales.orders", ("HIVE", "TABLE", "sales.orders@fallback")),
     ("hive://Primary/", "sales.orders", ("HIVE", "TABLE", "sales.orders@primary")),
     ("hive://east", "sales.orders", ("OPENLINEAGE", "TABLE", "hive://east/sales.orders")),
+    # a known metastore's name that is not db.table (a federated engine's catalog.db.table): its own
+    (HIVE, "hive_catalog.sales.orders", ("OPENLINEAGE", "TABLE", f"{HIVE}/hive_catalog.sales.orders")),
+    (HIVE, "orders", ("OPENLINEAGE", "TABLE", f"{HIVE}/orders")),
     ("postgres://db:5432", "shop.public.orders", ("OPENLINEAGE", "TABLE", "postgres://db:5432/shop.public.orders")),
     ("bigquery", "project.ds.t", ("OPENLINEAGE", "TABLE", "bigquery://project.ds.t")),
     ("kafka://broker:9092", "clicks", ("OPENLINEAGE", "TABLE", "kafka://broker:9092/clicks")),
@@ -353,3 +388,20 @@ def test_a_job_event_flows_through_its_job() -> None:
     assert mapped.execution is None
     assert relations(mapped.records) == {("DATA_FLOW", "sales.orders@primary", job, "", "", "", "unlinked"),
                                          ("DATA_FLOW", job, "hdfs://nn:8020/marts/revenue", "", "", "", "unlinked")}
+
+
+def test_an_input_field_without_transformations_has_no_dependency_type() -> None:
+    """dbt-ol sends an empty `transformations` list for a column it cannot classify (an aggregate,
+    a CASE): the edge is kept without a dependency type, never as SIMPLE, and the export says
+    DIRECT without a subtype (unknown)."""
+    event = as_json(job_run(RUN_ID, "load_revenue", RunState.COMPLETE))
+    fields = event["outputs"][0]["facets"]["columnLineage"]["fields"]
+    fields["total"]["inputFields"][0]["transformations"] = []
+    mapped = map_event(event, validate(event), SETTINGS)
+    total = [r for r in mapped.records if isinstance(r, Relation) and r.endpoint2.qualified_name == "sales.revenue.total@primary"
+             and r.type.value == "DATA_FLOW"]
+    assert [(r.endpoint1.qualified_name, r.dependency_type, r.expression, r.properties.get("subtype")) for r in total] == [
+        ("sales.orders.amount@primary", None, None, None)]
+    assert edge_transformations(total[0].type, None, None, None) == [{"type": "DIRECT"}]
+    # a stored edge that does carry SIMPLE is still an IDENTITY
+    assert edge_transformations(total[0].type, None, "SIMPLE", None) == [{"type": "DIRECT", "subtype": "IDENTITY"}]

@@ -27,7 +27,7 @@ import requests
 from bench.compare_openlineage import CAPTURE, LISTENER, listener_jar
 from navd.extractors.spark.extractor import SparkExtractor
 from navd.index.client import IndexWriter, SolrIndex
-from navd.index.lookup import solr_quote
+from navd.index.query_syntax import quote
 from navd.model import ElementType, EntityRef, SourceType, hive_qualified_name
 from navd.solr.server import EmbeddedSolr, free_port
 from test_server import Served, start, stop, wait_healthy, write_config
@@ -102,10 +102,10 @@ def table_edges(index: SolrIndex, outputs: list[EntityRef], source: SourceType) 
     """execution -> its table edges into `outputs`, for the executions of `source`."""
     edges: dict[str, set[TableEdge]] = {}
     for output in outputs:
-        for into in flows(index, f"endpoint2Id:{solr_quote(output.identity)} AND endpoint1SourceType:{source.value}"):
+        for into in flows(index, f"endpoint2Id:{quote(output.identity)} AND endpoint1SourceType:{source.value}"):
             execution = str(into["endpoint1QualifiedName"])
             inputs = [str(doc["endpoint1QualifiedName"]) for doc in
-                      flows(index, f"endpoint2Id:{solr_quote(str(into['endpoint1Id']))} AND endpoint1Type:TABLE")]
+                      flows(index, f"endpoint2Id:{quote(str(into['endpoint1Id']))} AND endpoint1Type:TABLE")]
             edges.setdefault(execution, set()).update((i, output.qualified_name) for i in inputs or [""])
     return edges
 
@@ -156,13 +156,13 @@ def test_listener_and_event_log_lineage_agree_and_are_not_doubled(
     # listener's runs stay (its application run names the application id)
     assert table_edges(index, outputs, SourceType.OPENLINEAGE) == {}
     for output in outputs:
-        writers = flows(index, f"endpoint2Id:{solr_quote(output.identity)}")
+        writers = flows(index, f"endpoint2Id:{quote(output.identity)}")
         assert len(writers) == 1 and str(writers[0]["endpoint1QualifiedName"]).startswith(f"spark://{app_id}/"), writers
-    app_run = solr_quote(application[0]["run"]["runId"].lower())
+    app_run = quote(application[0]["run"]["runId"].lower())
     assert index.count("relations", f"prop_sparkApplicationRun:{app_run}") == 0
-    named = index.count("elements", f"prop_sparkApplicationId:{solr_quote(app_id)}")
+    named = index.count("elements", f"prop_sparkApplicationId:{quote(app_id)}")
     assert named >= 1
-    assert index.count("elements", f"prop_sparkApplicationId:{solr_quote(app_id)} AND "
+    assert index.count("elements", f"prop_sparkApplicationId:{quote(app_id)} AND "
                                    f"prop_sparkApplicationRun:{app_run}") == named
     assert index.count("elements", f"sourceType:OPENLINEAGE AND type:OPERATION_EXECUTION AND "
                                    f"prop_sparkApplicationRun:{app_run}") > 1
@@ -176,4 +176,4 @@ def test_listener_and_event_log_lineage_agree_and_are_not_doubled(
     assert answer.status_code == 201, answer.text
     index.commit("relations")
     assert table_edges(index, outputs, SourceType.OPENLINEAGE) == {}
-    assert len(flows(index, f"endpoint2Id:{solr_quote(outputs[1].identity)}")) == 1
+    assert len(flows(index, f"endpoint2Id:{quote(outputs[1].identity)}")) == 1

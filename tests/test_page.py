@@ -21,7 +21,10 @@ import pytest
 import requests
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from navd.extractors.oozie.records import parse_workflow, workflow_records
+from navd.extractors.s3.records import bucket_records
 from navd.index.client import SolrIndex
+from navd.model import ElementType, EntityRef, Relation, RelationType, SourceType
 from navd.server.page import CONTENT_SECURITY_POLICY
 from navd.solr.server import EmbeddedSolr, free_port
 from page_graph import XSS_NAME, Pipeline, fan, pipeline, write
@@ -423,3 +426,26 @@ def test_a_tainted_node_is_marked_and_the_legend_says_so(page: Page, graph: Pipe
         assert "Red fill: tainted" in page.inner_text("#legend")
     finally:
         clear_taints(index, taint_id=record["id"])
+
+
+def test_a_bucket_and_an_oozie_workflow_read_as_what_they_are(page: Page, index: SolrIndex) -> None:
+    """An S3 bucket is drawn as a barrel labelled "S3 bucket", an Oozie workflow as "OOZIE workflow"."""
+    bucket = f"pg{os.getpid()}-lake"
+    table = EntityRef(SourceType.HIVE, f"pg{os.getpid()}_s3.t@primary", ElementType.TABLE)
+    workflow = parse_workflow({"id": f"0000001-{os.getpid():015d}-oozie-pg-W", "appName": f"pg{os.getpid()}-daily",
+                               "status": "SUCCEEDED", "user": "etl", "actions": [
+                                   {"id": f"0000001-{os.getpid():015d}-oozie-pg-W@aggregate", "name": "aggregate",
+                                    "type": "spark", "status": "OK", "externalChildIDs": "application_1_1"}]})
+    write(index, [*bucket_records(bucket), *workflow_records(workflow),
+                  Relation(RelationType.LOGICAL_PHYSICAL, table, EntityRef(SourceType.S3, f"s3a://{bucket}/",
+                                                                           ElementType.S3BUCKET), linked1=False)])
+    bucket_id = bucket_records(bucket)[0].identity  # type: ignore[union-attr]
+    open_lineage(page, bucket_id)
+    assert page.evaluate("(id) => window.navdPage.cy.getElementById(id).data('label')",
+                         bucket_id) == f"{bucket}\nS3 bucket"
+    assert page.evaluate("(id) => window.navdPage.cy.getElementById(id).hasClass('bucket')", bucket_id)
+    assert page.evaluate("(id) => window.navdPage.cy.getElementById(id).style('shape')", bucket_id) == "barrel"
+    run = next(r for r in workflow_records(workflow) if getattr(r, "type", None) is ElementType.OPERATION_EXECUTION)
+    open_lineage(page, run.identity, operations=1)  # type: ignore[union-attr]
+    labels = page.evaluate("window.navdPage.cy.nodes().map((n) => n.data('label'))")
+    assert f"pg{os.getpid()}-daily\nOOZIE workflow" in labels, labels

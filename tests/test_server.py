@@ -256,7 +256,8 @@ def test_unknown_entity_is_404(served: Served, cluster: str) -> None:
     ("/api/entities", {"rows": "ten"}, "rows"),
     ("/api/entities", {"query": "{!join fromIndex=nav_relations from=id to=id}*:*"}, "query"),
     ("/api/entities", {"query": '_query_:"{!lucene}x"'}, "query"),
-    ("/api/entities", {"query": "qualifiedName:(unbalanced"}, "query"),  # Solr's own parse error
+    ("/api/entities", {"query": "qualifiedName:(unbalanced"}, "query"),  # navd's parse
+    ("/api/entities", {"query": "nosuchfield:x"}, "query"),  # Solr's own refusal
     ("/api/entities", {"cursor": "not-a-cursor"}, "cursor"),
     ("/api/lineage", {}, "entity"),
     ("/api/lineage", {"entity": "x", "depth": 0}, "depth"),

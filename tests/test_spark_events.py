@@ -1,4 +1,4 @@
-"""Golden tests of the Spark event-log processor (extractors/spark/events.py, plans.py).
+"""Golden tests of the Spark event-log processor (extractors/spark/events.py, plan/).
 
 Each `tests/fixtures/spark_events/<case>.jsonl` is a real PySpark 4.3 event log (captured by
 `capture.py` next to it); `<case>.expected.json` is the table-level lineage that is TRUE for
@@ -27,14 +27,9 @@ from navd.extractors.spark.events import (
 )
 from navd.extractors.spark.records import dropped, process_lines, records, stubs_for
 from navd.index.documents import STUB_MARK
-from navd.extractors.spark.plans import (
-    PlanError,
-    TableId,
-    location_paths,
-    parse_identifier,
-    plan_io,
-    split_list,
-)
+from navd.extractors.spark.plan.model import PlanError, TableId
+from navd.extractors.spark.plan.tables import plan_io
+from navd.extractors.spark.plan.text import location_paths, parse_identifier, split_list
 from navd.model import Element, ElementStub, ElementType, Relation, RelationType, SourceType, hive_qualified_name
 
 from spark_fixtures import CASES, CLUSTER, DEFAULT_FS, FIXTURES, UPDATE, fixture_lines
@@ -390,7 +385,7 @@ def test_partition_thrift_server_and_yarn_am_events_are_known() -> None:
     assert dict(run.skipped) == {}
 
 
-# Column lineage (plans.column_flows and its records) is tested in tests/test_spark_plans.py.
+# Column lineage (plan.column_flows and its records) is tested in tests/test_spark_plans.py.
 
 
 def test_split_list_respects_nesting() -> None:
@@ -453,8 +448,9 @@ def test_persisted_views_are_outputs_and_temporary_views_stay_out() -> None:
     run, recs = run_case(fixture_lines("create_view"))
     views = _view_executions(run)
     assert {k: [e.query_text.split(" as ")[0] for e in v] for k, v in views.items()} == {
-        "vw.v_plain@primary": ["create view vw.v_plain", "create or replace view vw.v_plain"],
-        "vw.v_cols@primary": ["create view vw.v_cols (Key, label)", "alter view vw.v_cols"],
+        # defined again later (CREATE OR REPLACE, ALTER VIEW ... AS): the later definition writes it
+        "vw.v_plain@primary": ["create or replace view vw.v_plain"],
+        "vw.v_cols@primary": ["alter view vw.v_cols"],
         # `create view if not exists vw.v_agg` (it exists: no catalog event) changed nothing
         "vw.v_agg@primary": ["create view vw.v_agg"],
         # over vw.v_plain: Spark's analysed plan inlines it, so the inputs are its tables
@@ -474,6 +470,85 @@ def test_persisted_views_are_outputs_and_temporary_views_stay_out() -> None:
     names = {r.qualified_name for r in recs if isinstance(r, Element)} | {
         ref.qualified_name for r in recs if isinstance(r, Relation) for ref in (r.endpoint1, r.endpoint2)}
     assert not [n for n in names if n.startswith(("tv", "gv", "global_temp", "vw.tv", "vw.gv"))]
+
+
+# view_forms: (SQL execution, the view it defines, the tables it reads, its FIELD children as the
+# view names them), written from each statement (capture.VIEW_FORMS); a definition replaced by a
+# later statement (REPLACED) writes no view and no column
+_O, _C, _R = "vf.orders@primary", "vf.customers@primary", "vf.regions@primary"
+REPLACED = {22: ("if_missing", 28), 24: ("replaced", 26)}
+VIEW_FORMS: list[tuple[int, str, list[str], list[str]]] = [
+    (14, "top_regions", [_C, _O], ["region_name", "revenue"]),
+    (16, "order_facts", [_C, _O, _R], [f"a{n}" for n in range(1, 8)]),
+    (18, "best_customers", [_C, _O], ["name", "rnk", "total"]),
+    (20, "commented", [_O], ["amt", "id"]),
+    (22, "if_missing", [_C], ["customer_id", "name"]),
+    (24, "replaced", [_O], ["amount", "order_id"]),
+    (26, "replaced", [_C], ["customer_id", "region"]),
+    (28, "if_missing", [_C], ["area", "customer_id"]),
+    (30, "bound", [_O], ["order_id", "status"]),
+    (32, "evolving", [_C], ["customer_id", "name", "region"]),
+    (34, "compensated", [_O], ["order_id", "ts"]),
+    (36, "type_evolving", [_R], ["manager", "region"]),
+    (38, "with_cte", [_C, _O], ["amount", "name"]),
+    (40, "with_in", [_C, _O], ["customer_id", "name", "region"]),
+    (42, "with_exists", [_C, _O, _R], ["name"]),
+    (44, "above_average", [_O], ["amount", "order_id"]),
+    (46, "all_names", [_C, _R], ["who"]),
+    (48, "both_sides", [_C, _R], ["region"]),
+    (50, "one_side", [_C, _R], ["region"]),
+    (52, "statuses", [_O], ["status"]),
+    (54, "natural_join", [_C, _R], ["customer_id", "manager", "name", "region"]),
+    (56, "using_join", [_C, _O], ["amount", "customer_id", "name", "order_id", "region", "status", "ts"]),
+    (58, "full_join", [_C, _R], ["manager", "name"]),
+    (60, "cross_join", [_C, _R], ["name", "other"]),
+    (62, "left_join", [_C, _O], ["amount", "name"]),
+    (64, "aliased_columns", [_C], ["aa", "bb"]),
+    (66, "literals", [], []),   # VALUES: no table, and no column with a source
+    (68, "over_view", [_C, _O], ["doubled", "region_name"]),   # over top_regions: its tables
+    (72, "mixed_case", [_C], ["name", "the id"]),
+    (76, "cut_plan", [_C], []),   # the plan text truncated after the view's table
+    (80, "cut_text", [], []),     # ... inside the statement: neither tables nor columns
+]
+
+
+@pytest.mark.parametrize(("execution_id", "view", "inputs", "fields"), VIEW_FORMS, ids=[f[1] + f"-{f[0]}" for f in VIEW_FORMS])
+def test_every_view_form_records_its_view(execution_id: int, view: str, inputs: list[str], fields: list[str]) -> None:
+    """Each CREATE [OR REPLACE] VIEW / ALTER VIEW ... AS form writes the VIEW element, reads its
+    tables and names its columns (FIELD children of the VIEW) as the view names them; a view
+    defined again later has the later definition's lineage only: the earlier statement still
+    read its tables, but writes neither the view nor its columns, and says which statement
+    replaced it."""
+    run, recs = run_case(fixture_lines("view_forms"))
+    (execution,) = [e for e in run.executions if e.execution_id == execution_id]
+    assert [d.ref.qualified_name for d in execution.inputs] == inputs
+    element = next(r for r in recs if isinstance(r, Element) and r.qualified_name.endswith(f"/sql/{execution_id}"))
+    if execution_id in REPLACED:
+        by = REPLACED[execution_id][1]
+        assert (execution.outputs, execution.columns) == ((), ())
+        assert execution.replaced_views == ((f"vf.{view}@primary", by),)
+        assert element.properties["viewsReplaced"] == f"vf.{view}@primary (by sql {by})"
+        return
+    assert "viewsReplaced" not in element.properties
+    assert [(d.ref.qualified_name, d.ref.type) for d in execution.outputs] == [(f"vf.{view}@primary", ElementType.VIEW)]
+    assert sorted({e.target.qualified_name for e in execution.columns}) == [f"vf.{view}.{f}@primary" for f in fields]
+    children = {r.endpoint2.qualified_name for r in stubs_for(recs, "test##1") if isinstance(r, Relation)
+                and r.type is RelationType.PARENT_CHILD and r.endpoint1.qualified_name == f"vf.{view}@primary"}
+    assert sorted(children) == [f"vf.{view}.{f}@primary" for f in fields]
+
+
+def test_a_view_whose_plan_text_spark_truncated_says_so() -> None:
+    """spark.sql.maxPlanStringLength cut the plan after the view's table, then inside the
+    statement: the view is still written (its tables as far as the text goes), and its
+    execution says which view lacks its lineage and why, instead of wrong columns."""
+    run, recs = run_case(fixture_lines("view_forms"))
+    by_id = {e.execution_id: e for e in run.executions}
+    for execution_id, view, more in ((76, "cut_plan", 144), (80, "cut_text", 423)):
+        assert by_id[execution_id].column_incomplete == ((
+            f"plan text truncated by Spark ({more} more characters; raise spark.sql.maxPlanStringLength): "
+            "the view's query is not all in the log", (f"vf.{view}@primary",)),)
+        element = next(r for r in recs if isinstance(r, Element) and r.qualified_name.endswith(f"/sql/{execution_id}"))
+        assert element.properties["columnLineageIncomplete"].endswith(f": vf.{view}@primary")
 
 
 def test_a_view_is_written_as_a_stub_that_the_hms_document_replaces() -> None:

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -24,9 +25,11 @@ from navd.extractors.common.repeated import FIRST_LOGGED
 from navd.extractors.common.tailing import LocalFileSystem
 from navd.extractors.spark.extractor import SparkExtractor
 from navd.extractors.spark.logfiles import EventLogCursorStore, EventLogTailer
+from navd.extractors.spark.records import LOG_OWNER
+from navd.extractors.spark.replaced_views import ViewDefinition, Withdrawn, withdraw_replaced
 from navd.index.client import IndexWriter, SolrIndex
-from navd.model import Record
-from navd.names import spark_run_ref
+from navd.model import Element, ElementType, EntityRef, Record, Relation, RelationType, SourceType
+from navd.names import field_ref, spark_run_ref
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.spark_thrift import SparkThriftServer
 from conftest import solr_section
@@ -271,6 +274,90 @@ def test_a_view_created_through_spark_sql_and_the_plan_of_its_query(navd, index:
     assert "CreateDataSourceTableAsSelectCommand" in ctas["executionPlan"]
     shown = navd("entity", ctas["qualifiedName"], env=env)
     assert shown.returncode == 0 and "executionPlan" in shown.stdout and "WriteFiles" in shown.stdout
+
+
+def test_a_view_replaced_by_a_later_application_loses_its_earlier_lineage(  # type: ignore[no-untyped-def]
+        navd, index: SolrIndex, solr_server: EmbeddedSolr, tmp_path: Path) -> None:
+    """CREATE VIEW in one PySpark application, CREATE OR REPLACE VIEW over another table in a
+    later one, each extracted in its own pass: after the second pass the view's lineage, table
+    and columns, is the second definition's only. The first statement's execution stays, with
+    what it read."""
+    root = tmp_path / "job"
+    run_pyspark("""
+        spark.sql("create database rv")
+        spark.sql("create table rv.a (x int, y string) using parquet")
+        spark.sql("create table rv.b (k int, z string) using parquet")
+        spark.sql("insert into rv.a values (1, 'a')")
+        spark.sql("insert into rv.b values (2, 'b')")
+        spark.sql("create view rv.v as select x as id, upper(y) as label from rv.a where x > 0")
+    """, root, "view_first")
+    env = {**os.environ, "NAVD_CONFIG": str(config_file(tmp_path, solr_server, root / "events"))}
+    first = navd("extract", "spark", "--once", env=env)
+    assert first.returncode == 0, first.stderr
+    upstream = ("rv.v@primary", "--direction", "upstream", "--columns")
+    assert lineage_edges(navd, env, *upstream) == {
+        ("rv.a@primary", "rv.v@primary", "DATA_FLOW", None),
+        ("rv.a.x@primary", "rv.v.id@primary", "DATA_FLOW", "SIMPLE"),
+        ("rv.a.y@primary", "rv.v.label@primary", "DATA_FLOW", "EXPRESSION"),
+        ("rv.a.x@primary", "rv.v.id@primary", "CONTROL_FLOW", None),
+        ("rv.a.x@primary", "rv.v.label@primary", "CONTROL_FLOW", None)}
+    run_pyspark("""
+        spark.sql("create or replace view rv.v as select k as id, z as label from rv.b")
+    """, root, "view_second")
+    second = navd("extract", "spark", "--once", env=env)
+    assert second.returncode == 0, second.stderr
+    assert lineage_edges(navd, env, *upstream) == {
+        ("rv.b@primary", "rv.v@primary", "DATA_FLOW", None),
+        ("rv.b.k@primary", "rv.v.id@primary", "DATA_FLOW", "SIMPLE"),
+        ("rv.b.z@primary", "rv.v.label@primary", "DATA_FLOW", "SIMPLE")}
+    # the first definition's execution still read rv.a
+    read = json.loads(navd("search", 'type:DATA_FLOW AND endpoint1QualifiedName:"rv.a@primary"', "--core", "relations",
+                           "--json", env=env).stdout)["docs"]
+    assert [doc["endpoint2Type"] for doc in read] == ["OPERATION_EXECUTION"]
+
+
+def _view_definition_records(view: EntityRef, table: EntityRef, execution: str, started: datetime,
+                             owner: str) -> list[Record]:
+    """What a Spark execution defining `view` from `table` writes: its element (with the owner of
+    its log), its DATA_FLOW into the view and a column edge into the view's column `id`."""
+    ref = EntityRef(SourceType.SPARK, execution, ElementType.OPERATION_EXECUTION)
+    return [Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION, execution, name=execution, started=started,
+                    properties={LOG_OWNER: owner}),
+            Relation(RelationType.DATA_FLOW, table, ref, linked1=False),
+            Relation(RelationType.DATA_FLOW, ref, view, linked2=False),
+            Relation(RelationType.DATA_FLOW, field_ref(table, "x"), field_ref(view, "id"), linked1=False, linked2=False,
+                     discriminator=execution)]
+
+
+@pytest.mark.parametrize(("later_owner", "withdrawn"), [("alice", True), ("mallory", False)])
+def test_an_earlier_view_definition_goes_only_for_a_log_of_the_same_owner(index: SolrIndex, later_owner: str,
+                                                                          withdrawn: bool) -> None:
+    """The index side of a view defined again (replaced_views): the earlier definition (a
+    previous pass) loses its relations into the view and its column when the later one comes
+    from a log of the same owner; a log of another owner replaces nothing, and the view is named.
+    The earlier execution keeps what it read either way."""
+    view = EntityRef(SourceType.HIVE, f"ro_{later_owner}.v@primary", ElementType.VIEW)
+    table_a = EntityRef(SourceType.HIVE, f"ro_{later_owner}.a@primary", ElementType.TABLE)
+    table_b = EntityRef(SourceType.HIVE, f"ro_{later_owner}.b@primary", ElementType.TABLE)
+    earlier, later = f"spark://app-{later_owner}-1/1/sql/3", f"spark://app-{later_owner}-2/1/sql/1"
+    t0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
+    writer = IndexWriter(index)
+    writer.write_all(_view_definition_records(view, table_a, earlier, t0, "alice")
+                     + _view_definition_records(view, table_b, later, t0 + timedelta(hours=1), later_owner))
+    assert writer.close()
+    done = withdraw_replaced(index, [ViewDefinition(view, EntityRef(SourceType.SPARK, later,
+                                                                    ElementType.OPERATION_EXECUTION),
+                                                    t0 + timedelta(hours=1), later_owner)])
+    index.commit("relations")
+    into_view = {(doc["endpoint1QualifiedName"], doc["endpoint2QualifiedName"]) for doc in index.scan(
+        "relations", f'endpoint2QualifiedName:"{view.qualified_name}" OR '
+                     f'endpoint2QualifiedName:"{field_ref(view, "id").qualified_name}"')}
+    kept = {(later, view.qualified_name), (field_ref(table_b, "x").qualified_name, field_ref(view, "id").qualified_name)}
+    old = {(earlier, view.qualified_name), (field_ref(table_a, "x").qualified_name, field_ref(view, "id").qualified_name)}
+    assert into_view == (kept if withdrawn else kept | old)
+    assert done == (Withdrawn(((view.qualified_name, earlier),)) if withdrawn else Withdrawn((), (view.qualified_name,)))
+    # the earlier execution still read its table
+    assert index.count("relations", f'endpoint1QualifiedName:"{table_a.qualified_name}"') == 1
 
 
 FIXTURES = Path(__file__).parent / "fixtures" / "spark_events"

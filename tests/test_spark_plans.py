@@ -1,4 +1,4 @@
-"""Column lineage from Spark plans: extractors/spark/plans.py `column_flows` and the FIELD-level
+"""Column lineage from Spark plans: extractors/spark/plan/ `column_flows` and the FIELD-level
 DATA_FLOW / CONTROL_FLOW records extractors/spark/events.py makes of it.
 
 Two layers, both on real PySpark 4.3 event logs (tests/fixtures/spark_events/*.jsonl, captured by
@@ -14,7 +14,7 @@ capture.py there):
   sources with their subtypes),
   reviewed by hand. Regenerate with NAVD_UPDATE_GOLDEN=1 and read the diff.
 
-Decisions these tests pin down (see plans.py, "column lineage"):
+Decisions these tests pin down (see plan/columns.py):
 - grouping keys are CONTROL_FLOW (GROUP_BY) sources of every output column, the one that copies
   them included, which also has them as a SIMPLE DATA_FLOW source: a column used both ways keeps
   both edges (join keys, filter, sort and window columns alike);
@@ -41,19 +41,17 @@ import pytest
 
 from navd.extractors.spark.events import ApplicationProcessor
 from navd.extractors.spark.records import process_lines, records, stubs_for
-from navd.extractors.spark.plans import (
+from navd.extractors.spark.plan.columns import column_flows
+from navd.extractors.spark.plan.model import (
     MAX_EXPRESSION_CHARS,
     MAX_PLAN_CHARS,
     CONTROL_SUBTYPES,
     ColumnFlow,
     ColumnSource,
     PlanTooLarge,
-    _branch_ids,
-    _unwrap_char_varchar,
-    column_flows,
-    plan_io,
-    split_list,
 )
+from navd.extractors.spark.plan.tables import plan_io
+from navd.extractors.spark.plan.text import branch_ids, split_list, unwrap_char_varchar
 from navd.lineage import LineageOptions, lineage
 from navd.lineage_memory import MemoryLineageStore
 from navd.model import DependencyType, Element, ElementStub, ElementType, Relation, RelationType, SourceType
@@ -90,8 +88,21 @@ def flow_text(flow: ColumnFlow) -> Flow:
              for s, used in flow.control_subtypes])
 
 
+# view_forms: the controls every column of a view shares
+# top_regions: the join's keys, the inner GROUP BY (region, customer), the outer GROUP BY
+# (region), ORDER BY total (a sum of amounts)
+_TOP_REGIONS_CONTROLS = ["vf.customers.customer_id JOIN", "vf.customers.region GROUP_BY", "vf.orders.amount SORT",
+                         "vf.orders.customer_id JOIN,GROUP_BY"]
+# order_facts: the inner join (region) and its WHERE (manager), the outer join (customer) and its
+# WHERE on both sides (amount, region)
+_ORDER_FACTS_CONTROLS = ["vf.regions.manager FILTER", "vf.regions.region JOIN", "vf.customers.customer_id JOIN",
+                         "vf.customers.region FILTER,JOIN", "vf.orders.amount FILTER", "vf.orders.customer_id JOIN"]
+# best_customers: the join, GROUP BY name, ORDER BY total (HAVING count(*) reads no column)
+_BEST_CUSTOMERS_CONTROLS = ["vf.customers.customer_id JOIN", "vf.customers.name GROUP_BY", "vf.orders.amount SORT",
+                            "vf.orders.customer_id JOIN"]
+
 # (case, execution id, [(written column, sources, expression or None, control columns)]); each
-# column with how it is used (plans.DATA_SUBTYPES, plans.CONTROL_SUBTYPES)
+# column with how it is used (plan.DATA_SUBTYPES, plan.CONTROL_SUBTYPES)
 PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
     # the acceptance case: CTAS nested insert, u = upper(s.c); the filter `c is not null` is on
     # c itself: c is both a data source of u and a FILTER control
@@ -287,6 +298,110 @@ PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
     ("create_view", "view: logical Expand + Aggregate (ROLLUP)", 40, [
         ("name", ["vw.src.name IDENTITY"], None, ["vw.src.name GROUP_BY"]),
         ("total", ["vw.src.amount AGGREGATION"], "sum(amount)", ["vw.src.name GROUP_BY"])]),
+    # view_forms: every form of CREATE [OR REPLACE] VIEW / ALTER VIEW ... AS, bodies over
+    # several lines (the statement's text runs over several lines of the plan's Arguments).
+    # Written from each statement's SQL; sources and controls are listed in the order of their
+    # scans (the Hive SerDe table vf.regions first). A view's plan is the analysed one: a join
+    # key is JOIN (a CTAS's optimised plan adds Spark's inferred isnotnull FILTER), and an IN /
+    # EXISTS subquery is a FILTER of the rows (a CTAS plans it as a semi / anti join: JOIN).
+    ("view_forms", "column list; nested aggregating subqueries with ORDER BY ... LIMIT", 14, [
+        ("region_name", ["vf.customers.region IDENTITY"], None, _TOP_REGIONS_CONTROLS),
+        ("revenue", ["vf.orders.amount AGGREGATION"], "sum(sum(amount))", _TOP_REGIONS_CONTROLS)]),
+    ("view_forms", "join with a joining, filtering subquery; a1..a7; WHERE on both sides", 16, [
+        (f"a{n}", [source], None, _ORDER_FACTS_CONTROLS) for n, source in enumerate((
+            "vf.orders.order_id IDENTITY", "vf.orders.amount IDENTITY", "vf.orders.status IDENTITY",
+            "vf.customers.name IDENTITY", "vf.customers.region IDENTITY", "vf.regions.manager IDENTITY",
+            "vf.orders.ts IDENTITY"), start=1)]),
+    ("view_forms", "SELECT * FROM (window, join, GROUP BY ... HAVING, ORDER BY ... LIMIT) alias", 18, [
+        ("name", ["vf.customers.name IDENTITY"], None, _BEST_CUSTOMERS_CONTROLS),
+        ("total", ["vf.orders.amount AGGREGATION"], "sum(amount)", _BEST_CUSTOMERS_CONTROLS),
+        # rank() has no value of a column: ordered by sum(amount) (WINDOW), and sorted by total
+        ("rnk", [], "rank(sum(amount)) OVER (ORDER BY sum(amount) DESC NULLS LAST)",
+         ["vf.customers.customer_id JOIN", "vf.customers.name GROUP_BY", "vf.orders.amount SORT,WINDOW",
+          "vf.orders.customer_id JOIN"])]),
+    ("view_forms", "COMMENT on the view and its columns, TBLPROPERTIES", 20, [
+        ("id", ["vf.orders.order_id IDENTITY"], None, ["vf.orders.status FILTER"]),
+        ("amt", ["vf.orders.amount IDENTITY"], None, ["vf.orders.status FILTER"])]),
+    ("view_forms", "CREATE VIEW IF NOT EXISTS (a new view)", 22, [
+        ("customer_id", ["vf.customers.customer_id IDENTITY"], None, []),
+        ("name", ["vf.customers.name TRANSFORMATION"], "upper(name)", [])]),
+    ("view_forms", "a view defined ...", 24, [
+        ("order_id", ["vf.orders.order_id IDENTITY"], None, ["vf.orders.status FILTER"]),
+        ("amount", ["vf.orders.amount IDENTITY"], None, ["vf.orders.status FILTER"])]),
+    ("view_forms", "... and replaced (CREATE OR REPLACE VIEW) by another body", 26, [
+        ("customer_id", ["vf.customers.customer_id IDENTITY"], None, ["vf.customers.region FILTER"]),
+        ("region", ["vf.customers.region IDENTITY"], None, ["vf.customers.region FILTER"])]),
+    ("view_forms", "ALTER VIEW ... AS over several lines, a CASE WHEN", 28, [
+        ("customer_id", ["vf.customers.customer_id IDENTITY"], None, []),
+        ("area", ["vf.customers.region TRANSFORMATION"], "CASE WHEN (region = eu) THEN europe ELSE region END",
+         ["vf.customers.region CONDITIONAL"])]),
+    ("view_forms", "WITH SCHEMA BINDING", 30, [
+        ("order_id", ["vf.orders.order_id IDENTITY"], None, []),
+        ("status", ["vf.orders.status IDENTITY"], None, [])]),
+    ("view_forms", "WITH SCHEMA EVOLUTION, SELECT *", 32, [
+        ("customer_id", ["vf.customers.customer_id IDENTITY"], None, []),
+        ("name", ["vf.customers.name IDENTITY"], None, []),
+        ("region", ["vf.customers.region IDENTITY"], None, [])]),
+    ("view_forms", "CREATE OR REPLACE ... WITH SCHEMA COMPENSATION", 34, [
+        ("order_id", ["vf.orders.order_id IDENTITY"], None, []),
+        ("ts", ["vf.orders.ts IDENTITY"], None, [])]),
+    ("view_forms", "WITH SCHEMA TYPE EVOLUTION over a Hive SerDe table", 36, [
+        ("region", ["vf.regions.region IDENTITY"], None, []),
+        ("manager", ["vf.regions.manager IDENTITY"], None, [])]),
+    ("view_forms", "a CTE body: WithCTE, CTERelationDef, CTERelationRef", 38, [
+        ("name", ["vf.customers.name IDENTITY"], None,
+         ["vf.customers.customer_id JOIN", "vf.orders.amount FILTER", "vf.orders.customer_id JOIN"]),
+        ("amount", ["vf.orders.amount IDENTITY"], None,
+         ["vf.customers.customer_id JOIN", "vf.orders.amount FILTER", "vf.orders.customer_id JOIN"])]),
+    ("view_forms", "IN (subquery): the subquery's column filters the rows", 40, [
+        (column, [f"vf.customers.{column} IDENTITY"], None,
+         ["vf.customers.customer_id FILTER", "vf.orders.customer_id FILTER"])
+        for column in ("customer_id", "name", "region")]),
+    ("view_forms", "EXISTS and NOT EXISTS with correlated conditions", 42, [
+        ("name", ["vf.customers.name IDENTITY"], None,
+         ["vf.regions.manager FILTER", "vf.regions.region FILTER", "vf.customers.customer_id FILTER",
+          "vf.customers.region FILTER", "vf.orders.customer_id FILTER"])]),
+    ("view_forms", "a scalar subquery in the WHERE (avg(amount) of the same table)", 44, [
+        ("order_id", ["vf.orders.order_id IDENTITY"], None, ["vf.orders.amount FILTER"]),
+        ("amount", ["vf.orders.amount IDENTITY"], None, ["vf.orders.amount FILTER"])]),
+    ("view_forms", "UNION (distinct) under a column list: every branch, grouped", 46, [
+        ("who", ["vf.regions.manager IDENTITY", "vf.customers.name IDENTITY"], None,
+         ["vf.regions.manager GROUP_BY", "vf.customers.name GROUP_BY"])]),
+    ("view_forms", "INTERSECT: both sides compared (JOIN), distinct rows", 48, [
+        ("region", ["vf.customers.region IDENTITY"], None, ["vf.regions.region JOIN", "vf.customers.region JOIN,GROUP_BY"])]),
+    ("view_forms", "EXCEPT: both sides compared (JOIN), distinct rows", 50, [
+        ("region", ["vf.customers.region IDENTITY"], None, ["vf.regions.region JOIN", "vf.customers.region JOIN,GROUP_BY"])]),
+    ("view_forms", "SELECT DISTINCT", 52, [
+        ("status", ["vf.orders.status IDENTITY"], None, ["vf.orders.status GROUP_BY"])]),
+    ("view_forms", "NATURAL JOIN: the common column first", 54, [
+        (column, [f"vf.{table}.{column} IDENTITY"], None, ["vf.regions.region JOIN", "vf.customers.region JOIN"])
+        for table, column in (("customers", "region"), ("customers", "customer_id"), ("customers", "name"),
+                              ("regions", "manager"))]),
+    ("view_forms", "JOIN ... USING", 56, [
+        (column, [f"vf.{table}.{column} IDENTITY"], None, ["vf.customers.customer_id JOIN", "vf.orders.customer_id JOIN"])
+        for table, column in (("customers", "customer_id"), ("customers", "name"), ("customers", "region"),
+                              ("orders", "order_id"), ("orders", "amount"), ("orders", "status"), ("orders", "ts"))]),
+    ("view_forms", "FULL OUTER JOIN", 58, [
+        ("name", ["vf.customers.name IDENTITY"], None, ["vf.regions.region JOIN", "vf.customers.region JOIN"]),
+        ("manager", ["vf.regions.manager IDENTITY"], None, ["vf.regions.region JOIN", "vf.customers.region JOIN"])]),
+    ("view_forms", "CROSS JOIN: nothing controls the rows", 60, [
+        ("name", ["vf.customers.name IDENTITY"], None, []),
+        ("other", ["vf.regions.region IDENTITY"], None, [])]),
+    ("view_forms", "LEFT JOIN with a condition on the right side in ON", 62, [
+        ("name", ["vf.customers.name IDENTITY"], None,
+         ["vf.customers.customer_id JOIN", "vf.orders.customer_id JOIN", "vf.orders.status JOIN"]),
+        ("amount", ["vf.orders.amount IDENTITY"], None,
+         ["vf.customers.customer_id JOIN", "vf.orders.customer_id JOIN", "vf.orders.status JOIN"])]),
+    ("view_forms", "a subquery with column aliases j(aa, bb)", 64, [
+        ("aa", ["vf.customers.customer_id IDENTITY"], None, []),
+        ("bb", ["vf.customers.name IDENTITY"], None, [])]),
+    ("view_forms", "VALUES: columns without a source", 66, [("n", [], None, []), ("word", [], None, [])]),
+    ("view_forms", "a view over the first view (its column names, inlined)", 68, [
+        ("region_name", ["vf.customers.region IDENTITY"], None, _TOP_REGIONS_CONTROLS),
+        ("doubled", ["vf.orders.amount AGGREGATION"], "(sum(sum(amount)) * cast(2 as double))", _TOP_REGIONS_CONTROLS)]),
+    ("view_forms", "after USE: an unqualified, mixed-case name; a column with a space", 72, [
+        ("the id", ["vf.customers.customer_id IDENTITY"], None, []),
+        ("name", ["vf.customers.name IDENTITY"], None, [])]),
     # order_by_limit: nodes whose output is defined in their arguments, and limits/samples
     ("order_by_limit", "ORDER BY ... LIMIT: TakeOrderedAndProject over a Project; its order controls", 10, [
         ("id", ["ol.src.id IDENTITY"], None, ["ol.src.amt SORT"]),
@@ -584,7 +699,7 @@ def test_multi_insert_records_give_each_table_its_own_columns() -> None:
 def test_branch_conditions_are_told_from_branch_values(expression: str, deciding: set[int], valued: set[int]) -> None:
     """The pure split behind CONDITIONAL controls, on CASE WHEN / If texts as Spark prints them
     (the captured column_usage case covers them in real plans)."""
-    assert _branch_ids(expression) == (deciding, valued)
+    assert branch_ids(expression) == (deciding, valued)
 
 
 def test_alias_in_the_arguments_of_any_node_defines_its_column() -> None:
@@ -938,7 +1053,7 @@ def test_references_by_the_plan_s_own_names() -> None:
 def test_char_varchar_wrappers(expression: str, unwrapped: str) -> None:
     """Hand-written snippets of plan text (a parsing helper's unit test); char_varchar is the
     captured case."""
-    assert _unwrap_char_varchar(expression) == unwrapped
+    assert unwrap_char_varchar(expression) == unwrapped
 
 
 @pytest.mark.parametrize(("text", "items"), [

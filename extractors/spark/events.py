@@ -16,14 +16,18 @@ typed, what was understood) and extractors.spark.records turns it into navd.mode
   output of its execution: the HIVE VIEW `db.v@cluster`, named as the HMS extractor names it
   (the endpoint is unlinked and gets a stub, as a CTAS target; the HMS extractor's document
   replaces it), read tables as inputs, column lineage from the view's analysed plan (see
-  plans.column_flows). Temporary views are not recorded (their plan's name is a single part);
+  plan.column_flows). Temporary views are not recorded (their plan's name is a single part). A
+  view defined again later in the application has the later definition's lineage only: the
+  earlier statement keeps what it read but no longer writes the view (`replace_views`, its
+  element's `viewsReplaced` property); definitions in earlier passes are withdrawn from the
+  index by the extractor (replaced_views.py);
 - `executionPlan`: the formatted physical plan that ran (the last plan event of the execution:
   with AQE the final plan; a CTAS's nested executions after the root's, each under
   `== SQL execution N ==`), at most MAX_STORED_PLAN_CHARS, cut with a last line saying so;
 - `queryText` from the execution's description when it is SQL text (the Thrift Server sets the
   statement as the job description; otherwise Spark puts a call site such as
   `sql at NativeMethodAccessorImpl.java:0` there, which is not stored);
-- column lineage of each execution that writes a table or path (plans.column_flows over the
+- column lineage of each execution that writes a table or path (plan.column_flows over the
   physicalPlanDescription; with AQE, the last re-plan): DATA_FLOW source FIELD -> target FIELD
   with dependencyType SIMPLE (copied or renamed) or EXPRESSION (with the expression in
   source-column names, at most 1,000 characters), and CONTROL_FLOW from the columns that
@@ -38,14 +42,14 @@ typed, what was understood) and extractors.spark.records turns it into navd.mode
   formats) and read (a scan of paths) have their columns as HDFS FIELDs
   `<path>#<column>` (navd.names.path_field_qualified_name; stubs, children of the path's
   element, as no extractor owns columns of files), so a job reading a path another job wrote
-  continues the writer's column lineage. Plans over plans.MAX_PLAN_CHARS say so in the
+  continues the writer's column lineage. Plans over plan.MAX_PLAN_CHARS say so in the
   execution's `columnLineageSkipped` property ("plan too large for column lineage"). Written
   columns whose sources the plan text does not hold (argument lists Spark cut at
-  spark.sql.debug.maxToStringFields, see plans.ColumnFlow.incomplete) are listed, with why, in
+  spark.sql.debug.maxToStringFields, see plan.ColumnFlow.incomplete) are listed, with why, in
   the `columnLineageIncomplete` property; each such execution logs one warning naming the
   setting, counted in `ApplicationRun.skipped` as `column_lineage_incomplete` (the pass
   report's warnings);
-- the known gaps (plans.GAPS: Delta MERGE / UPDATE / DELETE, V2 row-level and V2 writes,
+- the known gaps (plan.GAPS: Delta MERGE / UPDATE / DELETE, V2 row-level and V2 writes,
   streaming micro-batches, pandas map/cogroup UDF outputs) keep their table lineage and say why
   their columns have no (or approximate) column edges in `columnLineageSkipped` (GAP_REASONS). A
   micro-batch of a streaming query (described `id = ...\nrunId = ...\nbatch = N`) writes the
@@ -88,10 +92,12 @@ from navd.names import (
     function_qualified_name,
     hive_qualified_name,
     path_qualified_name,
+    path_source_type,
+    table_of_field,
 )
 
-from .plans import (
-    SESSION_CATALOG,
+from .plan.columns import column_flows
+from .plan.model import (
     CONTROL_SUBTYPES,
     GAP_DELTA,
     GAP_DELTA_TARGET,
@@ -110,9 +116,9 @@ from .plans import (
     Read,
     TableId,
     Write,
-    column_flows,
-    plan_io,
 )
+from .plan.tables import plan_io
+from .plan.text import SESSION_CATALOG
 
 
 _SQL_PREFIX = "org.apache.spark.sql.execution.ui."
@@ -168,7 +174,7 @@ CATALOG_ACTIONS: Mapping[str, str] = {
     "AlterPartitionsEvent": "ALTER_PARTITIONS", "RenamePartitionsEvent": "RENAME_PARTITIONS",
 }
 
-#: Why an execution's written columns have no column lineage, per known gap of plans.py (GAPS):
+#: Why an execution's written columns have no column lineage, per known gap of the plan reader (plan.GAPS):
 #: the execution's `columnLineageSkipped` (docs/spark-conformance.md quotes each one).
 GAP_REASONS: Mapping[str, str] = {
     GAP_DELTA: "MERGE INTO / UPDATE / DELETE on Delta: column lineage not read",
@@ -221,8 +227,8 @@ class CatalogEvent:
 class ColumnEdge:
     """One column-level edge of an execution: DATA_FLOW (SIMPLE or EXPRESSION) or CONTROL_FLOW
     from a read column to a written column, FIELD refs of the tables (or paths: HDFS) they belong to.
-    `subtype` says how the column is used (plans.DATA_SUBTYPES for DATA_FLOW, one or more of
-    plans.CONTROL_SUBTYPES for CONTROL_FLOW, comma-separated in that order)."""
+    `subtype` says how the column is used (plan.DATA_SUBTYPES for DATA_FLOW, one or more of
+    plan.CONTROL_SUBTYPES for CONTROL_FLOW, comma-separated in that order)."""
 
     target: EntityRef
     kind: RelationType
@@ -257,11 +263,15 @@ class SqlExecution:
     #: why some column lineage was not recorded (plans too large, writes not read, ...)
     column_notes: tuple[str, ...] = ()
     #: written columns whose sources may be incomplete, by why: (why, (field qualified names))
-    #: (plans.ColumnFlow.incomplete: argument lists Spark cut at spark.sql.debug.maxToStringFields)
+    #: (plan.ColumnFlow.incomplete: argument lists Spark cut at spark.sql.debug.maxToStringFields)
     column_incomplete: tuple[tuple[str, tuple[str, ...]], ...] = ()
     #: the formatted physical plan that ran (AQE: the final plan; nested executions after the
     #: root's, each under its own header), at most MAX_STORED_PLAN_CHARS with a note when cut
     plan: str | None = None
+    #: the views this execution defined that a later statement of the application defined
+    #: again: (view qualified name, the execution id of the definition that replaced it). Their
+    #: lineage is the later definition's: this execution no longer writes them.
+    replaced_views: tuple[tuple[str, int], ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -603,6 +613,7 @@ class ApplicationProcessor:
             execution = self._execution(root_id, groups[root_id])
             if execution.inputs or execution.outputs or execution.catalog_events:
                 executions.append(execution)
+        executions = replace_views(executions)
         return ApplicationRun(self._app_name, self._app_id, self._attempt or "1", self._user,
                               self._version, self._started, self._ended, outcome, tuple(executions),
                               tuple(self._catalog_events), dict(self._skipped), self._events,
@@ -679,7 +690,7 @@ class ApplicationProcessor:
             if dataset is not None:
                 inputs.setdefault(dataset.ref.qualified_name, dataset)
         columns, column_notes, incomplete = self._column_edges(states, io, list(outputs.values()))
-        # The known gaps (plans.GAPS) say why the writes have no (or not all) column edges; a
+        # The known gaps (plan.GAPS) say why the writes have no (or not all) column edges; a
         # pandas UDF whose result is only collected writes no column to flag.
         gaps = [g for g in GAPS if g in gaps and (g != GAP_PANDAS or outputs)]
         if gaps:
@@ -764,7 +775,7 @@ class ApplicationProcessor:
                 by_write.setdefault(flow.write, []).append(flow)
             for write, flows in by_write.items():
                 if write is None and len(by_write) > 1:
-                    # A command plans.command_writes does not read, next to writes it reads
+                    # A command plan.command_writes does not read, next to writes it reads
                     # (a multi-insert into a table and a Hive directory): its columns are not
                     # the execution's one table's.
                     notes.append("a write not read for column lineage")
@@ -797,7 +808,7 @@ class ApplicationProcessor:
             return self._path_ref(write.path), ""
         if write is not None:
             return None, "no single table written"
-        # The plan's write command is not one plans.command_writes reads: the state's own write.
+        # The plan's write command is not one plan.command_writes reads: the state's own write.
         own = sorted({w for w in state.io.writes if w.table is not None and not w.creates_table})
         if len({(w.table, w.catalog_class) for w in own}) == 1:
             return self._table_ref(own[0].table, own[0].catalog_class), ""  # type: ignore[arg-type]
@@ -879,7 +890,7 @@ class ApplicationProcessor:
         """A path read or written; the configured default FS qualifies bare paths, else the
         application's own fs.defaultFS (from its environment event)."""
         qn = path_qualified_name(path, self.default_fs or self._env_default_fs)
-        return EntityRef(SourceType.HDFS, qn, _path_type(qn))
+        return EntityRef(path_source_type(qn), qn, _path_type(qn))
 
     def _write_dataset(self, write: Write) -> Dataset | None:
         if write.table is not None:
@@ -898,6 +909,33 @@ class ApplicationProcessor:
         if read.path is not None:
             return Dataset(self._path_ref(read.path), read.node, read.truncated)
         return None
+
+
+def replace_views(executions: list[SqlExecution]) -> list[SqlExecution]:
+    """`executions` (in order), each view written only by the last that defines it: CREATE OR
+    REPLACE VIEW and ALTER VIEW ... AS replace a view's definition, and with it its lineage. An
+    earlier definition keeps what it read, loses the view, its column edges and what it said of
+    the view's columns, and names the execution that replaced it."""
+    last: dict[str, int] = {}
+    for execution in executions:
+        for dataset in execution.outputs:
+            if dataset.ref.type is ElementType.VIEW:
+                last[dataset.ref.qualified_name] = execution.execution_id
+    replaced = []
+    for execution in executions:
+        gone = {d.ref.qualified_name for d in execution.outputs if d.ref.type is ElementType.VIEW
+                and last[d.ref.qualified_name] != execution.execution_id}
+        if gone:
+            def kept(name: str) -> bool:   # a column's or a dataset's qualified name
+                return (table_of_field(name) or name) not in gone
+            execution = dataclasses.replace(
+                execution, outputs=tuple(d for d in execution.outputs if d.ref.qualified_name not in gone),
+                columns=tuple(e for e in execution.columns if kept(e.target.qualified_name)),
+                column_incomplete=tuple((why, kept_fields) for why, fields in execution.column_incomplete
+                                        if (kept_fields := tuple(f for f in fields if kept(f)))),
+                replaced_views=tuple((view, last[view]) for view in sorted(gone)))
+        replaced.append(execution)
+    return replaced
 
 
 #: How every ColumnFlow.incomplete reason that raising MAX_FIELDS_SETTING cures says so

@@ -42,6 +42,7 @@ from navd.extractors.hdfs.settings import hdfs_settings
 from navd.extractors.spark.events import ApplicationProcessor, ApplicationRun, SqlExecution
 from navd.extractors.spark.logfiles import EventLog, EventLogCursorStore, EventLogTailer
 from navd.extractors.spark.records import LOG_OWNER, created, dropped, records, stubs_for
+from navd.extractors.spark.replaced_views import ViewDefinition, view_definitions, withdraw_replaced
 from navd.extractors.spark.settings import spark_settings
 from navd.webhdfs import make_client
 from navd.logs import get_logger
@@ -127,6 +128,8 @@ class SparkExtractor:
         #: applications whose records were written since the last commit: their OpenLineage
         #: listener lineage is withdrawn before the positions are (one run, one lineage)
         self._written_apps: set[str] = set()
+        #: the views the records written since the last commit define (replaced_views)
+        self._view_definitions: list[ViewDefinition] = []
         self._lines = 0
         self._warnings = 0
         #: the stubs handed to the writer since the last commit, by identity, the first one of
@@ -247,6 +250,7 @@ class SparkExtractor:
         emitted = list(records(partial, extractor_run_id=self.extractor_run_id, log_owner=app.owner))
         if emitted and run.app_id:
             self._written_apps.add(run.app_id)
+            self._view_definitions.extend(view_definitions(partial, app.owner))
         for stub in stubs_for(emitted, self.extractor_run_id, app.owner):
             key = stub.element.identity if isinstance(stub, ElementStub) else stub.identity  # type: ignore[union-attr]
             if key not in app.stubbed:
@@ -307,8 +311,9 @@ class SparkExtractor:
         """Make the positions of everything extracted so far durable. Call after the writer flushed.
 
         First the OpenLineage Spark listener's lineage of the applications written since the
-        last commit is withdrawn (README "OpenLineage": the event log supersedes it): if Solr
-        fails that, the positions stay and the next pass writes and withdraws again."""
+        last commit is withdrawn (README "OpenLineage": the event log supersedes it), then the
+        lineage of earlier definitions of the views they defined (replaced_views): if Solr fails
+        that, the positions stay and the next pass writes and withdraws again."""
         if self.index is not None and self._written_apps:
             from navd.openlineage.supersede import withdraw_listener_lineage  # noqa: PLC0415 - only with an index
 
@@ -318,6 +323,9 @@ class SparkExtractor:
                          applications=sorted(self._written_apps), listener_runs=len(withdrawn))
         self._written_apps.clear()
         self._unposted_stubs.clear()  # the writer flushed: Solr has them
+        if self.index is not None and self._view_definitions:
+            self._withdraw_replaced_views(self.index)
+        self._view_definitions.clear()
         self.tailer.checkpoint()
         if self._due:
             # Said at info: on a first start over a long history it is the progress an admin sees.
@@ -325,6 +333,18 @@ class SparkExtractor:
             log.info("event log positions committed during the pass", checkpoint=self.checkpoints,
                      lines=self._lines, applications_in_memory=len(self._apps))
         self._last_commit = time.monotonic()
+
+    def _withdraw_replaced_views(self, index: SolrIndex) -> None:
+        """The earlier definitions of the views written since the last commit lose their
+        lineage (replaced_views); a definition from another owner's log is kept, warned once."""
+        done = withdraw_replaced(index, self._view_definitions)
+        for view, execution in done.definitions:
+            log.info("view defined again: the lineage of its earlier definition withdrawn", view=view,
+                     execution=execution)
+        for view in done.untrusted:
+            self._warnings += 1
+            log.warning("view defined again by a log of another owner: its earlier definition's lineage kept",
+                        view=view)
 
     def close(self) -> None:
         """Nothing to release: each pass commits its positions, and the WebHDFS client holds no

@@ -111,6 +111,9 @@ def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecutio
         props["columnLineageSkipped"] = "; ".join(execution.column_notes)
     if execution.column_incomplete:
         props["columnLineageIncomplete"] = incomplete_text(execution.column_incomplete)
+    if execution.replaced_views:
+        # a view this statement defined, defined again later: its lineage is the later one's
+        props["viewsReplaced"] = ", ".join(f"{view} (by sql {by})" for view, by in execution.replaced_views)
     assert run.app_id is not None
     return Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION,
                    spark_execution_ref(run.app_id, run.attempt, execution.execution_id).qualified_name,

@@ -37,6 +37,7 @@ from typing import Any
 from navd.errors import AmbiguousEntity
 from navd.index.client import SolrIndex
 from navd.index.documents import display_document
+from navd.index.query_syntax import escape, quote
 from navd.names import InvalidName, is_path_name, lookup_name, path_qualified_name, shown
 
 #: candidates shown when a name matches several elements
@@ -201,26 +202,18 @@ def solr_query(query: NameQuery) -> str:
     """The Lucene query of a NameQuery: typed text only ever inside quotes or escaped."""
     parts = []
     if query.exact:
-        terms = " OR ".join(solr_quote(v) for v in query.exact)
+        terms = " OR ".join(quote(v) for v in query.exact)
         parts.append(f"identity:({terms}) OR qualifiedName:({terms})")
     if query.like:
-        like = f"qualifiedName:{_wildcard(query.like)}"
+        like = f"qualifiedName:{wildcard(query.like)}"
         if query.unlike:
-            like = f"({like} AND -qualifiedName:{_wildcard(query.unlike)})"
+            like = f"({like} AND -qualifiedName:{wildcard(query.unlike)})"
         parts.append(like)
     if not parts:
         raise InvalidName(f"name query {query.rule!r} asks for nothing")
     return " OR ".join(parts)
 
 
-_LUCENE_SPECIAL = re.compile(r'([\\+\-!():^\[\]"{}~?|&/\s])')
-
-
-def _wildcard(pattern: str) -> str:
+def wildcard(pattern: str) -> str:
     """A Lucene wildcard term: every character literal (escaped) but '*'."""
-    return "*".join(_LUCENE_SPECIAL.sub(r"\\\1", part) for part in pattern.split("*"))
-
-
-def solr_quote(value: str) -> str:
-    """A Lucene phrase: the value in double quotes, with backslashes and quotes escaped."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return "*".join(escape(part) for part in pattern.split("*"))

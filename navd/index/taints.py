@@ -30,6 +30,7 @@ from navd.errors import UsageError
 from navd.index.client import SolrIndex, batches
 from navd.index.documents import endpoint_field, solr_date
 from navd.index.lineage_store import SolrLineageStore, terms_filter
+from navd.index.query_syntax import quote
 from navd.lineage import RelationAsk
 from navd.model import ElementType, RelationType
 from navd.names import InvalidName, path_qualified_name
@@ -135,9 +136,9 @@ def list_taints(index: SolrIndex, target: Mapping[str, Any] | None = None, *, ro
     period: Period | None = None
     if target is not None:
         path, spec = dataset_of(target)
-        clauses = [f'taint_target:"{_escape(str(target["identity"]))}"']
+        clauses = [f'taint_target:{quote(str(target["identity"]))}']
         if path is not None:
-            clauses.append(f'taint_dataset:"{_escape(path.lower())}"')
+            clauses.append(f'taint_dataset:{quote(path.lower())}')
             period = partition_period(spec) if spec else None
         filters.append(" OR ".join(clauses))
     body = index.search("runs", "*:*", rows=rows, sort="started desc, identity asc", filters=filters)
@@ -148,10 +149,6 @@ def list_taints(index: SolrIndex, target: Mapping[str, Any] | None = None, *, ro
                 continue
         out.append(shown_taint(record))
     return out
-
-
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"')
 
 
 def _covers(record: Mapping[str, Any], target: Mapping[str, Any], period: Period | None) -> bool:

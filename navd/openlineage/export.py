@@ -30,7 +30,7 @@ from navd.index.client import SolrIndex, batches
 from navd.index.documents import NOT_STUB_FILTER, endpoint_field, solr_date
 from navd.index.lineage_store import terms_filter
 from navd.model import ElementType, EntityRef, RelationType, SourceType
-from navd.names import field_ref, field_table, openlineage_dataset_name, split_field, split_path_field
+from navd.names import PATH_SOURCES, field_ref, field_table, openlineage_dataset_name, split_field, split_path_field
 from navd.openlineage.mapping import edge_transformations
 from navd.openlineage.schema import SPEC_VERSION
 
@@ -222,7 +222,7 @@ def split_column(field: EntityRef) -> tuple[EntityRef, str] | None:
     table = field_table(field)
     if table is None:
         return None
-    split = (split_path_field(field.qualified_name) if field.source_type in (SourceType.HDFS, SourceType.OPENLINEAGE)
+    split = (split_path_field(field.qualified_name) if field.source_type in (*PATH_SOURCES, SourceType.OPENLINEAGE)
              else split_field(field.qualified_name, field.source_type))
     return (table, split[1]) if split is not None else None
 

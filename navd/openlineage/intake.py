@@ -60,7 +60,7 @@ from navd.openlineage.mapping import (
     map_event,
     merge_execution,
 )
-from navd.openlineage.schema import InvalidEvent, validate
+from navd.openlineage.schema import CheckedEvent, InvalidEvent, check_event
 from navd.openlineage.spool import Spool
 from navd.openlineage.supersede import SparkCoverage
 
@@ -82,10 +82,11 @@ LARGE_EVENT_DOCUMENTS = 2_000
 STEP_DOCUMENTS = 2_000
 #: large events mapped or written at once (each holds its records in memory; more wait)
 LARGE_EVENTS_AT_ONCE = 2
-#: a hive:// namespace of an unknown metastore is warned of at most once in this time
-UNKNOWN_METASTORE_WARNING_SECONDS = 3600.0
-#: how many such namespaces are remembered for that (a bound against a flood of made-up ones)
-UNKNOWN_METASTORES_KEPT = 1024
+#: a hive:// namespace of an unknown metastore, a producer's nonconforming facet, is warned of
+#: at most once in this time
+WARNING_SECONDS = 3600.0
+#: how many of each are remembered for that (a bound against a flood of made-up ones)
+WARNINGS_KEPT = 1024
 
 
 class IntakeStopping(NavdError):
@@ -131,6 +132,22 @@ def _documents(mapped: EventRecords) -> int:
     return len(mapped.records) + (mapped.execution is not None)
 
 
+def _due(warned: dict[Any, float], key: Any, now: float) -> bool:
+    """Whether `key` is due a warning (none in the last WARNING_SECONDS), recorded as warned now
+    if so. At most WARNINGS_KEPT keys are remembered (a bound against a flood of made-up names):
+    beyond them, a new key is not warned of until old ones expire. The caller holds the lock."""
+    last = warned.get(key)
+    if last is not None and now - last < WARNING_SECONDS:
+        return False
+    if last is None and len(warned) >= WARNINGS_KEPT:
+        for old in [k for k, t in warned.items() if now - t >= WARNING_SECONDS]:
+            del warned[old]
+        if len(warned) >= WARNINGS_KEPT:
+            return False
+    warned[key] = now
+    return True
+
+
 def _answer_unanswered(events: list[_Pending], exc: BaseException) -> None:
     for pending in events:
         if not pending.outcome.done():
@@ -164,6 +181,10 @@ class Intake:
         #: events that named a hive:// namespace of an unknown metastore (a counter of /metrics)
         self.unknown_metastore_events = 0
         self._warned: dict[str, float] = {}
+        #: facets of taken events that did not conform to their schema, left out of the mapping
+        #: (a counter of /metrics), and when each (producer, facet) was last warned of
+        self.nonconforming_facets = 0
+        self._warned_facets: dict[tuple[str, str], float] = {}
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -274,22 +295,28 @@ class Intake:
         now = time.monotonic()
         with self._counts:
             self.unknown_metastore_events += 1
-            due = []
-            for namespace in sorted(mapped.unknown_metastores):
-                last = self._warned.get(namespace)
-                if last is not None and now - last < UNKNOWN_METASTORE_WARNING_SECONDS:
-                    continue
-                if last is None and len(self._warned) >= UNKNOWN_METASTORES_KEPT:
-                    self._warned = {ns: t for ns, t in self._warned.items()
-                                    if now - t < UNKNOWN_METASTORE_WARNING_SECONDS}
-                    if len(self._warned) >= UNKNOWN_METASTORES_KEPT:
-                        continue
-                self._warned[namespace] = now
-                due.append(namespace)
+            due = [namespace for namespace in sorted(mapped.unknown_metastores) if _due(self._warned, namespace, now)]
         for namespace in due:
             log.warning("OpenLineage datasets of a hive:// namespace that is no metastore navd knows: kept in their "
                         "own namespace, not taken for Hive tables of a navd cluster; if it is one, map it in "
                         "[openlineage.namespaces]", namespace=namespace[:200])
+
+    def note_nonconforming(self, checked: CheckedEvent) -> None:
+        """Count the facets of a taken event that do not conform to their schema (left out of the
+        mapping; the event was taken all the same), and warn once per producer and facet name an
+        hour, so a producer's bad facet is heard of without a line per event."""
+        if not checked.nonconforming:
+            return
+        producer = str(checked.mappable.get("producer", ""))[:200]
+        now = time.monotonic()
+        with self._counts:
+            self.nonconforming_facets += len(checked.nonconforming)
+            due = [facet for facet in checked.nonconforming
+                   if _due(self._warned_facets, (producer, facet.name[:200]), now)]
+        for facet in due:
+            log.warning("OpenLineage facet that does not conform to its schema: the event is taken, the facet is "
+                        "left out of navd's mapping", producer=producer, facet=facet.name[:200],
+                        problem=facet.problem[:300])
 
     # -- the writer thread (group commit, large events in slices) ------------------------------
 
@@ -512,7 +539,8 @@ class Intake:
         for path in paths[:DRAIN_BATCH]:
             try:
                 event = orjson.loads(path.read_bytes())
-                mapped = self._map(event, validate(event), taken=False)
+                checked = check_event(event)
+                mapped = self._map(checked.mappable, checked.kind, taken=False)
             except (OSError, orjson.JSONDecodeError, InvalidEvent, InvalidName, UnindexableEvent) as exc:
                 self._set_aside(path, "spooled OpenLineage event unreadable: set aside", exc)
                 continue

@@ -8,7 +8,8 @@ An event validated by navd.openlineage.schema becomes (README "OpenLineage"):
 - its datasets: named by navd.names.openlineage_dataset_ref; inputs and outputs DATA_FLOW into
   and out of the run (of the job, for a JobEvent); the schema facet's fields FIELD elements;
 - the `columnLineage` facet: FIELD DATA_FLOW (DIRECT: IDENTITY -> SIMPLE, TRANSFORMATION and
-  AGGREGATION -> EXPRESSION with the description) and CONTROL_FLOW (INDIRECT, the subtype kept),
+  AGGREGATION -> EXPRESSION with the description; no transformation given, as an empty
+  `transformations` list: no dependency type) and CONTROL_FLOW (INDIRECT, the subtype kept),
   in the vocabulary of navd's Spark extractor (README "How a column is used").
 
 Datasets other extractors own (paths, Hive tables) and their columns are stubs, and relations
@@ -25,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
-from navd.extractors.spark.plans import CONTROL_SUBTYPES, DATA_SUBTYPES
+from navd.extractors.spark.plan.model import CONTROL_SUBTYPES, DATA_SUBTYPES
 from navd.extractors.spark.records import stubs_for
 from navd.index.documents import STUB_MARK, solr_date
 from navd.model import (
@@ -410,8 +411,10 @@ def _column_edges(dataset: Mapping[str, Any], target: EntityRef, through: Entity
                            properties={**mark, "subtype": subtype} if subtype else dict(mark))
         else:
             subtype = _strongest(subtypes)
-            dependency = (_DIRECT_DEPENDENCY.get(subtype, DependencyType.EXPRESSION) if subtype
-                          else DependencyType.SIMPLE)
+            # no subtype: the emitter said the column comes from the source but not how (an empty
+            # `transformations` list, as dbt-ol's for an aggregate or a CASE): no dependency type,
+            # neither SIMPLE nor EXPRESSION, rather than a claim the emitter never made
+            dependency = _DIRECT_DEPENDENCY.get(subtype, DependencyType.EXPRESSION) if subtype else None
             yield Relation(kind, source_ref, target_ref, linked1=False, linked2=False,
                            dependency_type=dependency,
                            expression=description if dependency is DependencyType.EXPRESSION else None,
@@ -456,11 +459,14 @@ def edge_transformations(kind: RelationType | str, subtype: str | None, dependen
                          expression: str | None) -> list[dict[str, str]]:
     """The OpenLineage transformations of a stored navd column edge (COLUMN_TRANSFORMATIONS read
     backwards): a DATA_FLOW is DIRECT with its subtype (an edge without one, as the HMS
-    extractor's view columns: IDENTITY if SIMPLE, else TRANSFORMATION), the expression its
+    extractor's view columns: IDENTITY if SIMPLE, else TRANSFORMATION; without a dependency type
+    either, DIRECT alone: unknown), the expression its
     description; a CONTROL_FLOW is one INDIRECT per listed subtype. Read back by `map_event`
     to the same edge."""
     kind = RelationType(kind)
     if kind is RelationType.DATA_FLOW:
+        if not subtype and not dependency_type:
+            return [{"type": "DIRECT"}]  # how the target depends on the source is unknown
         subtype = subtype or ("TRANSFORMATION" if dependency_type == DependencyType.EXPRESSION.value else "IDENTITY")
         ol_type, ol_subtype = COLUMN_TRANSFORMATIONS.get((kind, subtype), ("DIRECT", subtype))
         transformation = {"type": ol_type, "subtype": ol_subtype}

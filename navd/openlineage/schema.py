@@ -50,6 +50,8 @@ class _Schemas:
     dataset_facets: tuple[Draft202012Validator, ...]
     #: "inputs" / "outputs" -> the validator of one dataset of that list
     datasets: Mapping[str, Draft202012Validator]
+    #: the names of the facets those schemas describe (the ones navd maps)
+    facet_names: frozenset[str]
 
 
 def _format_checker() -> FormatChecker:
@@ -96,7 +98,8 @@ def _schemas() -> _Schemas:
     datasets = {"inputs": validator({"$ref": f"{CORE_ID}#/$defs/InputDataset"}),
                 "outputs": validator({"$ref": f"{CORE_ID}#/$defs/OutputDataset"})}
     return _Schemas(validator(core), kinds, tuple(validator(documents[n]) for n in _RUN_FACETS),
-                    tuple(validator(documents[n]) for n in _DATASET_FACETS), datasets)
+                    tuple(validator(documents[n]) for n in _DATASET_FACETS), datasets,
+                    frozenset(name for n in (*_RUN_FACETS, *_DATASET_FACETS) for name in documents[n]["properties"]))
 
 
 def event_kind(event: Mapping[str, Any]) -> str:
@@ -110,11 +113,119 @@ def event_kind(event: Mapping[str, Any]) -> str:
 
 
 def validate(event: Any) -> str:
-    """The event's kind; InvalidEvent naming the first bad field otherwise."""
+    """The event's kind; InvalidEvent naming the first bad field otherwise, a facet's included
+    (strict: what navd itself writes, as its export, is held to the whole spec)."""
     if not isinstance(event, dict):
         raise InvalidEvent("$", f"an OpenLineage event is a JSON object, got {type(event).__name__}")
-    schemas = _schemas()
     kind = event_kind(event)
+    _check_core(event, kind)
+    for where, facets, validators in _facet_places(event):
+        _check_remembered(facets, facets, validators, where)
+    return kind
+
+
+@dataclasses.dataclass(frozen=True)
+class NonconformingFacet:
+    """A facet of a taken event that does not conform to its schema: left out of the mapping."""
+
+    #: where it sits, as `$.run.facets` or `$.outputs[0].facets`
+    place: str
+    name: str
+    #: the first bad field's JSON path and what is wrong with it
+    problem: str
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckedEvent:
+    kind: str
+    #: the event as the mapping reads it: without its nonconforming facets (the event itself
+    #: when every facet conforms)
+    mappable: dict[str, Any]
+    nonconforming: tuple[NonconformingFacet, ...]
+
+
+#: the base fields every facet carries by the spec (who made it, its schema): about provenance,
+#: not content, and left out by some producers (custom facets, the Java client dropping nulls)
+_BASE_FACET_FIELDS = {"_producer": "", "_schemaURL": "about:blank"}
+
+
+def check_event(event: Any) -> CheckedEvent:
+    """What the intake takes, as Marquez does: the event's core (kind, eventType, eventTime,
+    run.runId, job namespace and name, producer, datasets' namespace and name) checked strictly
+    (InvalidEvent naming the first bad field); a facet navd maps that does not conform to its
+    schema, or a facet that is not a JSON object, is listed and left out of `mappable`, never a
+    reason to refuse the event. A facet without `_producer` or `_schemaURL` conforms."""
+    if not isinstance(event, dict):
+        raise InvalidEvent("$", f"an OpenLineage event is a JSON object, got {type(event).__name__}")
+    kind = event_kind(event)
+    core, places = _without_facets(event)
+    _check_core(core, kind)
+    schemas = _schemas()
+    bad: list[NonconformingFacet] = []
+    for where, facets in places:
+        validators = (schemas.run_facets if where == "$.run.facets" else
+                      schemas.dataset_facets if where.endswith("].facets") or where == "$.dataset.facets" else ())
+        for name, facet in facets.items():
+            if not isinstance(facet, dict):
+                bad.append(NonconformingFacet(where, name, f"{where}.{name}: a facet is a JSON object, got "
+                                                           f"{type(facet).__name__}"))
+                continue
+            if not validators or name not in schemas.facet_names:
+                continue  # a facet navd does not map: kept as it came, read by nothing that trusts it
+            complete = {**_BASE_FACET_FIELDS, **facet}
+            try:
+                _check_remembered({name: complete}, {name: complete}, validators, where)
+            except InvalidEvent as exc:
+                bad.append(NonconformingFacet(where, name, str(exc)))
+    return CheckedEvent(kind, _without(event, bad) if bad else event, tuple(bad))
+
+
+def _without_facets(event: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+    """The event with every facet set emptied (its core), and the facet sets: (place, facets)."""
+    core = dict(event)
+    places: list[tuple[str, dict[str, Any]]] = []
+    for key in ("run", "job", "dataset"):
+        owner = event.get(key)
+        if isinstance(owner, dict) and isinstance(owner.get("facets"), dict):
+            core[key] = {**owner, "facets": {}}
+            places.append((f"$.{key}.facets", owner["facets"]))
+    for side, own in (("inputs", "inputFacets"), ("outputs", "outputFacets")):
+        datasets = event.get(side)
+        if not isinstance(datasets, list):
+            continue
+        stripped = []
+        for number, dataset in enumerate(datasets):
+            if isinstance(dataset, dict):
+                dataset = dict(dataset)
+                for key in ("facets", own):
+                    if isinstance(dataset.get(key), dict):
+                        places.append((f"$.{side}[{number}].{key}", dataset[key]))
+                        dataset[key] = {}
+            stripped.append(dataset)
+        core[side] = stripped
+    return core, places
+
+
+def _without(event: dict[str, Any], bad: list[NonconformingFacet]) -> dict[str, Any]:
+    """A copy of `event` without the `bad` facets (the event itself is left as it came)."""
+    copy = dict(event)
+    for facet in bad:
+        place = facet.place.removeprefix("$.")
+        owner_path, _, key = place.rpartition(".")
+        if "[" in owner_path:
+            side, number = owner_path.rstrip("]").split("[")
+            copy[side] = list(copy[side])
+            owner = copy[side][int(number)] = dict(copy[side][int(number)])
+        else:
+            owner = copy[owner_path] = dict(copy[owner_path])
+        owner[key] = {name: value for name, value in owner[key].items() if name != facet.name}
+    return copy
+
+
+def _check_core(event: dict[str, Any], kind: str) -> None:
+    """InvalidEvent naming the first field of `event` its kind's schema refuses (facets included,
+    if it has any)."""
+    schemas = _schemas()
     # The datasets of a run's or job's lists one by one, the event without them first: the
     # spec's schema of a dataset takes any strings as its namespace and name, so datasets that
     # differ only there are all valid or all not, and one check covers them (an event of 10,000
@@ -128,9 +239,6 @@ def validate(event: Any) -> str:
             shape = ({**dataset, "namespace": "", "name": ""} if isinstance(dataset, dict)
                      and isinstance(dataset.get("namespace"), str) and isinstance(dataset.get("name"), str) else None)
             _check_remembered(shape, dataset, (checker,), f"$.{side}[{number}]")
-    for where, facets, validators in _facet_places(event):
-        _check_remembered(facets, facets, validators, where)
-    return kind
 
 
 def _check_remembered(key_value: Any, value: Any, validators: tuple[Draft202012Validator, ...], where: str) -> None:

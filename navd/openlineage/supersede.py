@@ -27,7 +27,7 @@ from typing import Any
 
 from navd.index.client import SolrIndex
 from navd.index.documents import property_field
-from navd.index.lookup import solr_quote
+from navd.index.query_syntax import quote
 from navd.model import ElementType, SourceType
 from navd.openlineage.mapping import SPARK_APPLICATION_ID, SPARK_APPLICATION_RUN
 
@@ -39,7 +39,7 @@ COVERED_MEMORY = 10_000
 
 
 def _any_of(field: str, values: Iterable[str]) -> str:
-    return f"{field}:({' OR '.join(solr_quote(v) for v in sorted(set(values)))})"
+    return f"{field}:({' OR '.join(quote(v) for v in sorted(set(values)))})"
 
 
 def _property(doc: Mapping[str, Any], key: str) -> str | None:
@@ -89,7 +89,7 @@ class SparkCoverage:
             if application_run in self._covered:
                 return True
         if application_id is None:
-            found = self.index.search("elements", f"{property_field(SPARK_APPLICATION_RUN)}:{solr_quote(application_run)}",
+            found = self.index.search("elements", f"{property_field(SPARK_APPLICATION_RUN)}:{quote(application_run)}",
                                       rows=1, fl="properties",
                                       filters=[f"{property_field(SPARK_APPLICATION_ID)}:*",
                                                f"sourceType:{SourceType.OPENLINEAGE.value}"])
@@ -98,7 +98,7 @@ class SparkCoverage:
         if not application_id:
             return False
         extracted = self.index.count(
-            "elements", f"{property_field(SPARK_RUN_APP_ID)}:{solr_quote(str(application_id))}",
+            "elements", f"{property_field(SPARK_RUN_APP_ID)}:{quote(str(application_id))}",
             filters=[f"sourceType:{SourceType.SPARK.value}", f"type:{ElementType.OPERATION_EXECUTION.value}"])
         if extracted:
             with self._lock:

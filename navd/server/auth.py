@@ -12,6 +12,8 @@ carries (navd/server/app.py `mount`).
   before any hash is computed. A basic login is counted when it starts and given back when it
   succeeds, so a burst of wrong passwords sent at once is held to the limit too. Known and
   unknown names are counted alike: the answer tells nobody which names exist.
+- `Authorization: Bearer KEY` with either: an API key of `navd server add-api-key`
+  (navd/server/api_keys.py), with the role it was made with; failures counted per client.
 - The role the route needs (navd/server/roles.py) is checked last: 403 naming it.
 """
 
@@ -29,8 +31,9 @@ from collections.abc import Callable, Sequence
 
 from fastapi import Request
 
-from navd.config import NavdConfig, server_users_path
+from navd.config import NavdConfig, server_api_keys_path, server_users_path
 from navd.logs import get_logger
+from navd.server.api_keys import ApiKeys
 from navd.server.errors import ApiError
 from navd.server.kerberos import Acceptor, Refused
 from navd.server.roles import Role, parse_role, required_role
@@ -137,6 +140,8 @@ class Authenticator:
         # Kerberos: the keytab checked and the service credentials acquired now, so a bad keytab or
         # principal stops the start (fail closed) instead of refusing every request.
         self.kerberos = Acceptor(server) if server.auth == "kerberos" else None
+        # API keys (Authorization: Bearer) beside either login; with auth = "none" nothing is asked
+        self.api_keys = ApiKeys(server_api_keys_path(config)) if server.auth != "none" else None
         self.kerberos_roles = {principal: parse_role(role, f"[server] kerberos_roles {principal!r}")
                                for principal, role in server.kerberos_roles.items()}
         self.limiter = LoginLimiter(server.max_login_failures, server.login_window_seconds)
@@ -148,7 +153,10 @@ class Authenticator:
     async def __call__(self, request: Request) -> Identity | None:
         """The request's identity (None with `auth = "none"`, loopback only), checked against the
         role its route needs; 401, 403 or 429 otherwise."""
-        if self.kerberos is not None:
+        scheme = request.headers.get("authorization", "").partition(" ")[0]
+        if self.api_keys is not None and scheme.lower() == "bearer":
+            identity = self._bearer(request, self.api_keys)
+        elif self.kerberos is not None:
             identity = await self._negotiate(request, self.kerberos)
         elif self.users is not None:
             identity = await self._basic(request, self.users)
@@ -177,6 +185,19 @@ class Authenticator:
                         max_failures=self.limiter.max_failures, client=_client(request))
         raise ApiError(429, f"too many failed logins from this address or for this user: retry in {retry} s",
                        headers={"Retry-After": str(retry)})
+
+    def _bearer(self, request: Request, api_keys: ApiKeys) -> Identity:
+        """An API key's name and role; 401 for a key navd did not make or has revoked, the same
+        answer whether or not its name exists. A SHA-256 costs nothing: no hash thread; failures
+        count against the client as failed logins do."""
+        keys = (f"client {client_key(_client(request))}",)
+        self._limited(keys, request)
+        found = api_keys.find(request.headers.get("authorization", "").partition(" ")[2].strip())
+        if found is None:
+            self.limiter.charge(keys)
+            log.warning("API key refused", client=_client(request))  # never the key itself
+            raise ApiError(401, "unknown or revoked API key", headers={"WWW-Authenticate": "Bearer"})
+        return Identity(found.name, found.role)
 
     async def _basic(self, request: Request, users: Users) -> Identity:
         challenge = {"WWW-Authenticate": f'Basic realm="{REALM}", charset="UTF-8"'}

@@ -80,7 +80,12 @@ class IntakeCollector(Collector):
                                       "OpenLineage events that named a hive:// namespace of no metastore navd "
                                       "knows (their datasets kept in their own namespace, a warning logged)")
         unknown.add_metric([], self.intake.unknown_metastore_events)
-        yield from (large, unknown)
+        nonconforming = CounterMetricFamily("navd_openlineage_nonconforming_facets",
+                                            "facets of taken OpenLineage events that do not conform to their "
+                                            "schema (the event taken, the facet left out of the mapping, a "
+                                            "warning per producer and facet an hour)")
+        nonconforming.add_metric([], self.intake.nonconforming_facets)
+        yield from (large, unknown, nonconforming)
 
 
 class Metrics:

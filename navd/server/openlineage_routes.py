@@ -20,7 +20,7 @@ from navd.logs import get_logger
 from navd.names import InvalidName
 from navd.openlineage.intake import WRITTEN, Intake, IntakeStopping, UnindexableEvent
 from navd.openlineage.limits import EventLimits, EventTooLarge, check_names, check_size
-from navd.openlineage.schema import InvalidEvent, validate
+from navd.openlineage.schema import InvalidEvent, check_event
 from navd.server.errors import ApiError, ErrorBody
 
 router = APIRouter(tags=["openlineage"])
@@ -100,12 +100,14 @@ def take(intake: Intake, config: OpenLineageConfig, body: bytes, gzipped: bool) 
     except EventTooLarge as exc:
         raise ApiError(413, str(exc), BODY) from None
     try:
-        kind = validate(event)
-        check_names(event)
+        # as Marquez: the core strictly; a facet that does not conform is left out, never refused
+        checked = check_event(event)
+        check_names(checked.mappable)
     except InvalidEvent as exc:
         raise ApiError(400, str(exc), exc.path) from None
+    intake.note_nonconforming(checked)
     try:
-        return intake.accept(event, kind, body, size)
+        return intake.accept(checked.mappable, checked.kind, body, size)
     except (InvalidName, UnindexableEvent) as exc:
         message = str(exc)
         raise ApiError(400, message if message.startswith(f"{BODY}:") else f"{BODY}: {message}", BODY) from None

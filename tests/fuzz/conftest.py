@@ -10,10 +10,10 @@ import pytest
 from fuzz.fuzzing import COUNTS, FULL_EXAMPLES, SLICE_EXAMPLES
 
 #: cheapest inputs first: on a busy host a long campaign stopped early still has whole targets
-ORDER = ("test_yarn_application_json", "test_webhdfs_file_status", "test_impala_lineage_json", "test_cli_arguments",
-         "test_config_tables", "test_hiveserver2_describe_rows", "test_hive_lineage_json", "test_config_files",
-         "test_openlineage_events", "test_spark_plan_text", "test_api_query_parameters",
-         "test_spark_event_log_lines")
+ORDER = ("test_lucene_query_syntax", "test_yarn_application_json", "test_webhdfs_file_status",
+         "test_impala_lineage_json", "test_cli_arguments", "test_config_tables", "test_hiveserver2_describe_rows",
+         "test_hive_lineage_json", "test_config_files", "test_openlineage_events", "test_spark_plan_text",
+         "test_solr_reads_the_written_query_as_typed", "test_api_query_parameters", "test_spark_event_log_lines")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from navd.model import Deletion, Element, ElementStub, Record, Relation
 from navd.names import (ElementType, EntityRef, InvalidName, SourceType, is_path_name, lookup_name, parse_hive_name,
                         path_qualified_name, split_path_field)
+from query_corpus import REFUSED, TEXT, query
 
 #: `make fuzz` sets FUZZ_EXAMPLES (10,000 there); without it, the short fixed-seed slice of `make test`
 FULL_EXAMPLES = int(os.environ.get("FUZZ_EXAMPLES", "0") or 0)
@@ -364,3 +365,38 @@ def mutated_lines(draw: st.DrawFn, lines: list[str], mutate: Callable[[Any], st.
         else:
             out.insert(at, draw(st.text(max_size=200)))
     return out
+
+
+# --- Solr query text -----------------------------------------------------------------------------
+
+#: README's queries, Hue's and the Navigator SDK's, and the attempts to reach past the syntax
+#: (tests/query_corpus.py), mutated around the places the attempts use (no NOW: the targets
+#: comparing what Solr makes of two texts would see two clocks)
+QUERIES = ("queryText:*temp_table*", "sourceType:HIVE AND type:TABLE", 'originalName:"a b"~2^3',
+           "(type:TABLE OR type:VIEW) AND (sourceType:HIVE)AND(originalName:orders)AND(deleted:false)",
+           "((originalName:*orders*^3)OR(tags:*orders*^5))AND((originalName:[* TO *])) AND (*)",
+           '+(parentPath:"/db") +(originalName:orders) +(type:TABLE)',
+           "started:[2026-11-01T00:00:00Z TO *} -deleted:true",
+           "qualifiedName:/sales\\.t@.*/ && filter(type:FIELD) || a~1", "fileSystemPath:\\/user\\/x*",
+           *(query(template) for template, _ in REFUSED), *(query(template) for template in TEXT))
+#: what the attempts are made of
+SYNTAX = ('"', "\\", "{!", "{", "}", "[", "]", "(", ")", "/*", "*/", "/", ":", "^", "~", "\u3000", "\\u005F",
+          "\\u007B", "_query_:", "_val_:", " TO ", " AND ", "&&", "!", "- ", "+", "*", "?", "'", "filter(")
+
+
+@st.composite
+def query_texts(draw: st.DrawFn) -> str:
+    """A query of QUERIES, cut, spliced, spelt otherwise or given a piece of SYNTAX."""
+    text = draw(st.sampled_from(QUERIES))
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(text)))
+        how = draw(st.integers(0, 3))
+        if how == 0:
+            text = draw(string_variant(text))
+        elif how == 1:
+            text = text[:at] + draw(st.sampled_from(SYNTAX)) + text[at:]
+        elif how == 2:
+            text = text[:at] + text[draw(st.integers(at, len(text))):]
+        else:
+            text = text[:at] + draw(st.sampled_from(QUERIES)) + text[at:]
+    return text

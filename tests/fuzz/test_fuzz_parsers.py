@@ -15,7 +15,8 @@ import orjson
 from hypothesis import given
 from hypothesis import strategies as st
 
-from fuzz.fuzzing import check_records, fuzz_settings, json_text, mutated_json, mutated_lines, run_target, string_variant
+from fuzz.fuzzing import (check_records, fuzz_settings, json_text, mutated_json, mutated_lines, query_texts, run_target,
+                          string_variant)
 from lineage_logs import HIVE, hive_golden, impala_cases
 from navd.config import ConfigError, load_config, parse_config
 from navd.extractors.hdfs.records import BadEntry, entry_from_webhdfs, records_for
@@ -23,14 +24,16 @@ from navd.extractors.hive_lineage.graph import BadLineage, records as lineage_re
 from navd.extractors.hive_lineage.hook import RecordAssembler, parse_hive
 from navd.extractors.hms.records import BadTable, table_info, table_records
 from navd.extractors.impala.lineage import parse_impala
-from navd.extractors.spark.plans import PlanError, plan_io
+from navd.extractors.spark.plan.model import PlanError
+from navd.extractors.spark.plan.tables import plan_io
 from navd.extractors.spark.records import process_lines, stubs_for
 from navd.extractors.yarn.records import BadApplication, application_records, parse_application
 from navd.index.documents import oversized_term
+from navd.index.query_syntax import QuerySyntaxError, parse, write
 from navd.names import InvalidName
 from navd.openlineage.limits import EventLimits, EventTooLarge, check_names, check_size
 from navd.openlineage.mapping import MappingSettings, map_event
-from navd.openlineage.schema import InvalidEvent, validate
+from navd.openlineage.schema import InvalidEvent, check_event
 from spark_fixtures import CLUSTER, DEFAULT_FS, fixture_lines
 
 FIXTURES = Path(__file__).parent.parent / "fixtures"
@@ -262,9 +265,9 @@ def test_openlineage_events(event: Any) -> None:
         # the intake's checks, in its order: the counts (413), the schema and the names (400
         # naming the field), then the documents against Solr's term limit
         check_size(event, OPENLINEAGE_LIMITS)
-        kind = validate(event)
-        check_names(event)
-        records = list(map_event(event, kind, OPENLINEAGE_SETTINGS).records)
+        checked = check_event(event)
+        check_names(checked.mappable)
+        records = list(map_event(checked.mappable, checked.kind, OPENLINEAGE_SETTINGS).records)
         check_records(records)
         for record in records:
             oversized_term(record)
@@ -318,3 +321,18 @@ def test_config_files(text: str, tmp_path_factory: Any) -> None:
         load_config(str(path), environ={})
 
     run_target("config files", (ConfigError,), load)
+
+
+# --- Solr query text ----------------------------------------------------------------------------
+
+@fuzz_settings()
+@given(query_texts())
+def test_lucene_query_syntax(text: str) -> None:
+    def parse_and_write() -> None:
+        tree = parse(text)
+        try:
+            write(tree)  # what the parse took is written back unchanged, or navd has a bug
+        except QuerySyntaxError as exc:
+            raise AssertionError(f"parsed but not written back: {exc}") from None
+
+    run_target("lucene query syntax", (QuerySyntaxError,), parse_and_write)

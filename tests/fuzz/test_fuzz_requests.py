@@ -1,6 +1,7 @@
 """Fuzz targets for what users type: `navd` command lines (the argument parser and the config
-path it loads) and the HTTP API's query parameters (navd's app in-process through FastAPI's
-TestClient, over the session's real Solr holding a captured Spark application)."""
+path it loads), the HTTP API's query parameters (navd's app in-process through FastAPI's
+TestClient, over the session's real Solr holding a captured Spark application), and Solr queries
+as navd writes them back (the session's Solr reads them as the typed ones)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from starlette.datastructures import Headers
 
-from fuzz.fuzzing import ODD_STRINGS, fuzz_settings, huge_strings, run_target, string_variant
+import query_corpus
+from fuzz.fuzzing import ODD_STRINGS, fuzz_settings, huge_strings, query_texts, run_target, string_variant
 from navd.cli import build_parser
 from navd.config import ConfigError, ServerConfig, load_config, parse_config
 from navd.extractors.spark.records import process_lines, stubs_for
+from navd.errors import SolrError
 from navd.index.client import IndexWriter, SolrIndex
+from navd.index.query_syntax import QuerySyntaxError, lucene_query
 from navd.server.app import create_app
 from navd.server.request_checks import refusal, server_names
 from spark_fixtures import DEFAULT_FS, fixture_lines
@@ -123,6 +127,9 @@ REQUESTS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
                                 ("withDownstream", "true"))),
     ("/api/v9/entities", (("query", "sourceType:HIVE"), ("offset", "0"), ("limit", "10"))),
     ("/api/v9/lineage", (("entityIds", "0123456789abcdef0123456789abcdef"),)),
+    # the attempts to reach past the query syntax (tests/query_corpus.py), mutated from there
+    *((path, (("query", query_corpus.query(template)),)) for path in ("/api/entities", "/api/v9/entities")
+      for template in (*(t for t, _ in query_corpus.REFUSED), *query_corpus.TEXT)),
 )
 
 
@@ -175,6 +182,28 @@ def test_api_query_parameters(api: TestClient, request: tuple[str, list[tuple[st
             assert response.headers["content-type"].startswith("application/json"), response.text[:300]
 
     run_target("api query parameters", (), call)
+
+
+# --- what Solr makes of a query navd writes back ---------------------------------------------------
+
+def solr_reading(index: SolrIndex, text: str) -> str:
+    """The Lucene query Solr's lucene parser builds of `text`, or the HTTP status it refuses it with."""
+    try:
+        body = index.search("elements", text, rows=0, params={"defType": "lucene", "debugQuery": "true"})
+    except SolrError as exc:
+        return f"HTTP {exc.status}"
+    return str(body["debug"]["parsedquery"])
+
+
+@fuzz_settings()
+@given(text=query_texts())
+def test_solr_reads_the_written_query_as_typed(index: SolrIndex, text: str) -> None:
+    def compare() -> None:
+        written = lucene_query(text)  # refused: QuerySyntaxError, allowed
+        # what navd sends means what was typed (the typed text goes to Solr here only once navd took it)
+        assert solr_reading(index, written) == solr_reading(index, text), f"written as {written!r}"
+
+    run_target("query written back", (QuerySyntaxError,), compare)
 
 
 # --- the request checks (navd/server/request_checks.py) --------------------------------------------

@@ -396,9 +396,19 @@
     return Array.from(text).map((c) => c + "\u0336").join("");
   }
 
+  // How a type reads under a node's name where its enum value reads badly ("S3 S3BUCKET"), and
+  // what an Oozie operation is (its qualifiedName says: oozie://workflow/..., oozie://coordinator/...).
+  const TYPE_LABELS = { S3BUCKET: "bucket" };
+  const OOZIE_KIND = /^oozie:\/\/(workflow|coordinator)\//;
+
+  function typeLabel(node) {
+    const oozie = node.type === "OPERATION" && OOZIE_KIND.exec(node.qualifiedName || "");
+    return oozie ? oozie[1] : TYPE_LABELS[node.type] || node.type;
+  }
+
   function label(node) {
     const name = displayName(node);
-    return (node.deleted ? strike(name) : name) + (node.cut ? "  ⊕" : "") + "\n" + node.sourceType + " " + node.type;
+    return (node.deleted ? strike(name) : name) + (node.cut ? "  ⊕" : "") + "\n" + node.sourceType + " " + typeLabel(node);
   }
 
   // What the diagram shows of the graph: columns of expanded tables (all with the toggle),
@@ -421,6 +431,7 @@
       const text = label(node);
       const width = Math.max(...text.split("\n").map((line) => measure.measureText(line).width)) + 22;
       const classes = [node.type === FIELD ? "column" : "entity", OPERATION_TYPES.has(node.type) ? "operation" : "",
+                       node.type === "S3BUCKET" ? "bucket" : "",
                        node.deleted ? "deleted" : "", node.unlinked ? "unlinked" : "", node.cut ? "cut" : "",
                        node.id === graph.root ? "root" : "", state.tainted && state.tainted.has(node.id) ? "tainted" : ""]
                        .filter(Boolean).join(" ");
@@ -444,6 +455,7 @@
       "text-valign": "center", "text-halign": "center", "font-size": 12, "font-family": "system-ui, sans-serif",
       "background-color": "#e8eef9", "border-width": 1, "border-color": "#6a7fa8", color: "#1d2433" } },
     { selector: "node.operation", style: { shape: "ellipse", "background-color": "#fdf0d8", "border-color": "#b8862b" } },
+    { selector: "node.bucket", style: { shape: "barrel", "background-color": "#e3f1e6", "border-color": "#4f8a5b" } },
     { selector: "node.root", style: { "border-width": 3, "border-color": "#1d2433", "font-weight": "bold" } },
     { selector: "node.deleted", style: { color: "#888", "background-color": "#eeeeee", "border-color": "#aaa" } },
     { selector: "node.unlinked", style: { "border-style": "dashed", "border-width": 2, "background-color": "#fafafa" } },

@@ -1,0 +1,225 @@
+"""The Oozie pull extractor: workflow and coordinator jobs from Oozie's REST API (v2).
+
+A run pages through `GET /v2/jobs?jobtype=wf&filter=sortby=lastModifiedTime` (newest change
+first) down to the jobs modified before the last run's newest change (minus a safety overlap,
+on Oozie's own clock), and reads each changed job with `GET /v2/job/<id>?show=info` (its
+actions). Jobs already written with the same modification time (the overlap re-reads them) are
+recognised and skipped. The first run (and `--full`) reads the jobs modified in the last
+`[oozie] first_run_days`. Coordinators: every run lists them the same way and reads the newest
+page of actions of each changed one.
+
+SPNEGO with `auth = "kerberos"` through navd's one HTTP session factory, as the YARN extractor.
+An unreachable server, an HTTP error or a body that is not Oozie's JSON end the run with one
+OozieExtractionError line and the watermark stays; a malformed job is skipped and logged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from navd.config import NavdConfig
+from navd.errors import ConfigError, NavdError, connection_reason, first_line
+from navd.extractors import write_checkpointed
+from navd.http import http_session
+from navd.index.client import IndexWriter
+from navd.logs import get_logger
+from navd.model import Record
+from navd.state import write_atomically
+
+from .records import BadJob, coordinator_records, jobs_of, parse_coordinator, parse_time, parse_workflow, workflow_records
+from .settings import OozieConfig, oozie_settings
+
+log = get_logger("navd.extractor.oozie")
+OVERLAP = timedelta(minutes=5)
+#: coordinator actions read per changed coordinator (its newest)
+COORDINATOR_ACTIONS = 100
+
+
+class OozieExtractionError(NavdError):
+    """An Oozie extraction run failed (no server reachable, an HTTP error, a bad body)."""
+
+
+@dataclasses.dataclass
+class OozieReport:
+    workflows: int = 0
+    actions: int = 0
+    yarn_links: int = 0
+    coordinators: int = 0
+    skipped: int = 0
+    records: int = 0
+    requests: int = 0
+    server: str = ""
+
+
+def make_session(settings: OozieConfig | None = None) -> requests.Session:
+    """Oozie's session: JSON answers; SPNEGO with `auth = "kerberos"` (navd's one SPNEGO auth)."""
+    settings = settings or OozieConfig()
+    return http_session("[oozie]", auth=settings.auth, keytab=settings.keytab, principal=settings.principal,
+                        headers={"Accept": "application/json"})
+
+
+class OozieExtractor:
+    name = "oozie"
+
+    def __init__(self, urls: Sequence[str], state_dir: Path, *, session: requests.Session | None = None,
+                 page_size: int = 100, first_run: timedelta = timedelta(days=7), timeout: float = 30.0,
+                 extractor_run_id: str | None = None) -> None:
+        if not urls:
+            raise ConfigError("[oozie] urls: no Oozie server configured")
+        self.urls = [u.rstrip("/") for u in urls]
+        self.session = session or make_session()
+        self.page_size = page_size
+        self.first_run = first_run
+        self.timeout = timeout
+        self.state_file = state_dir / "oozie-state.json"
+        self.extractor_run_id = extractor_run_id or f"oozie##{datetime.now(UTC):%Y%m%dT%H%M%S}"
+        self.report = OozieReport()
+        self._state = self._load_state()
+        self._pending: dict[str, dict[str, str]] = {}
+
+    @classmethod
+    def from_config(cls, config: NavdConfig, state_dir: Path, *, extractor_run_id: str | None = None) -> OozieExtractor:
+        settings = oozie_settings(config)
+        return cls(settings.urls, state_dir, session=make_session(settings), page_size=int(settings.page_size),
+                   first_run=timedelta(days=settings.first_run_days), timeout=settings.timeout_seconds,
+                   extractor_run_id=extractor_run_id)
+
+    # -- one run ---------------------------------------------------------------------------------
+
+    def extract(self, *, full: bool = False) -> Iterator[Record]:
+        self.report = OozieReport()
+        self._pending = {"wf": {}, "coordinator": {}}
+        server = self._server()
+        self.report.server = server
+        for kind in ("wf", "coordinator"):
+            seen = {} if full else dict(self._state.get(kind, {}))
+            newest = None if full else self._state.get(f"{kind}-newest")
+            since = (datetime.fromisoformat(newest) - OVERLAP) if newest else datetime.now(UTC) - self.first_run
+            for job_id, modified in self._changed(server, kind, since, seen):
+                yield from self._job(server, kind, job_id)
+                self._pending[kind][job_id] = modified
+
+    def commit(self) -> None:
+        """Persist what the run wrote. Call only after the writer flushed every record yielded."""
+        for kind, done in self._pending.items():
+            if not done:
+                continue
+            known = {**self._state.get(kind, {}), **done}
+            newest = max(known.values())
+            horizon = (datetime.fromisoformat(newest) - OVERLAP).isoformat()
+            self._state[kind] = {job: when for job, when in known.items() if when >= horizon}
+            self._state[f"{kind}-newest"] = newest
+        self._pending = {}
+        try:
+            write_atomically(self.state_file, json.dumps(self._state).encode())
+        except OSError as exc:
+            raise OozieExtractionError(f"{self.state_file}: cannot write the Oozie state: {exc.strerror}") from None
+
+    def run_pass(self, writer: IndexWriter, *, full: bool = False,
+                 stop: threading.Event | None = None) -> OozieReport:
+        self.report.records = write_checkpointed(self.extract(full=full), writer, commit=self.commit, stop=stop)
+        return self.report
+
+    def close(self) -> None:
+        self.session.close()
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _load_state(self) -> dict[str, Any]:
+        try:
+            state = json.loads(self.state_file.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return {}
+        except (OSError, ValueError) as exc:
+            log.warning("Oozie state unreadable; the next run reads the first run's window again",
+                        file=str(self.state_file), reason=str(exc))
+            return {}
+        return state if isinstance(state, dict) else {}
+
+    def _get(self, url: str, params: dict[str, str]) -> Any:
+        self.report.requests += 1
+        try:
+            response = self.session.get(url, params=params, timeout=self.timeout, allow_redirects=False)
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            raise OozieExtractionError(f"Oozie {url} unreachable: {connection_reason(exc)}") from None
+        except requests.RequestException as exc:
+            raise OozieExtractionError(f"Oozie {url}: {first_line(exc, 300)}") from None
+        if response.status_code != 200:
+            raise OozieExtractionError(f"Oozie {url} answered HTTP {response.status_code}: "
+                                       f"{response.text.strip()[:200]!r}")
+        try:
+            return response.json()
+        except ValueError:
+            raise OozieExtractionError(f"Oozie {url} answered something other than JSON: "
+                                       f"{response.text.strip()[:200]!r}") from None
+
+    def _server(self) -> str:
+        """The first of `urls` whose `/v2/admin/status` answers."""
+        problems = []
+        for base in self.urls:
+            try:
+                self._get(f"{base}/v2/admin/status", {})
+                return base
+            except OozieExtractionError as exc:
+                problems.append(str(exc))
+        raise OozieExtractionError("no Oozie server answered: " + "; ".join(problems))
+
+    def _changed(self, server: str, kind: str, since: datetime, seen: dict[str, str]) -> Iterator[tuple[str, str]]:
+        """(job id, its lastModTime) of the jobs of `kind` modified since `since`, newest first,
+        not already written with that time."""
+        key = "workflows" if kind == "wf" else "coordinatorjobs"
+        offset = 1
+        while True:
+            body = self._get(f"{server}/v2/jobs", {"jobtype": kind, "offset": str(offset), "len": str(self.page_size),
+                                                   "filter": "sortby=lastModifiedTime", "timezone": "GMT"})
+            try:
+                jobs = jobs_of(body, key)
+            except BadJob as exc:
+                raise OozieExtractionError(f"Oozie {server}/v2/jobs: {exc}") from None
+            for job in jobs:
+                job_id = str(job.get("id") or job.get("coordJobId") or "")
+                try:
+                    modified = parse_time(job.get("lastModTime") or job.get("lastModifiedTime") or job.get("startTime"),
+                                          "lastModTime", job_id)
+                except BadJob as exc:
+                    self.report.skipped += 1
+                    log.warning("Oozie job skipped", reason=str(exc))
+                    continue
+                if modified is None:
+                    continue
+                if modified < since:
+                    return
+                when = modified.astimezone(UTC).isoformat()
+                if seen.get(job_id) != when:
+                    yield job_id, when
+            if len(jobs) < self.page_size:
+                return
+            offset += len(jobs)
+
+    def _job(self, server: str, kind: str, job_id: str) -> Iterator[Record]:
+        params = {"show": "info", "timezone": "GMT"}
+        if kind == "coordinator":
+            params.update({"order": "desc", "offset": "1", "len": str(COORDINATOR_ACTIONS)})
+        body = self._get(f"{server}/v2/job/{requests.utils.quote(job_id, safe='@-')}", params)
+        try:
+            if kind == "wf":
+                workflow = parse_workflow(body)
+                self.report.workflows += 1
+                self.report.actions += len(workflow.actions)
+                self.report.yarn_links += sum(len(a.applications) for a in workflow.actions)
+                yield from workflow_records(workflow, extractor_run_id=self.extractor_run_id)
+            else:
+                coordinator = parse_coordinator(body)
+                self.report.coordinators += 1
+                yield from coordinator_records(coordinator, extractor_run_id=self.extractor_run_id)
+        except BadJob as exc:
+            self.report.skipped += 1
+            log.warning("Oozie job skipped", job=job_id, reason=str(exc))

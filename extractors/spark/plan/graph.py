@@ -1,0 +1,244 @@
+"""The column graph of one plan, and what a written column is made of.
+
+Column lineage (columns.py) reads every node of a plan into one graph over expression ids:
+where an id comes from (a scanned column: `origins`), what it is computed from (`defs`), what
+else is copied into it (`copies`, Union branches), what controls its rows (`controls`). A
+written column's sources, expression, subtypes and controls are then what one depth-first
+search (`search`) reaches from its id, each asking its own question of the same walk.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from typing import TypeVar
+
+from .model import AGGREGATION, CONDITIONAL, IDENTITY, MAX_EXPRESSION_CHARS, TRANSFORMATION, ColumnSource
+from .text import ATTR, NAMED_ATTR, PLAN_ID, REF_TOKEN, bounded, branch_ids, closing
+
+
+@dataclasses.dataclass(slots=True)
+class ColumnGraph:
+    origins: dict[int, ColumnSource] = dataclasses.field(default_factory=dict)
+    #: id -> (data ids, expression or None for a plain copy)
+    defs: dict[int, tuple[tuple[int, ...], str | None]] = dataclasses.field(default_factory=dict)
+    #: id -> more data ids copied into it (Union branches)
+    copies: dict[int, set[int]] = dataclasses.field(default_factory=dict)
+    #: id -> ids controlling it -> how (CONTROL_SUBTYPES)
+    controls: dict[int, dict[int, set[str]]] = dataclasses.field(default_factory=dict)
+    #: ids whose definition aggregates (an aggregate result; an aggregating window function)
+    aggregates: set[int] = dataclasses.field(default_factory=set)
+    names: dict[int, str] = dataclasses.field(default_factory=dict)
+    #: the write goes to an existing table: Spark's store assignment casts the written columns
+    store_assignment: bool = False
+    #: ids made by Python code from whole rows or groups (PANDAS_NODES) -> the node's name
+    python_outputs: dict[int, str] = dataclasses.field(default_factory=dict)
+
+    def define(self, attr_id: int, deps: Iterable[int], expression: str | None) -> None:
+        """`attr_id` is computed from `deps` by `expression` (None: a copy). The first
+        definition of an id is kept: ids are unique in a plan, and an AQE description repeats
+        its plans."""
+        if attr_id not in self.defs and attr_id not in self.origins:
+            deps = [d for d in deps if d != attr_id]
+            if expression is not None and ("CASE WHEN " in expression or "if (" in expression):
+                # A column that only decides a branch is not a data source of the result: it
+                # controls it (CONDITIONAL). One also in a branch value is both.
+                deciding, valued = branch_ids(expression)
+                self.control([attr_id], sorted(deciding), CONDITIONAL)
+                deps = [d for d in deps if d in valued or d not in deciding]
+            self.defs[attr_id] = (tuple(deps), expression)
+
+    def control(self, targets: Iterable[int], by: list[int] | tuple[int, ...], subtype: str) -> None:
+        if by:
+            for target in targets:
+                controlling = self.controls.setdefault(target, {})
+                for control_id in by:
+                    controlling.setdefault(control_id, set()).add(subtype)
+
+    def deps(self, attr_id: int) -> tuple[int, ...]:
+        found = self.defs.get(attr_id)
+        return found[0] if found is not None else ()
+
+
+State = TypeVar("State", bound=Hashable)
+
+
+def search(starts: Iterable[State], step: Callable[[State], Iterable[State]]) -> Iterator[State]:
+    """Every state reachable from `starts` by `step`, each once, depth first (the last one
+    pushed first). A state is yielded before its successors are asked for."""
+    stack = list(starts)
+    seen: set[State] = set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        yield current
+        stack.extend(step(current))
+
+
+def resolve(attr_id: int, graph: ColumnGraph) -> tuple[set[ColumnSource], str | None]:
+    """(scanned columns, the outermost expression other than a copy or rename, if any)."""
+    def step(current: int) -> Iterator[int]:
+        yield from graph.copies.get(current, ())
+        if current not in graph.origins:
+            yield from graph.deps(current)
+
+    sources: set[ColumnSource] = set()
+    outermost: str | None = None
+    for current in search([attr_id], step):
+        if current in graph.origins:
+            sources.add(graph.origins[current])
+        elif outermost is None and current in graph.defs:
+            expression = graph.defs[current][1]
+            if expression is not None and not is_copy(expression, graph):
+                outermost = expression
+    return sources, outermost
+
+
+def data_subtypes(attr_id: int, graph: ColumnGraph) -> dict[ColumnSource, str]:
+    """How each scanned column flows into `attr_id` (DATA_SUBTYPES): the strongest over the
+    paths from it, a path being as strong as the strongest step on it (a copy or rename, an
+    expression, an aggregate)."""
+    strength = (IDENTITY, TRANSFORMATION, AGGREGATION)
+
+    def at(current: int, level: int) -> tuple[int, int]:
+        return current, 2 if current in graph.aggregates else level
+
+    def step(state: tuple[int, int]) -> Iterator[tuple[int, int]]:
+        current, level = state
+        yield from (at(c, level) for c in graph.copies.get(current, ()))
+        if current in graph.origins or current not in graph.defs:
+            return
+        deps, expression = graph.defs[current]
+        if expression is not None and level == 0 and not is_copy(expression, graph):
+            level = 1
+        yield from (at(d, level) for d in deps)
+
+    found: dict[ColumnSource, int] = {}
+    for current, level in search([at(attr_id, 0)], step):
+        if current in graph.origins:
+            source = graph.origins[current]
+            found[source] = max(found.get(source, 0), level)
+    return {source: strength[level] for source, level in found.items()}
+
+
+def resolve_controls(attr_id: int, graph: ColumnGraph) -> dict[ColumnSource, set[str]]:
+    """Scanned columns that control `attr_id`, each with how (CONTROL_SUBTYPES): those of every
+    control id met on its data path, with everything (data and control) they depend on in turn.
+    A column a control is computed from controls as that control does; a control of a control
+    (a filter under a join key) as its own."""
+    data_path = search([attr_id], lambda current: (*graph.copies.get(current, ()), *graph.deps(current)))
+    starts = [(c, subtype) for i in data_path for c, subtypes in graph.controls.get(i, {}).items()
+              for subtype in subtypes]
+
+    def step(state: tuple[int, str]) -> Iterator[tuple[int, str]]:
+        current, subtype = state
+        yield from ((c, subtype) for c in graph.copies.get(current, ()))
+        yield from ((c, inner) for c, subtypes in graph.controls.get(current, {}).items() for inner in subtypes)
+        if current not in graph.origins:
+            yield from ((d, subtype) for d in graph.deps(current))
+
+    sources: dict[ColumnSource, set[str]] = {}
+    for current, subtype in search(starts, step):
+        if current in graph.origins:
+            sources.setdefault(graph.origins[current], set()).add(subtype)
+    return sources
+
+
+def unknown_on_path(attr_id: int, graph: ColumnGraph, unknown: Mapping[int, str]) -> set[str]:
+    """The labels (`unknown`) of the unknown ids `attr_id` is computed or controlled from."""
+    reached = search([attr_id], lambda current: (*graph.copies.get(current, ()), *graph.controls.get(current, ()),
+                                                 *graph.deps(current)))
+    return {unknown[current] for current in reached if current in unknown}
+
+
+def is_copy(expression: str, graph: ColumnGraph) -> bool:
+    """Whether `expression` is a bare reference `name#7` (a copy or rename, SIMPLE). Spark prints
+    a reference as its raw name, so `a b#10` or `b.c#9` is one when the plan named #10 `a b`
+    (a scan's or a projection's output); `NOT x#10` is not, #10 being `x`."""
+    text = expression.strip()
+    if ATTR.fullmatch(text):
+        return True
+    named = NAMED_ATTR.match(text)
+    return named is not None and graph.names.get(int(named.group(2))) == named.group(1)
+
+
+_CAST = re.compile(r"^(?:ansi_)?cast\((.*) as [\w(), <>:]+\)$", re.S)
+#: Spark's cast of a view's column to the type the view stored (`cast(x#21 as int)`)
+VIEW_UPCAST = re.compile(r"^cast\([^\s(),]+#\d+L? as [^#]+\)$")
+
+
+def strip_store_assignment_cast(attr_id: int, graph: ColumnGraph) -> None:
+    """A written column's own `cast(x as T)`: Spark's store assignment (TableOutputResolver)
+    casts a value to its column's type on INSERT into an existing table; the user's expression
+    is `x`. (A cast the user wrote to exactly the column's type reads the same in the plan,
+    and writes the same value: it is taken for Spark's.)"""
+    if attr_id not in graph.defs:
+        return
+    deps, expression = graph.defs[attr_id]
+    text = (expression or "").strip()
+    match = _CAST.match(text)
+    # one cast around the whole expression, not `cast(a#1 as int) + cast(b#2 as int)`
+    if match is not None and closing(text, text.index("(")) == len(text) - 1:
+        graph.defs[attr_id] = (deps, match.group(1).strip())
+
+
+def _substitute(text: str, graph: ColumnGraph, replace: Callable[[str | None, int], str]) -> str:
+    """`text` with each reference `name#id` replaced by `replace(name, id)`. The name is the
+    plan's own for that id when the text spells it before the '#' (names may hold spaces, dots,
+    unicode: `a b#10`, `b.c#9`, `ünï#11`); else the identifier there, or None (`sum(w#1)#50`,
+    an aggregate result's id; `[id=#852]`)."""
+    out, last = [], 0
+    for match in REF_TOKEN.finditer(text):
+        attr_id, hash_at = int(match.group(2)), match.start(2) - 1
+        start, name = match.start(), match.group(1)
+        known = graph.names.get(attr_id)
+        if known and hash_at - len(known) >= last and text.startswith(known, hash_at - len(known)):
+            start, name = hash_at - len(known), known
+        out.append(text[last:start])
+        out.append(replace(name, attr_id))
+        last = match.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _source_label(source: ColumnSource) -> str:
+    if source.table is not None:
+        return f"{source.table.name}.{source.column}"
+    if source.paths:
+        return source.paths[0].rstrip("/").rsplit("/", 1)[-1] + "." + source.column
+    return source.column
+
+
+def render(expression: str, graph: ColumnGraph, sources: set[ColumnSource]) -> str:
+    """The expression in source-column names: `upper(k#12)` -> `upper(k)`, where each reference
+    is replaced by the scanned column it copies (`extra_v#30` -> `v`), or by its own expression
+    when it is computed (`w#45` -> `(v + extra_v)` -> `(v + v)`). Columns of the same name from
+    two sources are qualified by their table (or last path segment): `(events.v + extra.v)`.
+    Bounded to MAX_EXPRESSION_CHARS."""
+    budget = [MAX_EXPRESSION_CHARS * 4]
+    by_name: dict[str, set[ColumnSource]] = {}
+    for source in sources:
+        by_name.setdefault(source.column, set()).add(source)
+    ambiguous = {name for name, group in by_name.items() if len(group) > 1}
+    resolved: dict[int, tuple[set[ColumnSource], str | None]] = {}   # an expression repeats its columns
+
+    def expand(name: str | None, attr_id: int, depth: int) -> str:
+        if name is None:
+            return ""   # `sum(w#1)#50`: the id of an aggregate result; `[id=#852]`
+        if attr_id not in resolved:
+            resolved[attr_id] = resolve(attr_id, graph)
+        found, outer = resolved[attr_id]
+        if outer is None:
+            if len(found) == 1:
+                (source,) = found
+                return _source_label(source) if source.column in ambiguous else source.column
+            return name
+        if depth >= 8 or budget[0] <= 0:
+            return name
+        budget[0] -= len(outer)
+        return _substitute(outer, graph, lambda n, i: expand(n, i, depth + 1))
+
+    return bounded(_substitute(PLAN_ID.sub("", expression), graph, lambda n, i: expand(n, i, 0)))

@@ -1,0 +1,129 @@
+"""A view defined again: the later definition's lineage replaces the earlier one's in the index.
+
+CREATE OR REPLACE VIEW and ALTER VIEW ... AS replace a view's query, and with it what the view
+is computed from. Within one application the event-log processor writes a view from its last
+definition only (events.replace_views). A definition may also replace one written in an earlier
+pass: another application's, or an earlier statement of a long-running one (a Spark Thrift
+Server) whose records were written and whose state was retired. So after each pass's records
+are in Solr, for every view the pass defined, the Spark extractor asks the index which Spark
+executions wrote the view, and of all its definitions keeps the one that started last: the
+others lose their relations into the view and into its columns (`withdraw_replaced`). Their
+execution elements stay (they ran, and read what they read).
+
+Trust (README, "Trust model of event-log directories"): a log speaks for its owner's statements
+only. A definition from a log of another owner than the latest one's is left as it is, and the
+view is named in a warning.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
+from navd.index.client import SolrIndex
+from navd.index.documents import endpoint_field, property_field
+from navd.index.lookup import wildcard
+from navd.index.query_syntax import quote
+from navd.model import ElementType, EntityRef, RelationType, SourceType
+from navd.names import field_qualified_name, spark_execution_ref
+from navd.runs import parse_solr_date
+
+from .events import ApplicationRun
+from .records import LOG_OWNER
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ViewDefinition:
+    """A view as one Spark SQL execution defined it."""
+
+    view: EntityRef
+    execution: EntityRef
+    started: datetime | None
+    #: the owner of the event-log file the execution came from
+    owner: str
+
+
+def view_definitions(run: ApplicationRun, owner: str) -> list[ViewDefinition]:
+    """The views the executions of `run` define (an execution replaced by a later one of the
+    same application defines none: events.replace_views)."""
+    if run.app_id is None:
+        return []
+    return [ViewDefinition(dataset.ref, spark_execution_ref(run.app_id, run.attempt, execution.execution_id),
+                           execution.started, owner)
+            for execution in run.executions for dataset in execution.outputs if dataset.ref.type is ElementType.VIEW]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Withdrawn:
+    """What `withdraw_replaced` did: the (view, execution) definitions whose relations went,
+    and the views whose definition from a log of another owner was left."""
+
+    definitions: tuple[tuple[str, str], ...] = ()
+    untrusted: tuple[str, ...] = ()
+
+
+def withdraw_replaced(index: SolrIndex, definitions: Iterable[ViewDefinition]) -> Withdrawn:
+    """For each view of `definitions`, delete the relations into the view and its columns of
+    every Spark execution that defined it before the one that started last (see above)."""
+    latest: dict[str, ViewDefinition] = {}
+    for definition in definitions:
+        known = latest.get(definition.view.identity)
+        if known is None or _start_order(definition) > _start_order(known):
+            latest[definition.view.identity] = definition
+    if not latest:
+        return Withdrawn()
+    index.commit("relations", soft=True)   # the pass's own relations: searchable now
+    withdrawn: list[tuple[str, str]] = []
+    untrusted: list[str] = []
+    for ours in latest.values():
+        writers = _writers(index, ours.view)
+        writers.pop(ours.execution.identity, None)
+        known = [ours, *(_definition(doc, ours.view) for doc in index.get("elements", writers))] if writers else [ours]
+        newest = max(known, key=_start_order)
+        for definition in known:
+            if newest.started is None or definition.started is None or not definition.started < newest.started:
+                continue   # the newest, or no order to go by
+            if definition.owner != newest.owner:
+                untrusted.append(ours.view.qualified_name)
+                continue
+            _delete(index, definition)
+            withdrawn.append((definition.view.qualified_name, definition.execution.qualified_name))
+    return Withdrawn(tuple(withdrawn), tuple(dict.fromkeys(untrusted)))
+
+
+def _start_order(definition: ViewDefinition) -> tuple[bool, datetime]:
+    """Definitions by when their execution started; one without a start time first."""
+    return definition.started is not None, definition.started or _NEVER
+
+
+_NEVER = datetime.min.replace(tzinfo=timezone.utc)
+
+
+def _writers(index: SolrIndex, view: EntityRef) -> dict[str, str]:
+    """The Spark executions with a DATA_FLOW into `view`: identity -> qualified name."""
+    query = (f"type:{RelationType.DATA_FLOW.value} AND {endpoint_field(2, 'Id')}:{quote(view.identity)}"
+             f" AND {endpoint_field(1, 'SourceType')}:{SourceType.SPARK.value}"
+             f" AND {endpoint_field(1, 'Type')}:{ElementType.OPERATION_EXECUTION.value}")
+    return {str(doc[endpoint_field(1, "Id")]): str(doc[endpoint_field(1, "QualifiedName")])
+            for doc in index.scan("relations", query, fl=f"{endpoint_field(1, 'Id')},{endpoint_field(1, 'QualifiedName')}")}
+
+
+def _definition(doc: dict[str, object], view: EntityRef) -> ViewDefinition:
+    """An indexed execution element, as the definition of `view` it wrote."""
+    started = doc.get("started")
+    owner = doc.get(property_field(LOG_OWNER))
+    return ViewDefinition(view, EntityRef(SourceType.SPARK, str(doc["qualifiedName"]), ElementType.OPERATION_EXECUTION),
+                          parse_solr_date(started) if isinstance(started, str) else None,
+                          owner if isinstance(owner, str) else "")
+
+
+def _delete(index: SolrIndex, definition: ViewDefinition) -> None:
+    """The relations of `definition` into its view (the execution's DATA_FLOW) and into the
+    view's columns (the column edges it discriminates)."""
+    view, execution = definition.view, definition.execution
+    index.delete_query("relations", f"{endpoint_field(1, 'Id')}:{quote(execution.identity)}"
+                                    f" AND {endpoint_field(2, 'Id')}:{quote(view.identity)}")
+    columns = wildcard(field_qualified_name(view.qualified_name, "*"))
+    index.delete_query("relations", f"discriminator:{quote(execution.qualified_name)}"
+                                    f" AND {endpoint_field(2, 'QualifiedName')}:{columns}")
