@@ -6,7 +6,7 @@ NAVD   := $(BIN)/navd
 # pip's and apt's output: kept here, out of the terminal; a step that fails names it.
 SETUP_LOG := $(VENV)/setup.log
 
-.PHONY: setup setup-test prerequisites krb5-packages browser test fuzz quickstart bench chaos outages compare-openlineage dev-up dev-down clean vendor-js
+.PHONY: setup setup-test prerequisites krb5-packages browser test test-fast docs fuzz quickstart bench chaos outages compare-openlineage dev-up dev-down clean vendor-js
 
 # The set-up recipes' shell function `logged "what it does" command args...`: one line of progress
 # on the terminal, the command's output appended to $(SETUP_LOG); when the command fails, the log's
@@ -81,6 +81,11 @@ krb5-packages:
 test: setup-test
 	$(BIN)/pytest $(PYTEST_ARGS)
 
+# The tests that need no service (marked `pure` by tests/conftest.py: no service fixture, no
+# `services` mark), run where no service can start: one that starts one anyway fails, naming it.
+test-fast: $(VENV)/.installed-test
+	$(BIN)/pytest -m pure $(PYTEST_ARGS)
+
 # The parsers' fuzz targets at full length (tests/fuzz/README.md): FUZZ_EXAMPLES inputs per target,
 # random seed, per-target counts printed at the end. `make test` runs a fixed-seed slice of them.
 # FUZZ_MEMORY_KB caps the run's virtual memory (the API target's Solr JVM included), so an input
@@ -93,8 +98,13 @@ fuzz: setup-test
 quickstart: setup
 	$(NAVD) quickstart
 
+# docs/reference/{cli,config,http}.md from the argparse parser, the config dataclasses and the
+# server's OpenAPI description (navd/docs.py); tests/test_docs.py fails when they are out of date.
+docs: $(VENV)/.installed
+	$(BIN)/python -m navd.docs
+
 # bench_linker.py prints its figures: saved in .bench/linker.log for tests/bench/summary.py, which
-# prints the issue-21 table last (dash has no pipefail, hence the rc file).
+# prints the table of every pipeline against its goal last (dash has no pipefail, hence the rc file).
 bench: setup-test
 	$(BIN)/python tests/bench/bench_writer.py
 	$(BIN)/python tests/bench/bench_spark.py

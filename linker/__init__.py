@@ -1,1 +1,1 @@
-"""The linker: resolves unlinked relations once their far end is indexed (issue 5)."""
+"""The linker: resolves unlinked relations once their far end is indexed."""

@@ -50,7 +50,8 @@ import orjson
 
 from navd.index.admin import solr_mode
 from navd.index.client import SolrIndex, batches, serialise
-from navd.index.documents import NOT_STUB_FILTER, StoredElement, endpoint_field
+from navd.index.documents import NOT_STUB_FILTER, endpoint_field
+from navd.lineage.stored import StoredElement
 from navd.logs import get_logger
 from navd.model import identity as element_identity
 

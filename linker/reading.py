@@ -22,7 +22,8 @@ from typing import Any
 
 from navd.errors import SolrError
 from navd.index.client import SolrIndex, batches, identity_ranges
-from navd.index.documents import NOT_STUB_FILTER, StoredElement, endpoint_field
+from navd.index.documents import NOT_STUB_FILTER, endpoint_field
+from navd.lineage.stored import StoredElement
 
 #: Every docValues field of nav_relations a rewritten relation keeps (`lastIndexed` and
 #: `_version_` are Solr's own), and the property fields.

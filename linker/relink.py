@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from navd.index.documents import StoredElement, endpoint_field, relinked_document
+from navd.index.documents import endpoint_field, relinked_document
+from navd.lineage.stored import StoredElement
 
 from .aliases import AliasRules, candidate_ids
 

@@ -24,7 +24,8 @@ import orjson
 from navd.config import SolrConfig, SparkJobsConfig
 from navd.index.admin import solr_mode
 from navd.index.client import SolrIndex, batches, identity_ranges
-from navd.index.documents import NOT_STUB_FILTER, StoredElement
+from navd.index.documents import NOT_STUB_FILTER
+from navd.lineage.stored import StoredElement
 from navd.logs import get_logger
 from navd.spark_jobs import SparkJobError, failure_cause, spark_session
 

@@ -28,10 +28,12 @@ from types import FrameType
 from typing import Any
 
 from navd import __version__
+from navd.catalog.service import lookup_scope
 from navd.config import NavdConfig, extractor_state_dir, load_config
 from navd.errors import ConfigError, NavdError, RunStopped, SolrError, SolrUnavailable, first_line
 from navd.extractors import Component
 from navd.index.client import SolrIndex
+from navd.index.clients import client_for
 from navd.locks import LockBusy, is_locked
 from navd.logs import get_logger, setup_logging
 from navd.registry import components
@@ -65,7 +67,6 @@ def _served(config: NavdConfig) -> tuple[Any, ...]:
     without a cluster or file system stand for, where its users are, and the OpenLineage intake
     it runs (`[openlineage]`: enabled, namespaces, spool)."""
     from navd.config import openlineage_spool_path, server_users_path
-    from navd.query import lookup_scope
 
     return (config.server, config.solr, lookup_scope(config), server_users_path(config),
             config.openlineage, openlineage_spool_path(config))
@@ -252,9 +253,7 @@ class Daemon:
                             "(check [solr] auth; create the cores with `navd solr init`)") from None
 
     def _new_index(self, config: NavdConfig) -> SolrIndex:
-        from navd.solr.server import effective_solr_config
-
-        return SolrIndex(effective_solr_config(config), stop=self.stop)
+        return client_for(config, "writer", stop=self.stop)
 
     # -- scheduling -------------------------------------------------------------------------
 

@@ -123,6 +123,11 @@ class AmbiguousEntity(NavdError):
         self.found = found
 
 
+class EntityNotFound(NavdError):
+    """No indexed element answers a name or identity (a lookup, the root of a lineage walk, a
+    taint's element): the CLI exits 1, the API answers 404."""
+
+
 class SolrError(NavdError):
     """Solr answered with an error (bad query, bad document, missing core)."""
 

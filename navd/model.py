@@ -57,7 +57,7 @@ ENDPOINT_ROLES: Mapping[RelationType, tuple[str, str]] = MappingProxyType({
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class LineageSemantics:
-    """How the lineage walk treats one relation type (navd/lineage.py applies it)."""
+    """How the lineage walk treats one relation type (navd/lineage/rules.py applies it)."""
 
     #: The end the walk comes from: 1 or 2, or None when the walk's direction decides
     #: (upstream comes from the target, endpoint 2; downstream from the source, endpoint 1).
@@ -77,7 +77,7 @@ class LineageSemantics:
     contracted: bool = False
 
 
-# What lineage is, as in Navigator (see navd/lineage.py's docstring); the walk queries the types
+# What lineage is, as in Navigator (see navd/lineage/rules.py's docstring); the walk queries the types
 # in this order.
 RELATION_SEMANTICS: Mapping[RelationType, LineageSemantics] = MappingProxyType({
     # dataset -> execution -> dataset, in the direction asked

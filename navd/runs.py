@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import socket
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex, serialise
 from navd.index.documents import RUN_KIND, run_document, solr_date
+from navd.index.query_syntax import quote
 from navd.logs import get_logger
 
 log = get_logger("navd.runs")
@@ -145,6 +146,32 @@ def last_started(index: SolrIndex, component: str) -> datetime | None:
     are the caller's to handle (the daemon schedules as if there were no run)."""
     last = _latest(index, f'kind:{KIND} AND component:"{component}"')
     return parse_solr_date(str(last["started"])) if last.get("started") else None
+
+
+def schedules(index: SolrIndex, names: Iterable[str]) -> dict[str, dict[str, Any]]:
+    """The published schedule records of the components `names`, by component."""
+    return {str(d["component"]): d for d in index.get("runs", [schedule_identity(n) for n in names])}
+
+
+def run_page(index: SolrIndex, component: str, *, rows: int, start: int) -> tuple[int, list[dict[str, Any]]]:
+    """(how many, `rows` from `start`) of the component's run records, newest first."""
+    body = index.search("runs", _runs_of(component), rows=rows, start=start, sort="started desc")
+    return int(body["response"]["numFound"]), list(body["response"]["docs"])
+
+
+def run_counts(index: SolrIndex, component: str) -> tuple[int, int, dict[str, Any]]:
+    """(run records, FAILED ones, the newest ended run or {}) of the component."""
+    where = _runs_of(component)
+    runs = index.count("runs", where)
+    if not runs:
+        return 0, 0, {}
+    failures = index.count("runs", f"{where} AND state:FAILED")
+    newest = index.search("runs", f"{where} AND ended:*", rows=1, sort="ended desc")["response"]["docs"]
+    return runs, failures, newest[0] if newest else {}
+
+
+def _runs_of(component: str) -> str:
+    return f"kind:{KIND} AND component:{quote(component)}"
 
 
 def parse_solr_date(value: str) -> datetime:

@@ -2,7 +2,7 @@
 
 After the embedded Solr is up (the CLI starts it), the steps run in order, each printing what it
 did: create the cores; run the sample pipeline (navd/sample_job.py: a real local PySpark job,
-seed 000's temporary tables `temp_sample_07`, `temp_sample_08` -> `sample_merge`, dropped at the
+through the temporary tables `temp_sample_07`, `temp_sample_08` -> `sample_merge`, dropped at the
 end) with event logs on; extract its event log with the registered Spark component through the
 runner (recorded, locked, followed by a link pass, as `navd extract spark --once`); print the
 text lineage of `sample_merge`; start the server in the background (navd/server/background.py) and
@@ -19,11 +19,17 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from urllib.parse import quote
 
-from navd.config import NavdConfig
+from navd.catalog.service import entity, lookup_scope
+from navd.config import NavdConfig, with_server
 from navd.errors import NavdError
+from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
+from navd.lineage.rules import LineageOptions, render_text
+from navd.lineage.service import lineage
 from navd.names import hive_qualified_name
 from navd.process import free_port
+from navd.registry import components
+from navd.runner import PushTail, make_visible
 
 #: where the pipeline's tables live (Spark's in-memory catalog: the `default` database)
 SAMPLE_DATABASE = "default"
@@ -69,8 +75,6 @@ def quickstart(config: NavdConfig, index: SolrIndex, root: Path, *, log_format: 
 # -- the steps --------------------------------------------------------------------------------
 
 def create_cores(run: Quickstart) -> Iterator[str]:
-    from navd.index.admin import init_solr  # noqa: PLC0415
-
     for result in init_solr(run.index):
         yield f"{result.core}: {result.action} ({result.detail})"
 
@@ -97,9 +101,6 @@ def run_pipeline(run: Quickstart) -> Iterator[str]:
 def extract_and_link(run: Quickstart) -> Iterator[str]:
     """One pass of the registered Spark component over the pipeline's event log, and the link
     pass the runner follows it with."""
-    from navd.registry import components  # noqa: PLC0415
-    from navd.runner import PushTail, make_visible  # noqa: PLC0415
-
     component = components()["spark"]
     tail = PushTail(run.index, run.config, component)
     try:
@@ -116,9 +117,6 @@ def extract_and_link(run: Quickstart) -> Iterator[str]:
 
 def show_lineage(run: Quickstart) -> Iterator[str]:
     """`navd lineage <sample_merge> --direction upstream`, then with `--deleted`."""
-    from navd.lineage import LineageOptions, render_text  # noqa: PLC0415
-    from navd.query import lineage  # noqa: PLC0415
-
     for deleted in (False, True):
         flag = " --deleted" if deleted else ""
         yield ""
@@ -146,8 +144,8 @@ def start_server(run: Quickstart) -> Iterator[str]:
 
     A server this user started in the background already (an earlier quickstart) is kept when it
     reads this Solr: one server per state dir."""
-    from navd.config import with_server  # noqa: PLC0415
-    from navd.query import entity, lookup_scope  # noqa: PLC0415
+    # FastAPI and uvicorn (navd.server.run, under background) load in about half a second:
+    # imported by the one step that starts the server, not by every `navd` command
     from navd.server import background  # noqa: PLC0415
 
     solr = run.index.base_url

@@ -1,5 +1,5 @@
-"""The quickstart's pipeline, a real PySpark job (seed 000's "lineage across temporary tables"):
-two source tables, two temporary tables filtered from them, one merge, the temporaries dropped.
+"""The quickstart's pipeline, a real PySpark job showing lineage across temporary tables: two
+source tables, two temporary tables filtered from them, one merge, the temporaries dropped.
 
 Run by `navd quickstart` (navd/sample.py) as `python -m navd.sample_job --root DIR`, locally
 (`local[1]`, no spark-submit, the venv's PySpark), with event logs on in DIR/spark-events: what
@@ -18,8 +18,8 @@ APP_NAME = "navd quickstart: sample_merge"
 COLUMNS = "code STRING, description STRING, total_emp INT, salary INT"
 SELECTED = "code, description, total_emp, salary"
 
-#: The pipeline, in order (the temporary tables live between two of navd's extractions in seed
-#: 000; here navd reads the whole log afterwards, so both are known only from it).
+#: The pipeline, in order (on a cluster the temporary tables live between two of navd's metastore
+#: extractions; here navd reads the whole log afterwards, so both are known only from it).
 STATEMENTS: tuple[str, ...] = (
     f"CREATE TABLE sample_07 ({COLUMNS}) USING parquet",
     f"CREATE TABLE sample_08 ({COLUMNS}) USING parquet",

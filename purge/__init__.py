@@ -1,1 +1,1 @@
-"""Purge: retires deleted entities and old executions by Navigator's rules (issue 7)."""
+"""Purge: retires deleted entities and old executions by Navigator's rules."""

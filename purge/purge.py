@@ -1,5 +1,5 @@
-"""Purge: retire old executions and long-deleted entities by Navigator's rules (seed 000,
-"Metadata Purge and Lineage"), relative to a threshold date:
+"""Purge: retire old executions and long-deleted entities by Navigator's purge
+rules, relative to a threshold date:
 
 - instance_of: INSTANCE_OF relations (operation -> execution) of executions run before it;
 - data_flow / executions: an execution run before it that produced no output entity (neither it
@@ -32,7 +32,8 @@ from datetime import datetime
 from typing import Any
 
 from navd.index.client import SolrIndex, batches
-from navd.index.documents import StoredRelation, endpoint_field, solr_date
+from navd.index.documents import endpoint_field, solr_date
+from navd.lineage.stored import StoredRelation
 from navd.logs import get_logger
 from navd.runs import KIND as RUN_KIND
 from navd.runs import shown_run_ids

@@ -6,20 +6,24 @@ No service mocks. A Solr that does not start fails the run (in CI and locally al
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import logging
 import os
+import signal
 import subprocess
 import sys
 import time
 import uuid
 import venv
 from typing import Any
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
+import requests
 import structlog
 
 from hdfs import Client
@@ -44,6 +48,18 @@ REPO = Path(__file__).resolve().parent.parent
 WAREHOUSE = "/user/hive/warehouse"
 
 
+#: The fixtures that start a real service: the session's, and `own_service`, which a module's
+#: fixture that starts a service of its own (its own Solr, a PySpark job) asks for. A test whose
+#: fixture closure holds none of them, and that is not marked `services` (it starts one itself),
+#: needs no service: it is marked `pure`, and `make test-fast` (`pytest -m pure`) runs exactly those.
+SERVICE_FIXTURES = frozenset({"solr_server", "hdfs", "hive_metastore", "spark_thrift", "yarn", "kdc", "short_kdc",
+                              "own_service"})
+#: what starting a service runs: the pure tier refuses these, so a test that starts a service of
+#: its own without saying so fails there instead of being counted as pure
+SERVICE_EXECUTABLES = frozenset({"java", "spark-submit", "spark-class", "mvn", "chromium", "node", "krb5kdc",
+                                 "kdb5_util", "kadmin.local", "kinit"})
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # Keep tests away from the user's own navd state and data (the "current embedded Solr"
     # record, the default Solr home); the jar cache is shared on purpose.
@@ -52,6 +68,48 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ["XDG_DATA_HOME"] = str(base / "data")
     os.environ.pop("NAVD_CONFIG", None)
     os.environ.pop("NAVD_SOLR_URL", None)
+    if config.getoption("markexpr", "") == "pure":
+        _without_services(base / "no-services")
+
+
+def _without_services(stubs: Path) -> None:
+    """The pure tier runs where no service can start, so a test that starts one of its own
+    without saying so fails there (naming what it started) instead of passing as pure: this
+    process's service starts are refused by an audit hook, and its children's find only stubs
+    that refuse, first on PATH (JAVA_HOME unset: navd and PySpark look there first)."""
+    stubs.mkdir(parents=True, exist_ok=True)
+    for name in SERVICE_EXECUTABLES:
+        stub = stubs / name
+        stub.write_text(f"#!/bin/sh\necho 'the pure test tier starts no service: {name} refused' >&2\nexit 127\n")
+        stub.chmod(0o755)
+    os.environ["PATH"] = f"{stubs}{os.pathsep}{os.environ.get('PATH', '')}"
+    os.environ.pop("JAVA_HOME", None)
+    sys.addaudithook(_refuse_services)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        uses_a_service = not SERVICE_FIXTURES.isdisjoint(getattr(item, "fixturenames", ()))
+        if not uses_a_service and item.get_closest_marker("services") is None:
+            item.add_marker(pytest.mark.pure)
+
+
+@pytest.fixture(scope="session")
+def own_service() -> None:
+    """Asked for by a fixture that starts a service of its own, so the tests using that fixture
+    are not counted as needing none (see SERVICE_FIXTURES)."""
+
+
+def _refuse_services(event: str, args: tuple[Any, ...]) -> None:
+    """The pure tier's guard (an audit hook): a test there that starts a service process fails."""
+    if event != "subprocess.Popen":
+        return
+    executable, argv = args[0], args[1]
+    first = argv if isinstance(argv, (str, bytes, os.PathLike)) else (argv[0] if argv else executable)
+    name = os.path.basename(os.fsdecode(executable or first))
+    if name in SERVICE_EXECUTABLES:
+        raise RuntimeError(f"a test marked pure started {name}: give it the service's fixture, or mark it "
+                           "`pytest.mark.services` if it starts the service itself")
 
 
 def distribution() -> SolrDistribution:
@@ -233,11 +291,24 @@ def solr_section(server: EmbeddedSolr) -> str:
             f'password_file = "{password_file}"\n')
 
 
+def write_navd_config(path: Path, solr: EmbeddedSolr, body: str = "", *, cluster: str | None = None,
+                      state: Path | None = None, solr_settings: str = "", private: bool = False) -> Path:
+    """The one way tests write a navd.toml: `[cluster] name` when given, `[solr]` reaching `solr`
+    as navd's admin user (`solr_section`, then `solr_settings` lines of that section), JSON logs,
+    `[daemon] state_dir` when given, then `body` (the sections a test needs). `private`: mode
+    0600, as a config holding the server's settings is kept."""
+    path.write_text((f'[cluster]\nname = "{cluster}"\n' if cluster is not None else "") + solr_section(solr)
+                    + solr_settings + '[logging]\nformat = "json"\n'
+                    + (f'[daemon]\nstate_dir = "{state}"\n' if state is not None else "") + body)
+    if private:
+        path.chmod(0o600)
+    return path
+
+
 @pytest.fixture
 def navd_env(tmp_path: Path, solr_server: EmbeddedSolr) -> dict[str, str]:
     """Environment for running the `navd` command against the session Solr."""
-    config = tmp_path / "navd.toml"
-    config.write_text(f'{solr_section(solr_server)}[logging]\nformat = "json"\n')
+    config = write_navd_config(tmp_path / "navd.toml", solr_server)
     return {**os.environ, "NAVD_CONFIG": str(config)}
 
 
@@ -301,3 +372,96 @@ def dependencies_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     own = next(p for p in sys.path if p.endswith("site-packages") and Path(p, "orjson").exists())
     Path(site_packages, "dependencies.pth").write_text(own + "\n")
     return python
+
+
+# -- `navd serve`, as users start it --------------------------------------------------------------
+
+NAVD = str(Path(sys.executable).parent / "navd")
+#: how long a server subprocess may take to answer /healthz (a start timeout, not a measurement)
+START_SECONDS = 60
+
+
+class Served:
+    """A running `navd serve`: its process, the URL it answers on, its log."""
+
+    def __init__(self, proc: subprocess.Popen[str], url: str, log: Path) -> None:
+        self.proc, self.url, self.log = proc, url, log
+
+    def get(self, path: str, **kwargs: object) -> requests.Response:
+        return requests.get(self.url + path, timeout=30, **kwargs)  # type: ignore[arg-type]
+
+
+def write_server_config(directory: Path, solr: EmbeddedSolr, server: str, extra: str = "") -> Path:
+    """`directory`/navd.toml for a server test (`write_navd_config`): the `[server]` lines `server`,
+    then the sections `extra`, the state directory beside it, mode 0600."""
+    return write_navd_config(directory / "navd.toml", solr, f"[server]\n{server}\n{extra}",
+                             state=directory / "state", private=True)
+
+
+def start_navd(args: Sequence[str], config: Path, log: Path,
+               env: Mapping[str, str] | None = None) -> subprocess.Popen[str]:
+    """`navd ARGS` with `config`, this process's environment plus `env`, its output in `log`."""
+    with log.open("w") as out:
+        return subprocess.Popen([NAVD, *args], env={**os.environ, "NAVD_CONFIG": str(config), **(env or {})},
+                                stdout=out, stderr=subprocess.STDOUT, text=True)
+
+
+def stop_navd(proc: subprocess.Popen[str]) -> int:
+    """SIGTERM, as systemd stops it; the exit status."""
+    proc.send_signal(signal.SIGTERM)
+    return proc.wait(timeout=60)
+
+
+def wait_healthy(proc: subprocess.Popen[str], url: str, log: Path, *, within: float = START_SECONDS,
+                 **kwargs: object) -> None:
+    """Until `url`/healthz answers 200; fails the test when the server exits or `within` passes."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"the server exited {proc.returncode}: {log.read_text()[-3000:]}")
+        try:
+            if requests.get(url + "/healthz", timeout=2, **kwargs).status_code == 200:  # type: ignore[arg-type]
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.1)
+    pytest.fail(f"the server did not answer within {within}s: {log.read_text()[-3000:]}")
+
+
+def start_serving(config: Path, url: str, *, args: Sequence[str] = ("serve",), env: Mapping[str, str] | None = None,
+                  log: Path | None = None, within: float = START_SECONDS, verify: bool | str = True,
+                  umask: int = -1) -> Served:
+    """`navd ARGS` with `config` (this process's environment plus `env`), once `url`/healthz answers."""
+    log = log or config.parent / f"serve-{urlsplit(url).port}.log"
+    with log.open("w") as out:
+        proc = subprocess.Popen([NAVD, *args], env={**os.environ, "NAVD_CONFIG": str(config), **(env or {})},
+                                stdout=out, stderr=subprocess.STDOUT, text=True, umask=umask)
+    try:
+        wait_healthy(proc, url, log, within=within, verify=verify)
+    except BaseException:
+        proc.kill()
+        proc.wait(timeout=60)
+        raise
+    return Served(proc, url, log)
+
+
+@contextlib.contextmanager
+def serving(config: Path, url: str, **options: Any) -> Iterator[Served]:
+    """The one way tests run `navd serve` (`start_serving`'s options): on leaving, SIGTERM, and it
+    must exit 0 with no traceback in its log."""
+    served = start_serving(config, url, **options)
+    try:
+        yield served
+    finally:
+        code = stop_navd(served.proc)
+    assert code == 0, served.log.read_text()[-3000:]
+    assert "Traceback" not in served.log.read_text()
+
+
+def serve_on_free_port(directory: Path, solr: EmbeddedSolr, server: str = "", extra: str = "", *,
+                       host: str = "127.0.0.1", **options: Any) -> contextlib.AbstractContextManager[Served]:
+    """`serving` a `write_server_config` in `directory` on a free port: `server` adds `[server]`
+    lines, `extra` sections; `host` is the name the URL uses."""
+    port = free_port()
+    config = write_server_config(directory, solr, f"port = {port}\n{server}", extra)
+    return serving(config, f"http://{host}:{port}", **options)

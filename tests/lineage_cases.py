@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 
 from navd.extractors.spark.records import stubs_for
-from navd.lineage import LineageGraph, LineageOptions
+from navd.lineage.rules import LineageGraph, LineageOptions
 from navd.model import (
     Deletion,
     DependencyType,
@@ -117,7 +117,7 @@ def pipeline(db: str) -> Graph:
 
 
 def temporaries(db: str) -> Graph:
-    """Seed 000's temporary tables: source -> temp (dropped) -> merged."""
+    """Lineage across temporary tables: source -> temp (dropped) -> merged."""
     g = _Builder(db)
     source, temp, merged = g.table("source"), g.table("temp", deleted=True), g.table("merged")
     create, insert = g.execution("create"), g.execution("insert")

@@ -1,7 +1,7 @@
 """Lineage graphs for the page's browser tests (tests/test_page.py) and its benchmark
 (tests/bench/bench_page.py), written through navd's own model and writer.
 
-`pipeline`: seed 000's shape with everything the page draws differently: Hive tables with
+`pipeline`: the temporary-tables pipeline's shape with everything the page draws differently: Hive tables with
 columns, a temporary table dropped after use (deleted, with its columns), executions of an
 operation with queryText and a run history, an input nobody indexed (unlinked), a control-flow
 column edge, and an application named like an HTML tag. `fan`: a table written from many inputs,

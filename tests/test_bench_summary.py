@@ -1,4 +1,4 @@
-"""The issue-21 summary (tests/bench/summary.py) and the soak's slope, without services: the summary
+"""The benchmark summary (tests/bench/summary.py) and the soak's slope, without services: the summary
 reads what the benchmarks write (the same keys, bench_linker.py's printed lines) and says "not run"
 for what is missing or unreadable, never a traceback."""
 

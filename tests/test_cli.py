@@ -34,7 +34,7 @@ def test_version(navd) -> None:  # type: ignore[no-untyped-def]
     assert result.returncode == 0 and result.stdout.strip() == f"navd {__version__}"
 
 
-#: what `navd quickstart` prints of sample_merge's lineage: seed 000's temporary tables
+#: what `navd quickstart` prints of sample_merge's lineage across the temporary tables
 QUICKSTART_LINEAGE = """$ navd lineage default.sample_merge@primary --direction upstream
 default.sample_merge@primary (HIVE TABLE)
   default.sample_07@primary (HIVE TABLE) -> default.sample_merge@primary (HIVE TABLE)  [DATA_FLOW]
@@ -316,7 +316,7 @@ def test_status_of_a_stopped_home_exits_3(navd, tmp_path: Path, solr_server: Emb
     assert result.returncode == 3 and "not running" in result.stdout
 
 
-# -- issue 18: bad numbers on the command line, config errors, insecure credentials ------------
+# -- bad numbers on the command line, config errors, insecure credentials -----------------------
 
 @pytest.mark.parametrize(("args", "message"), [
     (("--older-than-days", "nan"), "navd: config error: --older-than-days: must be a number >= 0 and <= 36500, got nan"),

@@ -145,7 +145,7 @@ def test_lists_accept_a_single_string() -> None:
     assert spark_settings(cfg).event_log_dirs == ("hdfs:///spark-logs",)
 
 
-# -- issue 18: every bad value is one exact line naming the key, never a secret ---------------
+# -- every bad value is one exact line naming the key, never a secret ------------------------
 
 SECRET = "Sup3rSecret"
 

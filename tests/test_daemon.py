@@ -32,7 +32,7 @@ from navd_devstack.hadoop import FSSHELL_CLASS, DevHdfs
 from navd_devstack.yarn import DevYarn
 import test_spark_kill
 from test_spark_kill import queries
-from conftest import solr_section
+from conftest import write_navd_config
 
 busy_job = test_spark_kill.busy_job  # the fixture, used by the kill -9 test below
 
@@ -89,9 +89,7 @@ def notifications(tmp_path: Path) -> Iterator[Notifications]:
 
 
 def write_config(path: Path, solr: EmbeddedSolr, state: Path, body: str) -> Path:
-    path.write_text(f'{solr_section(solr)}retries = 2\nbackoff_seconds = 0.2\n'
-                    f'[logging]\nformat = "json"\n[daemon]\nstate_dir = "{state}"\n' + body)
-    return path
+    return write_navd_config(path, solr, body, state=state, solr_settings="retries = 2\nbackoff_seconds = 0.2\n")
 
 
 def hdfs_section(hdfs: DevHdfs, root: str, *, enabled: bool = True, interval: float = INTERVAL_MINUTES) -> str:
@@ -290,7 +288,7 @@ def spark_daemon_config(tmp_path: Path, solr: EmbeddedSolr, logs: Path, extra: s
 
 def test_sighup_with_a_bad_config_keeps_the_daemon_and_the_running_config(
         solr_server: EmbeddedSolr, index: SolrIndex, tmp_path: Path) -> None:
-    """Issue 18 item 1: a reload with a non-UTF-8 byte, a port out of range or a nan interval used to
+    """A reload with a non-UTF-8 byte, a port out of range or a nan interval used to
     end `navd run` with a traceback (or kill the Spark poll job); now each is one line naming the
     key and the daemon goes on polling with the config it had."""
     logs = event_log_dir(tmp_path)
@@ -369,7 +367,7 @@ def test_a_start_skipped_while_the_previous_run_finishes_is_started_again(tmp_pa
 
 def test_a_job_that_raises_is_recorded_failed_and_rescheduled(
         solr_server: EmbeddedSolr, index: SolrIndex, tmp_path: Path) -> None:
-    """Issue 18 item 1: a Spark poll failing before its run began (its lock file cannot be opened:
+    """A Spark poll failing before its run began (its lock file cannot be opened:
     an OSError, not a navd error; then its cursor state cannot be read) is logged, recorded as a
     FAILED run that `navd status` shows, and polled again until it succeeds: never dropped."""
     logs = event_log_dir(tmp_path)
@@ -638,7 +636,7 @@ def test_kill_9_during_spark_tailing_and_hdfs_extraction_then_restart_gives_the_
 # -- Solr down while the daemon tails Spark -------------------------------------------------------
 
 @pytest.fixture(scope="module")
-def own_solr(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedSolr]:
+def own_solr(tmp_path_factory: pytest.TempPathFactory, own_service: None) -> Iterator[EmbeddedSolr]:
     """A Solr of this module's own, to stop and start without disturbing the session's."""
     from conftest import start_server
     from navd.index.admin import init_solr

@@ -7,7 +7,6 @@ from __future__ import annotations
 import configparser
 import json
 import os
-import signal
 import subprocess
 from pathlib import Path
 
@@ -150,7 +149,7 @@ def test_ready_server_config_serves_tls_and_refuses_without_a_login(tmp_path: Pa
     import requests
 
     from navd.solr.server import free_port
-    from test_server import NAVD, wait_healthy
+    from conftest import NAVD, serving
 
     config = ready_server_config(tmp_path)
     env = {**os.environ, "NAVD_CONFIG": str(config), "NAVD_SOLR_URL": f"http://127.0.0.1:{free_port()}/solr"}
@@ -158,15 +157,7 @@ def test_ready_server_config_serves_tls_and_refuses_without_a_login(tmp_path: Pa
                            text=True, timeout=60)
     assert added.returncode == 0 and (tmp_path / "server-users").is_file(), added.stderr
     port = free_port()
-    log = tmp_path / "serve.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen([NAVD, "serve", "--host", "127.0.0.1", "--port", str(port)], env=env,
-                                stdout=out, stderr=subprocess.STDOUT)
     url, cert = f"https://127.0.0.1:{port}", str(tmp_path / "navd.crt")
-    try:
-        wait_healthy(proc, url, log, verify=cert)  # type: ignore[arg-type]
+    with serving(config, url, args=("serve", "--host", "127.0.0.1", "--port", str(port)), env=env, verify=cert):
         assert requests.get(f"{url}/metrics", verify=cert, timeout=30).status_code == 401
         assert requests.get(f"{url}/metrics", verify=cert, auth=("alice", "alice password 1"), timeout=30).status_code == 200
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=60) == 0, log.read_text()

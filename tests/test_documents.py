@@ -8,9 +8,6 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from navd.index.documents import (
-    StoredElement,
-    StoredEndpoint,
-    StoredRelation,
     deletion_update,
     display_document,
     element_document,
@@ -23,6 +20,7 @@ from navd.index.documents import (
     stored_relation_identity,
     stub_document,
 )
+from navd.lineage.stored import StoredElement, StoredEndpoint, StoredRelation
 from navd.model import (
     Deletion,
     DependencyType,

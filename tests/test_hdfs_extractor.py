@@ -22,7 +22,7 @@ from navd.process import free_port
 from navd.solr.server import EmbeddedSolr
 from navd.webhdfs import make_client
 from navd_devstack.hadoop import DFSADMIN_CLASS, FSSHELL_CLASS, DevHdfs
-from conftest import solr_section
+from conftest import write_navd_config
 
 # No ':' here: the NameNode refuses it in a name ("Invalid path name"), so no HDFS path has one.
 FILES = 12
@@ -332,9 +332,9 @@ def test_a_run_killed_midway_then_rerun_loses_and_duplicates_nothing(hdfs: DevHd
 
 def test_cli_extract_then_entity(navd, hdfs: DevHdfs, hdfs_client: Client, index: SolrIndex,  # type: ignore[no-untyped-def]
                                  solr_server: EmbeddedSolr, unique: str, tmp_path: Path) -> None:
-    """The issue's acceptance, scoped to a unique root: extract, show, delete, extract, show."""
+    """The HDFS extractor's round trip, scoped to a unique root: extract, show, delete, extract, show."""
     config = tmp_path / "navd.toml"
-    config.write_text(f'[cluster]\nname = "{unique}"\n{solr_section(solr_server)}[logging]\nformat = "json"\n'
+    write_navd_config(config, solr_server, cluster=unique, body=
                       f'[hdfs]\nenabled = true\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
                       f'user = "{hdfs.superuser}"\nroots = ["/{unique}"]\n')
     env = {**os.environ, "NAVD_CONFIG": str(config)}
@@ -361,8 +361,7 @@ def test_the_run_record_and_status_say_what_the_fail_safe_refused(navd, hdfs: De
     and the run record, the summary and `navd status` say why, naming the key."""
     def configured(share: float) -> dict[str, str]:
         config = tmp_path / f"navd-{share:g}.toml"
-        config.write_text(f'[cluster]\nname = "{unique}"\n{solr_section(solr_server)}[logging]\n'
-                          f'format = "json"\n[daemon]\nstate_dir = "{tmp_path / "state"}"\n'
+        write_navd_config(config, solr_server, cluster=unique, state=tmp_path / "state", body=
                           f'[deletions]\nmax_share_percent = {share}\n'
                           f'[hdfs]\nenabled = true\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
                           f'user = "{hdfs.superuser}"\nroots = ["/{unique}"]\n')

@@ -273,6 +273,7 @@ def test_bad_lines_are_counted_and_skipped(index: SolrIndex, solr_config: SolrCo
     assert index.count("elements", f'extractorRunId:"{run_id}"') == rows
 
 
+@pytest.mark.services
 def test_a_solr_that_refuses_fails_the_job_with_the_reason(tmp_path: Path, unique: str) -> None:
     dump = tmp_path / "dump.tsv"
     dump.write_text("\n".join(dump_lines(GOLDEN_TSV)) + "\n", encoding="utf-8")

@@ -22,7 +22,7 @@ from pyhive import hive
 from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.spark_thrift import SparkThriftServer
-from conftest import NavdRunner, solr_section
+from conftest import NavdRunner, write_navd_config
 from test_temporary_tables_impala import COLUMNS, TYPES, ImpalaLog, _graph, hms_create_time
 
 
@@ -34,10 +34,9 @@ def test_impala_lineage_follows_the_incarnation_of_a_recreated_table(
     lineage_dir.mkdir()
     log = ImpalaLog(lineage_dir, "etl")
     config = tmp_path / "navd.toml"
-    config.write_text(f'[cluster]\nname = "{unique}"\n{solr_section(solr_server)}[logging]\nformat = "json"\n'
-                      f'[daemon]\nstate_dir = "{tmp_path / "state"}"\n'
-                      f'[hive]\nhost = "127.0.0.1"\nport = {spark_thrift.port}\ndatabase_regex = "{db}"\n'
-                      f'[impala]\nlineage_dirs = ["{lineage_dir}"]\n')
+    write_navd_config(config, solr_server, f'[hive]\nhost = "127.0.0.1"\nport = {spark_thrift.port}\n'
+                      f'database_regex = "{db}"\n[impala]\nlineage_dirs = ["{lineage_dir}"]\n',
+                      cluster=unique, state=tmp_path / "state")
     env = {**os.environ, "NAVD_CONFIG": str(config)}
 
     def extract(source: str) -> str:

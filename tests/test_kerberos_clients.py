@@ -1,4 +1,4 @@
-"""Issue 24, Kerberos for navd's clients against a real MIT KDC whose tickets live 15 seconds (and
+"""Kerberos for navd's clients against a real MIT KDC whose tickets live 15 seconds (and
 whose krb5.conf allows 1 second of clock skew, not 300): a client with a keytab outlives its
 tickets (MIT's GSS-API gets new ones from the keytab), a kinit ticket expires for real, and no
 ticket, an expired one or a keytab without the principal fail with one line. The SPNEGO service
@@ -21,7 +21,7 @@ from navd.index.client import SolrIndex
 from navd.kerberos import spnego_auth
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.kdc import DevKdc
-from test_server import Served, stop
+from conftest import Served
 from test_server_kerberos import SERVICE, Site, serve_kerberos
 
 from conftest import past_a_ticket
@@ -35,9 +35,8 @@ def site(short_kdc: DevKdc, tmp_path_factory: pytest.TempPathFactory) -> Site:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr, index: SolrIndex,
            site: Site) -> Iterator[Served]:
-    server = serve_kerberos(tmp_path_factory.mktemp("serve-short"), solr_server, site, SERVICE)
-    yield server
-    assert stop(server.proc) == 0, server.log.read_text()
+    with serve_kerberos(tmp_path_factory.mktemp("serve-short"), solr_server, site, SERVICE) as server:
+        yield server
 
 
 def test_a_keytab_client_outlives_its_tickets_and_a_kinit_ticket_expires(

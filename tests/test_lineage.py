@@ -9,8 +9,9 @@ import pytest
 from lineage_cases import CASES, Case, expected_nodes, shown, start_name
 
 from navd.index.client import IndexWriter, SolrIndex
-from navd.lineage import EntityNotFound, LineageGraph, LineageOptions, render_text
-from navd.query import lineage
+from navd.errors import EntityNotFound
+from navd.lineage.rules import LineageGraph, LineageOptions, render_text
+from navd.lineage.service import lineage
 from navd.model import (
     DependencyType,
     Element,
@@ -135,7 +136,7 @@ def test_downstream_and_depth(index: SolrIndex, pipeline: dict[str, Element]) ->
 
 
 def test_deleted_temporaries_are_hidden_but_keep_the_connection(index: SolrIndex, unique: str) -> None:
-    """Seed 000's temporary tables: sample_07 -> temp (dropped) -> sample_merge."""
+    """Lineage across temporary tables: sample_07 -> temp (dropped) -> sample_merge."""
     source, temp, merged = table(unique, "sample_07"), table(unique, "temp_sample_07", deleted=True), \
         table(unique, "sample_merge")
     create, insert = execution(f"{unique}-create"), execution(f"{unique}-insert")

@@ -1,4 +1,4 @@
-"""Issue 5's first acceptance scenario, end to end on real services: a Spark job reads a Hive
+"""Lineage across sources, end to end on real services: a Spark job reads a Hive
 table's files by path; the HMS, HDFS and Spark extractors and the linker join the picture, and
 `navd lineage` of the job's output finds the table upstream through its LOGICAL_PHYSICAL link."""
 
@@ -17,7 +17,7 @@ from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.hadoop import DevHdfs
 from navd_devstack.spark_thrift import SparkThriftServer
-from conftest import solr_section
+from conftest import write_navd_config
 
 
 def run_job(app_name: str, body: str, hdfs: DevHdfs, tmp_path: Path) -> Path:
@@ -55,7 +55,7 @@ def test_a_table_read_by_path_is_upstream_of_the_jobs_output(navd, hdfs: DevHdfs
     """, hdfs, tmp_path)
 
     config = tmp_path / "navd.toml"
-    config.write_text(f'[cluster]\nname = "{unique}"\n{solr_section(solr_server)}[logging]\nformat = "json"\n'
+    write_navd_config(config, solr_server, cluster=unique, body=
                       f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
                       f'user = "{hdfs.superuser}"\n'
                       f'roots = ["/user/hive/warehouse/{database}.db", "/{unique}"]\n'
@@ -95,7 +95,7 @@ def test_a_path_written_by_spark_links_to_the_directory_of_a_later_external_tabl
         cursor.execute(f"CREATE TABLE {database}.Events USING parquet LOCATION '{written}'")
 
     config = tmp_path / "navd.toml"
-    config.write_text(f'[cluster]\nname = "{unique}"\n{solr_section(solr_server)}[logging]\nformat = "json"\n'
+    write_navd_config(config, solr_server, cluster=unique, body=
                       f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
                       f'user = "{hdfs.superuser}"\nroots = ["/{unique}"]\n'
                       f'[hive]\nhost = "127.0.0.1"\nport = {spark_thrift.port}\ndatabase_regex = "{database}"\n'

@@ -1,4 +1,4 @@
-"""The hub cache of lineage graphs (navd/index/hub_cache.py) over the real Solr: the same answers
+"""The hub cache of lineage graphs (navd/lineage/hub_cache.py) over the real Solr: the same answers
 as without it, a written edge shown at once, fewer requests for a repeated hub query."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from test_lineage import index_all
 
 from navd.config import LineageConfig
 from navd.index.client import SolrIndex
-from navd.index.hub_cache import HubCache
-from navd.lineage import LineageGraph, LineageOptions, Node
+from navd.lineage.hub_cache import HubCache
+from navd.lineage.rules import LineageGraph, LineageOptions, Node
 from navd.model import Deletion, Element, ElementType, Relation, RelationType, SourceType, hive_qualified_name, \
     operation_qualified_name
-from navd.query import lineage
+from navd.lineage.service import lineage
 
 DOWNSTREAM = LineageOptions(direction="downstream", columns=True)
 

@@ -9,8 +9,9 @@ import dataclasses
 import pytest
 from lineage_cases import CASES, Case, expected_nodes, shown, start_name, tree
 
-from navd.lineage import EntityNotFound, LineageGraph, LineageOptions, lineage, render_text, walked_queries
-from navd.lineage_memory import MemoryLineageStore
+from navd.errors import EntityNotFound
+from navd.lineage.memory_store import MemoryLineageStore
+from navd.lineage.rules import LineageGraph, LineageOptions, lineage, render_text, walked_queries
 
 DB = "rules"
 

@@ -7,8 +7,8 @@ from typing import Any
 
 
 from navd.index.client import IndexWriter, SolrIndex
-from navd.lineage import LineageOptions
-from navd.query import lineage
+from navd.lineage.rules import LineageOptions
+from navd.lineage.service import lineage
 from navd.linker.linker import Linker
 from navd.index.documents import relation_document
 from navd.model import (DependencyType, Element, ElementStub, ElementType, EntityRef, Relation, RelationType,

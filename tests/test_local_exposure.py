@@ -1,4 +1,4 @@
-"""Issue 18, local exposure: the embedded Solr requires navd's credentials, and what navd keeps on
+"""Local exposure: the embedded Solr requires navd's credentials, and what navd keeps on
 disk (state, cursors, locks, the Solr home and its credentials) is its user's alone. Real Solr,
 real `navd extract`, and a second local user (`nobody`, through runuser) where the test can be one.
 """
@@ -57,7 +57,7 @@ def group_or_other_bits(root: Path) -> list[str]:
     return found
 
 
-# -- item 8: the embedded Solr requires navd's users --------------------------------------------
+# -- the embedded Solr requires navd's users ----------------------------------------------------
 
 def test_unauthenticated_requests_get_401(index: SolrIndex, solr_server: EmbeddedSolr) -> None:
     core = index.core("elements")
@@ -98,6 +98,7 @@ def test_the_reader_can_query_but_not_write_or_configure(index: SolrIndex, solr_
     assert requests.get(f"{url}/{core}/config", auth=admin, timeout=10).status_code == 200
 
 
+@pytest.mark.services
 @needs_second_user
 def test_credentials_are_navds_alone_and_picked_up_for_the_embedded_default(shared_dir: Path) -> None:
     home = shared_dir / "solr"
@@ -134,12 +135,12 @@ def test_credentials_are_navds_alone_and_picked_up_for_the_embedded_default(shar
         server.stop()
 
 
-# -- item 9: state, cursors and locks are private -----------------------------------------------
+# -- state, cursors and locks are private ---------------------------------------------------------
 
 @needs_second_user
 def test_a_real_run_leaves_only_private_state_and_a_lock_nobody_can_open(
         navd, index: SolrIndex, solr_server: EmbeddedSolr, shared_dir: Path) -> None:  # type: ignore[no-untyped-def]
-    from conftest import solr_section
+    from conftest import write_navd_config
 
     text = (EVENTS / "ctas_expression.jsonl").read_text(encoding="utf-8")
     app_id = next(json.loads(line)["App ID"] for line in text.splitlines()
@@ -149,8 +150,7 @@ def test_a_real_run_leaves_only_private_state_and_a_lock_nobody_can_open(
     (events / app_id).write_text(text, encoding="utf-8")
     state = shared_dir / "state"
     config = shared_dir / "navd.toml"
-    config.write_text(f'{solr_section(solr_server)}[logging]\nformat = "json"\n[daemon]\nstate_dir = "{state}"\n'
-                      f'[spark]\nevent_log_dirs = ["{events}"]\n')
+    write_navd_config(config, solr_server, f'[spark]\nevent_log_dirs = ["{events}"]\n', state=state)
     extracted = navd("extract", "spark", "--once", env={**os.environ, "NAVD_CONFIG": str(config)})
     assert extracted.returncode == 0, extracted.stderr
     locks = sorted((state / "locks").glob("*.lock"))

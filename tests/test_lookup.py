@@ -1,4 +1,4 @@
-"""Finding what people type (issue 19, item 5): the resolution rule as a table (pure), then the
+"""Finding what people type: the resolution rule as a table (pure), then the
 real `navd entity` / `navd lineage` against the session Solr."""
 
 from __future__ import annotations

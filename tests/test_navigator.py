@@ -1,4 +1,4 @@
-"""The Navigator-compatible API (navd/navigator.py, its facade functions in navd/query.py and the
+"""The Navigator-compatible API (navd/navigator.py, its reads in navd/catalog/navigator.py and the
 routes of navd/server/navigator_routes.py), in-process through FastAPI's TestClient with the
 session Solr behind it, on documents navd's own record builders wrote: a Hive database and table
 with columns (the HMS extractor's records), an HDFS directory and file (the HDFS extractor's),

@@ -21,15 +21,9 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import posixpath
-import signal
-import subprocess
-import sys
-import time
 import uuid
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -37,7 +31,7 @@ import pytest
 import requests
 from requests.auth import HTTPBasicAuth
 
-from conftest import solr_section
+from conftest import serving, write_navd_config
 from navd.extractors.hdfs.records import entry_from_webhdfs, records_for
 from navd.extractors.hms.records import Column, TableInfo, database_records, table_records
 from navd.extractors.spark.records import process_lines, stubs_for
@@ -47,9 +41,6 @@ from navd.server.users import add_user
 from navd.solr.server import EmbeddedSolr, free_port
 from spark_fixtures import DEFAULT_FS, fixture_lines
 
-NAVD = str(Path(sys.executable).parent / "navd")
-#: how long the server subprocess may take to answer /healthz (a start timeout, not a measurement)
-START_SECONDS = 60
 CLUSTER = "c" + uuid.uuid4().hex[:10]
 DB = "db_" + uuid.uuid4().hex[:10]
 DATA = f"/data/{CLUSTER}"
@@ -115,31 +106,10 @@ def navigator_url(tmp_path_factory: pytest.TempPathFactory, solr_server: Embedde
     add_user(users, USER, PASSWORD)
     port = free_port()
     config = tmp / "navd.toml"
-    config.write_text(f'{solr_section(solr_server)}[cluster]\nname = "{CLUSTER}"\n[logging]\nformat = "json"\n'
-                      f'[daemon]\nstate_dir = "{tmp / "state"}"\n'
-                      f'[server]\nport = {port}\nauth = "basic"\nusers_file = "{users}"\n')
-    config.chmod(0o600)
-    log = tmp / "serve.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen([NAVD, "serve"], env={**os.environ, "NAVD_CONFIG": str(config)},
-                                stdout=out, stderr=subprocess.STDOUT, text=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + START_SECONDS
-    while True:
-        if proc.poll() is not None:
-            pytest.fail(f"navd serve exited {proc.returncode}: {log.read_text()}")
-        try:
-            if requests.get(f"{url}/healthz", timeout=2).status_code == 200:
-                break
-        except requests.ConnectionError:
-            pass
-        if time.monotonic() > deadline:
-            pytest.fail(f"navd serve did not answer within {START_SECONDS}s: {log.read_text()}")
-        time.sleep(0.1)
-    yield f"{url}/api"
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=60) == 0, log.read_text()
-    assert "Traceback" not in log.read_text()
+    write_navd_config(config, solr_server, f'[server]\nport = {port}\nauth = "basic"\nusers_file = "{users}"\n',
+                      cluster=CLUSTER, state=tmp / "state", private=True)
+    with serving(config, f"http://127.0.0.1:{port}") as served:
+        yield f"{served.url}/api"
 
 
 # -- Hue ------------------------------------------------------------------------------------------

@@ -26,7 +26,7 @@ from navd.model import Element, ElementType, EntityRef, SourceType, hive_qualifi
 from navd.solr.server import EmbeddedSolr, free_port
 from openlineage_events import HDFS, HIVE, JOB_NAMESPACE, as_json, job_run
 from test_daemon import Notifications
-from test_server import START_SECONDS, Served, start, stop, wait_healthy, write_config
+from conftest import START_SECONDS, Served, serve_on_free_port, start_navd, stop_navd, write_server_config
 
 #: the intake's body cap in these tests (the smallest it takes is 1024)
 MAX_BODY = 64 * 1024
@@ -43,18 +43,10 @@ def ol_served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSol
     """`navd serve` with the intake on, the test metastore's namespace mapped to `cluster`."""
     del index  # the session's cores exist before the server writes to them
     tmp = tmp_path_factory.mktemp("ol-serve")
-    port = free_port()
-    config = write_config(tmp, solr_server, f"port = {port}",
-                          f'[cluster]\nname = "{cluster}"\n[openlineage]\nenabled = true\n'
-                          f'max_body_bytes = {MAX_BODY}\nspool_dir = "{tmp / "spool"}"\n'
-                          f'[openlineage.namespaces]\n"{HIVE}" = "{cluster}"\n')
-    log = tmp / "serve.log"
-    proc = start(["serve"], config, log)
-    url = f"http://127.0.0.1:{port}"
-    wait_healthy(proc, url, log)
-    yield Served(proc, url, log)
-    assert stop(proc) == 0, log.read_text()
-    assert "Traceback" not in log.read_text()
+    with serve_on_free_port(tmp, solr_server, extra=f'[cluster]\nname = "{cluster}"\n[openlineage]\nenabled = true\n'
+                            f'max_body_bytes = {MAX_BODY}\nspool_dir = "{tmp / "spool"}"\n'
+                            f'[openlineage.namespaces]\n"{HIVE}" = "{cluster}"\n') as served:
+        yield served
 
 
 def client_for(url: str, **settings: Any) -> OpenLineageClient:
@@ -276,11 +268,11 @@ def test_bodies_the_intake_refuses_are_named(ol_served: Served, body: bytes, hea
 
 def test_the_intake_serves_inside_navd_run(tmp_path: Path, solr_server: EmbeddedSolr, index: SolrIndex) -> None:
     port = free_port()
-    config = write_config(tmp_path, solr_server, f"enabled = true\nport = {port}",
+    config = write_server_config(tmp_path, solr_server, f"enabled = true\nport = {port}",
                           f'[openlineage]\nenabled = true\nspool_dir = "{tmp_path / "spool"}"\n')
     notify = Notifications(Path(f"/tmp/navd-ol-{os.getpid()}-{time.monotonic_ns()}.sock"))
     log = tmp_path / "run.log"
-    proc = start(["run"], config, log, {"NOTIFY_SOCKET": str(notify.path)})
+    proc = start_navd(["run"], config, log, {"NOTIFY_SOCKET": str(notify.path)})
     run_id = str(uuid.uuid4())
     try:
         notify.wait_for("READY=1", START_SECONDS)
@@ -288,7 +280,7 @@ def test_the_intake_serves_inside_navd_run(tmp_path: Path, solr_server: Embedded
             job_run(run_id, "in_daemon", RunState.START, database=f"db{uuid.uuid4().hex[:8]}"))
         assert answer.status_code == 201, answer.text
     finally:
-        code = stop(proc)
+        code = stop_navd(proc)
         notify.close()
     assert code == 0, log.read_text()
     assert "Traceback" not in log.read_text()
@@ -297,13 +289,5 @@ def test_the_intake_serves_inside_navd_run(tmp_path: Path, solr_server: Embedded
 
 
 def test_the_intake_is_off_unless_enabled(tmp_path: Path, solr_server: EmbeddedSolr) -> None:
-    port = free_port()
-    config = write_config(tmp_path, solr_server, f"port = {port}")
-    log = tmp_path / "serve.log"
-    proc = start(["serve"], config, log)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(proc, url, log)
-        assert requests.post(f"{url}/api/v1/lineage", json={}, timeout=30).status_code in (404, 405)
-    finally:
-        assert stop(proc) == 0
+    with serve_on_free_port(tmp_path, solr_server) as served:
+        assert requests.post(f"{served.url}/api/v1/lineage", json={}, timeout=30).status_code in (404, 405)

@@ -31,8 +31,8 @@ from navd.model import (
 )
 from navd.names import field_ref, openlineage_dataset_name, openlineage_dataset_ref
 from navd.openlineage.schema import validate
-from navd.solr.server import EmbeddedSolr, free_port
-from test_server import Served, start, stop, wait_healthy, write_config
+from navd.solr.server import EmbeddedSolr
+from conftest import Served, serve_on_free_port
 from test_spark_extractor import extract_captured
 
 #: the captured application: filters, joins, aggregates, windows (tests/fixtures/spark_events)
@@ -229,16 +229,9 @@ def intake(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr, 
     """`navd serve` with the OpenLineage intake on, the default cluster `primary`."""
     del index
     tmp = tmp_path_factory.mktemp("ol-export-serve")
-    port = free_port()
-    config = write_config(tmp, solr_server, f"port = {port}",
-                          f'[openlineage]\nenabled = true\nspool_dir = "{tmp / "spool"}"\n')
-    log = tmp / "serve.log"
-    proc = start(["serve"], config, log)
-    url = f"http://127.0.0.1:{port}"
-    wait_healthy(proc, url, log)
-    yield Served(proc, url, log)
-    assert stop(proc) == 0, log.read_text()
-    assert "Traceback" not in log.read_text()
+    with serve_on_free_port(tmp, solr_server,
+                            extra=f'[openlineage]\nenabled = true\nspool_dir = "{tmp / "spool"}"\n') as served:
+        yield served
 
 
 def test_exported_events_posted_to_the_intake_land_on_the_same_elements(

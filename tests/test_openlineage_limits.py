@@ -34,9 +34,9 @@ from navd.index.documents import MAX_TERM_BYTES, oversized_term
 from navd.model import Element, ElementType, Relation, RelationType, SourceType
 from navd.names import EntityRef
 from navd.openlineage.limits import EventSize, event_size
-from navd.solr.server import EmbeddedSolr, free_port
+from navd.solr.server import EmbeddedSolr
 from openlineage_events import HDFS, HIVE, JOB_NAMESPACE, PRODUCER, as_json, job_run, wide_job_run
-from test_server import Served, start, stop, wait_healthy, write_config
+from conftest import Served, serve_on_free_port
 
 #: the caps of this module's server: low, so that events past them stay small
 MAX_DATASETS, MAX_FIELDS, MAX_COLUMN_EDGES = 2000, 20_000, 5000
@@ -57,20 +57,12 @@ def served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr, 
            cluster: str) -> Iterator[Served]:
     del index  # the session's cores exist before the server writes to them
     tmp = tmp_path_factory.mktemp("ol-limits")
-    port = free_port()
-    config = write_config(tmp, solr_server, f"port = {port}",
-                          f'[cluster]\nname = "{cluster}"\n[openlineage]\nenabled = true\n'
-                          f'spool_dir = "{tmp / "spool"}"\nmax_body_bytes = {64 * 1024 * 1024}\n'
-                          f"max_datasets = {MAX_DATASETS}\nmax_fields = {MAX_FIELDS}\n"
-                          f"max_column_edges = {MAX_COLUMN_EDGES}\n"
-                          f'[openlineage.namespaces]\n"{HIVE}" = "{cluster}"\n')
-    log = tmp / "serve.log"
-    proc = start(["serve"], config, log)
-    url = f"http://127.0.0.1:{port}"
-    wait_healthy(proc, url, log)
-    yield Served(proc, url, log)
-    assert stop(proc) == 0, log.read_text()[-3000:]
-    assert "Traceback" not in log.read_text()
+    with serve_on_free_port(tmp, solr_server, extra=f'[cluster]\nname = "{cluster}"\n[openlineage]\nenabled = true\n'
+                            f'spool_dir = "{tmp / "spool"}"\nmax_body_bytes = {64 * 1024 * 1024}\n'
+                            f"max_datasets = {MAX_DATASETS}\nmax_fields = {MAX_FIELDS}\n"
+                            f"max_column_edges = {MAX_COLUMN_EDGES}\n"
+                            f'[openlineage.namespaces]\n"{HIVE}" = "{cluster}"\n') as served:
+        yield served
 
 
 def emit(url: str, event: RunEvent) -> requests.Response:

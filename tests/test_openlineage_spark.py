@@ -1,4 +1,4 @@
-"""One run, one lineage, with the real OpenLineage Spark listener (README "OpenLineage").
+"""One run, one lineage, with the real OpenLineage Spark listener (docs/sources/openlineage.md).
 
 One small PySpark application (tests/fixtures/spark_events/capture.py's `ctas_expression`: a
 table written from values, then `create table sales.t as select upper(c) ... from sales.s
@@ -29,8 +29,8 @@ from navd.extractors.spark.extractor import SparkExtractor
 from navd.index.client import IndexWriter, SolrIndex
 from navd.index.query_syntax import quote
 from navd.model import ElementType, EntityRef, SourceType, hive_qualified_name
-from navd.solr.server import EmbeddedSolr, free_port
-from test_server import Served, start, stop, wait_healthy, write_config
+from navd.solr.server import EmbeddedSolr
+from conftest import Served, serve_on_free_port
 
 NAMESPACE = "navd-spark-test"
 CASE = "ctas_expression"
@@ -55,17 +55,9 @@ def served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr, 
     namespace no map names) land in `[cluster] name`, as the Spark extractor names them."""
     del index  # the session's cores exist before the server writes to them
     tmp = tmp_path_factory.mktemp("ol-spark-serve")
-    port = free_port()
-    config = write_config(tmp, solr_server, f"port = {port}",
-                          f'[cluster]\nname = "{cluster}"\n[openlineage]\nenabled = true\n'
-                          f'spool_dir = "{tmp / "spool"}"\n')
-    log = tmp / "serve.log"
-    proc = start(["serve"], config, log)
-    url = f"http://127.0.0.1:{port}"
-    wait_healthy(proc, url, log)
-    yield Served(proc, url, log)
-    assert stop(proc) == 0, log.read_text()
-    assert "Traceback" not in log.read_text()
+    with serve_on_free_port(tmp, solr_server, extra=f'[cluster]\nname = "{cluster}"\n[openlineage]\nenabled = true\n'
+                            f'spool_dir = "{tmp / "spool"}"\n') as served:
+        yield served
 
 
 def run_spark(root: Path, url: str, copy: Path) -> None:

@@ -32,7 +32,7 @@ from navd.openlineage.schema import validate
 from navd.openlineage.spool import Spool
 from navd.solr.server import EmbeddedSolr, free_port
 from openlineage_events import HIVE, JOB_NAMESPACE, as_json, job_run, wide_job_run
-from test_server import NAVD, start, stop, wait_healthy, write_config
+from conftest import NAVD, Served, serve_on_free_port, start_serving, stop_navd, write_server_config
 
 #: how long the spool may take to drain once Solr is back (a bound on waiting, not a measure:
 #: the drain retries at most every 30 s)
@@ -41,7 +41,7 @@ BURST = 1000
 
 
 @pytest.fixture(scope="module")
-def own_solr(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedSolr]:
+def own_solr(tmp_path_factory: pytest.TempPathFactory, own_service: None) -> Iterator[EmbeddedSolr]:
     """A Solr only this module stops and starts (the session's stays up for the others)."""
     server = start_server(tmp_path_factory.mktemp("ol-solr"))
     with SolrIndex(server.client_config(retries=40, backoff_seconds=0.25, max_backoff_seconds=2.0)) as admin:
@@ -54,15 +54,15 @@ def admin_of(server: EmbeddedSolr) -> SolrIndex:
     return SolrIndex(server.client_config(retries=40, backoff_seconds=0.25, max_backoff_seconds=2.0))
 
 
-def serve(tmp: Path, solr: EmbeddedSolr, spool: Path) -> tuple[subprocess.Popen[str], str, Path]:
+def intake_section(spool: Path) -> str:
+    return f'[openlineage]\nenabled = true\nspool_dir = "{spool}"\n'
+
+
+def start_intake(tmp: Path, solr: EmbeddedSolr, spool: Path) -> Served:
+    """A server with the intake on, left running for the test to stop or kill."""
     port = free_port()
-    config = write_config(tmp, solr, f"port = {port}",
-                          f'[openlineage]\nenabled = true\nspool_dir = "{spool}"\n')
-    log = tmp / f"serve-{port}.log"
-    proc = start(["serve"], config, log)
-    url = f"http://127.0.0.1:{port}"
-    wait_healthy(proc, url, log)
-    return proc, url, log
+    return start_serving(write_server_config(tmp, solr, f"port = {port}", intake_section(spool)),
+                         f"http://127.0.0.1:{port}")
 
 
 def emitter(url: str) -> HttpTransport:
@@ -94,30 +94,29 @@ def _escape(text: str) -> str:
 def test_a_burst_while_solr_is_down_is_spooled_then_written_exactly_once(
         tmp_path: Path, own_solr: EmbeddedSolr) -> None:
     spool = tmp_path / "spool"
-    proc, url, log = serve(tmp_path, own_solr, spool)
     prefix = f"burst{uuid.uuid4().hex[:6]}"
-    transport = emitter(url)
-    try:
-        first = transport.emit(job_run(str(uuid.uuid4()), f"{prefix}_first", RunState.COMPLETE))
-        assert first.status_code == 201, first.text
-        assert own_solr.stop()
-        run_ids = [str(uuid.uuid4()) for _ in range(BURST)]
-        statuses = [transport.emit(job_run(run_id, f"{prefix}_{n}", RunState.COMPLETE)).status_code
-                    for n, run_id in enumerate(run_ids)]
-        assert statuses == [202] * BURST
-        assert len(Spool(spool).pending()) == BURST
-        own_solr.start()
-        wait_drained(spool, log)
-        with admin_of(own_solr) as index:
-            found = executions(index, prefix)
-        expected = {f"openlineage://{JOB_NAMESPACE}/{prefix}_{n}/{run_id}" for n, run_id in enumerate(run_ids)}
-        expected.add(next(name for name in found if f"/{prefix}_first/" in name))
-        assert sorted(found) == sorted(expected)  # every one, once
-        assert "spooled" in log.read_text() and "OpenLineage spool drained" in log.read_text()
-    finally:
-        own_solr.start()
-        assert stop(proc) == 0, log.read_text()[-3000:]
-    assert "Traceback" not in log.read_text()
+    with serve_on_free_port(tmp_path, own_solr, extra=intake_section(spool)) as served:
+        url, log = served.url, served.log
+        transport = emitter(url)
+        try:
+            first = transport.emit(job_run(str(uuid.uuid4()), f"{prefix}_first", RunState.COMPLETE))
+            assert first.status_code == 201, first.text
+            assert own_solr.stop()
+            run_ids = [str(uuid.uuid4()) for _ in range(BURST)]
+            statuses = [transport.emit(job_run(run_id, f"{prefix}_{n}", RunState.COMPLETE)).status_code
+                        for n, run_id in enumerate(run_ids)]
+            assert statuses == [202] * BURST
+            assert len(Spool(spool).pending()) == BURST
+            own_solr.start()
+            wait_drained(spool, log)
+            with admin_of(own_solr) as index:
+                found = executions(index, prefix)
+            expected = {f"openlineage://{JOB_NAMESPACE}/{prefix}_{n}/{run_id}" for n, run_id in enumerate(run_ids)}
+            expected.add(next(name for name in found if f"/{prefix}_first/" in name))
+            assert sorted(found) == sorted(expected)  # every one, once
+            assert "spooled" in log.read_text() and "OpenLineage spool drained" in log.read_text()
+        finally:
+            own_solr.start()
 
 
 def test_a_kill_9_with_events_spooled_loses_and_duplicates_nothing(tmp_path: Path, own_solr: EmbeddedSolr) -> None:
@@ -126,23 +125,24 @@ def test_a_kill_9_with_events_spooled_loses_and_duplicates_nothing(tmp_path: Pat
     run_ids = [str(uuid.uuid4()) for _ in range(20)]
     assert own_solr.stop()
     try:
-        proc, url, log = serve(tmp_path, own_solr, spool)
-        transport = emitter(url)
+        killed = start_intake(tmp_path, own_solr, spool)
+        transport = emitter(killed.url)
         # START while Solr is down; COMPLETE of the first half too: both must land merged
         for n, run_id in enumerate(run_ids):
             assert transport.emit(job_run(run_id, f"{prefix}_{n}", RunState.START)).status_code == 202
         for n, run_id in enumerate(run_ids[:10]):
             assert transport.emit(job_run(run_id, f"{prefix}_{n}", RunState.COMPLETE, offset=30)).status_code == 202
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
+        killed.proc.send_signal(signal.SIGKILL)
+        killed.proc.wait(timeout=60)
         assert len(Spool(spool).pending()) == 30
     finally:
         own_solr.start()
-    proc, url, log = serve(tmp_path, own_solr, spool)  # a new server drains what the killed one left
-    try:
-        wait_drained(spool, log)
+    # a new server drains what the killed one left
+    with serve_on_free_port(tmp_path, own_solr, extra=intake_section(spool)) as served:
+        wait_drained(spool, served.log)
         # the same COMPLETE again after the restart: overwrites, adds nothing
-        assert emitter(url).emit(job_run(run_ids[0], f"{prefix}_0", RunState.COMPLETE, offset=30)).status_code == 201
+        again = job_run(run_ids[0], f"{prefix}_0", RunState.COMPLETE, offset=30)
+        assert emitter(served.url).emit(again).status_code == 201
         with admin_of(own_solr) as index:
             found = executions(index, prefix)
             assert sorted(found) == sorted(f"openlineage://{JOB_NAMESPACE}/{prefix}_{n}/{run_id}"
@@ -155,9 +155,6 @@ def test_a_kill_9_with_events_spooled_loses_and_duplicates_nothing(tmp_path: Pat
             assert doc["started"] == "2026-11-23T06:00:00Z"
             assert (json.loads(doc["properties"])["state"], doc.get("ended")) == (
                 ("COMPLETE", "2026-11-23T06:00:30Z") if n < 10 else ("START", None))
-    finally:
-        assert stop(proc) == 0, log.read_text()[-3000:]
-    assert "Traceback" not in log.read_text()
 
 
 def test_the_spool_keeps_arrival_order_across_processes_and_sets_unreadable_files_aside(tmp_path: Path) -> None:
@@ -176,8 +173,7 @@ def test_the_spool_keeps_arrival_order_across_processes_and_sets_unreadable_file
 def test_a_spool_dir_that_cannot_be_made_refuses_to_start(tmp_path: Path, own_solr: EmbeddedSolr) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    config = write_config(tmp_path, own_solr, f"port = {free_port()}",
-                          f'[openlineage]\nenabled = true\nspool_dir = "{blocker / "spool"}"\n')
+    config = write_server_config(tmp_path, own_solr, f"port = {free_port()}", intake_section(blocker / "spool"))
     refused = subprocess.run([NAVD, "serve"], env={**os.environ, "NAVD_CONFIG": str(config)}, capture_output=True,
                              text=True, timeout=120, check=False)
     assert refused.returncode != 0
@@ -194,13 +190,14 @@ def test_a_second_server_or_navd_run_on_the_same_state_directory_refuses_to_star
     202 one was never written. The second refuses to start, naming the first's pid and the state
     directory, whether `navd serve` or `navd run` with the server; the first goes on taking events."""
     spool = tmp_path / "spool"
-    first, url, log = serve(tmp_path, own_solr, spool)
+    first = start_intake(tmp_path, own_solr, spool)
+    url, log = first.url, first.log
     state = tmp_path / "state"
     try:
         for command, server in ((["serve"], f"port = {free_port()}"), (["run"], f"enabled = true\nport = {free_port()}")):
             second = tmp_path / f"second-{command[0]}"
             second.mkdir()
-            config = write_config(second, own_solr, server, f'[openlineage]\nenabled = true\nspool_dir = "{spool}"\n')
+            config = write_server_config(second, own_solr, server, intake_section(spool))
             # the same state directory as the first server's
             config.write_text(config.read_text().replace(f'state_dir = "{second / "state"}"', f'state_dir = "{state}"'))
             refused = subprocess.run([NAVD, *command], env={**os.environ, "NAVD_CONFIG": str(config)},
@@ -208,15 +205,15 @@ def test_a_second_server_or_navd_run_on_the_same_state_directory_refuses_to_star
             assert refused.returncode != 0, (command, refused.stderr)
             lines = [line for line in refused.stderr.splitlines() if "OpenLineage intake" in line]
             assert len(lines) == 1, (command, refused.stderr)
-            assert f"(pid {first.pid})" in lines[0] and str(state) in lines[0], lines[0]
+            assert f"(pid {first.proc.pid})" in lines[0] and str(state) in lines[0], lines[0]
             assert "Traceback" not in refused.stderr
         answer = emitter(url).emit(job_run(str(uuid.uuid4()), "after_refusal", RunState.COMPLETE))
         assert answer.status_code == 201, answer.text
     finally:
-        assert stop(first) == 0, log.read_text()[-3000:]
+        assert stop_navd(first.proc) == 0, log.read_text()[-3000:]
     # stopped, it lets go: the next server on the state directory starts
-    again, _url, again_log = serve(tmp_path, own_solr, spool)
-    assert stop(again) == 0, again_log.read_text()[-3000:]
+    with serve_on_free_port(tmp_path, own_solr, extra=intake_section(spool)):
+        pass
 
 
 def test_two_spools_on_one_directory_never_overwrite_each_others_events(tmp_path: Path) -> None:
@@ -314,37 +311,36 @@ def test_events_posted_while_the_spool_drains_are_each_written_once_and_merged(
     prefix = f"race{uuid.uuid4().hex[:6]}"
     started = [str(uuid.uuid4()) for _ in range(300)]
     fresh = [str(uuid.uuid4()) for _ in range(100)]
-    proc, url, log = serve(tmp_path, own_solr, spool)
-    try:
-        assert own_solr.stop()
-        transport = emitter(url)
+    with serve_on_free_port(tmp_path, own_solr, extra=intake_section(spool)) as served:
+        url, log = served.url, served.log
         try:
-            assert [transport.emit(job_run(run_id, f"{prefix}_{n}", RunState.START)).status_code
-                    for n, run_id in enumerate(started)] == [202] * len(started)
+            assert own_solr.stop()
+            transport = emitter(url)
+            try:
+                assert [transport.emit(job_run(run_id, f"{prefix}_{n}", RunState.START)).status_code
+                        for n, run_id in enumerate(started)] == [202] * len(started)
+            finally:
+                own_solr.start()
+
+            def complete(item: tuple[int, str]) -> int:
+                n, run_id = item
+                return emitter(url).emit(job_run(run_id, f"{prefix}_{n}", RunState.COMPLETE, offset=30)).status_code
+
+            with ThreadPoolExecutor(4) as pool:
+                statuses = list(pool.map(complete, [*enumerate(started), *enumerate(fresh, start=len(started))]))
+            assert set(statuses) <= {201, 202} and len(statuses) == len(started) + len(fresh)
+            wait_drained(spool, log)
+            with admin_of(own_solr) as index:
+                found = executions(index, prefix)
+                docs = {doc["qualifiedName"]: doc for doc in index.scan(
+                    "elements", f'qualifiedName:openlineage\\://{_escape(JOB_NAMESPACE)}/{prefix}*',
+                    fl="qualifiedName,started,ended,properties")}
+            names = {n: f"openlineage://{JOB_NAMESPACE}/{prefix}_{n}/{run_id}"
+                     for n, run_id in [*enumerate(started), *enumerate(fresh, start=len(started))]}
+            assert sorted(found) == sorted(names.values())
+            for n, name in names.items():
+                doc = docs[name]
+                assert json.loads(doc["properties"])["state"] == "COMPLETE" and doc["ended"] == "2026-11-23T06:00:30Z"
+                assert doc.get("started") == ("2026-11-23T06:00:00Z" if n < len(started) else None), name
         finally:
             own_solr.start()
-
-        def complete(item: tuple[int, str]) -> int:
-            n, run_id = item
-            return emitter(url).emit(job_run(run_id, f"{prefix}_{n}", RunState.COMPLETE, offset=30)).status_code
-
-        with ThreadPoolExecutor(4) as pool:
-            statuses = list(pool.map(complete, [*enumerate(started), *enumerate(fresh, start=len(started))]))
-        assert set(statuses) <= {201, 202} and len(statuses) == len(started) + len(fresh)
-        wait_drained(spool, log)
-        with admin_of(own_solr) as index:
-            found = executions(index, prefix)
-            docs = {doc["qualifiedName"]: doc for doc in index.scan(
-                "elements", f'qualifiedName:openlineage\\://{_escape(JOB_NAMESPACE)}/{prefix}*',
-                fl="qualifiedName,started,ended,properties")}
-        names = {n: f"openlineage://{JOB_NAMESPACE}/{prefix}_{n}/{run_id}"
-                 for n, run_id in [*enumerate(started), *enumerate(fresh, start=len(started))]}
-        assert sorted(found) == sorted(names.values())
-        for n, name in names.items():
-            doc = docs[name]
-            assert json.loads(doc["properties"])["state"] == "COMPLETE" and doc["ended"] == "2026-11-23T06:00:30Z"
-            assert doc.get("started") == ("2026-11-23T06:00:00Z" if n < len(started) else None), name
-    finally:
-        own_solr.start()
-        assert stop(proc) == 0, log.read_text()[-3000:]
-    assert "Traceback" not in log.read_text()

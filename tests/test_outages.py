@@ -23,6 +23,7 @@ from hdfs import Client
 from openlineage.client.event_v2 import RunState
 from pyhive import hive
 
+from conftest import serving, wait_healthy
 from lineage_logs import HIVE, impala_cases, impala_line
 from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr, free_port
@@ -33,7 +34,6 @@ from openlineage_events import as_json, job_run
 import test_daemon
 from test_daemon import (INTERVAL_MINUTES, NAVD, _everything, event_log_dir, hdfs_section, lay_pull_inputs, log_lines, now, start, stop,
                          succeeded, wait_until, write_config)
-from test_server import wait_healthy
 
 own_solr = test_daemon.own_solr  # the fixture: a Solr of this module's own, to stop and start
 
@@ -233,14 +233,8 @@ def test_solr_down_under_the_daemon_with_every_extractor_loses_nothing_and_posit
         clean = subprocess.run([NAVD, "extract", source, *(["--once"] if source in TAILERS else [])],
                                capture_output=True, text=True, timeout=300, env=env, check=False)
         assert clean.returncode == 0, clean.stderr[-3000:]
-    serve_log = tmp_path / "serve.log"
-    serve = subprocess.Popen([NAVD, "serve"], env=env, stdout=subprocess.DEVNULL, stderr=serve_log.open("ab"))
-    try:
-        wait_healthy(serve, f"http://127.0.0.1:{clean_port}", serve_log)  # type: ignore[arg-type]
-        assert post_events(f"http://127.0.0.1:{clean_port}", ol_events(f"ol{unique}")) == {201}
-    finally:
-        serve_code, _ = stop(serve)
-        assert serve_code == 0
+    with serving(clean_config, f"http://127.0.0.1:{clean_port}") as served:
+        assert post_events(served.url, ol_events(f"ol{unique}")) == {201}
     expected = _everything(own)
     own.close()
     assert expected[0] and expected[1]

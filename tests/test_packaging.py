@@ -98,7 +98,7 @@ def test_no_dev_service_is_installed(installed: Installed) -> None:
 
 def test_every_module_of_navd_is_installed(installed: Installed) -> None:
     modules = source_modules()
-    assert {"navd/cli.py", "navd/index/client.py", "navd/extractors/spark/__init__.py",
+    assert {"navd/cli/__init__.py", "navd/index/client.py", "navd/extractors/spark/__init__.py",
             "navd/extractors/hdfs/extractor.py", "navd/linker/__init__.py", "navd/purge/__init__.py"} <= modules
     missing = sorted(modules - installed.navd_record)
     assert missing == [], f"modules of the source tree not installed: {missing}"

@@ -26,9 +26,9 @@ from navd.extractors.s3.records import bucket_records
 from navd.index.client import SolrIndex
 from navd.model import ElementType, EntityRef, Relation, RelationType, SourceType
 from navd.server.page import CONTENT_SECURITY_POLICY
-from navd.solr.server import EmbeddedSolr, free_port
+from navd.solr.server import EmbeddedSolr
 from page_graph import XSS_NAME, Pipeline, fan, pipeline, write
-from test_server import Served, start, stop, wait_healthy, write_config
+from conftest import Served, serve_on_free_port
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -49,16 +49,8 @@ def graph(index: SolrIndex) -> Pipeline:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr, graph: Pipeline) -> Iterator[Served]:
     """`navd serve` on loopback, as a user starts it, over the session Solr."""
-    tmp = tmp_path_factory.mktemp("page")
-    port = free_port()
-    config = write_config(tmp, solr_server, f"port = {port}")
-    log = tmp / "serve.log"
-    proc = start(["serve"], config, log)
-    url = f"http://127.0.0.1:{port}"
-    wait_healthy(proc, url, log)
-    yield Served(proc, url, log)
-    assert stop(proc) == 0, log.read_text()
-    assert "Traceback" not in log.read_text()
+    with serve_on_free_port(tmp_path_factory.mktemp("page"), solr_server) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
@@ -414,7 +406,7 @@ def test_selecting_an_execution_in_the_diagram_shows_its_query_text(page: Page, 
 
 def test_a_tainted_node_is_marked_and_the_legend_says_so(page: Page, graph: Pipeline, index: SolrIndex) -> None:
     """navd taint on a table: its node carries the `tainted` class (a red fill), no other node does."""
-    from navd.query import clear_taints, taint
+    from navd.taint.service import clear_taints, taint
 
     record = taint(index, graph.id("raw"), reason="bad load")
     try:

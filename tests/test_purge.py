@@ -1,4 +1,4 @@
-"""Purge on crafted aged data in a real Solr: each of seed 000's rules, what must never be removed,
+"""Purge on crafted aged data in a real Solr: each of Navigator's purge rules, what must never be removed,
 --dry-run, and a run stopped by its cap then continued."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from navd.index.client import IndexWriter, SolrIndex, serialise
 from navd.model import Element, ElementType, Record, Relation, RelationType, SourceType
 from navd.purge.purge import Purger
-from navd.query import status
+from navd.status import status
 from navd.runs import Run
 
 NOW = datetime.now(UTC)

@@ -6,11 +6,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from navd.errors import UsageError
+from navd.catalog.service import entity, search
+from navd.errors import EntityNotFound, UsageError
 from navd.index.client import IndexWriter, SolrIndex, serialise
 from navd.model import Element, ElementType, SourceType
-from navd.query import EntityNotFound, entity, run_history, search, status
 from navd.runs import Run, last_started
+from navd.status import run_history, status
 
 STARTED = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
@@ -73,7 +74,7 @@ def test_search_and_entity(index: SolrIndex, unique: str) -> None:
 
 
 @pytest.mark.parametrize("query", [
-    "{!join fromIndex=nav_relations from=id to=id}*:*",  # the cross-core oracle of issue 18
+    "{!join fromIndex=nav_relations from=id to=id}*:*",  # a cross-core oracle: answers about another core
     "originalName:x OR {!join fromIndex=nav_runs from=identity to=identity}*:*",  # nested clause
     '_query_:"{!join fromIndex=nav_relations from=id to=id}*:*"',  # the magic field carrying it
     '\\_query\\_:"{!lucene}x"',  # escapes are resolved before Solr reads a field name

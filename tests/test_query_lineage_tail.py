@@ -12,16 +12,14 @@ from pathlib import Path
 from lineage_logs import HIVE, impala_cases, impala_line
 from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr
-from conftest import NavdRunner, solr_section
+from conftest import NavdRunner, write_navd_config
 
 CTAS = "create table lineage_test_tbl as select int_col, tinyint_col from functional.alltypes"
 VIEW = "create view test_view_lineage as select id from functional.alltypestiny"
 
 
 def _config(tmp_path: Path, solr_server: EmbeddedSolr, cluster: str, body: str) -> dict[str, str]:
-    config = tmp_path / "navd.toml"
-    config.write_text(f'[cluster]\nname = "{cluster}"\n{solr_section(solr_server)}[logging]\nformat = "json"\n'
-                      f'[daemon]\nstate_dir = "{tmp_path / "state"}"\n{body}')
+    config = write_navd_config(tmp_path / "navd.toml", solr_server, body, cluster=cluster, state=tmp_path / "state")
     return {**os.environ, "NAVD_CONFIG": str(config)}
 
 

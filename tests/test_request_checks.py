@@ -31,9 +31,9 @@ from navd.errors import ConfigError
 from navd.index.client import SolrIndex
 from navd.server.request_checks import server_names, split_host_header
 from navd.solr.server import EmbeddedSolr, free_port
-from openlineage_events import JOB_NAMESPACE, as_json, job_run
+from openlineage_events import HIVE, JOB_NAMESPACE, as_json, job_run
 from test_page import CHROMIUM, CHROMIUM_ARGS
-from test_server import NAVD, Served, start, stop, wait_healthy, write_config
+from conftest import NAVD, Served, serve_on_free_port, serving, write_server_config
 
 #: a name the server is configured to answer under ([server] allowed_hosts)
 ALIAS = "navd-alias.example"
@@ -50,17 +50,12 @@ def guarded(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr,
     """`navd serve` on 127.0.0.1 without auth (as a user starts it), the intake on, one alias."""
     del index  # the session's cores exist before the server writes to them
     tmp = tmp_path_factory.mktemp("checks")
-    port = free_port()
-    config = write_config(tmp, solr_server, f'port = {port}\nallowed_hosts = ["{ALIAS}"]',
-                          f'[cluster]\nname = "rc{os.getpid()}"\n[openlineage]\nenabled = true\n'
-                          f'spool_dir = "{tmp / "spool"}"\n')
-    log = tmp / "serve.log"
-    proc = start(["serve"], config, log)
-    url = f"http://127.0.0.1:{port}"
-    wait_healthy(proc, url, log)
-    yield Served(proc, url, log)
-    assert stop(proc) == 0, log.read_text()
-    assert "Traceback" not in log.read_text()
+    with serve_on_free_port(tmp, solr_server, f'allowed_hosts = ["{ALIAS}"]',
+                            f'[cluster]\nname = "rc{os.getpid()}"\n[openlineage]\nenabled = true\n'
+                            f'spool_dir = "{tmp / "spool"}"\n'
+                            # the events' metastore is this cluster's: their tables land as Hive tables
+                            f'[openlineage.namespaces]\n"{HIVE}" = "rc{os.getpid()}"\n') as served:
+        yield served
 
 
 class Event:
@@ -250,17 +245,14 @@ def test_every_answer_says_nosniff_once(guarded: Served) -> None:
 
 
 def test_the_openapi_description_needs_the_login_as_the_api(tmp_path: Path, solr_server: EmbeddedSolr) -> None:
-    """It lists every route and parameter; only the probes are open (README "The server")."""
+    """It lists every route and parameter; only the probes are open (docs/operations/server.md)."""
     users = tmp_path / "users"
     port = free_port()
-    config = write_config(tmp_path, solr_server, f'port = {port}\nauth = "basic"\nusers_file = "{users}"')
+    config = write_server_config(tmp_path, solr_server, f'port = {port}\nauth = "basic"\nusers_file = "{users}"')
     subprocess.run([NAVD, "server", "add-user", "olga"], input=PASSWORD + "\n", capture_output=True, text=True,
                    env={**os.environ, "NAVD_CONFIG": str(config)}, timeout=60, check=True)
-    log = tmp_path / "serve.log"
-    proc = start(["serve"], config, log)
     url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(proc, url, log)
+    with serving(config, url):
         closed = requests.get(f"{url}/openapi.json", timeout=60)
         assert closed.status_code == 401 and closed.headers["WWW-Authenticate"].startswith("Basic")
         assert "paths" not in closed.text
@@ -268,8 +260,6 @@ def test_the_openapi_description_needs_the_login_as_the_api(tmp_path: Path, solr
         assert spec.status_code == 200 and "/api/lineage" in spec.json()["paths"]
         assert "/openapi.json" not in spec.json()["paths"]
         assert requests.get(f"{url}/healthz", timeout=60).json() == {"status": "ok"}
-    finally:
-        assert stop(proc) == 0, log.read_text()
 
 
 def test_a_nul_byte_in_the_path_is_400_without_a_traceback(guarded: Served) -> None:

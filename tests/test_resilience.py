@@ -31,7 +31,7 @@ USER, PASSWORD = "navd", "correct horse battery staple"
 
 
 @pytest.fixture(scope="module")
-def secured_solr(tmp_path_factory: pytest.TempPathFactory) -> Iterator[EmbeddedSolr]:
+def secured_solr(tmp_path_factory: pytest.TempPathFactory, own_service: None) -> Iterator[EmbeddedSolr]:
     # An admin's own security.json (an external Solr's users): navd keeps it, adds none of its own.
     home = tmp_path_factory.mktemp("secured-solr")
     (home / "security.json").write_text(json.dumps({

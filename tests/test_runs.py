@@ -19,18 +19,18 @@ from navd.index.documents import solr_date
 from navd.locks import component_lock
 from navd.model import ElementType, EntityRef, Relation, RelationType, SourceType
 from navd.process import free_port
-from navd.query import status
+from navd.status import status
 from navd.runner import new_run_id
 from navd.runs import INTERRUPTED, recorded_run
 from navd.solr.server import EmbeddedSolr
-from conftest import solr_section
+from conftest import write_navd_config
 
 
 def test_runs_are_recorded_and_shown_by_status(navd, solr_server: EmbeddedSolr, index: SolrIndex,  # type: ignore[no-untyped-def]
                                                tmp_path: Path) -> None:
     dead_rm = f"http://127.0.0.1:{free_port()}"
     config = tmp_path / "navd.toml"
-    config.write_text(f'{solr_section(solr_server)}[logging]\nformat = "json"\n[yarn]\nurls = ["{dead_rm}"]\n')
+    write_navd_config(config, solr_server, f'[yarn]\nurls = ["{dead_rm}"]\n')
     env = {**os.environ, "NAVD_CONFIG": str(config), "XDG_STATE_HOME": str(tmp_path / "state")}
     assert navd("link", env=env).returncode == 0
     assert navd("purge", "--older-than-days", "3650", env=env).returncode == 0
@@ -60,7 +60,7 @@ def test_a_killed_link_pass_shows_interrupted(navd, index: SolrIndex, solr_serve
     """`navd link` killed with -9 mid-pass leaves its RUNNING record; `navd status` sees the
     linker's lock free and shows that run FAILED, interrupted, before any next link run."""
     config = tmp_path / "navd.toml"
-    config.write_text(f'{solr_section(solr_server)}[logging]\nformat = "json"\n')
+    write_navd_config(config, solr_server)
     env = {**os.environ, "NAVD_CONFIG": str(config), "XDG_STATE_HOME": str(tmp_path / "state")}
     # Enough unlinked relations that a full pass runs for a moment after its RUNNING record.
     writer = IndexWriter(index)

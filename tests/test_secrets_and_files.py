@@ -1,4 +1,4 @@
-"""Issue 24 (6), secrets and files: no password, token or keytab content in any log line of a
+"""Secrets and files: no password, token or keytab content in any log line of a
 full pass at debug level (real `navd` commands, the real session Solr behind basic auth, a real
 `navd serve`), and every file navd creates 0600 in a 0700 directory whatever the umask.
 The config file refused when others may read it and it holds a password: tests/test_config.py
@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from conftest import serving
 from navd.locks import component_lock
 from navd.openlineage.spool import Spool
 from navd.process import free_port
@@ -102,22 +103,6 @@ def _run(args: list[str], env: dict[str, str], stdin: str = "") -> subprocess.Co
                           text=True, timeout=240, umask=0, check=False)
 
 
-def _wait_healthy(proc: subprocess.Popen[str], url: str, log: Path) -> None:
-    import time
-
-    deadline = time.monotonic() + 240  # a bound on waiting for a start on a loaded host, not a measure
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"navd serve exited {proc.returncode}: {log.read_text()[-3000:]}")
-        try:
-            if requests.get(f"{url}/healthz", timeout=2).status_code == 200:
-                return
-        except requests.ConnectionError:
-            pass
-        time.sleep(0.2)
-    pytest.fail(f"navd serve did not answer: {log.read_text()[-3000:]}")
-
-
 def test_a_full_pass_at_debug_logs_no_secret(tmp_path: Path, solr_server: EmbeddedSolr) -> None:
     credentials = solr_server.credentials()
     assert credentials is not None
@@ -152,13 +137,9 @@ def test_a_full_pass_at_debug_logs_no_secret(tmp_path: Path, solr_server: Embedd
     assert extracted.returncode == 0, extracted.stderr[-3000:]
     assert record(_run(["status"], env)).returncode == 0
 
-    log = tmp_path / "serve.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen([NAVD, "--log-level", "debug", "serve"], env=env, stdout=out,
-                                stderr=subprocess.STDOUT, text=True, umask=0)
     url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_healthy(proc, url, log)
+    # a bound on waiting for a start at debug level on a loaded host, not a measure
+    with serving(config, url, args=("--log-level", "debug", "serve"), umask=0, within=240) as served:
         assert requests.get(f"{url}/api/status", auth=("alice", USER_PASSWORD), timeout=60).status_code == 200
         assert requests.get(f"{url}/api/status", auth=("alice", USER_PASSWORD + "x"), timeout=60).status_code == 401
         assert requests.get(f"{url}/api/status", headers={"Authorization": f"Bearer {TOKEN}"},
@@ -168,10 +149,7 @@ def test_a_full_pass_at_debug_logs_no_secret(tmp_path: Path, solr_server: Embedd
         event = as_json(job_run("0190a4e1-0b2c-7d3e-8f40-5a6b7c8d9e0f", "secrets.job", RunState.COMPLETE))
         posted = requests.post(f"{url}/api/v1/lineage", json=event, auth=("alice", USER_PASSWORD), timeout=60)
         assert posted.status_code in (200, 201), posted.text
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=120) == 0, log.read_text()[-3000:]
-    outputs.append(log.read_text())
+    outputs.append(served.log.read_text())
 
     # the keytab: a Kerberos server whose keytab is not one fails closed, one line, no content
     kerberos = tmp_path / "navd-kerberos.toml"

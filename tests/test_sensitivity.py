@@ -1,4 +1,4 @@
-"""Sensitivity end to end on real services (issue 23): a Hive table whose column is tagged by a
+"""Sensitivity end to end on real services: a Hive table whose column is tagged by a
 table property (`sensitivity.ssn = pii`) and by `navd tag`, feeding a PySpark application over
 the same metastore with two jobs (a join and an aggregate); the HMS and Spark extractors, the
 linker and the sensitivity pass; the level of every downstream column asserted exactly, its
@@ -23,8 +23,7 @@ from navd.solr.server import EmbeddedSolr, free_port
 from navd_devstack.hadoop import DevHdfs
 from navd_devstack.metastore import HiveMetastore
 from navd_devstack.spark_thrift import SparkThriftServer
-from conftest import NavdRunner, solr_section
-from test_server import NAVD, stop, wait_healthy
+from conftest import NavdRunner, serving, write_navd_config
 
 
 def _pyspark(body: str, metastore: HiveMetastore, hdfs: DevHdfs, events: Path) -> None:
@@ -85,8 +84,7 @@ def pipeline(tmp_path_factory: pytest.TempPathFactory, spark_thrift: SparkThrift
     db = f"{cluster}_db"
     events = tmp / "events"
     config = tmp / "navd.toml"
-    config.write_text(f'[cluster]\nname = "{cluster}"\n{solr_section(solr_server)}[logging]\nformat = "json"\n'
-                      f'[daemon]\nstate_dir = "{tmp / "state"}"\n'
+    write_navd_config(config, solr_server, cluster=cluster, state=tmp / "state", body=
                       f'[hive]\nhost = "127.0.0.1"\nport = {spark_thrift.port}\ndatabase_regex = "{db}"\n'
                       f'[spark]\nevent_log_dirs = ["{events}"]\nstate_dir = "{tmp / "spark-state"}"\n'
                       f'[sensitivity]\nenabled = true\n')
@@ -187,13 +185,8 @@ def test_the_api_tags_clears_and_explains(pipeline: Pipeline, solr_server: Embed
     config = tmp_path / "navd.toml"
     config.write_text(Path(pipeline.env["NAVD_CONFIG"]).read_text() + f"[server]\nport = {port}\n")
     config.chmod(0o600)
-    log = tmp_path / "serve.log"
-    with log.open("w") as out:
-        proc = subprocess.Popen([NAVD, "serve"], env={**os.environ, "NAVD_CONFIG": str(config)}, stdout=out,
-                                stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(proc, url, log)
+    with serving(config, url):
         column = f"{pipeline.db}.orders.amount"
         answer = requests.put(f"{url}/api/sensitivity/tags", json={"entity": column, "level": "internal"}, timeout=60)
         assert answer.status_code == 200, answer.text
@@ -214,6 +207,3 @@ def test_the_api_tags_clears_and_explains(pipeline: Pipeline, solr_server: Embed
         paths = requests.get(f"{url}/openapi.json", timeout=60).json()["paths"]
         assert {"/api/sensitivity/tags", "/api/sensitivity/explain"} <= set(paths)
         assert paths["/api/sensitivity/tags"]["put"]["summary"].startswith("Tag a table or column")
-    finally:
-        assert stop(proc) == 0, log.read_text()
-    assert "Traceback" not in log.read_text()

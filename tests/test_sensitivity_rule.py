@@ -10,7 +10,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 import pytest
 
 from navd.errors import UsageError
-from navd.sensitivity import HIVE, USER, Levels, Tag, downstream_closure, explain, recompute
+from navd.sensitivity.rules import HIVE, USER, Levels, Tag, downstream_closure, explain, recompute
 
 LEVELS = Levels()
 
@@ -206,7 +206,7 @@ def test_unknown_level_is_one_line() -> None:
 ])
 def test_hive_properties_give_tags(properties: dict[str, str], tags: list[tuple[str, str]], skipped: int) -> None:
     from navd.names import identity
-    from navd.sensitivity.store import hive_tags
+    from navd.sensitivity.rules import hive_tags
 
     table = {"identity": identity("HIVE", "db.t@c"), "qualifiedName": "db.t@c", "properties": json.dumps(properties)}
     found, problems = hive_tags(table, "sensitivity", LEVELS)

@@ -14,11 +14,9 @@ import shlex
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import quote, urlsplit
@@ -27,7 +25,8 @@ import pytest
 import requests
 from prometheus_client.parser import text_string_to_metric_families
 
-from conftest import NavdRunner, solr_section
+from conftest import (NAVD, START_SECONDS, NavdRunner, Served, serve_on_free_port, serving, start_navd, stop_navd,
+                      write_server_config)
 from navd.config import NavdConfig, ServerConfig, SolrConfig
 from navd.index.client import IndexWriter, SolrIndex, serialise
 from navd.model import Element, ElementType, Relation, RelationType, SourceType, operation_qualified_name
@@ -37,67 +36,6 @@ from navd.solr.server import EmbeddedSolr, free_port
 from net import listening_addresses
 from synthetic_sample import index_sample
 from test_daemon import Notifications
-
-NAVD = str(Path(sys.executable).parent / "navd")
-#: how long a server subprocess may take to answer /healthz (a start timeout, not a measurement)
-START_SECONDS = 60
-
-
-class Served:
-    def __init__(self, proc: subprocess.Popen[str], url: str, log: Path) -> None:
-        self.proc, self.url, self.log = proc, url, log
-
-    def get(self, path: str, **kwargs: object) -> requests.Response:
-        return requests.get(self.url + path, timeout=30, **kwargs)  # type: ignore[arg-type]
-
-
-def write_config(tmp_path: Path, solr: EmbeddedSolr, server: str, extra: str = "") -> Path:
-    config = tmp_path / "navd.toml"
-    config.write_text(f'{solr_section(solr)}[logging]\nformat = "json"\n[daemon]\nstate_dir = "{tmp_path / "state"}"\n'
-                      f"[server]\n{server}\n{extra}")
-    config.chmod(0o600)
-    return config
-
-
-def wait_healthy(proc: subprocess.Popen[str], url: str, log: Path, **kwargs: object) -> None:
-    deadline = time.monotonic() + START_SECONDS
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"the server exited {proc.returncode}: {log.read_text()}")
-        try:
-            if requests.get(url + "/healthz", timeout=2, **kwargs).status_code == 200:  # type: ignore[arg-type]
-                return
-        except requests.ConnectionError:
-            pass
-        time.sleep(0.1)
-    pytest.fail(f"the server did not answer within {START_SECONDS}s: {log.read_text()}")
-
-
-def start(args: list[str], config: Path, log: Path, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    with log.open("w") as out:
-        return subprocess.Popen([NAVD, *args], env={**os.environ, "NAVD_CONFIG": str(config), **(env or {})},
-                                stdout=out, stderr=subprocess.STDOUT, text=True)
-
-
-def stop(proc: subprocess.Popen[str]) -> int:
-    proc.send_signal(signal.SIGTERM)
-    return proc.wait(timeout=60)
-
-
-@contextmanager
-def serving(config: Path, port: int, env: dict[str, str] | None = None, host: str = "127.0.0.1") -> Iterator[Served]:
-    """`navd serve` with `config` (its log beside it) for the `with` block; it must answer
-    /healthz first, and stop cleanly without a traceback after."""
-    log = config.with_name("serve.log")
-    proc = start(["serve"], config, log, env)
-    url = f"http://{host}:{port}"
-    try:
-        wait_healthy(proc, url, log)
-        yield Served(proc, url, log)
-    finally:
-        assert stop(proc) == 0, log.read_text()
-    assert "Traceback" not in log.read_text()
-
 
 @pytest.fixture(scope="module")
 def cluster(index: SolrIndex) -> str:
@@ -110,17 +48,10 @@ def cluster(index: SolrIndex) -> str:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr, cluster: str) -> Iterator[Served]:
     """`navd serve` on loopback without auth, as a user starts it."""
-    tmp = tmp_path_factory.mktemp("serve")
-    port = free_port()
-    config = write_config(tmp, solr_server, f"port = {port}\nmax_rows = 50\nmax_depth = 10\nmax_nodes = 500",
-                          f'[cluster]\nname = "{cluster}"\n')
-    log = tmp / "serve.log"
-    proc = start(["serve"], config, log)
-    url = f"http://127.0.0.1:{port}"
-    wait_healthy(proc, url, log)
-    yield Served(proc, url, log)
-    assert stop(proc) == 0, log.read_text()
-    assert "Traceback" not in log.read_text()
+    with serve_on_free_port(tmp_path_factory.mktemp("serve"), solr_server,
+                            "max_rows = 50\nmax_depth = 10\nmax_nodes = 500",
+                            f'[cluster]\nname = "{cluster}"\n') as served:
+        yield served
 
 
 # -- every endpoint -------------------------------------------------------------------------------
@@ -349,29 +280,32 @@ def test_names_as_people_type_them(served: Served, cluster: str) -> None:
                                             for n in graph.json()["nodes"])
 
 
-# -- the README's curl examples, run ---------------------------------------------------------------
+# -- the documentation's curl examples, run -----------------------------------------------------
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+REPO = Path(__file__).resolve().parent.parent
+#: the pages whose examples users copy: the README and everything under docs/
+DOC_PAGES = (REPO / "README.md", *sorted((REPO / "docs").rglob("*.md")))
 
 
-def readme_curl_commands() -> list[str]:
-    """Every `curl` line of the README's sh blocks (continuation lines joined), as written, but
-    the Kerberos client examples (`--negotiate`): they need a KDC and a ticket, and
+def documented_curl_commands() -> list[str]:
+    """Every `curl` line of the documentation's sh blocks (continuation lines joined), as written,
+    but the Kerberos client examples (`--negotiate`): they need a KDC and a ticket, and
     tests/test_server_kerberos.py runs the real `curl --negotiate -u :` against a real KDC."""
     commands = []
-    for block in re.findall(r"```sh\n(.*?)```", README.read_text(), flags=re.S):
+    for block in (b for page in DOC_PAGES for b in re.findall(r"```sh\n(.*?)```", page.read_text(), flags=re.S)):
         for line in block.replace("\\\n", " ").splitlines():
             if line.startswith("curl ") and "--negotiate" not in line:
                 commands.append(line)
     return commands
 
 
-def test_readme_curl_examples_answer_and_cover_every_endpoint(served: Served, cluster: str, index: SolrIndex,
-                                                               tmp_path: Path) -> None:
-    """The README's examples ("The server" and the Navigator-compatible API), each run with the
-    real curl against a real server, with its address and real names put in: each answers 2xx
-    with JSON (or text where it says so). Every route of the OpenAPI description has one."""
-    commands = readme_curl_commands()
+def test_documented_curl_examples_answer_and_cover_every_endpoint(served: Served, cluster: str, index: SolrIndex,
+                                                                   tmp_path: Path) -> None:
+    """The documentation's examples (docs/operations/server.md, the Navigator-compatible API, taint,
+    sensitivity, usage, OpenLineage), each run with the real curl against a real server, with its
+    address and real names put in: each answers 2xx with JSON (or text where it says so). Every
+    route of the OpenAPI description has one."""
+    commands = documented_curl_commands()
     assert len(commands) >= 15, commands
     port = served.url.rsplit(":", 1)[1]
     [orders] = index.search("elements", f'qualifiedName:"sales.orders@{cluster}"', fl="identity")["response"]["docs"]
@@ -403,7 +337,7 @@ def test_readme_curl_examples_answer_and_cover_every_endpoint(served: Served, cl
     for route in [*spec["paths"], "/openapi.json"]:
         pattern = re.sub(r"\\\{(\w+)\\\}", lambda m: {"version": r"\d+", "name": r".+"}.get(m[1], r"[^/]+"),
                          re.escape(route))
-        assert any(re.fullmatch(pattern, path) for path in paths), f"no README curl example for {route}"
+        assert any(re.fullmatch(pattern, path) for path in paths), f"no curl example in the docs for {route}"
 
 
 # -- auth and TLS ---------------------------------------------------------------------------------
@@ -422,7 +356,7 @@ def test_basic_auth_over_tls_with_a_user_from_add_user(tmp_path: Path, solr_serv
     cert, key = make_certificate(tmp_path)
     users = tmp_path / "users"
     port = free_port()
-    config = write_config(tmp_path, solr_server, f'port = {port}\nauth = "basic"\nusers_file = "{users}"\n'
+    config = write_server_config(tmp_path, solr_server, f'port = {port}\nauth = "basic"\nusers_file = "{users}"\n'
                                                  f'cert_file = "{cert}"\nkey_file = "{key}"')
     env = {**os.environ, "NAVD_CONFIG": str(config)}
     added = subprocess.run([NAVD, "server", "add-user", "alice"], input="s3cret passphrase\n", env=env,
@@ -434,11 +368,8 @@ def test_basic_auth_over_tls_with_a_user_from_add_user(tmp_path: Path, solr_serv
                               text=True, timeout=60)
     assert bad_name.returncode == 2 and len(bad_name.stderr.strip().splitlines()) == 1
 
-    log = tmp_path / "serve.log"
-    proc = start(["serve"], config, log)
     url = f"https://127.0.0.1:{port}"
-    try:
-        wait_healthy(proc, url, log, verify=str(cert))
+    with serving(config, url, verify=str(cert)) as served:
         path = f"{url}/api/entities/{quote(f'sales.orders@{cluster}', safe='')}"
         refused = requests.get(path, verify=str(cert), timeout=30)
         assert refused.status_code == 401 and refused.headers["www-authenticate"].startswith("Basic")
@@ -478,9 +409,7 @@ def test_basic_auth_over_tls_with_a_user_from_add_user(tmp_path: Path, solr_serv
             requests.get(f"{url}/healthz", timeout=30)
         with pytest.raises(requests.ConnectionError):
             requests.get(f"http://127.0.0.1:{port}/healthz", timeout=30)
-    finally:
-        assert stop(proc) == 0
-    text = log.read_text()
+    text = served.log.read_text()
     assert "s3cret" not in text and "authentication refused" in text
 
 
@@ -493,7 +422,7 @@ def test_basic_auth_over_tls_with_a_user_from_add_user(tmp_path: Path, solr_serv
 ])
 def test_unsafe_server_config_is_refused_at_start_with_one_line(tmp_path: Path, solr_server: EmbeddedSolr,
                                                                 server: str, expected: str) -> None:
-    config = write_config(tmp_path, solr_server, f"port = {free_port()}\n{server}")
+    config = write_server_config(tmp_path, solr_server, f"port = {free_port()}\n{server}")
     result = subprocess.run([NAVD, "serve"], env={**os.environ, "NAVD_CONFIG": str(config)},
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2
@@ -517,10 +446,10 @@ def test_serve_help_names_the_settings() -> None:
 def test_the_server_runs_inside_navd_run_and_is_ready_with_it(tmp_path: Path, solr_server: EmbeddedSolr,
                                                               cluster: str) -> None:
     port = free_port()
-    config = write_config(tmp_path, solr_server, f"enabled = true\nport = {port}")
+    config = write_server_config(tmp_path, solr_server, f"enabled = true\nport = {port}")
     notify = Notifications(Path(f"/tmp/navd-srv-{os.getpid()}-{time.monotonic_ns()}.sock"))
     log = tmp_path / "run.log"
-    proc = start(["run"], config, log, {"NOTIFY_SOCKET": str(notify.path)})
+    proc = start_navd(["run"], config, log, {"NOTIFY_SOCKET": str(notify.path)})
     try:
         notify.wait_for("READY=1", START_SECONDS)
         # READY came after the server listened: no waiting needed
@@ -531,7 +460,7 @@ def test_the_server_runs_inside_navd_run_and_is_ready_with_it(tmp_path: Path, so
         assert answer.status_code == 200 and answer.json()["originalName"] == "orders"
         assert requests.get(f"http://127.0.0.1:{port}/readyz", timeout=30).status_code == 200
     finally:
-        code = stop(proc)
+        code = stop_navd(proc)
         notify.close()
     assert code == 0, log.read_text()
     with pytest.raises(requests.ConnectionError):
@@ -553,11 +482,11 @@ def test_sighup_restarts_the_server_of_navd_run_only_when_its_config_changed(
     first, second = free_port(), free_port()
     users = tmp_path / "users"
     subprocess.run([NAVD, "server", "add-user", "dana"], input="dana password 1\n", capture_output=True, text=True,
-                   env={**os.environ, "NAVD_CONFIG": str(write_config(tmp_path, solr_server, f'users_file = "{users}"'))},
+                   env={**os.environ, "NAVD_CONFIG": str(write_server_config(tmp_path, solr_server, f'users_file = "{users}"'))},
                    timeout=60, check=True)
 
     def configure(server: str, aliases: str = "") -> None:
-        write_config(tmp_path, solr_server, f'enabled = true\nusers_file = "{users}"\n{server}',
+        write_server_config(tmp_path, solr_server, f'enabled = true\nusers_file = "{users}"\n{server}',
                      f"[linker]\nfs_aliases = [{aliases}]\n")
 
     def reloaded(times: int) -> None:
@@ -574,7 +503,7 @@ def test_sighup_restarts_the_server_of_navd_run_only_when_its_config_changed(
     config = tmp_path / "navd.toml"
     notify = Notifications(Path(f"/tmp/navd-hup-{os.getpid()}-{time.monotonic_ns()}.sock"))
     log = tmp_path / "run.log"
-    proc = start(["run"], config, log, {"NOTIFY_SOCKET": str(notify.path)})
+    proc = start_navd(["run"], config, log, {"NOTIFY_SOCKET": str(notify.path)})
     url = f"http://127.0.0.1:{first}"
     try:
         notify.wait_for("READY=1", START_SECONDS)
@@ -644,7 +573,7 @@ def test_sighup_restarts_the_server_of_navd_run_only_when_its_config_changed(
         assert requests.get(f"http://127.0.0.1:{busy}/healthz", timeout=30).status_code == 200
         assert proc.poll() is None
     finally:
-        code = stop(proc)
+        code = stop_navd(proc)
         notify.close()
     assert code == 0, log.read_text()[-3000:]
     assert "Traceback" not in log.read_text()
@@ -655,7 +584,7 @@ def test_navd_run_fails_closed_when_the_server_cannot_listen(tmp_path: Path, sol
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        config = write_config(tmp_path, solr_server, f"enabled = true\nport = {port}")
+        config = write_server_config(tmp_path, solr_server, f"enabled = true\nport = {port}")
         result = subprocess.run([NAVD, "run"], env={**os.environ, "NAVD_CONFIG": str(config)},
                                 capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
@@ -712,7 +641,7 @@ def test_a_mounted_router_is_behind_auth_and_its_unexpected_error_is_a_logged_js
 
 def test_navd_run_with_nothing_enabled_names_the_sections_including_server(tmp_path: Path,
                                                                            solr_server: EmbeddedSolr) -> None:
-    config = write_config(tmp_path, solr_server, "enabled = false")
+    config = write_server_config(tmp_path, solr_server, "enabled = false")
     result = subprocess.run([NAVD, "run"], env={**os.environ, "NAVD_CONFIG": str(config)},
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
@@ -724,11 +653,8 @@ def test_without_solr_healthz_answers_readyz_is_503_and_requests_say_why(tmp_pat
     config = tmp_path / "navd.toml"
     config.write_text(f'[solr]\nurl = "http://127.0.0.1:{nothing}/solr"\n[logging]\nformat = "json"\n'
                       f"[server]\nport = {port}\n")
-    log = tmp_path / "serve.log"
-    proc = start(["serve"], config, log)
     url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(proc, url, log)
+    with serving(config, url):
         ready = requests.get(url + "/readyz", timeout=30)
         assert ready.status_code == 503 and ready.json()["error"].startswith("not ready: Solr:")
         status = requests.get(url + "/api/status", timeout=30)
@@ -736,9 +662,6 @@ def test_without_solr_healthz_answers_readyz_is_503_and_requests_say_why(tmp_pat
         samples = {s.name: s.value for family in text_string_to_metric_families(
             requests.get(url + "/metrics", timeout=30).text) for s in family.samples}
         assert samples["navd_solr_up"] == 0
-    finally:
-        assert stop(proc) == 0
-    assert "Traceback" not in log.read_text()
 
 
 # -- navd serve --background, navd server status/stop ---------------------------------------------
@@ -751,7 +674,7 @@ def navd_command(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_background_server_starts_once_answers_and_stops(tmp_path: Path, solr_server: EmbeddedSolr,
                                                          cluster: str) -> None:
     port = free_port()
-    config = write_config(tmp_path, solr_server, f"port = {port}", f'[cluster]\nname = "{cluster}"\n')
+    config = write_server_config(tmp_path, solr_server, f"port = {port}", f'[cluster]\nname = "{cluster}"\n')
     url = f"http://127.0.0.1:{port}"
     run_dir = tmp_path / "state" / "server"
     try:
@@ -794,7 +717,7 @@ def test_background_server_starts_once_answers_and_stops(tmp_path: Path, solr_se
 def test_background_server_killed_leaves_a_stale_pid_file_that_is_handled(tmp_path: Path,
                                                                           solr_server: EmbeddedSolr) -> None:
     port = free_port()
-    config = write_config(tmp_path, solr_server, f"port = {port}")
+    config = write_server_config(tmp_path, solr_server, f"port = {port}")
     assert navd_command(config, "serve", "--background").returncode == 0
     pid_file = tmp_path / "state" / "server" / "navd-server.pid"
     pid = json.loads(pid_file.read_text())["pid"]
@@ -821,7 +744,7 @@ def test_background_server_on_a_taken_port_is_one_line(tmp_path: Path, solr_serv
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        config = write_config(tmp_path, solr_server, f"port = {port}")
+        config = write_server_config(tmp_path, solr_server, f"port = {port}")
         result = navd_command(config, "serve", "--background")
     assert result.returncode == 1 and result.stdout == ""
     assert result.stderr.strip() == (f"navd: error: [server] port {port} on 127.0.0.1 is in use by another process "
@@ -836,7 +759,7 @@ def test_tls_files_that_hold_no_certificate_are_one_line_naming_the_key(tmp_path
     cert, _ = make_certificate(tmp_path)
     (tmp_path / "other.key").write_text("not a key")
     (tmp_path / "other.key").chmod(0o600)
-    config = write_config(tmp_path, solr_server, f'port = {free_port()}\ncert_file = "{cert}"\n'
+    config = write_server_config(tmp_path, solr_server, f'port = {free_port()}\ncert_file = "{cert}"\n'
                                                  f'key_file = "{tmp_path / "other.key"}"')
     result = navd_command(config, "serve", *(["--background"] if background else []))
     assert result.returncode == 2 and "Traceback" not in result.stderr
@@ -852,7 +775,7 @@ def test_a_detached_server_that_exits_at_start_says_why_in_one_line(tmp_path: Pa
     with socket.socket() as bound:
         bound.bind(("127.0.0.1", 0))
         port = bound.getsockname()[1]
-        config = write_config(tmp_path, solr_server, f"port = {port}")
+        config = write_server_config(tmp_path, solr_server, f"port = {port}")
         result = navd_command(config, "serve", "--background")
     lines = [line for line in result.stderr.splitlines() if line.startswith("navd:")]
     assert result.returncode == 1 and len(lines) == 1, result.stderr

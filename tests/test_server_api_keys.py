@@ -19,7 +19,7 @@ from openlineage.client.transport.http import HttpConfig, HttpTransport
 from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr, free_port
 from openlineage_events import JOB_NAMESPACE, as_json, job_run
-from test_server import NAVD, start, stop, wait_healthy, write_config
+from conftest import NAVD, serving, write_server_config
 
 
 def navd_command(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -30,7 +30,7 @@ def test_api_keys_made_listed_used_by_openlineage_python_and_revoked(tmp_path: P
                                                                      index: SolrIndex) -> None:
     keys_file = tmp_path / "keys"
     port = free_port()
-    config = write_config(tmp_path, solr_server,
+    config = write_server_config(tmp_path, solr_server,
                           f'port = {port}\nauth = "basic"\nusers_file = "{tmp_path / "users"}"\n'
                           f'api_keys_file = "{keys_file}"',
                           f'[openlineage]\nenabled = true\nspool_dir = "{tmp_path / "spool"}"\n')
@@ -53,11 +53,8 @@ def test_api_keys_made_listed_used_by_openlineage_python_and_revoked(tmp_path: P
         assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
         assert named in refused.stderr.strip().splitlines()[-1], refused.stderr
 
-    log = tmp_path / "serve.log"
-    proc = start(["serve"], config, log)
     url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(proc, url, log)
+    with serving(config, url) as served:
         # as an emitter's openlineage.yml configures it
         transport = HttpTransport(HttpConfig.from_dict(
             {"type": "http", "url": url, "auth": {"type": "api_key", "apiKey": emitter_key}}))
@@ -93,7 +90,5 @@ def test_api_keys_made_listed_used_by_openlineage_python_and_revoked(tmp_path: P
         # a revoked key and one navd never made get one answer: nothing tells which names exist
         assert (after.status_code, after.json()) == (unknown.status_code, unknown.json())
         assert navd_command(env, "server", "list-api-keys").stdout.splitlines() == ["dashboards\tviewer"]
-    finally:
-        assert stop(proc) == 0, log.read_text()
-    text = log.read_text()
+    text = served.log.read_text()
     assert "Traceback" not in text and emitter_key not in text and viewer_key not in text

@@ -28,7 +28,7 @@ from navd.server.app import create_app
 from navd.server.users import hash_password
 from navd.solr.server import EmbeddedSolr, free_port
 from openlineage_events import as_json, job_run
-from test_server import NAVD, Served, serving, write_config
+from conftest import NAVD, Served, serving, write_server_config
 
 MAX_FAILURES = 5
 PASSWORDS = {"vera": "vera password 1", "eddie": "eddie password 1", "ada": "ada password 11",
@@ -76,13 +76,13 @@ def limited(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr,
     tmp = tmp_path_factory.mktemp("auth")
     users = tmp / "users"
     port = free_port()
-    config = write_config(tmp, solr_server, f'port = {port}\nauth = "basic"\nusers_file = "{users}"\n'
+    config = write_server_config(tmp, solr_server, f'port = {port}\nauth = "basic"\nusers_file = "{users}"\n'
                                             f"max_login_failures = {MAX_FAILURES}\nlogin_window_seconds = 3600\n"
                                             "hash_threads = 1", "[openlineage]\nenabled = true\n")
     add_users({**os.environ, "NAVD_CONFIG": str(config)})
     with users.open("a") as out:  # as an earlier navd wrote it: NAME:HASH, no role
         out.write(f"olduser:{hash_password('pw')}\n")
-    with serving(config, port) as served:
+    with serving(config, f"http://127.0.0.1:{port}") as served:
         yield served
 
 
@@ -233,10 +233,10 @@ def flooded(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr,
     tmp = tmp_path_factory.mktemp("flood")
     users = tmp / "users"
     port = free_port()
-    config = write_config(tmp, solr_server, f'port = {port}\nauth = "basic"\nusers_file = "{users}"\n'
+    config = write_server_config(tmp, solr_server, f'port = {port}\nauth = "basic"\nusers_file = "{users}"\n'
                                             "max_login_failures = 100000\nhash_threads = 1")
     add_users({**os.environ, "NAVD_CONFIG": str(config)})
-    with serving(config, port) as served:
+    with serving(config, f"http://127.0.0.1:{port}") as served:
         yield served
 
 
@@ -282,7 +282,7 @@ def test_probes_and_a_logged_in_user_are_answered_while_wrong_passwords_keep_the
 def test_add_user_refuses_short_passwords_and_look_alike_names_and_sets_roles(tmp_path: Path,
                                                                              solr_server: EmbeddedSolr) -> None:
     users = tmp_path / "users"
-    env = {**os.environ, "NAVD_CONFIG": str(write_config(tmp_path, solr_server, f'auth = "basic"\n'
+    env = {**os.environ, "NAVD_CONFIG": str(write_server_config(tmp_path, solr_server, f'auth = "basic"\n'
                                                                                  f'users_file = "{users}"'))}
 
     def navd(*args: str, password: str = "a long password") -> subprocess.CompletedProcess[str]:

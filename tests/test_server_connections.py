@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from navd.solr.server import EmbeddedSolr, free_port
-from test_server import NAVD, Served, serving, write_config
+from conftest import NAVD, Served, serving, write_server_config
 
 IDLE, SLOW = 200, 50
 HEADER_SECONDS, BODY_SECONDS, KEEP_ALIVE_SECONDS = 2, 3, 2
@@ -32,11 +32,11 @@ BOUND_SECONDS = 120
 def served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr) -> Iterator[Served]:
     tmp = tmp_path_factory.mktemp("connections")
     port = free_port()
-    config = write_config(tmp, solr_server, f"port = {port}\nmax_connections = {IDLE + SLOW}\n"
+    config = write_server_config(tmp, solr_server, f"port = {port}\nmax_connections = {IDLE + SLOW}\n"
                                             f"header_timeout_seconds = {HEADER_SECONDS}\n"
                                             f"body_timeout_seconds = {BODY_SECONDS}\n"
                                             f"keep_alive_seconds = {KEEP_ALIVE_SECONDS}")
-    with serving(config, port) as server:
+    with serving(config, f"http://127.0.0.1:{port}") as server:
         yield server
 
 
@@ -145,7 +145,7 @@ def test_max_connections_beyond_the_open_file_limit_stops_the_start_in_one_line(
                                                                                solr_server: EmbeddedSolr) -> None:
     from navd.server.connections import RESERVED_DESCRIPTORS
 
-    config = write_config(tmp_path, solr_server, f"port = {free_port()}\nmax_connections = 1000")
+    config = write_server_config(tmp_path, solr_server, f"port = {free_port()}\nmax_connections = 1000")
     limit = 1024
 
     def lower_the_limit() -> None:

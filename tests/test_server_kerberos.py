@@ -6,6 +6,7 @@ own clients use), each with a ticket `kinit` put in a ccache of the test's own."
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.client
 import json
 import os
@@ -28,7 +29,8 @@ from navd_devstack.errors import DevServiceError
 from navd_devstack.kdc import DevKdc, krb5_tool
 from openlineage_events import as_json, job_run
 from test_daemon import Notifications
-from test_server import NAVD, START_SECONDS, Served, serving, start, stop, wait_healthy, write_config
+from conftest import (NAVD, START_SECONDS, Served, serve_on_free_port, serving, start_navd, stop_navd,
+                      write_server_config)
 
 SERVICE = "HTTP/localhost@NAVD.TEST"
 SPNEGO = gssapi.OID.from_int_seq("1.3.6.1.5.5.2")
@@ -62,25 +64,19 @@ def site(kdc: DevKdc, tmp_path_factory: pytest.TempPathFactory) -> Site:
     return Site(kdc, tmp_path_factory.mktemp("kerberos"))
 
 
-def serve_kerberos(tmp: Path, solr: EmbeddedSolr, site: Site, principal: str) -> Served:
-    port = free_port()
-    config = write_config(tmp, solr, f'port = {port}\nauth = "kerberos"\nkeytab = "{site.keytab}"\n'
-                                     f'principal = "{principal}"')
-    log = tmp / "serve.log"
-    proc = start(["serve"], config, log, env=site.server_env())
+def serve_kerberos(tmp: Path, solr: EmbeddedSolr, site: Site,
+                   principal: str) -> contextlib.AbstractContextManager[Served]:
     # the name the service principal is for: clients ask for HTTP@localhost
-    url = f"http://localhost:{port}"
-    wait_healthy(proc, url, log)
-    return Served(proc, url, log)
+    return serve_on_free_port(tmp, solr, f'auth = "kerberos"\nkeytab = "{site.keytab}"\nprincipal = "{principal}"',
+                              host="localhost", env=site.server_env())
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr, index: SolrIndex,
            site: Site) -> Iterator[Served]:
     """`navd serve` with auth = "kerberos" over the session Solr (its cores made by `index`)."""
-    server = serve_kerberos(tmp_path_factory.mktemp("serve-kerberos"), solr_server, site, SERVICE)
-    yield server
-    assert stop(server.proc) == 0, server.log.read_text()
+    with serve_kerberos(tmp_path_factory.mktemp("serve-kerberos"), solr_server, site, SERVICE) as server:
+        yield server
 
 
 @pytest.fixture
@@ -203,8 +199,7 @@ def test_garbage_tokens_are_401_without_a_traceback(served: Served) -> None:
 def test_star_accepts_any_http_principal_of_the_keytab_and_nothing_else(tmp_path: Path, solr_server: EmbeddedSolr,
                                                                        index: SolrIndex, site: Site,
                                                                        as_user: UseEnv) -> None:
-    server = serve_kerberos(tmp_path, solr_server, site, "*")
-    try:
+    with serve_kerberos(tmp_path, solr_server, site, "*") as server:
         as_user(site.alice)
         accepted = requests.get(f"{server.url}/api/status", auth=HTTPSPNEGOAuth(mutual_authentication=REQUIRED),
                                 timeout=30)
@@ -215,8 +210,6 @@ def test_star_accepts_any_http_principal_of_the_keytab_and_nothing_else(tmp_path
         optional = requests.get(f"{server.url}/api/status", auth=HTTPSPNEGOAuth(mutual_authentication=OPTIONAL),
                                 timeout=30)
         assert optional.status_code == 200
-    finally:
-        assert stop(server.proc) == 0
     refused = [line for line in logged(server) if str(line["event"]).startswith("kerberos authentication refused")]
     assert len(refused) == 1 and "hive/localhost@NAVD.TEST" in str(refused[0]["event"])
 
@@ -229,11 +222,11 @@ def test_kerberos_roles_give_a_listed_principal_its_role_and_failed_logins_are_l
     tokens from one address are refused with 429 past max_login_failures, and alice, from
     another, still gets in."""
     port = free_port()
-    config = write_config(tmp_path, solr_server, f'port = {port}\nauth = "kerberos"\nkeytab = "{site.keytab}"\n'
+    config = write_server_config(tmp_path, solr_server, f'port = {port}\nauth = "kerberos"\nkeytab = "{site.keytab}"\n'
                                                  f'principal = "{SERVICE}"\nmax_login_failures = 3\n'
                                                  'kerberos_roles = { "alice@NAVD.TEST" = "editor" }',
                           "[openlineage]\nenabled = true\n")
-    with serving(config, port, env=site.server_env(), host="localhost") as served:
+    with serving(config, f"http://localhost:{port}", env=site.server_env()) as served:
         url = served.url
         event = as_json(job_run("0190a4e1-0b2c-7d3e-8f40-5a6b7c8d9e02", "kerberos.roles", RunState.COMPLETE))
         as_user(site.alice)
@@ -266,7 +259,7 @@ def test_kerberos_roles_give_a_listed_principal_its_role_and_failed_logins_are_l
 # -- refused at start -----------------------------------------------------------------------------
 
 def refused_at_start(tmp_path: Path, solr: EmbeddedSolr, site: Site, server: str) -> str:
-    config = write_config(tmp_path, solr, f"port = {free_port()}\n{server}")
+    config = write_server_config(tmp_path, solr, f"port = {free_port()}\n{server}")
     result = subprocess.run([NAVD, "serve"], env={**site.server_env(), "NAVD_CONFIG": str(config)},
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 2, result.stderr
@@ -314,10 +307,10 @@ def test_navd_run_serves_kerberos_and_fails_closed_on_a_readable_keytab(tmp_path
                                                                        as_user: UseEnv) -> None:
     port = free_port()
     server = f'enabled = true\nport = {port}\nauth = "kerberos"\nkeytab = "{site.keytab}"\nprincipal = "{SERVICE}"'
-    config = write_config(tmp_path, solr_server, server)
+    config = write_server_config(tmp_path, solr_server, server)
     notify = Notifications(Path(f"/tmp/navd-krb-{os.getpid()}-{time.monotonic_ns()}.sock"))
     log = tmp_path / "run.log"
-    proc = start(["run"], config, log, {**site.server_env(), "NOTIFY_SOCKET": str(notify.path)})
+    proc = start_navd(["run"], config, log, {**site.server_env(), "NOTIFY_SOCKET": str(notify.path)})
     try:
         notify.wait_for("READY=1", START_SECONDS)
         as_user(site.alice)
@@ -326,14 +319,14 @@ def test_navd_run_serves_kerberos_and_fails_closed_on_a_readable_keytab(tmp_path
         answer = requests.get(url, auth=HTTPSPNEGOAuth(mutual_authentication=REQUIRED), timeout=30)
         assert answer.status_code == 200, answer.text
     finally:
-        code = stop(proc)
+        code = stop_navd(proc)
         notify.close()
     assert code == 0, log.read_text()
 
     readable = tmp_path / "readable.keytab"
     shutil.copyfile(site.keytab, readable)
     readable.chmod(0o640)
-    config = write_config(tmp_path, solr_server, server.replace(str(site.keytab), str(readable)))
+    config = write_server_config(tmp_path, solr_server, server.replace(str(site.keytab), str(readable)))
     result = subprocess.run([NAVD, "run"], env={**site.server_env(), "NAVD_CONFIG": str(config)},
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 2, result.stderr

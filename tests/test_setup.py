@@ -41,7 +41,10 @@ def fresh_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def plan(clone: Path, target: str) -> str:
     """The commands `make TARGET` would run there (make -n runs none of them)."""
-    done = subprocess.run(["make", "-n", target], cwd=clone, capture_output=True, text=True, check=False)
+    # --no-print-directory: under `make test` this make is a sub-make, which would otherwise
+    # print "Entering directory" lines around the plan
+    done = subprocess.run(["make", "--no-print-directory", "-n", target], cwd=clone, capture_output=True, text=True,
+                          check=False)
     assert done.returncode == 0, done.stderr
     return done.stdout
 

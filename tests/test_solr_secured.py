@@ -1,4 +1,4 @@
-"""Issue 24, secured Solr for real: a Solr of its own (navd's embedded server, started by navd's
+"""Secured Solr for real: a Solr of its own (navd's embedded server, started by navd's
 code) with basic auth (navd's security.json: BasicAuthPlugin + RuleBasedAuthorizationPlugin)
 and TLS, its certificate issued by a private CA this module makes with the openssl CLI. navd
 reaches it through its config only (`url`, `auth`, `username`, `password_file`, `ca_bundle`),
@@ -66,7 +66,8 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def secured_solr(tmp_path_factory: pytest.TempPathFactory, pki: dict[str, Path]) -> Iterator[EmbeddedSolr]:
+def secured_solr(tmp_path_factory: pytest.TempPathFactory, pki: dict[str, Path],
+                 own_service: None) -> Iterator[EmbeddedSolr]:
     """A separate Solr from the session's: basic auth and https only."""
     server = EmbeddedSolr(tmp_path_factory.mktemp("secured-solr-home"), free_port(), "512m", distribution(),
                           tls=SolrTls(pki["keystore"], pki["keystore_password"], str(pki["ca"])))

@@ -26,11 +26,14 @@ from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, default_solr_dist_dir
 from navd.errors import NavdError, SolrError
 from navd.index.admin import CONFIGSETS, configset_dir, configset_hash, init_solr
 from navd.index.client import IndexWriter, SolrIndex
-from navd.lineage import LineageOptions
-from navd.lineage import lineage as walk_lineage
-from navd.lineage_memory import MemoryLineageStore
-from navd.query import lineage
+from navd.lineage.memory_store import MemoryLineageStore
+from navd.lineage.rules import LineageOptions
+from navd.lineage.rules import lineage as walk_lineage
+from navd.lineage.service import lineage
 from navd.solr.server import ZK_PORT_OFFSET, EmbeddedSolr, SolrDistribution, free_port
+
+#: every test here runs against the module's own SolrCloud node
+pytestmark = pytest.mark.services
 
 SHARDS = 2
 NAVD = str(Path(sys.executable).parent / "navd")

@@ -32,7 +32,7 @@ from navd.model import Element, ElementType, EntityRef, Record, Relation, Relati
 from navd.names import field_ref, spark_run_ref
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.spark_thrift import SparkThriftServer
-from conftest import solr_section
+from conftest import write_navd_config
 
 
 def run_pyspark(body: str, root: Path, app_name: str) -> None:
@@ -68,10 +68,8 @@ def ctas_job(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def config_file(tmp_path: Path, solr: EmbeddedSolr, events: Path) -> Path:
-    path = tmp_path / "navd.toml"
-    path.write_text(f'{solr_section(solr)}[logging]\nformat = "json"\n'
-                    f'[spark]\nevent_log_dirs = ["{events}"]\nstate_dir = "{tmp_path / "state"}"\n')
-    return path
+    return write_navd_config(tmp_path / "navd.toml", solr, f'[spark]\nevent_log_dirs = ["{events}"]\n'
+                             f'state_dir = "{tmp_path / "state"}"\n')
 
 
 def extract_captured(navd, case: str, tmp_path: Path,  # type: ignore[no-untyped-def]
@@ -190,7 +188,7 @@ def test_path_columns_through_the_cli(navd, index: SolrIndex,  # type: ignore[no
 
 def test_thrift_server_statements_carry_query_text(navd, index: SolrIndex, solr_server: EmbeddedSolr,  # type: ignore[no-untyped-def]
                                                     spark_thrift: SparkThriftServer, tmp_path: Path) -> None:
-    """Seed 000's search: queryText:*temp_sample_08* finds the operations that used the table,
+    """The temporary-tables search: queryText:*temp_sample_08* finds the operations that used the table,
     read from the Thrift Server's log while it is still being written (in progress)."""
     with hive.connect("127.0.0.1", spark_thrift.port, username="navd") as conn:
         cursor = conn.cursor()
@@ -253,7 +251,7 @@ def test_a_view_created_through_spark_sql_and_the_plan_of_its_query(navd, index:
     extracted = navd("extract", "spark", "--once", env=env)
     assert extracted.returncode == 0, extracted.stderr
     view = json.loads(navd("entity", "vs.v@primary", "--json", env=env).stdout)
-    # logOwner: who owns the log that named it first (README, "Trust model of event-log directories")
+    # logOwner: who owns the log that named it first (docs/sources/spark.md, "Trust model of event-log directories")
     me = pwd.getpwuid(os.geteuid()).pw_name
     assert (view["sourceType"], view["type"], view["properties"]) == ("HIVE", "VIEW", {"knownFrom": "spark",
                                                                                       "logOwner": me})

@@ -78,7 +78,7 @@ def test_event_log_on_hdfs_is_tailed_while_written_and_after(hdfs: DevHdfs, hdfs
         assert f"{fs}{data}/in" in {src for src, _ in flows}
         assert f"{fs}{data}/out1" in {dst for _, dst in flows}
         assert not any(dst.endswith("/out2") for _, dst in data_flows(while_running))
-        # Who wrote the log, as HDFS says (README, "Trust model of event-log directories").
+        # Who wrote the log, as HDFS says (docs/sources/spark.md, "Trust model of event-log directories").
         assert {r.properties.get("logOwner") for r in while_running if isinstance(r, Element)
                 and r.type is ElementType.OPERATION_EXECUTION} == {hdfs.superuser}
         [cursor] = extractor.tailer.committed.values()

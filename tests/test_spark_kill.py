@@ -21,7 +21,7 @@ from navd.model import SourceType, identity, operation_qualified_name
 from navd.names import spark_run_ref
 from navd.solr.server import EmbeddedSolr
 from test_spark_extractor import captured_log, empty_index, index_snapshot, run_pyspark
-from conftest import solr_section
+from conftest import write_navd_config
 
 STATEMENTS = 12
 COPIES = 150
@@ -83,9 +83,8 @@ def test_sigkill_at_random_moments_then_rerun_gives_the_clean_index(index: SolrI
 
     def config(name: str) -> dict[str, str]:
         path = tmp_path / f"{name}.toml"
-        path.write_text(f'{solr_section(solr_server)}[logging]\nformat = "json"\n'
-                        f'[spark]\nevent_log_dirs = ["{logs}"]\npoll_seconds = 0.2\n'
-                        f'state_dir = "{tmp_path / name}"\n')
+        write_navd_config(path, solr_server, f'[spark]\nevent_log_dirs = ["{logs}"]\npoll_seconds = 0.2\n'
+                          f'state_dir = "{tmp_path / name}"\n')
         return {**os.environ, "NAVD_CONFIG": str(path)}
 
     clear(index, app_id)  # Hive names kill.* are shared with test_daemon's kill test
@@ -148,9 +147,8 @@ def test_a_first_start_killed_mid_pass_resumes_after_the_committed_applications(
 
     def config(name: str) -> dict[str, str]:
         path = tmp_path / f"{name}.toml"
-        path.write_text(f'{solr_section(solr_server)}[logging]\nformat = "json"\n'
-                        f'[spark]\nevent_log_dirs = ["{logs}"]\npoll_seconds = 0.2\ncheckpoint_seconds = 0\n'
-                        f'state_dir = "{tmp_path / name}"\n')
+        write_navd_config(path, solr_server, f'[spark]\nevent_log_dirs = ["{logs}"]\npoll_seconds = 0.2\n'
+                          f'checkpoint_seconds = 0\nstate_dir = "{tmp_path / name}"\n')
         return {**os.environ, "NAVD_CONFIG": str(path)}
 
     def lines_read(run: subprocess.CompletedProcess[str]) -> int:

@@ -80,7 +80,7 @@ _GENERATOR = textwrap.dedent('''
 
 
 @pytest.fixture(scope="session")
-def spark_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def spark_logs(tmp_path_factory: pytest.TempPathFactory, own_service: None) -> Path:
     out = tmp_path_factory.mktemp("spark-event-logs")
     started = time.monotonic()
     done = subprocess.run([sys.executable, "-c", _GENERATOR, str(out), json.dumps(CONFIGS)],

@@ -52,8 +52,8 @@ from navd.extractors.spark.plan.model import (
 )
 from navd.extractors.spark.plan.tables import plan_io
 from navd.extractors.spark.plan.text import branch_ids, split_list, unwrap_char_varchar
-from navd.lineage import LineageOptions, lineage
-from navd.lineage_memory import MemoryLineageStore
+from navd.lineage.memory_store import MemoryLineageStore
+from navd.lineage.rules import LineageOptions, lineage
 from navd.model import DependencyType, Element, ElementStub, ElementType, Relation, RelationType, SourceType
 
 from spark_fixtures import CASES, CLUSTER, DEFAULT_FS, FIXTURES, UPDATE, fixture_lines
@@ -104,7 +104,7 @@ _BEST_CUSTOMERS_CONTROLS = ["vf.customers.customer_id JOIN", "vf.customers.name 
 # (case, execution id, [(written column, sources, expression or None, control columns)]); each
 # column with how it is used (plan.DATA_SUBTYPES, plan.CONTROL_SUBTYPES)
 PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
-    # the acceptance case: CTAS nested insert, u = upper(s.c); the filter `c is not null` is on
+    # the CTAS case: CTAS nested insert, u = upper(s.c); the filter `c is not null` is on
     # c itself: c is both a data source of u and a FILTER control
     ("ctas_expression", "ctas", 7, [
         ("u", ["sales.s.c TRANSFORMATION"], "upper(c)", ["sales.s.c FILTER"])]),
@@ -761,7 +761,7 @@ def test_column_golden(case: str) -> None:
 
 
 def test_ctas_expression_column_records() -> None:
-    """The acceptance case spelled out: sales.s.c@primary -> sales.t.u@primary, EXPRESSION upper(c)
+    """The CTAS case spelled out: sales.s.c@primary -> sales.t.u@primary, EXPRESSION upper(c)
     (a TRANSFORMATION); c is also filtered (`where c is not null`): a FILTER control as well."""
     run, recs = process_lines(fixture_lines("ctas_expression"), cluster=CLUSTER, default_fs=DEFAULT_FS)
     (execution,) = [e for e in run.executions if e.columns]
@@ -1120,7 +1120,7 @@ PC_OUT = "file:///tmp/navd-capture/output"
 
 
 def test_path_pipeline_has_column_lineage_end_to_end() -> None:
-    """path_columns (issue 17, class 4): csv -> transform -> parquet path -> a later job reads
+    """path_columns: csv -> transform -> parquet path -> a later job reads
     that path -> saveAsTable. The written directory's columns are HDFS FIELDs named from the
     output schema, children of the directory; the reading job's sources are the same FIELDs, so
     a column walk from the table reaches the csv's columns through the parquet directory."""

@@ -1,4 +1,4 @@
-"""The trust model of event-log directories (README, "Trust model of event-log directories").
+"""The trust model of event-log directories (docs/sources/spark.md, "Trust model of event-log directories").
 
 Anyone who can write the event-log directory can put a log there, so a DROP in a log flags only
 what that log's owner may speak for: never a table the HMS extractor (a real one, over the real

@@ -1,4 +1,4 @@
-"""Issue 23's taint-and-reprocess scenario on the real services: PySpark jobs build an hourly ->
+"""Taint and reprocess on the real services: PySpark jobs build an hourly ->
 daily -> monthly chain of partitioned datasets on HDFS (3 days x 10 hours, tiny rows), Hive
 tables sit on them with their partitions, navd extracts Spark's event logs, the metastore and
 HDFS; then `navd reprocess` of 10 tainted hours lists exactly the daily and monthly partitions
@@ -11,8 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +18,7 @@ import pytest
 import requests
 from pyhive import hive
 
-from conftest import solr_section
-from navd.config import NavdConfig, SolrConfig
+from conftest import serving, write_navd_config
 from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr, free_port
 from navd_devstack.hadoop import DevHdfs
@@ -83,11 +80,11 @@ def pipeline(hdfs: DevHdfs, hdfs_client: Any, spark_thrift: SparkThriftServer, s
                            f"LOCATION '{paths[name]}'")
             cursor.execute(f"MSCK REPAIR TABLE {database}.{name}")
     config = tmp_path / "navd.toml"
-    config.write_text(f'[cluster]\nname = "{unique}"\n{solr_section(solr_server)}[logging]\nformat = "json"\n'
-                      f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
+    write_navd_config(config, solr_server, f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
                       f'user = "{hdfs.superuser}"\nroots = ["/{unique}"]\n'
                       f'[hive]\nhost = "127.0.0.1"\nport = {spark_thrift.port}\ndatabase_regex = "{database}"\n'
-                      f'[spark]\nevent_log_dirs = ["{events}"]\nstate_dir = "{tmp_path / "spark-state"}"\n')
+                      f'[spark]\nevent_log_dirs = ["{events}"]\nstate_dir = "{tmp_path / "spark-state"}"\n',
+                      cluster=unique)
     env = {**os.environ, "NAVD_CONFIG": str(config)}
     for command in (("extract", "spark", "--once"), ("extract", "hms"), ("extract", "hdfs"), ("link",)):
         result = navd_command(env, *command)
@@ -188,50 +185,36 @@ def test_a_recorded_taint_shows_in_entity_drives_reprocess_and_clears(pipeline: 
     assert gone.returncode == 1 and f"no taint '{record['id']}'" in gone.stderr
 
 
-def test_the_api_taints_reprocesses_and_clears(pipeline: Pipeline, solr_config: SolrConfig,
-                                               index: SolrIndex) -> None:
-    import uvicorn
-
-    from navd.config import load_config
-    from navd.server.app import create_app
-
-    config: NavdConfig = load_config(str(pipeline.config))
+def test_the_api_taints_reprocesses_and_clears(pipeline: Pipeline, index: SolrIndex, tmp_path: Path) -> None:
     port = free_port()
-    with SolrIndex(solr_config) as reader:
-        server = uvicorn.Server(uvicorn.Config(create_app(config, reader), host="127.0.0.1", port=port,
-                                               log_config=None))
-        thread = threading.Thread(target=server.run, daemon=True)
-        thread.start()
-        try:
-            deadline = time.monotonic() + 60
-            while not server.started and time.monotonic() < deadline:
-                time.sleep(0.05)
-            url = f"http://127.0.0.1:{port}"
-            partition = f"{pipeline.database}.hourly@{pipeline.cluster}/dt=2026-11-02/hr=03"
-            made = requests.post(f"{url}/api/taints", json={"entity": partition, "reason": "late data"}, timeout=60)
-            assert made.status_code == 201, made.text
-            taint = made.json()
-            assert (taint["from"], taint["to"]) == ("2026-11-02T03:00:00Z", "2026-11-02T04:00:00Z")
-            listed = requests.get(f"{url}/api/taints", params={"entity": partition}, timeout=60).json()
-            assert [t["id"] for t in listed["taints"]] == [taint["id"]]
-            entity = requests.get(f"{url}/api/entities/{partition}", timeout=60).json()
-            assert [t["id"] for t in entity["tainted"]] == [taint["id"]]
-            plan = requests.get(f"{url}/api/reprocess", params={"taint": taint["id"]}, timeout=60).json()
-            assert [(d["dataset"].split("@")[0], [p["partition"] for p in d["partitions"]]) for d in plan["datasets"]] \
-                == [(f"{pipeline.database}.hourly", ["dt=2026-11-02/hr=03"]),
-                    (f"{pipeline.database}.daily", ["dt=2026-11-02"]),
-                    (f"{pipeline.database}.monthly", ["month=2026-11"])]
-            ranged = requests.get(f"{url}/api/reprocess", timeout=60, params={
-                "entity": f"{pipeline.database}.hourly", "from": TAINT[0], "to": TAINT[1]}).json()
-            assert shown_plan(ranged) == expected_plan(pipeline, index)
-            bad = requests.get(f"{url}/api/reprocess", params={"entity": "no_such.table"}, timeout=60)
-            assert bad.status_code == 404 and bad.json()["parameter"] == "entity"
-            cleared = requests.delete(f"{url}/api/taints/{taint['id']}", timeout=60).json()
-            assert [t["id"] for t in cleared["cleared"]] == [taint["id"]]
-            assert requests.get(f"{url}/api/taints", params={"entity": partition}, timeout=60).json() == {"taints": []}
-            spec = requests.get(f"{url}/openapi.json", timeout=60).json()
-            assert {"/api/taints", "/api/taints/{taint_id}", "/api/reprocess"} <= set(spec["paths"])
-            assert spec["paths"]["/api/reprocess"]["get"]["summary"].startswith("Datasets, partitions and runs")
-        finally:
-            server.should_exit = True
-            thread.join(30)
+    config = tmp_path / "navd.toml"
+    config.write_text(Path(pipeline.config).read_text() + f"[server]\nport = {port}\n")
+    config.chmod(0o600)
+    with serving(config, f"http://127.0.0.1:{port}") as served:
+        url = served.url
+        partition = f"{pipeline.database}.hourly@{pipeline.cluster}/dt=2026-11-02/hr=03"
+        made = requests.post(f"{url}/api/taints", json={"entity": partition, "reason": "late data"}, timeout=60)
+        assert made.status_code == 201, made.text
+        taint = made.json()
+        assert (taint["from"], taint["to"]) == ("2026-11-02T03:00:00Z", "2026-11-02T04:00:00Z")
+        listed = requests.get(f"{url}/api/taints", params={"entity": partition}, timeout=60).json()
+        assert [t["id"] for t in listed["taints"]] == [taint["id"]]
+        entity = requests.get(f"{url}/api/entities/{partition}", timeout=60).json()
+        assert [t["id"] for t in entity["tainted"]] == [taint["id"]]
+        plan = requests.get(f"{url}/api/reprocess", params={"taint": taint["id"]}, timeout=60).json()
+        assert [(d["dataset"].split("@")[0], [p["partition"] for p in d["partitions"]]) for d in plan["datasets"]] \
+            == [(f"{pipeline.database}.hourly", ["dt=2026-11-02/hr=03"]),
+                (f"{pipeline.database}.daily", ["dt=2026-11-02"]),
+                (f"{pipeline.database}.monthly", ["month=2026-11"])]
+        ranged = requests.get(f"{url}/api/reprocess", timeout=60, params={
+            "entity": f"{pipeline.database}.hourly", "from": TAINT[0], "to": TAINT[1]}).json()
+        assert shown_plan(ranged) == expected_plan(pipeline, index)
+        bad = requests.get(f"{url}/api/reprocess", params={"entity": "no_such.table"}, timeout=60)
+        assert bad.status_code == 404 and bad.json()["parameter"] == "entity"
+        cleared = requests.delete(f"{url}/api/taints/{taint['id']}", timeout=60).json()
+        assert [t["id"] for t in cleared["cleared"]] == [taint["id"]]
+        assert requests.get(f"{url}/api/taints", params={"entity": partition}, timeout=60).json() == {"taints": []}
+        spec = requests.get(f"{url}/openapi.json", timeout=60).json()
+        assert {"/api/taints", "/api/taints/{taint_id}", "/api/reprocess"} <= set(spec["paths"])
+        assert spec["paths"]["/api/reprocess"]["get"]["summary"].startswith("Datasets, partitions and runs")
+

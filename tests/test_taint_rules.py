@@ -1,4 +1,4 @@
-"""The pure rules of taint and reprocess (navd/taint.py): partition periods, conversion, order."""
+"""The pure rules of taint and reprocess (navd/taint/rules.py): partition periods, conversion, order."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from navd.errors import UsageError
-from navd.taint import (DAY, HOUR, MONTH, YEAR, Period, Periods, converted, dependency_order, leaves,
+from navd.taint.rules import (DAY, HOUR, MONTH, YEAR, Period, Periods, converted, dependency_order, leaves,
                         partition_period, split_partition_path, taint_range)
 
 

@@ -1,4 +1,4 @@
-"""Seed 000's "lineage across temporary tables", end to end through the real Thrift Server.
+"""Lineage across temporary tables, end to end through the real Thrift Server.
 
 temp_sample_07 is extracted by the HMS extractor and dropped after; temp_sample_08 is created,
 used and dropped between two HMS extractions, so only the Thrift Server's Spark event log knows
@@ -22,7 +22,7 @@ from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.hadoop import DevHdfs
 from navd_devstack.spark_thrift import SparkThriftServer
-from conftest import solr_section
+from conftest import write_navd_config
 
 COLUMNS = "code STRING, description STRING, total_emp INT, salary INT"
 
@@ -43,7 +43,7 @@ def test_lineage_across_temporary_tables(navd, hdfs: DevHdfs, hdfs_client: Clien
     landing = f"/{unique}/landing/codes.csv"  # read by path; no extractor is pointed at it
     hdfs_client.write(landing, data="c9,extra,1,99\n", overwrite=True)
     config = tmp_path / "navd.toml"
-    config.write_text(f'[cluster]\nname = "{unique}"\n{solr_section(solr_server)}[logging]\nformat = "json"\n'
+    write_navd_config(config, solr_server, cluster=unique, body=
                       f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
                       f'[hive]\nhost = "127.0.0.1"\nport = {spark_thrift.port}\ndatabase_regex = "{db}"\n'
                       f'[spark]\nevent_log_dirs = ["{spark_thrift.event_log_dir}"]\n'
@@ -57,7 +57,7 @@ def test_lineage_across_temporary_tables(navd, hdfs: DevHdfs, hdfs_client: Clien
             if source == "spark":  # every event the Thrift Server logs is understood
                 warned = [line for line in result.stderr.splitlines() if '"level": "warning"' in line]
                 # the DROP of temp_sample_07, which the HMS extractor indexed, is left to it at
-                # info level (README, "Trust model of event-log directories")
+                # info level (docs/sources/spark.md, "Trust model of event-log directories")
                 assert warned == [], result.stderr[-3000:]
 
     with hive.connect("127.0.0.1", spark_thrift.port, username="navd") as conn:
@@ -125,7 +125,7 @@ def test_lineage_across_temporary_tables(navd, hdfs: DevHdfs, hdfs_client: Clien
                                fl="identity,unlinked,endpoint2Id"))
     assert from_csv and all(r["unlinked"] for r in from_csv)
     assert nodes[insert]["id"] in {r["endpoint2Id"] for r in from_csv}
-    # Its columns (`<path>#<column>`, issue 17's path columns) hang under it, stubs like it, as a
+    # Its columns (`<path>#<column>`, a path's columns) hang under it, stubs like it, as a
     # table's columns do under a table only a Spark job named.
     columns = list(index.scan("relations", f'endpoint1QualifiedName:"{csv["qualifiedName"]}" AND type:PARENT_CHILD',
                               fl="endpoint2QualifiedName,endpoint2Type"))

@@ -1,4 +1,4 @@
-"""Seed 000's "lineage across temporary tables" as the seed tells it: Impala queries (run in Hue)
+"""Lineage across temporary tables as Cloudera's Hue users meet it: Impala queries (run in Hue)
 whose lineage reaches navd through impalad's lineage event log, and two HMS extractions.
 
 The tables really exist in the development metastore (created and dropped through the Spark
@@ -25,7 +25,7 @@ from navd.extractors.hms.records import parse_time
 from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.spark_thrift import SparkThriftServer
-from conftest import NavdRunner, solr_section
+from conftest import NavdRunner, write_navd_config
 
 COLUMNS = ("code", "description", "total_emp", "salary")
 TYPES = "code STRING, description STRING, total_emp INT, salary INT"
@@ -102,8 +102,7 @@ def test_seed_000_temporary_tables_with_impala_logs(navd: NavdRunner, spark_thri
     lineage_dir.mkdir()
     log = ImpalaLog(lineage_dir, "hue_user")
     config = tmp_path / "navd.toml"
-    config.write_text(f'[cluster]\nname = "{unique}"\n{solr_section(solr_server)}[logging]\nformat = "json"\n'
-                      f'[daemon]\nstate_dir = "{tmp_path / "state"}"\n'
+    write_navd_config(config, solr_server, cluster=unique, state=tmp_path / "state", body=
                       f'[hive]\nhost = "127.0.0.1"\nport = {spark_thrift.port}\ndatabase_regex = "{db}"\n'
                       f'[impala]\nlineage_dirs = ["{lineage_dir}"]\n')
     env = {**os.environ, "NAVD_CONFIG": str(config)}

@@ -1,4 +1,4 @@
-"""Issue 23's usage, unused tables, job dependencies and impact, on a real pipeline: PySpark jobs
+"""Usage, unused tables, job dependencies and impact, on a real pipeline: PySpark jobs
 over Hive tables (the session metastore, its warehouse on the session HDFS), extracted by navd's
 Spark, HMS and HDFS extractors. One pipeline run for the module:
 
@@ -23,10 +23,10 @@ from typing import Any
 import pytest
 import requests
 
-from conftest import solr_section
+from conftest import serve_on_free_port, write_navd_config
 from navd.index.client import SolrIndex
-from navd.solr.server import EmbeddedSolr, free_port
-from navd.usage import DayCount, latest, per_day, window_start
+from navd.solr.server import EmbeddedSolr
+from navd.usage.rules import DayCount, latest, per_day, window_start
 from navd_devstack.hadoop import DevHdfs
 from navd_devstack.metastore import HiveMetastore
 from navd_devstack.spark_thrift import SparkThriftServer
@@ -163,7 +163,7 @@ def pipeline(index: SolrIndex, solr_server: EmbeddedSolr, tmp_path_factory: pyte
     apps = run_apps(_apps(database), events, hive_metastore, hdfs)
     move_back(events / apps["read_old"], OLD_DAYS)
     config = tmp / "navd.toml"
-    config.write_text(f'[cluster]\nname = "{cluster}"\n{solr_section(solr_server)}[logging]\nformat = "json"\n'
+    write_navd_config(config, solr_server, cluster=cluster, body=
                       f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
                       f'user = "{hdfs.superuser}"\nroots = ["/user/hive/warehouse/{database}.db"]\n'
                       f'[hive]\nhost = "127.0.0.1"\nport = {spark_thrift.port}\ndatabase_regex = "{database}"\n'
@@ -244,15 +244,8 @@ def test_impact_of_a_table_read_by_two_jobs(pipeline: Pipeline) -> None:
 
 def test_the_api_answers_as_the_cli(pipeline: Pipeline, solr_server: EmbeddedSolr,
                                     tmp_path: Path) -> None:
-    from test_server import start, stop, wait_healthy, write_config
-
-    port = free_port()
-    config = write_config(tmp_path, solr_server, f"port = {port}", f'[cluster]\nname = "{pipeline.cluster}"\n')
-    log = tmp_path / "serve.log"
-    proc = start(["serve"], config, log)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_healthy(proc, url, log)
+    with serve_on_free_port(tmp_path, solr_server, extra=f'[cluster]\nname = "{pipeline.cluster}"\n') as served:
+        url = served.url
         spec = requests.get(f"{url}/openapi.json", timeout=30).json()
         assert {"/api/usage", "/api/unused", "/api/deps", "/api/impact"} <= set(spec["paths"])
         usage = requests.get(f"{url}/api/usage", params={"entity": pipeline.table("a"), "days": 7}, timeout=60).json()
@@ -275,5 +268,3 @@ def test_the_api_answers_as_the_cli(pipeline: Pipeline, solr_server: EmbeddedSol
         assert missing.status_code == 404
         not_a_job = requests.get(f"{url}/api/deps", params={"job": pipeline.table("a")}, timeout=60)
         assert not_a_job.status_code == 400 and not_a_job.json()["parameter"] == "job"
-    finally:
-        assert stop(proc) == 0, log.read_text()

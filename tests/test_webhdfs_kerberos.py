@@ -1,4 +1,4 @@
-"""Issue 24, Kerberos for real against WebHDFS: navd's HDFS extractor with `[hdfs] auth =
+"""Kerberos for real against WebHDFS: navd's HDFS extractor with `[hdfs] auth =
 "kerberos"` lists a tree on a secure NameNode (DevHdfs with `kerberos`: Kerberos RPC, SPNEGO on
 every servlet) into the session Solr. The NameNode runs alone, without a DataNode: the extractor
 needs metadata only (GETFILESTATUS, LISTSTATUS_BATCH), so the tree is directories. Its principals
@@ -28,7 +28,7 @@ from navd.webhdfs import make_client
 from navd_devstack.hadoop import DevHdfs, HdfsKerberos, HdfsPorts
 from navd_devstack.kdc import DevKdc
 
-from conftest import NavdRunner, past_a_ticket, solr_section, started
+from conftest import NavdRunner, past_a_ticket, write_navd_config, started
 
 NAMENODE = "nn/localhost@NAVD.TEST"
 SPNEGO = "HTTP/localhost@NAVD.TEST"
@@ -97,8 +97,7 @@ def tree(secure: SecureHdfs, krb5_env: None, unique: str) -> str:
 
 def write_config(secure: SecureHdfs, solr: EmbeddedSolr, root: str, cluster: str, path: Path, *,
                  credentials: str) -> Path:
-    path.write_text(f'[cluster]\nname = "{cluster}"\n{solr_section(solr)}[logging]\nformat = "json"\n'
-                    f'[daemon]\nstate_dir = "{path.parent / "state"}"\n'
+    write_navd_config(path, solr, cluster=cluster, state=path.parent / "state", body=
                     f'[hdfs]\nenabled = true\nurls = ["{secure.hdfs.webhdfs_url}"]\n'
                     f'default_fs = "{secure.hdfs.default_fs}"\nroots = ["{root}"]\nauth = "kerberos"\n{credentials}')
     return path

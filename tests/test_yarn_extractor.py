@@ -21,7 +21,7 @@ from navd.model import identity
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.hadoop import DevHdfs
 from navd_devstack.yarn import DevYarn
-from conftest import solr_section
+from conftest import write_navd_config
 
 
 def submit(yarn: DevYarn, hdfs: DevHdfs, events: Path, name: str, body: str, *, cluster_mode: bool = False,
@@ -88,9 +88,9 @@ def test_yarn_applications_and_their_spark_lineage(navd, yarn: DevYarn, hdfs: De
     killed_id = kill_when_running(yarn, kill_name)
 
     config = tmp_path / "navd.toml"
-    config.write_text(f'[cluster]\nname = "{unique}"\n{solr_section(solr_server)}[logging]\nformat = "json"\n'
-                      f'[yarn]\nurls = ["{yarn.rm_url}"]\n'
-                      f'[spark]\nevent_log_dirs = ["{events}"]\nstate_dir = "{tmp_path / "spark-state"}"\n')
+    write_navd_config(config, solr_server, f'[yarn]\nurls = ["{yarn.rm_url}"]\n'
+                      f'[spark]\nevent_log_dirs = ["{events}"]\nstate_dir = "{tmp_path / "spark-state"}"\n',
+                      cluster=unique)
     env = {**os.environ, "NAVD_CONFIG": str(config), "XDG_STATE_HOME": str(tmp_path / "state")}
     result = navd("extract", "yarn", env=env)
     assert result.returncode == 0, result.stderr[-2000:]

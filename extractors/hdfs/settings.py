@@ -6,7 +6,7 @@ import dataclasses
 from datetime import timedelta
 from typing import Literal
 
-from navd.config import MAX_INTERVAL_MINUTES, NavdConfig, check_url, number
+from navd.config import MAX_INTERVAL_MINUTES, NavdConfig, check_url, number, setting
 from navd.errors import ConfigError
 from navd.extractors import check_section
 
@@ -15,23 +15,33 @@ SECTION = "hdfs"
 
 @dataclasses.dataclass(frozen=True)
 class HdfsConfig:
-    enabled: bool = False
-    urls: tuple[str, ...] = ()
-    default_fs: str = ""
-    roots: tuple[str, ...] = ("/",)
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ("/tmp/hadoop-yarn/staging",)
-    user: str = "hdfs"
-    auth: Literal["insecure", "kerberos"] = "insecure"
-    #: auth = "kerberos": a client keytab (0600) navd gets, and renews, its tickets from (see
-    #: navd.kerberos); unset: the ticket cache of the user running navd (kinit)
-    keytab: str = ""
-    #: the keytab's principal to use (unset: its first)
-    principal: str = ""
-    interval_minutes: float = number(10.0, 0, MAX_INTERVAL_MINUTES, low_open=True)
-    #: On roots an admin made snapshottable (`hdfs dfsadmin -allowSnapshot`), navd keeps one
-    #: snapshot of its own and runs incrementally from snapshot diffs.
-    snapshots: bool = True
+    """`[hdfs]`: the HDFS extractor (`navd extract hdfs`): the NameNodes it reads through WebHDFS,
+    what it reads, and the cluster's default file system."""
+
+    enabled: bool = setting(False, help="run the extractor in `navd run` (and `navd extract all`)")
+    urls: tuple[str, ...] = setting((), help="the WebHDFS URLs of the NameNodes, several for HA (the active one is "
+                                             "used), e.g. `http://nn1.example.com:9870`")
+    default_fs: str = setting("", help="the default file system, e.g. `hdfs://nameservice1`: a bare `/path` and "
+                                       "`hdfs:///path` name paths under it (in every source, and in what people "
+                                       "type)")
+    roots: tuple[str, ...] = setting(("/",), help="the directories listed, each with everything below it")
+    include: tuple[str, ...] = setting((), help="paths (the path and everything below) or globs to read; empty: "
+                                                "everything under the roots")
+    exclude: tuple[str, ...] = setting(("/tmp/hadoop-yarn/staging",),
+                                       help="paths (the path and everything below) or globs left out")
+    user: str = setting("hdfs", help='the user of simple auth (`user.name`), with `auth = "insecure"`')
+    auth: Literal["insecure", "kerberos"] = setting(
+        "insecure", help="`insecure` (simple auth as `user`) or `kerberos` (SPNEGO; `pip install "
+                         "'navd[kerberos]'`; the urls must name the host of the NameNode's `HTTP/` principal)")
+    keytab: str = setting("", help='`auth = "kerberos"`: a client keytab (0600) navd gets its tickets from, and new '
+                                   "ones when they end (as `[solr] keytab`); unset: the ticket cache of navd's user "
+                                   "(kinit, `KRB5CCNAME`)")
+    principal: str = setting("", help="the keytab's principal to use; unset: its first")
+    interval_minutes: float = number(10.0, 0, MAX_INTERVAL_MINUTES, low_open=True,
+                                     help="`navd run` starts a run this long after the previous one completed")
+    snapshots: bool = setting(True, help="on roots an admin made snapshottable (`hdfs dfsadmin -allowSnapshot "
+                                         "ROOT`), keep one snapshot `navd-<time>` of navd's own and read exactly "
+                                         "what the snapshot diff names")
 
     def validate(self) -> None:
         """Load-time checks; messages start with the key (the loader adds the file)."""

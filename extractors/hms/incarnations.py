@@ -31,7 +31,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from navd.index.client import SolrIndex
-from navd.index.documents import StoredElement, element_document, endpoint_field, property_field
+from navd.index.documents import element_document, endpoint_field, property_field
+from navd.lineage.stored import StoredElement
 from navd.model import Element, ElementType, EntityRef, SourceType
 from navd.linker.linker import plan_page, write_result
 from navd.names import hive_incarnation_qualified_name, parse_hive_name

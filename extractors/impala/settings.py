@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import timedelta
 
-from navd.config import NavdConfig, number
+from navd.config import NavdConfig, number, setting
 from navd.errors import ConfigError
 from navd.extractors import check_section
 
@@ -14,11 +14,15 @@ SECTION = "impala"
 
 @dataclasses.dataclass(frozen=True)
 class ImpalaConfig:
-    enabled: bool = False
-    #: impalad's --lineage_event_log_dir, one per impalad on this host
-    lineage_dirs: tuple[str, ...] = ()
-    poll_seconds: float = number(5.0, 0, 24 * 3600, low_open=True)
-    state_dir: str = ""
+    """`[impala]`: the Impala query-lineage extractor (`navd extract impala`): the lineage logs
+    impalad writes on this host."""
+
+    enabled: bool = setting(False, help="tail the logs in `navd run`")
+    lineage_dirs: tuple[str, ...] = setting((), help="impalad's `--lineage_event_log_dir`, one per impalad on this "
+                                                     "host")
+    poll_seconds: float = number(5.0, 0, 24 * 3600, low_open=True, help="how often `navd run` reads what is new")
+    state_dir: str = setting("", help="where the tail positions are kept; unset: `impala` in the state directory "
+                                      "(`[daemon] state_dir`)")
 
     def validate(self) -> None:
         """Load-time checks; messages start with the key (the loader adds the file)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import timedelta
 
-from navd.config import MAX_INTERVAL_MINUTES, NavdConfig, check_url, number
+from navd.config import MAX_INTERVAL_MINUTES, NavdConfig, check_url, number, setting
 from navd.errors import ConfigError
 from navd.extractors import check_section
 from navd.names import S3_SCHEMES, InvalidName, s3_qualified_name
@@ -44,30 +44,33 @@ def parse_root(text: str, label: str = "[s3] roots") -> S3Root:
 
 @dataclasses.dataclass(frozen=True)
 class S3Config:
-    enabled: bool = False
-    #: what to list: `s3a://bucket` (all of it) or `s3a://bucket/prefix` (s3:// and s3n:// too)
-    roots: tuple[str, ...] = ()
-    #: an S3-compatible store's address (Ozone, MinIO, Ceph: http(s)://host:port); unset: AWS
-    endpoint_url: str = ""
-    #: the region requests are signed for (unset: us-east-1, what S3-compatible stores accept)
-    region: str = ""
-    #: path-style requests (http://host/bucket/key) instead of virtual-hosted (http://bucket.host/key):
-    #: what most S3-compatible stores need
-    path_style: bool = False
-    #: an AWS shared credentials file (INI: aws_access_key_id, aws_secret_access_key, optionally
-    #: aws_session_token), readable by navd's user only; unset: AWS_ACCESS_KEY_ID and
-    #: AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) from the environment
-    credentials_file: str = ""
-    #: the section of `credentials_file` to read
-    profile: str = "default"
-    #: a CA bundle (PEM) for an https endpoint signed by a private CA; unset: the system's
-    ca_bundle: str = ""
-    #: hours between two complete listings of a root (which see changes inside directories that
-    #: hold only objects, and deletions there); runs between them list one level per directory.
-    #: 0: every run lists completely
-    complete_listing_hours: float = number(24.0, 0, MAX_INTERVAL_MINUTES / 60)
-    timeout_seconds: float = number(60.0, 0, 3600, low_open=True)
-    interval_minutes: float = number(10.0, 0, MAX_INTERVAL_MINUTES, low_open=True)
+    """`[s3]`: the S3 extractor (`navd extract s3`): the buckets and prefixes it lists, and the
+    store (AWS S3 or an S3-compatible one)."""
+
+    enabled: bool = setting(False, help="run the extractor in `navd run` (and `navd extract all`)")
+    roots: tuple[str, ...] = setting((), help="what to list: `s3a://bucket` (all of it) or `s3a://bucket/prefix` "
+                                              "(`s3://` and `s3n://` too)")
+    endpoint_url: str = setting("", help="an S3-compatible store's address (Ozone, MinIO, Ceph: "
+                                         "`http(s)://host:port`); unset: AWS")
+    region: str = setting("", help="the region requests are signed for; unset: us-east-1, what S3-compatible stores "
+                                   "accept")
+    path_style: bool = setting(False, help="path-style requests (`http://host/bucket/key`) instead of virtual-hosted "
+                                           "(`http://bucket.host/key`): what most S3-compatible stores need")
+    credentials_file: str = setting("", help="an AWS shared credentials file (INI: `aws_access_key_id`, "
+                                             "`aws_secret_access_key`, optionally `aws_session_token`), readable by "
+                                             "navd's user only; unset: `AWS_ACCESS_KEY_ID` and "
+                                             "`AWS_SECRET_ACCESS_KEY` (and `AWS_SESSION_TOKEN`) from the environment")
+    profile: str = setting("default", help="the section of `credentials_file` to read")
+    ca_bundle: str = setting("", help="a CA bundle (PEM) for an https endpoint signed by a private CA; unset: the "
+                                      "system's")
+    complete_listing_hours: float = number(24.0, 0, MAX_INTERVAL_MINUTES / 60,
+                                           help="hours between two complete listings of a root (which see changes "
+                                                "inside directories that hold only objects, and deletions there); "
+                                                "runs between them list one level per directory. 0: every run lists "
+                                                "completely")
+    timeout_seconds: float = number(60.0, 0, 3600, low_open=True, help="the timeout of one request")
+    interval_minutes: float = number(10.0, 0, MAX_INTERVAL_MINUTES, low_open=True,
+                                     help="`navd run` starts a run this long after the previous one completed")
 
     def validate(self) -> None:
         """Load-time checks; messages start with the key (the loader adds the file)."""

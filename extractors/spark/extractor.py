@@ -268,7 +268,7 @@ class SparkExtractor:
 
     def _trusted_drops(self, app: _Application, run: ApplicationRun, drops: list[Deletion]) -> Iterator[Deletion]:
         """The deletions of a DROP in the log that it may make: anyone who can write the log
-        directory can write a DropTableEvent (README, "Trust model of event-log directories").
+        directory can write a DropTableEvent (docs/sources/spark.md, "Trust model of event-log directories").
 
         A DROP flags a table (a database; a table's columns follow it) only when the index holds
         it as nothing but a stub Spark extraction made from a log of this log's owner, or not at
@@ -311,7 +311,7 @@ class SparkExtractor:
         """Make the positions of everything extracted so far durable. Call after the writer flushed.
 
         First the OpenLineage Spark listener's lineage of the applications written since the
-        last commit is withdrawn (README "OpenLineage": the event log supersedes it), then the
+        last commit is withdrawn (docs/sources/openlineage.md: the event log supersedes it), then the
         lineage of earlier definitions of the views they defined (replaced_views): if Solr fails
         that, the positions stay and the next pass writes and withdraws again."""
         if self.index is not None and self._written_apps:

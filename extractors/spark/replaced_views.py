@@ -10,8 +10,8 @@ executions wrote the view, and of all its definitions keeps the one that started
 others lose their relations into the view and into its columns (`withdraw_replaced`). Their
 execution elements stay (they ran, and read what they read).
 
-Trust (README, "Trust model of event-log directories"): a log speaks for its owner's statements
-only. A definition from a log of another owner than the latest one's is left as it is, and the
+Trust (docs/sources/spark.md, "Trust model of event-log directories"): a log speaks for its owner's
+statements only. A definition from a log of another owner than the latest one's is left as it is, and the
 view is named in a warning.
 """
 

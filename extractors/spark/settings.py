@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from datetime import timedelta
 
-from navd.config import NavdConfig, check_url, number
+from navd.config import NavdConfig, check_url, number, setting
 from navd.errors import ConfigError
 from navd.extractors import check_section
 
@@ -14,17 +14,23 @@ SECTION = "spark"
 
 @dataclasses.dataclass(frozen=True)
 class SparkConfig:
-    enabled: bool = False
-    event_log_dirs: tuple[str, ...] = ()
-    poll_seconds: float = number(5.0, 0, 24 * 3600, low_open=True)
-    #: during a pass, commit positions at the end of an application once this long has passed
-    #: since the last commit (0: after every application): a first start over a long history
-    #: then resumes after what it committed instead of from the start
-    checkpoint_seconds: float = number(30.0, 0, 24 * 3600)
-    state_dir: str = ""
-    #: users whose event logs are read (the owners of the files); empty: every owner. Anyone who
-    #: can write the event-log directory (Spark's docs make it 1777) can put a log there.
-    allowed_log_owners: tuple[str, ...] = ()
+    """`[spark]`: the Spark extractor (`navd extract spark`): the event-log directories it
+    follows."""
+
+    enabled: bool = setting(False, help="tail the event logs in `navd run`")
+    event_log_dirs: tuple[str, ...] = setting(
+        (), help="the directories Spark writes event logs to (`spark.eventLog.dir`): local paths or `hdfs://` URIs")
+    poll_seconds: float = number(5.0, 0, 24 * 3600, low_open=True, help="how often `navd run` reads what is new")
+    checkpoint_seconds: float = number(30.0, 0, 24 * 3600,
+                                       help="during a pass, commit positions at the end of an application once this "
+                                            "long has passed since the last commit (0: after every application): a "
+                                            "first start over a long history resumes after what it committed")
+    state_dir: str = setting("", help="where the tail positions are kept; unset: `spark` in the state directory "
+                                      "(`[daemon] state_dir`)")
+    # Anyone who can write the event-log directory (Spark's docs make it 1777) can put a log there.
+    allowed_log_owners: tuple[str, ...] = setting(
+        (), help="users whose event logs are read (the owners of the files); empty: every owner. A log of another "
+                 "owner is skipped with one warning (docs/sources/spark.md, \"Trust model of event-log directories\")")
 
     def validate(self) -> None:
         """Load-time checks; messages start with the key (the loader adds the file)."""

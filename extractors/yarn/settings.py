@@ -6,7 +6,7 @@ import dataclasses
 from datetime import timedelta
 from typing import Literal
 
-from navd.config import MAX_INTERVAL_MINUTES, NavdConfig, number
+from navd.config import MAX_INTERVAL_MINUTES, NavdConfig, number, setting
 from navd.errors import ConfigError
 from navd.extractors import check_section
 
@@ -15,15 +15,18 @@ SECTION = "yarn"
 
 @dataclasses.dataclass(frozen=True)
 class YarnConfig:
-    enabled: bool = False
-    urls: tuple[str, ...] = ()
-    auth: Literal["none", "kerberos"] = "none"
-    #: auth = "kerberos": a client keytab (0600) navd gets, and renews, its tickets from (as
-    #: `[solr] keytab`); unset: the ticket cache of navd's user (kinit, KRB5CCNAME)
-    keytab: str = ""
-    #: the keytab's principal to use (unset: its first)
-    principal: str = ""
-    interval_minutes: float = number(10.0, 0, MAX_INTERVAL_MINUTES, low_open=True)
+    """`[yarn]`: the YARN extractor (`navd extract yarn`): the ResourceManagers it reads."""
+
+    enabled: bool = setting(False, help="run the extractor in `navd run` (and `navd extract all`)")
+    urls: tuple[str, ...] = setting((), help="the ResourceManager REST URLs, several for RM HA (the active one is "
+                                             "followed), e.g. `http://rm1.example.com:8088`")
+    auth: Literal["none", "kerberos"] = setting("none", help="`kerberos`: SPNEGO (`pip install 'navd[kerberos]'`)")
+    keytab: str = setting("", help='`auth = "kerberos"`: a client keytab (0600) navd gets its tickets from, and new '
+                                   "ones when they end (as `[solr] keytab`); unset: the ticket cache of navd's user "
+                                   "(kinit, `KRB5CCNAME`)")
+    principal: str = setting("", help="the keytab's principal to use; unset: its first")
+    interval_minutes: float = number(10.0, 0, MAX_INTERVAL_MINUTES, low_open=True,
+                                     help="`navd run` starts a run this long after the previous one completed")
 
     def validate(self) -> None:
         """Load-time checks; messages start with the key (the loader adds the file)."""

@@ -1,11 +1,10 @@
 """The one place where records become Solr documents (field names as in Navigator), and where
-stored documents become typed read views (`StoredElement`, `StoredRelation`) for the readers:
-lineage, the linker and purge read fields through these, never by spelling them again.
+the fields of stored documents are named for the readers (`endpoint_field`, `is_stub`): the typed
+read views built from them (navd/lineage/stored.py) and the stores spell no field again.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import operator
@@ -13,7 +12,7 @@ import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from itertools import compress
-from typing import Any
+from typing import Any, Protocol
 
 from navd.model import Deletion, Element, ElementStub, ElementType, Record, Relation, relation_identity
 
@@ -307,84 +306,8 @@ def endpoint_field(end: int, suffix: str) -> str:
     return f"endpoint{end}{suffix}"
 
 
-_ENDPOINT_SUFFIXES = ("Id", "QualifiedName", "Type", "SourceType", "Linked")
-#: The fields `StoredElement.from_doc` reads (for Solr's `fl`).
-ELEMENT_FIELDS = "identity,qualifiedName,type,sourceType,originalName,deleted,properties"
-#: The fields `StoredRelation.from_doc` reads (for Solr's `fl`).
-RELATION_FIELDS = ",".join(["identity", "type", *(endpoint_field(end, suffix) for end in (1, 2)
-                                                  for suffix in _ENDPOINT_SUFFIXES),
-                            "dependencyType", "expression", "discriminator", property_field("subtype")])
 #: A Solr filter leaving stubs out (the query-side twin of `is_stub`).
 NOT_STUB_FILTER = f"-{property_field(STUB_MARK)}:*"
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class StoredElement:
-    """An element document as the readers see it. Fields a query did not fetch read as empty."""
-
-    id: str
-    qualified_name: str
-    type: str
-    source_type: str
-    name: str = ""
-    deleted: bool = False
-    stub: bool = False
-
-    @classmethod
-    def from_doc(cls, doc: Mapping[str, Any]) -> StoredElement:
-        return cls(str(doc["identity"]), str(doc.get("qualifiedName", "")), str(doc.get("type", "")),
-                   str(doc.get("sourceType", "")), str(doc.get("originalName", "")),
-                   bool(doc.get("deleted", False)), is_stub(doc))
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class StoredEndpoint:
-    """One end of a stored relation: the element's identity and what the relation knows of it."""
-
-    id: str
-    qualified_name: str
-    source_type: str
-    type: str
-    #: False when the extractor did not know the element was indexed (see model.Relation).
-    linked: bool
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class StoredRelation:
-    """A relation document as the readers see it. Fields a query did not fetch read as empty."""
-
-    id: str
-    type: str
-    endpoint1: StoredEndpoint
-    endpoint2: StoredEndpoint
-    dependency_type: str | None = None
-    expression: str | None = None
-    discriminator: str = ""
-    #: how a column is used, on column edges (the `subtype` property: IDENTITY, FILTER, ...)
-    subtype: str | None = None
-
-    @classmethod
-    def from_doc(cls, doc: Mapping[str, Any]) -> StoredRelation:
-        def end(n: int) -> StoredEndpoint:
-            return StoredEndpoint(str(doc.get(endpoint_field(n, "Id"), "")),
-                                  str(doc.get(endpoint_field(n, "QualifiedName"), "")),
-                                  str(doc.get(endpoint_field(n, "SourceType"), "")),
-                                  str(doc.get(endpoint_field(n, "Type"), "")),
-                                  doc.get(endpoint_field(n, "Linked")) is not False)
-
-        return cls(str(doc["identity"]), str(doc.get("type", "")), end(1), end(2), doc.get("dependencyType"),
-                   doc.get("expression"), str(doc.get("discriminator", "")), doc.get(property_field("subtype")))
-
-    def endpoint(self, end: int) -> StoredEndpoint:
-        if end == 1:
-            return self.endpoint1
-        if end == 2:
-            return self.endpoint2
-        raise ValueError(f"relation endpoint {end!r}: relations have endpoints 1 and 2")
-
-    @property
-    def unlinked_ends(self) -> tuple[int, ...]:
-        return tuple(end for end in (1, 2) if not self.endpoint(end).linked)
 
 
 def stored_relation_identity(doc: Mapping[str, Any]) -> str:
@@ -397,7 +320,24 @@ def stored_relation_identity(doc: Mapping[str, Any]) -> str:
 _SOLR_MAINTAINED = frozenset({"_version_", "lastIndexed", "score"})
 
 
-def relinked_document(doc: Mapping[str, Any], targets: Mapping[int, StoredElement]) -> dict[str, Any]:
+class LinkTarget(Protocol):
+    """The element an unlinked endpoint resolved to, as far as the relation records it (the
+    linker's navd.lineage.stored.StoredElement)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def qualified_name(self) -> str: ...
+
+    @property
+    def type(self) -> str: ...
+
+    @property
+    def source_type(self) -> str: ...
+
+
+def relinked_document(doc: Mapping[str, Any], targets: Mapping[int, LinkTarget]) -> dict[str, Any]:
     """A relation document with endpoints `targets` (end -> the element it resolved to) linked.
 
     A resolved endpoint takes the element's identity, qualifiedName, type and source type and is

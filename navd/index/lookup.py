@@ -34,7 +34,7 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from navd.errors import AmbiguousEntity
+from navd.errors import AmbiguousEntity, EntityNotFound
 from navd.index.client import SolrIndex
 from navd.index.documents import display_document
 from navd.index.query_syntax import escape, quote
@@ -188,6 +188,15 @@ def resolve(index: SolrIndex, text: str, scope: Scope = Scope()) -> list[dict[st
         if docs:
             return docs
     return []
+
+
+def resolve_one(index: SolrIndex, text: str, scope: Scope = Scope()) -> dict[str, Any]:
+    """The one element (raw document) `text` stands for: EntityNotFound if none, AmbiguousEntity
+    (with the candidates) if several."""
+    docs = resolve(index, text, scope)
+    if not docs:
+        raise EntityNotFound(f"no element with identity or qualifiedName {shown(text)}")
+    return docs[0]
 
 
 def find_entity(index: SolrIndex, name: str) -> list[dict[str, Any]]:

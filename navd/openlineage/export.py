@@ -1,4 +1,4 @@
-"""navd's index -> OpenLineage RunEvents (`navd export openlineage`, README "OpenLineage").
+"""navd's index -> OpenLineage RunEvents (`navd export openlineage`, docs/sources/openlineage.md).
 
 Every OPERATION_EXECUTION (a Spark application run or SQL execution, a run that came in through
 the intake, ...) becomes its RunEvents: START at its start, then COMPLETE / FAIL / ABORT at its
@@ -28,7 +28,7 @@ from typing import Any
 
 from navd.index.client import SolrIndex, batches
 from navd.index.documents import NOT_STUB_FILTER, endpoint_field, solr_date
-from navd.index.lineage_store import terms_filter
+from navd.index.filters import terms_filter
 from navd.model import ElementType, EntityRef, RelationType, SourceType
 from navd.names import PATH_SOURCES, field_ref, field_table, openlineage_dataset_name, split_field, split_path_field
 from navd.openlineage.mapping import edge_transformations

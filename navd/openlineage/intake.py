@@ -111,14 +111,6 @@ class _Pending:
     outcome: Future[int] = dataclasses.field(default_factory=Future)
 
 
-def writer_index(config: NavdConfig) -> SolrIndex:
-    """The intake's Solr client: navd's admin user (as the extractors write), no retries: an
-    event Solr cannot take at once goes to the spool instead of holding its client."""
-    from navd.solr.server import effective_solr_config
-
-    return SolrIndex(dataclasses.replace(effective_solr_config(config), retries=0))
-
-
 def _identities(mapped: EventRecords) -> set[str]:
     """The documents an event writes, by identity (what orders it behind another event)."""
     ids = {record.element.identity if isinstance(record, ElementStub) else record.identity
@@ -480,7 +472,7 @@ class Intake:
 
     def _superseded(self, mapped: EventRecords) -> EventRecords:
         """A Spark listener event of an application navd's Spark extractor wrote: its lineage
-        left out (README "OpenLineage": the event log wins; supersede.py)."""
+        left out (docs/sources/openlineage.md: the event log wins; supersede.py)."""
         run = mapped.spark_application_run
         if run is None:
             return mapped

@@ -1,6 +1,6 @@
 """OpenLineage events -> navd.model records. Pure: no I/O.
 
-An event validated by navd.openlineage.schema becomes (README "OpenLineage"):
+An event validated by navd.openlineage.schema becomes (docs/sources/openlineage.md):
 - its job: an OPERATION `openlineage://<namespace>/<name>`; its run: an OPERATION_EXECUTION
   `openlineage://<namespace>/<name>/<runId>` (state = the eventType, start and end times,
   nominal times, the errorMessage facet), INSTANCE_OF from the job; the `parent` run facet: a
@@ -10,7 +10,7 @@ An event validated by navd.openlineage.schema becomes (README "OpenLineage"):
 - the `columnLineage` facet: FIELD DATA_FLOW (DIRECT: IDENTITY -> SIMPLE, TRANSFORMATION and
   AGGREGATION -> EXPRESSION with the description; no transformation given, as an empty
   `transformations` list: no dependency type) and CONTROL_FLOW (INDIRECT, the subtype kept),
-  in the vocabulary of navd's Spark extractor (README "How a column is used").
+  in the vocabulary of navd's Spark extractor (docs/features/lineage.md, "How a column is used").
 
 Datasets other extractors own (paths, Hive tables) and their columns are stubs, and relations
 to them unlinked, resolved by the linker like the Spark extractor's. Every record's identity
@@ -63,13 +63,13 @@ MAX_ERROR_CHARS = 2000
 _DIRECT_DEPENDENCY: Mapping[str, DependencyType] = {"IDENTITY": DependencyType.SIMPLE}
 #: navd's column edges <-> OpenLineage's column-lineage transformations: (relation type, subtype)
 #: <-> (type, subtype). The one table both directions read (the intake here, the export in
-#: export.py), in the vocabulary of README "How a column is used".
+#: export.py), in the vocabulary of docs/features/lineage.md, "How a column is used".
 COLUMN_TRANSFORMATIONS: Mapping[tuple[RelationType, str], tuple[str, str]] = {
     **{(RelationType.DATA_FLOW, subtype): ("DIRECT", subtype) for subtype in DATA_SUBTYPES},
     **{(RelationType.CONTROL_FLOW, subtype): ("INDIRECT", subtype) for subtype in CONTROL_SUBTYPES}}
 #: a transformation type -> the relation it becomes (anything but DIRECT controls the column)
 _RELATION_OF_TYPE: Mapping[str, RelationType] = {ol: kind for (kind, _s), (ol, _t) in COLUMN_TRANSFORMATIONS.items()}
-#: One run, one lineage (README "OpenLineage"): every record of a Spark listener event that
+#: One run, one lineage (docs/sources/openlineage.md): every record of a Spark listener event that
 #: carries lineage (a dataset's DATA_FLOW, a column edge) and its execution hold the runId of
 #: the listener's application run under this property, so that navd's event-log extraction of
 #: the same application can withdraw them; an execution whose event carries the

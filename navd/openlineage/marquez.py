@@ -1,5 +1,5 @@
 """Marquez's read endpoints over navd's index: `GET /api/v1/lineage` and `GET
-/api/v1/column-lineage` answer in Marquez's shape (README "OpenLineage"), so Marquez's clients
+/api/v1/column-lineage` answer in Marquez's shape (docs/sources/openlineage.md), so Marquez's clients
 read navd.
 
 The shapes are Marquez's (MarquezProject/marquez at commit a89b89cad, spec/openapi.yml:
@@ -10,7 +10,7 @@ ColumnLineageService.java for the edges): `{"graph": [{"id", "type", "data", "in
 it, every edge of a node has the node itself as `origin` (inEdges point at its inputs, outEdges
 at what it feeds).
 
-The walk is navd's (navd/lineage.py, the caps of /api/lineage); executions become their jobs
+The walk is navd's (navd/lineage/rules.py, the caps of /api/lineage); executions become their jobs
 (export.jobs_of) and datasets and columns their OpenLineage names (names.openlineage_dataset_name),
 the names the export writes and the intake reads.
 """
@@ -21,11 +21,12 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from navd.errors import UsageError
+from navd.errors import EntityNotFound, UsageError
 from navd.index.client import SolrIndex, batches
-from navd.index.lineage_store import SolrLineageStore, terms_filter
-from navd.lineage import EntityNotFound, LineageGraph, LineageOptions, Node
-from navd.lineage import lineage as walk_lineage
+from navd.index.filters import terms_filter
+from navd.lineage.rules import LineageGraph, LineageOptions, Node
+from navd.lineage.rules import lineage as walk_lineage
+from navd.lineage.store import SolrLineageStore
 from navd.model import ElementType, EntityRef, SourceType
 from navd.names import (
     field_ref,

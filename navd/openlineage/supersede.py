@@ -1,9 +1,9 @@
-"""One run, one lineage: the event log supersedes the Spark listener's lineage (README "OpenLineage").
+"""One run, one lineage: the event log supersedes the Spark listener's lineage (docs/sources/openlineage.md).
 
 When the OpenLineage Spark listener and navd's Spark extractor both describe one Spark
 application, the extractor's lineage wins: the event log is complete (every SQL execution,
 nested ones folded into their root; the listener drops what it cannot plan) and exact (the
-column vocabulary of README "How a column is used"), and its executions are named by
+column vocabulary of docs/features/lineage.md, "How a column is used"), and its executions are named by
 application id + SQL execution id, which the listener's events do not carry. The listener's
 events stay as runs (jobs, states, times: known while the application runs, before its log is
 complete), but their lineage relations (marked with the application run by

@@ -15,18 +15,15 @@ import dataclasses
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
-from navd.config import MAX_INTERVAL_MINUTES, NavdConfig, number
+from navd.config import MAX_INTERVAL_MINUTES, NavdConfig, number, setting
 from navd.errors import ConfigError, RunStopped
 from navd.extractors import BuildContext, Component, Extractor
 from navd.index.client import IndexWriter, SolrIndex, batches
-from navd.index.documents import solr_date
-from navd.index.lineage_store import terms_filter
 from navd.logs import get_logger
 from navd.model import ElementType
-from navd.runs import parse_solr_date
-from navd.sensitivity import DEFAULT_LEVELS, HIVE, Levels, Outcome, Tag
+from navd.sensitivity.rules import DEFAULT_LEVELS, HIVE, Levels, Outcome, Tag
+from navd.sensitivity.store import GraphOptions, SensitivityIndex, tag_document, tag_identity
 
 SECTION = "sensitivity"
 log = get_logger("navd.sensitivity")
@@ -40,14 +37,17 @@ _CHUNK = 10_000
 
 @dataclasses.dataclass(frozen=True)
 class SensitivityConfig:
-    enabled: bool = False
-    #: lowest first (a list, or one comma-separated string)
-    levels: tuple[str, ...] = DEFAULT_LEVELS
-    #: the Hive table property giving the table's level; `<key>.<column>` gives a column's
-    hive_property: str = "sensitivity"
-    #: CONTROL_FLOW (filter and join columns) carries levels too
-    control_flow: bool = False
-    interval_minutes: float = number(5.0, 0, MAX_INTERVAL_MINUTES, low_open=True)
+    """`[sensitivity]`: sensitivity levels and their propagation along column lineage. The pass
+    re-applies levels after extractions rewrite elements: enable it wherever `navd tag` is used."""
+
+    enabled: bool = setting(False, help="run the sensitivity pass in `navd run` (and `navd extract all`)")
+    levels: tuple[str, ...] = setting(DEFAULT_LEVELS, help="the levels, lowest first (a list, or one "
+                                                           "comma-separated string)")
+    hive_property: str = setting("sensitivity", help="the Hive table property giving the table's level; "
+                                                     "`<key>.<column>` gives a column's")
+    control_flow: bool = setting(False, help="CONTROL_FLOW (join keys and filter columns) carries levels too")
+    interval_minutes: float = number(5.0, 0, MAX_INTERVAL_MINUTES, low_open=True,
+                                     help="`navd run` starts a pass this long after the previous one completed")
 
     def names(self) -> list[str]:
         """The levels, lowest first: a list, or one string `"public, internal, ..."`."""
@@ -76,9 +76,8 @@ def sensitivity_settings(config: NavdConfig) -> SensitivityConfig:
     return config.section(SECTION, SensitivityConfig)
 
 
-def sensitivity_index(index: SolrIndex, config: NavdConfig) -> Any:  # -> SensitivityIndex
-    from navd.sensitivity.store import GraphOptions, SensitivityIndex  # noqa: PLC0415 - Solr side on use
-
+def sensitivity_index(index: SolrIndex, config: NavdConfig) -> SensitivityIndex:
+    """The feature's Solr side with the configured levels and flows."""
     settings = sensitivity_settings(config)
     return SensitivityIndex(index, settings.ordered, GraphOptions(control_flow=settings.control_flow))
 
@@ -102,7 +101,7 @@ class SensitivityPass:
                  stop: threading.Event | None = None) -> SensitivityReport:
         del writer  # levels are atomic updates of existing documents, not records
         started = datetime.now(UTC)
-        checkpoint = None if full else self._checkpoint()
+        checkpoint = None if full else self.sensitivity.checkpoint()
         since = None if checkpoint is None else checkpoint - OVERLAP
         report = self._sync_hive(since, stop)
         if checkpoint is None:
@@ -115,31 +114,17 @@ class SensitivityPass:
         for outcome in outcomes:
             columns += len(outcome.columns)
             tables += len(outcome.tables)
-        from navd.sensitivity.store import CHECKPOINT_ID, CHECKPOINT_KIND  # noqa: PLC0415
-
-        self.index.add("runs", [{"identity": CHECKPOINT_ID, "kind": CHECKPOINT_KIND, "component": SECTION,
-                                 "tag_time": solr_date(started)}])
+        self.sensitivity.save_checkpoint(started)
         return dataclasses.replace(report, columns_changed=report.columns_changed + columns,
                                    tables_changed=report.tables_changed + tables)
 
     def close(self) -> None:
         pass
 
-    def _checkpoint(self) -> datetime | None:
-        from navd.sensitivity.store import CHECKPOINT_ID  # noqa: PLC0415
-
-        docs = self.index.get("runs", [CHECKPOINT_ID])
-        return parse_solr_date(str(docs[0]["tag_time"])) if docs and docs[0].get("tag_time") else None
-
     def _sync_hive(self, since: datetime | None, stop: threading.Event | None) -> SensitivityReport:
         """Tags from the properties of the Hive tables indexed since `since`; tags a removed
         property gave are withdrawn downstream."""
-        from navd.sensitivity.store import TAG_KIND, tag_document, tag_identity  # noqa: PLC0415
-
-        filters = [] if since is None else [f"lastIndexed:[{solr_date(since)} TO *]"]
-        tables = self.index.scan("elements", f"sourceType:HIVE AND type:({ElementType.TABLE.value} OR "
-                                             f"{ElementType.VIEW.value})", fl="identity,qualifiedName,properties",
-                                 filters=filters)
+        tables = self.sensitivity.hive_tables(since)
         added = removed = skipped = columns_changed = tables_changed = 0
         for batch in batches(tables, 500):
             _stop_here(stop)
@@ -150,9 +135,7 @@ class SensitivityPass:
                     log.warning("sensitivity property skipped", problem=problem)
                 skipped += len(problems)
                 wanted.update((tag_identity(HIVE, t.target), (t, str(table["identity"]))) for t in tags)
-            have = {str(doc["identity"]): doc for doc in self.index.scan(
-                "runs", f"kind:{TAG_KIND} AND tag_source:{HIVE}", fl="identity,tag_target,tag_level,tag_table",
-                filters=[terms_filter("tag_table", [str(t["identity"]) for t in batch])])}
+            have = self.sensitivity.hive_tag_records([str(t["identity"]) for t in batch])
             new = [tag_document(tag, table=table) for key, (tag, table) in wanted.items()
                    if key not in have or have[key].get("tag_level") != tag.level]
             lowered = [str(have[key]["tag_target"]) for key, (tag, _) in wanted.items() if key in have and
@@ -174,7 +157,7 @@ class SensitivityPass:
     def _apply_targets(self, targets: list[str], *, clear: bool) -> Outcome | None:
         if not targets:
             return None
-        types = {str(d["identity"]): str(d.get("type", "")) for d in self.index.get("elements", targets)}
+        types = self.sensitivity.element_types(targets)
         columns: list[str] = []
         tables: list[str] = []
         for target in targets:
@@ -195,21 +178,13 @@ class SensitivityPass:
     def _from_written(self, since: datetime | None, stop: threading.Event | None) -> Iterator[Outcome]:
         """Columns and tables written since `since` without a level (an extractor rewrote them),
         and the targets of column relations written since (new lineage)."""
-        recent = [] if since is None else [f"lastIndexed:[{solr_date(since)} TO *]"]
-        rewritten = self.index.scan("elements", f"type:{ElementType.FIELD.value} AND -sensitivity:*", fl="identity",
-                                    filters=recent)
-        for batch in batches((str(d["identity"]) for d in rewritten), _CHUNK):
+        for batch in batches(self.sensitivity.unlevelled_columns(since), _CHUNK):
             _stop_here(stop)
             yield self.sensitivity.apply(batch)
-        flows = " OR ".join(self.sensitivity.graph.options.types)
-        targets = self.index.scan("relations", f"type:({flows}) AND endpoint1Type:FIELD AND endpoint2Type:FIELD",
-                                  fl="identity,endpoint2Id", filters=recent)
-        for batch in batches((str(d["endpoint2Id"]) for d in targets), _CHUNK):
+        for batch in batches(self.sensitivity.column_flow_targets(since), _CHUNK):
             _stop_here(stop)
             yield self.sensitivity.apply(sorted(set(batch)))
-        tables = self.index.scan("elements", f"type:({ElementType.TABLE.value} OR {ElementType.VIEW.value}) "
-                                             f"AND -sensitivity:*", fl="identity", filters=recent)
-        for batch in batches((str(d["identity"]) for d in tables), _CHUNK):
+        for batch in batches(self.sensitivity.unlevelled_tables(since), _CHUNK):
             _stop_here(stop)
             yield self.sensitivity.apply([], tables=batch)
 

@@ -9,22 +9,21 @@ level written on them is a projection, re-applied by the sensitivity pass after 
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from typing import Any
 
-from navd.errors import SolrError, UsageError
+from navd.errors import SolrError
 from navd.index.client import CoreWriter, SolrIndex, batches
 from navd.index.documents import solr_date
-from navd.index.lineage_store import SolrLineageStore, terms_filter
-from navd.lineage import RelationAsk
+from navd.index.filters import terms_filter
+from navd.lineage.rules import RelationAsk
+from navd.lineage.store import SolrLineageStore
 from navd.logs import get_logger
 from navd.model import ElementType, RelationType
-from navd.names import field_qualified_name
-from navd.names import identity as element_identity
-from navd.sensitivity import HIVE, USER, Levels, Outcome, Tag, downstream_closure, recompute
+from navd.runs import parse_solr_date
+from navd.sensitivity.rules import HIVE, Levels, Outcome, Tag, downstream_closure, hive_tags, recompute
 
 log = get_logger("navd.sensitivity")
 
@@ -36,6 +35,7 @@ COMPONENT = "sensitivity"
 #: the element field holding the projected level
 FIELD = "sensitivity"
 _FIELD_TYPE = ElementType.FIELD.value
+_TABLE_TYPES = f"({ElementType.TABLE.value} OR {ElementType.VIEW.value})"
 _PARENT_CHILD = RelationType.PARENT_CHILD.value
 _IDS = 4000  # ids per request, as the lineage walk's store
 _TAG_FIELDS = "identity,tag_target,tag_level,tag_source,tag_name,tag_table"
@@ -74,7 +74,7 @@ class GraphOptions:
 
 
 class SolrSensitivityGraph:
-    """`navd.sensitivity.SensitivityGraph` over the cores: column edges through the lineage
+    """`navd.sensitivity.rules.SensitivityGraph` over the cores: column edges through the lineage
     walk's store (one request per level and 4,000 ids), levels and tags by terms filters."""
 
     def __init__(self, index: SolrIndex, options: GraphOptions = GraphOptions()) -> None:
@@ -211,107 +211,49 @@ class SensitivityIndex:
     def hive_tags(self, table: Mapping[str, Any], key: str) -> tuple[list[Tag], list[str]]:
         return hive_tags(table, key, self.levels)
 
+    def hive_tables(self, since: datetime | None) -> Iterator[dict[str, Any]]:
+        """The Hive tables and views indexed since `since` (all: None), with their properties."""
+        return self.index.scan("elements", f"sourceType:HIVE AND type:{_TABLE_TYPES}",
+                               fl="identity,qualifiedName,properties", filters=_indexed_since(since))
 
-def hive_tags(table: Mapping[str, Any], key: str, levels: Levels) -> tuple[list[Tag], list[str]]:
-    """The tags a Hive table's properties give (`<key>` on the table, `<key>.<column>` on a
-    column) and one line per value that is not a level (logged and skipped)."""
-    properties = table.get("properties")
-    try:
-        props = json.loads(properties) if isinstance(properties, str) else {}
-    except ValueError:
-        props = {}
-    prefix = f"tblproperty.{key}"
-    found: list[Tag] = []
-    skipped: list[str] = []
-    wanted_columns: dict[str, str] = {}
-    for name, value in props.items():
-        if name == prefix:
-            column = None
-        elif name.startswith(prefix + "."):
-            column = name[len(prefix) + 1:].lower()
-        else:
-            continue
-        if not levels.known(str(value)):
-            skipped.append(f"{table.get('qualifiedName')}: property {name[len('tblproperty.'):]}={value!r} "
-                           f"is not one of {', '.join(levels.names)}")
-            continue
-        level = str(value).strip().lower()
-        if column is None:
-            found.append(Tag(str(table["identity"]), level, HIVE, str(table.get("qualifiedName", ""))))
-        else:
-            wanted_columns[column] = level
-    if wanted_columns:
-        for column, level in wanted_columns.items():
-            name = field_qualified_name(str(table.get("qualifiedName", "")), column)
-            found.append(Tag(element_identity("HIVE", name), level, HIVE, name))
-    return found, skipped
+    def hive_tag_records(self, tables: Sequence[str]) -> dict[str, dict[str, Any]]:
+        """The tag records the properties of `tables` gave, by identity."""
+        return {str(doc["identity"]): doc for doc in self.index.scan(
+            "runs", f"kind:{TAG_KIND} AND tag_source:{HIVE}", fl="identity,tag_target,tag_level,tag_table",
+            filters=[terms_filter("tag_table", tables)])}
 
+    def element_types(self, ids: Sequence[str]) -> dict[str, str]:
+        """The element type of each indexed element among `ids`."""
+        return {str(d["identity"]): str(d.get("type", "")) for d in self.index.get("elements", ids)}
 
-def user_tag(target: Mapping[str, Any], level: str) -> Tag:
-    return Tag(str(target["identity"]), level, USER, str(target.get("qualifiedName", "")))
+    # -- what the pass finds written since its checkpoint ------------------------------------
 
+    def checkpoint(self) -> datetime | None:
+        """When the last pass began (its checkpoint record), or None before the first pass."""
+        docs = self.index.get("runs", [CHECKPOINT_ID])
+        return parse_solr_date(str(docs[0]["tag_time"])) if docs and docs[0].get("tag_time") else None
 
-@dataclasses.dataclass(frozen=True)
-class TagResult:
-    target: dict[str, Any]  # the element tagged, as users see it
-    level: str | None  # the user's tag now (None: cleared)
-    columns: int  # column levels changed
-    tables: int  # table levels changed
+    def save_checkpoint(self, started: datetime) -> None:
+        self.index.add("runs", [{"identity": CHECKPOINT_ID, "kind": CHECKPOINT_KIND, "component": COMPONENT,
+                                 "tag_time": solr_date(started)}])
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"identity": self.target.get("identity"), "qualifiedName": self.target.get("qualifiedName"),
-                "type": self.target.get("type"), "tag": self.level, "columnsChanged": self.columns,
-                "tablesChanged": self.tables}
+    def unlevelled_columns(self, since: datetime | None) -> Iterator[str]:
+        """The columns written since `since` without a level (an extractor rewrote them)."""
+        return (str(d["identity"]) for d in self.index.scan(
+            "elements", f"type:{_FIELD_TYPE} AND -{FIELD}:*", fl="identity", filters=_indexed_since(since)))
+
+    def column_flow_targets(self, since: datetime | None) -> Iterator[str]:
+        """The target columns of the column relations written since `since` (new lineage)."""
+        flows = " OR ".join(self.graph.options.types)
+        return (str(d["endpoint2Id"]) for d in self.index.scan(
+            "relations", f"type:({flows}) AND endpoint1Type:{_FIELD_TYPE} AND endpoint2Type:{_FIELD_TYPE}",
+            fl="identity,endpoint2Id", filters=_indexed_since(since)))
+
+    def unlevelled_tables(self, since: datetime | None) -> Iterator[str]:
+        """The tables and views written since `since` without a level."""
+        return (str(d["identity"]) for d in self.index.scan(
+            "elements", f"type:{_TABLE_TYPES} AND -{FIELD}:*", fl="identity", filters=_indexed_since(since)))
 
 
-@dataclasses.dataclass(frozen=True)
-class Explanation:
-    column: dict[str, Any]
-    level: str | None
-    #: from the tagged element down to the column: (identity, qualifiedName, tags there)
-    path: tuple[tuple[str, str, tuple[Tag, ...]], ...]
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"identity": self.column.get("identity"), "qualifiedName": self.column.get("qualifiedName"),
-                "sensitivity": self.level,
-                "path": [{"identity": i, "qualifiedName": name,
-                          **({"tags": [{"target": t.target, "targetName": t.name, "level": t.level,
-                                        "source": t.source} for t in tags]} if tags else {})}
-                         for i, name, tags in self.path]}
-
-
-def tag_element(sensitivity: SensitivityIndex, target: Mapping[str, Any], level: str) -> TagResult:
-    """The user's tag on `target` (a column or a table) set to `level`, applied downstream; a
-    lower level than before withdraws the higher one first."""
-    level = sensitivity.levels.names[sensitivity.levels.rank(level)]
-    identity = str(target["identity"])
-    previous = [t for t in sensitivity.tags(identity) if t.source == USER]
-    sensitivity.put_tags([tag_document(user_tag(target, level))])
-    columns, tables = sensitivity.target_columns(identity, str(target.get("type", "")))
-    lowered = any(sensitivity.levels.rank(t.level) > sensitivity.levels.rank(level) for t in previous)
-    outcome = sensitivity.apply(columns, clear=lowered, tables=tables)
-    return TagResult(dict(target), level, len(outcome.columns), len(outcome.tables))
-
-
-def clear_element(sensitivity: SensitivityIndex, target: Mapping[str, Any]) -> TagResult:
-    """The user's tag on `target` removed and withdrawn downstream (levels other tags give stay)."""
-    identity = str(target["identity"])
-    sensitivity.delete_tags([tag_identity(USER, identity)])
-    columns, tables = sensitivity.target_columns(identity, str(target.get("type", "")))
-    outcome = sensitivity.apply(columns, clear=True, tables=tables)
-    return TagResult(dict(target), None, len(outcome.columns), len(outcome.tables))
-
-
-def explain_element(sensitivity: SensitivityIndex, column: Mapping[str, Any]) -> Explanation:
-    """The level of a column and the path that carried it (navd.sensitivity.explain); a table
-    is explained by its own tags and its columns' levels, not a path."""
-    from navd.sensitivity import explain
-
-    identity = str(column["identity"])
-    if column.get("type") != _FIELD_TYPE:
-        raise UsageError(f"--explain: {column.get('qualifiedName')} is a {column.get('type')}: explain a column "
-                         f"(a table's level is the highest of its own tag and its columns')")
-    level, steps = explain(sensitivity.graph, sensitivity.levels, identity)
-    names = {str(d["identity"]): str(d.get("qualifiedName", "")) for d in
-             sensitivity.index.get("elements", [s.id for s in steps])} if steps else {}
-    return Explanation(dict(column), level, tuple((s.id, names.get(s.id, s.id), s.tags) for s in steps))
+def _indexed_since(since: datetime | None) -> list[str]:
+    return [] if since is None else [f"lastIndexed:[{solr_date(since)} TO *]"]

@@ -1,6 +1,7 @@
 """navd's own API under /api: the JSON the CLI prints (`navd search/entity/lineage/status
---json`), from the same facade calls (navd/query.py). Routes parse, call and return; caps come
-from `[server]`. Sync routes: FastAPI runs them in its thread pool, as the facade blocks on Solr.
+--json`), from the same service calls (navd/catalog, navd/lineage, navd/taint, navd/status.py).
+Routes parse, call and return; caps come from `[server]`. Sync routes: FastAPI runs them in its
+thread pool, as the services block on Solr.
 """
 
 from __future__ import annotations
@@ -10,11 +11,15 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 
+from navd.catalog.service import SearchPage, executions, lookup_scope, search_page, shown_entity
 from navd.config import NavdConfig, extractor_state_dir
 from navd.index.client import SolrIndex
-from navd.index.hub_cache import HubCache
-from navd.lineage import LineageOptions
+from navd.index.clients import client_for
+from navd.lineage.hub_cache import HubCache
+from navd.lineage.rules import LineageOptions
+from navd.lineage.service import lineage
 from navd.server.errors import ApiError, blame, check_range
+from navd.status import run_history, status
 
 router = APIRouter(prefix="/api", tags=["navd"])
 _WRITER_LOCK = threading.Lock()
@@ -32,9 +37,7 @@ def writer_of(request: Request) -> SolrIndex:
     state = request.app.state
     with _WRITER_LOCK:
         if getattr(state, "writer", None) is None:
-            from navd.openlineage.intake import writer_index
-
-            state.writer = writer_index(state.config)
+            state.writer = client_for(state.config, "admin")
         return state.writer
 
 
@@ -43,7 +46,7 @@ def config_of(request: Request) -> NavdConfig:
 
 
 def hubs_of(request: Request) -> HubCache:
-    """The app's hub cache of lineage graphs (navd/index/hub_cache.py)."""
+    """The app's hub cache of lineage graphs (navd/lineage/hub_cache.py)."""
     return request.app.state.hubs
 
 
@@ -61,8 +64,6 @@ def search_entities(index: Index, config: Config,
                     cursor: Annotated[str, Query(description="`nextCursor` of the previous page; "
                                                              "* for the first")] = "*") -> dict[str, Any]:
     """`{numFound, docs, nextCursor}`; `nextCursor` is null on the last page."""
-    from navd.query import search_page
-
     check_range("rows", rows, 1, config.server.max_rows, "max_rows")
     try:
         with blame("query"):
@@ -75,7 +76,7 @@ def search_entities(index: Index, config: Config,
                        "cursor") from None
 
 
-def _page(page: Any) -> dict[str, Any]:  # (SearchPage)
+def _page(page: SearchPage) -> dict[str, Any]:
     return {"numFound": page.found, "docs": list(page.docs), "nextCursor": page.next_cursor}
 
 
@@ -86,12 +87,8 @@ def get_entity(name: str, index: Index, config: Config) -> dict[str, Any]:
     """The element (as `navd entity --json`): by identity, qualifiedName or a shorter spelling
     (a bare path, `db.table`, an application id: navd/index/lookup.py). Several matches answer
     300 Multiple Choices with the `candidates`, never a guess."""
-    from navd.query import entity, entity_taints, lookup_scope
-
     with blame("name"):
-        (doc,) = entity(index, name, lookup_scope(config))
-    tainted = entity_taints(index, doc)  # navd taint: the taints covering it, as `navd entity`
-    return {**doc, "tainted": tainted} if tainted else doc
+        return shown_entity(index, name, lookup_scope(config))
 
 
 @router.get("/lineage", summary="The lineage graph of an entity (as `navd lineage --format json`)")
@@ -103,8 +100,6 @@ def get_lineage(index: Index, config: Config, hubs: Hubs,
                 max_nodes: Annotated[int | None, Query(description="node cap (default and maximum: "
                                                                    "[server] max_nodes)")] = None,
                 ) -> dict[str, Any]:
-    from navd.query import lineage, lookup_scope
-
     limits = config.server
     check_range("depth", depth, 1, limits.max_depth, "max_depth")
     if max_nodes is not None:
@@ -123,8 +118,6 @@ def get_executions(index: Index, config: Config,
                                                                "identity or qualifiedName")],
                    rows: int = 20, start: int = 0) -> dict[str, Any]:
     """`{operation, numFound, start, executions}`: `operation` is the template's identity."""
-    from navd.query import executions, lookup_scope
-
     check_range("rows", rows, 1, config.server.max_rows, "max_rows")
     check_range("start", start, 0, 10_000_000)
     with blame("operation"):
@@ -135,8 +128,6 @@ def get_executions(index: Index, config: Config,
 
 @router.get("/status", summary="Last run, last success and next run per component; totals (navd status --json)")
 def get_status(index: Index, config: Config) -> dict[str, Any]:
-    from navd.query import status
-
     return dict(status(index, extractor_state_dir(config)))
 
 
@@ -144,8 +135,6 @@ def get_status(index: Index, config: Config) -> dict[str, Any]:
 def get_runs(index: Index, config: Config,
              component: Annotated[str, Query(description="e.g. hdfs, hms, spark, yarn, linker, purge")],
              rows: int = 20, start: int = 0) -> dict[str, Any]:
-    from navd.query import run_history
-
     check_range("rows", rows, 1, config.server.max_rows, "max_rows")
     check_range("start", start, 0, 10_000_000)
     page = run_history(index, component, rows=rows, start=start)

@@ -22,7 +22,7 @@ from navd import __version__
 from navd.config import NavdConfig, is_loopback_host
 from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex
-from navd.index.hub_cache import HubCache
+from navd.lineage.hub_cache import HubCache
 from navd.logs import get_logger
 from navd.openlineage.intake import Intake
 from navd.server.auth import Authenticator, authenticate
@@ -46,7 +46,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
                   description="navd's metadata and lineage API: the JSON `navd ... --json` prints.")
     app.state.config = config
     app.state.index = index
-    # one hub cache for every request of this server (navd/index/hub_cache.py)
+    # one hub cache for every request of this server (navd/lineage/hub_cache.py)
     app.state.hubs = HubCache(config.lineage)
     # who a request is and what its role may do (navd/server/auth.py): checked once per request
     app.state.auth = Authenticator(config)
@@ -76,7 +76,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
     mount(app, marquez_router)  # Marquez's reads, before Navigator's /api/v{N} as the intake
     from navd.server.usage_routes import router as usage_router
 
-    mount(app, usage_router)  # usage, unused, deps, impact (issue 23)
+    mount(app, usage_router)  # usage, unused, deps, impact
     mount(app, navigator_router(api.index_of))  # Navigator's /api/v9..v19 (docs/navigator-api.md)
     mount(app, page.router)  # the lineage page at / and its files (navd/server/page.py)
     return app

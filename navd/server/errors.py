@@ -14,8 +14,16 @@ from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 
-from navd.errors import AmbiguousEntity, ConfigError, NavdError, SolrError, SolrUnavailable, UsageError, first_line
-from navd.lineage import EntityNotFound
+from navd.errors import (
+    AmbiguousEntity,
+    ConfigError,
+    EntityNotFound,
+    NavdError,
+    SolrError,
+    SolrUnavailable,
+    UsageError,
+    first_line,
+)
 from navd.logs import get_logger
 from navd.names import InvalidName
 

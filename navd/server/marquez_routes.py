@@ -1,5 +1,5 @@
-"""Marquez's read endpoints (README "OpenLineage"): `GET /api/v1/lineage` and `GET
-/api/v1/column-lineage` in Marquez's response shape, from the facade (navd/query.py), with the
+"""Marquez's read endpoints (docs/sources/openlineage.md): `GET /api/v1/lineage` and `GET
+/api/v1/column-lineage` in Marquez's response shape, from navd/openlineage/service.py, with the
 caps of /api/lineage (`[server] max_depth`, `max_nodes`). Served whether or not the intake is on:
 they read what any extractor wrote."""
 
@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from navd.openlineage.service import marquez_column_lineage, marquez_lineage
 from navd.server.api import Config, Index
 from navd.server.errors import blame, check_range
 
@@ -34,8 +35,6 @@ def get_marquez_lineage(index: Index, config: Config,
                                                                        "at most [server] max_depth)")] = None,
                         ) -> dict[str, Any]:
     """`{"graph": [{"id", "type", "data", "inEdges", "outEdges"}]}` (Marquez's LineageGraph)."""
-    from navd.query import marquez_lineage
-
     steps = _depth(depth, config)
     with blame(NODE_ID):
         return marquez_lineage(index, config, nodeId, depth=steps, max_nodes=config.server.max_nodes)
@@ -50,8 +49,6 @@ def get_marquez_column_lineage(index: Index, config: Config,
                                                                               "[server] max_depth)")] = None,
                                withDownstream: bool = False,  # noqa: N803 - Marquez's parameter name
                                ) -> dict[str, Any]:
-    from navd.query import marquez_column_lineage
-
     steps = _depth(depth, config)
     with blame(NODE_ID):
         return marquez_column_lineage(index, config, nodeId, depth=steps, with_downstream=withDownstream,

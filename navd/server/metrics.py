@@ -17,6 +17,8 @@ from prometheus_client.registry import Collector
 from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex
 from navd.logs import get_logger
+from navd.runs import parse_solr_date
+from navd.status import run_totals, status
 
 if TYPE_CHECKING:
     from navd.openlineage.intake import Intake
@@ -25,15 +27,12 @@ log = get_logger("navd.server")
 
 
 class IndexCollector(Collector):
-    """What the run records and the cores say, read at scrape time through the facade."""
+    """What the run records and the cores say, read at scrape time (navd/status.py)."""
 
     def __init__(self, index: SolrIndex) -> None:
         self.index = index
 
     def collect(self) -> Iterator[Metric]:
-        from navd.query import run_totals, status
-        from navd.runs import parse_solr_date
-
         up = GaugeMetricFamily("navd_solr_up", "1 if Solr answered this scrape's queries")
         try:
             totals = run_totals(self.index)

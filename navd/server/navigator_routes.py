@@ -7,8 +7,8 @@ inferred):
     POST /api/v{N}/entities/paging  {query, limit, cursorMark} -> {results, cursorMark}
     GET  /api/v{N}/lineage?entityIds=ID[&entityIds=ID2 | ,ID2] -> {entities, relations}
 
-The routes only parse and answer: every read is a function of the read facade (navd/query.py)
-and the vocabulary is navd/navigator.py. A bad parameter answers 400, an unknown entity or API
+The routes only parse and answer: every read is a function of navd/catalog/navigator.py and
+the vocabulary is navd/navigator.py. A bad parameter answers 400, an unknown entity or API
 version 404, with navd's error body `{"error": "<parameter>: <what is wrong>", "parameter":
 "<parameter>"}`; Solr down answers 503.
 
@@ -28,10 +28,9 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from navd import navigator
-from navd import query as query_module
-from navd.errors import NavdError, SolrError, SolrUnavailable, UsageError, first_line
+from navd.catalog import navigator as reads
+from navd.errors import EntityNotFound, NavdError, SolrError, SolrUnavailable, UsageError, first_line
 from navd.index.client import SolrIndex
-from navd.lineage import EntityNotFound
 from navd.names import InvalidName
 from navd.server.errors import error_response
 
@@ -75,48 +74,52 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
     as text and checked by navd.navigator, whose messages give the range."""
     router = APIRouter(prefix="/api/v{version}", tags=["navigator"])
 
-    @router.get("/entities", dependencies=[Depends(_carried_lineage_parameters)])
+    @router.get("/entities", dependencies=[Depends(_carried_lineage_parameters)],
+                summary="Navigator: entities matching `query` (Solr syntax), paged by `offset` and `limit`",
+                description="`[entity, ...]` with Navigator's field names (docs/navigator-api.md).")
     def entities(version: str, index: SolrIndex = Depends(get_index),
                  query: Annotated[str | None, Query(description="Solr syntax over Navigator's field names; "
                                                                 "absent: every entity")] = None,
                  offset: Annotated[str, Query(description=f"0..{navigator.MAX_OFFSET}")] = "0",
                  limit: Annotated[str, Query(description=f"0..{navigator.MAX_LIMIT}")] = str(navigator.DEFAULT_LIMIT),
                  ) -> JSONResponse:
-        return _answer(version, lambda: query_module.navigator_entities(
+        return _answer(version, lambda: reads.navigator_entities(
             index, navigator.check_query("query", query),
             offset=navigator.bounded_int("offset", offset, 0, navigator.MAX_OFFSET),
             limit=navigator.bounded_int("limit", limit, 0, navigator.MAX_LIMIT)))
 
-    @router.post("/entities/paging")
+    @router.post("/entities/paging", summary="Navigator: entities paged with a cursor",
+                 description="Body `{query, limit, cursorMark}` (`*` first); answers `{results, cursorMark}`.")
     async def entities_paging(version: str, request: Request,
                               index: SolrIndex = Depends(get_index)) -> JSONResponse:
         raw = await request.body()
 
         def page() -> dict[str, Any]:
             body = _json_object(raw)
-            return query_module.navigator_entity_page(
+            return reads.navigator_entity_page(
                 index, navigator.check_query("query", body.get("query")),
                 limit=navigator.bounded_int("limit", body.get("limit", navigator.DEFAULT_LIMIT), 1,
                                             navigator.MAX_LIMIT),
                 cursor_mark=navigator.check_cursor_mark(body.get("cursorMark"))).as_dict()
 
-        # the facade blocks on Solr: off the event loop, as FastAPI runs the plain `def` routes
+        # the read blocks on Solr: off the event loop, as FastAPI runs the plain `def` routes
         return await run_in_threadpool(_answer, version, page)
 
-    @router.get("/entities/{identity}",
+    @router.get("/entities/{identity}", summary="Navigator: one entity by identity (404 when unknown)",
                 dependencies=[Depends(_carried_search_parameters), Depends(_carried_lineage_parameters)])
     def entity(version: str, identity: str, index: SolrIndex = Depends(get_index)) -> JSONResponse:
-        return _answer(version, lambda: query_module.navigator_entity(index, identity))
+        return _answer(version, lambda: reads.navigator_entity(index, identity))
 
-    @router.get("/lineage", dependencies=[Depends(_carried_search_parameters), Depends(_navigator_lineage_options)])
+    @router.get("/lineage", dependencies=[Depends(_carried_search_parameters), Depends(_navigator_lineage_options)],
+                summary="Navigator: the lineage of `entityIds` (repeated or comma-separated)",
+                description="`{entities, relations}` in Navigator's vocabulary.")
     def lineage(version: str, request: Request, index: SolrIndex = Depends(get_index),
                 entityIds: Annotated[list[str] | None, Query(  # noqa: N803 - Navigator's name
                     description=f"identities or qualified names, repeated or comma-separated, at most "
                                 f"{navigator.MAX_LINEAGE_IDS}")] = None) -> JSONResponse:
         # the app's hub cache (create_app); a router mounted on its own walks every time
         hubs = getattr(request.app.state, "hubs", None)
-        return _answer(version, lambda: query_module.navigator_lineage(index, navigator.entity_ids(entityIds or []),
-                                                                       hubs))
+        return _answer(version, lambda: reads.navigator_lineage(index, navigator.entity_ids(entityIds or []), hubs))
 
     return router
 

@@ -1,4 +1,4 @@
-"""`POST /api/v1/lineage`: the OpenLineage intake at Marquez's path (README "OpenLineage"),
+"""`POST /api/v1/lineage`: the OpenLineage intake at Marquez's path (docs/sources/openlineage.md),
 served when `[openlineage] enabled`. The route only reads the body (capped, gunzipped), checks it
 (its size against the `[openlineage]` caps, the spec's schema, names against Solr's term limit)
 and hands it to navd.openlineage.intake: 201 written, 202 spooled. Everything after reading the

@@ -5,7 +5,6 @@ standard library's ssl, so no extra dependency."""
 
 from __future__ import annotations
 
-import dataclasses
 import signal
 import ssl
 import threading
@@ -16,21 +15,14 @@ import uvicorn
 from navd.config import NavdConfig, ServerConfig, check_private_file
 from navd.errors import ConfigError, NavdError
 from navd.index.client import SolrIndex
+from navd.index.clients import client_for
 from navd.logs import get_logger
-from navd.openlineage.intake import Intake, writer_index
+from navd.openlineage.intake import Intake
 from navd.server.connections import ensure_descriptors, uvicorn_limits
 
 log = get_logger("navd.server")
 #: how long `navd run` waits for the server to listen before it gives up starting
 START_TIMEOUT_SECONDS = 30.0
-
-
-def server_index(config: NavdConfig) -> SolrIndex:
-    """The server's Solr client: navd's read-only user on the embedded Solr, no retries (a
-    request fails at once with 503 instead of holding the client for a minute)."""
-    from navd.solr.server import effective_solr_config
-
-    return SolrIndex(dataclasses.replace(effective_solr_config(config, read_only=True), retries=0))
 
 
 def url(config: NavdConfig) -> str:
@@ -63,7 +55,7 @@ def open_intake(config: NavdConfig) -> Intake | None:
     the read routes keep the reader), draining what a previous process spooled; else None."""
     if not config.openlineage.enabled:
         return None
-    intake = Intake(config, writer_index(config))
+    intake = Intake(config, client_for(config, "admin"))
     intake.start()
     return intake
 
@@ -88,7 +80,7 @@ def _uvicorn(config: NavdConfig, index: SolrIndex, intake: Intake | None = None)
 
 def serve(config: NavdConfig) -> int:
     """`navd serve`: until SIGTERM/SIGINT; 0 when stopped so, 1 if it could not listen."""
-    with server_index(config) as index:
+    with client_for(config, "reader") as index:
         intake = open_intake(config)
         try:
             return _serve(config, index, intake)
@@ -119,7 +111,7 @@ class BackgroundServer:
 
     def __init__(self, config: NavdConfig) -> None:
         self.config = config
-        self.index = server_index(config)
+        self.index = client_for(config, "reader")
         self.intake = open_intake(config)
         try:
             self.server = _uvicorn(config, self.index, self.intake)

@@ -1,5 +1,5 @@
-"""Sensitivity under /api (issue 23): tag, clear, explain, from the facade (navd/query.py) as
-`navd tag`. Search finds levels already: GET /api/entities?query=sensitivity:pii.
+"""Sensitivity under /api: tag, clear, explain, from the same service as `navd tag`
+(navd/sensitivity/service.py). Search finds levels already: GET /api/entities?query=sensitivity:pii.
 
 Tagging writes (a tag record, levels on elements): it goes through a write-capable client of
 its own (navd's admin user, as the OpenLineage intake), made on first use; the read routes keep
@@ -12,6 +12,9 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query
 
+from navd.catalog.service import lookup_scope
+from navd.sensitivity import service as sensitivity
+from navd.sensitivity.component import sensitivity_settings
 from navd.server.api import Config, Index, Writer
 from navd.server.errors import blame
 
@@ -25,13 +28,10 @@ def put_tag(writer: Writer, config: Config,
                                                     "db.table[.column]")],
             level: Annotated[str, Body(description="one of [sensitivity] levels")]) -> dict[str, Any]:
     """`{identity, qualifiedName, type, tag, columnsChanged, tablesChanged}`."""
-    from navd.query import lookup_scope, sensitivity_tag
-    from navd.sensitivity.component import sensitivity_settings
-
     with blame("level"):
         sensitivity_settings(config).ordered.rank(level)
     with blame("entity"):
-        return sensitivity_tag(writer, config, entity, level, lookup_scope(config)).as_dict()
+        return sensitivity.tag(writer, config, entity, level, lookup_scope(config)).as_dict()
 
 
 @router.delete("/sensitivity/tags", summary="Clear the user's sensitivity tag on a table or column (as navd "
@@ -39,10 +39,8 @@ def put_tag(writer: Writer, config: Config,
 def delete_tag(writer: Writer, config: Config,
                entity: Annotated[str, Query(description="identity, qualifiedName or db.table[.column]")],
                ) -> dict[str, Any]:
-    from navd.query import lookup_scope, sensitivity_clear
-
     with blame("entity"):
-        return sensitivity_clear(writer, config, entity, lookup_scope(config)).as_dict()
+        return sensitivity.clear(writer, config, entity, lookup_scope(config)).as_dict()
 
 
 @router.get("/sensitivity/explain", summary="A column's sensitivity level and the path that carried it "
@@ -50,7 +48,5 @@ def delete_tag(writer: Writer, config: Config,
 def get_explain(index: Index, config: Config,
                 column: Annotated[str, Query(description="identity, qualifiedName or db.table.column")],
                 ) -> dict[str, Any]:
-    from navd.query import lookup_scope, sensitivity_explain
-
     with blame("column"):
-        return sensitivity_explain(index, config, column, lookup_scope(config)).as_dict()
+        return sensitivity.explain_column(index, config, column, lookup_scope(config)).as_dict()

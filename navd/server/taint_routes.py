@@ -1,5 +1,5 @@
-"""Taints and the reprocess plan under /api/ (issue 23): the same facade as `navd taint` and
-`navd reprocess` (navd/query.py), the same JSON as their `--format json`.
+"""Taints and the reprocess plan under /api/: the same service as `navd taint` and `navd
+reprocess` (navd/taint/service.py), the same JSON as their `--format json`.
 
 Reads use the app's read-only client. Recording and clearing a taint write navd's own records,
 with the write-capable client the OpenLineage intake uses too (navd's admin user), made on the
@@ -15,8 +15,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from pydantic import BaseModel, Field
 
+from navd.catalog.service import lookup_scope
 from navd.server.api import Config, Index, Writer
 from navd.server.errors import ApiError, blame
+from navd.taint.service import clear_taints, reprocess, taint, taints
 
 router = APIRouter(prefix="/api", tags=["taint"])
 
@@ -34,8 +36,6 @@ def _utc(at: datetime | None) -> datetime | None:
 
 @router.post("/taints", summary="Taint a dataset or its partitions in a range (as `navd taint`)", status_code=201)
 def post_taint(body: TaintRequest, request: Request, index: Writer, config: Config) -> dict[str, Any]:
-    from navd.query import lookup_scope, taint
-
     with blame("entity"):
         return taint(index, body.entity, lookup_scope(config), start=_utc(body.start), end=_utc(body.end),
                      reason=body.reason, user=getattr(request.state, "user", None))
@@ -45,8 +45,6 @@ def post_taint(body: TaintRequest, request: Request, index: Writer, config: Conf
 def get_taints(index: Index, config: Config,
                entity: Annotated[str | None, Query(description="identity or qualifiedName")] = None,
                rows: Annotated[int, Query(description="at most this many")] = 1000) -> dict[str, Any]:
-    from navd.query import lookup_scope, taints
-
     if not 1 <= rows <= 10_000:
         raise ApiError(400, "rows: must be 1 to 10000", "rows")
     with blame("entity"):
@@ -56,16 +54,12 @@ def get_taints(index: Index, config: Config,
 @router.delete("/taints/{taint_id}", summary="Clear one taint (as `navd taint --clear --id`); idempotent")
 def delete_taint(taint_id: str, index: Writer) -> dict[str, Any]:
     """`{cleared}`: the taint removed, or nothing when there was none by that id (already cleared)."""
-    from navd.query import clear_taints
-
     return {"cleared": clear_taints(index, taint_id=taint_id)}
 
 
 @router.delete("/taints", summary="Clear the taints of an entity (as `navd taint ENTITY --clear`)")
 def delete_taints(index: Writer, config: Config,
                   entity: Annotated[str, Query(description="identity or qualifiedName")]) -> dict[str, Any]:
-    from navd.query import clear_taints, lookup_scope
-
     with blame("entity"):
         return {"cleared": clear_taints(index, entity, lookup_scope(config))}
 
@@ -78,8 +72,6 @@ def get_reprocess(index: Index, config: Config,
                   end: Annotated[datetime | None, Query(alias="to", description="end, excluded")] = None,
                   taint: Annotated[str | None, Query(description="a recorded taint's id instead")] = None,
                   ) -> dict[str, Any]:
-    from navd.query import lookup_scope, reprocess
-
     with blame("taint" if taint else "entity"):
         return reprocess(index, entity, lookup_scope(config), start=_utc(start), end=_utc(end),
                          taint_id=taint).as_dict()

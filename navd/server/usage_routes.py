@@ -1,5 +1,5 @@
-"""Usage, unused tables, job dependencies and impact under /api (issue 23): the JSON `navd
-usage/unused/deps/impact --format json` prints, from the same facade calls (navd/query.py).
+"""Usage, unused tables, job dependencies and impact under /api: the JSON `navd
+usage/unused/deps/impact --format json` prints, from the same service (navd/usage/service.py).
 Reads, behind the server's read authentication like /api/lineage."""
 
 from __future__ import annotations
@@ -9,8 +9,10 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
+from navd.catalog.service import lookup_scope
 from navd.server.api import Config, Index
 from navd.server.errors import blame, check_range
+from navd.usage.service import deps, impact, unused, usage
 
 router = APIRouter(prefix="/api", tags=["usage"])
 #: the longest window asked for, in days (ten years)
@@ -22,8 +24,6 @@ def get_usage(index: Index, config: Config,
               entity: Annotated[str, Query(description="a table, directory, file or column: identity, "
                                                        "qualifiedName or db.table[.column]")],
               days: Annotated[int, Query(description="the window: the last N days")] = 30) -> dict[str, Any]:
-    from navd.query import lookup_scope, usage
-
     check_range("days", days, 1, MAX_DAYS)
     with blame("entity"):
         return usage(index, entity, lookup_scope(config), days=days).as_dict()
@@ -37,8 +37,6 @@ def get_unused(index: Index, config: Config,
                cursor: Annotated[str | None, Query(description="`nextCursor` of the previous page")] = None,
                ) -> dict[str, Any]:
     """`{tables, nextCursor}`: `nextCursor` (the last table's identity) is null on the last page."""
-    from navd.query import unused
-
     check_range("days", days, 1, MAX_DAYS)
     check_range("rows", rows, 1, config.server.max_rows, "max_rows")
     tables = list(itertools.islice(unused(index, days=days, database=database, after=cursor), rows + 1))
@@ -49,8 +47,6 @@ def get_unused(index: Index, config: Config,
 @router.get("/deps", summary="The jobs producing a job's inputs, with the last producing run of each")
 def get_deps(index: Index, config: Config,
              job: Annotated[str, Query(description="an operation or one of its executions")]) -> dict[str, Any]:
-    from navd.query import deps, lookup_scope
-
     with blame("job"):
         return deps(index, job, lookup_scope(config)).as_dict()
 
@@ -59,8 +55,6 @@ def get_deps(index: Index, config: Config,
 def get_impact(index: Index, config: Config,
                entity: Annotated[str, Query(description="identity, qualifiedName or db.table[.column]")],
                depth: Annotated[int, Query(description="dataset hops downstream")] = 5) -> dict[str, Any]:
-    from navd.query import impact, lookup_scope
-
     check_range("depth", depth, 1, config.server.max_depth, "max_depth")
     with blame("entity"):
         return impact(index, entity, lookup_scope(config), depth=depth, max_nodes=config.server.max_nodes).as_dict()

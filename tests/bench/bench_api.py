@@ -1,5 +1,5 @@
 """API lineage latency: GET /api/lineage of a real `navd serve` against the facade call `navd
-lineage` makes (navd.query.lineage), in the same run, on the same random roots of a generated
+lineage` makes (navd.lineage.service.lineage), in the same run, on the same random roots of a generated
 index (tests/bench/lineage_graph.py), depth 5, upstream and downstream, with and without columns.
 
 Run: python tests/bench/bench_api.py [--elements 1000000] [--seed 1] [--roots 40] [--repeat 3]
@@ -14,7 +14,7 @@ server's code paths), then `--repeat` timed passes over the roots, each root on 
 right after the other, in alternating order. The facade side is what `navd lineage --format
 json` does minus printing: `lineage(...).as_dict()` with the CLI's Solr client; the HTTP side
 is one keep-alive `requests.Session` until the whole body is read. Both answers must have the
-same nodes. The ratio HTTP / facade of p50 (and p95) is the HTTP overhead; the issue's goal is
+same nodes. The ratio HTTP / facade of p50 (and p95) is the HTTP overhead; the goal is
 <= 1.2.
 """
 
@@ -34,8 +34,9 @@ import requests
 
 from navd.config import load_config
 from navd.index.client import SolrIndex
-from navd.lineage import LineageOptions
-from navd.query import lineage, lookup_scope
+from navd.catalog.service import lookup_scope
+from navd.lineage.rules import LineageOptions
+from navd.lineage.service import lineage
 from navd.solr.server import effective_solr_config, free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -61,7 +62,7 @@ def node_count(answer: object) -> int:
 
 def run_cases(config_path: Path, url: str, roots: list[str], repeat: int) -> list[dict[str, object]]:
     config = load_config(str(config_path), environ={})
-    # As `navd lineage` opens Solr (cli._index with read_only): no retries for an interactive read.
+    # As `navd lineage` opens Solr (a "reader" client: navd/index/clients.py): no retries for an interactive read.
     solr = dataclasses.replace(effective_solr_config(config, read_only=True), retries=0)
     scope = lookup_scope(config)
     results: list[dict[str, object]] = []

@@ -4,7 +4,7 @@ Run: python tests/bench/bench_hdfs.py [--files 200000] [--changed-dirs 20]
 
 It starts a real HDFS (navd's dev NameNode + DataNode from Hadoop's jars, `navd_devstack.hadoop`) and
 its own embedded Solr (navd's own server code, a temporary home, a free port, 1g heap; cores made
-with `navd.index.admin.init_solr`), and measures navd issue's four HDFS figures:
+with `navd.index.admin.init_solr`), and measures the HDFS extractor's four figures:
 
 1. full run: a fresh `HdfsExtractor` (fresh state dir) over /bench, `run_pass(IndexWriter, full=True)`
    + `writer.close()` into emptied cores, against, in the same run, a bare recursive

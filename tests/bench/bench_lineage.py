@@ -1,4 +1,4 @@
-"""Lineage latency at scale (issue 21): `navd lineage` in-process (navd.query.lineage) and end to
+"""Lineage latency at scale: `navd lineage` in-process (navd.lineage.service.lineage) and end to
 end over HTTP (`GET /api/lineage` of a real `navd serve`) on a generated graph
 (tests/bench/lineage_graph.py), on one Solr node and on a 2-shard SolrCloud, at one or more sizes.
 
@@ -11,7 +11,7 @@ reruns skip loading). Per case (depth x upstream/downstream x columns off/on) an
 every root once in-process untimed (Solr's caches; its node count), then `--repeat` timed passes
 over the roots, each root in-process then over HTTP (alternating which goes first). Solr requests
 per query are counted in-process by wrapping SolrIndex.request (the HTTP side runs the same walk).
-The hub roots are asked once more in-process through the hub cache (navd/index/hub_cache.py,
+The hub roots are asked once more in-process through the hub cache (navd/lineage/hub_cache.py,
 `[lineage]` defaults; "hub cached", after two untimed queries that tell the hub and store its
 graph), with the ratio of its p50/p95 to the uncached hub case of the same run; the server runs
 with the cache off, so its HTTP figures stay those of the walk.
@@ -39,9 +39,10 @@ import requests
 
 from navd.config import LineageConfig, load_config
 from navd.index.client import SolrIndex
-from navd.index.hub_cache import HubCache
-from navd.lineage import LineageOptions
-from navd.query import lineage, lookup_scope
+from navd.catalog.service import lookup_scope
+from navd.lineage.hub_cache import HubCache
+from navd.lineage.rules import LineageOptions
+from navd.lineage.service import lineage
 from navd.solr.server import effective_solr_config, free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -120,7 +121,7 @@ def line(label: str, s: dict[str, Any]) -> str:
 def run_cases(config_path: Path, url: str | None, root_sets: dict[str, list[str]], cases: list[Case],
               repeat: int, prefix: str) -> dict[str, dict[str, Any]]:
     config = load_config(str(config_path), environ={})
-    # As `navd lineage` opens Solr (cli._index with read_only): no retries for an interactive read.
+    # As `navd lineage` opens Solr (a "reader" client: navd/index/clients.py): no retries for an interactive read.
     solr = dataclasses.replace(effective_solr_config(config, read_only=True), retries=0)
     scope = lookup_scope(config)
     results: dict[str, dict[str, Any]] = {}

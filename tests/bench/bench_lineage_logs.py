@@ -11,7 +11,7 @@ and starts its own embedded Solr (navd's own code, temporary home, free port). E
 - navd: `navd extract impala`'s pass (LineageLogExtractor.run_pass through an IndexWriter, fresh
   cursors, emptied cores): tail, parse, records, stubs, Solr writes, flush, cursor commit.
 
-The headline is navd / json.loads lines/s (best round of each); the issue's goal is >= 0.5. The
+The headline is navd / json.loads lines/s (best round of each); the goal is >= 0.5. The
 cores are checked afterwards (hard commit): every query's execution is there. Then navd's own
 side without Solr, in this thread's CPU time (other processes' load does not count): json.loads
 against the extractor's records alone and against records + Solr documents + serialising, the

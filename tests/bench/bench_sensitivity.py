@@ -1,5 +1,5 @@
 """Propagating one new sensitivity level through a column lineage of 100k columns, against the
-lineage walk that finds the same columns, in the same run (issue 23; goal: <= 2x).
+lineage walk that finds the same columns, in the same run (goal: <= 2x).
 
 The graph (generated, loaded once through navd's IndexWriter into a cached Solr home under
 .bench/solr-sensitivity-<columns>-<width>/, `manifest.json` marking it complete): one source
@@ -32,11 +32,11 @@ from lineage_index import BENCH, client_config, solr_for  # noqa: E402 - a sibli
 
 from navd.index.admin import init_solr  # noqa: E402
 from navd.index.client import IndexWriter, SolrIndex  # noqa: E402
-from navd.index.lineage_store import SolrLineageStore  # noqa: E402
-from navd.lineage import LineageOptions, lineage  # noqa: E402
+from navd.lineage.rules import LineageOptions, lineage  # noqa: E402
+from navd.lineage.store import SolrLineageStore  # noqa: E402
 from navd.model import Element, ElementType, Record, Relation, RelationType, SourceType  # noqa: E402
 from navd.names import hive_qualified_name, identity  # noqa: E402
-from navd.sensitivity import USER, Levels, Tag  # noqa: E402
+from navd.sensitivity.rules import USER, Levels, Tag  # noqa: E402
 from navd.sensitivity.store import SensitivityIndex, tag_document, tag_identity  # noqa: E402
 
 CLUSTER = "bench"

@@ -3,7 +3,7 @@
 Run: python tests/bench/bench_spark.py [--statements N] [--freshness-runs N]
 
 It starts its own embedded Solr (navd's own server code, a temporary home, a free port, 1g heap),
-creates the cores with `navd.index.admin.init_solr`, and measures navd issue 3's two goals:
+creates the cores with `navd.index.admin.init_solr`, and measures the Spark extractor's two goals:
 
 - throughput: event-log MB/s (decompressed bytes per second) through navd into Solr, against,
   in the same run and on the same files, plain zstd decompression + `json.loads` of every line
@@ -14,7 +14,7 @@ creates the cores with `navd.index.admin.init_solr`, and measures navd issue 3's
   `[spark] poll_seconds`) in a thread, as `navd extract spark` does; a PySpark job writes K CTAS
   statements `create table fresh.t<i> as select ... from fresh.src` into it and records the time
   each statement returned (its SQL execution end event is in the log by then: Spark flushes
-  SQL events at once); the benchmark asks `navd.query.lineage(index, "fresh.t<i>@primary",
+  SQL events at once); the benchmark asks `navd.lineage.service.lineage(index, "fresh.t<i>@primary",
   upstream)` every 0.2 s until `fresh.src@primary` is upstream. Latency = found - statement end.
   Goal: p95 <= 10 s.
 
@@ -60,8 +60,9 @@ from navd.extractors.spark.settings import SparkConfig
 from navd.extractors.spark.extractor import SparkExtractor
 from navd.index.admin import init_solr
 from navd.index.client import IndexWriter, SolrIndex
-from navd.lineage import EntityNotFound, LineageOptions
-from navd.query import lineage
+from navd.errors import EntityNotFound
+from navd.lineage.rules import LineageOptions
+from navd.lineage.service import lineage
 from navd.logs import setup_logging
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
 

@@ -5,7 +5,7 @@ Streaming and deterministic: job `t` writes table `t`, and everything about job 
 columns, whether the table is a temporary, which tables it reads) is a pure function of `(seed,
 t)`. So the generator never holds more than one job's records, and any consumer (a benchmark
 picking roots, a later run checking the index) can ask about table `t` without the graph.
-Issue 21 grows it to 10M elements: memory stays flat, only the time grows.
+It grows to 10M elements: memory stays flat, only the time grows.
 
 The shape, per job `t` (about 33 elements and 70 relations per job on average):
 - one Hive TABLE `db_<t // 1000>.t_<t>` with 10-50 columns (FIELD, PARENT_CHILD from the table),

@@ -21,7 +21,7 @@ while work arrives the whole time:
 Every `--sample-seconds` (default 60) it records the daemon's RSS, open files and threads (from
 /proc) and Solr's heap in use (/admin/info/system), prints one line, and at the end the least-squares
 slope per hour of each (over the samples after `--warmup-minutes`) and whether the RSS stayed under
-300 MB (the issue's goal: RSS < 300 MB and flat over a one-hour soak, `--minutes 60`). Figures go
+300 MB (the goal: RSS < 300 MB and flat over a one-hour soak, `--minutes 60`). Figures go
 to .bench/soak.json.
 
 `--debug` runs the daemon under tracemalloc (10 frames; this costs memory and CPU of its own, so
@@ -546,7 +546,7 @@ def _sigterm(signum: int, frame: Any) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=10.0,
-                        help="how long to sample after the daemon is ready (default 10; the issue's row: 60)")
+                        help="how long to sample after the daemon is ready (default 10; the goal's soak: 60)")
     parser.add_argument("--sample-seconds", type=float, default=60.0, help="between samples (default 60)")
     parser.add_argument("--warmup-minutes", type=float, default=2.0,
                         help="samples before this are printed but left out of the slopes (default 2)")

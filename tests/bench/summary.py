@@ -1,10 +1,10 @@
-"""The issue-21 table from the figures the benchmarks wrote: run last by `make bench`.
+"""Every pipeline against its goal, from the figures the benchmarks wrote: run last by `make bench`.
 
 Run: python tests/bench/summary.py [--bench-dir .bench]
 
 Reads `.bench/writer.json`, `spark.json`, `linker.json` (or `linker.log`, bench_linker.py's printed
 lines, which `make bench` saves), `lineage.json` and `soak.json` and prints one row per pipeline:
-the baseline measured in the same run, the figure now, the figure the issue started from, the goal,
+the baseline measured in the same run, the figure now, the figure the work started from, the goal,
 and met / NOT met / not run. A file that is missing or does not hold what a row needs makes that
 row "not run" with the reason; nothing here measures anything. Also written to `.bench/summary.json`.
 """
@@ -40,7 +40,7 @@ class Row:
     pipeline: str
     baseline: str
     now: str
-    before: str  # the issue's "now" column: where the work started
+    before: str  # where the work started
     goal: str
     status: str  # met / NOT met / not run
     note: str = ""
@@ -271,8 +271,8 @@ def rows(bench: Path) -> list[Row]:
 
 
 def render(table: list[Row]) -> str:
-    """The issue's table in Markdown (it pastes into the bench README's notes as it is)."""
-    header = ("pipeline", "baseline in the same run", "now", "issue's before", "goal", "status")
+    """The table in Markdown (it pastes into the bench README's notes as it is)."""
+    header = ("pipeline", "baseline in the same run", "now", "before", "goal", "status")
     body = [(r.pipeline, r.baseline, r.now, r.before, r.goal, r.status) for r in table]
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(cell.replace("|", "/") for cell in line) + " |" for line in body]
@@ -286,7 +286,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="where the benchmarks wrote their JSON (default .bench)")
     args = parser.parse_args(argv)
     table = rows(args.bench_dir)
-    sys.stdout.write(f"\nissue 21: every pipeline against its goal (figures from {args.bench_dir})\n")
+    sys.stdout.write(f"\nevery pipeline against its goal (figures from {args.bench_dir})\n")
     sys.stdout.write(render(table) + "\n")
     met = sum(r.status == "met" for r in table)
     missing = sum(r.status == "not run" for r in table)

@@ -32,7 +32,7 @@ from spark_fixtures import DEFAULT_FS, fixture_lines
 
 # --- the command line ------------------------------------------------------------------------------
 
-#: command lines as README and `navd --help` show them
+#: command lines as the docs and `navd --help` show them
 COMMAND_LINES = (
     "search queryText:*temp_table*", "search 'sourceType:HIVE AND type:TABLE' --rows 5 --json",
     "entity sales.orders@primary", "entity hdfs://nameservice1/data/orders --json",
@@ -114,7 +114,7 @@ def api(index: SolrIndex) -> Iterator[TestClient]:
         yield client
 
 
-#: (path, real parameters) per route; the values come from README's and the API docs' examples
+#: (path, real parameters) per route; the values come from the docs' examples
 REQUESTS: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = (
     ("/api/entities", (("query", "sourceType:HIVE AND type:TABLE"), ("rows", "20"), ("cursor", "*"))),
     (f"/api/entities/{TABLE}", ()),

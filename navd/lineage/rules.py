@@ -1,6 +1,7 @@
 """Lineage: walk relations from one entity, upstream and/or downstream. Pure: the walk reads the
-index only through a `LineageStore` (navd.index.lineage_store.SolrLineageStore in production,
-navd.lineage_memory.MemoryLineageStore in tests), so every rule is testable without Solr.
+index only through a `LineageStore` (navd/lineage/store.py: SolrLineageStore in production;
+navd/lineage/memory_store.py: MemoryLineageStore in tests), so every rule is testable without Solr.
+The stored elements and relations it reads are navd/lineage/stored.py.
 
 The walk is a breadth-first search asking the store once per level for every relation group
 of the level's nodes (`LineageStore.related`; on Solr one request, an OR of `{!terms
@@ -37,8 +38,8 @@ from collections import deque
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
-from navd.errors import NavdError
-from navd.index.documents import StoredElement, StoredRelation
+from navd.errors import EntityNotFound
+from navd.lineage.stored import StoredElement, StoredRelation
 from navd.model import RELATION_SEMANTICS, ElementType, RelationType
 from navd.names import display_name, shown
 
@@ -48,10 +49,6 @@ _OPERATION_TYPES = frozenset({ElementType.OPERATION.value, ElementType.OPERATION
 _FIELD = ElementType.FIELD.value
 _PARENT_CHILD = RelationType.PARENT_CHILD.value
 _DATA_FLOW = RelationType.DATA_FLOW.value
-
-
-class EntityNotFound(NavdError):
-    """The entity a lineage query starts from is not indexed."""
 
 
 @dataclasses.dataclass(frozen=True)

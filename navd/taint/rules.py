@@ -1,5 +1,6 @@
-"""Taint and reprocess, the pure part (issue 23): the time period of a partition read from its
-values, period conversion between granularities, and the dependency order of datasets.
+"""Taint and reprocess, the pure part: the time period of a partition read from its values,
+period conversion between granularities, the dataset and partition of an element, and the
+dependency order of datasets.
 
 A dataset here is a directory (a table's location, or a path Spark wrote) with its partitions
 below it, `k=v` directories (HDFS) and PARTITION elements (HMS) alike: what navd saw of them is
@@ -7,7 +8,7 @@ the only truth about a dataset's granularity. A partition's period comes from it
 (`dt=2026-11-01/hr=05` is the hour 05:00-06:00 of that day, `month=2026-11` the month), so a
 tainted range converts downstream by overlap: 10 bad hours touch the one or two days (daily
 partitions) built on them, and those days the month built on them. The Solr side (records, the
-walk) is navd/index/taints.py.
+walk) is navd/taint/store.py and navd/taint/reprocess.py.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ import dataclasses
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from navd.errors import UsageError
+from navd.model import ElementType
+from navd.names import InvalidName, path_qualified_name
 
 #: the kinds of period, finest first
 HOUR, DAY, MONTH, YEAR = "hour", "day", "month", "year"
@@ -132,6 +136,33 @@ def split_partition_path(path: str) -> tuple[str, dict[str, str]]:
     return "/".join(parts), dict(reversed(spec))
 
 
+_FILE_TYPES = (ElementType.DIRECTORY.value, ElementType.FILE.value)
+
+
+def element_path(doc: Mapping[str, Any]) -> str | None:
+    """An element's path in its one spelling (names.path_qualified_name): a directory's or file's
+    qualifiedName (the HDFS extractor's `fileSystemPath` is the bare path), a table's or
+    partition's location (the metastore's, a URI); None for an element with no path."""
+    if doc.get("type") in _FILE_TYPES and doc.get("qualifiedName"):
+        return str(doc["qualifiedName"]).rstrip("/")
+    location = doc.get("fileSystemPath")
+    if not location:
+        return None
+    try:
+        return path_qualified_name(str(location)).rstrip("/")
+    except InvalidName:  # a bare path with no file system: as it is
+        return str(location).rstrip("/")
+
+
+def dataset_of(doc: Mapping[str, Any]) -> tuple[str | None, dict[str, str]]:
+    """(the dataset's directory, the partition spec) of an element: a table's location, a
+    partition's or a `k=v` directory's parent dataset; (None, {}) for an element with no path."""
+    path = element_path(doc)
+    if path is None:
+        return None, {}
+    return split_partition_path(path)
+
+
 class Periods:
     """A union of periods ([start, end) intervals, merged), or everything (`Periods.ALL`)."""
 
@@ -231,5 +262,5 @@ def dependency_order(nodes: Sequence[str], edges: Iterable[tuple[str, str]]) -> 
     return done
 
 
-__all__ = ["DAY", "HOUR", "MONTH", "YEAR", "Period", "Periods", "converted", "dependency_order", "iso", "leaves",
-           "partition_period", "split_partition_path", "taint_range"]
+__all__ = ["DAY", "HOUR", "MONTH", "YEAR", "Period", "Periods", "converted", "dataset_of", "dependency_order",
+           "element_path", "iso", "leaves", "partition_period", "split_partition_path", "taint_range"]

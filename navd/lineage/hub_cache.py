@@ -36,7 +36,7 @@ from collections.abc import Callable
 
 from navd.config import LineageConfig
 from navd.index.client import SolrIndex
-from navd.lineage import LineageGraph, LineageOptions
+from navd.lineage.rules import LineageGraph, LineageOptions
 
 #: (count, highest _version_) of the elements core, then of the relations core
 Generation = tuple[tuple[int, int], tuple[int, int]]

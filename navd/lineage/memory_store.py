@@ -8,21 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 
-from navd.index.documents import (
-    StoredElement,
-    StoredRelation,
-    deletion_update,
-    element_document,
-    relation_document,
-    stub_document,
-)
+from navd.index.documents import deletion_update, element_document, relation_document, stub_document
 from navd.index.lookup import matches, name_queries
-from navd.lineage import RelationAsk
+from navd.lineage.rules import RelationAsk
+from navd.lineage.stored import StoredElement, StoredRelation
 from navd.model import Deletion, Element, ElementStub, Record, Relation
 
 
 class MemoryLineageStore:
-    """`navd.lineage.LineageStore` over elements and relations held in dicts."""
+    """`navd.lineage.rules.LineageStore` over elements and relations held in dicts."""
 
     def __init__(self, elements: Iterable[StoredElement] = (), relations: Iterable[StoredRelation] = ()) -> None:
         self._elements: dict[str, StoredElement] = {e.id: e for e in elements}

@@ -1,4 +1,6 @@
-"""The lineage walk's store on Solr: batched terms queries, streamed (navd/lineage.py)."""
+"""The lineage walk's store on Solr (navd/lineage/rules.py's LineageStore): batched terms
+queries, streamed. An in-memory store for tests is navd/lineage/memory_store.py.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +8,11 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from navd.index.client import SolrIndex, batches
-from navd.index.documents import ELEMENT_FIELDS, RELATION_FIELDS, StoredElement, StoredRelation, endpoint_field
+from navd.index.documents import endpoint_field
+from navd.index.filters import terms_filter
 from navd.index.lookup import find_entity
-from navd.lineage import RelationAsk
+from navd.lineage.rules import RelationAsk
+from navd.lineage.stored import ELEMENT_FIELDS, RELATION_FIELDS, StoredElement, StoredRelation
 
 #: Ids per terms clause: the unit the answers are ordered by (as if asked one chunk at a time).
 _CHUNK = 500
@@ -23,14 +27,14 @@ _PAGE = 5000
 
 
 class SolrLineageStore:
-    """`navd.lineage.LineageStore` over the elements and relations cores."""
+    """`LineageStore` over the elements and relations cores."""
 
     def __init__(self, index: SolrIndex, known: Iterable[Mapping[str, Any]] = ()) -> None:
         self.index = index
         #: element documents the caller already read (the root it resolved): not asked again
         self._known = {str(doc["identity"]): StoredElement.from_doc(doc) for doc in known}
         #: the relations of the walk's own asks (not `ends_only`) whose near end is a known
-        #: element: the root's degree, which tells the hub cache a hub (navd/index/hub_cache.py)
+        #: element: the root's degree, which tells the hub cache a hub (navd/lineage/hub_cache.py)
         self.known_degree = 0
 
     def find(self, entity: str) -> StoredElement | None:
@@ -99,9 +103,3 @@ class SolrLineageStore:
             for number, ask, ids in sets:  # a relation answers every piece it matches, as asked alone
                 if relation.endpoint(ask.near_end).id in ids and ask.matches(relation):
                     yield number, relation
-
-
-def terms_filter(field: str, ids: Iterable[str]) -> str:
-    """A filter matching documents whose `field` is one of `ids` (Solr's terms parser: one
-    query for hundreds of ids, where a boolean query would hit maxBooleanClauses)."""
-    return f"{{!terms f={field}}}{','.join(ids)}"

@@ -1,0 +1,27 @@
+"""Filters built from values (identities, paths) with Solr's own parsers for them: a terms list,
+one exact term, a prefix. A value given so is never read as query syntax.
+
+The stores of the features (navd/lineage/store.py, navd/taint/store.py, navd/usage/store.py, ...)
+build their queries from these and from navd/index/query_syntax.py's `quote`, `escape` and
+`range_bound`, which put a value into the Lucene syntax itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+def terms_filter(field: str, ids: Iterable[str]) -> str:
+    """A filter matching documents whose `field` is one of `ids` (Solr's terms parser: one
+    query for hundreds of ids, where a boolean query would hit maxBooleanClauses)."""
+    return f"{{!terms f={field}}}{','.join(ids)}"
+
+
+def term_filter(field: str, value: str) -> str:
+    """A filter matching documents whose `field` is exactly `value`, read as it is (no analysis,
+    no syntax: a path with spaces or colons needs no escaping)."""
+    return f"{{!term f={field}}}{value}"
+
+
+def prefix_filter(field: str, prefix: str) -> str:
+    """A filter matching documents whose `field` starts with `prefix`, read as it is."""
+    return f"{{!prefix f={field}}}{prefix}"

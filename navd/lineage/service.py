@@ -1,0 +1,32 @@
+"""Lineage as the CLI (`navd lineage`) and the server (/api/lineage, the page) ask for it: the
+name people typed resolved to one element (navd/index/lookup.py), then walked on Solr, a hub's
+graph served from the hub cache while the index is unchanged."""
+
+from __future__ import annotations
+
+from navd.index.client import SolrIndex
+from navd.index.lookup import Scope, resolve_one
+from navd.lineage.hub_cache import Generation, HubCache, generation
+from navd.lineage.rules import LineageGraph, LineageOptions
+from navd.lineage.rules import lineage as walk
+from navd.lineage.store import SolrLineageStore
+
+
+def lineage(index: SolrIndex, entity: str, options: LineageOptions = LineageOptions(),
+            scope: Scope = Scope(), hubs: HubCache | None = None) -> LineageGraph:
+    """The lineage graph of the element `entity` stands for (an identity, a qualifiedName or a
+    shorter spelling resolved in `scope`). With `hubs` (the server's), a hub's graph comes from
+    the cache while the index is unchanged."""
+    root = resolve_one(index, entity, scope)
+    identity = str(root["identity"])
+    read_at: Generation | None = None
+    if hubs is not None and hubs.enabled and hubs.is_hub(identity, options):
+        read_at = generation(index)  # before the walk: what it reads is at least this new
+        cached = hubs.get(identity, options, read_at)
+        if cached is not None:
+            return cached
+    store = SolrLineageStore(index, known=[root])
+    graph = walk(store, identity, options)
+    if hubs is not None:
+        hubs.put(identity, options, store.known_degree, graph, read_at)
+    return graph
