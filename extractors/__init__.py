@@ -97,6 +97,19 @@ class CliOption:
     help: str
     metavar: str | None = None
     default: str | None = None
+    #: a switch without a value (its dest is True when given)
+    switch: bool = False
+    #: given to a push component, `navd extract` makes one recorded run of it (as of a pull
+    #: component) instead of tailing: a one-off job such as the Spark history backfill
+    one_run: bool = False
+
+
+#: `--master` of the components whose one-off jobs run on Spark (the fsimage load, the Spark
+#: history backfill): one option, so `navd extract` lists it once
+SPARK_MASTER = CliOption(
+    "--master", "master", metavar="MASTER",
+    help="hdfs --from-fsimage, spark --backfill: the Spark master, e.g. local[4] or yarn (default: "
+         "[spark_jobs] master, local[*]; yarn: docs/operations/yarn.md)")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,7 +14,6 @@ incremental linker's on the same data; the watermark moves as after a full pass.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -22,12 +21,13 @@ from typing import Any
 
 import orjson
 
-from navd.config import SolrConfig
+from navd.config import SolrConfig, SparkJobsConfig
 from navd.index.admin import solr_mode
 from navd.index.client import SolrIndex, batches, identity_ranges
 from navd.index.documents import NOT_STUB_FILTER
 from navd.lineage.stored import StoredElement
 from navd.logs import get_logger
+from navd.spark_jobs import SparkJobError, failure_cause, spark_session
 
 from .linker import Linker, LinkReport, plan_page, write_result
 from .reading import EXPORT_FIELDS, TARGET_FIELDS, add_stored_only, export_range
@@ -98,10 +98,11 @@ def _write_partition(rows: Iterator[Any], solr: SolrConfig, page_size: int) -> I
 
 
 def spark_link(index: SolrIndex, *, cluster: str, default_fs: str = "",
-               fs_aliases: Mapping[str, str] | None = None, master: str = "local[*]",
-               state_id: str = "linker", page_size: int = 2000) -> LinkReport:
-    """A full link pass run as a Spark job; see the module docstring."""
-    from pyspark.sql import SparkSession, functions as F  # noqa: PLC0415 - heavy, only for --spark
+               fs_aliases: Mapping[str, str] | None = None, master: str | None = None,
+               jobs: SparkJobsConfig | None = None, state_id: str = "linker", page_size: int = 2000) -> LinkReport:
+    """A full link pass run as a Spark job; see the module docstring. `master`: None for `[spark_jobs]
+    master` of `jobs` (navd.spark_jobs starts the session)."""
+    from pyspark.sql import functions as F  # noqa: PLC0415 - heavy, only for --spark
     from pyspark.sql.types import ArrayType, IntegerType, StringType, StructField, StructType  # noqa: PLC0415
 
     clock = time.monotonic()
@@ -109,16 +110,16 @@ def spark_link(index: SolrIndex, *, cluster: str, default_fs: str = "",
     linker = Linker(index, cluster=cluster, default_fs=default_fs, fs_aliases=aliases, state_id=state_id)
     started, _last = linker.prepare()
     solr = index.config
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     total = index.count("relations", "*:*", ["unlinked:true"])
-    spark = (SparkSession.builder.master(master).appName("navd-link")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "8")
-             .getOrCreate())
-    try:
-        examined, linked, still = _job(spark, F, ArrayType, IntegerType, StringType, StructField, StructType,
-                                       index, cluster, default_fs, aliases, solr, page_size)
-    finally:
-        spark.stop()
+    jobs = jobs or SparkJobsConfig()
+    with spark_session(jobs, master, "navd-link") as spark:
+        if "spark.sql.shuffle.partitions" not in jobs.conf:
+            spark.conf.set("spark.sql.shuffle.partitions", "8")
+        try:
+            examined, linked, still = _job(spark, F, ArrayType, IntegerType, StringType, StructField, StructType,
+                                           index, cluster, default_fs, aliases, solr, page_size)
+        except Exception as exc:  # noqa: BLE001 - Py4J/PySpark errors: one line; the watermark stays
+            raise SparkJobError(f"the Spark link job failed: {failure_cause(exc)}") from exc
     if examined != total:  # relations written unlinked during the pass are left to the next one
         log.info("spark link examined a different number of relations than were unlinked at its start",
                  unlinked_at_start=total, examined=examined)

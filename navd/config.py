@@ -335,6 +335,34 @@ class LinkerConfig:
         return parse_fs_aliases(self.fs_aliases, "[linker] fs_aliases")
 
 
+#: Spark properties `[spark_jobs] conf` may not set: navd sets them itself from other keys
+#: (`master`, `python`) or per job (the application name)
+SPARK_JOB_OWN_PROPERTIES = frozenset({"spark.master", "spark.app.name", "spark.pyspark.python"})
+
+
+@dataclasses.dataclass(frozen=True)
+class SparkJobsConfig:
+    """`[spark_jobs]`: how navd's own PySpark jobs start (`navd link --spark`, `navd extract hdfs
+    --from-fsimage`, `navd extract spark --backfill`); see docs/operations/yarn.md."""
+
+    master: str = setting("local[*]", help="the Spark master when the command's `--master` is not given: "
+                                           "`local[N]`, `local[*]`, `yarn`, `spark://host:port`")
+    hadoop_conf_dir: str = setting("", help="the cluster's Hadoop client configuration (`yarn-site.xml`, "
+                                            "`core-site.xml`) for `yarn`, an absolute path; unset: HADOOP_CONF_DIR, "
+                                            "else YARN_CONF_DIR. Checked when a YARN job starts")
+    python: str = setting("", help="the Python the executors run (with navd's dependencies); unset: PYSPARK_PYTHON, "
+                                   "else navd's own interpreter path (the same venv at the same path on every node); "
+                                   "`./env/bin/python` with a packed environment in `spark.archives`")
+    ship_code: bool = setting(True, help="on a cluster master, navd's own code goes to the executors as a zip "
+                                         "(`SparkContext.addPyFile`), so their Python needs only the dependencies; "
+                                         "`false`: navd is installed there")
+    conf: Mapping[str, str] = setting(
+        default_factory=lambda: MappingProxyType({}),
+        help='Spark properties for every job, e.g. `{ "spark.executor.instances" = "4", "spark.archives" = '
+             '"hdfs:///apps/navd/navd-env.tar.gz#env" }`; not `spark.master`, `spark.app.name`, '
+             '`spark.pyspark.python`')
+
+
 @dataclasses.dataclass(frozen=True)
 class SecurityConfig:
     """`[security]`: what navd does with credentials it finds stored insecurely. (A config or
@@ -484,6 +512,7 @@ class NavdConfig:
     server: ServerConfig = ServerConfig()
     lineage: LineageConfig = LineageConfig()
     openlineage: OpenLineageConfig = OpenLineageConfig()
+    spark_jobs: SparkJobsConfig = SparkJobsConfig()
     #: The sections of the registered components (`[hdfs]`, `[hive]`, ...), by section name,
     #: each validated into the component's own settings dataclass (see navd.registry).
     sections: Mapping[str, Any] = dataclasses.field(default_factory=lambda: MappingProxyType({}))
@@ -752,6 +781,7 @@ def _validate(config: NavdConfig, source: str) -> None:
     try:
         _validate_server(config.server)
         _validate_openlineage(config.openlineage)
+        _validate_spark_jobs(config.spark_jobs)
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
 
@@ -823,6 +853,35 @@ def _validate_openlineage(openlineage: OpenLineageConfig) -> None:
         if not cluster or cluster != cluster.strip():
             raise ConfigError(f"[openlineage] namespaces: {namespace!r}: the cluster must be a non-empty name "
                               f"without surrounding spaces, got {cluster!r}")
+
+
+def _validate_spark_jobs(jobs: SparkJobsConfig) -> None:
+    """What can be told at load; the Hadoop configuration itself is checked when a job starts on
+    YARN (another command may never start one)."""
+    check_spark_master("[spark_jobs] master", jobs.master)
+    if jobs.hadoop_conf_dir and not os.path.isabs(os.path.expanduser(jobs.hadoop_conf_dir)):
+        raise ConfigError(f"[spark_jobs] hadoop_conf_dir: {jobs.hadoop_conf_dir!r} is not an absolute path "
+                          "(e.g. /etc/hadoop/conf)")
+    if jobs.python != jobs.python.strip():
+        raise ConfigError(f"[spark_jobs] python: {jobs.python!r} has surrounding spaces")
+    for key, value in jobs.conf.items():
+        if not key.startswith("spark.") or key != key.strip():
+            raise ConfigError(f"[spark_jobs] conf: {key!r} is not a Spark property (spark.*), e.g. "
+                              '"spark.executor.memory" = "2g"')
+        if key in SPARK_JOB_OWN_PROPERTIES:
+            raise ConfigError(f"[spark_jobs] conf: {key} is set by navd: use "
+                              + ("[spark_jobs] master or --master" if key == "spark.master" else
+                                 "[spark_jobs] python" if key == "spark.pyspark.python" else
+                                 "nothing (each job names itself)"))
+        if value != value.strip() or not value:
+            raise ConfigError(f"[spark_jobs] conf: {key}: {value!r} is empty or has surrounding spaces")
+
+
+def check_spark_master(label: str, master: str) -> None:
+    """A Spark master URL as Spark takes it: local, local[N], local[*], yarn or scheme://..."""
+    if not re.fullmatch(r"local(\[(\*|[1-9][0-9]*)(,[0-9]+)?\])?|yarn|[a-z][a-z0-9+.-]*://\S+", master):
+        raise ConfigError(f"{label}: {master!r} is not a Spark master: local[*], local[N], yarn or "
+                          "spark://host:port")
 
 
 def openlineage_spool_path(config: NavdConfig) -> Path:

@@ -205,26 +205,31 @@ class PushTail:
 
 
 def link(index: SolrIndex, config: NavdConfig, *, full: bool = False,
-         fs_aliases: Mapping[str, str] | None = None, spark_master: str | None = None,
+         fs_aliases: Mapping[str, str] | None = None, spark: bool = False, spark_master: str | None = None,
          stop: threading.Event | None = None, on_wait: OnWait | None = None,
          show_progress: bool = False) -> Any:
     """A linker pass (after every extraction, and `navd link`); one at a time across processes,
     since each pass moves the linker's watermark. `[linker] fs_aliases` always apply;
-    `fs_aliases` adds to them (`navd link --fs-alias`). `spark_master`: the full pass as a PySpark
-    job (`navd link --spark`), recorded and locked like any other."""
+    `fs_aliases` adds to them (`navd link --fs-alias`). `spark`: the full pass as a PySpark job
+    (`navd link --spark`) on `spark_master` (None: `[spark_jobs] master`), recorded and locked like
+    any other."""
     from navd.extractors.hdfs.settings import hdfs_settings  # noqa: PLC0415 - default_fs names paths
     from navd.linker.linker import Linker  # noqa: PLC0415
 
     aliases = {**config.linker.aliases, **(fs_aliases or {})}
     default_fs = hdfs_settings(config).default_fs
+    if spark:
+        from navd.spark_jobs import check_job  # noqa: PLC0415
+
+        check_job(config.spark_jobs, spark_master)  # before the lock and the run record
     with component_lock(extractor_state_dir(config), LINKER, wait=True, on_wait=_waiter(on_wait, "link"),
                         stop=stop), _run_client(index) as index:
         with recorded_run(index, LINKER, new_run_id(LINKER)) as run:
-            if spark_master is not None:
+            if spark:
                 from navd.linker.spark_link import spark_link  # noqa: PLC0415 - PySpark, only for --spark
 
                 report = spark_link(index, cluster=config.cluster.name, default_fs=default_fs,
-                                    fs_aliases=aliases or None, master=spark_master)
+                                    fs_aliases=aliases or None, master=spark_master, jobs=config.spark_jobs)
             else:
                 linker = Linker(index, cluster=config.cluster.name, default_fs=default_fs,
                                 fs_aliases=aliases or None)

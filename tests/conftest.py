@@ -7,6 +7,7 @@ No service mocks. A Solr that does not start fails the run (in CI and locally al
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import logging
 import os
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import time
 import uuid
+import venv
 from typing import Any
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -324,6 +326,52 @@ def navd(navd_env: dict[str, str]) -> NavdRunner:
                               text=True, timeout=timeout, check=False)
 
     return run
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnCores:
+    """A set of navd cores of its own in the session Solr (`<name>_elements`, ...): a run whose
+    whole index is compared with another's, document for document."""
+
+    index: SolrIndex
+    #: the `[solr]` lines of a navd.toml naming these cores
+    section: str
+
+
+@pytest.fixture
+def own_cores(solr_config: SolrConfig, solr_server: EmbeddedSolr) -> Iterator[Callable[[str], OwnCores]]:
+    """Makes core sets for one test, unloaded (and their files removed) after it."""
+    made: list[SolrIndex] = []
+
+    def make(name: str) -> OwnCores:
+        names = {f"{kind}_core": f"{name}_{kind}" for kind in ("elements", "relations", "runs")}
+        index = SolrIndex(dataclasses.replace(solr_config, **names))
+        made.append(index)
+        init_solr(index)
+        return OwnCores(index, solr_section(solr_server) + "".join(f'{k} = "{v}"\n' for k, v in names.items()))
+
+    yield make
+    for index in made:
+        for kind in ("elements", "relations", "runs"):
+            index.request("POST", "admin/cores", params={"action": "UNLOAD", "core": index.core(kind),
+                                                         "deleteInstanceDir": "true"}, what="unload a test core")
+        index.close()
+
+
+@pytest.fixture(scope="session")
+def dependencies_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A Python with navd's dependencies (this venv's site-packages) but not navd itself: the
+    interpreter of an executor on another host, which gets navd's code from the job."""
+    home = tmp_path_factory.mktemp("deps-venv")
+    venv.create(home, with_pip=False, symlinks=True)
+    python = home / "bin" / "python"
+    site_packages = subprocess.run([str(python), "-c", "import site; print(site.getsitepackages()[0])"],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+    # A path a .pth names is added to sys.path, but the .pth files in it are not run: this
+    # venv's editable install of navd (a .pth and a finder) stays out.
+    own = next(p for p in sys.path if p.endswith("site-packages") and Path(p, "orjson").exists())
+    Path(site_packages, "dependencies.pth").write_text(own + "\n")
+    return python
 
 
 # -- `navd serve`, as users start it --------------------------------------------------------------

@@ -83,6 +83,22 @@ class CursorStore:
             raise StateError(f"{self.path}: cannot write the log cursors: {exc.strerror}") from None
 
 
+class MemoryCursorStore(CursorStore):
+    """Cursors kept in memory only: a read whose positions another process commits (a Spark
+    history backfill task hands its cursors to the driver, which commits them in the tailer's
+    store once Solr has the records)."""
+
+    def __init__(self) -> None:
+        self.path = Path("<memory>")
+        self.cursors: dict[str, LogCursor] = {}
+
+    def load(self) -> dict[str, LogCursor]:
+        return dict(self.cursors)
+
+    def commit(self, cursors: Mapping[str, LogCursor]) -> None:
+        self.cursors = dict(cursors)
+
+
 class CursorBook:
     """A tailer's cursors between commits: those committed (what the store holds), those advanced
     since, and the files gone since. `checkpoint()` persists the merge in one atomic write.

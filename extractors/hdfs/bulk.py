@@ -14,12 +14,9 @@ What the dump cannot carry, so the documents differ from the WebHDFS path's in e
 from __future__ import annotations
 
 import dataclasses
-import os
-import re
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, tzinfo
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from navd.config import EmbeddedSolrConfig, NavdConfig, SolrConfig
 from navd.errors import NavdError
@@ -27,9 +24,7 @@ from navd.extractors.hdfs.fsimage import DEFAULT_DELIMITER, parse_line
 from navd.extractors.hdfs.records import BadEntry, records_for
 from navd.logs import get_logger
 from navd.model import Element, Record, Relation
-
-if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+from navd.spark_jobs import failure_cause, spark_session
 
 log = get_logger("navd.extractors.hdfs.bulk")
 BAD_LINE_SAMPLES = 5  # bad lines the driver logs (they are all counted)
@@ -89,48 +84,15 @@ class _Samples:
         return (value1 + value2)[:BAD_LINE_SAMPLES]
 
 
-_CAUSE = re.compile(r"([\w.$]*(?:Error|Exception)): (\S.*)")
-_WRAPPERS = ("Py4JJavaError", "An error occurred while calling")
-
-
-def _cause(exc: BaseException) -> str:
-    """The telling line of a Spark failure: Py4J wraps it in a page of Java stack trace whose
-    first line ("An error occurred while calling o42.foreachPartition") says nothing."""
-    for line in str(exc).splitlines():
-        match = _CAUSE.search(line)
-        if match and not any(w in line for w in _WRAPPERS):
-            return f"{match.group(1).rsplit('.', 1)[-1]}: {match.group(2)}"[:500]
-    text = str(exc).strip()
-    return text.splitlines()[0][:500] if text else type(exc).__name__
-
-
-def _spark_session(master: str, app_name: str) -> tuple[SparkSession, bool]:
-    from pyspark.sql import SparkSession  # noqa: PLC0415 - starting a JVM is for the bulk path only
-
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        # Somebody else's session (spark-submit, a notebook): its master wins, and it stays up.
-        return active, False
-    builder = SparkSession.builder.master(master).appName(app_name).config("spark.ui.enabled", "false")
-    if master.startswith("local"):
-        # Local Python workers run PYSPARK_PYTHON, else whatever `python3` is on PATH, which may
-        # not have navd installed: use this interpreter unless the admin chose one.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        # A local job talks only to itself: loopback, like navd's other dev services.
-        builder = (builder.config("spark.driver.host", "127.0.0.1")
-                   .config("spark.driver.bindAddress", "127.0.0.1"))
-    return builder.getOrCreate(), True
-
-
-def load_fsimage(config: NavdConfig, dump_path: str, *, master: str = "local[*]", default_fs: str,
+def load_fsimage(config: NavdConfig, dump_path: str, *, master: str | None = None, default_fs: str,
                  extractor_run_id: str, root: str = "/", delimiter: str = DEFAULT_DELIMITER,
                  tz: tzinfo = UTC, min_partitions: int | None = None) -> FsimageReport:
     """Index an `hdfs oiv -p Delimited` dump (paths at or below `root`) into Solr with Spark.
 
     `dump_path` is read by the executors: a local path for local[*], an hdfs:// (or other shared)
-    URI on a cluster. `tz` is the zone oiv ran in (its times are local times of its JVM)."""
-    spark, owned = _spark_session(master, f"navd-hdfs-fsimage-{extractor_run_id}")
-    try:
+    URI on a cluster. `tz` is the zone oiv ran in (its times are local times of its JVM).
+    `master`: None for `[spark_jobs] master` (navd.spark_jobs starts the session)."""
+    with spark_session(config.spark_jobs, master, f"navd-hdfs-fsimage-{extractor_run_id}") as spark:
         sc = spark.sparkContext
         elements, relations, bad = sc.accumulator(0), sc.accumulator(0), sc.accumulator(0)
         samples = sc.accumulator([], _Samples())
@@ -180,12 +142,9 @@ def load_fsimage(config: NavdConfig, dump_path: str, *, master: str = "local[*]"
                      partitions=lines.rdd.getNumPartitions())
             lines.foreachPartition(write_partition)
         except Exception as exc:  # noqa: BLE001 - Py4J/PySpark errors: one line naming the dump
-            raise BulkLoadError(f"{dump_path}: the Spark job failed: {_cause(exc)}") from exc
+            raise BulkLoadError(f"{dump_path}: the Spark job failed: {failure_cause(exc)}") from exc
         report = FsimageReport(elements=elements.value, relations=relations.value, bad_lines=bad.value,
                                bad_line_samples=tuple(samples.value))
-    finally:
-        if owned:
-            spark.stop()
     for message in report.bad_line_samples:
         log.warning("bad line in the fsimage dump skipped", dump=dump_path, problem=message)
     log.info("fsimage dump indexed", dump=dump_path, elements=report.elements, relations=report.relations,

@@ -8,8 +8,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from navd.config import NavdConfig
-from navd.errors import ConfigError
-from navd.extractors import BuildContext, CliOption, Component, Extractor
+from navd.errors import ConfigError, UsageError
+from navd.extractors import SPARK_MASTER, BuildContext, CliOption, Component, Extractor
 from navd.extractors.hdfs.settings import SECTION, HdfsConfig, hdfs_settings
 from navd.index.client import IndexWriter
 
@@ -20,17 +20,22 @@ if TYPE_CHECKING:
     Report = HdfsReport | FsimageReport
 
 FSIMAGE = "fsimage"
-MASTER = "master"
+MASTER = SPARK_MASTER.dest
 
 
 def check(config: NavdConfig, options: Mapping[str, Any]) -> None:
     settings = hdfs_settings(config)
     if not settings.default_fs:
         raise ConfigError("[hdfs] default_fs: not set (the cluster's fs.defaultFS, e.g. hdfs://nameservice1)")
+    if options.get(MASTER) and not options.get(FSIMAGE):
+        raise UsageError("--master: only with --from-fsimage (the Spark job's master)")
     if options.get(FSIMAGE):
         if len(settings.roots) > 1:
             raise ConfigError("[hdfs] roots: --from-fsimage loads one root; run it once per root with a config "
                               "naming that root")
+        from navd.spark_jobs import check_job  # noqa: PLC0415
+
+        check_job(config.spark_jobs, options.get(MASTER))
         return  # the dump replaces WebHDFS
     if not settings.urls:
         raise ConfigError("[hdfs] urls: no WebHDFS URL configured (the NameNode's http(s)://host:port)")
@@ -53,7 +58,7 @@ class FsimageLoad:
         # The executors reach Solr with the address the runner's client resolved (the embedded
         # server's port is known only at run time).
         resolved = dataclasses.replace(config, solr=self.context.index.config)
-        return load_fsimage(resolved, str(options[FSIMAGE]), master=str(options.get(MASTER) or "local[*]"),
+        return load_fsimage(resolved, str(options[FSIMAGE]), master=options.get(MASTER),
                             default_fs=settings.default_fs, root=settings.roots[0] if settings.roots else "/",
                             extractor_run_id=self.context.run_id)
 
@@ -88,6 +93,5 @@ COMPONENT: Component[HdfsConfig, Report] = Component(
     cli_options=(
         CliOption("--from-fsimage", FSIMAGE, metavar="FILE",
                   help="hdfs: bulk-load a NameNode fsimage dump (hdfs oiv -p Delimited) with PySpark"),
-        CliOption("--master", MASTER, default="local[*]",
-                  help="hdfs --from-fsimage: Spark master (default local[*]; yarn for a cluster)"),
+        SPARK_MASTER,
     ))

@@ -1,4 +1,5 @@
-"""The Spark component: a push extractor tailing event logs (local or on HDFS)."""
+"""The Spark component: a push extractor tailing event logs (local or on HDFS), and the history
+backfill (`navd extract spark --backfill`): the finished logs read by a PySpark job."""
 
 from __future__ import annotations
 
@@ -7,18 +8,29 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from navd.config import NavdConfig
-from navd.errors import ConfigError
-from navd.extractors import BuildContext, Component, Extractor
+from navd.errors import ConfigError, UsageError
+from navd.extractors import SPARK_MASTER, BuildContext, CliOption, Component, Extractor
 from navd.extractors.spark.settings import SECTION, SparkConfig, spark_settings
 
 if TYPE_CHECKING:
+    from navd.extractors.spark.backfill import BackfillReport
     from navd.extractors.spark.extractor import PassReport
+
+    Report = PassReport | BackfillReport
+
+BACKFILL = "backfill"
+MASTER = SPARK_MASTER.dest
 
 
 def check(config: NavdConfig, options: Mapping[str, Any]) -> None:
-    del options
+    if options.get(MASTER) and not options.get(BACKFILL):
+        raise UsageError("--master: only with --backfill (the Spark job's master)")
     if not spark_settings(config).event_log_dirs:
         raise ConfigError("[spark] event_log_dirs: no event log directory configured")
+    if options.get(BACKFILL):
+        from navd.spark_jobs import check_job  # noqa: PLC0415
+
+        check_job(config.spark_jobs, options.get(MASTER))
 
 
 def state_dir(context: BuildContext) -> Path:
@@ -26,17 +38,40 @@ def state_dir(context: BuildContext) -> Path:
     return Path(configured).expanduser() if configured else context.state_root / "spark"
 
 
-def build(context: BuildContext) -> Extractor[PassReport]:
+def build(context: BuildContext) -> Extractor[Report]:
+    if context.options.get(BACKFILL):
+        from navd.extractors.spark.backfill import SparkBackfill  # noqa: PLC0415 - PySpark, only for this path
+
+        # The executors reach Solr with the address the runner's client resolved (the embedded
+        # server's port is known only at run time).
+        return SparkBackfill(context.config, state_dir(context), context.index, extractor_run_id=context.run_id,
+                             master=context.options.get(MASTER))
     from navd.extractors.spark.extractor import SparkExtractor  # noqa: PLC0415 - imported when run
 
     return SparkExtractor.from_config(context.config, state_dir(context), extractor_run_id=context.run_id,
                                       index=context.index)
 
 
-def summary(r: PassReport) -> str:
-    return f"spark: {r.lines} new lines, {r.records} records written, {r.warnings} warnings"
+def summary(report: Report) -> str:
+    from navd.extractors.spark.backfill import BackfillReport  # noqa: PLC0415 - only the dataclass
+
+    if isinstance(report, BackfillReport):
+        r = report
+        return (f"spark backfill: {r.applications} finished logs read, {r.lines} lines, {r.records} records "
+                f"written, {r.warnings} warnings; left to the tailer: {r.in_progress} in progress; "
+                f"{r.already_read} read before" + (f", {r.owner_not_allowed} skipped for their owner"
+                                                   if r.owner_not_allowed else ""))
+    return f"spark: {report.lines} new lines, {report.records} records written, {report.warnings} warnings"
 
 
-COMPONENT: Component[SparkConfig, PassReport] = Component(
+COMPONENT: Component[SparkConfig, Report] = Component(
     name="spark", section=SECTION, settings_type=SparkConfig, mode="push", build=build, summary=summary,
-    check=check, help="Spark event logs (push: tailed every [spark] poll_seconds)")
+    check=check, help="Spark event logs (push: tailed every [spark] poll_seconds)",
+    cli_options=(
+        CliOption("--backfill", BACKFILL, switch=True, one_run=True,
+                  help="spark: read the finished applications' event logs the tailer has not read with a "
+                       "PySpark job (one task per log, executors writing to Solr), record their positions so "
+                       "the tailer goes on after them, then exit; logs still being written are left to the "
+                       "tailer"),
+        SPARK_MASTER,
+    ))

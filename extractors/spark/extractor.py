@@ -26,15 +26,17 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
+from itertools import chain
 from pathlib import Path
 
 from hdfs import Client
 
 from navd.config import NavdConfig
 from navd.index.client import IndexWriter, SolrIndex
-from navd.index.documents import STUB_MARK, is_stub
+from navd.index.documents import STUB_MARK, is_stub, stub_document
 from navd.extractors import write_checkpointed
-from navd.extractors.common.cursors import LogCursor
+from navd.extractors.common.cursors import CursorStore, LogCursor
+from navd.extractors.common.lines import Line
 from navd.extractors.common.tailing import remote_directories, tailing_file_system
 from navd.extractors.hdfs.settings import hdfs_settings
 from navd.extractors.spark.events import ApplicationProcessor, ApplicationRun, SqlExecution
@@ -92,11 +94,16 @@ class PassReport:
 class SparkExtractor:
     name = "spark"
 
-    def __init__(self, *, cluster: str, directories: Iterable[str], state_dir: Path, default_fs: str = "",
+    def __init__(self, *, cluster: str, directories: Iterable[str], state_dir: Path | None, default_fs: str = "",
                  extractor_run_id: str | None = None, hdfs_client: Client | None = None,
                  index: SolrIndex | None = None, allowed_log_owners: Iterable[str] = (),
-                 checkpoint_seconds: float = DEFAULT_CHECKPOINT_SECONDS) -> None:
+                 checkpoint_seconds: float = DEFAULT_CHECKPOINT_SECONDS, cursor_store: CursorStore | None = None,
+                 check_drops: bool = True) -> None:
+        """`state_dir` holds the positions (`cursor_store` instead: kept elsewhere, state_dir None).
+        `check_drops` False: a DROP's deletions are yielded unchecked, for a caller that checks
+        them itself with `why_untrusted` (the Spark history backfill, once all its stubs are in)."""
         self.cluster = cluster
+        self.check_drops = check_drops
         #: a pass commits positions at the end of an application's records once this long has
         #: gone by since the last commit (0: after every application). Each commit waits for the
         #: writer to drain and rewrites the cursor file, so not after every one by default.
@@ -109,8 +116,11 @@ class SparkExtractor:
         self.default_fs = default_fs
         self.extractor_run_id = extractor_run_id or f"spark##{datetime.now(UTC):%Y%m%dT%H%M%S}"
         fs, directories = tailing_file_system(directories, hdfs_client, key="[spark] event_log_dirs")
-        self.tailer = EventLogTailer(fs, directories, EventLogCursorStore(state_dir),
-                                     allowed_owners=allowed_log_owners)
+        if cursor_store is None:
+            if state_dir is None:
+                raise ValueError("the Spark extractor needs a state_dir or a cursor_store for its positions")
+            cursor_store = EventLogCursorStore(state_dir)
+        self.tailer = EventLogTailer(fs, directories, cursor_store, allowed_owners=allowed_log_owners)
         #: asked before a DROP in a log flags a table it did not create (see _trusted_drops);
         #: without it only an application's own tables are flagged
         self.index = index
@@ -122,6 +132,10 @@ class SparkExtractor:
         self._view_definitions: list[ViewDefinition] = []
         self._lines = 0
         self._warnings = 0
+        #: the stubs handed to the writer since the last commit, by identity, the first one of
+        #: each (the one the index keeps): a DROP's trust is decided against what the index holds
+        #: once the writer has posted them, not against whichever batch has reached Solr yet
+        self._unposted_stubs: dict[str, dict[str, object]] = {}
         # An application's processor state lives in memory: one whose log was unfinished when
         # navd stopped is read from its start, so its records get the whole application's context.
         self.tailer.rewind_unfinished()
@@ -137,6 +151,16 @@ class SparkExtractor:
                    allowed_log_owners=spark.allowed_log_owners, checkpoint_seconds=spark.checkpoint_seconds)
 
     @property
+    def lines_read(self) -> int:
+        """Lines of event logs read so far, over all passes."""
+        return self._lines
+
+    @property
+    def warnings_given(self) -> int:
+        """Warnings so far (skipped lines and events, refused DROPs, unreadable files)."""
+        return self._warnings + self.tailer.warnings
+
+    @property
     def applications_in_memory(self) -> int:
         """Applications whose state is held: those whose logs are still being written (a Spark
         Thrift Server running for months among them) and, during a pass, the one being read."""
@@ -147,10 +171,18 @@ class SparkExtractor:
         is new), one application after the other: an application's records are yielded once
         its new lines are read, before the next log is read, and a finished application's
         state is dropped then (its log is never read again)."""
+        return self._records_of_lines(self.tailer.poll())
+
+    def extract_logs(self, event_logs: Iterable[EventLog]) -> Iterator[Record]:
+        """The records of just `event_logs`, read as a pass reads them (what is new in each since
+        its position: all of it without one). A Spark history backfill task's read."""
+        return self._records_of_lines(chain.from_iterable(self.tailer.read_log(e) for e in event_logs))
+
+    def _records_of_lines(self, lines: Iterable[tuple[EventLog, Line]]) -> Iterator[Record]:
         current: EventLog | None = None
         app: _Application | None = None
         finished = False
-        for event_log, line in self.tailer.poll():
+        for event_log, line in lines:
             if event_log is not current:  # once per log and poll, not per line
                 if current is not None and app is not None:
                     yield from self._end_of(current, app, finished)
@@ -161,7 +193,7 @@ class SparkExtractor:
                         cluster=self.cluster, default_fs=self.default_fs, source_name=event_log.path))
                 # Every data file's owner: a file of a log written by someone else makes the
                 # log's owner a mixed one, which no table's first log matches.
-                app.owners.update(f.status.owner for f in event_log.files)
+                app.owners.update(file_owners(event_log))
             assert app is not None
             if line.text:
                 app.processor.feed_line(line.text)
@@ -223,10 +255,13 @@ class SparkExtractor:
             key = stub.element.identity if isinstance(stub, ElementStub) else stub.identity  # type: ignore[union-attr]
             if key not in app.stubbed:
                 app.stubbed.add(key)
+                if isinstance(stub, ElementStub):
+                    self._unposted_stubs.setdefault(key, stub_document(stub))
                 yield stub
         yield from emitted
         # After the stubs: a deletion flags only what is indexed.
-        yield from self._trusted_drops(app, run, list(dropped(run, changed)))
+        drops = list(dropped(run, changed))
+        yield from self._trusted_drops(app, run, drops) if self.check_drops else drops
         if run.app_id is not None and run.app_name is not None:  # else no records were made of them
             for root_id in app.processor.retire_ended(run.executions):
                 app.emitted.pop(root_id, None)  # ended: never built again
@@ -255,24 +290,19 @@ class SparkExtractor:
                        if ref.qualified_name not in own}
         else:
             # Asked also for what the log says it created: a forger writes a CREATE first too.
-            for doc in self.index.get("elements", ask):
-                why = _untrusted(doc, app.owner)
+            indexed = {str(doc["identity"]): doc for doc in self.index.get("elements", ask)}
+            for identity in ask:
+                # Absent from Solr but with the writer: the stub it is about to post is what counts.
+                doc = indexed.get(identity) or self._unposted_stubs.get(identity)
+                why = why_untrusted(doc, app.owner) if doc is not None else ""
                 if why:
-                    refused[str(doc["identity"])] = why
+                    refused[identity] = why
         for identity, why in refused.items():
             if identity not in app.refused:
                 app.refused.add(identity)
-                if why.startswith(_INDEXED_BY):
-                    # The everyday case on a cluster with the HMS extractor: a real DROP of a table
-                    # it indexed. Its next pass flags what is really gone, so this is no warning.
-                    log.info("DROP in an event log left to the extractor that indexed it",
-                             entity=ask[identity].qualified_name, known_from=why,
-                             log=app.processor.source_name, log_owner=app.owner, app_id=run.app_id)
-                    continue
-                self._warnings += 1
-                log.warning("DROP in an event log not applied: known from a source the log's owner cannot "
-                            "speak for", entity=ask[identity].qualified_name, known_from=why,
-                            log=app.processor.source_name, log_owner=app.owner, app_id=run.app_id)
+                if report_refused_drop(ask[identity].qualified_name, why, log_path=app.processor.source_name,
+                                       owner=app.owner, app_id=run.app_id):
+                    self._warnings += 1
         for deletion in drops:
             if subject[deletion.ref.identity].identity not in refused:
                 yield deletion
@@ -292,6 +322,7 @@ class SparkExtractor:
                 log.info("OpenLineage listener lineage superseded by the event log",
                          applications=sorted(self._written_apps), listener_runs=len(withdrawn))
         self._written_apps.clear()
+        self._unposted_stubs.clear()  # the writer flushed: Solr has them
         if self.index is not None and self._view_definitions:
             self._withdraw_replaced_views(self.index)
         self._view_definitions.clear()
@@ -333,12 +364,31 @@ class SparkExtractor:
                           warnings=self._warnings + self.tailer.warnings - warnings)
 
 
-#: How `_untrusted` starts its reason when an extractor that reads the source itself (HMS, HDFS)
+#: How `why_untrusted` starts its reason when an extractor that reads the source itself (HMS, HDFS)
 #: indexed the element: that extractor, not a log, says when the element is gone.
 _INDEXED_BY = "indexed by "
 
 
-def _untrusted(doc: dict[str, object], owner: str) -> str:
+def file_owners(event_log: EventLog) -> set[str]:
+    """The owners of an event log's data files: its owner, or a mixed one (joined, sorted) when
+    someone else wrote a part of it."""
+    return {file.status.owner for file in event_log.files}
+
+
+def report_refused_drop(entity: str, why: str, *, log_path: str, owner: str, app_id: str | None) -> bool:
+    """Log a DROP not applied for `why` (from `why_untrusted`); whether it is a warning (counted):
+    one left to the extractor that indexed the table is the everyday case, said at info."""
+    if why.startswith(_INDEXED_BY):
+        # A real DROP of a table the HMS extractor indexed: its next pass flags what is really gone.
+        log.info("DROP in an event log left to the extractor that indexed it", entity=entity, known_from=why,
+                 log=log_path, log_owner=owner, app_id=app_id)
+        return False
+    log.warning("DROP in an event log not applied: known from a source the log's owner cannot speak for",
+                entity=entity, known_from=why, log=log_path, log_owner=owner, app_id=app_id)
+    return True
+
+
+def why_untrusted(doc: dict[str, object], owner: str) -> str:
     """Why a DROP in a log of `owner` must not flag the indexed element `doc` ("" if it may)."""
     if not is_stub(doc):
         source = str(doc.get("sourceType", "")).lower()

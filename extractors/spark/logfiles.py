@@ -225,14 +225,19 @@ class EventLogTailer(CursorBook):
             if self._unreadable.pop(directory, None) is not None:
                 log.info("event log directory readable again", directory=directory)
             for event_log in logs:
-                for file in event_log.files:
-                    seen.add(file.key)
-                    yield from ((event_log, line) for line in self._read(event_log, file))
+                seen.update(file.key for file in event_log.files)
+                yield from self.read_log(event_log)
         self._drop_vanished(seen)
         for key in set(self._foreign) - seen:
             del self._foreign[key]
         for key in set(self._disowned) - seen:
             del self._disowned[key]
+
+    def read_log(self, event_log: EventLog) -> Iterator[tuple[EventLog, Line]]:
+        """What is new in one event log's files, in reading order, as `poll` reads it (a Spark
+        history backfill task reads the logs it was given this way)."""
+        for file in event_log.files:
+            yield from ((event_log, line) for line in self._read(event_log, file))
 
     def _read(self, event_log: EventLog, file: LogFile) -> Iterator[Line]:
         cursor = self.cursor(file.key)

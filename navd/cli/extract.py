@@ -11,7 +11,7 @@ from typing import Any
 
 from navd.cli.common import Commands, Outcome, print_json, waiting
 from navd.config import NavdConfig, PurgeConfig, field_range, parse_fs_aliases
-from navd.errors import ConfigError, NavdError
+from navd.errors import ConfigError, NavdError, UsageError
 from navd.extractors import Component
 from navd.index.clients import client_for
 from navd.purge.purge import CATEGORIES
@@ -31,16 +31,21 @@ def register(commands: Commands) -> None:
     extract.add_argument("--full", action="store_true",
                          help="hdfs: list every directory, not only the changed ones; hms: describe every "
                               "table (the first run is full)")
-    for option in (o for c in registered.values() for o in c.cli_options):
-        extract.add_argument(option.flag, dest=option.dest, metavar=option.metavar, default=option.default,
-                             help=option.help)
+    # An option several components share (--master) is listed once.
+    for option in dict.fromkeys(o for c in registered.values() for o in c.cli_options):
+        if option.switch:
+            extract.add_argument(option.flag, dest=option.dest, action="store_true", help=option.help)
+        else:
+            extract.add_argument(option.flag, dest=option.dest, metavar=option.metavar, default=option.default,
+                                 help=option.help)
     extract.set_defaults(handler=cmd_extract)
 
     link_parser = commands.add_parser("link", help="resolve unlinked relations whose far end is indexed now")
     link_parser.add_argument("--full", action="store_true", help="every unlinked relation, not only what changed")
     link_parser.add_argument("--spark", action="store_true",
                              help="run the full pass as a PySpark job (large backlogs)")
-    link_parser.add_argument("--master", default="local[*]", help="--spark: Spark master (default local[*])")
+    link_parser.add_argument("--master", help="--spark: the Spark master, e.g. local[4] or yarn (default: "
+                                              "[spark_jobs] master, local[*]; yarn: docs/operations/yarn.md)")
     link_parser.add_argument("--fs-alias", action="append", default=[], metavar="AUTHORITY=FS", dest="fs_aliases",
                              help="a NameNode address that names the default file system, e.g. "
                                   "nn1:8020=hdfs://nameservice1 (repeatable; adds to [linker] fs_aliases)")
@@ -95,9 +100,15 @@ def _print_run(component: Component[Any, Any], result: RunResult) -> None:
 def _extract(args: argparse.Namespace, config: NavdConfig, component: Component[Any, Any]) -> None:
     """One run of a pull component, or the tail of a push one (one pass with --once)."""
     options = {o.dest: getattr(args, o.dest, None) for o in component.cli_options}
+    for option in dict.fromkeys(o for c in components().values() for o in c.cli_options):
+        if option not in component.cli_options and getattr(args, option.dest, None) not in (None, False,
+                                                                                           option.default):
+            raise UsageError(f"{option.flag}: not an option of navd extract {component.name}")
     component.check(config, options)  # the missing key, before waiting for a lock
+    # An option such as --backfill makes a push component's command one recorded run.
+    one_run = any(o.one_run and options.get(o.dest) for o in component.cli_options)
     with client_for(config, "writer") as index:
-        if component.mode == "pull":
+        if component.mode == "pull" or one_run:
             result = run_extraction(index, config, component, options=options, full=args.full,
                                     on_wait=waiting, show_progress=True, visible_now=True)
             _print_run(component, result)
@@ -118,9 +129,11 @@ def _extract(args: argparse.Namespace, config: NavdConfig, component: Component[
 
 def cmd_link(args: argparse.Namespace, config: NavdConfig) -> Outcome:
     aliases = parse_fs_aliases(args.fs_aliases, "--fs-alias")
+    if args.master and not args.spark:
+        raise UsageError("--master: only with --spark (the Spark job's master)")
     with client_for(config, "writer") as index:
         report = link(index, config, full=args.full, fs_aliases=aliases, on_wait=waiting, show_progress=True,
-                      spark_master=args.master if args.spark else None)
+                      spark=args.spark, spark_master=args.master)
     print(link_summary(report))
     return Outcome.DONE
 
