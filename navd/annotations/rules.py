@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from navd.errors import UsageError
+from navd.index.query_syntax import Clause, Group, Query
 
 #: Tags: a word character first, then word characters, spaces, `.`, `-` (Atlas' classification
 #: names are a subset; Hue's tag box sends words). Longer ones are refused, not cut.
@@ -361,3 +362,31 @@ def tags_of(values: Collection[str]) -> tuple[str, ...]:
     for value in values:
         seen[check_tag(value)] = None
     return tuple(seen)
+
+
+# -- search ---------------------------------------------------------------------------------------
+
+#: What a field of a user's query also searches: a description is the extractor's (a Hive
+#: comment) or a person's, and `description:*churn*` finds either.
+SEARCH_ALTERNATIVES: Mapping[str, tuple[str, ...]] = {"description": ("description", DESCRIPTION_FIELD)}
+
+
+def widened(query: Query, alternatives: Mapping[str, tuple[str, ...]] = SEARCH_ALTERNATIVES) -> Query:
+    """`query` with each clause on a field of `alternatives` replaced by a group of the same
+    value on each alternative field, OR-ed (`description:x` -> `(description:x OR
+    userDescription:x)`); modifiers, conjunctions and boosts kept; groups without a field
+    rewritten inside."""
+    return Query(tuple(_widened_clause(clause, alternatives) for clause in query.clauses))
+
+
+def _widened_clause(clause: Clause, alternatives: Mapping[str, tuple[str, ...]]) -> Clause:
+    if clause.field is None:
+        if isinstance(clause.node, Group):
+            return dataclasses.replace(clause, node=dataclasses.replace(
+                clause.node, query=widened(clause.node.query, alternatives)))
+        return clause
+    fields = alternatives.get(clause.field)
+    if not fields:
+        return clause
+    inner = tuple(Clause(clause.node, field, conjunction="OR" if n else None) for n, field in enumerate(fields))
+    return dataclasses.replace(clause, field=None, node=Group(Query(inner)))
