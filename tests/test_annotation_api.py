@@ -128,7 +128,7 @@ def test_hues_edits_replayed_as_it_sends_them(served: str, tables: dict[str, str
     assert entity["technicalProperties"] == {"tblproperty.tier": "gold"}
     assert entity["originalDescription"] == "the orders data"
     # Hue's search finds it by tag and by description (Navigator's fields)
-    found = hue.session.get(f"{hue.api}/entities", params={"query": f"tags:pii AND description:*churn*"},
+    found = hue.session.get(f"{hue.api}/entities", params={"query": "tags:pii AND description:*churn*"},
                             timeout=60).json()
     assert [e["identity"] for e in found] == [orders]
 

@@ -521,10 +521,11 @@ class IndexWriter:
     """Writes Element, Relation and ElementStub records: the writer every extractor uses."""
 
     def __init__(self, index: SolrIndex, *, batch_size: int | None = None,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, carryover: Carryover | None = None) -> None:
         # What people wrote on entities (navd/annotations): put into every element document
-        # this writer writes, so no extraction wipes it from search.
-        self.carryover = Carryover(index)
+        # this writer writes, so no extraction wipes it from search. A caller making a writer
+        # per small batch (the OpenLineage intake) passes one it keeps, read once.
+        self.carryover = carryover if carryover is not None else Carryover(index)
         self._reprojected_after = 0  # element documents written when it last projected again
         self.elements = CoreWriter(index, "elements", batch_size=batch_size, threads=threads)
         self.relations = CoreWriter(index, "relations", batch_size=batch_size, threads=threads)
