@@ -14,7 +14,7 @@ the identity; what differs:
   `customProperties`) is navd's annotations (navd/annotations), copied onto the element
   document; the properties an extractor found are `technicalProperties`, the description it
   found `originalDescription`. A query on `name`, `description`, `tags` searches what people
-  wrote, on `up_<key>` a user or an extracted property.
+  wrote, on `up_<key>` a user or an extracted property, on `namespace.key` a custom property.
 - Relations name each end's ids as a list (`endpoint1Ids`), navd stores one id per end.
 - Hue sends a bare type name as a clause (`FIELD AND (sourceType:HIVE)...`): on navd it also
   matches the type.
@@ -64,6 +64,8 @@ _USER_MANAGED: Mapping[str, str] = {"name": annotation_rules.NAME_FIELD, "tags":
 _ENUM_FIELDS = frozenset({"type", "sourceType"})
 _USER_PROPERTY_PREFIX, _NAVD_PROPERTY_PREFIX = "up_", "prop_"
 _PARENT_PATH = "parentPath"
+#: a custom property (Navigator's managed metadata) named in a query: `namespace.key`
+_CUSTOM_PROPERTY = re.compile(r"[A-Za-z][A-Za-z0-9_]*\.[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 
 #: What a bare term may name to also match the type (`FIELD AND ...`).
 _TYPE_NAMES = frozenset(t.value for t in ElementType)
@@ -201,6 +203,10 @@ def _clause(clause: Clause, outer: str | None) -> Clause:
 def _field(name: str) -> str:
     if name.startswith(_USER_PROPERTY_PREFIX):
         name = _NAVD_PROPERTY_PREFIX + name[len(_USER_PROPERTY_PREFIX):]
+    elif _CUSTOM_PROPERTY.fullmatch(name) and not name.startswith(
+            (_NAVD_PROPERTY_PREFIX, annotation_rules.CUSTOM_PROPERTY_PREFIX)):
+        # managed metadata, `namespace.key` (no field of navd's has a dot outside a prefix)
+        return annotation_rules.CUSTOM_PROPERTY_PREFIX + annotation_rules.field_key(name)
     return _RENAMED.get(name, name)
 
 

@@ -90,7 +90,8 @@ def test_annotations_are_searchable_and_survive_re_extraction_drop_and_re_creati
         assert names(index, f"up_owner:bob AND {ours}") == {qn(db, "orders")}, state
         assert names(index, f"churn AND {ours}") == {qn(db, "orders")}, state  # the catch-all field
         # Navigator's query, as Hue's search sends it, and its entity as Hue reads it
-        [entity] = navigator_reads.navigator_entities(index, f"tags:pii AND description:*churn* AND {ours}")
+        [entity] = navigator_reads.navigator_entities(index, f"tags:pii AND description:*churn* AND "
+                                                             f"sales.steward:ann AND {ours}")
         assert (entity["name"], entity["description"], entity["tags"], entity["properties"],
                 entity["customProperties"]) == ("Orders", "inputs of the churn model", ["finance", "pii"],
                                                 {"owner": "bob"}, {"sales": {"steward": "ann"}}), state

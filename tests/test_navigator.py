@@ -161,6 +161,8 @@ TRANSLATIONS: list[tuple[str, str]] = [
     ("up_tier:gold", "(up_tier:gold OR prop_tier:gold)"),  # a person's property or an extracted one
     ("name:x OR tags:y OR description:z", "displayName:x OR tags:y OR userDescription:z"),  # what people wrote
     ("(originalName:*x*^3)OR(name:*x*^10)", "(originalName:*x*^3) OR (displayName:*x*^10)"),
+    ("sales.steward:ann", "cp_sales.steward:ann"),  # a custom property, Navigator's `namespace.key`
+    ("prop_tblproperty.tier:gold", "prop_tblproperty.tier:gold"),  # navd's own property field, as it is
     ('originalName:"name:x tags:y"', 'originalName:"name:x tags:y"'),  # inside a phrase: text
     ("originalName:a\\:name\\:b", "originalName:a\\:name\\:b"),
     ("fileSystemPath:\\/user\\/x AND -type:FILE", "fileSystemPath:\\/user\\/x AND -type:FILE"),

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
@@ -265,7 +265,7 @@ def apply(current: Annotation, edit: Edit) -> Annotation:
 
 
 def _merged(current: Mapping[str, str], replace: Mapping[str, str] | None, updates: Mapping[str, str],
-            unset: Sequence[str], check_key: Any, field: str) -> dict[str, str]:
+            unset: Sequence[str], check_key: Callable[[str, str], str], field: str) -> dict[str, str]:
     if replace is not None and not isinstance(replace, Mapping):
         raise UsageError(f"{field}: an object of key -> value")
     merged = dict(current) if replace is None else {}
@@ -349,9 +349,9 @@ def stored_annotation(doc: Mapping[str, Any]) -> Annotation | None:
         return None
 
 
-#: Fields of the projection, for display code that shows element documents (they show the
-#: annotation from its JSON, not these copies).
 def is_projection_field(field: str) -> bool:
+    """Whether an element document's field is part of the annotation's copy (display code shows
+    the annotation from its JSON, not these)."""
     return field in (TAGS_FIELD, DESCRIPTION_FIELD, NAME_FIELD, JSON_FIELD) or \
         field.startswith((USER_PROPERTY_PREFIX, CUSTOM_PROPERTY_PREFIX))
 

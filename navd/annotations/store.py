@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -112,8 +112,9 @@ def change_record(change: Change, number: int) -> dict[str, Any]:
             "change_after": json.dumps(change.after, ensure_ascii=False)}
 
 
-def write(index: SolrIndex, edit: Any, target: str, actor: str) -> tuple[Annotation, list[Change]]:
-    """Apply `edit` (a function Annotation -> Annotation) to `target`'s annotation and record
+def write(index: SolrIndex, edit: Callable[[Annotation], Annotation], target: str,
+          actor: str) -> tuple[Annotation, list[Change]]:
+    """Apply `edit` (the annotation before -> after) to `target`'s annotation and record
     it: the truth record (guarded by its version: a concurrent edit of the same entity makes
     this one read again and retry), one change record per changed field, then the copy on the
     element document. Returns the new annotation and the changes (none: nothing was written)."""
