@@ -1,8 +1,9 @@
 """Annotations on the real Solr over elements the real HMS extractor (through the session Spark
 Thrift Server) and the one writer indexed: edits searchable (`tags:pii`, `description:*churn*`,
 Navigator's queries), kept through a full re-extraction, a drop (deletion flag) and re-creation
-of the table, a purge of the element, and an edit made while a writer was writing the element;
-each change recorded with its before and after."""
+of the table, a second Spark pass over the same job (the execution's document rewritten, the
+table a stub written only if absent), a purge of the element, and an edit made while a writer
+was writing the element; each change recorded with its before and after."""
 
 from __future__ import annotations
 
@@ -19,10 +20,12 @@ from navd.annotations.service import AnnotationService
 from navd.catalog import navigator as navigator_reads
 from navd.catalog.service import search, shown_entity
 from navd.extractors.hms.extractor import HmsExtractor
+from navd.extractors.spark.records import process_lines, stubs_for
 from navd.index.client import IndexWriter, SolrIndex
 from navd.model import Deletion, Element, ElementType, EntityRef, SourceType, identity
 from navd.purge.purge import Purger
 from navd_devstack.spark_thrift import SparkThriftServer
+from spark_fixtures import DEFAULT_FS, fixture_lines
 
 CLUSTER = "anntest"
 
@@ -132,6 +135,31 @@ def test_annotations_are_searchable_and_survive_re_extraction_drop_and_re_creati
         ("tags", ["finance", "pii"], ["finance"]), ("description", "inputs of the churn model", None)]
     assert service.edit(orders, Edit(add_tags=("finance",)), "eddie")[1] == []  # no change, nothing recorded
     assert len(service.history(orders)) == 7
+
+
+def test_a_spark_pass_over_the_same_table_and_job_keeps_their_annotations(index: SolrIndex, unique: str) -> None:
+    """The Spark extractor's records of a captured CTAS (the table it creates, the execution that
+    ran it) written again, as a second pass over the same logs writes them."""
+    cluster = f"sp{unique}"
+    _run, records = process_lines(fixture_lines("ctas_expression"), cluster=cluster, default_fs=DEFAULT_FS,
+                                  extractor_run_id=f"spark-{unique}")
+    records = [*records, *stubs_for(records, f"spark-{unique}")]
+
+    def spark_pass() -> None:
+        writer = IndexWriter(index)
+        writer.write_all(records)
+        assert writer.close(60)
+        index.commit("elements")
+
+    spark_pass()
+    execution = next(r for r in records if isinstance(r, Element) and r.type is ElementType.OPERATION_EXECUTION)
+    table = identity("HIVE", f"sales.t@{cluster}")
+    service = AnnotationService(index)
+    service.add_tags(table, ["derived"], "eddie")
+    service.set_description(execution.identity, "the nightly churn CTAS", "eddie")
+    spark_pass()
+    assert names(index, f"tags:derived AND qualifiedName:*@{cluster}") == {f"sales.t@{cluster}"}
+    assert names(index, f"description:*churn* AND identity:{execution.identity}") == {execution.qualified_name}
 
 
 def _file(path: str, *, deleted: bool = False) -> Element:
