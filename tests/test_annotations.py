@@ -7,7 +7,9 @@ was writing the element; each change recorded with its before and after."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -200,3 +202,23 @@ def test_a_purged_element_gets_its_annotation_back_when_it_is_indexed_again(inde
     index.commit("elements")
     assert names(index, f'description:*churn* AND fileSystemPath:"/ann/{unique}/purged.csv"') == \
         {element.qualified_name}
+
+
+def test_edits_of_one_entity_at_once_are_all_kept(index: SolrIndex, unique: str) -> None:
+    """Four people tag one entity at the same moment: the record's version makes each edit that
+    lost the race read again and retry, so every tag is there and every change recorded."""
+    element = _file(f"/ann/{unique}/shared.csv")
+    writer = IndexWriter(index)
+    writer.write_all([element])
+    assert writer.close(60)
+    service = AnnotationService(index)
+    start = threading.Barrier(4)
+
+    def tag(number: int) -> None:
+        start.wait()
+        service.add_tags(element.identity, [f"t{number}"], f"user{number}")
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(tag, range(4)))
+    assert service.get(element.identity).tags == ("t0", "t1", "t2", "t3")
+    assert sorted(c.actor for c in service.history(element.identity)) == ["user0", "user1", "user2", "user3"]

@@ -46,7 +46,7 @@ TIME = "annotation_time"
 #: before the load may not have been visible to it yet (soft commits, clocks of two hosts)
 CARRY_MARGIN = timedelta(minutes=5)
 #: attempts of an edit that lost a race with another edit of the same entity
-_ATTEMPTS = 5
+_ATTEMPTS = 10
 _IDS = 2000
 
 
