@@ -85,13 +85,12 @@ def annotations_of(index: SolrIndex, targets: Iterable[str]) -> dict[str, Annota
     return found
 
 
-def history(index: SolrIndex, target: str, rows: int = 1000) -> list[Change]:
-    """The recorded changes of `target`'s annotation, oldest first."""
-    body = index.search("runs", f"kind:{CHANGE_KIND}", rows=rows, sort=f"{TIME} asc, identity asc",
-                        filters=[term_filter(TARGET, target)])
+def history(index: SolrIndex, target: str) -> list[Change]:
+    """Every recorded change of `target`'s annotation, oldest first (a change record's identity
+    sorts by its time, then its place in its edit)."""
     return [Change(str(d[TARGET]), str(d.get("change_actor", "")), _parse_time(d[TIME]), str(d["change_field"]),
                    json.loads(d["change_before"]), json.loads(d["change_after"]))
-            for d in body["response"]["docs"]]
+            for d in index.scan("runs", f"kind:{CHANGE_KIND}", filters=[term_filter(TARGET, target)])]
 
 
 # -- writes ------------------------------------------------------------------------------------
@@ -104,7 +103,7 @@ def annotation_record(annotation: Annotation, at: datetime, version: int | None)
 
 
 def change_record(change: Change, number: int) -> dict[str, Any]:
-    return {"identity": f"annotation-change|{change.identity}|{solr_date(change.at)}|{number}|"
+    return {"identity": f"annotation-change|{change.identity}|{solr_date(change.at)}|{number:04d}|"
                         f"{uuid.uuid4().hex[:8]}",
             "kind": CHANGE_KIND, "component": COMPONENT, TARGET: change.identity, TIME: solr_date(change.at),
             "change_actor": change.actor, "change_field": change.field,

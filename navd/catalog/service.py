@@ -7,6 +7,8 @@ import dataclasses
 import re
 from typing import Any
 
+from navd.annotations import store as annotation_store
+from navd.annotations.rules import widened
 from navd.catalog import store
 from navd.config import NavdConfig
 from navd.errors import SolrError, UsageError, first_line
@@ -14,8 +16,6 @@ from navd.extractors.hdfs.settings import hdfs_settings
 from navd.index.client import SolrIndex
 from navd.index.documents import display_document
 from navd.index.lookup import Scope, resolve_one
-from navd.annotations import store as annotation_store
-from navd.annotations.rules import widened
 from navd.index.query_syntax import parse, sort_spec, write
 from navd.model import ElementType
 from navd.names import shown
