@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
@@ -236,9 +236,7 @@ def parse_property(text: str, field: str = "--property") -> tuple[str, str]:
 
 def apply(current: Annotation, edit: Edit) -> Annotation:
     """The annotation after `edit` (every value checked: UsageError naming the field)."""
-    tags = list(current.tags) if edit.replace_tags is None else []
-    if edit.replace_tags is not None:
-        tags = [check_tag(t) for t in edit.replace_tags]
+    tags = list(current.tags) if edit.replace_tags is None else [check_tag(t) for t in edit.replace_tags]
     tags += [check_tag(t) for t in edit.add_tags]
     tags += [check_tag(t, "attributes") for t in edit.set_attributes]
     removed = {check_tag(t) for t in edit.remove_tags}
@@ -354,14 +352,6 @@ def is_projection_field(field: str) -> bool:
     the annotation from its JSON, not these)."""
     return field in (TAGS_FIELD, DESCRIPTION_FIELD, NAME_FIELD, JSON_FIELD) or \
         field.startswith((USER_PROPERTY_PREFIX, CUSTOM_PROPERTY_PREFIX))
-
-
-def tags_of(values: Collection[str]) -> tuple[str, ...]:
-    """Tags as the CLI and the APIs take them, checked, in order, each once."""
-    seen: dict[str, None] = {}
-    for value in values:
-        seen[check_tag(value)] = None
-    return tuple(seen)
 
 
 # -- search ---------------------------------------------------------------------------------------
