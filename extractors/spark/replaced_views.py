@@ -29,7 +29,7 @@ from navd.model import ElementType, EntityRef, RelationType, SourceType
 from navd.names import field_qualified_name, spark_execution_ref
 from navd.runs import parse_solr_date
 
-from .events import ApplicationRun
+from .application_run import ApplicationRun
 from .records import LOG_OWNER
 
 
