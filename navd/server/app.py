@@ -40,7 +40,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
     with `intake` (`[openlineage] enabled`, its own write-capable client) the OpenLineage intake
     at POST /api/v1/lineage."""
     from navd.server import api, page, sensitivity_routes, taint_routes
-    from navd.server.navigator_routes import navigator_router
+    from navd.server.navigator_routes import navigator_router, navigator_version_router
 
     app = FastAPI(title="navd", version=__version__, docs_url=None, redoc_url=None, openapi_url=None,
                   description="navd's metadata and lineage API: the JSON `navd ... --json` prints.")
@@ -78,6 +78,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
 
     mount(app, usage_router)  # usage, unused, deps, impact
     mount(app, navigator_router(api.index_of))  # Navigator's /api/v9..v19 (docs/navigator-api.md)
+    mount(app, navigator_version_router())  # Navigator's GET /api/version
     mount(app, page.router)  # the lineage page at / and its files (navd/server/page.py)
     return app
 
