@@ -624,7 +624,7 @@ def _relation_clause(clause: Clause) -> Clause:
 
 #: A filter query's Solr tag, as Hue writes it: `{!tag=type} type:TABLE OR type:VIEW`. The only
 #: local parameter navd takes from a client; the rest of the filter is parsed as any query.
-_TAGGED_FILTER = re.compile(r"\s*\{!tag=([A-Za-z_][A-Za-z0-9_]{0,40})\}(.*)", re.DOTALL)
+_TAGGED_FILTER = re.compile(r"\s*\{!tag=([A-Za-z_][A-Za-z0-9_]{0,40})\}\s*(.*)", re.DOTALL)
 #: The fields navd answers facets of (string and boolean fields Solr counts by value); a
 #: Navigator field navd does not keep (tags, name, outputFormat, ...) gets an empty facet.
 FACET_FIELDS = frozenset({"type", "sourceType", "owner", "group", "parentPath", "extractorRunId", "deleted",
@@ -688,7 +688,8 @@ def interactive_search(body: Mapping[str, Any], limit: object, offset: object,
 
 def filter_query(text: str, parameter: str, context: QueryContext | None = None) -> FilterQuery:
     """One filter query: an optional leading `{!tag=NAME}` (kept as navd writes it), the rest a
-    Navigator query translated as `translate_query` does."""
+    Navigator query translated as `translate_query` does (a refusal's character positions count
+    from the rest)."""
     tagged = _TAGGED_FILTER.fullmatch(text)
     tag, rest = (tagged.group(1), tagged.group(2)) if tagged else (None, text)
     return FilterQuery(translate_query(check_query(parameter, rest), parameter, context), tag)

@@ -161,8 +161,15 @@ def navigator_interactive(index: SolrIndex, search: navigator.InteractiveSearch,
     filters = [navigator.solr_filter(f) for f in search.filters]
     if search.first_class_only:
         filters.append(_NOT_FIRST_CLASS)
-    body = _search(index, search.query, rows=search.limit, start=search.offset, sort=_RELEVANCE_ORDER,
-                   filters=filters, params=params)
+    try:
+        body = _search(index, search.query, rows=search.limit, start=search.offset, sort=_RELEVANCE_ORDER,
+                       filters=filters, params=params)
+    except UsageError as exc:
+        # Solr's refusal names no part of the request: the query alone tells whether it was a filter's
+        if not filters or not str(exc).startswith("query: "):
+            raise
+        _search(index, search.query, rows=0)
+        raise UsageError("filterQueries: " + str(exc).removeprefix("query: ")) from None
     counts = body.get("facet_counts", {})
     facets: dict[str, dict[str, int]] = {}
     for name, param in facet_params.items():
