@@ -276,16 +276,21 @@ def _flows(index: SolrIndex, operations: Collection[str]) -> dict[str, tuple[lis
         return {}
     reads: dict[str, set[str]] = {}
     writes: dict[str, set[str]] = {}
+    #: a dataset no extractor indexed is named by its qualified name, as the relation carries it
+    qualified: dict[str, str] = {}
     for doc in store.relations_touching(index, operations, [RelationType.DATA_FLOW.value]):
         source, target = str(doc[endpoint_field(1, "Id")]), str(doc[endpoint_field(2, "Id")])
+        qualified.update({source: str(doc.get(endpoint_field(1, "QualifiedName")) or source),
+                          target: str(doc.get(endpoint_field(2, "QualifiedName")) or target)})
         if target in operations and doc.get(endpoint_field(1, "Type")) != ElementType.FIELD.value:
             reads.setdefault(target, set()).add(source)
         if source in operations and doc.get(endpoint_field(2, "Type")) != ElementType.FIELD.value:
             writes.setdefault(source, set()).add(target)
     datasets = {d for ends in (*reads.values(), *writes.values()) for d in ends}
-    names = {str(doc["identity"]): str(doc.get("originalName") or doc.get("qualifiedName"))
-             for doc in index.get("elements", sorted(datasets))}
-    return {op: ([names.get(d, d) for d in sorted(reads.get(op, ()))], [names.get(d, d) for d in sorted(writes.get(op, ()))])
+    names = {d: qualified[d] for d in datasets}
+    names.update({str(doc["identity"]): str(doc.get("originalName") or doc.get("qualifiedName"))
+                  for doc in index.get("elements", sorted(datasets))})
+    return {op: ([names[d] for d in sorted(reads.get(op, ()))], [names[d] for d in sorted(writes.get(op, ()))])
             for op in operations}
 
 

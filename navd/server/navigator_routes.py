@@ -110,12 +110,9 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
         raw = await request.body()
 
         def page() -> dict[str, Any]:
-            body = _json_object(raw)
-            return reads.navigator_entity_page(
-                index, navigator.check_query("query", body.get("query")),
-                limit=navigator.bounded_int("limit", body.get("limit", navigator.DEFAULT_LIMIT), 1,
-                                            navigator.MAX_LIMIT),
-                cursor_mark=navigator.check_cursor_mark(body.get("cursorMark")), cluster=cluster).as_dict()
+            query, limit, cursor_mark = _paging_request(raw)
+            return reads.navigator_entity_page(index, query, limit=limit, cursor_mark=cursor_mark,
+                                               cluster=cluster).as_dict()
 
         # the read blocks on Solr: off the event loop, as FastAPI runs the plain `def` routes
         return await run_in_threadpool(_answer, version, page)
@@ -169,12 +166,8 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
         raw = await request.body()
 
         def page() -> dict[str, Any]:
-            body = _json_object(raw)
-            return reads.navigator_relation_page(
-                index, navigator.check_query("query", body.get("query")),
-                limit=navigator.bounded_int("limit", body.get("limit", navigator.DEFAULT_LIMIT), 1,
-                                            navigator.MAX_LIMIT),
-                cursor_mark=navigator.check_cursor_mark(body.get("cursorMark"))).as_dict()
+            query, limit, cursor_mark = _paging_request(raw)
+            return reads.navigator_relation_page(index, query, limit=limit, cursor_mark=cursor_mark).as_dict()
 
         return await run_in_threadpool(_answer, version, page)
 
@@ -220,6 +213,14 @@ def _short(parameter: str, value: str) -> str:
     if len(value) > 200:
         raise UsageError(f"{parameter}: at most 200 characters, got {len(value)}")
     return value
+
+
+def _paging_request(raw: bytes) -> tuple[str, int, str]:
+    """(query, limit, cursorMark) of a paging body `{query, limit, cursorMark}`, checked."""
+    body = _json_object(raw)
+    return (navigator.check_query("query", body.get("query")),
+            navigator.bounded_int("limit", body.get("limit", navigator.DEFAULT_LIMIT), 1, navigator.MAX_LIMIT),
+            navigator.check_cursor_mark(body.get("cursorMark")))
 
 
 def _json_object(raw: bytes, fields: str = "{query, limit, cursorMark}") -> dict[str, Any]:
