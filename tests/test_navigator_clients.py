@@ -36,14 +36,20 @@ from navd.extractors.hdfs.records import entry_from_webhdfs, records_for
 from navd.extractors.hms.records import Column, TableInfo, database_records, table_records
 from navd.extractors.spark.records import process_lines, stubs_for
 from navd.index.client import IndexWriter, SolrIndex
-from navd.model import Element, ElementStub, Record, Relation, RelationType
+from navd.model import Element, ElementStub, ElementType, Record, Relation, RelationType
+from navd.openlineage.mapping import MappingSettings, map_event
 from navd.server.users import add_user
 from navd.solr.server import EmbeddedSolr, free_port
+from openlineage.client.event_v2 import RunState
+from openlineage_events import HIVE as OL_HIVE
+from openlineage_events import JOB_NAMESPACE, as_json, job_run
 from spark_fixtures import DEFAULT_FS, fixture_lines
 
 CLUSTER = "c" + uuid.uuid4().hex[:10]
 DB = "db_" + uuid.uuid4().hex[:10]
 DATA = f"/data/{CLUSTER}"
+#: the database of the OpenLineage task's tables (apart from the metastore's DB)
+OL_DB = "ol_" + uuid.uuid4().hex[:10]
 #: Navigator's extractor run ids are `<source identity>##<extraction iteration>`; the SDK's
 #: incremental extraction builds them so (MetadataExtractor.getExtractorQueryList).
 SOURCE = "src" + uuid.uuid4().hex[:10]
@@ -81,7 +87,14 @@ def _records() -> tuple[list[Record], dict[str, str]]:
     records.append(Relation(RelationType.DATA_FLOW, refs[f"{DEFAULT_FS}{DATA}/part-00000.parquet"],
                             refs[f"sales.s@{CLUSTER}"], extractor_run_id=RUN))
     by_name = {e.qualified_name: e.identity for e in elements}
+    # a task OpenLineage told of (an Airflow job): its job and run are in their namespace's source
+    mapped = map_event(as_json(job_run(str(uuid.uuid4()), f"load_{DB}", RunState.COMPLETE, database=OL_DB)),
+                       "RunEvent", MappingSettings({OL_HIVE: CLUSTER}, CLUSTER))
+    assert mapped.execution is not None
+    records += [*mapped.records, mapped.execution]
     return records, {
+        "openlineage job": next(r.identity for r in mapped.records
+                                if isinstance(r, Element) and r.type is ElementType.OPERATION),
         "database": by_name[f"{DB}@{CLUSTER}"], "table": by_name[f"{DB}.orders@{CLUSTER}"],
         "column id": by_name[f"{DB}.orders.id@{CLUSTER}"], "directory": by_name[f"{DEFAULT_FS}{DATA}"],
         "file": by_name[f"{DEFAULT_FS}{DATA}/part-00000.parquet"],
@@ -574,7 +587,7 @@ def test_sdk_incremental_extraction_pages_to_the_end(sdk: SdkClient, ids: Mappin
     sdk.requests.clear()
     extracted = extract_entities(sdk, "identity:*", size, [f"{SOURCE}##1"])
     assert [e["identity"] for e in extracted] == everything  # each once, in identity order
-    assert set(ids.values()) <= set(everything)
+    assert {i for label, i in ids.items() if label != "openlineage job"} <= set(everything)  # of this run
     pages = [body for method, _url, body in sdk.requests if method == "POST"]
     assert len(pages) == len(everything) // size + 1  # the last page short (or empty)
     assert pages[0] == {"query": f"identity:* AND extractorRunId:({SOURCE}##1)", "limit": size, "cursorMark": "*"}
@@ -744,6 +757,12 @@ def test_sdk_sources_and_every_entity_s_source(sdk: SdkClient, ids: Mapping[str,
     files = sdk.get_entity_batch(f'sourceId:{hdfs["identity"]} AND extractorRunId:"{RUN}"', 10, "*")["results"]
     assert {ids["directory"], ids["file"]} <= {e["identity"] for e in files}
     assert all(e["sourceId"] == hdfs["identity"] for e in files)
+    # an OpenLineage namespace: an SDK source (the SDK's enum has no OPENLINEAGE)
+    namespace = next(s for s in by_type["SDK"] if s["originalName"] == JOB_NAMESPACE)
+    assert namespace["navdSourceType"] == "OPENLINEAGE"
+    jobs = sdk.get_entity_batch(f"sourceId:{namespace['identity']} AND type:OPERATION", 1000, "*")["results"]
+    assert ids["openlineage job"] in {e["identity"] for e in jobs}
+    assert all(e["sourceId"] == namespace["identity"] for e in jobs)
 
 
 def test_sdk_relations_extraction_pages_to_the_end(sdk: SdkClient, ids: Mapping[str, str]) -> None:

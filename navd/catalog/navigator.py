@@ -52,8 +52,9 @@ def navigator_sources(index: SolrIndex, cluster: str) -> list[navigator.Source]:
     fields = "identity,qualifiedName,sourceType,type,properties"
 
     def described(doc: dict[str, Any]) -> tuple[navigator.Source, str]:
+        # the names come from the data (a namespace an OpenLineage event named): parsed as any query
         source = navigator.source_of(display_document(doc), cluster)
-        return source, navigator.source_match(source)
+        return source, query_syntax.lucene_query(navigator.source_match(source))
 
     found: list[navigator.Source] = []
     for kind_filter in (_FILE_SYSTEMS, _METASTORES, _NAMESPACES):
@@ -63,8 +64,10 @@ def navigator_sources(index: SolrIndex, cluster: str) -> list[navigator.Source]:
         if source_type in navigator.PATH_SOURCE_TYPES:
             continue
         service = navigator.Source(source_type, navigator.SourceKind.SERVICE, cluster)
-        if source_type in (SourceType.HIVE.value, SourceType.OPENLINEAGE.value) \
-                and not index.count("elements", "*:*", filters=[navigator.source_match(service)]):
+        # Hive and OpenLineage elements may all belong to metastores and namespaces
+        held = [query_syntax.lucene_query(navigator.source_match(service))]
+        if source_type in (SourceType.HIVE.value, SourceType.OPENLINEAGE.value) and not index.count(
+                "elements", "*:*", filters=held):
             continue
         found.append(service)
     return sorted(set(found))

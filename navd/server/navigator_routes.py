@@ -150,7 +150,8 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
 
     @router.get("/relations", summary="Navigator: relations matching `query`, paged by `offset` and `limit`")
     def relations(version: str, index: SolrIndex = Depends(get_index),
-                  query: Annotated[str | None, Query(description="Solr syntax over Navigator's relation fields")] = None,
+                  query: Annotated[str | None, Query(
+                      description="Solr syntax over Navigator's relation fields")] = None,
                   offset: Annotated[str, Query(description=f"0..{navigator.MAX_OFFSET}")] = "0",
                   limit: Annotated[str, Query(description=f"0..{navigator.MAX_LIMIT}")] = str(navigator.DEFAULT_LIMIT),
                   ) -> JSONResponse:
@@ -180,7 +181,8 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
                     description=f"identities or qualified names, repeated or comma-separated, at most "
                                 f"{navigator.MAX_LINEAGE_IDS}")] = None,
                 length: Annotated[str | None, Query(
-                    description=f"hops walked each way, 1..{navigator.MAX_LINEAGE_LENGTH}; absent: navd's default")] = None,
+                    description=f"hops walked each way, 1..{navigator.MAX_LINEAGE_LENGTH}; "
+                                "absent: navd's default")] = None,
                 offset: Annotated[str | None, Query(description="0 only: navd's lineage is one answer")] = None,
                 mergeDeletedEntities: Annotated[str | None, Query(  # noqa: N803 - Navigator's name
                     description="false only: navd shows deleted entities apart")] = None,
