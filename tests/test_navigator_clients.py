@@ -838,3 +838,18 @@ def test_searches_sent_as_post_need_a_user_and_json(navigator_url: str) -> None:
     tagged = requests.post(base + "/interactive/entities", json={"filterQueries": ["{!join from=a}x"]},
                            auth=(USER, PASSWORD), timeout=60)
     assert tagged.status_code == 400 and tagged.json()["parameter"] == "filterQueries"
+
+
+def test_a_new_source_shows_once_it_is_indexed(sdk: SdkClient, index: SolrIndex, ids: Mapping[str, str]) -> None:
+    """The server keeps the sources of an index generation: a nameservice first indexed after a
+    client listed the sources is a source at the next listing."""
+    before = {s["sourceUrl"] for s in sdk.get_all_sources()}
+    nameservice = f"hdfs://ns{uuid.uuid4().hex[:8]}"
+    assert nameservice not in before
+    writer = IndexWriter(index)
+    writer.write_all(records_for(entry_from_webhdfs("/data", _status("new", "DIRECTORY", 0, "755")), nameservice,
+                                 f"{SOURCE}##2"))
+    assert writer.close()
+    index.commit("elements", soft=True)
+    after = {s["sourceUrl"] for s in sdk.get_all_sources()}
+    assert after == before | {nameservice}

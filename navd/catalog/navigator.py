@@ -6,6 +6,7 @@ the model, as the Navigator-compatible API (navd/server/navigator_routes.py) ans
 from __future__ import annotations
 
 import dataclasses
+import threading
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ from navd.errors import EntityNotFound, SolrError, UsageError, first_line
 from navd.index import query_syntax
 from navd.index.client import SolrIndex
 from navd.index.documents import display_document, endpoint_field
-from navd.lineage.hub_cache import HubCache
+from navd.lineage.hub_cache import Generation, HubCache, generation
 from navd.lineage.rules import LineageOptions, Node
 from navd.lineage.service import lineage
 from navd.model import ElementType, RelationType, SourceType
@@ -73,23 +74,51 @@ def navigator_sources(index: SolrIndex, cluster: str) -> list[navigator.Source]:
     return sorted(set(found))
 
 
-def query_context(index: SolrIndex, query_texts: Sequence[str], cluster: str) -> navigator.QueryContext:
+class SourceCache:
+    """The sources of one index generation (navd/lineage/hub_cache.py's `generation`: two cheap
+    requests), shared by a server's requests: finding them costs a request per source, and a Hue
+    configured with a cluster name names them in every query."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entry: tuple[Generation, str, tuple[navigator.Source, ...]] | None = None
+
+    def sources(self, index: SolrIndex, cluster: str) -> list[navigator.Source]:
+        now = generation(index)  # before finding them: what they are read from is at least this new
+        with self._lock:
+            entry = self._entry
+        if entry is not None and entry[:2] == (now, cluster):
+            return list(entry[2])
+        found = navigator_sources(index, cluster)
+        with self._lock:
+            self._entry = (now, cluster, tuple(found))
+        return found
+
+
+def _sources(index: SolrIndex, cluster: str, cache: SourceCache | None) -> list[navigator.Source]:
+    return cache.sources(index, cluster) if cache is not None else navigator_sources(index, cluster)
+
+
+def query_context(index: SolrIndex, query_texts: Sequence[str], cluster: str,
+                  cache: SourceCache | None = None) -> navigator.QueryContext:
     """What Navigator queries are translated against: the sources, looked up only when a query
-    names a source id (it costs a few requests)."""
+    names a source id."""
     if any("sourceId" in text or "srcId" in text for text in query_texts):
-        return navigator.QueryContext(cluster, navigator.sources_by_identity(navigator_sources(index, cluster)))
+        return navigator.QueryContext(cluster, navigator.sources_by_identity(_sources(index, cluster, cache)))
     return navigator.QueryContext(cluster)
 
 
-def _source_entities(index: SolrIndex, query: query_syntax.Query, cluster: str) -> list[dict[str, Any]]:
-    entities = [navigator.source_entity(s, cluster) for s in navigator_sources(index, cluster)]
+def _source_entities(index: SolrIndex, query: query_syntax.Query, cluster: str,
+                     cache: SourceCache | None) -> list[dict[str, Any]]:
+    entities = [navigator.source_entity(s, cluster) for s in _sources(index, cluster, cache)]
     return sorted((e for e in entities if navigator.matches(query, e)), key=lambda e: str(e["identity"]))
 
 
 # -- entities ------------------------------------------------------------------------------------
 
 def navigator_entities(index: SolrIndex, query: str = "*:*", *, offset: int = 0,
-                       limit: int = navigator.DEFAULT_LIMIT, cluster: str = "") -> list[dict[str, Any]]:
+                       limit: int = navigator.DEFAULT_LIMIT, cluster: str = "",
+                       cache: SourceCache | None = None) -> list[dict[str, Any]]:
     """GET entities: the elements matching Navigator's `query`, `limit` from `offset`, in
     identity order, as Navigator entities; a query for SOURCE entities (`type:SOURCE`,
     `clusterName:"..."`: navigator.is_source_query) answers the sources it matches."""
@@ -97,19 +126,20 @@ def navigator_entities(index: SolrIndex, query: str = "*:*", *, offset: int = 0,
     limit = navigator.bounded_int("limit", limit, 0, navigator.MAX_LIMIT)
     parsed = query_syntax.parse(query, "query")
     if navigator.is_source_query(parsed):
-        return _source_entities(index, parsed, cluster)[offset:offset + limit]
-    context = query_context(index, [query], cluster)
+        return _source_entities(index, parsed, cluster, cache)[offset:offset + limit]
+    context = query_context(index, [query], cluster, cache)
     body = _search(index, navigator.translate_query(query, "query", context), rows=limit, start=offset)
     return [navigator.entity(doc, cluster) for doc in body["response"]["docs"]]
 
 
 def navigator_entity_page(index: SolrIndex, query: str = "*:*", *, limit: int = navigator.DEFAULT_LIMIT,
-                          cursor_mark: str = navigator.FIRST_CURSOR, cluster: str = "") -> navigator.CursorPage:
+                          cursor_mark: str = navigator.FIRST_CURSOR, cluster: str = "",
+                          cache: SourceCache | None = None) -> navigator.CursorPage:
     """POST entities/paging: one page from `cursor_mark` (`*` first). The last page is the one
     shorter than `limit`; a request after it gets no results and the same cursorMark."""
     limit = navigator.bounded_int("limit", limit, 1, navigator.MAX_LIMIT)
     cursor_mark = navigator.check_cursor_mark(cursor_mark)
-    context = query_context(index, [query], cluster)
+    context = query_context(index, [query], cluster, cache)
     body = _search(index, navigator.translate_query(query, "query", context), rows=limit, cursor_mark=cursor_mark)
     return navigator.CursorPage(tuple(navigator.entity(doc, cluster) for doc in body["response"]["docs"]),
                                 str(body["nextCursorMark"]))
@@ -133,12 +163,13 @@ def _search(index: SolrIndex, translated: str, *, rows: int, start: int = 0, cur
         raise UsageError(f"{parameter}: Solr refused it: {first_line(exc, 300)}") from None
 
 
-def navigator_entity(index: SolrIndex, identity: str, cluster: str = "") -> dict[str, Any]:
+def navigator_entity(index: SolrIndex, identity: str, cluster: str = "",
+                     cache: SourceCache | None = None) -> dict[str, Any]:
     """GET entities/{identity}: the element (or the source) with that identity as a Navigator entity."""
     docs = index.get("elements", [identity]) if identity else []
     if docs:
         return navigator.entity(docs[0], cluster)
-    for source in navigator_sources(index, cluster) if identity else ():
+    for source in _sources(index, cluster, cache) if identity else ():
         if source.identity == identity:
             return navigator.source_entity(source, cluster)
     raise EntityNotFound(f"no entity with identity {shown(identity)}")
@@ -146,14 +177,15 @@ def navigator_entity(index: SolrIndex, identity: str, cluster: str = "") -> dict
 
 # -- interactive search --------------------------------------------------------------------------
 
-def navigator_interactive(index: SolrIndex, search: navigator.InteractiveSearch, cluster: str = "") -> dict[str, Any]:
+def navigator_interactive(index: SolrIndex, search: navigator.InteractiveSearch, cluster: str = "",
+                          cache: SourceCache | None = None) -> dict[str, Any]:
     """POST interactive/entities: the page of entities matching the query and every filter, by
     relevance, with `totalMatched` and a `facets` object of each facet field asked (value ->
     count; a field navd does not count has an empty one)."""
     tags = [f.tag for f in search.filters if f.tag]
     facet_params = {name: navigator.facet_field_param(name, tags) for name in search.facet_fields}
     counted = [param for param in facet_params.values() if param is not None]
-    sources: list[navigator.Source] = navigator_sources(index, cluster) if "sourceId" in search.facet_fields else []
+    sources = _sources(index, cluster, cache) if "sourceId" in search.facet_fields else []
     source_queries = {query_syntax.lucene_query(navigator.source_match(s)): s.identity for s in sources}
     params: dict[str, Any] = {}
     if counted or source_queries:

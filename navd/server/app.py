@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from navd import __version__
 from navd.config import NavdConfig, is_loopback_host
 from navd.errors import NavdError, first_line
+from navd.catalog.navigator import SourceCache
 from navd.index.client import SolrIndex
 from navd.lineage.hub_cache import HubCache
 from navd.logs import get_logger
@@ -48,6 +49,8 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
     app.state.index = index
     # one hub cache for every request of this server (navd/lineage/hub_cache.py)
     app.state.hubs = HubCache(config.lineage)
+    # the Navigator API's SOURCE entities of the current index generation (navd/catalog/navigator.py)
+    app.state.navigator_sources = SourceCache()
     # who a request is and what its role may do (navd/server/auth.py): checked once per request
     app.state.auth = Authenticator(config)
     # the readiness probe's own thread: it answers while the request threads are all busy

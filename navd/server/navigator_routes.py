@@ -77,6 +77,14 @@ def _ignored_lineage_options(
     """Navigator's lineage option that changes nothing navd shows (navd has no usage end points)."""
 
 
+def _source_cache_of(request: Request) -> reads.SourceCache | None:
+    """The app's cache of the sources (create_app); a router mounted on its own finds them each time."""
+    return getattr(request.app.state, "navigator_sources", None)
+
+
+SourceCacheOf = Annotated[reads.SourceCache | None, Depends(_source_cache_of)]
+
+
 def _cluster_of(request: Request) -> str:
     """`[cluster] name` of the app's config: the cluster of the sources one per cluster (a
     router mounted without a config: no cluster)."""
@@ -97,22 +105,22 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
                                                                 "absent: every entity")] = None,
                  offset: Annotated[str, Query(description=f"0..{navigator.MAX_OFFSET}")] = "0",
                  limit: Annotated[str, Query(description=f"0..{navigator.MAX_LIMIT}")] = str(navigator.DEFAULT_LIMIT),
-                 cluster: str = Depends(_cluster_of)) -> JSONResponse:
+                 cluster: str = Depends(_cluster_of), cache: SourceCacheOf = None) -> JSONResponse:
         return _answer(version, lambda: reads.navigator_entities(
             index, navigator.check_query("query", query),
             offset=navigator.bounded_int("offset", offset, 0, navigator.MAX_OFFSET),
-            limit=navigator.bounded_int("limit", limit, 0, navigator.MAX_LIMIT), cluster=cluster))
+            limit=navigator.bounded_int("limit", limit, 0, navigator.MAX_LIMIT), cluster=cluster, cache=cache))
 
     @router.post("/entities/paging", summary="Navigator: entities paged with a cursor",
                  description="Body `{query, limit, cursorMark}` (`*` first); answers `{results, cursorMark}`.")
     async def entities_paging(version: str, request: Request, index: SolrIndex = Depends(get_index),
-                              cluster: str = Depends(_cluster_of)) -> JSONResponse:
+                              cluster: str = Depends(_cluster_of), cache: SourceCacheOf = None) -> JSONResponse:
         raw = await request.body()
 
         def page() -> dict[str, Any]:
             query, limit, cursor_mark = _paging_request(raw)
             return reads.navigator_entity_page(index, query, limit=limit, cursor_mark=cursor_mark,
-                                               cluster=cluster).as_dict()
+                                               cluster=cluster, cache=cache).as_dict()
 
         # the read blocks on Solr: off the event loop, as FastAPI runs the plain `def` routes
         return await run_in_threadpool(_answer, version, page)
@@ -120,14 +128,15 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
     @router.get("/entities/{identity}", summary="Navigator: one entity by identity (404 when unknown)",
                 dependencies=[Depends(_carried_search_parameters), Depends(_carried_lineage_parameters)])
     def entity(version: str, identity: str, index: SolrIndex = Depends(get_index),
-               cluster: str = Depends(_cluster_of)) -> JSONResponse:
-        return _answer(version, lambda: reads.navigator_entity(index, identity, cluster))
+               cluster: str = Depends(_cluster_of), cache: SourceCacheOf = None) -> JSONResponse:
+        return _answer(version, lambda: reads.navigator_entity(index, identity, cluster, cache))
 
     @router.post("/interactive/entities", summary="Navigator: the search box's search, with facets",
                  description="Body `{query, filterQueries, facetFields, facetPrefix, firstClassEntitiesOnly}`; "
                              "answers `{results, totalMatched, facets, offset, limit}`.")
     async def interactive_entities(
             version: str, request: Request, index: SolrIndex = Depends(get_index), cluster: str = Depends(_cluster_of),
+            cache: SourceCacheOf = None,
             offset: Annotated[str, Query(description=f"0..{navigator.MAX_OFFSET}")] = "0",
             limit: Annotated[str, Query(description=f"0..{navigator.MAX_LIMIT}")] = str(navigator.DEFAULT_LIMIT),
     ) -> JSONResponse:
@@ -136,9 +145,9 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
         def search() -> dict[str, Any]:
             body = _json_object(raw, "{query, filterQueries, facetFields}")
             texts = [str(body.get("query") or ""), *(str(f) for f in body.get("filterQueries") or [])]
-            context = reads.query_context(index, texts, cluster)
+            context = reads.query_context(index, texts, cluster, cache)
             return reads.navigator_interactive(index, navigator.interactive_search(body, limit, offset, context),
-                                               cluster)
+                                               cluster, cache)
 
         return await run_in_threadpool(_answer, version, search)
 
