@@ -144,7 +144,9 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
 
         def search() -> dict[str, Any]:
             body = _json_object(raw, "{query, filterQueries, facetFields}")
-            texts = [str(body.get("query") or ""), *(str(f) for f in body.get("filterQueries") or [])]
+            filters = body.get("filterQueries")
+            # the texts that may name a source; the request itself is checked by interactive_search
+            texts = [str(body.get("query") or ""), *(str(f) for f in (filters if isinstance(filters, list) else []))]
             context = reads.query_context(index, texts, cluster, cache)
             return reads.navigator_interactive(index, navigator.interactive_search(body, limit, offset, context),
                                                cluster, cache)
