@@ -730,17 +730,19 @@ def with_flows(entity_json: dict[str, Any], inputs: Iterable[str], outputs: Iter
             "outputs": sorted({o.upper() for o in outputs})}
 
 
-def lineage_options(length: object, offset: object, merge_deleted: object) -> int | None:
-    """Navigator's lineage options, checked: `length` (the hops walked each way, 1..20; None:
-    navd's default), `offset` (0 only: navd's lineage is one answer) and `mergeDeletedEntities`
-    (false only: navd shows a deleted entity apart from its successor)."""
+def lineage_options(length: object, offset: object, merge_deleted: object,
+                    max_length: int | None = None) -> int | None:
+    """Navigator's lineage options, checked: `length` (the hops walked each way, 1..`max_length`,
+    the server's `[server] max_depth`, else MAX_LINEAGE_LENGTH; None: navd's default), `offset` (0
+    only: navd's lineage is one answer) and `mergeDeletedEntities` (false only: navd shows a
+    deleted entity apart from its successor)."""
     if offset is not None and bounded_int("offset", offset, 0, MAX_OFFSET) != 0:
         raise UsageError(f"offset: {offset}: navd's lineage is not paged: only offset=0 is served")
     if merge_deleted is not None and str(merge_deleted).strip().lower() != "false":
         raise UsageError(f"mergeDeletedEntities: {str(merge_deleted)[:20]!r} is not supported: navd shows "
                          "deleted entities apart (only false is served)")
-    return None if length is None else bounded_int("length", length, 1, MAX_LINEAGE_LENGTH)
+    return None if length is None else bounded_int("length", length, 1, max_length or MAX_LINEAGE_LENGTH)
 
 
-#: The longest lineage `length` navd walks (hops each way)
+#: The longest lineage `length` navd walks (hops each way) without a server's `[server] max_depth`
 MAX_LINEAGE_LENGTH = 20

@@ -85,6 +85,12 @@ def _source_cache_of(request: Request) -> reads.SourceCache | None:
 SourceCacheOf = Annotated[reads.SourceCache | None, Depends(_source_cache_of)]
 
 
+def _max_length_of(request: Request) -> int | None:
+    """`[server] max_depth`: the longest lineage `length` (None: a router mounted without a config)."""
+    config = getattr(request.app.state, "config", None)
+    return config.server.max_depth if config is not None else None
+
+
 def _cluster_of(request: Request) -> str:
     """`[cluster] name` of the app's config: the cluster of the sources one per cluster (a
     router mounted without a config: no cluster)."""
@@ -187,13 +193,12 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
                 summary="Navigator: the lineage of `entityIds` (repeated or comma-separated)",
                 description="`{entities, relations}` in Navigator's vocabulary.")
     def lineage(version: str, request: Request, index: SolrIndex = Depends(get_index),
-                cluster: str = Depends(_cluster_of),
+                cluster: str = Depends(_cluster_of), max_length: int | None = Depends(_max_length_of),
                 entityIds: Annotated[list[str] | None, Query(  # noqa: N803 - Navigator's name
                     description=f"identities or qualified names, repeated or comma-separated, at most "
                                 f"{navigator.MAX_LINEAGE_IDS}")] = None,
                 length: Annotated[str | None, Query(
-                    description=f"hops walked each way, 1..{navigator.MAX_LINEAGE_LENGTH}; "
-                                "absent: navd's default")] = None,
+                    description="hops walked each way, 1..[server] max_depth; absent: navd's default")] = None,
                 offset: Annotated[str | None, Query(description="0 only: navd's lineage is one answer")] = None,
                 mergeDeletedEntities: Annotated[str | None, Query(  # noqa: N803 - Navigator's name
                     description="false only: navd shows deleted entities apart")] = None,
@@ -202,7 +207,7 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
         hubs = getattr(request.app.state, "hubs", None)
         return _answer(version, lambda: reads.navigator_lineage(
             index, navigator.entity_ids(entityIds or []), hubs, cluster=cluster,
-            length=navigator.lineage_options(length, offset, mergeDeletedEntities)))
+            length=navigator.lineage_options(length, offset, mergeDeletedEntities, max_length)))
 
     @router.get("/models", summary="Navigator: the metadata model (package and meta classes)")
     def models(version: str) -> JSONResponse:
