@@ -1,6 +1,8 @@
 """Cloudera Navigator's API vocabulary, pure: navd's stored element and relation documents as
-Navigator's entity and relation JSON, Navigator's entity queries as navd's Solr queries, and the
-checks of the API's paging parameters. No I/O: navd/catalog/navigator.py fetches, the HTTP
+Navigator's entity and relation JSON, Navigator's entity and relation queries as navd's Solr
+queries, the SOURCE entities (derived from the elements: `source_of`, `source_match`) and the
+queries over them, the interactive search's request, and the checks of the API's paging and
+lineage parameters. No I/O: navd/catalog/navigator.py fetches, the HTTP
 routes (navd/server/navigator_routes.py) parse and answer. docs/navigator-api.md says which
 names were checked against Navigator's published API and clients and which are inferred.
 
