@@ -12,9 +12,11 @@ the identity; what differs:
   stores `parentPath` only for files and directories, a Hive element's place is in its
   qualified name (`db.table.column@cluster`). Entities get the Navigator spelling, and a query
   on `parentPath` also matches the Hive elements under the path it names.
-- Navigator's user-managed metadata (`name`, `description`, `tags`) does not exist in navd:
-  entities carry them empty (as Navigator shows an entity nobody edited) and a query on them
-  matches nothing. The description an extractor found is Navigator's `originalDescription`.
+- Navigator's user-managed metadata (`name`, `description`, `tags`, `properties`,
+  `customProperties`) is navd's annotations (navd/annotations), copied onto the element
+  document; the properties an extractor found are `technicalProperties`, the description it
+  found `originalDescription`. A query on `name`, `description`, `tags` searches what people
+  wrote, on `up_<key>` a user or an extracted property, on `namespace.key` a custom property.
 - Relations name each end's ids as a list (`endpoint1Ids`), navd stores one id per end.
 - Hue sends a bare type name as a clause (`FIELD AND (sourceType:HIVE)...`): on navd it also
   matches the type.
@@ -32,6 +34,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+from navd.annotations import rules as annotation_rules
 from navd.errors import UsageError
 from navd.index import query_syntax
 from navd.index.documents import display_document
@@ -58,8 +61,10 @@ _MATCH_NOTHING = "*:* -*:*"
 NOTHING = f"({_MATCH_NOTHING})"
 #: Navigator fields whose value navd has another name for.
 _RENAMED = {"srcId": "sourceId", "originalDescription": "description"}
-#: Navigator's user-managed fields: navd keeps none, so on navd they are always empty.
-_USER_MANAGED = frozenset({"name", "description", "tags"})
+#: Navigator's user-managed fields, on the fields navd copies annotations to (navd/annotations).
+#: (Navigator's `description` is the person's; the extractor's is `originalDescription`.)
+_USER_MANAGED: Mapping[str, str] = {"name": annotation_rules.NAME_FIELD, "tags": annotation_rules.TAGS_FIELD,
+                                    "description": annotation_rules.DESCRIPTION_FIELD}
 #: Fields whose values are navd's upper-case enum names (`type:table` means `type:TABLE`).
 _ENUM_FIELDS = frozenset({"type", "sourceType"})
 _USER_PROPERTY_PREFIX, _NAVD_PROPERTY_PREFIX = "up_", "prop_"
@@ -69,6 +74,8 @@ _SOURCE_ID_FIELDS = frozenset({"sourceId", "srcId"})
 #: the package of every entity's meta class (Navigator's built-in classes are in `nav`)
 PACKAGE_NAME = "nav"
 _PARENT_PATH = "parentPath"
+#: a custom property (Navigator's managed metadata) named in a query: `namespace.key`
+_CUSTOM_PROPERTY = re.compile(r"[A-Za-z][A-Za-z0-9_]*\.[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 
 #: What a bare term may name to also match the type (`FIELD AND ...`).
 _TYPE_NAMES = frozenset(t.value for t in ElementType)
@@ -97,19 +104,23 @@ def entity(doc: Mapping[str, Any], cluster: str = "") -> dict[str, Any]:
     out["sourceId"] = source_of(shown, cluster).identity
     out["metaClassName"] = meta_class_name(str(shown.get("sourceType", "")), str(shown.get("type", "")))
     out["packageName"] = PACKAGE_NAME
-    # what the extractors found (Navigator's technical metadata), beside `properties`
-    extracted = shown.get("properties")
-    out["technicalProperties"] = dict(extracted) if isinstance(extracted, Mapping) else {}
     out["deleted"] = bool(shown.get("deleted", False))
     out["parentPath"] = parent_path(shown)
     out["originalDescription"] = shown.get("description")
-    out["name"] = out["description"] = out["tags"] = None  # user-managed in Navigator: nobody set them
+    # user-managed in Navigator: what people wrote (navd/annotations); null when nobody did
+    annotation = annotation_rules.stored_annotation(doc)
+    out["name"] = annotation.display_name if annotation else None
+    out["description"] = annotation.description if annotation else None
+    out["tags"] = list(annotation.tags) if annotation and annotation.tags else None
     out["userEntity"] = False
-    out["properties"] = shown.get("properties") or {}
+    out["properties"] = dict(annotation.properties) if annotation else {}
+    out["customProperties"] = annotation.custom_by_namespace() if annotation else {}
+    out["technicalProperties"] = shown.get("properties") or {}
     out["firstClassParentId"] = shown.get("parentId") if shown.get("type") in _HIVE_CHILD_TYPES else None
     out.update({field: shown[field] for field in _NAVD_EXTRAS if field in shown})
     if shown.get("sourceType") == SourceType.S3.value:
-        out.update({field: out["properties"][field] for field in _S3_FIELDS if field in out["properties"]})
+        technical = out["technicalProperties"]
+        out.update({field: technical[field] for field in _S3_FIELDS if field in technical})
         if "implicit" in out:
             out["implicit"] = out["implicit"] == "true"
     return out
@@ -212,7 +223,14 @@ def _clause(clause: Clause, outer: str | None, context: QueryContext) -> Clause:
     if clause.field is None:
         return dataclasses.replace(clause, node=_value(clause.node, outer, context))
     if clause.field in _USER_MANAGED:
-        return dataclasses.replace(clause, field=None, node=_group(_MATCH_NOTHING))
+        return dataclasses.replace(clause, field=_USER_MANAGED[clause.field],
+                                   node=_value(clause.node, clause.field, context))
+    if clause.field.startswith(_USER_PROPERTY_PREFIX):
+        # a user property (annotations, `up_<key>`) or, as before annotations, an extracted one
+        key = clause.field[len(_USER_PROPERTY_PREFIX):]
+        inner = (Clause(clause.node, clause.field),
+                 Clause(clause.node, _NAVD_PROPERTY_PREFIX + key, conjunction="OR"))
+        return dataclasses.replace(clause, field=None, node=Group(Query(inner)))
     field = _field(clause.field)
     node = _value(clause.node, clause.field, context)
     hive = _hive_parent_clause(node) if field == _PARENT_PATH else None
@@ -234,6 +252,10 @@ def _plain_value(node: Node) -> str | None:
 def _field(name: str) -> str:
     if name.startswith(_USER_PROPERTY_PREFIX):
         name = _NAVD_PROPERTY_PREFIX + name[len(_USER_PROPERTY_PREFIX):]
+    elif _CUSTOM_PROPERTY.fullmatch(name) and not name.startswith(
+            (_NAVD_PROPERTY_PREFIX, annotation_rules.CUSTOM_PROPERTY_PREFIX)):
+        # managed metadata, `namespace.key` (no field of navd's has a dot outside a prefix)
+        return annotation_rules.CUSTOM_PROPERTY_PREFIX + annotation_rules.field_key(name)
     return _RENAMED.get(name, name)
 
 

@@ -124,7 +124,7 @@ def test_an_element_is_a_navigator_entity(api: TestClient, ids: Mapping[str, str
     shown = _get(api, f"entities/{ids[label]}")
     assert shown["identity"] == ids[label]
     assert {k: shown[k] for k in expected} == {k: ids["table"] if v == "<table>" else v for k, v in expected.items()}
-    # Navigator's user-managed metadata: navd has none, so empty as on an entity nobody edited
+    # Navigator's user-managed metadata: nobody annotated these, so empty as on an entity nobody edited
     assert (shown["name"], shown["description"], shown["tags"], shown["userEntity"]) == (None, None, None, False)
     assert not any(k.startswith("prop_") or k == "_version_" for k in shown)
 
@@ -132,7 +132,8 @@ def test_an_element_is_a_navigator_entity(api: TestClient, ids: Mapping[str, str
 def test_an_entity_lists_what_a_search_lists(api: TestClient, ids: Mapping[str, str]) -> None:
     [found] = _get(api, "entities", query=f'identity:"{ids["table"]}"')
     assert found == _get(api, f"entities/{ids['table']}")
-    assert found["properties"]["tblproperty.tier"] == "gold"
+    # what the metastore said is technical; `properties` are what people wrote (none here)
+    assert found["technicalProperties"]["tblproperty.tier"] == "gold" and found["properties"] == {}
 
 
 def test_a_relation_is_a_navigator_relation(api: TestClient, ids: Mapping[str, str]) -> None:
@@ -158,9 +159,11 @@ TRANSLATIONS: list[tuple[str, str]] = [
     ("parentPath:\\/data*", "parentPath:\\/data*"),  # wildcards stay on the stored paths only
     ("srcId:abc", "sourceId:abc"),
     ("originalDescription:orders", "description:orders"),
-    ("up_tier:gold", "prop_tier:gold"),
-    ("name:x OR tags:y", f"{navigator.NOTHING} OR {navigator.NOTHING}"),
-    ("(originalName:*x*^3)OR(name:*x*^10)", f"(originalName:*x*^3) OR ({navigator.NOTHING})"),
+    ("up_tier:gold", "(up_tier:gold OR prop_tier:gold)"),  # a person's property or an extracted one
+    ("name:x OR tags:y OR description:z", "displayName:x OR tags:y OR userDescription:z"),  # what people wrote
+    ("(originalName:*x*^3)OR(name:*x*^10)", "(originalName:*x*^3) OR (displayName:*x*^10)"),
+    ("sales.steward:ann", "cp_sales.steward:ann"),  # a custom property, Navigator's `namespace.key`
+    ("prop_tblproperty.tier:gold", "prop_tblproperty.tier:gold"),  # navd's own property field, as it is
     ('originalName:"name:x tags:y"', 'originalName:"name:x tags:y"'),  # inside a phrase: text
     ("originalName:a\\:name\\:b", "originalName:a\\:name\\:b"),
     ("fileSystemPath:\\/user\\/x AND -type:FILE", "fileSystemPath:\\/user\\/x AND -type:FILE"),

@@ -21,6 +21,8 @@ import pytest
 import requests
 from playwright.sync_api import Browser, Page, sync_playwright
 
+from navd.annotations.rules import Edit
+from navd.annotations.service import AnnotationService
 from navd.extractors.oozie.records import parse_workflow, workflow_records
 from navd.extractors.s3.records import bucket_records
 from navd.index.client import SolrIndex
@@ -391,6 +393,30 @@ def test_show_more_on_a_node_the_cap_cut_adds_its_neighbours(page: Page, served:
     assert neighbours <= after and before_nodes <= after
     assert not page.evaluate("(id) => window.navdPage.graph.nodes.find((n) => n.id === id).cut", target)
     assert requests.get(served.url + "/healthz", timeout=5).status_code == 200
+
+
+def test_an_entitys_tags_and_description_show_on_its_page_in_the_panel_and_in_search(
+        page: Page, graph: Pipeline, index: SolrIndex) -> None:
+    """What people wrote (navd annotate) on the entity page, in the lineage panel of its node, and
+    found by the search box's query."""
+    tag = f"reviewed{os.getpid()}"
+    AnnotationService(index).edit(graph.id("raw"), Edit(add_tags=(tag,), description="churn inputs <b>raw</b>"),
+                                  "eddie")
+    page.goto("/#/entity/" + graph.id("raw"))
+    page.wait_for_selector("#annotations")
+    assert page.eval_on_selector_all("#annotations .user-tag", "(tags) => tags.map((t) => t.textContent)") == [tag]
+    assert page.text_content("#annotations .annotation-description") == "churn inputs <b>raw</b>"  # text, not markup
+    open_lineage(page, graph.id("merged"))
+    click_node(page, graph.id("raw"))
+    page.wait_for_selector("#panel-annotations")
+    assert tag in page.text_content("#panel-annotations")
+    click_node(page, graph.id("merged"))  # nobody annotated it: no section
+    page.wait_for_selector(".node-entity")
+    assert page.query_selector("#panel-annotations") is None
+    page.goto("/#/search?q=" + quote(f"tags:{tag}", safe=""))
+    page.wait_for_selector("ul.results li")
+    assert page.eval_on_selector_all("ul.results a.result-link", "(links) => links.map((a) => a.textContent)") == \
+        [graph.names["raw"]]
 
 
 def test_selecting_an_execution_in_the_diagram_shows_its_query_text(page: Page, graph: Pipeline) -> None:

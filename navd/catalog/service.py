@@ -7,6 +7,8 @@ import dataclasses
 import re
 from typing import Any
 
+from navd.annotations import store as annotation_store
+from navd.annotations.rules import widened
 from navd.catalog import store
 from navd.config import NavdConfig
 from navd.errors import SolrError, UsageError, first_line
@@ -14,7 +16,7 @@ from navd.extractors.hdfs.settings import hdfs_settings
 from navd.index.client import SolrIndex
 from navd.index.documents import display_document
 from navd.index.lookup import Scope, resolve_one
-from navd.index.query_syntax import lucene_query, sort_spec
+from navd.index.query_syntax import parse, sort_spec, write
 from navd.model import ElementType
 from navd.names import shown
 from navd.taint.store import list_taints
@@ -44,7 +46,7 @@ def search(index: SolrIndex, core: str, query: str, *, rows: int = 20, sort: str
     """A Solr query in the Lucene syntax on one core, sorted by fields only. Solr reads the query
     as navd parsed and wrote it back (navd/index/query_syntax.py: what is refused, a
     QuerySyntaxError naming `query` or `--sort`)."""
-    solr_query = lucene_query(query)
+    solr_query = user_query(query, core)
     solr_sort = sort_spec(sort) if sort is not None else None
     # defType fixed: a core's defaults cannot swap the parser the query was parsed for.
     body = user_search(index, core, solr_query, rows=rows, sort=solr_sort, params={"defType": "lucene"})
@@ -66,13 +68,21 @@ def search_page(index: SolrIndex, core: str, query: str, *, rows: int = 20,
     (start=N gets slower and shifts under writes). The sort is the unique key, as cursorMark
     requires. An invalid cursor is Solr's 400 (SolrError, status 400); a refused query a
     QuerySyntaxError naming `query` (as search())."""
-    body = user_search(index, core, lucene_query(query), rows=rows, sort="identity asc",
+    body = user_search(index, core, user_query(query, core), rows=rows, sort="identity asc",
                        params={"defType": "lucene", "cursorMark": cursor})
     docs = tuple(display_document(d) for d in body["response"]["docs"])
     following = str(body.get("nextCursorMark", cursor))
     # Solr says the end by returning the cursor it was given; a short page is the end too.
     done = following == cursor or len(docs) < rows
     return SearchPage(int(body["response"]["numFound"]), docs, cursor, None if done else following)
+
+
+def user_query(query: str, core: str) -> str:
+    """A user's query as navd sends it: parsed (refusals: QuerySyntaxError naming `query`), on
+    the elements `description:` also searching what people wrote (navd/annotations), written
+    back."""
+    parsed = parse(query, "query")
+    return write(widened(parsed) if core == "elements" else parsed, "query")
 
 
 #: Lucene's TooComplexToDeterminizeException, which Solr answers with HTTP 500: a wildcard or a
@@ -103,8 +113,15 @@ def entity(index: SolrIndex, name: str, scope: Scope = Scope()) -> tuple[dict[st
 
 def shown_entity(index: SolrIndex, name: str, scope: Scope = Scope()) -> dict[str, Any]:
     """The element `name` stands for as `navd entity` and /api/entities/{name} show it: as
-    `entity()` finds it, with a `tainted` section when taints cover it (navd/taint)."""
+    `entity()` finds it, with `annotations` when people wrote some (navd/annotations) and a
+    `tainted` section when taints cover it (navd/taint)."""
     (doc,) = entity(index, name, scope)
+    # what people wrote, from its records (the copy on the document may lag an edit made while
+    # an extractor was writing it: navd/annotations/store.py)
+    annotation = annotation_store.current(index, str(doc["identity"]))[0]
+    doc.pop("annotations", None)
+    if not annotation.empty:
+        doc["annotations"] = annotation.as_dict()
     tainted = list_taints(index, doc)
     return {**doc, "tainted": tainted} if tainted else doc
 

@@ -1,12 +1,16 @@
-"""`navd taint`, `navd reprocess`, `navd tag`: marking data as bad or sensitive, and what follows
-downstream (navd/taint, navd/sensitivity)."""
+"""`navd taint`, `navd reprocess`, `navd tag`, `navd annotate`: marking data as bad or sensitive,
+and what follows downstream (navd/taint, navd/sensitivity); writing tags, descriptions and
+properties on it (navd/annotations)."""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import getpass
 from typing import Any
 
+from navd.annotations.rules import KEEP, Annotation, Edit, apply, parse_property
+from navd.annotations.service import AnnotationService
 from navd.catalog.service import lookup_scope
 from navd.cli.common import Commands, Outcome, iso_time, print_json
 from navd.config import NavdConfig
@@ -47,6 +51,25 @@ def register(commands: Commands) -> None:
                                   help="the range and entity of a recorded taint")
     reprocess_parser.add_argument("--format", choices=["text", "json"], default="text")
     reprocess_parser.set_defaults(handler=cmd_reprocess)
+
+    annotate = commands.add_parser(
+        "annotate", help="write tags, a description, a display name or properties on an entity (recorded)",
+        description="Edit what people write on an entity: tags, a description, a display name, user properties "
+                    "and namespaced custom properties. Extraction never changes them; every change is recorded "
+                    "(navd entity ENTITY --history).")
+    annotate.add_argument("entity", metavar="ENTITY", help="as for `navd entity`")
+    annotate.add_argument("--tag", action="append", default=[], metavar="TAG", help="add a tag (repeatable)")
+    annotate.add_argument("--untag", action="append", default=[], metavar="TAG", help="remove a tag (repeatable)")
+    annotate.add_argument("--description", metavar="TEXT", help='set the description ("" clears it)')
+    annotate.add_argument("--name", metavar="TEXT", help='set the display name ("" clears it)')
+    annotate.add_argument("--property", action="append", default=[], metavar="KEY=VALUE",
+                          help="set a user property; NAMESPACE.KEY=VALUE with --custom (repeatable)")
+    annotate.add_argument("--unset-property", action="append", default=[], metavar="KEY",
+                          help="remove a user property (repeatable)")
+    annotate.add_argument("--custom", action="store_true",
+                          help="--property and --unset-property name custom properties, NAMESPACE.KEY")
+    annotate.add_argument("--format", choices=["text", "json"], default="text")
+    annotate.set_defaults(handler=cmd_annotate)
 
     tag = commands.add_parser("tag", help="set, clear or explain the sensitivity level of a table or column")
     tag.add_argument("entity", metavar="ENTITY", nargs="?", help="a table, view or column, as for `navd entity`")
@@ -167,4 +190,44 @@ def cmd_tag(args: argparse.Namespace, config: NavdConfig) -> Outcome:
         what = f"tagged {result.level}" if result.level else "tag cleared"
         print(f"{result.target.get('qualifiedName')}: {what}; {result.columns} column and {result.tables} table "
               f"levels changed")
+    return Outcome.DONE
+
+
+# -- annotate --------------------------------------------------------------------------------
+
+def annotate_edit(args: argparse.Namespace) -> Edit:
+    """The edit `navd annotate`'s options ask for (UsageError naming the option for a bad one)."""
+    pairs: dict[str, str] = {}
+    for text in args.property:
+        key, value = parse_property(text)
+        pairs[key] = value
+    if args.custom:
+        edit = Edit(set_custom=pairs, unset_custom=tuple(args.unset_property))
+    else:
+        edit = Edit(set_properties=pairs, unset_properties=tuple(args.unset_property))
+    edit = dataclasses.replace(edit, add_tags=tuple(args.tag), remove_tags=tuple(args.untag),
+                               description=KEEP if args.description is None else args.description,
+                               display_name=KEEP if args.name is None else args.name)
+    if edit.empty:
+        raise UsageError("annotate: nothing to change: give --tag, --untag, --description, --name, --property "
+                         "or --unset-property")
+    try:
+        apply(Annotation(""), edit)
+    except UsageError as exc:  # the option, not the field of the API's body
+        raise UsageError(f"annotate: {exc}") from None
+    return edit
+
+
+def cmd_annotate(args: argparse.Namespace, config: NavdConfig) -> Outcome:
+    edit = annotate_edit(args)
+    with client_for(config, "admin") as index:
+        service = AnnotationService(index)
+        target = service.resolve(args.entity, lookup_scope(config))
+        annotation, changes = service.edit(str(target["identity"]), edit, getpass.getuser())
+    if args.format == "json":
+        print_json({**annotation.as_dict(), "qualifiedName": target.get("qualifiedName"),
+                    "changes": [c.as_dict() for c in changes]})
+        return Outcome.DONE
+    what = ", ".join(c.field for c in changes) if changes else "nothing changed"
+    print(f"{target.get('qualifiedName')}: {what}")
     return Outcome.DONE

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from navd.annotations.service import AnnotationService
 from navd.catalog.service import lookup_scope, search, shown_entity
 from navd.cli.common import Commands, Outcome, print_json, summary_line
 from navd.config import NavdConfig, extractor_state_dir
@@ -30,6 +31,9 @@ def register(commands: Commands) -> None:
                                help="identity, qualifiedName, /path, hdfs:///path, db.table[.column], application "
                                     "or Spark app id, <app id>/sql/<n>")
     entity_parser.add_argument("--json", action="store_true", help="print JSON")
+    entity_parser.add_argument("--history", action="store_true",
+                               help="list every change of what people wrote on it (navd annotate): who, when, "
+                                    "what, before and after")
     entity_parser.set_defaults(handler=cmd_entity)
 
     lineage_parser = commands.add_parser("lineage", help="where an entity came from and what depends on it")
@@ -70,6 +74,17 @@ def cmd_search(args: argparse.Namespace, config: NavdConfig) -> Outcome:
 def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> Outcome:
     with client_for(config, "reader") as index:
         doc = shown_entity(index, args.name, lookup_scope(config))
+        changes = AnnotationService(index).history(str(doc["identity"])) if args.history else None
+    if changes is not None:
+        if args.json:
+            print_json({"identity": doc["identity"], "qualifiedName": doc.get("qualifiedName"),
+                        "changes": [c.as_dict() for c in changes]})
+            return Outcome.DONE
+        print(f"{doc.get('qualifiedName')}: {len(changes)} change{'' if len(changes) == 1 else 's'}")
+        for change in changes:
+            print(f"{change.at.isoformat(timespec='seconds')}  {change.actor}  {change.field}: "
+                  f"{json.dumps(change.before, ensure_ascii=False)} -> {json.dumps(change.after, ensure_ascii=False)}")
+        return Outcome.DONE
     if args.json:
         print_json(doc)
         return Outcome.DONE

@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 import requests
 
+from navd.annotations.store import Carryover
 from navd.config import SolrConfig
 from navd.errors import KerberosError, SolrError, SolrUnavailable, connection_reason, first_line, tls_reason
 from navd.index.documents import deletion_update, element_document, relation_document, stub_document
@@ -520,7 +521,12 @@ class IndexWriter:
     """Writes Element, Relation and ElementStub records: the writer every extractor uses."""
 
     def __init__(self, index: SolrIndex, *, batch_size: int | None = None,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, carryover: Carryover | None = None) -> None:
+        # What people wrote on entities (navd/annotations): put into every element document
+        # this writer writes, so no extraction wipes it from search. A caller making a writer
+        # per small batch (the OpenLineage intake) passes one it keeps, read once.
+        self.carryover = carryover if carryover is not None else Carryover(index)
+        self._reprojected_after = 0  # element documents written when it last projected again
         self.elements = CoreWriter(index, "elements", batch_size=batch_size, threads=threads)
         self.relations = CoreWriter(index, "relations", batch_size=batch_size, threads=threads)
         # `_version_: -1` means "only if absent"; failOnVersionConflicts=false makes Solr skip
@@ -539,13 +545,19 @@ class IndexWriter:
         self.elements.flush()
         self.stubs.flush()
 
+    def _carried(self, doc: dict[str, Any]) -> dict[str, Any]:
+        fields = self.carryover.fields.get(doc["identity"])
+        if fields:
+            doc.update(fields)
+        return doc
+
     def write(self, record: Record) -> None:
         if isinstance(record, Element):
-            self.elements.add(element_document(record))
+            self.elements.add(self._carried(element_document(record)))
         elif isinstance(record, Relation):
             self.relations.add(relation_document(record))
         elif isinstance(record, ElementStub):
-            self.stubs.add(stub_document(record))
+            self.stubs.add(self._carried(stub_document(record)))
         elif isinstance(record, Deletion):
             self.deletions.add(deletion_update(record))
         else:
@@ -557,10 +569,14 @@ class IndexWriter:
         # where Solr and the extractor share the CPUs every microsecond per record is taken
         # from Solr's indexing (tests/bench/bench_writer.py). Anything else goes through write().
         add_element, add_relation, write = self.elements.add, self.relations.add, self.write
+        carried = self.carryover.fields  # annotated identities: a dict lookup per element
         for record in records:
             kind = type(record)
             if kind is Element:
-                add_element(element_document(record))
+                doc = element_document(record)
+                if carried and record.identity in carried:
+                    doc.update(carried[record.identity])
+                add_element(doc)
             elif kind is Relation:
                 add_relation(relation_document(record))
             else:
@@ -576,6 +592,15 @@ class IndexWriter:
             writer.submit_pending()
         for writer in (self.elements, self.stubs, self.relations, self.deletions):
             writer.flush(timeout)
+        self._reproject()
+
+    def _reproject(self) -> None:
+        """Edits made since the carry-over was loaded may have been overwritten by the element
+        documents just acknowledged: projected again, after them (when any were written)."""
+        written = self.written_elements()
+        if written != self._reprojected_after:
+            self.carryover.reproject()
+            self._reprojected_after = written
 
     def flush_together(self, timeout: float | None = None) -> None:
         """The same as `flush` (which posts the cores' pending batches at once now); kept for
@@ -589,7 +614,17 @@ class IndexWriter:
                 writer.submit_pending()
             except Exception:  # noqa: BLE001, S110 - that core failed: its close() below reports it as before
                 pass
-        return all([w.close(timeout) for w in (self.elements, self.stubs, self.relations, self.deletions)])
+        closed = all([w.close(timeout) for w in (self.elements, self.stubs, self.relations, self.deletions)])
+        if closed:
+            try:
+                self._reproject()
+            except SolrError as exc:
+                log.error("annotations not projected again after the run's writes", error=str(exc))
+                return False
+        return closed
+
+    def written_elements(self) -> int:
+        return self.elements.written + self.stubs.written
 
     def abandon(self) -> None:
         for writer in (self.elements, self.stubs, self.relations, self.deletions):

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from itertools import compress
 from typing import Any, Protocol
 
+from navd.annotations.rules import is_projection_field, stored_annotation
 from navd.model import Deletion, Element, ElementStub, ElementType, Record, Relation, relation_identity
 
 _PROPERTY_KEY = re.compile(r"[^A-Za-z0-9_.]")
@@ -158,13 +159,18 @@ def relation_document(relation: Relation) -> dict[str, Any]:
 
 
 def display_document(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """A stored document as users see it: internal fields dropped, properties decoded."""
-    shown = {k: v for k, v in doc.items() if k != "_version_" and not k.startswith("prop_")}
+    """A stored document as users see it: internal fields dropped, properties decoded, the copy
+    of what people wrote (navd/annotations) shown once, as `annotations`."""
+    shown = {k: v for k, v in doc.items()
+             if k != "_version_" and not k.startswith("prop_") and not is_projection_field(k)}
     if isinstance(shown.get("properties"), str):
         try:
             shown["properties"] = json.loads(shown["properties"])
         except ValueError:
             pass
+    annotation = stored_annotation(doc)
+    if annotation is not None and not annotation.empty:
+        shown["annotations"] = annotation.as_dict()
     return shown
 
 

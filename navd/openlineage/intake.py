@@ -44,6 +44,7 @@ from typing import Any
 
 import orjson
 
+from navd.annotations.store import Carryover
 from navd.config import NavdConfig, extractor_state_dir, openlineage_spool_path
 from navd.errors import ConfigError, NavdError, SolrError, SolrUnavailable, first_line
 from navd.index.client import IndexWriter, SolrIndex
@@ -151,6 +152,9 @@ class Intake:
 
     def __init__(self, config: NavdConfig, index: SolrIndex, spool: Spool | None = None) -> None:
         self.index = index
+        # what people wrote on entities, carried into the documents of every batch: read once,
+        # kept current by each writer's flush (navd/annotations/store.py)
+        self._carryover = Carryover(index)
         self.settings = MappingSettings(dict(config.openlineage.namespaces), config.cluster.name)
         self.state_root = extractor_state_dir(config)
         self.spool = spool if spool is not None else Spool(openlineage_spool_path(config))
@@ -495,7 +499,7 @@ class Intake:
         self._flush([*merged.values(), *(record for mapped in events for record in mapped.records)])
 
     def _flush(self, records: list[Record] | tuple[Record, ...]) -> None:
-        writer = IndexWriter(self.index, threads=1)
+        writer = IndexWriter(self.index, threads=1, carryover=self._carryover)
         try:
             writer.write_all(records)
             writer.flush_together()

@@ -40,7 +40,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
     """The server's app over `index` (a read-only client: navd-reader on the embedded Solr);
     with `intake` (`[openlineage] enabled`, its own write-capable client) the OpenLineage intake
     at POST /api/v1/lineage."""
-    from navd.server import api, page, sensitivity_routes, taint_routes
+    from navd.server import annotation_routes, api, page, sensitivity_routes, taint_routes
     from navd.server.navigator_routes import navigator_router, navigator_version_router
 
     app = FastAPI(title="navd", version=__version__, docs_url=None, redoc_url=None, openapi_url=None,
@@ -67,6 +67,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
     mount(app, taint_routes.router)  # /api/taints, /api/reprocess (navd/server/taint_routes.py)
     mount(app, app.state.metrics.router)
     mount(app, sensitivity_routes.router)
+    mount(app, annotation_routes.router)  # /api/annotations, Navigator's PUT entities/{identity}
     if intake is not None:
         from navd.server.openlineage_routes import router as openlineage_router
 

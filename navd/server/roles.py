@@ -48,6 +48,9 @@ WRITE_ROLES: Mapping[tuple[str, str], Role] = {
     ("POST", "/api/taints"): Role.EDITOR,
     ("DELETE", "/api/taints/{taint_id}"): Role.EDITOR,
     ("DELETE", "/api/taints"): Role.EDITOR,
+    # what people write on entities (navd/annotations): navd's edit and Navigator's (Hue's)
+    ("PATCH", "/api/annotations"): Role.EDITOR,
+    ("PUT", "/api/v{version}/entities/{identity}"): Role.EDITOR,
 }
 
 

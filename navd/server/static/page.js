@@ -202,7 +202,7 @@
       doc.deleted ? el("span", { class: "tag deleted", text: "deleted" }) : null);
     const rows = [];
     for (const key of Object.keys(doc).sort()) {
-      if (LONG_FIELDS.includes(key)) continue;
+      if (LONG_FIELDS.includes(key) || key === "annotations") continue;
       if (key === "properties" && doc.properties && typeof doc.properties === "object") {
         for (const prop of Object.keys(doc.properties).sort()) {
           rows.push(el("tr", {}, el("th", { text: "properties." + prop }), el("td", { text: shownValue(doc.properties[prop]) })));
@@ -212,12 +212,29 @@
       rows.push(el("tr", {}, el("th", { text: key }), el("td", { text: shownValue(doc[key]) })));
     }
     const parts = [title, links];
+    if (doc.annotations) parts.push(el("h2", { text: "Annotations" }), annotationsBox(doc.annotations, "annotations"));
     for (const key of LONG_FIELDS) {
       if (doc[key]) parts.push(el("h2", { text: key }), el("pre", { class: "code", id: key, text: doc[key] }));
     }
     parts.push(el("h2", { text: "Properties" }), el("table", { class: "props", id: "properties" }, el("tbody", {}, ...rows)));
     show(...parts);
     if (OPERATION_TYPES.has(doc.type)) view().append(await runHistory(doc));
+  }
+
+  // What people wrote on an entity (navd annotate, Hue, Atlas): tags, description, display
+  // name, properties; the entity page and the lineage panel show it.
+  function annotationsBox(annotations, id) {
+    const rows = [];
+    if (annotations.name) rows.push(["name", annotations.name]);
+    for (const [key, value] of Object.entries(annotations.properties || {})) rows.push(["properties." + key, value]);
+    for (const [namespace, values] of Object.entries(annotations.customProperties || {})) {
+      for (const [key, value] of Object.entries(values)) rows.push([namespace + "." + key, value]);
+    }
+    return el("div", { class: "annotations", id },
+      el("p", { class: "annotation-tags" }, ...(annotations.tags || []).map((t) => el("span", { class: "tag user-tag", text: t }))),
+      annotations.description ? el("p", { class: "annotation-description", text: annotations.description }) : null,
+      rows.length ? el("table", { class: "props" }, el("tbody", {},
+        ...rows.map(([k, v]) => el("tr", {}, el("th", { text: k }), el("td", { text: shownValue(v) }))))) : null);
   }
 
   async function runHistory(doc) {
@@ -598,6 +615,21 @@
     }
     state.panel.replaceChildren(...parts);
     if (OPERATION_TYPES.has(node.type) && !node.unlinked) panelQueryText(node, state.panel);
+    else if (!node.unlinked) panelAnnotations(node, state.panel);
+  }
+
+  // A node's tags and description in the panel, read from its element, unless another node was
+  // selected meanwhile.
+  async function panelAnnotations(node, panel) {
+    const shownFor = panel.firstChild;
+    let doc;
+    try {
+      doc = await api("entities/" + enc(node.id), null, { cached: true });
+    } catch (error) {
+      return;  // the entity page says why; the panel keeps its links
+    }
+    if (panel.firstChild !== shownFor || !doc.annotations) return;
+    panel.append(annotationsBox(doc.annotations, "panel-annotations"));
   }
 
   // An operation's or execution's query text in the panel, as Navigator's details pane shows it:
