@@ -649,10 +649,11 @@ def _relation_clause(clause: Clause) -> Clause:
 #: A filter query's Solr tag, as Hue writes it: `{!tag=type} type:TABLE OR type:VIEW`. The only
 #: local parameter navd takes from a client; the rest of the filter is parsed as any query.
 _TAGGED_FILTER = re.compile(r"\s*\{!tag=([A-Za-z_][A-Za-z0-9_]{0,40})\}\s*(.*)", re.DOTALL)
-#: The fields navd answers facets of (string and boolean fields Solr counts by value); a
-#: Navigator field navd does not keep (tags, name, outputFormat, ...) gets an empty facet.
+#: The fields navd answers facets of (string and boolean fields Solr counts by value; `tags`, the
+#: annotations' tags, lower case as indexed); a Navigator field navd does not keep (name,
+#: outputFormat, ...) gets an empty facet.
 FACET_FIELDS = frozenset({"type", "sourceType", "owner", "group", "parentPath", "extractorRunId", "deleted",
-                          "dataType", "internalType", "principal", "permissions", "sensitivity"})
+                          "dataType", "internalType", "principal", "permissions", "sensitivity", "tags"})
 MAX_FACET_FIELDS = 50
 MAX_FILTER_QUERIES = 50
 #: values per facet (Navigator's interactive search shows the top ones)

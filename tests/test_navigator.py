@@ -399,7 +399,7 @@ def test_cluster_name_matches_everything_or_nothing() -> None:
 
 def test_hue_s_tagged_type_filter_is_excluded_from_the_type_facet() -> None:
     search = navigator.interactive_search(
-        {"query": "*", "facetFields": ["type", "tags", "owner"],
+        {"query": "*", "facetFields": ["type", "name", "owner"],
          "filterQueries": ["deleted:false", "{!tag=type} type:table OR type:VIEW"]}, "25", "0")
     assert [navigator.solr_filter(f) for f in search.filters] == ["deleted:false",
                                                                    "{!tag=type}type:TABLE OR type:VIEW"]

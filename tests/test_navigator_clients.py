@@ -38,6 +38,7 @@ from navd.extractors.spark.records import process_lines, stubs_for
 from navd.index.client import IndexWriter, SolrIndex
 from navd.model import Element, ElementStub, ElementType, Record, Relation, RelationType
 from navd.openlineage.mapping import MappingSettings, map_event
+from navd.server.roles import Role
 from navd.server.users import add_user
 from navd.solr.server import EmbeddedSolr, free_port
 from openlineage.client.event_v2 import RunState
@@ -56,6 +57,8 @@ SOURCE = "src" + uuid.uuid4().hex[:10]
 RUN = f"{SOURCE}##1"
 CTAS = "create table sales.t as select upper(c) as u from sales.s where c is not null"
 USER, PASSWORD = "hue", "navigator pass"
+#: Hue's edits (PUT entities) need an editor
+EDITOR, EDITOR_PASSWORD = "eddie", "editor passphrase"
 
 
 def _status(suffix: str, kind: str, length: int, permission: str) -> dict[str, Any]:
@@ -121,6 +124,7 @@ def navigator_url(tmp_path_factory: pytest.TempPathFactory, solr_server: Embedde
     tmp = tmp_path_factory.mktemp("navigator-clients")
     users = tmp / "users"
     add_user(users, USER, PASSWORD)
+    add_user(users, EDITOR, EDITOR_PASSWORD, Role.EDITOR)
     port = free_port()
     config = tmp / "navd.toml"
     write_navd_config(config, solr_server, f'[server]\nport = {port}\nauth = "basic"\nusers_file = "{users}"\n',
@@ -670,7 +674,27 @@ def test_hue_search_box_type_facet_counts_every_type(hue: HueNavigatorApi, ids: 
     answer = hue.search_entities_interactive(f"{DB}", limit=25, facetFields=["type", "tags"], sources=("sql",))
     assert ids["database"] not in {e["identity"] for e in answer["results"]}  # filtered: tables and views
     assert answer["facets"]["type"].get("DATABASE", 0) >= 1  # counted all the same
-    assert answer["facets"]["tags"] == {}  # Hue's list_tags reads data['facets']['tags']
+    assert isinstance(answer["facets"]["tags"], dict)  # Hue's list_tags reads data['facets']['tags']
+
+
+def test_hue_tags_are_a_facet_and_a_filter_of_the_search_box(navigator_url: str, hue: HueNavigatorApi,
+                                                               ids: Mapping[str, str]) -> None:
+    """A tag Hue's catalog added (NAVIGATOR add_tags: PUT entities/{id} with the entity's fields as
+    read, as an editor) is in the `tags` facet CATALOG_API list_tags reads (search_entities_interactive
+    with facetFields ['tags'] and the prefix typed), and `tag:<name>` typed in the box finds it."""
+    tag = "pii" + uuid.uuid4().hex[:8]
+    editor = HueNavigatorApi(navigator_url, EDITOR, EDITOR_PASSWORD)
+    entity = editor.get_entity(ids["table"])
+    body = {"name": entity["name"], "description": entity["description"], "properties": entity["properties"] or {},
+            "customProperties": entity["customProperties"] or {}, "tags": (entity["tags"] or []) + [tag]}
+    edited = editor.session.put(editor._url(f"entities/{ids['table']}", None), data=json.dumps(body),
+                                headers={"Content-Type": "application/json"}, timeout=60)
+    assert edited.status_code == 200, edited.text
+    listed = hue.search_entities_interactive(facetFields=["tags"], facetPrefix=tag[:6], limit=25)
+    assert listed["facets"]["tags"] == {tag: 1}
+    found = catalog_api_interactive(f"tag:{tag}", hue.search_entities_interactive(f"tag:{tag}", limit=25))
+    assert [e["identity"] for e in found["results"]] == [ids["table"]] and found["results"][0]["tags"] == [tag]
+    assert hue.sent_bodies[-1]["filterQueries"][0] == f"tags:{tag}*"
 
 
 def test_hue_suggestions(hue: HueNavigatorApi) -> None:
