@@ -158,6 +158,10 @@ class ClusterConfig:
     name: str = setting("primary", help="the cluster's name in Hive qualified names, `db.table.column@<name>` "
                                         "(Atlas's convention); a name without a cluster (`sales.orders`) is looked "
                                         "up in this cluster first")
+    default_fs: str = setting("", help="the cluster's default file system, e.g. `hdfs://nameservice1`: a bare "
+                                       "`/path` and `hdfs:///path` name paths under it, in every source and in "
+                                       "what people type (formerly `[hdfs] default_fs`, still read with a "
+                                       "warning)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -641,6 +645,7 @@ def parse_config(raw: Mapping[str, Any], *, source: str = "<inline>",
     types_by_section = section_types()
     if not isinstance(raw, Mapping):
         raise ConfigError(f"{source}: top level: expected a table, got {type(raw).__name__}")
+    raw, moved = _moved_keys(raw, source)
     core = {k: v for k, v in raw.items() if k not in types_by_section}
     config = _build(NavdConfig, core, source, section="", skip={"source", "sections"},
                     extra_known=set(types_by_section))
@@ -662,7 +667,31 @@ def parse_config(raw: Mapping[str, Any], *, source: str = "<inline>",
             settings.validate()
         except ConfigError as exc:
             raise ConfigError(f"{source}: {exc}") from None
-    return dataclasses.replace(config, warnings=_insecure_credentials(config, raw, source))
+    return dataclasses.replace(config, warnings=moved + _insecure_credentials(config, raw, source))
+
+
+#: keys read from their old place with a warning: (old section, new section, key)
+MOVED_KEYS = (("hdfs", "cluster", "default_fs"),)
+
+
+def _moved_keys(raw: Mapping[str, Any], source: str) -> tuple[Mapping[str, Any], tuple[str, ...]]:
+    """`raw` with every key of MOVED_KEYS set in its old section moved to its new one, and one
+    warning line per key moved. Both places set to different values is an error naming both:
+    neither can be taken as the one meant."""
+    warnings: list[str] = []
+    out = dict(raw)
+    for old_section, new_section, key in MOVED_KEYS:
+        old_table, new_table = out.get(old_section), out.get(new_section, {})
+        if not isinstance(old_table, Mapping) or key not in old_table or not isinstance(new_table, Mapping):
+            continue  # nothing to move, or a section of the wrong type the section's own check names
+        old, new = f"[{old_section}] {key}", f"[{new_section}] {key}"
+        if key in new_table and new_table[key] != old_table[key]:
+            raise ConfigError(f"{source}: {old} and {new} are both set, to different values; "
+                              f"keep only {new}")
+        out[old_section] = {k: v for k, v in old_table.items() if k != key}
+        out[new_section] = {**new_table, key: old_table[key]}
+        warnings.append(f"{source}: {old} is deprecated and will be removed: set {new} instead")
+    return out, tuple(warnings)
 
 
 def _with_password(settings: SectionT, section: str, source: str) -> SectionT:
@@ -779,6 +808,8 @@ def _validate(config: NavdConfig, source: str) -> None:
     if not config.cluster.name or config.cluster.name != config.cluster.name.strip():
         raise fail("[cluster] name", "must be a non-empty name without surrounding spaces")
     try:
+        if config.cluster.default_fs:
+            check_url("[cluster] default_fs", config.cluster.default_fs, schemes=None, example="hdfs://nameservice1")
         _validate_server(config.server)
         _validate_openlineage(config.openlineage)
         _validate_spark_jobs(config.spark_jobs)
