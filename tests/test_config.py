@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from navd import config as config_module
+from navd.config import loading as config_loading
 from navd.config import load_config, parse_config
 from navd.errors import MESSAGE_CHARS, ConfigError
 from navd.extractors.hdfs.settings import hdfs_settings
@@ -22,7 +22,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_missing_default_file_means_embedded_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(config_module, "DEFAULT_CONFIG_PATH", tmp_path / "absent.toml")
+    monkeypatch.setattr(config_loading, "DEFAULT_CONFIG_PATH", tmp_path / "absent.toml")
     cfg = load_config(None, environ={})
     assert cfg.source == "<defaults>"
     assert cfg.solr.is_embedded
