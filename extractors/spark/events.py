@@ -20,7 +20,8 @@ typed, what was understood) and extractors.spark.records turns it into navd.mode
   view defined again later in the application has the later definition's lineage only: the
   earlier statement keeps what it read but no longer writes the view (`replace_views`, its
   element's `viewsReplaced` property); definitions in earlier passes are withdrawn from the
-  index by the extractor (replaced_views.py);
+  index by the extractor, and the column stubs the latest definition no longer has flagged
+  deleted (replaced_views.py, from `SqlExecution.view_columns`);
 - `executionPlan`: the formatted physical plan that ran (the last plan event of the execution:
   with AQE the final plan; a CTAS's nested executions after the root's, each under
   `== SQL execution N ==`), at most MAX_STORED_PLAN_CHARS, cut with a last line saying so;
@@ -272,6 +273,9 @@ class SqlExecution:
     #: again: (view qualified name, the execution id of the definition that replaced it). Their
     #: lineage is the later definition's: this execution no longer writes them.
     replaced_views: tuple[tuple[str, int], ...] = ()
+    #: the columns (FIELD qualified names) of the views this execution defines, every one its
+    #: plan names, with or without a source: what a view replaced later keeps of its columns
+    view_columns: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -689,7 +693,7 @@ class ApplicationProcessor:
             dataset = self._read_dataset(read)
             if dataset is not None:
                 inputs.setdefault(dataset.ref.qualified_name, dataset)
-        columns, column_notes, incomplete = self._column_edges(states, io, list(outputs.values()))
+        columns, column_notes, incomplete, view_columns = self._column_edges(states, io, list(outputs.values()))
         # The known gaps (plan.GAPS) say why the writes have no (or not all) column edges; a
         # pandas UDF whose result is only collected writes no column to flag.
         gaps = [g for g in GAPS if g in gaps and (g != GAP_PANDAS or outputs)]
@@ -732,6 +736,7 @@ class ApplicationProcessor:
             column_notes=column_notes,
             column_incomplete=incomplete,
             plan=plan,
+            view_columns=view_columns,
         )
 
     def _without_idle_views(self, root_id: int, states: list[_ExecState]) -> list[_ExecState]:
@@ -753,9 +758,10 @@ class ApplicationProcessor:
 
     def _column_edges(self, states: list[_ExecState], io: PlanIO,
                       outputs: list[Dataset]) -> tuple[tuple[ColumnEdge, ...], tuple[str, ...],
-                                                       tuple[tuple[str, tuple[str, ...]], ...]]:
+                                                       tuple[tuple[str, tuple[str, ...]], ...], tuple[str, ...]]:
         """Column edges of the datasets written, from each state's column flows, with the
-        written columns whose sources may be incomplete (by why, see SqlExecution).
+        written columns whose sources may be incomplete (by why, see SqlExecution) and the
+        columns of the views written (SqlExecution.view_columns).
 
         A flow goes to the table or path its own write command names (a multi-insert writes
         several datasets from one plan, each from its own branch); a nested insert that names
@@ -765,6 +771,8 @@ class ApplicationProcessor:
         notes: list[str] = []
         edges: dict[tuple[str, str, str], ColumnEdge] = {}
         incomplete: dict[str, dict[str, None]] = {}   # why -> fields, in the order written
+        view_columns: dict[str, None] = {}
+        views_out = {d.ref.qualified_name for d in outputs if d.ref.type is ElementType.VIEW}
         tables_out = [d for d in outputs if d.ref.type is ElementType.TABLE]
         creates = any(w.creates_table for w in io.writes)
         for state in states:
@@ -786,6 +794,10 @@ class ApplicationProcessor:
                     continue
                 for flow in flows:
                     self._add_flow_edges(edges, notes, target_table, flow)
+                    if target_table.qualified_name in views_out and flow.target:
+                        field = _field_ref(target_table, flow.target)
+                        if field is not None:
+                            view_columns[field.qualified_name] = None
                     if flow.incomplete:
                         # a column the log does not even name (a view's past the cut): its table
                         field = _field_ref(target_table, flow.target) if flow.target else None
@@ -793,7 +805,7 @@ class ApplicationProcessor:
                         incomplete.setdefault(flow.incomplete, {})[named] = None
         ordered = tuple(edges[k] for k in sorted(edges))
         return ordered, tuple(dict.fromkeys(notes)), tuple(
-            (why, tuple(fields)) for why, fields in sorted(incomplete.items()))
+            (why, tuple(fields)) for why, fields in sorted(incomplete.items())), tuple(view_columns)
 
     def _flow_table(self, state: _ExecState, write: Write | None, tables_out: list[Dataset],
                     creates: bool) -> tuple[EntityRef | None, str]:
@@ -933,7 +945,8 @@ def replace_views(executions: list[SqlExecution]) -> list[SqlExecution]:
                 columns=tuple(e for e in execution.columns if kept(e.target.qualified_name)),
                 column_incomplete=tuple((why, kept_fields) for why, fields in execution.column_incomplete
                                         if (kept_fields := tuple(f for f in fields if kept(f)))),
-                replaced_views=tuple((view, last[view]) for view in sorted(gone)))
+                replaced_views=tuple((view, last[view]) for view in sorted(gone)),
+                view_columns=tuple(c for c in execution.view_columns if kept(c)))
         replaced.append(execution)
     return replaced
 
