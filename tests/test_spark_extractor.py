@@ -25,10 +25,10 @@ from navd.extractors.common.repeated import FIRST_LOGGED
 from navd.extractors.common.tailing import LocalFileSystem
 from navd.extractors.spark.extractor import SparkExtractor
 from navd.extractors.spark.logfiles import EventLogCursorStore, EventLogTailer
-from navd.extractors.spark.records import LOG_OWNER
+from navd.extractors.spark.records import LOG_OWNER, process_lines, stubs_for
 from navd.extractors.spark.replaced_views import ViewDefinition, Withdrawn, withdraw_replaced
 from navd.index.client import IndexWriter, SolrIndex
-from navd.model import Element, ElementType, EntityRef, Record, Relation, RelationType, SourceType
+from navd.model import Element, ElementStub, ElementType, EntityRef, Record, Relation, RelationType, SourceType
 from navd.names import field_ref, spark_run_ref
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.spark_thrift import SparkThriftServer
@@ -278,8 +278,8 @@ def test_a_view_replaced_by_a_later_application_loses_its_earlier_lineage(  # ty
         navd, index: SolrIndex, solr_server: EmbeddedSolr, tmp_path: Path) -> None:
     """CREATE VIEW in one PySpark application, CREATE OR REPLACE VIEW over another table in a
     later one, each extracted in its own pass: after the second pass the view's lineage, table
-    and columns, is the second definition's only. The first statement's execution stays, with
-    what it read."""
+    and columns, is the second definition's only, and the column only the first had is flagged
+    deleted. The first statement's execution stays, with what it read."""
     root = tmp_path / "job"
     run_pyspark("""
         spark.sql("create database rv")
@@ -300,14 +300,19 @@ def test_a_view_replaced_by_a_later_application_loses_its_earlier_lineage(  # ty
         ("rv.a.x@primary", "rv.v.id@primary", "CONTROL_FLOW", None),
         ("rv.a.x@primary", "rv.v.label@primary", "CONTROL_FLOW", None)}
     run_pyspark("""
-        spark.sql("create or replace view rv.v as select k as id, z as label from rv.b")
+        spark.sql("create or replace view rv.v as select k as id, z as tag from rv.b")
     """, root, "view_second")
     second = navd("extract", "spark", "--once", env=env)
     assert second.returncode == 0, second.stderr
     assert lineage_edges(navd, env, *upstream) == {
         ("rv.b@primary", "rv.v@primary", "DATA_FLOW", None),
         ("rv.b.k@primary", "rv.v.id@primary", "DATA_FLOW", "SIMPLE"),
-        ("rv.b.z@primary", "rv.v.label@primary", "DATA_FLOW", "SIMPLE")}
+        ("rv.b.z@primary", "rv.v.tag@primary", "DATA_FLOW", "SIMPLE")}
+    # the view's columns: `label`, which the new definition does not have, is flagged deleted
+    index.commit("elements")
+    fields = {doc["qualifiedName"]: doc.get("deleted", False)
+              for doc in index.scan("elements", 'type:FIELD AND qualifiedName:rv.v.*', fl="qualifiedName,deleted")}
+    assert fields == {"rv.v.id@primary": False, "rv.v.label@primary": True, "rv.v.tag@primary": False}
     # the first definition's execution still read rv.a
     read = json.loads(navd("search", 'type:DATA_FLOW AND endpoint1QualifiedName:"rv.a@primary"', "--core", "relations",
                            "--json", env=env).stdout)["docs"]
@@ -356,6 +361,58 @@ def test_an_earlier_view_definition_goes_only_for_a_log_of_the_same_owner(index:
     assert done == (Withdrawn(((view.qualified_name, earlier),)) if withdrawn else Withdrawn((), (view.qualified_name,)))
     # the earlier execution still read its table
     assert index.count("relations", f'endpoint1QualifiedName:"{table_a.qualified_name}"') == 1
+
+
+@pytest.mark.parametrize(("later_owner", "columns", "flagged"), [
+    ("alice", frozenset({"id", "tag"}), {"label"}),
+    # another owner's log flags nothing it did not name (the stubs are alice's)
+    ("mallory", frozenset({"id", "tag"}), set()),
+    # a definition whose log does not name all its columns flags none
+    ("alice", None, set()),
+])
+def test_a_view_defined_again_flags_the_column_stubs_it_no_longer_has(
+        index: SolrIndex, later_owner: str, columns: frozenset[str] | None, flagged: set[str]) -> None:
+    """The column stubs an earlier definition (a previous pass, or a statement retired earlier in
+    the same application) named and the latest definition no longer has are flagged deleted as
+    of the latest's start; the columns it has stay."""
+    schema = f"rc_{later_owner}_{'all' if columns else 'cut'}"
+    view = EntityRef(SourceType.HIVE, f"{schema}.v@primary", ElementType.VIEW)
+    table = EntityRef(SourceType.HIVE, f"{schema}.a@primary", ElementType.TABLE)
+    earlier, later = f"spark://app-{schema}-1/1/sql/3", f"spark://app-{schema}-2/1/sql/1"
+    t0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
+    first = _view_definition_records(view, table, earlier, t0, "alice") + [
+        Relation(RelationType.DATA_FLOW, field_ref(table, "y"), field_ref(view, "label"), linked1=False,
+                 linked2=False, discriminator=earlier)]
+    second = _view_definition_records(view, table, later, t0 + timedelta(hours=1), later_owner)
+    writer = IndexWriter(index)
+    writer.write_all([*first, *stubs_for(first, "spark##1", "alice")])
+    writer.write_all([*second, *stubs_for(second, "spark##2", later_owner)])
+    assert writer.close()
+    fields = None if columns is None else frozenset(field_ref(view, c).qualified_name for c in columns)
+    done = withdraw_replaced(index, [ViewDefinition(view, EntityRef(SourceType.SPARK, later,
+                                                                    ElementType.OPERATION_EXECUTION),
+                                                    t0 + timedelta(hours=1), later_owner, fields)])
+    index.commit("elements")
+    deleted = {str(doc["qualifiedName"]).split(".")[-1].split("@")[0]: doc.get("deleteTime")
+               for doc in index.scan("elements", f'type:FIELD AND qualifiedName:{schema}.v.* AND deleted:true',
+                                     fl="qualifiedName,deleteTime")}
+    assert set(deleted) == flagged
+    assert all(when == "2026-01-05T11:00:00Z" for when in deleted.values())
+    assert done.columns_dropped == tuple(field_ref(view, c).qualified_name for c in sorted(flagged))
+    assert index.count("elements", f'type:FIELD AND qualifiedName:"{field_ref(view, "id").qualified_name}"'
+                                   " AND -deleted:true") == 1
+
+
+def test_a_view_replaced_in_one_pass_names_no_column_of_its_earlier_definition() -> None:
+    """CREATE VIEW then CREATE OR REPLACE VIEW with other columns in one application, read in
+    one pass: the records name (and stub) only the later definition's columns."""
+    run, emitted = process_lines((FIXTURES / "view_forms.jsonl").read_text(encoding="utf-8").splitlines(),
+                                 cluster="primary", default_fs="hdfs://nameservice1")
+    stubbed = {r.element.qualified_name for r in stubs_for(emitted, None, "alice")
+               if isinstance(r, ElementStub) and r.element.qualified_name.startswith("vf.replaced.")}
+    assert stubbed == {"vf.replaced.customer_id@primary", "vf.replaced.region@primary"}
+    first = next(e for e in run.executions if e.replaced_views == (("vf.replaced@primary", 26),))
+    assert first.view_columns == ()
 
 
 FIXTURES = Path(__file__).parent / "fixtures" / "spark_events"

@@ -303,7 +303,8 @@ PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
     # Written from each statement's SQL; sources and controls are listed in the order of their
     # scans (the Hive SerDe table vf.regions first). A view's plan is the analysed one: a join
     # key is JOIN (a CTAS's optimised plan adds Spark's inferred isnotnull FILTER), and an IN /
-    # EXISTS subquery is a FILTER of the rows (a CTAS plans it as a semi / anti join: JOIN).
+    # EXISTS subquery's compared and correlated columns are JOIN, as in the semi / anti join a
+    # CTAS plans (see SUBQUERY_VIEWS).
     ("view_forms", "column list; nested aggregating subqueries with ORDER BY ... LIMIT", 14, [
         ("region_name", ["vf.customers.region IDENTITY"], None, _TOP_REGIONS_CONTROLS),
         ("revenue", ["vf.orders.amount AGGREGATION"], "sum(sum(amount))", _TOP_REGIONS_CONTROLS)]),
@@ -353,14 +354,14 @@ PLAN_CASES: list[tuple[str, str, int, list[Flow]]] = [
          ["vf.customers.customer_id JOIN", "vf.orders.amount FILTER", "vf.orders.customer_id JOIN"]),
         ("amount", ["vf.orders.amount IDENTITY"], None,
          ["vf.customers.customer_id JOIN", "vf.orders.amount FILTER", "vf.orders.customer_id JOIN"])]),
-    ("view_forms", "IN (subquery): the subquery's column filters the rows", 40, [
+    ("view_forms", "IN (subquery): a semi join of the value with the subquery's column", 40, [
         (column, [f"vf.customers.{column} IDENTITY"], None,
-         ["vf.customers.customer_id FILTER", "vf.orders.customer_id FILTER"])
+         ["vf.customers.customer_id JOIN", "vf.orders.customer_id JOIN"])
         for column in ("customer_id", "name", "region")]),
-    ("view_forms", "EXISTS and NOT EXISTS with correlated conditions", 42, [
+    ("view_forms", "EXISTS and NOT EXISTS: correlations join, the other condition filters", 42, [
         ("name", ["vf.customers.name IDENTITY"], None,
-         ["vf.regions.manager FILTER", "vf.regions.region FILTER", "vf.customers.customer_id FILTER",
-          "vf.customers.region FILTER", "vf.orders.customer_id FILTER"])]),
+         ["vf.regions.manager FILTER", "vf.regions.region JOIN", "vf.customers.customer_id JOIN",
+          "vf.customers.region JOIN", "vf.orders.customer_id JOIN"])]),
     ("view_forms", "a scalar subquery in the WHERE (avg(amount) of the same table)", 44, [
         ("order_id", ["vf.orders.order_id IDENTITY"], None, ["vf.orders.amount FILTER"]),
         ("amount", ["vf.orders.amount IDENTITY"], None, ["vf.orders.amount FILTER"])]),
@@ -638,6 +639,87 @@ def test_column_flows_per_write(case: str, what: str, execution_id: int,
             dataset = flow.write.table.name if flow.write.table else str(flow.write.path).rsplit("/", 1)[-1]
         got.setdefault(dataset, []).append(flow_text(flow))
     assert got == expected, what
+
+
+# view_subqueries: each body (capture.py SUBQUERY_BODIES) as a CTAS `vs.t_<body>` and as a view
+# `vs.v_<body>`; a view's plan is the analysed one (subquery expressions in a Filter or Project),
+# a CTAS's the optimised one (the semi / anti / existence / outer joins Spark makes of them). Both
+# give the edges written here from the SQL: an IN's compared columns and a subquery's
+# correlation are JOIN controls, its other conditions FILTER; a correlated scalar subquery's
+# value is grouped by its correlated column. (written column, source, subtype) per control edge,
+# (written column, source, subtype, expression) per data edge.
+Edge = tuple[str, str, str] | tuple[str, str, str, str | None]
+
+
+def _controls(columns: tuple[str, ...], controls: dict[str, str]) -> list[Edge]:
+    return [(column, f"vs.{source}", subtype) for column in columns for source, subtype in controls.items()]
+
+
+def _copies(table: str, *columns: str) -> list[Edge]:
+    return [(column, f"vs.{table}.{column}", "IDENTITY", None) for column in columns]
+
+
+_IN_CONTROLS = {"customers.customer_id": "JOIN", "orders.customer_id": "JOIN"}
+SUBQUERY_VIEWS: list[tuple[str, list[Edge], dict[tuple[str, str], str]]] = [
+    # (body, the view's edges, what the CTAS's optimised plan says otherwise: (column, source) ->
+    # its control subtypes there)
+    ("in_list", _copies("customers", "customer_id", "name") + _controls(
+        ("customer_id", "name"), {**_IN_CONTROLS, "orders.status": "FILTER"}), {}),
+    ("not_in", _copies("customers", "customer_id", "name") + _controls(("customer_id", "name"), _IN_CONTROLS), {}),
+    # o.customer_id = c.customer_id correlates (JOIN); o.amount > 10 filters the subquery's rows
+    ("exists", _copies("customers", "name") + _controls(("name",), {**_IN_CONTROLS, "orders.amount": "FILTER"}), {}),
+    ("not_exists", _copies("customers", "name", "region") + _controls(
+        ("name", "region"), {"customers.region": "JOIN", "regions.region": "JOIN", "regions.manager": "FILTER"}), {}),
+    # the correlation o.status = c.region joins too
+    ("correlated_in", _copies("customers", "name") + _controls(
+        ("name",), {**_IN_CONTROLS, "customers.region": "JOIN", "orders.status": "JOIN"}), {}),
+    # IN ... OR region = 'eu': an existence join, then the filter
+    ("in_or", _copies("customers", "customer_id", "name") + _controls(
+        ("customer_id", "name"), {**_IN_CONTROLS, "customers.region": "FILTER"}), {}),
+    # uncorrelated: the subquery's value (an avg of amount) filters
+    ("scalar", _copies("orders", "order_id", "amount") + _controls(("order_id", "amount"), {"orders.amount": "FILTER"}),
+     {}),
+    # correlated: joined on customer_id, the avg grouped by it. Spark's optimiser adds
+    # isnotnull(customer_id) filters and moves `amount > avg` into the join's condition.
+    ("correlated_scalar", _copies("orders", "order_id", "amount") + _controls(
+        ("order_id", "amount"), {"orders.amount": "FILTER", "orders.customer_id": "JOIN,GROUP_BY"}),
+     {(column, source): subtypes for column in ("order_id", "amount") for source, subtypes in (
+         ("vs.orders.amount", "FILTER,JOIN"), ("vs.orders.customer_id", "FILTER,JOIN,GROUP_BY"))}),
+    # in the select list: a left outer join of the grouped subquery; the value is max(amount)
+    ("scalar_in_select", [("customer_id", "vs.customers.customer_id", "IDENTITY", None),
+                          ("top", "vs.orders.amount", "AGGREGATION", "max(amount)")] + _controls(
+        ("customer_id", "top"), {"customers.customer_id": "JOIN", "orders.customer_id": "JOIN,GROUP_BY"}),
+     {(column, "vs.orders.customer_id"): "FILTER,JOIN,GROUP_BY" for column in ("customer_id", "top")}),
+]
+
+
+def _dataset_edges(case: str) -> dict[str, set[Edge]]:
+    """Written dataset (`db.name`) -> its column edges in the records' terms."""
+    run, _records = process_lines(fixture_lines(case), cluster=CLUSTER, default_fs=DEFAULT_FS)
+    found: dict[str, set[Edge]] = {}
+    for execution in run.executions:
+        for dataset in execution.outputs:
+            name = dataset.ref.qualified_name.split("@")[0]
+            edges = found.setdefault(name, set())
+            for edge in execution.columns:
+                if edge.target.qualified_name.split("@")[0].rsplit(".", 1)[0] != name:
+                    continue
+                column, source = edge.target.qualified_name.split("@")[0].rsplit(".", 1)[1], \
+                    edge.source.qualified_name.split("@")[0]
+                edges.add((column, source, edge.subtype, edge.expression) if edge.kind is RelationType.DATA_FLOW
+                          else (column, source, edge.subtype))
+    return found
+
+
+@pytest.mark.parametrize(("body", "expected", "optimised"), SUBQUERY_VIEWS, ids=[c[0] for c in SUBQUERY_VIEWS])
+def test_views_with_subqueries_have_the_edges_of_a_ctas(body: str, expected: list[Edge],
+                                                       optimised: dict[tuple[str, str], str]) -> None:
+    """A view of a body with IN / NOT IN / EXISTS / NOT EXISTS / scalar subqueries (its plan
+    the analysed one) gets the edges a CTAS of the same body (its plan the optimised one) gets."""
+    edges = _dataset_edges("view_subqueries")
+    assert edges[f"vs.v_{body}"] == set(expected)
+    ctas = {(e[0], e[1], optimised.get((e[0], e[1]), e[2])) if len(e) == 3 else e for e in expected}
+    assert edges[f"vs.t_{body}"] == ctas
 
 
 def test_multi_insert_records_give_each_table_its_own_columns() -> None:

@@ -85,6 +85,9 @@ class SqlExecution:
     #: again: (view qualified name, the execution id of the definition that replaced it). Their
     #: lineage is the later definition's: this execution no longer writes them.
     replaced_views: tuple[tuple[str, int], ...] = ()
+    #: the columns (FIELD qualified names) of the views this execution defines, every one its
+    #: plan names, with or without a source: what a view replaced later keeps of its columns
+    view_columns: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -130,6 +133,7 @@ def replace_views(executions: list[SqlExecution]) -> list[SqlExecution]:
                 columns=tuple(e for e in execution.columns if kept(e.target.qualified_name)),
                 column_incomplete=tuple((why, kept_fields) for why, fields in execution.column_incomplete
                                         if (kept_fields := tuple(f for f in fields if kept(f)))),
-                replaced_views=tuple((view, last[view]) for view in sorted(gone)))
+                replaced_views=tuple((view, last[view]) for view in sorted(gone)),
+                view_columns=tuple(c for c in execution.view_columns if kept(c)))
         replaced.append(execution)
     return replaced

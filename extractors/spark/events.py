@@ -20,7 +20,8 @@ typed, what was understood) and extractors.spark.records turns it into navd.mode
   view defined again later in the application has the later definition's lineage only: the
   earlier statement keeps what it read but no longer writes the view (`replace_views`, its
   element's `viewsReplaced` property); definitions in earlier passes are withdrawn from the
-  index by the extractor (replaced_views.py);
+  index by the extractor, and the column stubs the latest definition no longer has flagged
+  deleted (replaced_views.py, from `SqlExecution.view_columns`);
 - `executionPlan`: the formatted physical plan that ran (the last plan event of the execution:
   with AQE the final plan; a CTAS's nested executions after the root's, each under
   `== SQL execution N ==`), at most MAX_STORED_PLAN_CHARS, cut with a last line saying so;

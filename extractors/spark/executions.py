@@ -136,7 +136,8 @@ def build_execution(root_id: int, states: list[ExecutionState], *, datasets: App
         dataset = datasets.read_dataset(read)
         if dataset is not None:
             inputs.setdefault(dataset.ref.qualified_name, dataset)
-    columns, column_notes, incomplete = _column_edges(datasets, states, io, list(outputs.values()))
+    columns, column_notes, incomplete, view_columns = _column_edges(datasets, states, io,
+                                                                     list(outputs.values()))
     # The known gaps (plan.GAPS) say why the writes have no (or not all) column edges; a
     # pandas UDF whose result is only collected writes no column to flag.
     gaps = [g for g in GAPS if g in gaps and (g != GAP_PANDAS or outputs)]
@@ -179,6 +180,7 @@ def build_execution(root_id: int, states: list[ExecutionState], *, datasets: App
         column_notes=column_notes,
         column_incomplete=incomplete,
         plan=plan,
+        view_columns=view_columns,
     )
 
 
@@ -203,9 +205,10 @@ def _without_idle_views(datasets: ApplicationDatasets, catalog_events: Sequence[
 
 def _column_edges(datasets: ApplicationDatasets, states: list[ExecutionState], io: PlanIO,
                   outputs: list[Dataset]) -> tuple[tuple[ColumnEdge, ...], tuple[str, ...],
-                                                   tuple[tuple[str, tuple[str, ...]], ...]]:
+                                                   tuple[tuple[str, tuple[str, ...]], ...], tuple[str, ...]]:
     """Column edges of the datasets written, from each state's column flows, with the
-    written columns whose sources may be incomplete (by why, see SqlExecution).
+    written columns whose sources may be incomplete (by why, see SqlExecution) and the
+    columns of the views written (SqlExecution.view_columns).
 
     A flow goes to the table or path its own write command names (a multi-insert writes
     several datasets from one plan, each from its own branch); a nested insert that names
@@ -215,6 +218,8 @@ def _column_edges(datasets: ApplicationDatasets, states: list[ExecutionState], i
     notes: list[str] = []
     edges: dict[tuple[str, str, str], ColumnEdge] = {}
     incomplete: dict[str, dict[str, None]] = {}   # why -> fields, in the order written
+    view_columns: dict[str, None] = {}
+    views_out = {d.ref.qualified_name for d in outputs if d.ref.type is ElementType.VIEW}
     tables_out = [d for d in outputs if d.ref.type is ElementType.TABLE]
     creates = any(w.creates_table for w in io.writes)
     for state in states:
@@ -236,6 +241,10 @@ def _column_edges(datasets: ApplicationDatasets, states: list[ExecutionState], i
                 continue
             for flow in flows:
                 _add_flow_edges(datasets, edges, notes, target_table, flow)
+                if target_table.qualified_name in views_out and flow.target:
+                    field = column_field(target_table, flow.target)
+                    if field is not None:
+                        view_columns[field.qualified_name] = None
                 if flow.incomplete:
                     # a column the log does not even name (a view's past the cut): its table
                     field = column_field(target_table, flow.target) if flow.target else None
@@ -243,7 +252,7 @@ def _column_edges(datasets: ApplicationDatasets, states: list[ExecutionState], i
                     incomplete.setdefault(flow.incomplete, {})[named] = None
     ordered = tuple(edges[k] for k in sorted(edges))
     return ordered, tuple(dict.fromkeys(notes)), tuple(
-        (why, tuple(fields)) for why, fields in sorted(incomplete.items()))
+        (why, tuple(fields)) for why, fields in sorted(incomplete.items())), tuple(view_columns)
 
 
 def _flow_table(datasets: ApplicationDatasets, state: ExecutionState, write: Write | None, tables_out: list[Dataset],

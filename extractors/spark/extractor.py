@@ -337,11 +337,15 @@ class SparkExtractor:
 
     def _withdraw_replaced_views(self, index: SolrIndex) -> None:
         """The earlier definitions of the views written since the last commit lose their
-        lineage (replaced_views); a definition from another owner's log is kept, warned once."""
+        lineage and their columns the latest no longer has (replaced_views); a definition from
+        another owner's log is kept, warned once."""
         done = withdraw_replaced(index, self._view_definitions)
         for view, execution in done.definitions:
             log.info("view defined again: the lineage of its earlier definition withdrawn", view=view,
                      execution=execution)
+        if done.columns_dropped:
+            log.info("view defined again: the columns its definition no longer has flagged deleted",
+                     columns=list(done.columns_dropped))
         for view in done.untrusted:
             self._warnings += 1
             log.warning("view defined again by a log of another owner: its earlier definition's lineage kept",

@@ -8,7 +8,10 @@ Server) whose records were written and whose state was retired. So after each pa
 are in Solr, for every view the pass defined, the Spark extractor asks the index which Spark
 executions wrote the view, and of all its definitions keeps the one that started last: the
 others lose their relations into the view and into its columns (`withdraw_replaced`). Their
-execution elements stay (they ran, and read what they read).
+execution elements stay (they ran, and read what they read). The column stubs an earlier
+definition named that the latest one (this pass's) no longer has are flagged deleted as of the
+latest definition's start, as a DROP flags a table's: a view's columns are FIELD children of the
+view, and the HMS extractor, which owns them, may not describe the view before someone looks.
 
 Trust (docs/sources/spark.md, "Trust model of event-log directories"): a log speaks for its owner's
 statements only. A definition from a log of another owner than the latest one's is left as it is, and the
@@ -22,14 +25,14 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 
 from navd.index.client import SolrIndex
-from navd.index.documents import endpoint_field, property_field
+from navd.index.documents import STUB_MARK, deletion_update, endpoint_field, property_field
 from navd.index.lookup import wildcard
 from navd.index.query_syntax import quote
-from navd.model import ElementType, EntityRef, RelationType, SourceType
-from navd.names import field_qualified_name, spark_execution_ref
+from navd.model import Deletion, ElementType, EntityRef, RelationType, SourceType
+from navd.names import field_qualified_name, spark_execution_ref, table_of_field
 from navd.runs import parse_solr_date
 
-from .application_run import ApplicationRun
+from .application_run import ApplicationRun, SqlExecution
 from .records import LOG_OWNER
 
 
@@ -42,6 +45,9 @@ class ViewDefinition:
     started: datetime | None
     #: the owner of the event-log file the execution came from
     owner: str
+    #: the view's columns (FIELD qualified names) as this definition has them; None when its
+    #: log does not name them all (a plan cut or not read for column lineage)
+    columns: frozenset[str] | None = None
 
 
 def view_definitions(run: ApplicationRun, owner: str) -> list[ViewDefinition]:
@@ -50,8 +56,16 @@ def view_definitions(run: ApplicationRun, owner: str) -> list[ViewDefinition]:
     if run.app_id is None:
         return []
     return [ViewDefinition(dataset.ref, spark_execution_ref(run.app_id, run.attempt, execution.execution_id),
-                           execution.started, owner)
+                           execution.started, owner, _columns(execution, dataset.ref))
             for execution in run.executions for dataset in execution.outputs if dataset.ref.type is ElementType.VIEW]
+
+
+def _columns(execution: SqlExecution, view: EntityRef) -> frozenset[str] | None:
+    """The columns `execution` gives `view`; None unless its log names them all."""
+    columns = frozenset(c for c in execution.view_columns if table_of_field(c) == view.qualified_name)
+    incomplete = any(view.qualified_name in (name, table_of_field(name))
+                     for _why, names in execution.column_incomplete for name in names)
+    return None if not columns or incomplete or execution.column_notes else columns
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -61,6 +75,8 @@ class Withdrawn:
 
     definitions: tuple[tuple[str, str], ...] = ()
     untrusted: tuple[str, ...] = ()
+    #: the view columns (stubs) flagged deleted: the latest definition no longer has them
+    columns_dropped: tuple[str, ...] = ()
 
 
 def withdraw_replaced(index: SolrIndex, definitions: Iterable[ViewDefinition]) -> Withdrawn:
@@ -76,6 +92,7 @@ def withdraw_replaced(index: SolrIndex, definitions: Iterable[ViewDefinition]) -
     index.commit("relations", soft=True)   # the pass's own relations: searchable now
     withdrawn: list[tuple[str, str]] = []
     untrusted: list[str] = []
+    dropped: list[str] = []
     for ours in latest.values():
         writers = _writers(index, ours.view)
         writers.pop(ours.execution.identity, None)
@@ -89,7 +106,24 @@ def withdraw_replaced(index: SolrIndex, definitions: Iterable[ViewDefinition]) -
                 continue
             _delete(index, definition)
             withdrawn.append((definition.view.qualified_name, definition.execution.qualified_name))
-    return Withdrawn(tuple(withdrawn), tuple(dict.fromkeys(untrusted)))
+        if writers and newest is ours and ours.columns is not None and ours.started is not None:
+            gone = _stale_column_stubs(index, ours)
+            index.atomic_update("elements", (deletion_update(Deletion(ref, ours.started)) for ref in gone))
+            dropped.extend(ref.qualified_name for ref in gone)
+    return Withdrawn(tuple(withdrawn), tuple(dict.fromkeys(untrusted)), tuple(dropped))
+
+
+def _stale_column_stubs(index: SolrIndex, latest: ViewDefinition) -> list[EntityRef]:
+    """The column stubs of `latest`'s view, named by a log of its owner, that it no longer has."""
+    columns = latest.columns or frozenset()
+    index.commit("elements", soft=True)   # the pass's own stubs: searchable now
+    query = (f"type:{ElementType.FIELD.value} AND sourceType:{latest.view.source_type.value}"
+             f" AND qualifiedName:{wildcard(field_qualified_name(latest.view.qualified_name, '*'))}"
+             f" AND {property_field(STUB_MARK)}:* AND {property_field(LOG_OWNER)}:{quote(latest.owner)}"
+             " AND -deleted:true")
+    return [EntityRef(latest.view.source_type, str(doc["qualifiedName"]), ElementType.FIELD)
+            for doc in index.scan("elements", query, fl="qualifiedName")
+            if str(doc["qualifiedName"]) not in columns]
 
 
 def _start_order(definition: ViewDefinition) -> tuple[bool, datetime]:

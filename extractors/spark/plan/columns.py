@@ -60,8 +60,11 @@ own `Input` lists what it writes.
 A view's definition (CreateViewCommand / AlterViewAsCommand) is a logical plan, read as the
 physical nodes that do the same (tree.py); the view's columns are its query's output under the
 statement's column names. A view used in the query is inlined (a `View` node over its query),
-so lineage goes through it to its tables, as in CTAS plans. Not followed yet: logical scalar
-subqueries (`scalar-subquery#12 []`, whose plan is not in the text).
+so lineage goes through it to its tables, as in CTAS plans. Its subquery expressions (`list#62`,
+`exists#51`, `scalar-subquery#128`, their plans detailed in the text) control the rows as the
+joins Spark's optimiser makes of them in a CTAS's plan (`_subquery_joins`): a view and a CTAS of
+the same query get the same edges, less the optimiser's own additions (inferred `isnotnull`
+filters, a comparison moved into a join's condition).
 
 Not followed (yet), each a known gap (model.GAPS, flagged on the execution by events.py): V2
 writes without WriteFiles (AppendData/OverwriteByExpression and their V1 fallbacks, whose query
@@ -108,7 +111,7 @@ from .model import (
     Write,
 )
 from .tables import command_writes, is_v2_write, view_columns
-from .text import ATTR, CUT_LIST, PLAN_TRUNCATED, first_backticked, ids, location_paths
+from .text import ATTR, CUT_LIST, PLAN_TRUNCATED, closing, first_backticked, ids, location_paths, without_outer_references
 from .nodes import (
     Aggregate,
     Aliases,
@@ -250,7 +253,10 @@ def _define_items(graph: ColumnGraph, columns: tuple[Column, ...]) -> list[int]:
     """Define each alias and aggregate result of an output list; its ids, in order."""
     for column in columns:
         if column.expression is not None:
-            graph.define(column.id, ids(column.expression), column.expression)
+            # a scalar subquery's value as a column (`scalar-subquery#128 [customer_id#37] AS
+            # top#129`) is a copy of the subquery's output, as the join Spark plans for it
+            copy = _SCALAR_SUBQUERY.fullmatch(without_outer_references(column.expression)) is not None
+            graph.define(column.id, ids(column.expression), None if copy else column.expression)
         graph.names.setdefault(column.id, column.name)
     return [column.id for column in columns]
 
@@ -459,6 +465,8 @@ def _through_the_tree(reading: _Reading) -> None:
     tree, graph = reading.tree, reading.graph
     for step in reading.after:
         step()
+    if tree.subplans:
+        _subquery_joins(reading)
     # Controls of filters and joins apply to every column going through the node.
     for number, by, subtype in reading.scoped:
         kids = tree.children.get(number, ())
@@ -468,6 +476,128 @@ def _through_the_tree(reading: _Reading) -> None:
     for expr_id, root in tree.subquery_roots.items():
         graph.define(expr_id, reading.node_output(root), None)
     _subqueries(reading)
+
+
+#: a scalar subquery expression (outer references left out)
+_SCALAR_SUBQUERY = re.compile(r"scalar-subquery#\d+")
+#: a predicate subquery in a logical condition: `customer_id#37 IN (list#62 [])`, `exists#51`
+_IN_SUBQUERY = re.compile(r" IN \(list#(\d+)\b")
+_EXISTS = re.compile(r"\bexists#(\d+)\b")
+#: a reference to the outer query's column inside a subquery's plan: `outer(customer_id#37)`
+_OUTER = "outer("
+
+
+def _subquery_joins(reading: _Reading) -> None:
+    """A logical plan's subqueries (a view's), controlling rows as the joins Spark's optimiser
+    makes of them, so a view has the controls a CTAS of the same query has: an IN / NOT IN
+    (`x IN (list#62 [])`) and an EXISTS / NOT EXISTS are a semi / anti join: the compared
+    columns (the IN's value and the subquery's output) are JOIN, not FILTER, controls of the
+    rows through the node that holds them; a correlated subquery's conditions on the outer
+    query's columns (`customer_id#41 = outer(customer_id#37)`) are its join condition: JOIN
+    for both sides, no longer FILTER inside the subquery; a correlated scalar subquery is an
+    aggregate grouped by its correlated columns (GROUP_BY of its value) joined to the outer
+    rows. The subquery's other conditions still FILTER. Rewrites `reading.scoped` before it is
+    applied."""
+    tree, graph = reading.tree, reading.graph
+    by_node: dict[int, list[int]] = {}
+    for index, (number, _by, subtype) in enumerate(reading.scoped):
+        if subtype == FILTER:
+            by_node.setdefault(number, []).append(index)
+    for host, plans in tree.subplans.items():
+        node = tree.by_number.get(host)
+        if node is None:
+            continue
+        text = without_outer_references(node.arguments)
+        refs = list(dict.fromkeys(SUBQUERY_REF.findall(node.arguments)))
+        joined: list[int] = []
+        spans: list[tuple[int, int]] = []
+        for found in _IN_SUBQUERY.finditer(text):
+            start = _operand_start(text, found.start())
+            end = closing(text, found.start() + 4)
+            joined += ids(text[start:found.start()]) + [int(found.group(1))]
+            spans.append((start, end + 1 if end >= 0 else found.end()))
+        for found in _EXISTS.finditer(text):
+            joined.append(int(found.group(1)))
+            spans.append(found.span())
+        for expr_id, root in zip((int(r) for r in refs), plans, strict=False):
+            correlated, inner = _correlation(reading, root)
+            joined += correlated
+            if correlated and re.search(rf"\bscalar-subquery#{expr_id}\b", text):
+                # the join's keys are the aggregate's grouping columns: grouped themselves
+                graph.control([expr_id, *inner], inner, GROUP_BY)
+                graph.control([expr_id], correlated, JOIN)
+        if not joined:
+            continue
+        if spans and host in by_node:
+            residual, last = [], 0
+            for start, end in sorted(spans):
+                residual.append(text[last:start])
+                last = max(last, end)
+            residual.append(text[last:])
+            kept = ids(" ".join(residual))
+            for index in by_node[host]:
+                number, _by, subtype = reading.scoped[index]
+                reading.scoped[index] = (number, kept, subtype)
+        reading.scoped.append((host, list(dict.fromkeys(joined)), JOIN))
+
+
+def _correlation(reading: _Reading, root: int) -> tuple[list[int], list[int]]:
+    """The ids of a subquery's conditions on the outer query's columns (both sides) and those
+    of its own columns among them; those conditions leave the subquery's filters."""
+    tree = reading.tree
+    correlated: list[int] = []
+    inner: list[int] = []
+    inside = set(_subtree(tree, root))
+    for index, (number, _by, subtype) in enumerate(reading.scoped):
+        node = tree.by_number.get(number)
+        if number not in inside or subtype != FILTER or node is None or _OUTER not in node.arguments:
+            continue
+        kept: list[int] = []
+        for conjunct in _conjuncts(node.arguments):
+            if _OUTER in conjunct:
+                correlated += ids(conjunct)
+                inner += ids(re.sub(r"outer\([^()]*\)", "", conjunct))
+            else:
+                kept += ids(conjunct)
+        reading.scoped[index] = (number, kept, subtype)
+    return list(dict.fromkeys(correlated)), list(dict.fromkeys(inner))
+
+
+def _conjuncts(condition: str) -> list[str]:
+    """The parts of a condition joined by AND at its top level: `((a#1 = outer(b#2)) AND (c#3 > 10))`."""
+    text = condition.strip()
+    while text.startswith("(") and closing(text, 0) == len(text) - 1:
+        text = text[1:-1].strip()
+    parts, depth, last = [], 0, 0
+    for index, char in enumerate(text):
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+        elif depth == 0 and text.startswith(" AND ", index):
+            parts.append(text[last:index])
+            last = index + 5
+    parts.append(text[last:])
+    return [p for part in parts for p in (_conjuncts(part) if part.strip() != text else [part])]
+
+
+def _operand_start(text: str, end: int) -> int:
+    """Where the operand ending at `end` starts: a bracketed expression (with the function name
+    before it) or a reference."""
+    index = end
+    if index > 0 and text[index - 1] in ")]":
+        depth = 0
+        while index > 0:
+            index -= 1
+            if text[index] in ")]":
+                depth += 1
+            elif text[index] in "([":
+                depth -= 1
+                if depth == 0:
+                    break
+    while index > 0 and not text[index - 1].isspace() and text[index - 1] not in "(,":
+        index -= 1
+    return index
 
 
 def _subtree(tree: PlanTree, root: int) -> list[int]:

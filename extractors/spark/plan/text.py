@@ -173,10 +173,25 @@ def split_alias(item: str) -> tuple[str, str, int] | None:
     return item[:cut], named.group(1), int(named.group(2))
 
 
+#: A logical plan's subquery expression with the outer query's columns it refers to:
+#: `exists#51 [customer_id#37]`, `scalar-subquery#128 [customer_id#37]`, `list#62 []`
+SUBQUERY_WITH_OUTER = re.compile(r"\b((?:list|exists|scalar-subquery|lateral-subquery)#\d+) \[[^\[\]]*\]")
+
+
+def without_outer_references(text: str) -> str:
+    """`text` less the outer references listed after its subquery expressions: those columns
+    are compared in the subquery's own conditions (`outer(customer_id#37)`), where they are
+    read; the list only repeats them."""
+    return SUBQUERY_WITH_OUTER.sub(r"\1", text) if "#" in text and " [" in text else text
+
+
 def ids(text: str) -> list[int]:
-    """The expression ids referenced in `text`, in order (plan ids `[id=#852]` left out)."""
+    """The expression ids referenced in `text`, in order (plan ids `[id=#852]` and the outer
+    references of subquery expressions left out)."""
     if "[id=#" in text:   # cheap test first: the substitution is rarely needed
         text = PLAN_ID.sub("", text)
+    if "list#" in text or "exists#" in text or "subquery#" in text:
+        text = without_outer_references(text)
     return [int(x) for x in REF_ID.findall(text)]
 
 
