@@ -126,6 +126,12 @@ def _identity(kind: str, qualified_name: str) -> str:
     return hashlib.md5(key, usedforsecurity=False).hexdigest()
 
 
+def source_identity(source_type: str, name: str) -> str:
+    """The identity of a source (Navigator's SOURCE entity: an HDFS nameservice, a metastore, a
+    namespace): MD5 of (`SOURCE`, its source type, its name), hex, as element identities are."""
+    return _identity("SOURCE", f"{source_type}\x1f{name}")
+
+
 def relation_identity(relation_type: str, endpoint1_id: str, endpoint2_id: str, discriminator: str = "") -> str:
     """The identity of a relation: MD5 of (type, endpoint 1 identity, endpoint 2 identity,
     discriminator), hex. The extractors (Relation.identity) and the linker (a relinked document)

@@ -156,9 +156,12 @@ def test_hue_s_carried_parameters_are_accepted_on_every_navigator_route(served: 
 @pytest.mark.parametrize(("path", "params"), [
     # the Navigator SDK: NavApiCient.getAllSources, findEntity
     ("/api/v9/entities", {"query": "type:SOURCE"}),
-    # Navigator's own lineage options (its v1 API): accepted, not implemented
-    ("/api/v9/lineage", {"entityIds": "IDENTITY", "length": "2", "mergeDeletedEntities": "true",
+    # Navigator's own lineage options (its v1 API): `length` honoured, `offset` 0 and
+    # `mergeDeletedEntities` false served (other values: a 400 naming them), the last one ignored
+    ("/api/v9/lineage", {"entityIds": "IDENTITY", "length": "2", "offset": "0", "mergeDeletedEntities": "false",
                          "removeUsageEndPointTypes": "true"}),
+    # Hue's search box: NavigatorApi.suggest
+    ("/api/v9/interactive/suggestions", {"query": "daily"}),
 ])
 def test_navigator_client_parameters_are_accepted(served: Served, path: str, params: dict[str, str]) -> None:
     identity = _entity(served, f"sales.daily_revenue@{served.cluster}")

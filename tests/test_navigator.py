@@ -16,6 +16,7 @@ from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
 from navd import navigator
+from navd.index import query_syntax
 from navd.extractors.hdfs.records import entry_from_webhdfs, records_for
 from navd.extractors.hms.records import Column, TableInfo, database_records, table_records
 from navd.extractors.spark.records import process_lines, stubs_for
@@ -291,6 +292,25 @@ def test_lineage_takes_several_ids_repeated_or_comma_separated(api: TestClient, 
     ("GET", "/api/v9/entities", {"params": {"query": "originalName:(unclosed"}}, 400,
      "query: the '(' at character 14 is not closed"),
     ("GET", "/api/v9/entities", {"params": {"query": "nosuchfield:x"}}, 400, "query: Solr refused it"),
+    ("POST", "/api/v9/interactive/entities", {"json": {"query": "*", "facets": ["type"]}}, 400,
+     "facets: not a field of interactive/entities"),
+    ("POST", "/api/v9/interactive/entities", {"json": {"facetRanges": [{"field": "size"}]}}, 400,
+     "facetRanges: not supported"),
+    ("POST", "/api/v9/interactive/entities", {"json": {"facetFields": "type"}}, 400,
+     "facetFields: must be a list of strings"),
+    ("POST", "/api/v9/interactive/entities", {"json": {"filterQueries": 5}}, 400,
+     "filterQueries: must be a list of strings"),
+    ("POST", "/api/v9/interactive/entities", {"json": {"query": ["a"]}}, 400, "query: must be a string"),
+    ("POST", "/api/v9/interactive/entities", {"json": {"filterQueries": ["{!tag=a b} x"]}}, 400,
+     "filterQueries: local parameters"),
+    ("POST", "/api/v9/interactive/entities", {"json": {"firstClassEntitiesOnly": "yes"}}, 400,
+     "firstClassEntitiesOnly: must be true or false"),
+    ("POST", "/api/v9/interactive/entities", {"json": [1]}, 400, "body: must be a JSON object"),
+    ("POST", "/api/v9/interactive/entities?limit=-1", {"json": {}}, 400, "limit: -1 is out of range"),
+    ("GET", "/api/v9/interactive/suggestions", {"params": {"query": "x" * 201}}, 400, "query: at most 200"),
+    ("POST", "/api/v9/relations/paging", {"json": {"query": "{!join from=a to=b}x"}}, 400, "query: local parameters"),
+    ("GET", "/api/v9/relations", {"params": {"query": "nosuchfield:x"}}, 400, "query: Solr refused it"),
+    ("GET", "/api/v9/lineage", {"params": {"entityIds": "x", "length": "21"}}, 400, "length: 21 is out of range"),
     ("GET", "/api/v8/entities", {}, 404, "version: v8 is not served"),
     ("GET", "/api/v20/entities", {}, 404, "version: v20 is not served"),
     ("GET", "/api/vX/entities", {}, 404, "version: vX is not served"),
@@ -319,3 +339,82 @@ def test_every_version_from_9_to_19_is_served(api: TestClient, ids: Mapping[str,
 ])
 def test_parent_path(doc: dict[str, Any], expected: str | None) -> None:
     assert navigator.parent_path(doc) == expected
+
+
+# -- sources, SOURCE queries, the interactive search's request --------------------------------------
+
+@pytest.mark.parametrize(("doc", "expected"), [
+    ({"sourceType": "HDFS", "type": "FILE", "qualifiedName": "hdfs://ns1/data/x"}, ("HDFS", "filesystem", "hdfs://ns1")),
+    ({"sourceType": "HDFS", "type": "FIELD", "qualifiedName": "hdfs://ns1/data/x#c"}, ("HDFS", "filesystem", "hdfs://ns1")),
+    ({"sourceType": "S3", "type": "S3BUCKET", "qualifiedName": "s3a://lake"}, ("S3", "filesystem", "s3a://lake")),
+    ({"sourceType": "HIVE", "type": "PARTITION", "qualifiedName": "db.t@east/k=a@b"}, ("HIVE", "metastore", "east")),
+    ({"sourceType": "HIVE", "type": "OPERATION", "qualifiedName": "hive://q"}, ("HIVE", "service", "primary")),
+    ({"sourceType": "SPARK", "type": "OPERATION_EXECUTION", "qualifiedName": "spark://app/1"},
+     ("SPARK", "service", "primary")),
+    ({"sourceType": "OPENLINEAGE", "type": "OPERATION", "qualifiedName": "openlineage://ns/job",
+      "properties": {"namespace": "airflow://x"}}, ("OPENLINEAGE", "namespace", "airflow://x")),
+    ({"sourceType": "OPENLINEAGE", "type": "FIELD", "qualifiedName": "pg://h/t#c"}, ("OPENLINEAGE", "service", "primary")),
+])
+def test_each_element_has_one_source(doc: dict[str, Any], expected: tuple[str, str, str]) -> None:
+    source = navigator.source_of(doc, "primary")
+    assert (source.source_type, source.kind.value, source.name) == expected
+    assert len(source.identity) == 32 and source.identity == navigator.source_of(doc, "primary").identity
+
+
+def test_the_source_queries_find_their_own_entities(api: TestClient, ids: Mapping[str, str]) -> None:
+    """`sourceId:<source>` finds every element whose source that is (source_match mirrors source_of),
+    here the metastore of this module's cluster and the file system of its paths."""
+    for label in ("table", "column id", "file"):
+        entity = _get(api, f"entities/{ids[label]}")
+        found = _get(api, "entities", query=f"sourceId:{entity['sourceId']} AND {OURS}", limit=1000)
+        assert ids[label] in {e["identity"] for e in found}
+        assert all(e["sourceId"] == entity["sourceId"] for e in found)
+    table = _get(api, f"entities/{ids['table']}")
+    assert (table["metaClassName"], table["packageName"]) == ("hv_table", "nav")
+
+
+@pytest.mark.parametrize(("query", "source", "expected"), [
+    ("type:SOURCE", True, True),
+    ('clusterName:"east"', True, True),
+    ('clusterName:"west"', True, False),
+    ("type:source AND sourceType:(hive OR hdfs)", True, True),
+    ("type:SOURCE -sourceType:HIVE", True, False),
+    ("type:SOURCE AND originalName:ea*", True, True),
+    ("type:SOURCE AND sourceUrl:[* TO *]", True, True),
+    ("type:SOURCE AND nosuchfield:x", True, False),
+    ("sourceType:HIVE", False, True),
+])
+def test_queries_over_the_source_entities(query: str, source: bool, expected: bool) -> None:
+    entity = navigator.source_entity(navigator.Source("HIVE", navigator.SourceKind.METASTORE, "east"), "primary")
+    parsed = query_syntax.parse(query)
+    assert (navigator.is_source_query(parsed), navigator.matches(parsed, entity)) == (source, expected)
+
+
+def test_cluster_name_matches_everything_or_nothing() -> None:
+    context = navigator.QueryContext("east")
+    assert navigator.translate_query('clusterName:"east" AND type:table', context=context) == "(*:*) AND type:TABLE"
+    assert navigator.translate_query("clusterName:west", context=context) == "(*:* -*:*)"
+    assert navigator.translate_query('clusterName:"east"') == "(*:* -*:*)"  # no cluster known
+
+
+def test_hue_s_tagged_type_filter_is_excluded_from_the_type_facet() -> None:
+    search = navigator.interactive_search(
+        {"query": "*", "facetFields": ["type", "name", "owner"],
+         "filterQueries": ["deleted:false", "{!tag=type} type:table OR type:VIEW"]}, "25", "0")
+    assert [navigator.solr_filter(f) for f in search.filters] == ["deleted:false",
+                                                                   "{!tag=type}type:TABLE OR type:VIEW"]
+    tags = [f.tag for f in search.filters if f.tag]
+    assert [navigator.facet_field_param(f, tags) for f in search.facet_fields] == ["{!ex=type}type", None, "owner"]
+    assert (search.limit, search.offset) == (25, 0)
+
+
+def test_the_interactive_search_counts_types_and_sources(api: TestClient, ids: Mapping[str, str]) -> None:
+    answer = api.post("/api/v9/interactive/entities?limit=5&offset=0",
+                      json={"query": "*", "facetFields": ["type", "sourceId", "name"],
+                            "filterQueries": [OURS, "{!tag=type} type:TABLE"], "firstClassEntitiesOnly": True})
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert {e["type"] for e in body["results"]} == {"TABLE"} and body["totalMatched"] == 3  # orders, sales.s, sales.t
+    assert body["facets"]["type"]["DATABASE"] == 1 and "FIELD" not in body["facets"]["type"]  # first class only
+    table = _get(api, f"entities/{ids['table']}")
+    assert body["facets"]["sourceId"][table["sourceId"]] == 3 and body["facets"]["name"] == {}

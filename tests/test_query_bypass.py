@@ -1,6 +1,8 @@
 """Attempts to reach past Solr's Lucene syntax through every way a user's query reaches Solr: a
-real `navd serve` (GET /api/entities, GET /api/v9/entities, POST /api/v9/entities/paging, the
-query percent-encoded as clients and attackers spell it) and `navd search`. The corpus is
+real `navd serve` (GET /api/entities, GET /api/v9/entities, POST /api/v9/entities/paging, POST
+/api/v9/interactive/entities with the query in its `query` or behind Hue's `{!tag=type}` in its
+`filterQueries`, POST /api/v9/relations/paging, the query percent-encoded as clients and
+attackers spell it) and `navd search`. The corpus is
 tests/query_corpus.py; each refusal is a 400 (CLI: exit 2) naming `query`, and no answer
 depends on another core.
 
@@ -79,11 +81,11 @@ def test_the_oracle_reads_the_other_core_when_solr_is_asked_directly(index: Solr
 
 def ask(served: Served, route: str, text: str, encoding: str = "requests") -> requests.Response:
     """`text` as the query of `route`, spelt on the wire as `encoding` says."""
-    if route == "paging":
-        body = json.dumps({"query": text, "limit": 10})
+    if route in BODY_ROUTES:
+        path, body = BODY_ROUTES[route](text)
         if encoding == "json-escapes":  # `{` as \u007b: the JSON parser gives `{` back
             body = body.replace("{!", "\\u007b!")
-        return requests.post(served.url + "/api/v9/entities/paging", data=body.encode(), timeout=60,
+        return requests.post(served.url + path, data=body.encode(), timeout=60,
                              headers={"Content-Type": "application/json"})
     path = "/api/entities" if route == "entities" else "/api/v9/entities"
     if encoding == "requests":
@@ -94,6 +96,19 @@ def ask(served: Served, route: str, text: str, encoding: str = "requests") -> re
     return requests.get(f"{served.url}{path}?query={encoded}", timeout=60)
 
 
+#: The routes whose query travels in a JSON body: (path, body) of a query text
+BODY_ROUTES = {
+    "paging": lambda text: ("/api/v9/entities/paging", json.dumps({"query": text, "limit": 10})),
+    "interactive": lambda text: ("/api/v9/interactive/entities", json.dumps({"query": text, "facetFields": ["type"]})),
+    # Hue's tagged filter: the tag is the one local parameter navd takes, the rest is a query
+    "filter": lambda text: ("/api/v9/interactive/entities",
+                            json.dumps({"query": "*", "filterQueries": ["{!tag=type} " + text]})),
+    "relations": lambda text: ("/api/v9/relations/paging", json.dumps({"query": text, "limit": 10})),
+}
+#: The parameter a refusal names, where it is not `query`
+PARAMETER = {"filter": "filterQueries"}
+
+
 def identities(route: str, answer: requests.Response) -> list[str]:
     assert answer.status_code == 200, answer.text[:300]
     body = answer.json()
@@ -101,9 +116,11 @@ def identities(route: str, answer: requests.Response) -> list[str]:
     return [str(doc["identity"]) for doc in found]
 
 
-ROUTES = ("entities", "v9", "paging")
+ROUTES = ("entities", "v9", *BODY_ROUTES)
+#: The routes over the elements core: the texts that reach Solr name element fields
+ELEMENT_ROUTES = tuple(route for route in ROUTES if route != "relations")
 ENCODINGS = {"entities": ("requests", "upper-hex", "lower-hex-plus"), "v9": ("requests", "lower-hex-plus"),
-             "paging": ("requests", "json-escapes")}
+             **{route: ("requests", "json-escapes") for route in BODY_ROUTES}}
 
 
 @pytest.mark.parametrize("route", ROUTES)
@@ -116,11 +133,12 @@ def test_the_bypass_corpus_is_refused_at_the_api(served: Served, secret: str, ru
             # a 200 here would be an answer Solr computed, for the right guess from the other core
             assert answer.status_code == 400, (encoding, answer.status_code, answer.text[:300])
             body = answer.json()
-            assert body["parameter"] == "query" and body["error"].startswith(f"query: {named}"), body
+            parameter = PARAMETER.get(route, "query")
+            assert body["parameter"] == parameter and body["error"].startswith(f"{parameter}: {named}"), body
             assert "\n" not in body["error"]
 
 
-@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("route", ELEMENT_ROUTES)
 @pytest.mark.parametrize("template", TEXT)
 def test_the_same_characters_as_text_read_no_other_core(served: Served, oracle: Element, secret: str,
                                                         runs_core: str, route: str, template: str) -> None:
@@ -138,7 +156,8 @@ def test_nesting_and_size_are_capped_before_solr(served: Served, solr_server: Em
     before = solr_log.stat().st_size if solr_log.exists() else 0
     answer = ask(served, route, text)
     assert answer.status_code == 400, answer.text[:300]
-    assert answer.json()["parameter"] == "query" and answer.json()["error"].startswith(f"query: {named}")
+    parameter = PARAMETER.get(route, "query")
+    assert answer.json()["parameter"] == parameter and answer.json()["error"].startswith(f"{parameter}: {named}")
     # before, Solr's parser overflowed its stack: HTTP 502 here, a 142 kB stack trace there
     if solr_log.exists():
         with solr_log.open("rb") as log:
@@ -178,12 +197,13 @@ TOO_MUCH_FOR_LUCENE = (("originalName:/\\{!jo[in.*/", "the regular expression at
                        ("originalName:/a{99999}/", "too complex for Solr"))
 
 
-@pytest.mark.parametrize("route", ROUTES)
+@pytest.mark.parametrize("route", ELEMENT_ROUTES)
 @pytest.mark.parametrize(("text", "named"), TOO_MUCH_FOR_LUCENE, ids=["class", "automaton", "wildcards", "repeat"])
 def test_what_lucene_refuses_is_a_400_naming_the_query(served: Served, route: str, text: str, named: str) -> None:
     answer = ask(served, route, text)
     assert answer.status_code == 400, answer.text[:300]
-    assert answer.json()["parameter"] == "query" and answer.json()["error"].startswith(f"query: {named}")
+    parameter = PARAMETER.get(route, "query")
+    assert answer.json()["parameter"] == parameter and answer.json()["error"].startswith(f"{parameter}: {named}")
 
 
 def test_what_lucene_refuses_is_exit_2_from_navd_search(navd: NavdRunner, index: SolrIndex) -> None:

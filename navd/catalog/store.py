@@ -1,20 +1,23 @@
-"""The catalog's Solr reads: an operation's executions (INSTANCE_OF relations from the template)
-and the stored relations between elements."""
+"""The catalog's Solr reads: an operation's executions (INSTANCE_OF relations from the template),
+the stored relations between elements, and what the elements are grouped by (the distinct
+values of a derived key, the counts of a field)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
-from typing import Any
+from collections.abc import Callable, Collection, Iterator, Sequence
+from typing import Any, TypeVar
 
 from navd.index.client import SolrIndex, batches
 from navd.index.documents import display_document, endpoint_field
 from navd.index.filters import terms_filter
+from navd.index.query_syntax import escape
 from navd.model import ElementType, RelationType
 
 _INSTANCE_OF = f"type:{RelationType.INSTANCE_OF.value}"
 _EXECUTION = ElementType.OPERATION_EXECUTION.value
 #: element ids per terms filter of the relations between elements
 _ENDS_PER_REQUEST = 500
+K = TypeVar("K")
 
 
 def templates_of(index: SolrIndex, execution: str) -> list[str]:
@@ -46,3 +49,42 @@ def relations_among(index: SolrIndex, ends: Collection[str], types: Collection[s
     for chunk in batches(sorted(ends), _ENDS_PER_REQUEST):
         filters = [f"type:({' OR '.join(sorted(types))})", terms_filter(endpoint_field(1, "Id"), chunk)]
         yield from index.scan("relations", "*:*", filters=filters)
+
+
+def relations_touching(index: SolrIndex, ids: Collection[str], types: Collection[str]) -> Iterator[dict[str, Any]]:
+    """The relations of `types` with either endpoint among `ids` (their documents, streamed;
+    a relation between two of them comes once per end it is found by)."""
+    for chunk in batches(sorted(ids), _ENDS_PER_REQUEST):
+        for end in (1, 2):
+            filters = [f"type:({' OR '.join(sorted(types))})", terms_filter(endpoint_field(end, "Id"), chunk)]
+            yield from index.scan("relations", "*:*", filters=filters)
+
+
+def distinct_by_exclusion(index: SolrIndex, filters: Sequence[str], describe: Callable[[dict[str, Any]], tuple[K, str]],
+                          *, fl: str, most: int) -> list[K]:
+    """The distinct keys of the elements matching `filters`, one request per key: the first
+    element still matching gives a key and the query of every element of that key
+    (`describe`), which the next request excludes. For what has few values over many
+    elements (the file systems of paths, the clusters of Hive names) and no field of its own
+    to count by. At most `most` keys."""
+    excluded: list[str] = []
+    keys: list[K] = []
+    while len(keys) < most:
+        body = index.search("elements", "*:*", rows=1, fl=fl, sort="identity asc", filters=[*filters, *excluded])
+        docs = body["response"]["docs"]
+        if not docs:
+            break
+        key, query = describe(docs[0])
+        if key not in keys:
+            keys.append(key)
+        # the element itself too: a query that misses it must not return it again
+        excluded += [f"-({query})", f"-identity:{escape(str(docs[0]['identity']))}"]
+    return keys
+
+
+def counts_by(index: SolrIndex, field: str, filters: Sequence[str] = ()) -> dict[str, int]:
+    """How many elements matching `filters` have each value of `field` (values with none left out)."""
+    body = index.search("elements", "*:*", rows=0, filters=list(filters),
+                        params={"facet": "true", "facet.field": field, "facet.limit": -1, "facet.mincount": 1})
+    pairs = body["facet_counts"]["facet_fields"][field]
+    return {str(pairs[n]): int(pairs[n + 1]) for n in range(0, len(pairs), 2)}

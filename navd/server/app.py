@@ -21,6 +21,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from navd import __version__
 from navd.config import NavdConfig, is_loopback_host
 from navd.errors import NavdError, first_line
+from navd.catalog.navigator import SourceCache
 from navd.index.client import SolrIndex
 from navd.lineage.hub_cache import HubCache
 from navd.logs import get_logger
@@ -40,7 +41,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
     with `intake` (`[openlineage] enabled`, its own write-capable client) the OpenLineage intake
     at POST /api/v1/lineage."""
     from navd.server import annotation_routes, api, page, sensitivity_routes, taint_routes
-    from navd.server.navigator_routes import navigator_router
+    from navd.server.navigator_routes import navigator_router, navigator_version_router
 
     app = FastAPI(title="navd", version=__version__, docs_url=None, redoc_url=None, openapi_url=None,
                   description="navd's metadata and lineage API: the JSON `navd ... --json` prints.")
@@ -48,6 +49,8 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
     app.state.index = index
     # one hub cache for every request of this server (navd/lineage/hub_cache.py)
     app.state.hubs = HubCache(config.lineage)
+    # the Navigator API's SOURCE entities of the current index generation (navd/catalog/navigator.py)
+    app.state.navigator_sources = SourceCache()
     # who a request is and what its role may do (navd/server/auth.py): checked once per request
     app.state.auth = Authenticator(config)
     # the readiness probe's own thread: it answers while the request threads are all busy
@@ -83,6 +86,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
 
     mount(app, usage_router)  # usage, unused, deps, impact
     mount(app, navigator_router(api.index_of))  # Navigator's /api/v9..v19 (docs/navigator-api.md)
+    mount(app, navigator_version_router())  # Navigator's GET /api/version
     mount(app, page.router)  # the lineage page at / and its files (navd/server/page.py)
     return app
 

@@ -34,8 +34,11 @@ READ_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 #: (method, route template) -> the role a write needs. Reads sent as POST (Navigator's paging)
 #: are listed as viewer; a write not listed needs admin.
 WRITE_ROLES: Mapping[tuple[str, str], Role] = {
-    # Navigator's entity paging: a search whose query travels in the body
+    # Navigator's searches whose query travels in the body: entity and relation paging, the
+    # interactive search (Hue's search box)
     ("POST", "/api/v{version}/entities/paging"): Role.VIEWER,
+    ("POST", "/api/v{version}/relations/paging"): Role.VIEWER,
+    ("POST", "/api/v{version}/interactive/entities"): Role.VIEWER,
     # events of the jobs people run (the Spark and Airflow listeners post as an editor)
     ("POST", "/api/v1/lineage"): Role.EDITOR,
     # annotations: a sensitivity level set or cleared by a person
