@@ -5,7 +5,9 @@ pull extractor's run starts `interval` after the previous one *completed* and tw
 component never overlap (across processes too: runs take the component's lock, which a manual
 `navd extract` also takes). Push components (the Spark tailer) are polled every `interval` of
 their section. Components come from navd.registry and runs from navd.runner, which also links
-after every extraction; purge keeps its own weekly rhythm alongside.
+after every extraction; purge runs every `[purge] interval_days`, a week by default, counted from
+the last purge's start across restarts. The daemon schedules all of them through one contract,
+`Scheduled`: how each starts, runs and retries is its own; when is the daemon's.
 
 Signals: SIGTERM/SIGINT stop taking work, let running runs reach their next record or batch
 boundary (state stays at the last checkpoint, which is what a restart continues from), and exit
@@ -18,12 +20,14 @@ a job that raises, whatever it raises, is logged, recorded as a FAILED run and s
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import signal
 import sys
 import threading
 import time
 from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -58,8 +62,23 @@ def enabled_components(config: NavdConfig) -> list[str]:
     return [c.id for c in components().values() if c.enabled(config)]
 
 
-def _component(component_id: str) -> Component[Any, Any]:
-    return next(c for c in components().values() if c.id == component_id)
+@dataclasses.dataclass(frozen=True)
+class Scheduled:
+    """One piece of work the daemon schedules: a source's runs or polls, or purge. The
+    scheduling (first start, next start, retry, a reload that changes the interval) is the same
+    for all; only these differ."""
+
+    id: str
+    #: a run's next start is published to the runs core (`navd status`); a push tail's is not:
+    #: it is "polling" every interval
+    publishes_next_run: bool
+    interval: Callable[[NavdConfig], timedelta]
+    #: when to start it first, at `now` (a start of navd, or a reload that enables it)
+    first_start: Callable[[datetime], datetime]
+    #: one run; returns the wait before the next
+    run: Callable[[], timedelta]
+    #: the wait after a run that raised something unexpected
+    retry_delay: Callable[[], timedelta]
 
 
 def _served(config: NavdConfig) -> tuple[Any, ...]:
@@ -263,16 +282,38 @@ class Daemon:
         self.scheduler.add_job(self._job, "date", run_date=when, id=component, args=[component],
                                replace_existing=True)
         self.next_runs[component] = when
-        if component == PURGE or _component(component).mode == "pull":  # a push schedule is "polling"
+        work = self._scheduled(self.config).get(component)
+        if work is not None and work.publishes_next_run:
             publish_schedule(self.index, {component: when})
+
+    def _scheduled(self, config: NavdConfig) -> dict[str, Scheduled]:
+        """What `config` has the daemon schedule, by id: every enabled component, and purge."""
+        work = {}
+        for source in components().values():
+            if source.enabled(config):
+                work[source.id] = self._source_work(source)
+        work[PURGE] = Scheduled(
+            PURGE, publishes_next_run=True, interval=lambda c: timedelta(days=c.purge.interval_days),
+            first_start=self._first_purge, run=self._purge,
+            retry_delay=lambda: timedelta(days=self.config.purge.interval_days))
+        return work
+
+    def _source_work(self, source: Component[Any, Any]) -> Scheduled:
+        if source.mode == "pull":
+            return Scheduled(source.id, publishes_next_run=True, interval=source.interval,
+                             first_start=lambda now: now, run=lambda: self._pull(source),
+                             retry_delay=lambda: source.interval(self.config))
+        return Scheduled(source.id, publishes_next_run=False, interval=source.interval,
+                         first_start=lambda now: now, run=lambda: self._push_poll(source),
+                         retry_delay=lambda: self._push_retry_delay(source))
 
     def _reconcile(self, previous: list[str]) -> None:
         """Schedule what the config enables and was not running; unschedule what it disabled."""
         now = datetime.now(UTC)
         current = enabled_components(self.config)
-        for component in current:
-            if component not in previous:
-                self._schedule(component, now)
+        for work in self._scheduled(self.config).values():
+            if work.id not in previous:
+                self._schedule(work.id, work.first_start(now))
         for component in components().values():
             if component.mode == "push" and component.id in current and component.id not in previous:
                 publish_schedule(self.index, {component.id: component.interval(self.config).total_seconds()})
@@ -283,8 +324,6 @@ class Daemon:
                 self.next_runs[component] = None
                 publish_schedule(self.index, {component: None})
                 log.info("component disabled by the reloaded config", component=component)
-        if PURGE not in previous:
-            self._schedule(PURGE, self._first_purge(now))
 
     def _first_purge(self, now: datetime) -> datetime:
         """Keep the weekly rhythm across restarts: a week after the last purge began, not a week
@@ -301,11 +340,10 @@ class Daemon:
             self.running.add(component)
         delay = FALLBACK_DELAY
         try:
-            if component == PURGE:
-                delay = self._purge()
-            else:
-                source = _component(component)
-                delay = self._pull(source) if source.mode == "pull" else self._push_poll(source)
+            work = self._scheduled(self.config).get(component)
+            if work is None:  # disabled by a reload while this start was due
+                return
+            delay = work.run()
         except Exception as exc:  # a bug in one run must not stop the service, nor its schedule
             delay = self._retry_delay(component)
             get_logger(f"navd.{component}").exception(f"run failed with an unexpected error: {first_line(exc)}",
@@ -334,7 +372,7 @@ class Daemon:
         """Schedule the job's next start; it is never dropped: when that fails, log it and
         try again after FALLBACK_DELAY."""
         try:
-            if component in enabled_components(self.config) or component == PURGE:
+            if component in self._scheduled(self.config):
                 self._schedule(component, datetime.now(UTC) + delay)
         except Exception:
             log.exception("could not schedule the next run; trying again later", component=component,
@@ -342,19 +380,19 @@ class Daemon:
             self._schedule(component, datetime.now(UTC) + FALLBACK_DELAY)
 
     def _retry_delay(self, component: str) -> timedelta:
-        """After a failed run: a pull component's or purge's interval; a push component's poll
-        interval doubled for each failure in a row, up to MAX_PUSH_RETRY_SECONDS."""
+        """After a failed run: the work's own retry delay (FALLBACK_DELAY if the config no longer
+        schedules it)."""
         try:
-            if component == PURGE:
-                return timedelta(days=self.config.purge.interval_days)
-            source = _component(component)
-            interval = source.interval(self.config)
-            if source.mode == "pull":
-                return interval
-            failures = self._push_failures[component] = self._push_failures.get(component, 0) + 1
-            return min(interval * 2 ** (failures - 1), max(timedelta(seconds=MAX_PUSH_RETRY_SECONDS), interval))
+            return self._scheduled(self.config)[component].retry_delay()
         except Exception:  # the delay must not fail the job's rescheduling
             return FALLBACK_DELAY
+
+    def _push_retry_delay(self, source: Component[Any, Any]) -> timedelta:
+        """A push component's poll interval doubled for each failure in a row, up to
+        MAX_PUSH_RETRY_SECONDS."""
+        interval = source.interval(self.config)
+        failures = self._push_failures[source.id] = self._push_failures.get(source.id, 0) + 1
+        return min(interval * 2 ** (failures - 1), max(timedelta(seconds=MAX_PUSH_RETRY_SECONDS), interval))
 
     def _record(self, component: str, exc: BaseException) -> None:
         """A FAILED run record for a failure no recorded run wrote (it happened before or
@@ -365,19 +403,14 @@ class Daemon:
     def _apply_intervals(self, old: NavdConfig, new: NavdConfig) -> None:
         """A changed interval moves a waiting run to `last completion + new interval`."""
         now = datetime.now(UTC)
-        for component in enabled_components(new):
-            source = _component(component)
-            if source.mode == "push" or component not in enabled_components(old):
-                continue
-            before, after = source.interval(old), source.interval(new)
-            job = self.scheduler.get_job(component)
+        before_reload = self._scheduled(old)
+        for work in self._scheduled(new).values():
+            if not work.publishes_next_run or work.id not in before_reload:
+                continue  # a push tail polls at its new interval; newly enabled work starts now
+            before, after = work.interval(old), work.interval(new)
+            job = self.scheduler.get_job(work.id)
             if before != after and job is not None and job.next_run_time is not None:
-                self._schedule(component, max(now, job.next_run_time - before + after))
-        if old.purge.interval_days != new.purge.interval_days:
-            job = self.scheduler.get_job(PURGE)
-            if job is not None and job.next_run_time is not None:
-                delta = timedelta(days=new.purge.interval_days - old.purge.interval_days)
-                self._schedule(PURGE, max(now, job.next_run_time + delta))
+                self._schedule(work.id, max(now, job.next_run_time - before + after))
 
     # -- the jobs ---------------------------------------------------------------------------
 

@@ -112,7 +112,7 @@ def config_reference(core: type, sections: Mapping[str, type]) -> str:
     """Every section of the config file: the core ones (`core`'s dataclass fields) in their order,
     then the registered components' (`sections`: name -> settings dataclass) by name."""
     lines = ["# Configuration reference", "", GENERATED.format(
-        source="the config dataclasses (`navd/config.py` and each component's settings)"), "",
+        source="the config dataclasses (`navd/config/sections.py` and each component's settings)"), "",
         "One TOML file: `--config FILE`, else `$NAVD_CONFIG`, else `/etc/navd/navd.toml`; with none of them "
         "present navd uses its defaults (the embedded Solr). Every key is optional. An unknown key, a wrong type "
         "or a bad value stops navd with one line naming `[section] key` and the file (at a reload, SIGHUP, the "

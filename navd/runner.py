@@ -213,11 +213,10 @@ def link(index: SolrIndex, config: NavdConfig, *, full: bool = False,
     `fs_aliases` adds to them (`navd link --fs-alias`). `spark`: the full pass as a PySpark job
     (`navd link --spark`) on `spark_master` (None: `[spark_jobs] master`), recorded and locked like
     any other."""
-    from navd.extractors.hdfs.settings import hdfs_settings  # noqa: PLC0415 - default_fs names paths
     from navd.linker.linker import Linker  # noqa: PLC0415
 
     aliases = {**config.linker.aliases, **(fs_aliases or {})}
-    default_fs = hdfs_settings(config).default_fs
+    default_fs = config.cluster.default_fs
     if spark:
         from navd.spark_jobs import check_job  # noqa: PLC0415
 

@@ -181,7 +181,7 @@ def wait_for(proc: subprocess.Popen[str], timeout: float = 300) -> tuple[int, st
 def test_fsimage_load_takes_the_hdfs_lock_and_leaves_a_run_record(
         solr_server: EmbeddedSolr, index: SolrIndex, tmp_path: Path, unique: str) -> None:
     state = tmp_path / "state"
-    body = f'[cluster]\nname = "{unique}"\n[hdfs]\ndefault_fs = "hdfs://{unique}:8020"\nroots = ["/exp"]\n'
+    body = f'[cluster]\nname = "{unique}"\ndefault_fs = "hdfs://{unique}:8020"\n[hdfs]\nroots = ["/exp"]\n'
     config = write_config(tmp_path / "navd.toml", solr_server, state, body)
     began = now()
     with component_lock(state, "extractor.hdfs", wait=False):
@@ -240,7 +240,7 @@ def test_the_daemons_link_passes_use_the_configured_fs_aliases(
         docs = index.search("relations", "*:*", rows=10, filters=[f"endpoint1Id:{execution.identity}"])
         return [d["unlinked"] for d in docs["response"]["docs"]]
 
-    base = (f'[cluster]\nname = "{u}"\n[hdfs]\ndefault_fs = "hdfs://{u}ns"\n'
+    base = (f'[cluster]\nname = "{u}"\ndefault_fs = "hdfs://{u}ns"\n[hdfs]\n'
             f'[probe]\nenabled = true\ninbox = "{inbox(tmp_path, ("f",))}"\ninterval_seconds = 1\n')
     plain = write_config(tmp_path / "plain.toml", solr_server, tmp_path / "state", base)
     assert navd(plain, "link", "--full", extra_env=probe_plugin).returncode == 0

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from navd import config as config_module
+from navd.config import loading as config_loading
 from navd.config import load_config, parse_config
 from navd.errors import MESSAGE_CHARS, ConfigError
+from navd.extractors.hdfs.settings import hdfs_settings
 from navd.extractors.spark.settings import spark_settings
 
 REPO = Path(__file__).resolve().parent.parent
@@ -21,7 +22,7 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_missing_default_file_means_embedded_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(config_module, "DEFAULT_CONFIG_PATH", tmp_path / "absent.toml")
+    monkeypatch.setattr(config_loading, "DEFAULT_CONFIG_PATH", tmp_path / "absent.toml")
     cfg = load_config(None, environ={})
     assert cfg.source == "<defaults>"
     assert cfg.solr.is_embedded
@@ -166,8 +167,10 @@ SECRET = "Sup3rSecret"
      "password_file"),
     (b'[hdfs]\nurls = ["http://nn1:9870", "http://nn2:0"]\n',
      "[hdfs] urls: 'http://nn2:0': port '0' is not a number from 1 to 65535"),
+    (b'[cluster]\ndefault_fs = "hdfs://nameservice1:x"\n',
+     "[cluster] default_fs: 'hdfs://nameservice1:x': port 'x' is not a number from 1 to 65535"),
     (b'[hdfs]\ndefault_fs = "hdfs://nameservice1:x"\n',
-     "[hdfs] default_fs: 'hdfs://nameservice1:x': port 'x' is not a number from 1 to 65535"),
+     "[cluster] default_fs: 'hdfs://nameservice1:x': port 'x' is not a number from 1 to 65535"),
     (b'[yarn]\nurls = ["rm1:8088"]\n',
      "[yarn] urls: 'rm1:8088' is not an http(s) URL such as http://host:port"),
     (b'[spark]\nevent_log_dirs = ["hdfs://nn:99999/spark-logs"]\n',
@@ -253,6 +256,33 @@ def test_insecure_credentials_are_warned_about(tmp_path: Path, url: str, inline:
     cfg = load_config(str(path), environ={})
     assert cfg.warnings == tuple(f"{path}: {w}" for w in warnings)
     assert cfg.solr.password == SECRET
+
+
+DEPRECATED_DEFAULT_FS = "[hdfs] default_fs is deprecated and will be removed: set [cluster] default_fs instead"
+
+
+@pytest.mark.parametrize(("cluster", "hdfs", "default_fs", "warnings"), [
+    ("", "", "", []),
+    ('default_fs = "hdfs://ns1"', "", "hdfs://ns1", []),
+    ("", 'default_fs = "hdfs://ns1"', "hdfs://ns1", [DEPRECATED_DEFAULT_FS]),
+    # the old key beside the new one, the same value: read, still warned about
+    ('default_fs = "hdfs://ns1"', 'default_fs = "hdfs://ns1"', "hdfs://ns1", [DEPRECATED_DEFAULT_FS]),
+])
+def test_default_fs_is_a_cluster_key_and_the_old_hdfs_key_is_read_with_a_warning(
+        tmp_path: Path, cluster: str, hdfs: str, default_fs: str, warnings: list[str]) -> None:
+    path = write(tmp_path, f'[cluster]\n{cluster}\n[hdfs]\nroots = ["/data"]\n{hdfs}\n')
+    cfg = load_config(str(path), environ={})
+    assert cfg.cluster.default_fs == default_fs
+    assert cfg.warnings == tuple(f"{path}: {w}" for w in warnings)
+    assert hdfs_settings(cfg).roots == ("/data",)  # the rest of [hdfs] still read
+
+
+def test_default_fs_set_in_both_places_differently_is_an_error_naming_both(tmp_path: Path) -> None:
+    path = write(tmp_path, '[cluster]\ndefault_fs = "hdfs://ns1"\n[hdfs]\ndefault_fs = "hdfs://ns2"\n')
+    with pytest.raises(ConfigError) as excinfo:
+        load_config(str(path), environ={})
+    assert str(excinfo.value) == (f"{path}: [hdfs] default_fs and [cluster] default_fs are both set, to different "
+                                  "values; keep only [cluster] default_fs")
 
 
 @pytest.mark.parametrize(("url", "inline", "message"), [

@@ -150,8 +150,8 @@ def _env(typed: dict[str, str], cluster: str, *, default_fs: bool = True) -> dic
     import os
 
     config = Path(typed["tmp"]) / f"navd-{cluster}-{default_fs}.toml"
-    hdfs = f'[hdfs]\ndefault_fs = "{typed["fs"]}"\n' if default_fs else ""
-    config.write_text(f'[cluster]\nname = "{cluster}"\n{typed["solr"]}[logging]\nformat = "json"\n{hdfs}')
+    fs = f'default_fs = "{typed["fs"]}"\n' if default_fs else ""
+    config.write_text(f'[cluster]\nname = "{cluster}"\n{fs}{typed["solr"]}[logging]\nformat = "json"\n')
     return {**os.environ, "NAVD_CONFIG": str(config)}
 
 
@@ -165,7 +165,7 @@ def test_entity_finds_what_people_type(navd, typed: dict[str, str], unique: str)
     bare = f"/{unique}/landing/my dir ü/"
     assert _qualified_name(navd("entity", bare, "--json", env=env)) == typed["directory"]
     assert _qualified_name(navd("entity", f"hdfs://{bare}", "--json", env=env)) == typed["directory"]
-    # Without [hdfs] default_fs, a bare path is looked up under any file system, hdfs:/// under any NameNode.
+    # Without [cluster] default_fs, a bare path is looked up under any file system, hdfs:/// under any NameNode.
     no_fs = _env(typed, f"{unique}a", default_fs=False)
     assert _qualified_name(navd("entity", bare, "--json", env=no_fs)) == typed["directory"]
     assert _qualified_name(navd("entity", f"hdfs://{bare}", "--json", env=no_fs)) == typed["directory"]

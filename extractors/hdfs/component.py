@@ -25,8 +25,8 @@ MASTER = SPARK_MASTER.dest
 
 def check(config: NavdConfig, options: Mapping[str, Any]) -> None:
     settings = hdfs_settings(config)
-    if not settings.default_fs:
-        raise ConfigError("[hdfs] default_fs: not set (the cluster's fs.defaultFS, e.g. hdfs://nameservice1)")
+    if not config.cluster.default_fs:
+        raise ConfigError("[cluster] default_fs: not set (the cluster's fs.defaultFS, e.g. hdfs://nameservice1)")
     if options.get(MASTER) and not options.get(FSIMAGE):
         raise UsageError("--master: only with --from-fsimage (the Spark job's master)")
     if options.get(FSIMAGE):
@@ -59,7 +59,7 @@ class FsimageLoad:
         # server's port is known only at run time).
         resolved = dataclasses.replace(config, solr=self.context.index.config)
         return load_fsimage(resolved, str(options[FSIMAGE]), master=options.get(MASTER),
-                            default_fs=settings.default_fs, root=settings.roots[0] if settings.roots else "/",
+                            default_fs=config.cluster.default_fs, root=settings.roots[0] if settings.roots else "/",
                             extractor_run_id=self.context.run_id)
 
     def close(self) -> None:

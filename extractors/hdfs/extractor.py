@@ -114,7 +114,7 @@ class HdfsExtractor:
                  extractor_run_id: str | None = None, deletions: DeletionsConfig = DeletionsConfig(),
                  clock: Callable[[], datetime] = lambda: datetime.now(UTC)) -> None:
         if not default_fs:
-            raise NavdError("[hdfs] default_fs: needed to name HDFS entities (hdfs://nameservice)")
+            raise NavdError("[cluster] default_fs: needed to name HDFS entities (hdfs://nameservice)")
         self.client = client
         self.index = index
         self.default_fs = default_fs
@@ -143,7 +143,7 @@ class HdfsExtractor:
     def from_config(cls, config: NavdConfig, index: SolrIndex, state_dir: Path, *,
                     extractor_run_id: str | None = None) -> HdfsExtractor:
         hdfs = hdfs_settings(config)
-        return cls(make_client(hdfs), index, default_fs=hdfs.default_fs, roots=hdfs.roots,
+        return cls(make_client(hdfs), index, default_fs=config.cluster.default_fs, roots=hdfs.roots,
                    state_dir=state_dir, path_filter=PathFilter(hdfs.include, hdfs.exclude),
                    snapshots=hdfs.snapshots, extractor_run_id=extractor_run_id,
                    deletions=config.deletions)

@@ -1,4 +1,4 @@
-"""The `[hdfs]` config section: which NameNode to read and how, and the cluster's default FS."""
+"""The `[hdfs]` config section: which NameNode to read and how."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import dataclasses
 from datetime import timedelta
 from typing import Literal
 
-from navd.config import MAX_INTERVAL_MINUTES, NavdConfig, check_url, number, setting
+from navd.config import MAX_INTERVAL_MINUTES, NavdConfig, number, setting
 from navd.errors import ConfigError
 from navd.extractors import check_section
 
@@ -16,14 +16,11 @@ SECTION = "hdfs"
 @dataclasses.dataclass(frozen=True)
 class HdfsConfig:
     """`[hdfs]`: the HDFS extractor (`navd extract hdfs`): the NameNodes it reads through WebHDFS,
-    what it reads, and the cluster's default file system."""
+    what it reads. The cluster's default file system is `[cluster] default_fs`."""
 
     enabled: bool = setting(False, help="run the extractor in `navd run` (and `navd extract all`)")
     urls: tuple[str, ...] = setting((), help="the WebHDFS URLs of the NameNodes, several for HA (the active one is "
                                              "used), e.g. `http://nn1.example.com:9870`")
-    default_fs: str = setting("", help="the default file system, e.g. `hdfs://nameservice1`: a bare `/path` and "
-                                       "`hdfs:///path` name paths under it (in every source, and in what people "
-                                       "type)")
     roots: tuple[str, ...] = setting(("/",), help="the directories listed, each with everything below it")
     include: tuple[str, ...] = setting((), help="paths (the path and everything below) or globs to read; empty: "
                                                 "everything under the roots")
@@ -46,8 +43,6 @@ class HdfsConfig:
     def validate(self) -> None:
         """Load-time checks; messages start with the key (the loader adds the file)."""
         check_section(SECTION, self, required_when_enabled=("urls",), urls=("urls",))
-        if self.default_fs:
-            check_url("[hdfs] default_fs", self.default_fs, schemes=None, example="hdfs://nameservice1")
         if (self.keytab or self.principal) and self.auth != "kerberos":
             raise ConfigError(f"[hdfs] {'keytab' if self.keytab else 'principal'}: set only with auth = \"kerberos\"")
 
@@ -57,5 +52,5 @@ class HdfsConfig:
 
 
 def hdfs_settings(config: NavdConfig) -> HdfsConfig:
-    """`[hdfs]` of a loaded config. Other sources read `default_fs` here: it names every path."""
+    """`[hdfs]` of a loaded config."""
     return config.section(SECTION, HdfsConfig)

@@ -43,7 +43,6 @@ from pathlib import Path
 from typing import Any
 
 from navd.config import NavdConfig
-from navd.extractors.hdfs.settings import hdfs_settings
 from navd.extractors.hms.settings import HiveConfig, hive_settings
 from navd.errors import NavdError, first_line
 from navd.extractors.hms.records import (BadTable, database_records, field_ref, owned_names, partition_records,
@@ -263,7 +262,7 @@ class HmsExtractor:
     def from_config(cls, config: NavdConfig, index: SolrIndex, state_dir: Path, *,
                     filter_file: Path | None = None, extractor_run_id: str | None = None) -> HmsExtractor:
         hive = hive_settings(config)
-        return cls(connect(hive), index, cluster=config.cluster.name, default_fs=hdfs_settings(config).default_fs,
+        return cls(connect(hive), index, cluster=config.cluster.name, default_fs=config.cluster.default_fs,
                    state_dir=state_dir, database_regex=hive.database_regex,
                    table_regex=hive.table_regex, filter_file=filter_file,
                    extractor_run_id=extractor_run_id, deletions=config.deletions,

@@ -246,7 +246,7 @@ class SparkBackfill:
         from pyspark import StorageLevel  # noqa: PLC0415 - PySpark, only for the backfill
 
         spark_config = spark_settings(self.config)
-        job = BackfillJob(cluster=self.config.cluster.name, default_fs=hdfs_settings(self.config).default_fs,
+        job = BackfillJob(cluster=self.config.cluster.name, default_fs=self.config.cluster.default_fs,
                           extractor_run_id=self.extractor_run_id,
                           directories=tuple(spark_config.event_log_dirs),
                           solr=self.index.config, hdfs=self.hdfs)

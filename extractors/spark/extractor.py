@@ -146,7 +146,7 @@ class SparkExtractor:
         spark, hdfs = spark_settings(config), hdfs_settings(config)
         on_hdfs = bool(remote_directories(spark.event_log_dirs))
         return cls(cluster=config.cluster.name, directories=spark.event_log_dirs, state_dir=state_dir,
-                   default_fs=hdfs.default_fs, extractor_run_id=extractor_run_id,
+                   default_fs=config.cluster.default_fs, extractor_run_id=extractor_run_id,
                    hdfs_client=make_client(hdfs) if on_hdfs and hdfs.urls else None, index=index,
                    allowed_log_owners=spark.allowed_log_owners, checkpoint_seconds=spark.checkpoint_seconds)
 

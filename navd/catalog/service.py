@@ -12,7 +12,6 @@ from navd.annotations.rules import widened
 from navd.catalog import store
 from navd.config import NavdConfig
 from navd.errors import SolrError, UsageError, first_line
-from navd.extractors.hdfs.settings import hdfs_settings
 from navd.index.client import SolrIndex
 from navd.index.documents import display_document
 from navd.index.lookup import Scope, resolve_one
@@ -28,9 +27,9 @@ FIRST_CURSOR = "*"
 
 
 def lookup_scope(config: NavdConfig) -> Scope:
-    """What names typed without a cluster or file system stand for: `[cluster] name`, `[hdfs]
-    default_fs` (navd/index/lookup.py)."""
-    return Scope(cluster=config.cluster.name, default_fs=hdfs_settings(config).default_fs)
+    """What names typed without a cluster or file system stand for: `[cluster] name` and
+    `default_fs` (navd/index/lookup.py)."""
+    return Scope(cluster=config.cluster.name, default_fs=config.cluster.default_fs)
 
 
 # -- search -----------------------------------------------------------------------------------

@@ -421,11 +421,16 @@ class CoreWriter:
 
     def __init__(self, index: SolrIndex, core: str, *, batch_size: int | None = None,
                  threads: int | None = None, params: Mapping[str, str] | None = None,
-                 before_submit: Callable[[], None] | None = None) -> None:
+                 before_submit: Callable[[], None] | None = None,
+                 prepare: Callable[[list[Mapping[str, Any]]], None] | None = None) -> None:
         self.index = index
         self.core = index.core(core)
         self.params = dict(params or {})
         self.before_submit = before_submit
+        # Completes a batch's documents just before it is posted: what needs Solr to be read
+        # (the annotations carried onto element documents) then fails where a post would, and
+        # is reported by flush/close like one, never by add().
+        self.prepare = prepare
         self.batch_size = batch_size or index.config.batch_size
         threads = threads or index.config.writer_threads
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix=f"solr-{self.core}")
@@ -449,6 +454,8 @@ class CoreWriter:
         self._raise_if_failed()
         if self.before_submit is not None:
             self.before_submit()
+        if self.prepare is not None:  # before the batch is taken: if it fails, nothing is dropped
+            self.prepare(self._pending)
         batch, self._pending = self._pending, []
         body = serialise(batch)
         self._slots.acquire()
@@ -527,12 +534,13 @@ class IndexWriter:
         # per small batch (the OpenLineage intake) passes one it keeps, read once.
         self.carryover = carryover if carryover is not None else Carryover(index)
         self._reprojected_after = 0  # element documents written when it last projected again
-        self.elements = CoreWriter(index, "elements", batch_size=batch_size, threads=threads)
+        self.elements = CoreWriter(index, "elements", batch_size=batch_size, threads=threads,
+                                   prepare=self._carry)
         self.relations = CoreWriter(index, "relations", batch_size=batch_size, threads=threads)
         # `_version_: -1` means "only if absent"; failOnVersionConflicts=false makes Solr skip
         # the stubs whose element exists instead of failing their whole batch.
         self.stubs = CoreWriter(index, "elements", batch_size=batch_size, threads=1,
-                                params={"failOnVersionConflicts": "false"})
+                                params={"failOnVersionConflicts": "false"}, prepare=self._carry)
         # Deletions are atomic updates guarded by `_version_: 1` ("only if it exists"): flagging
         # must never create a bare document for an element that was never indexed. So they go
         # after every element and stub written before them is acknowledged (a table created and
@@ -545,19 +553,23 @@ class IndexWriter:
         self.elements.flush()
         self.stubs.flush()
 
-    def _carried(self, doc: dict[str, Any]) -> dict[str, Any]:
-        fields = self.carryover.fields.get(doc["identity"])
-        if fields:
-            doc.update(fields)
-        return doc
+    def _carry(self, batch: list[Any]) -> None:
+        """Put the annotations of the batch's annotated entities into their documents (a dict
+        lookup per document; the carry-over is read from Solr at the first batch)."""
+        carried = self.carryover.fields
+        if carried:
+            for doc in batch:
+                fields = carried.get(doc["identity"])
+                if fields:
+                    doc.update(fields)
 
     def write(self, record: Record) -> None:
         if isinstance(record, Element):
-            self.elements.add(self._carried(element_document(record)))
+            self.elements.add(element_document(record))
         elif isinstance(record, Relation):
             self.relations.add(relation_document(record))
         elif isinstance(record, ElementStub):
-            self.stubs.add(self._carried(stub_document(record)))
+            self.stubs.add(stub_document(record))
         elif isinstance(record, Deletion):
             self.deletions.add(deletion_update(record))
         else:
@@ -569,14 +581,10 @@ class IndexWriter:
         # where Solr and the extractor share the CPUs every microsecond per record is taken
         # from Solr's indexing (tests/bench/bench_writer.py). Anything else goes through write().
         add_element, add_relation, write = self.elements.add, self.relations.add, self.write
-        carried = self.carryover.fields  # annotated identities: a dict lookup per element
         for record in records:
             kind = type(record)
             if kind is Element:
-                doc = element_document(record)
-                if carried and record.identity in carried:
-                    doc.update(carried[record.identity])
-                add_element(doc)
+                add_element(element_document(record))
             elif kind is Relation:
                 add_relation(relation_document(record))
             else:

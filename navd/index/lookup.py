@@ -11,9 +11,9 @@ between. The rows, in order:
 | exact              | anything                                | identity or qualifiedName as typed; a name   |
 |                    |                                         | with '@' also lower case; a file system URI  |
 |                    |                                         | normalised (`HDFS://NN/a/` -> `hdfs://nn/a`) |
-| default-fs URI     | `hdfs:///data/x` (no authority)         | `[hdfs] default_fs` + `/data/x`; without it, |
-|                    |                                         | `hdfs://<any authority>/data/x`              |
-| bare path          | `/data/x`                               | `[hdfs] default_fs` + `/data/x`              |
+| default-fs URI     | `hdfs:///data/x` (no authority)         | `[cluster] default_fs` + `/data/x`;          |
+|                    |                                         | without it, `hdfs://<any authority>/data/x`  |
+| bare path          | `/data/x`                               | `[cluster] default_fs` + `/data/x`           |
 | bare path, any fs  | `/data/x`                               | `<any scheme>://<any authority>/data/x`      |
 | hive, this cluster | `db.table`, `db.table.col` (no '@', '/')| `db.table@<[cluster] name>`, lower case      |
 |                    | `table` (a word)                        | `default.table@<[cluster] name>`             |
@@ -49,7 +49,7 @@ MAX_PATTERN_CHARS = 400
 @dataclasses.dataclass(frozen=True)
 class Scope:
     """What a name typed without its cluster or file system stands for here: `[cluster] name`
-    and `[hdfs] default_fs`. Empty: those rules are skipped."""
+    and `[cluster] default_fs`. Empty: those rules are skipped."""
 
     cluster: str = ""
     default_fs: str = ""

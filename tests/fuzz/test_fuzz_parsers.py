@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from fuzz.fuzzing import (check_records, fuzz_settings, json_text, mutated_json, mutated_lines, query_texts, run_target,
                           string_variant)
 from lineage_logs import HIVE, hive_golden, impala_cases
-from navd.config import ConfigError, load_config, parse_config
+from navd.config import load_config, parse_config
+from navd.errors import ConfigError
 from navd.extractors.hdfs.records import BadEntry, entry_from_webhdfs, records_for
 from navd.extractors.hive_lineage.graph import BadLineage, records as lineage_records
 from navd.extractors.hive_lineage.hook import RecordAssembler, parse_hive

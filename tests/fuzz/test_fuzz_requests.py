@@ -21,9 +21,9 @@ from starlette.datastructures import Headers
 import query_corpus
 from fuzz.fuzzing import ODD_STRINGS, fuzz_settings, huge_strings, query_texts, run_target, string_variant
 from navd.cli import build_parser
-from navd.config import ConfigError, ServerConfig, load_config, parse_config
+from navd.config import ServerConfig, load_config, parse_config
 from navd.extractors.spark.records import process_lines, stubs_for
-from navd.errors import SolrError
+from navd.errors import ConfigError, SolrError
 from navd.index.client import IndexWriter, SolrIndex
 from navd.index.query_syntax import QuerySyntaxError, lucene_query
 from navd.server.app import create_app
