@@ -252,7 +252,8 @@ def purge(index: SolrIndex, config: NavdConfig, *, older_than_days: float, runti
 
     with _run_client(index) as index:
         purger = Purger(index, threshold=datetime.now(UTC) - timedelta(days=older_than_days), dry_run=dry_run,
-                        runtime_cap_seconds=runtime_cap_minutes * 60, stop=stop)
+                        runtime_cap_seconds=runtime_cap_minutes * 60, stop=stop,
+                        keep_events=config.openlineage.keep_events)
         progress = Progress("purge", lambda: sum(purger.report.removed.values()), unit="removed",
                             enabled=show_progress)
         if dry_run:

@@ -15,7 +15,10 @@ navd adds one rule of its own, for its run records (`nav_runs`), which Navigator
 
 - run_records: runs that ended before it, except each component's last run and last success
   (what `navd status` shows). The Spark tailer records a run per pass that read something, so a
-  busy cluster adds thousands a day.
+  busy cluster adds thousands a day;
+- openlineage_events: OpenLineage events kept as posted (navd/openlineage/kept.py) from before it
+  whose execution is gone (removed by the rules above), or that belong to no run; and the oldest
+  past `[openlineage] keep_events`.
 
 Everything is found by queries and removed by id, relations before the elements they touch, in
 batches: an interrupted run (or one stopped by the runtime cap) leaves a consistent index, and
@@ -34,13 +37,15 @@ from typing import Any
 from navd.index.client import SolrIndex, batches
 from navd.index.documents import endpoint_field, solr_date
 from navd.lineage.stored import StoredRelation
+from navd.openlineage import kept
 from navd.logs import get_logger
 from navd.runs import KIND as RUN_KIND
 from navd.runs import shown_run_ids
 
 log = get_logger("navd.purge")
 
-CATEGORIES = ("instance_of", "data_flow", "executions", "hdfs_parent_child", "deleted_entities", "run_records")
+CATEGORIES = ("instance_of", "data_flow", "executions", "hdfs_parent_child", "deleted_entities", "run_records",
+              "openlineage_events")
 _CORES = ("elements", "relations", "runs")
 _BATCH = 500
 _EXECUTIONS = "type:(OPERATION OR OPERATION_EXECUTION)"
@@ -67,8 +72,10 @@ class _CapReached(Exception):
 class Purger:
     def __init__(self, index: SolrIndex, *, threshold: datetime, dry_run: bool = False,
                  runtime_cap_seconds: float = 720 * 60.0, clock: Callable[[], float] = time.monotonic,
-                 stop: threading.Event | None = None) -> None:
+                 stop: threading.Event | None = None, keep_events: int | None = None) -> None:
         self.index = index
+        #: the bound of kept OpenLineage events (`[openlineage] keep_events`); None: not trimmed
+        self.keep_events = keep_events
         #: set when navd is stopping: the run ends between batches as at the runtime cap
         self.stop = stop
         self.threshold = solr_date(threshold)
@@ -86,6 +93,7 @@ class Purger:
             self._deleted_directories()
             self._deleted_entities()
             self._old_run_records()
+            self._old_openlineage_events()
             self.report.complete = True
         except _CapReached:
             log.warning("purge stopped at its runtime cap; the next run continues", **self.report.removed)
@@ -132,6 +140,22 @@ class Purger:
         kept = shown_run_ids(self.index)
         for batch in self._batches("runs", f"kind:{RUN_KIND} AND ended:[* TO {self.threshold}]"):
             self._remove_documents("run_records", sorted(set(batch) - kept), core="runs")
+
+    def _old_openlineage_events(self) -> None:
+        if not self.dry_run:
+            self.index.commit("elements", soft=True)  # the executions removed above: gone for the lookup
+        for batch in kept.purgeable(self.index, self.threshold):
+            if self.clock() > self.deadline or (self.stop is not None and self.stop.is_set()):
+                raise _CapReached
+            self._remove_documents("openlineage_events", batch, core="runs")
+        if self.keep_events is None:
+            return
+        if self.dry_run:
+            excess = self.index.count("runs", f"kind:{kept.KIND}") - self.keep_events
+            self.report.removed["openlineage_events"] += max(0, excess)
+        else:
+            self.index.commit("runs", soft=True)  # what the bound counts: the events just purged gone
+            self.report.removed["openlineage_events"] += kept.trim(self.index, self.keep_events)
 
     # -- lookups --------------------------------------------------------------------------------
 

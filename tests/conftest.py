@@ -31,6 +31,7 @@ from hdfs import Client
 from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, default_solr_dist_dir
 from navd.extractors.hdfs.settings import HdfsConfig
 from navd.errors import NavdError
+from navd.openlineage.kept import KIND as OPENLINEAGE_EVENT
 from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
 from navd.logs import setup_logging
@@ -251,10 +252,13 @@ def hdfs_client(hdfs: DevHdfs) -> Client:
 
 @pytest.fixture
 def clean_index(index: SolrIndex) -> SolrIndex:
-    """The session index with both data cores emptied, for tests that count everything."""
+    """The session index with both data cores emptied, for tests that count everything, and the
+    OpenLineage events kept of what they held (kept events outlive no run: the purge counts them)."""
     for core in ("elements", "relations"):
         index.delete_query(core, "*:*")
         index.commit(core)
+    index.delete_query("runs", f"kind:{OPENLINEAGE_EVENT}")
+    index.commit("runs")
     return index
 
 

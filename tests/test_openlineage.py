@@ -290,4 +290,6 @@ def test_the_intake_serves_inside_navd_run(tmp_path: Path, solr_server: Embedded
 
 def test_the_intake_is_off_unless_enabled(tmp_path: Path, solr_server: EmbeddedSolr) -> None:
     with serve_on_free_port(tmp_path, solr_server) as served:
-        assert requests.post(f"{served.url}/api/v1/lineage", json={}, timeout=30).status_code in (404, 405)
+        answer = requests.post(f"{served.url}/api/v1/lineage", json={}, timeout=30)
+        assert answer.status_code == 404, answer.text
+        assert "[openlineage] enabled" in answer.json()["error"]

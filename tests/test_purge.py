@@ -104,7 +104,8 @@ def test_purge_rules_dry_run_and_cap(clean_index: SolrIndex, navd) -> None:  # t
     dry = Purger(index, threshold=THRESHOLD, dry_run=True).run()
     assert present(index, records) == set(records)  # nothing removed
     assert dry.complete and dry.removed == {"instance_of": 2, "data_flow": 1, "executions": 1,
-                                            "hdfs_parent_child": 2, "deleted_entities": 2, "run_records": 3}
+                                            "hdfs_parent_child": 2, "deleted_entities": 2, "run_records": 3,
+                                            "openlineage_events": 0}
 
     stopped = Purger(index, threshold=THRESHOLD, runtime_cap_seconds=0).run()
     assert not stopped.complete and sum(stopped.removed.values()) == 0

@@ -30,10 +30,13 @@ from conftest import (NAVD, START_SECONDS, NavdRunner, Served, serve_on_free_por
 from navd.config import NavdConfig, ServerConfig, SolrConfig
 from navd.index.client import IndexWriter, SolrIndex, serialise
 from navd.model import Element, ElementType, Relation, RelationType, SourceType, operation_qualified_name
+from navd.openlineage.mapping import MappingSettings, map_event
 from navd.process import pid_runs
 from navd.runs import Run
 from navd.solr.server import EmbeddedSolr, free_port
 from net import listening_addresses
+from openlineage.client.event_v2 import RunState
+from openlineage_events import as_json, job_run
 from synthetic_sample import index_sample
 from test_daemon import Notifications
 
@@ -299,6 +302,10 @@ def documented_curl_commands() -> list[str]:
     return commands
 
 
+#: the run of the Marquez examples of docs/sources/openlineage.md
+DOCUMENTED_RUN_ID = "3f5e83fa-3480-44ff-99c5-ff943904e5e8"
+
+
 def test_documented_curl_examples_answer_and_cover_every_endpoint(served: Served, cluster: str, index: SolrIndex,
                                                                    tmp_path: Path) -> None:
     """The documentation's examples (docs/operations/server.md, the Navigator-compatible API, taint,
@@ -311,6 +318,13 @@ def test_documented_curl_examples_answer_and_cover_every_endpoint(served: Served
     [orders] = index.search("elements", f'qualifiedName:"sales.orders@{cluster}"', fl="identity")["response"]["docs"]
     first = served.get("/api/entities", params={"query": "originalName:*order*", "rows": 1}).json()
     assert first["nextCursor"], first
+    # the OpenLineage job and run the Marquez examples name, as the intake's mapping writes them
+    documented_run = as_json(job_run(DOCUMENTED_RUN_ID, "daily_load", RunState.COMPLETE))
+    writer = IndexWriter(index)
+    mapped = map_event(documented_run, "RunEvent", MappingSettings({}, cluster))
+    writer.write_all([*mapped.records, *filter(None, [mapped.execution])])
+    assert writer.close(60)
+    index.commit("elements", soft=True)
     paths = []
     for command in commands:
         argv = shlex.split(command, comments=True)

@@ -22,7 +22,7 @@ import sys
 from collections.abc import Sequence
 
 from navd import __version__
-from navd.cli import export, extract, govern, quickstart, read, server, solr, usage
+from navd.cli import export, extract, govern, openlineage, quickstart, read, server, solr, usage
 from navd.cli.common import Handler, Outcome, print_json, summary_line
 from navd.config import load_config
 from navd.errors import AmbiguousEntity, ConfigError, NavdError, UsageError
@@ -33,7 +33,7 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_NOT_RUNNING, EXIT_AMBIGUOUS, EXIT_INTERR
 _EXIT_OF: dict[Outcome, int] = {Outcome.DONE: EXIT_OK, Outcome.FAILED: EXIT_FAILURE,
                                 Outcome.NOT_RUNNING: EXIT_NOT_RUNNING}
 #: the command modules, in the order `navd --help` lists their commands
-COMMAND_GROUPS = (solr, read, extract, govern, usage, export, server, quickstart)
+COMMAND_GROUPS = (solr, read, extract, govern, usage, export, openlineage, server, quickstart)
 
 
 def build_parser() -> argparse.ArgumentParser:

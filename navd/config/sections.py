@@ -344,6 +344,8 @@ class LineageConfig:
 
 #: The largest OpenLineage event body `[openlineage] max_body_bytes` takes by default: the Spark
 #: listener's events of wide plans run to a few MB; 16 MiB leaves room and still bounds memory.
+#: events kept as posted: at a few kilobytes each, about a gigabyte of the runs core
+DEFAULT_OPENLINEAGE_KEEP_EVENTS = 200_000
 DEFAULT_OPENLINEAGE_MAX_BODY_BYTES = 16 * 1024 * 1024
 
 
@@ -373,6 +375,10 @@ class OpenLineageConfig:
                                    help="the most column edges the columnLineage facets of one event expand to (each "
                                         "input of each column; a dataset-wide input once per written column; 413 "
                                         "above it, naming the key)")
+    keep_events: int = number(DEFAULT_OPENLINEAGE_KEEP_EVENTS, 0, 100_000_000,
+                              help="the most events kept as posted (in the runs core), for Marquez's `GET "
+                                   "/api/v1/events/lineage` and `navd openlineage replay`: the oldest kept go first "
+                                   "past it; kept events also go with their runs at the purge; 0 keeps none")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -39,6 +39,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,7 @@ from navd.locks import LockBusy, component_lock
 from navd.logs import get_logger
 from navd.model import Deletion, Element, ElementStub, Record
 from navd.names import InvalidName, shown
+from navd.openlineage import kept
 from navd.openlineage.limits import EventSize, event_size
 from navd.openlineage.mapping import (
     SPARK_APPLICATION_ID,
@@ -88,6 +90,14 @@ LARGE_EVENTS_AT_ONCE = 2
 WARNING_SECONDS = 3600.0
 #: how many of each are remembered for that (a bound against a flood of made-up ones)
 WARNINGS_KEPT = 1024
+
+
+@dataclasses.dataclass(frozen=True)
+class ReplayReport:
+    """What `Intake.replay` did: events mapped and written again, events the checks now refuse."""
+
+    replayed: int
+    refused: int
 
 
 class IntakeStopping(NavdError):
@@ -181,6 +191,12 @@ class Intake:
         #: (a counter of /metrics), and when each (producer, facet) was last warned of
         self.nonconforming_facets = 0
         self._warned_facets: dict[tuple[str, str], float] = {}
+        #: events kept as posted (navd/openlineage/kept.py): at most this many, trimmed every
+        #: `_trim_every` kept events (a count query each time, so not at every flush)
+        self.keep_events = config.openlineage.keep_events
+        self._trim_every = max(1, min(1000, self.keep_events // 10))
+        self._kept_since_trim = 0
+        self._sequence = kept.Sequence()
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -409,7 +425,8 @@ class Intake:
             return
         if not self.spool.pending():
             try:
-                self._write([mapped for _pending, mapped in batch])
+                self._write([mapped for _pending, mapped in batch],
+                            kept_docs=self._kept_docs([(p.event, p.body, m) for p, m in batch]))
             except SolrUnavailable as exc:
                 log.warning("Solr unreachable: OpenLineage events spooled", events=len(batch), reason=first_line(exc))
             except SolrError as exc:
@@ -448,7 +465,7 @@ class Intake:
             self._spool([pending])
             return
         try:
-            for _ in self._slices(pending.mapped):
+            for _ in self._slices(pending.mapped, self._kept_docs([(pending.event, pending.body, pending.mapped)])):
                 yield True
                 if self.spool.pending():  # Solr failed a small batch since: the spool keeps the order
                     self._spool([pending])
@@ -462,17 +479,18 @@ class Intake:
         else:
             pending.outcome.set_result(WRITTEN)
 
-    def _slices(self, mapped: EventRecords) -> Iterator[bool]:
+    def _slices(self, mapped: EventRecords, kept_docs: list[dict[str, Any]]) -> Iterator[bool]:
         """Write an event's documents STEP_DOCUMENTS at a time, each slice acknowledged, yielding
         True between two (the caller holds the lock at each step); its execution, merged with
-        the stored one, goes with the last slice."""
+        the stored one, and the event as kept go with the last slice."""
         mapped = self._superseded(mapped)
         records = mapped.records
         starts = list(range(0, len(records), STEP_DOCUMENTS)) or [0]
         for start in starts[:-1]:
             self._flush(records[start:start + STEP_DOCUMENTS])
             yield True
-        self._write([dataclasses.replace(mapped, records=records[starts[-1]:])], superseded=True)
+        self._write([dataclasses.replace(mapped, records=records[starts[-1]:])], superseded=True,
+                    kept_docs=kept_docs)
 
     def _superseded(self, mapped: EventRecords) -> EventRecords:
         """A Spark listener event of an application navd's Spark extractor wrote: its lineage
@@ -483,9 +501,18 @@ class Intake:
         app_id = mapped.execution.properties.get(SPARK_APPLICATION_ID) if mapped.execution is not None else None
         return mapped.without_lineage() if self.coverage.covered(run, app_id) else mapped
 
-    def _write(self, events: list[EventRecords], *, superseded: bool = False) -> None:
-        """The events' documents into Solr, acknowledged, in one flush; the caller holds the
-        lock. A run's execution is read back once and merged with each of its events in order."""
+    def _kept_docs(self, taken: list[tuple[dict[str, Any], bytes, EventRecords]]) -> list[dict[str, Any]]:
+        """The kept-event documents of taken events (none when `[openlineage] keep_events` is 0)."""
+        if not self.keep_events:
+            return []
+        return [kept.kept_document(event, body, mapped.execution.identity if mapped.execution is not None else None,
+                                   self._sequence.next()) for event, body, mapped in taken]
+
+    def _write(self, events: list[EventRecords], *, superseded: bool = False,
+               kept_docs: list[dict[str, Any]] | None = None) -> None:
+        """The events' documents into Solr, acknowledged, in one flush, and the events as kept;
+        the caller holds the lock. A run's execution is read back once and merged with each of
+        its events in order."""
         if not superseded:
             events = [self._superseded(m) for m in events]
         ids = sorted({m.execution.identity for m in events if m.execution is not None})
@@ -497,6 +524,16 @@ class Intake:
                 before = element_document(merged[key]) if key in merged else stored.get(key)
                 merged[key] = merge_execution(mapped.execution, before)
         self._flush([*merged.values(), *(record for mapped in events for record in mapped.records)])
+        if kept_docs:
+            kept.keep(self.index, kept_docs)
+            self._kept_since_trim += len(kept_docs)
+            if self._kept_since_trim >= self._trim_every:
+                self._kept_since_trim = 0
+                try:
+                    kept.trim(self.index, self.keep_events)
+                except SolrError as exc:  # the events are written; the next trim catches up
+                    log.warning("kept OpenLineage events not trimmed to [openlineage] keep_events",
+                                reason=first_line(exc))
 
     def _flush(self, records: list[Record] | tuple[Record, ...]) -> None:
         writer = IndexWriter(self.index, threads=1, carryover=self._carryover)
@@ -505,6 +542,46 @@ class Intake:
             writer.flush_together()
         finally:
             writer.abandon()  # flushed, or failed: either way nothing is left to send
+
+    # -- replay ---------------------------------------------------------------------------------
+
+    def replay(self, *, after: datetime | None = None, before: datetime | None = None) -> ReplayReport:
+        """Map the kept events (eventTime in [after, before), all by default) again, in the order
+        they were kept, and write what the mapping makes of them now (after a mapping change). Holds the state directory's intake lock, so
+        it never races a running intake over a run's execution: NavdError naming the holder
+        while a server with the intake runs on the same state directory. An event the
+        checks now refuse is counted and logged, the others go on."""
+        replayed = refused = 0
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(component_lock(self.state_root, INTAKE_LOCK, wait=False))
+            except LockBusy as busy:
+                other = f"pid {busy.holder}" if busy.holder is not None else "pid unknown"
+                raise NavdError(f"[openlineage] another navd ({other}) runs the OpenLineage intake of the state "
+                                f"directory {self.state_root}: stop its server (or turn [openlineage] enabled off) "
+                                "and replay again") from None
+            batch: list[EventRecords] = []
+            for body in kept.bodies(self.index, after=after, before=before):
+                try:
+                    checked = check_event(orjson.loads(body))
+                    mapped = self._map(checked.mappable, checked.kind, taken=False)
+                except (orjson.JSONDecodeError, InvalidEvent, InvalidName, UnindexableEvent) as exc:
+                    refused += 1
+                    log.warning("kept OpenLineage event not replayed", reason=first_line(exc))
+                    continue
+                if _documents(mapped) > LARGE_EVENT_DOCUMENTS:
+                    for _ in self._slices(mapped, []):
+                        pass
+                    replayed += 1
+                    continue
+                batch.append(mapped)
+                if len(batch) >= WRITE_BATCH:
+                    self._write(batch)
+                    replayed, batch = replayed + len(batch), []
+            if batch:
+                self._write(batch)
+                replayed += len(batch)
+        return ReplayReport(replayed, refused)
 
     # -- the drain ------------------------------------------------------------------------------
 
@@ -526,39 +603,40 @@ class Intake:
             with self._lock:
                 done += self._drain_batch(loaded)
 
-    def _load(self, paths: list[Path]) -> list[tuple[Path, EventRecords]]:
+    def _load(self, paths: list[Path]) -> list[tuple[Path, EventRecords, list[dict[str, Any]]]]:
         """The first spooled events, read and mapped (outside the lock: only this thread removes
         spooled files): up to DRAIN_BATCH, about BATCH_DOCUMENTS documents, or a large one alone.
         An unreadable one is set aside."""
-        loaded: list[tuple[Path, EventRecords]] = []
+        loaded: list[tuple[Path, EventRecords, list[dict[str, Any]]]] = []
         documents = 0
         for path in paths[:DRAIN_BATCH]:
             try:
-                event = orjson.loads(path.read_bytes())
-                checked = check_event(event)
+                body = path.read_bytes()
+                checked = check_event(orjson.loads(body))
                 mapped = self._map(checked.mappable, checked.kind, taken=False)
+                kept_docs = self._kept_docs([(checked.mappable, body, mapped)])
             except (OSError, orjson.JSONDecodeError, InvalidEvent, InvalidName, UnindexableEvent) as exc:
                 self._set_aside(path, "spooled OpenLineage event unreadable: set aside", exc)
                 continue
             size = _documents(mapped)
             if size > LARGE_EVENT_DOCUMENTS and loaded:
                 break  # next round, alone
-            loaded.append((path, mapped))
+            loaded.append((path, mapped, kept_docs))
             documents += size
             if size > LARGE_EVENT_DOCUMENTS or documents >= BATCH_DOCUMENTS:
                 break
         return loaded
 
-    def _drain_batch(self, loaded: list[tuple[Path, EventRecords]]) -> int:
+    def _drain_batch(self, loaded: list[tuple[Path, EventRecords, list[dict[str, Any]]]]) -> int:
         try:
-            self._write([mapped for _path, mapped in loaded])
+            self._write([mapped for _path, mapped, _kept in loaded], kept_docs=[d for *_x, ds in loaded for d in ds])
         except SolrUnavailable:
             raise
         except SolrError:  # refused by Solr: find which, one at a time; retrying refuses it again
             done = 0
-            for path, mapped in loaded:
+            for path, mapped, kept_docs in loaded:
                 try:
-                    self._write([mapped])
+                    self._write([mapped], kept_docs=kept_docs)
                 except SolrUnavailable:
                     raise
                 except SolrError as exc:
@@ -567,11 +645,11 @@ class Intake:
                 self.spool.remove([path])
                 done += 1
             return done
-        self.spool.remove([path for path, _mapped in loaded])
+        self.spool.remove([path for path, _mapped, _kept in loaded])
         return len(loaded)
 
-    def _drain_large(self, path: Path, mapped: EventRecords) -> int:
-        steps, more = self._slices(mapped), True
+    def _drain_large(self, path: Path, mapped: EventRecords, kept_docs: list[dict[str, Any]]) -> int:
+        steps, more = self._slices(mapped, kept_docs), True
         try:
             while more:
                 with self._lock:

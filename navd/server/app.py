@@ -75,6 +75,10 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
         app.state.metrics.registry.register(IntakeCollector(intake))
         # before Navigator's routes: /api/v1 is no Navigator version, but keep Marquez's path first
         mount(app, openlineage_router)
+    else:
+        from navd.server.openlineage_routes import intake_off_router
+
+        mount(app, intake_off_router)  # 404 naming [openlineage] enabled, before Marquez's GET of the path
     from navd.server.marquez_routes import router as marquez_router
 
     mount(app, marquez_router)  # Marquez's reads, before Navigator's /api/v{N} as the intake

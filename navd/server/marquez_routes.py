@@ -1,22 +1,35 @@
 """Marquez's read endpoints (docs/sources/openlineage.md): `GET /api/v1/lineage` and `GET
 /api/v1/column-lineage` in Marquez's response shape, from navd/openlineage/service.py, with the
-caps of /api/lineage (`[server] max_depth`, `max_nodes`). Served whether or not the intake is on:
-they read what any extractor wrote."""
+caps of /api/lineage (`[server] max_depth`, `max_nodes`); `GET /api/v1/events/lineage`, the
+events kept as posted (navd/openlineage/kept.py); namespaces, jobs and runs of the OpenLineage
+intake (navd/openlineage/marquez_store.py). Served whether or not the intake is on: they read
+what any extractor wrote. Marquez's own writes (PUT, POST, DELETE under /api/v1 but the intake)
+answer 405 with a message: navd takes lineage as OpenLineage events only.
+
+The routes only translate: every query is in the store modules."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from urllib.parse import unquote
 
+from fastapi import APIRouter, Query, Request
+
+from navd.openlineage import kept, marquez_store
 from navd.openlineage.service import marquez_column_lineage, marquez_lineage
 from navd.server.api import Config, Index
-from navd.server.errors import blame, check_range
+from navd.server.errors import ApiError, blame, check_range
 
 router = APIRouter(tags=["marquez"])
 NODE_ID = "nodeId"
 #: Marquez's default depth (LineageResource, ColumnLineageResource), within [server] max_depth
 MARQUEZ_DEPTH = 20
+#: Marquez's defaults of `GET /api/v1/events/lineage` (OpenLineageResource.getLineageEvents)
+EVENTS_BEFORE, EVENTS_AFTER = datetime(2030, 1, 1, tzinfo=UTC), datetime(1970, 1, 1, tzinfo=UTC)
+#: the most events one page returns (a kept event may be megabytes)
+MAX_EVENTS_PAGE = 1000
 
 
 def _depth(depth: int | None, config: Any) -> int:
@@ -53,3 +66,110 @@ def get_marquez_column_lineage(index: Index, config: Config,
     with blame(NODE_ID):
         return marquez_column_lineage(index, config, nodeId, depth=steps, with_downstream=withDownstream,
                                       max_nodes=config.server.max_nodes)
+
+
+def _time(parameter: str, value: str | None, default: datetime) -> datetime:
+    if value is None:
+        return default
+    try:
+        at = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise ApiError(400, f"{parameter}: {value[:100]!r} is not an ISO 8601 date-time "
+                            "(2022-09-15T07:47:19Z)", parameter) from None
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
+@router.get("/api/v1/events/lineage", summary="OpenLineage events as posted, by eventTime (Marquez's "
+                                                "getLineageEvents)")
+def get_marquez_lineage_events(index: Index,
+                               before: Annotated[str | None, Query(description="events before this time "
+                                                                               "(ISO 8601)")] = None,
+                               after: Annotated[str | None, Query(description="events at or after this time "
+                                                                              "(ISO 8601)")] = None,
+                               sortDirection: Annotated[str, Query(description="desc (default) or asc")] = "desc",  # noqa: N803
+                               limit: Annotated[int, Query(description="at most this many (default 100)")] = 100,
+                               offset: Annotated[int, Query(description="from this position (default 0)")] = 0,
+                               ) -> dict[str, Any]:
+    """`{"events": [...], "totalCount": n}` (Marquez's LineageEventList): the events kept as
+    posted (`[openlineage] keep_events`), eventTime in [after, before)."""
+    direction = sortDirection.lower()
+    if direction not in ("asc", "desc"):
+        raise ApiError(400, f"sortDirection: must be asc or desc, got {sortDirection[:40]!r}", "sortDirection")
+    check_range("limit", limit, 0, MAX_EVENTS_PAGE)
+    check_range("offset", offset, 0, 1_000_000)
+    found = kept.page(index, before=_time("before", before, EVENTS_BEFORE), after=_time("after", after, EVENTS_AFTER),
+                      descending=direction == "desc", limit=limit, offset=offset)
+    return {"events": list(found.events), "totalCount": found.total}
+
+
+#: a page of Marquez's listings: its default size and navd's cap
+LIST_LIMIT, MAX_LIST_LIMIT = 100, 1000
+_NAMESPACES = "/api/v1/namespaces/"
+
+
+def _page(limit: int, offset: int) -> None:
+    check_range("limit", limit, 0, MAX_LIST_LIMIT)
+    check_range("offset", offset, 0, 1_000_000)
+
+
+@router.get("/api/v1/namespaces", summary="Marquez's namespaces: those of the OpenLineage jobs navd holds")
+def get_marquez_namespaces(index: Index, limit: int = LIST_LIMIT, offset: int = 0) -> dict[str, Any]:
+    _page(limit, offset)
+    return {"namespaces": list(marquez_store.namespaces(index)[offset:offset + limit])}
+
+
+@router.get("/api/v1/namespaces/{path:path}", summary="Marquez's namespace, its jobs, a job, a job's runs")
+def get_marquez_namespace_path(request: Request, index: Index, path: str, limit: int = LIST_LIMIT,
+                               offset: int = 0) -> dict[str, Any]:
+    """`/namespaces/{ns}`, `/namespaces/{ns}/jobs`, `/namespaces/{ns}/jobs/{job}`,
+    `/namespaces/{ns}/jobs/{job}/runs`. Namespaces hold `/` (`airflow://scheduler`, sent
+    percent-encoded, as Marquez's clients send them), so the parts are split on the path as sent."""
+    del path  # decoded, its encoded slashes lost: the raw path is split instead
+    raw = request.scope.get("raw_path") or request.url.path.encode()
+    parts = [unquote(part) for part in raw.decode("latin-1").split("?", 1)[0][len(_NAMESPACES):].split("/")]
+    _page(limit, offset)
+    with blame("path"):
+        match parts:
+            case [namespace]:
+                return marquez_store.namespace(index, namespace)
+            case [namespace, "jobs"]:
+                marquez_store.namespace(index, namespace)
+                found = marquez_store.jobs(index, namespace, limit=limit, offset=offset)
+                return {"jobs": list(found.items), "totalCount": found.total}
+            case [namespace, "jobs", name]:
+                return marquez_store.job(index, namespace, name)
+            case [namespace, "jobs", name, "runs"]:
+                found = marquez_store.runs(index, namespace, name, limit=limit, offset=offset)
+                return {"runs": list(found.items), "totalCount": found.total}
+    raise ApiError(404, f"path: navd serves no Marquez resource at {request.url.path[:200]!r}", "path")
+
+
+@router.get("/api/v1/jobs", summary="Marquez's jobs of every namespace")
+def get_marquez_jobs(index: Index, limit: int = LIST_LIMIT, offset: int = 0) -> dict[str, Any]:
+    _page(limit, offset)
+    found = marquez_store.jobs(index, None, limit=limit, offset=offset)
+    return {"jobs": list(found.items), "totalCount": found.total}
+
+
+@router.get("/api/v1/jobs/runs/{run_id}", summary="Marquez's run by its id")
+def get_marquez_run(index: Index, run_id: str) -> dict[str, Any]:
+    with blame("runId"):
+        return marquez_store.run(index, run_id)
+
+
+#: Marquez's writes (spec/openapi.yml): namespaces, sources, datasets, jobs, runs, tags and their
+#: deletes; listed, not a catch-all of /api/v1, which would stop the redirect of a GET with a
+#: trailing slash (`/api/v1/lineage/`, as Marquez's UI asks it)
+_WRITES = (("/api/v1/namespaces/{path:path}", ["PUT", "POST", "DELETE"]),
+           ("/api/v1/jobs/runs/{path:path}", ["POST"]), ("/api/v1/tags/{path:path}", ["PUT", "DELETE"]),
+           ("/api/v1/sources/{path:path}", ["PUT"]))
+
+
+def refuse_marquez_writes(request: Request) -> None:
+    raise ApiError(405, f"{request.method} {request.url.path[:200]}: navd serves Marquez's API read-only; lineage "
+                        "comes in as OpenLineage events (POST /api/v1/lineage), tags and descriptions through "
+                        "navd annotate or /api/annotations")
+
+
+for _path, _methods in _WRITES:
+    router.add_api_route(_path, refuse_marquez_writes, methods=_methods, include_in_schema=False)

@@ -119,3 +119,14 @@ def take(intake: Intake, config: OpenLineageConfig, body: bytes, gzipped: bool) 
     except OSError as exc:  # Solr down and the spool full or unwritable: the client must retry
         log.error("OpenLineage event neither written nor spooled", reason=first_line(exc))
         raise ApiError(503, "Solr unreachable and the spool cannot store the event (logged): retry later") from None
+
+
+#: served instead of the intake when `[openlineage] enabled` is off: a clear 404, not the 405 of
+#: Marquez's read route at the same path
+intake_off_router = APIRouter(tags=["openlineage"])
+
+
+@intake_off_router.post("/api/v1/lineage", include_in_schema=False)
+async def post_lineage_intake_off() -> JSONResponse:
+    raise ApiError(404, "the OpenLineage intake is off on this server: set [openlineage] enabled = true to take "
+                        "events at POST /api/v1/lineage")

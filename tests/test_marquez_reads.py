@@ -1,0 +1,114 @@
+"""Marquez's namespace, job and run reads as marquez-python (unmodified) asks them of a real
+`navd serve` over the session Solr, after the intake took events; Marquez's own writes refused
+with a 405 that says why."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+from marquez_client import MarquezClient
+from openlineage.client.event_v2 import RunState
+
+from conftest import Served, serve_on_free_port
+from navd.index.client import SolrIndex
+from navd.solr.server import EmbeddedSolr
+from openlineage_events import as_json, job_run
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr, index: SolrIndex) -> Iterator[Served]:
+    del index  # the session's cores exist before the server writes to them
+    tmp = tmp_path_factory.mktemp("marquez")
+    with serve_on_free_port(tmp, solr_server, extra=f'[openlineage]\nenabled = true\nspool_dir = "{tmp / "spool"}"\n'
+                            ) as serving:
+        yield serving
+
+
+@pytest.fixture(scope="module")
+def namespace() -> str:
+    return f"airflow://scheduler-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="module")
+def runs(served: Served, index: SolrIndex, namespace: str) -> dict[str, list[str]]:
+    """Two jobs of a namespace of their own: `load` run twice (the second failed), `report` once."""
+    posted: dict[str, list[str]] = {"load": [], "report": []}
+    for job, state, offset in (("load", RunState.COMPLETE, 0), ("load", RunState.FAIL, 600),
+                               ("report", RunState.COMPLETE, 1200)):
+        run_id = str(uuid.uuid4())
+        for event_state, at in ((RunState.START, offset), (state, offset + 30)):
+            body: dict[str, Any] = as_json(job_run(run_id, job, event_state, offset=at, database="marquez"))
+            body["job"]["namespace"] = namespace
+            answer = requests.post(f"{served.url}/api/v1/lineage", data=json.dumps(body), timeout=60,
+                                   headers={"Content-Type": "application/json"})
+            assert answer.status_code == 201, answer.text
+        posted[job].append(run_id)
+    for core in ("elements", "relations"):
+        index.commit(core, soft=True)
+    return posted
+
+
+def test_marquez_python_lists_namespaces_jobs_and_runs(served: Served, namespace: str,
+                                                       runs: dict[str, list[str]]) -> None:
+    client = MarquezClient(url=served.url)
+    listed = client.list_namespaces()["namespaces"]
+    assert namespace in {n["name"] for n in listed}
+    assert client.get_namespace(namespace)["name"] == namespace
+
+    jobs = client.list_jobs(namespace)
+    assert jobs["totalCount"] == 2
+    assert [(j["namespace"], j["name"]) for j in jobs["jobs"]] == [(namespace, "load"), (namespace, "report")]
+    load = client.get_job(namespace, "load")
+    assert load["id"] == {"namespace": namespace, "name": "load"}
+    assert load["latestRun"]["id"] == runs["load"][1] and load["latestRun"]["state"] == "FAILED"
+
+    load_runs = client.list_job_runs(namespace, "load")
+    assert load_runs["totalCount"] == 2
+    assert [(r["id"], r["state"]) for r in load_runs["runs"]] == [(runs["load"][1], "FAILED"),
+                                                                  (runs["load"][0], "COMPLETED")]
+    first = client.get_job_run(runs["load"][0])
+    assert (first["startedAt"], first["endedAt"], first["durationMs"]) == (
+        "2026-11-23T06:00:00Z", "2026-11-23T06:00:30Z", 30_000)
+
+
+def test_jobs_of_every_namespace_page(served: Served, namespace: str, runs: dict[str, list[str]]) -> None:
+    del runs
+    first = served.get("/api/v1/jobs", params={"limit": 1}).json()
+    assert len(first["jobs"]) == 1 and first["totalCount"] >= 2
+    names = set()
+    offset = 0
+    while offset < first["totalCount"]:
+        page = served.get("/api/v1/jobs", params={"limit": 100, "offset": offset}).json()
+        names |= {(j["namespace"], j["name"]) for j in page["jobs"]}
+        offset += 100
+    assert {(namespace, "load"), (namespace, "report")} <= names
+
+
+@pytest.mark.parametrize(("path", "word"), [
+    ("/api/v1/namespaces/{ns}/jobs/nosuchjob", "job"),
+    ("/api/v1/namespaces/nosuchnamespace", "namespace"),
+    ("/api/v1/jobs/runs/0b3f5c4e-0000-4000-8000-000000000000", "runId"),
+    ("/api/v1/namespaces/{ns}/jobs/load/versions/x/y", "path"),
+])
+def test_what_navd_does_not_hold_is_404(served: Served, namespace: str, runs: dict[str, list[str]], path: str,
+                                        word: str) -> None:
+    del runs
+    answer = served.get(path.replace("{ns}", requests.utils.quote(namespace, safe="")))
+    assert answer.status_code == 404, answer.text
+    assert answer.json()["error"].startswith(word)
+
+
+def test_marquez_writes_are_405_with_a_message(served: Served, namespace: str) -> None:
+    client = MarquezClient(url=served.url)
+    with pytest.raises(Exception):  # noqa: B017, PT011 - marquez-python raises its own error type for a 4xx
+        client.create_namespace("new_namespace", "me")
+    for method, path in (("PUT", "/api/v1/namespaces/new_namespace"), ("DELETE", f"/api/v1/namespaces/{namespace}"),
+                         ("PUT", "/api/v1/tags/pii"), ("POST", "/api/v1/namespaces/ns/datasets/d/tags/pii"), ("POST", "/api/v1/jobs/runs/x/complete")):
+        answer = requests.request(method, served.url + path, timeout=30)
+        assert answer.status_code == 405, (method, path, answer.text)
+        assert "read-only" in answer.json()["error"], (method, path)
