@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from navd.index.client import SolrIndex
+from navd.index.documents import DELETED_FILTER, UNLINKED_FILTER
 from navd.locks import lock_held
 from navd.process import pid_runs
 from navd.runs import INTERRUPTED, components, last_run_and_success, parse_solr_date, run_counts, run_page, schedules
@@ -51,8 +52,8 @@ def status(index: SolrIndex, state_root: Path | None = None) -> Status:
         shown[name] = {"last_run": last, "last_success": success.get("ended") if success else None,
                        "next_run": next_run}
     totals = {"elements": index.count("elements"), "relations": index.count("relations"),
-              "unlinked_relations": index.count("relations", "unlinked:true"),
-              "deleted_elements": index.count("elements", "deleted:true")}
+              "unlinked_relations": index.count("relations", UNLINKED_FILTER),
+              "deleted_elements": index.count("elements", DELETED_FILTER)}
     return {"components": shown, "totals": totals}
 
 

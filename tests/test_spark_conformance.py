@@ -1,7 +1,7 @@
 """docs/spark-conformance.md cannot rot: every test it names is collected by pytest, every name
 it says navd matches occurs in the Spark extractor's source, every node name it lists is read
 there (or, for a pass-through row, occurs in a captured event log), and every
-`columnLineageSkipped` reason it quotes is one events.py sets.
+`columnLineageSkipped` reason it quotes is one the extractor sets.
 
 Pure: reads files and asks pytest (in a subprocess, `--collect-only`) for the test ids."""
 
@@ -18,8 +18,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "spark-conformance.md"
-SOURCES = (*sorted((ROOT / "extractors" / "spark" / "plan").glob("*.py")), ROOT / "extractors" / "spark" / "events.py",
-           ROOT / "extractors" / "spark" / "replaced_views.py")
+SOURCES = (*sorted((ROOT / "extractors" / "spark" / "plan").glob("*.py")),
+           *(ROOT / "extractors" / "spark" / f"{name}.py"
+             for name in ("events", "executions", "datasets", "application_run", "replaced_views")))
 FIXTURES = ROOT / "tests" / "fixtures" / "spark_events"
 _CODE = re.compile(r"`([^`]+)`")
 _TEST_ID = re.compile(r"^tests/test_\w+\.py::\w+(\[.*\])?$")
@@ -129,12 +130,14 @@ def test_every_node_is_read_by_the_extractor(row: Row) -> None:
         assert not missing, f"in no captured event log: {missing}"
         return
     unknown = [m for m in matched if m not in source_text()]
-    assert not unknown, f"not in plan/ / events.py: {unknown}"
+    assert not unknown, f"not in the Spark extractor's source: {unknown}"
     unread = [n for n in nodes if n not in source_text() and not any(m in n for m in matched)]
-    assert not unread, f"neither in plan/ / events.py nor matched by {matched}: {unread}"
+    assert not unread, f"neither in the Spark extractor's source nor matched by {matched}: {unread}"
 
 
 @pytest.mark.parametrize("row", [r for r in ROWS if "reason" in r.cells], ids=_id)
 def test_quoted_column_lineage_skipped_reasons_are_the_extractor_s(row: Row) -> None:
     [reason] = code(row.cells["reason"])
-    assert f'"{reason}"' in (ROOT / "extractors" / "spark" / "events.py").read_text(encoding="utf-8")
+    # the reasons are set where an execution is read (events.py) and built (executions.py)
+    setters = [ROOT / "extractors" / "spark" / f"{name}.py" for name in ("events", "executions")]
+    assert any(f'"{reason}"' in p.read_text(encoding="utf-8") for p in setters)

@@ -18,13 +18,9 @@ from typing import Any
 import pytest
 
 from navd.extractors.hms.records import table_info, table_records
-from navd.extractors.spark.events import (
-    MAX_STORED_PLAN_CHARS,
-    ApplicationProcessor,
-    ApplicationRun,
-    CatalogEvent,
-    bounded_plan,
-)
+from navd.extractors.spark.application_run import ApplicationRun, CatalogEvent
+from navd.extractors.spark.events import ApplicationProcessor
+from navd.extractors.spark.executions import MAX_STORED_PLAN_CHARS, bounded_plan
 from navd.extractors.spark.records import dropped, process_lines, records, stubs_for
 from navd.index.documents import STUB_MARK
 from navd.extractors.spark.plan.model import PlanError, TableId

@@ -51,7 +51,7 @@ from navd.extractors.hdfs.records import (SIGNATURE_FIELDS, BadEntry, HdfsEntry,
                                          records_for)
 from navd.extractors.hdfs.state import HdfsState
 from navd.index.client import IndexWriter, SolrIndex
-from navd.index.query_syntax import quote
+from navd.index.filters import prefix_filter, term_filter
 from navd.logs import get_logger
 from navd.model import Deletion, ElementType, EntityRef, Record, SourceType, identity, path_qualified_name
 from navd.webhdfs import WebHdfsError, hdfs_path, make_client, request_count, snapshot_diff, status_or_none
@@ -443,7 +443,7 @@ class HdfsExtractor:
     def _indexed_children(self, directory: str) -> dict[str, tuple[bool, Signature]]:
         parent_id = identity(SourceType.HDFS, path_qualified_name(directory, self.default_fs))
         children = {}
-        for doc in self.index.scan("elements", f"parentId:{quote(parent_id)}", filters=["deleted:false"],
+        for doc in self.index.scan("elements", term_filter("parentId", parent_id), filters=["deleted:false"],
                                    fl=f"originalName,{SIGNATURE_FIELDS}"):
             children[str(doc["originalName"])] = (doc.get("type") == ElementType.DIRECTORY.value,
                                                   document_signature(doc))
@@ -461,7 +461,7 @@ class HdfsExtractor:
     def _indexed_below(self, path: str) -> int:
         """Entities indexed below `path` and not deleted: one Solr count, nothing held."""
         prefix = self._scope(path).rstrip("/") + "/"
-        return self.index.count("elements", f"{{!prefix f=qualifiedName v={quote(prefix)}}}",
+        return self.index.count("elements", prefix_filter("qualifiedName", prefix),
                                 filters=["deleted:false", f"sourceType:{SourceType.HDFS.value}"])
 
     def _apply_deletions(self) -> Iterator[Record]:
@@ -488,7 +488,7 @@ class HdfsExtractor:
             yield Deletion(EntityRef(SourceType.HDFS, qualified_name, kind), now)
             self.report.deletions += 1
             if is_dir:  # what is indexed below it went with it
-                below = f"{{!prefix f=qualifiedName v={quote(qualified_name + '/')}}}"
+                below = prefix_filter("qualifiedName", qualified_name + "/")
                 for doc in self.index.scan("elements", below, filters=["deleted:false"], fl="qualifiedName,type"):
                     yield Deletion(EntityRef(SourceType.HDFS, str(doc["qualifiedName"]),
                                              ElementType(str(doc["type"]))), now)

@@ -42,7 +42,7 @@ from navd.errors import NavdError, first_line
 from navd.extractors import write_checkpointed
 from navd.extractors.common.deletions import DeletionGuard, DeletionsConfig
 from navd.index.client import IndexWriter, SolrIndex
-from navd.index.query_syntax import quote
+from navd.index.filters import prefix_filter
 from navd.logs import get_logger
 from navd.model import Deletion, ElementType, EntityRef, Record, SourceType
 from navd.names import InvalidName, s3_qualified_name, split_s3_name
@@ -398,7 +398,7 @@ class S3Extractor:
         if self.index is None:
             return self.state.count_below(root)
         prefix = root.removesuffix("/") + "/"
-        return self.index.count("elements", f"{{!prefix f=qualifiedName v={quote(prefix)}}}",
+        return self.index.count("elements", prefix_filter("qualifiedName", prefix),
                                 filters=["deleted:false", f"sourceType:{SourceType.S3.value}"])
 
     def _flag(self, root: S3Root, gone: list[tuple[str, bool]], listed: int) -> Iterator[Record]:

@@ -73,53 +73,25 @@ event missing its fields, an unreadable plan, or a log from Spark < 2 is skipped
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import posixpath
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from collections.abc import Set as AbstractSet
 from datetime import UTC, datetime
 from typing import Any
 
 import orjson
 
 from navd.logs import get_logger
-from navd.model import DependencyType, ElementType, EntityRef, InvalidName, RelationType, SourceType
-from navd.names import (
-    catalog_table_qualified_name,
-    field_ref,
-    function_qualified_name,
-    hive_qualified_name,
-    path_qualified_name,
-    path_source_type,
-    table_of_field,
-)
+from navd.model import EntityRef, InvalidName
+from navd.names import function_qualified_name, hive_qualified_name
 
+from .application_run import ApplicationRun, CatalogEvent, SqlExecution, replace_views
+from .datasets import ApplicationDatasets
+from .executions import ExecutionState, bounded_plan, build_execution
 from .plan.columns import column_flows
-from .plan.model import (
-    CONTROL_SUBTYPES,
-    GAP_DELTA,
-    GAP_DELTA_TARGET,
-    GAP_PANDAS,
-    GAP_ROW_LEVEL,
-    GAP_ROW_LEVEL_TARGET,
-    GAP_STREAMING,
-    GAP_STREAMING_SINK,
-    GAP_V2_WRITE,
-    GAPS,
-    ColumnFlow,
-    ColumnSource,
-    PlanError,
-    PlanIO,
-    PlanTooLarge,
-    Read,
-    TableId,
-    Write,
-)
+from .plan.model import ColumnFlow, PlanError, PlanTooLarge
 from .plan.tables import plan_io
-from .plan.text import SESSION_CATALOG
 
 
 _SQL_PREFIX = "org.apache.spark.sql.execution.ui."
@@ -175,153 +147,20 @@ CATALOG_ACTIONS: Mapping[str, str] = {
     "AlterPartitionsEvent": "ALTER_PARTITIONS", "RenamePartitionsEvent": "RENAME_PARTITIONS",
 }
 
-#: Why an execution's written columns have no column lineage, per known gap of the plan reader (plan.GAPS):
-#: the execution's `columnLineageSkipped` (docs/spark-conformance.md quotes each one).
-GAP_REASONS: Mapping[str, str] = {
-    GAP_DELTA: "MERGE INTO / UPDATE / DELETE on Delta: column lineage not read",
-    GAP_DELTA_TARGET: "MERGE INTO / UPDATE / DELETE on Delta: the target is not named in the plan",
-    GAP_ROW_LEVEL: "row-level write (ReplaceData, WriteDelta): column lineage not read",
-    GAP_ROW_LEVEL_TARGET: "row-level write (ReplaceData, WriteDelta): the table is not named in the plan",
-    GAP_STREAMING: "streaming write: column lineage not read",
-    GAP_STREAMING_SINK: "streaming write: the sink names no path (foreachBatch, memory, console, ...)",
-    GAP_V2_WRITE: "V2 write (AppendData, OverwriteByExpression, OverwritePartitionsDynamic): column lineage not read",
-    GAP_PANDAS: "pandas UDF output: its columns are taken as made from every column the Python function reads",
-}
-
 #: A micro-batch of a streaming query: Spark describes its SQL execution as `[<name>\n]id = <query
 #: id>\nrunId = <run id>\nbatch = <n>` (MicroBatchExecution). A V1 sink (files, foreachBatch) adds
 #: no write node to the plan: the query's progress events name the sink (`FileSink[<path>]`).
 _BATCH_DESCRIPTION = re.compile(r"(?:^|\n)id = [0-9a-f-]{36}\nrunId = ([0-9a-f-]{36})\nbatch = \d+")
-_SINK_PATH = re.compile(r"^(\w+)\[([^\]\s,]*[/:][^\]\s,]*)\]$")
 
-# `<method> at <File>.<ext>:<line>`: Spark's call-site description, not SQL text.
-_CALL_SITE = re.compile(r"^\S+ at [\w$.-]+:\d+$")
 _SPARK_VERSION = re.compile(r"^(\d+)\.(\d+)")
 
 _log = get_logger("navd.extractor.spark")
 
+#: How every ColumnFlow.incomplete reason that raising MAX_FIELDS_SETTING cures says so
+CUT_BY_SPARK = "cut by Spark"
 
-# --- what one application log says ------------------------------------------------------------
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Dataset:
-    """A dataset endpoint, resolved to the element the owning extractor indexes."""
-
-    ref: EntityRef
-    #: plan node(s) it came from, e.g. "Scan parquet spark_catalog.sales.s"
-    via: str
-    truncated: bool = False
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class CatalogEvent:
-    action: str
-    database: str
-    name: str | None
-    new_name: str | None
-    qualified_name: str
-    new_qualified_name: str | None
-    execution_id: int | None
-
-
-@dataclasses.dataclass(frozen=True, slots=True, order=True)
-class ColumnEdge:
-    """One column-level edge of an execution: DATA_FLOW (SIMPLE or EXPRESSION) or CONTROL_FLOW
-    from a read column to a written column, FIELD refs of the tables (or paths: HDFS) they belong to.
-    `subtype` says how the column is used (plan.DATA_SUBTYPES for DATA_FLOW, one or more of
-    plan.CONTROL_SUBTYPES for CONTROL_FLOW, comma-separated in that order)."""
-
-    target: EntityRef
-    kind: RelationType
-    source: EntityRef
-    dependency_type: DependencyType | None = None
-    expression: str | None = None
-    subtype: str = ""
-
-    def sort_key(self) -> tuple[str, str, str]:
-        return (self.target.qualified_name, self.kind.value, self.source.qualified_name)
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class SqlExecution:
-    """A root SQL execution with its nested executions folded in."""
-
-    execution_id: int
-    nested_ids: tuple[int, ...]
-    description: str
-    query_text: str | None
-    started: datetime | None
-    ended: datetime | None
-    outcome: str            # SUCCEEDED | FAILED | RUNNING
-    error: str | None
-    inputs: tuple[Dataset, ...]
-    outputs: tuple[Dataset, ...]
-    write_commands: tuple[str, ...]
-    catalog_events: tuple[CatalogEvent, ...]
-    unparsed_nodes: tuple[str, ...]
-    #: column lineage of the written tables and paths, ordered by (target, kind, source)
-    columns: tuple[ColumnEdge, ...] = ()
-    #: why some column lineage was not recorded (plans too large, writes not read, ...)
-    column_notes: tuple[str, ...] = ()
-    #: written columns whose sources may be incomplete, by why: (why, (field qualified names))
-    #: (plan.ColumnFlow.incomplete: argument lists Spark cut at spark.sql.debug.maxToStringFields)
-    column_incomplete: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    #: the formatted physical plan that ran (AQE: the final plan; nested executions after the
-    #: root's, each under its own header), at most MAX_STORED_PLAN_CHARS with a note when cut
-    plan: str | None = None
-    #: the views this execution defined that a later statement of the application defined
-    #: again: (view qualified name, the execution id of the definition that replaced it). Their
-    #: lineage is the later definition's: this execution no longer writes them.
-    replaced_views: tuple[tuple[str, int], ...] = ()
-    #: the columns (FIELD qualified names) of the views this execution defines, every one its
-    #: plan names, with or without a source: what a view replaced later keeps of its columns
-    view_columns: tuple[str, ...] = ()
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ApplicationRun:
-    app_name: str | None
-    app_id: str | None
-    attempt: str
-    user: str | None
-    spark_version: str | None
-    started: datetime | None
-    ended: datetime | None
-    outcome: str            # SUCCEEDED | FAILED | INCOMPLETE
-    executions: tuple[SqlExecution, ...]
-    catalog_events: tuple[CatalogEvent, ...]
-    skipped: Mapping[str, int]
-    events: int
-    #: the columns named by the column lineage of executions retired from memory (see
-    #: ApplicationProcessor.retire_ended): what a later DROP of their table still flags. The
-    #: processor's own set (not copied at every finish()); read only
-    retired_columns: AbstractSet[EntityRef] = frozenset()
-
-
-@dataclasses.dataclass(slots=True)
-class _ExecState:
-    execution_id: int
-    root_id: int
-    description: str = ""
-    job_description: str | None = None
-    started: datetime | None = None
-    ended: datetime | None = None
-    error: str | None = None
-    finished: bool = False
-    io: PlanIO = dataclasses.field(default_factory=PlanIO)
-    #: column flows of this execution's last plan that had any (AQE: the final plan)
-    flows: tuple[ColumnFlow, ...] = ()
-    column_note: str | None = None
-    #: plan texts not walked for column lineage yet, oldest first. The walk is deferred to the
-    #: execution's end (or a snapshot of a running one) so that of an execution's AQE re-plans
-    #: normally only the final one is walked: walking each one cost more than the rest together.
-    pending_plans: list[str] = dataclasses.field(default_factory=list)
-    #: the latest plan text (AQE: the final plan once the execution ended), already bounded
-    plan: str | None = None
-    #: the warning about columns with incomplete sources was given (once per execution)
-    warned_incomplete: bool = False
-    #: the run id of the streaming query this execution is a micro-batch of
-    stream_run: str | None = None
+#: The Spark setting that bounds how many items of a list a plan's text shows (default 25)
+MAX_FIELDS_SETTING = "spark.sql.debug.maxToStringFields"
 
 
 class ApplicationProcessor:
@@ -332,6 +171,7 @@ class ApplicationProcessor:
             raise ValueError("cluster is required (the Hive qualified names' @cluster)")
         self.cluster = cluster
         self.default_fs = default_fs
+        self._datasets = ApplicationDatasets(cluster=cluster, default_fs=default_fs)
         self.source_name = source_name     # e.g. the log file, only for messages
         self._line = 0
         self._events = 0
@@ -345,15 +185,11 @@ class ApplicationProcessor:
         self._started: datetime | None = None
         self._ended: datetime | None = None
         self._exit_code: int | None = None
-        self._env_default_fs = ""
-        self._catalog_classes: dict[str, list[str]] = {}
-        self._execs: dict[int, _ExecState] = {}
+        self._execs: dict[int, ExecutionState] = {}
         self._open: list[int] = []
         self._catalog_events: list[CatalogEvent] = []
         #: a streaming query's sink, by its run id (from its progress events)
         self._stream_sinks: dict[str, str] = {}
-        #: _source_fields_of by (table, paths, column): the same scanned columns recur in many executions
-        self._source_fields: dict[tuple[TableId | None, tuple[str, ...], str], tuple[EntityRef, ...]] = {}
         #: see ApplicationRun.retired_columns
         self._retired_columns: set[EntityRef] = set()
 
@@ -432,14 +268,14 @@ class ApplicationProcessor:
 
     def _on_environment(self, event: Mapping[str, Any]) -> None:
         hadoop = event.get("Hadoop Properties") or {}
-        self._env_default_fs = str(hadoop.get("fs.defaultFS") or "")
         spark = event.get("Spark Properties") or {}
+        catalogs = []
         for key, value in spark.items():
             # spark.sql.catalog.<name> = <implementation class>
             parts = str(key).split(".")
             if len(parts) == 4 and parts[:3] == ["spark", "sql", "catalog"]:
-                simple = str(value).rsplit(".", 1)[-1]
-                self._catalog_classes.setdefault(simple, []).append(parts[3])
+                catalogs.append((parts[3], str(value).rsplit(".", 1)[-1]))
+        self._datasets.learn_environment(str(hadoop.get("fs.defaultFS") or ""), catalogs)
 
     def _on_app_start(self, event: Mapping[str, Any]) -> None:
         self._app_name = str(event["App Name"])
@@ -457,7 +293,7 @@ class ApplicationProcessor:
     def _on_sql_start(self, event: Mapping[str, Any]) -> None:
         execution_id = int(event["executionId"])
         root = event.get("rootExecutionId")
-        state = _ExecState(execution_id, int(root) if root is not None and int(root) >= 0 else execution_id,
+        state = ExecutionState(execution_id, int(root) if root is not None and int(root) >= 0 else execution_id,
                            description=str(event.get("description") or ""),
                            started=_time(event.get("time")))
         batch = _BATCH_DESCRIPTION.search(state.description)
@@ -474,7 +310,7 @@ class ApplicationProcessor:
             return
         self._add_plan(state, event)
 
-    def _add_plan(self, state: _ExecState, event: Mapping[str, Any]) -> None:
+    def _add_plan(self, state: ExecutionState, event: Mapping[str, Any]) -> None:
         text = event.get("physicalPlanDescription")
         if text:
             # Every update replaces the last: with AQE the final re-plan is the one that ran.
@@ -494,7 +330,7 @@ class ApplicationProcessor:
             return  # column lineage is kept only for what an execution writes: reads need none
         state.pending_plans.append(str(description))
 
-    def _resolve_flows(self, state: _ExecState) -> None:
+    def _resolve_flows(self, state: ExecutionState) -> None:
         """Walk the pending plans, latest first, until one has column flows (AQE re-plans keep
         the expression ids; the latest plan is the one that ran). A plan that fails after the
         last one with flows leaves its note, as it would have in plan order."""
@@ -520,7 +356,7 @@ class ApplicationProcessor:
             state.column_note = note if (found or note) else state.column_note
             state.pending_plans.clear()
 
-    def _warn_incomplete(self, state: _ExecState, flows: tuple[ColumnFlow, ...]) -> None:
+    def _warn_incomplete(self, state: ExecutionState, flows: tuple[ColumnFlow, ...]) -> None:
         """Columns whose sources the plan text did not hold (argument lists Spark cut): one
         warning per execution, counted with the skipped events (the pass report's warnings)."""
         # in the order written; a column the log does not name (a view's past the cut) as such.
@@ -600,7 +436,7 @@ class ApplicationProcessor:
         `finished_only`: only the executions that ended (with their nested ones), and running
         ones' plans are left unwalked: what a caller emitting records while it still reads the
         log takes, so that a running execution is built once its plans are all there."""
-        groups: dict[int, list[_ExecState]] = {}
+        groups: dict[int, list[ExecutionState]] = {}
         for state in self._execs.values():
             groups.setdefault(state.root_id, []).append(state)
         if finished_only:
@@ -614,7 +450,8 @@ class ApplicationProcessor:
             outcome = "SUCCEEDED" if not self._exit_code else "FAILED"
         executions = []
         for root_id in sorted(groups):
-            execution = self._execution(root_id, groups[root_id])
+            execution = build_execution(root_id, groups[root_id], datasets=self._datasets,
+                                        catalog_events=self._catalog_events, stream_sinks=self._stream_sinks)
             if execution.inputs or execution.outputs or execution.catalog_events:
                 executions.append(execution)
         executions = replace_views(executions)
@@ -650,338 +487,6 @@ class ApplicationProcessor:
         """SQL executions (nested ones included) whose state is held."""
         return len(self._execs)
 
-    def _execution(self, root_id: int, states: list[_ExecState]) -> SqlExecution:
-        states.sort(key=lambda s: s.execution_id)
-        root = next((s for s in states if s.execution_id == root_id), states[0])
-        states = self._without_idle_views(root_id, states)
-        io = PlanIO()
-        for state in states:
-            io = io | state.io
-        creates = {w.table for w in io.writes if w.creates_table and w.table is not None}
-        outputs: dict[str, Dataset] = {}
-        # key=repr: a stable total order; the dataclass order fails on None against a value
-        # (a multi-insert writes a table and a bare directory with the same command)
-        nested_paths = {_path_part(w.path) for w in io.writes
-                        if w.table is None and w.path is not None and w.command != _DS_DIR}
-        gaps = list(io.gaps)
-        sink_commands: set[str] = set()
-        if root.stream_run is not None:
-            # a micro-batch: its sink, from the query's progress (a V1 sink is not in the plan)
-            sink = _SINK_PATH.match(self._stream_sinks.get(root.stream_run, ""))
-            if sink:
-                dataset = Dataset(self._path_ref(sink.group(2)), sink.group(1))
-                outputs.setdefault(dataset.ref.qualified_name, dataset)
-                sink_commands.add(sink.group(1))
-                gaps = [g for g in gaps if g != GAP_STREAMING_SINK] + [GAP_STREAMING]
-            elif not io.writes:
-                gaps += [GAP_STREAMING, GAP_STREAMING_SINK]
-            # else foreachBatch's own writes, nested executions read as any other
-        for write in sorted(io.writes, key=repr):
-            if write.table is None and write.path is not None and creates:
-                # The nested insert of a CTAS/saveAsTable names only the new table's location.
-                continue
-            if write.command == _DS_DIR and _path_part(write.path) in nested_paths:
-                # INSERT OVERWRITE DIRECTORY ... USING: the command names its directory as the
-                # statement spelled it (`/p`: qualified by Spark with its own default FS); its
-                # nested insert names the same directory fully qualified: that one is kept.
-                continue
-            dataset = self._write_dataset(write)
-            if dataset is not None:
-                outputs.setdefault(dataset.ref.qualified_name, dataset)
-        inputs: dict[str, Dataset] = {}
-        for read in sorted(io.reads, key=repr):
-            dataset = self._read_dataset(read)
-            if dataset is not None:
-                inputs.setdefault(dataset.ref.qualified_name, dataset)
-        columns, column_notes, incomplete, view_columns = self._column_edges(states, io, list(outputs.values()))
-        # The known gaps (plan.GAPS) say why the writes have no (or not all) column edges; a
-        # pandas UDF whose result is only collected writes no column to flag.
-        gaps = [g for g in GAPS if g in gaps and (g != GAP_PANDAS or outputs)]
-        if gaps:
-            column_notes = tuple(dict.fromkeys((*column_notes, *(GAP_REASONS[g] for g in gaps))))
-        # neither a call site nor a micro-batch's `id = ...\nrunId = ...` (its description and
-        # its jobs' too) is SQL text
-        query_text = None if root.stream_run is not None else root.job_description or (
-            None if _CALL_SITE.match(root.description) or not root.description else root.description)
-        errors = [s.error for s in states if s.error]
-        if errors:
-            outcome = "FAILED"
-        elif all(s.finished for s in states):
-            outcome = "SUCCEEDED"
-        else:
-            outcome = "RUNNING"
-        ends = [s.ended for s in states if s.ended is not None]
-        planned = [s for s in states if s.plan]
-        if len(planned) > 1:
-            # A CTAS's root plan names the command; its nested insert's plan did the work.
-            plan: str | None = bounded_plan("\n".join(f"== SQL execution {s.execution_id} ==\n{s.plan}"
-                                                      for s in planned))
-        else:
-            plan = planned[0].plan if planned else None
-        return SqlExecution(
-            execution_id=root_id,
-            nested_ids=tuple(s.execution_id for s in states if s.execution_id != root_id),
-            description=root.description,
-            query_text=query_text,
-            started=min((s.started for s in states if s.started), default=None),
-            ended=max(ends) if ends and outcome != "RUNNING" else None,
-            outcome=outcome,
-            error=errors[0] if errors else None,
-            inputs=tuple(inputs[k] for k in sorted(inputs)),
-            outputs=tuple(outputs[k] for k in sorted(outputs)),
-            write_commands=tuple(sorted({w.command for w in io.writes} | sink_commands)),
-            catalog_events=tuple(e for e in self._catalog_events if e.execution_id == root_id),
-            unparsed_nodes=io.unparsed,
-            columns=columns,
-            column_notes=column_notes,
-            column_incomplete=incomplete,
-            plan=plan,
-            view_columns=view_columns,
-        )
-
-    def _without_idle_views(self, root_id: int, states: list[_ExecState]) -> list[_ExecState]:
-        """`states`, less the view definitions that changed nothing: CREATE VIEW IF NOT EXISTS of
-        an existing view runs its command without touching the catalog, so a finished execution
-        without a catalog event for the view neither read nor wrote anything. (Copies: a later
-        finish() sees the states as fed.)"""
-        changed = {e.qualified_name for e in self._catalog_events if e.execution_id == root_id}
-        kept = []
-        for state in states:
-            idle = frozenset(w for w in state.io.writes if w.view and w.table is not None and state.finished
-                             and self._table_ref(w.table).qualified_name not in changed)
-            if idle:
-                writes = state.io.writes - idle
-                io = PlanIO(state.io.reads if writes else frozenset(), writes, state.io.unparsed)
-                state = dataclasses.replace(state, io=io, flows=state.flows if writes else ())
-            kept.append(state)
-        return kept
-
-    def _column_edges(self, states: list[_ExecState], io: PlanIO,
-                      outputs: list[Dataset]) -> tuple[tuple[ColumnEdge, ...], tuple[str, ...],
-                                                       tuple[tuple[str, tuple[str, ...]], ...], tuple[str, ...]]:
-        """Column edges of the datasets written, from each state's column flows, with the
-        written columns whose sources may be incomplete (by why, see SqlExecution) and the
-        columns of the views written (SqlExecution.view_columns).
-
-        A flow goes to the table or path its own write command names (a multi-insert writes
-        several datasets from one plan, each from its own branch); a nested insert that names
-        only a path (CTAS, saveAsTable) writes the table the execution creates, when there is
-        exactly one; any other path written gets the columns as its HDFS FIELDs.
-        """
-        notes: list[str] = []
-        edges: dict[tuple[str, str, str], ColumnEdge] = {}
-        incomplete: dict[str, dict[str, None]] = {}   # why -> fields, in the order written
-        view_columns: dict[str, None] = {}
-        views_out = {d.ref.qualified_name for d in outputs if d.ref.type is ElementType.VIEW}
-        tables_out = [d for d in outputs if d.ref.type is ElementType.TABLE]
-        creates = any(w.creates_table for w in io.writes)
-        for state in states:
-            if state.column_note:
-                notes.append(state.column_note)
-            by_write: dict[Write | None, list[ColumnFlow]] = {}
-            for flow in state.flows:
-                by_write.setdefault(flow.write, []).append(flow)
-            for write, flows in by_write.items():
-                if write is None and len(by_write) > 1:
-                    # A command plan.command_writes does not read, next to writes it reads
-                    # (a multi-insert into a table and a Hive directory): its columns are not
-                    # the execution's one table's.
-                    notes.append("a write not read for column lineage")
-                    continue
-                target_table, note = self._flow_table(state, write, tables_out, creates)
-                if target_table is None:
-                    notes.append(note)
-                    continue
-                for flow in flows:
-                    self._add_flow_edges(edges, notes, target_table, flow)
-                    if target_table.qualified_name in views_out and flow.target:
-                        field = _field_ref(target_table, flow.target)
-                        if field is not None:
-                            view_columns[field.qualified_name] = None
-                    if flow.incomplete:
-                        # a column the log does not even name (a view's past the cut): its table
-                        field = _field_ref(target_table, flow.target) if flow.target else None
-                        named = field.qualified_name if field is not None else target_table.qualified_name
-                        incomplete.setdefault(flow.incomplete, {})[named] = None
-        ordered = tuple(edges[k] for k in sorted(edges))
-        return ordered, tuple(dict.fromkeys(notes)), tuple(
-            (why, tuple(fields)) for why, fields in sorted(incomplete.items())), tuple(view_columns)
-
-    def _flow_table(self, state: _ExecState, write: Write | None, tables_out: list[Dataset],
-                    creates: bool) -> tuple[EntityRef | None, str]:
-        """The dataset (table or path) that flows written by `write` go to, or (None, why not)."""
-        if write is not None and write.table is not None:
-            return self._table_ref(write.table, write.catalog_class), ""
-        if write is not None and write.path is not None:
-            # A path: the location of the table a CTAS/saveAsTable creates, else the directory
-            # (or file) written, whose columns are its HDFS FIELDs.
-            if creates and len(tables_out) == 1:
-                return tables_out[0].ref, ""
-            return self._path_ref(write.path), ""
-        if write is not None:
-            return None, "no single table written"
-        # The plan's write command is not one plan.command_writes reads: the state's own write.
-        own = sorted({w for w in state.io.writes if w.table is not None and not w.creates_table})
-        if len({(w.table, w.catalog_class) for w in own}) == 1:
-            return self._table_ref(own[0].table, own[0].catalog_class), ""  # type: ignore[arg-type]
-        if own:
-            return None, "several tables written by one plan"
-        if len(tables_out) == 1:
-            return tables_out[0].ref, ""
-        paths = {self._path_ref(w.path).qualified_name: w.path for w in state.io.writes if w.path is not None}
-        if not tables_out and len(paths) == 1:
-            return self._path_ref(next(iter(paths.values()))), ""
-        return None, "no single table written"
-
-    def _add_flow_edges(self, edges: dict[tuple[str, str, str], ColumnEdge], notes: list[str],
-                        target_table: EntityRef, flow: ColumnFlow) -> None:
-        target = _field_ref(target_table, flow.target)
-        if target is None:
-            return
-        data_subtypes = dict(flow.data_subtypes)
-        control_subtypes = dict(flow.control_subtypes)
-        kinds = [(RelationType.DATA_FLOW, s) for s in sorted(flow.sources)] + [
-            (RelationType.CONTROL_FLOW, s) for s in sorted(flow.controls)]
-        for kind, column in kinds:
-            fields = self._source_fields_of(column)
-            if not fields:
-                notes.append("sources not read from a table or path")
-            for source in fields:
-                key = (target.qualified_name, kind.value, source.qualified_name)
-                if kind is RelationType.DATA_FLOW:
-                    edge = ColumnEdge(target, kind, source,
-                                      DependencyType.SIMPLE if flow.expression is None else DependencyType.EXPRESSION,
-                                      flow.expression, data_subtypes.get(column, ""))
-                else:
-                    used = control_subtypes.get(column, frozenset())
-                    edge = ColumnEdge(target, kind, source,
-                                      subtype=",".join(s for s in CONTROL_SUBTYPES if s in used))
-                known = edges.get(key)
-                if known is not None and kind is RelationType.CONTROL_FLOW and edge.subtype != known.subtype:
-                    # one column controlling the target in two ways through two flows (an AQE
-                    # plan's two writes of it): both ways
-                    used = set(known.subtype.split(",")) | set(edge.subtype.split(","))
-                    edges[key] = dataclasses.replace(known, subtype=",".join(s for s in CONTROL_SUBTYPES if s in used))
-                edges.setdefault(key, edge)
-
-    def _source_fields_of(self, column: ColumnSource) -> tuple[EntityRef, ...]:
-        """The FIELDs a scanned column is read from: its table's, else (a scan of paths) the
-        column of each path read, the same HDFS FIELD a job writing that path names."""
-        # _table_ref without a catalog class depends only on the table and self.cluster
-        key = (column.table, column.paths, column.column)
-        if key not in self._source_fields:
-            if column.table is not None:
-                refs = [_field_ref(self._table_ref(column.table), column.column)]
-            else:
-                refs = []
-                for path in column.paths:
-                    try:
-                        refs.append(_field_ref(self._path_ref(path), column.column))
-                    except InvalidName:
-                        continue   # a bare path without a default FS: not a dataset either
-
-            self._source_fields[key] = tuple(r for r in refs if r is not None)
-        return self._source_fields[key]
-
-    # -- qualified names ----------------------------------------------------------------------
-
-    def _table_ref(self, table: TableId, catalog_class: str | None = None) -> EntityRef:
-        catalog = table.catalog
-        if catalog is None and catalog_class is not None:
-            names = self._catalog_classes.get(catalog_class, [])
-            catalog = names[0] if len(names) == 1 else None
-        if catalog_class is None and catalog in (None, SESSION_CATALOG):
-            return EntityRef(SourceType.HIVE, hive_qualified_name(self.cluster, table.namespace, table.name),
-                             ElementType.TABLE)
-        # A table of another (V2) catalog: no extractor owns it yet.
-        qn = catalog_table_qualified_name(self.cluster, catalog or "unknown_catalog", table.namespace or "default",
-                                          table.name)
-        return EntityRef(SourceType.SPARK, qn, ElementType.TABLE)
-
-    def _path_ref(self, path: str) -> EntityRef:
-        """A path read or written; the configured default FS qualifies bare paths, else the
-        application's own fs.defaultFS (from its environment event)."""
-        qn = path_qualified_name(path, self.default_fs or self._env_default_fs)
-        return EntityRef(path_source_type(qn), qn, _path_type(qn))
-
-    def _write_dataset(self, write: Write) -> Dataset | None:
-        if write.table is not None:
-            ref = self._table_ref(write.table, write.catalog_class)
-            if write.view and ref.source_type is SourceType.HIVE:
-                # A persisted view of the session catalog: the HMS extractor's VIEW element.
-                ref = dataclasses.replace(ref, type=ElementType.VIEW)
-            return Dataset(ref, write.command)
-        if write.path is not None:
-            return Dataset(self._path_ref(write.path), write.command)
-        return None
-
-    def _read_dataset(self, read: Read) -> Dataset | None:
-        if read.table is not None:
-            return Dataset(self._table_ref(read.table, read.catalog_class), read.node)
-        if read.path is not None:
-            return Dataset(self._path_ref(read.path), read.node, read.truncated)
-        return None
-
-
-def replace_views(executions: list[SqlExecution]) -> list[SqlExecution]:
-    """`executions` (in order), each view written only by the last that defines it: CREATE OR
-    REPLACE VIEW and ALTER VIEW ... AS replace a view's definition, and with it its lineage. An
-    earlier definition keeps what it read, loses the view, its column edges and what it said of
-    the view's columns, and names the execution that replaced it."""
-    last: dict[str, int] = {}
-    for execution in executions:
-        for dataset in execution.outputs:
-            if dataset.ref.type is ElementType.VIEW:
-                last[dataset.ref.qualified_name] = execution.execution_id
-    replaced = []
-    for execution in executions:
-        gone = {d.ref.qualified_name for d in execution.outputs if d.ref.type is ElementType.VIEW
-                and last[d.ref.qualified_name] != execution.execution_id}
-        if gone:
-            def kept(name: str) -> bool:   # a column's or a dataset's qualified name
-                return (table_of_field(name) or name) not in gone
-            execution = dataclasses.replace(
-                execution, outputs=tuple(d for d in execution.outputs if d.ref.qualified_name not in gone),
-                columns=tuple(e for e in execution.columns if kept(e.target.qualified_name)),
-                column_incomplete=tuple((why, kept_fields) for why, fields in execution.column_incomplete
-                                        if (kept_fields := tuple(f for f in fields if kept(f)))),
-                replaced_views=tuple((view, last[view]) for view in sorted(gone)),
-                view_columns=tuple(c for c in execution.view_columns if kept(c)))
-        replaced.append(execution)
-    return replaced
-
-
-#: How every ColumnFlow.incomplete reason that raising MAX_FIELDS_SETTING cures says so
-CUT_BY_SPARK = "cut by Spark"
-
-#: The Spark setting that bounds how many items of a list a plan's text shows (default 25)
-MAX_FIELDS_SETTING = "spark.sql.debug.maxToStringFields"
-
-#: The most of an execution's plan text kept on its element (Spark plans of wide tables or deep
-#: query trees run to megabytes; the start and the final plan's top are what an admin reads).
-MAX_STORED_PLAN_CHARS = 64 * 1024
-
-
-def bounded_plan(text: str) -> str:
-    """`text`, or its first lines up to MAX_STORED_PLAN_CHARS in all with a last line saying
-    how much was cut."""
-    if len(text) <= MAX_STORED_PLAN_CHARS:
-        return text
-    note = (f"\n... plan cut by navd: {{kept}} of {len(text)} characters kept "
-            f"(at most {MAX_STORED_PLAN_CHARS} are stored)")
-    room = MAX_STORED_PLAN_CHARS - len(note) - 10   # the note's {kept} grows by at most 6 digits
-    cut = text.rfind("\n", 0, room)
-    head = text[:cut if cut > room // 2 else room]
-    return head + note.format(kept=len(head))
-
-
-def _field_ref(table: EntityRef, column: str) -> EntityRef | None:
-    """The FIELD of `column` of `table`; None for a column without a name (no edge for it)."""
-    try:
-        return field_ref(table, column)
-    except InvalidName:
-        return None
-
 
 _HANDLERS = {
     "SparkListenerLogStart": ApplicationProcessor._on_log_start,
@@ -994,31 +499,6 @@ _HANDLERS = {
     SQL_AQE_UPDATE: ApplicationProcessor._on_aqe_update,
     STREAM_PROGRESS: ApplicationProcessor._on_stream_progress,
 }
-
-
-_FILE_SUFFIXES = frozenset({"csv", "tsv", "txt", "json", "jsonl", "parquet", "orc", "avro", "gz", "bz2",
-                            "snappy", "zst", "lz4", "xml", "seq", "deflate"})
-
-
-def _path_type(qualified_name: str) -> ElementType:
-    """FILE for what is plainly a file (`part-00000-...`, a data-file suffix), else DIRECTORY.
-
-    Spark's plans do not say which a root path is; this is only the type hint of an unlinked
-    endpoint (the linker resolves by qualified name, whatever the type).
-    """
-    last = qualified_name.rsplit("/", 1)[-1]
-    suffix = last.rsplit(".", 1)[-1].lower() if "." in last else ""
-    return ElementType.FILE if last.startswith("part-") or suffix in _FILE_SUFFIXES else ElementType.DIRECTORY
-
-
-#: INSERT OVERWRITE DIRECTORY ... USING <format>: its directory as the statement spelled it.
-_DS_DIR = "InsertIntoDataSourceDirCommand"
-_SCHEME_AUTHORITY = re.compile(r"^[A-Za-z][\w+.-]*:(?://[^/]*)?")
-
-
-def _path_part(path: str | None) -> str:
-    """The path of a URI or bare path without scheme and authority (`file:/a/` -> `/a`)."""
-    return posixpath.normpath("/" + _SCHEME_AUTHORITY.sub("", path or "").lstrip("/"))
 
 
 def _time(millis: Any) -> datetime | None:

@@ -39,7 +39,8 @@ from navd.extractors.common.cursors import CursorStore, LogCursor
 from navd.extractors.common.lines import Line
 from navd.extractors.common.tailing import remote_directories, tailing_file_system
 from navd.extractors.hdfs.settings import hdfs_settings
-from navd.extractors.spark.events import ApplicationProcessor, ApplicationRun, SqlExecution
+from navd.extractors.spark.application_run import ApplicationRun, SqlExecution
+from navd.extractors.spark.events import ApplicationProcessor
 from navd.extractors.spark.logfiles import EventLog, EventLogCursorStore, EventLogTailer
 from navd.extractors.spark.records import LOG_OWNER, created, dropped, records, stubs_for
 from navd.extractors.spark.replaced_views import ViewDefinition, view_definitions, withdraw_replaced

@@ -33,7 +33,8 @@ from navd.names import (
     yarn_execution_ref,
 )
 
-from .events import CUT_BY_SPARK, MAX_FIELDS_SETTING, ApplicationProcessor, ApplicationRun, CatalogEvent, SqlExecution
+from .application_run import ApplicationRun, CatalogEvent, SqlExecution
+from .events import CUT_BY_SPARK, MAX_FIELDS_SETTING, ApplicationProcessor
 
 
 #: The property naming the owner of the event-log file a Spark element or stub came from: the

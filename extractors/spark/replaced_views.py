@@ -32,7 +32,7 @@ from navd.model import Deletion, ElementType, EntityRef, RelationType, SourceTyp
 from navd.names import field_qualified_name, spark_execution_ref, table_of_field
 from navd.runs import parse_solr_date
 
-from .events import ApplicationRun, SqlExecution
+from .application_run import ApplicationRun, SqlExecution
 from .records import LOG_OWNER
 
 

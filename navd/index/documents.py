@@ -314,6 +314,11 @@ def endpoint_field(end: int, suffix: str) -> str:
 
 #: A Solr filter leaving stubs out (the query-side twin of `is_stub`).
 NOT_STUB_FILTER = f"-{property_field(STUB_MARK)}:*"
+#: Elements flagged deleted (a Deletion set `deleted`), and the filter leaving them out.
+DELETED_FILTER = "deleted:true"
+NOT_DELETED_FILTER = f"-{DELETED_FILTER}"
+#: Relations with an endpoint not resolved to an indexed element (the linker's work).
+UNLINKED_FILTER = "unlinked:true"
 
 
 def stored_relation_identity(doc: Mapping[str, Any]) -> str:

@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from navd.index.client import SolrIndex, batches
-from navd.index.documents import NOT_STUB_FILTER, endpoint_field, solr_date
+from navd.index.documents import NOT_DELETED_FILTER, NOT_STUB_FILTER, endpoint_field, solr_date
 from navd.index.filters import terms_filter
 from navd.model import ElementType, EntityRef, RelationType, SourceType
 from navd.names import PATH_SOURCES, field_ref, field_table, openlineage_dataset_name, split_field, split_path_field
@@ -241,23 +241,24 @@ def _properties(doc: Mapping[str, Any]) -> dict[str, str]:
 def execution_filters(since: datetime | None = None, identities: Sequence[str] | None = None) -> list[str]:
     """Solr filters of the executions to export: not deleted, not stubs; started or ended at or
     after `since`; one of `identities`."""
-    filters = [f"type:{ElementType.OPERATION_EXECUTION.value}", "-deleted:true", NOT_STUB_FILTER]
-    if since is not None:
-        at = solr_date(since)
-        filters.append(f"(started:[{at} TO *] OR ended:[{at} TO *])")
-    if identities is not None:
-        filters.append(terms_filter("identity", identities) if identities else "-*:*")
-    return filters
+    return _export_filters(ElementType.OPERATION_EXECUTION, (), ("started", "ended"), since, identities)
 
 
 def view_filters(since: datetime | None = None, identities: Sequence[str] | None = None) -> list[str]:
     """Solr filters of the Hive views to export (their definition is their lineage: one run
     each): not deleted, not stubs, with a definition; created or changed at or after `since`;
     one of `identities`."""
-    filters = [f"type:{ElementType.VIEW.value}", "-deleted:true", NOT_STUB_FILTER, "queryText:*"]
+    return _export_filters(ElementType.VIEW, ("queryText:*",), ("created", "lastModified"), since, identities)
+
+
+def _export_filters(kind: ElementType, required: tuple[str, ...], dated: tuple[str, str],
+                    since: datetime | None, identities: Sequence[str] | None) -> list[str]:
+    """Elements of `kind` to export: not deleted, not stubs, matching `required`; either date
+    field of `dated` at or after `since`; one of `identities` (none: nothing)."""
+    filters = [f"type:{kind.value}", NOT_DELETED_FILTER, NOT_STUB_FILTER, *required]
     if since is not None:
         at = solr_date(since)
-        filters.append(f"(created:[{at} TO *] OR lastModified:[{at} TO *])")
+        filters.append(f"({dated[0]}:[{at} TO *] OR {dated[1]}:[{at} TO *])")
     if identities is not None:
         filters.append(terms_filter("identity", identities) if identities else "-*:*")
     return filters
@@ -452,7 +453,7 @@ def datasets_of(index: SolrIndex, refs: Mapping[str, EntityRef]) -> dict[str, Da
     fields: dict[str, tuple[str, dict[str, Any]]] = {}  # field identity -> (dataset identity, its document)
     hung: dict[str, str] = {}  # field identity -> dataset identity, from PARENT_CHILD
     for chunk in batches(sorted(refs), 500):
-        for doc in index.scan("elements", "*:*", filters=[f"type:{ElementType.FIELD.value}", "-deleted:true",
+        for doc in index.scan("elements", "*:*", filters=[f"type:{ElementType.FIELD.value}", NOT_DELETED_FILTER,
                                                           terms_filter("parentId", chunk)]):
             fields[str(doc["identity"])] = (str(doc["parentId"]), doc)
         for relation in index.scan("relations", "*:*", fl="endpoint1Id,endpoint2Id", filters=[

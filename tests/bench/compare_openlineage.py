@@ -51,7 +51,8 @@ from typing import Any
 
 from navd.config import default_solr_dist_dir
 from navd.errors import NavdError
-from navd.extractors.spark.events import ApplicationProcessor, ApplicationRun
+from navd.extractors.spark.application_run import ApplicationRun
+from navd.extractors.spark.events import ApplicationProcessor
 from navd.jvm import fetch_maven_jars
 from navd.model import RelationType, SourceType
 from navd.names import EntityRef, split_field, split_path_field
