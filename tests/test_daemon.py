@@ -93,8 +93,10 @@ def write_config(path: Path, solr: EmbeddedSolr, state: Path, body: str) -> Path
 
 
 def hdfs_section(hdfs: DevHdfs, root: str, *, enabled: bool = True, interval: float = INTERVAL_MINUTES) -> str:
-    return (f'[hdfs]\nenabled = {str(enabled).lower()}\nurls = ["{hdfs.webhdfs_url}"]\n'
-            f'default_fs = "{hdfs.default_fs}"\nroots = ["{root}"]\nuser = "{hdfs.superuser}"\n'
+    # The cluster's default file system is a [cluster] key (write_config writes no [cluster]).
+    return (f'[cluster]\ndefault_fs = "{hdfs.default_fs}"\n'
+            f'[hdfs]\nenabled = {str(enabled).lower()}\nurls = ["{hdfs.webhdfs_url}"]\n'
+            f'roots = ["{root}"]\nuser = "{hdfs.superuser}"\n'
             f'interval_minutes = {interval}\n')
 
 
