@@ -95,7 +95,7 @@ def test_the_commands_refuse_before_starting_anything(navd: NavdRunner, navd_env
                                                       tmp_path: Path) -> None:
     config = Path(navd_env["NAVD_CONFIG"])
     config.write_text(config.read_text() + f'[spark]\nevent_log_dirs = ["{tmp_path}"]\n'
-                                           f'[hdfs]\ndefault_fs = "hdfs://ns1"\n')
+                                           f'[cluster]\ndefault_fs = "hdfs://ns1"\n')
     env = {k: v for k, v in navd_env.items() if k not in ("HADOOP_CONF_DIR", "YARN_CONF_DIR")}
     assert one_line_error(navd("extract", "spark", "--backfill", "--master", "yarn", env=env)) == (
         "[spark_jobs] hadoop_conf_dir: --master yarn needs the cluster's Hadoop client configuration "
