@@ -43,8 +43,9 @@ def test_lineage_across_temporary_tables(navd, hdfs: DevHdfs, hdfs_client: Clien
     landing = f"/{unique}/landing/codes.csv"  # read by path; no extractor is pointed at it
     hdfs_client.write(landing, data="c9,extra,1,99\n", overwrite=True)
     config = tmp_path / "navd.toml"
-    write_navd_config(config, solr_server, cluster=unique, body=
-                      f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
+    write_navd_config(config, solr_server, body=
+                      f'[cluster]\nname = "{unique}"\ndefault_fs = "{hdfs.default_fs}"\n'
+                      f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\n'
                       f'[hive]\nhost = "127.0.0.1"\nport = {spark_thrift.port}\ndatabase_regex = "{db}"\n'
                       f'[spark]\nevent_log_dirs = ["{spark_thrift.event_log_dir}"]\n'
                       f'state_dir = "{tmp_path / "spark-state"}"\n')
