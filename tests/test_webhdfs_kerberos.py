@@ -97,9 +97,10 @@ def tree(secure: SecureHdfs, krb5_env: None, unique: str) -> str:
 
 def write_config(secure: SecureHdfs, solr: EmbeddedSolr, root: str, cluster: str, path: Path, *,
                  credentials: str) -> Path:
-    write_navd_config(path, solr, cluster=cluster, state=path.parent / "state", body=
+    write_navd_config(path, solr, state=path.parent / "state", body=
+                    f'[cluster]\nname = "{cluster}"\ndefault_fs = "{secure.hdfs.default_fs}"\n'
                     f'[hdfs]\nenabled = true\nurls = ["{secure.hdfs.webhdfs_url}"]\n'
-                    f'default_fs = "{secure.hdfs.default_fs}"\nroots = ["{root}"]\nauth = "kerberos"\n{credentials}')
+                    f'roots = ["{root}"]\nauth = "kerberos"\n{credentials}')
     return path
 
 
