@@ -512,6 +512,8 @@
   // Replace the diagram's elements with what `graph` shows now and lay it out again.
   function paint(generation, graph) {
     const cy = navdPage.cy;
+    // The answer came after the reader left the diagram (another entity or search): nothing to draw.
+    if (!cy || generation !== navdPage.generation) return;
     performance.mark("navd:data:" + generation);
     const shown = visibleGraph(graph, state.options);
     navdPage.graph = graph;
