@@ -616,13 +616,13 @@
       parts.push(el("button", { id: "show-more", type: "button", text: "Show more", onclick: () => showMore(node) }));
     }
     state.panel.replaceChildren(...parts);
-    if (OPERATION_TYPES.has(node.type) && !node.unlinked) panelQueryText(node, state.panel);
-    else if (!node.unlinked) panelAnnotations(node, state.panel);
+    if (!node.unlinked) panelFromElement(node, state.panel, OPERATION_TYPES.has(node.type) ? showQueryText : showAnnotations);
   }
 
-  // A node's tags and description in the panel, read from its element, unless another node was
-  // selected meanwhile.
-  async function panelAnnotations(node, panel) {
+  // What the panel shows from a node's element (its tags and description; an operation's or
+  // execution's query text, as Navigator's details pane shows it: the lineage JSON carries
+  // neither), read once, unless another node was selected meanwhile.
+  async function panelFromElement(node, panel, show) {
     const shownFor = panel.firstChild;
     let doc;
     try {
@@ -630,23 +630,17 @@
     } catch (error) {
       return;  // the entity page says why; the panel keeps its links
     }
-    if (panel.firstChild !== shownFor || !doc.annotations) return;
-    panel.append(annotationsBox(doc.annotations, "panel-annotations"));
+    if (panel.firstChild === shownFor) show(doc, panel);
   }
 
-  // An operation's or execution's query text in the panel, as Navigator's details pane shows it:
-  // read from its element (the lineage JSON carries no query text), unless another node was
-  // selected meanwhile.
-  async function panelQueryText(node, panel) {
-    const shownFor = panel.firstChild;
-    let doc;
-    try {
-      doc = await api("entities/" + enc(node.id), null, { cached: true });
-    } catch (error) {
-      return;  // the entity page says why; the panel keeps its links
+  function showAnnotations(doc, panel) {
+    if (doc.annotations) panel.append(annotationsBox(doc.annotations, "panel-annotations"));
+  }
+
+  function showQueryText(doc, panel) {
+    if (doc.queryText) {
+      panel.append(el("h3", { text: "queryText" }), el("pre", { class: "code", id: "panel-queryText", text: doc.queryText }));
     }
-    if (panel.firstChild !== shownFor || !doc.queryText) return;
-    panel.append(el("h3", { text: "queryText" }), el("pre", { class: "code", id: "panel-queryText", text: doc.queryText }));
   }
 
   // "Show more" on a node the cap cut: its own lineage (same options), merged into the diagram.
