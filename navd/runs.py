@@ -19,7 +19,7 @@ from typing import Any
 from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex, serialise
 from navd.index.documents import RUN_KIND, run_document, solr_date
-from navd.index.query_syntax import quote
+from navd.index.queries import SCHEDULE_KIND, component_runs, interrupted_runs, runs_and_schedules
 from navd.logs import get_logger
 
 log = get_logger("navd.runs")
@@ -96,7 +96,7 @@ def publish_schedule(index: SolrIndex, schedule: Mapping[str, datetime | float |
     disabled the component)."""
     docs = []
     for component, next_run in schedule.items():
-        doc: dict[str, Any] = {"identity": schedule_identity(component), "kind": "schedule",
+        doc: dict[str, Any] = {"identity": schedule_identity(component), "kind": SCHEDULE_KIND,
                                "component": component, "host": socket.gethostname(), "pid": os.getpid()}
         if isinstance(next_run, datetime):
             doc.update(state="SCHEDULED", nextRun=solr_date(next_run))
@@ -117,8 +117,8 @@ def publish_schedule(index: SolrIndex, schedule: Mapping[str, datetime | float |
 def abandon_interrupted_runs(index: SolrIndex, is_running: Callable[[str], bool]) -> int:
     """Mark FAILED the RUNNING records of this host whose component nothing runs now: what a
     killed navd left behind. Returns how many."""
-    query = f'kind:{KIND} AND state:RUNNING AND host:"{socket.gethostname()}"'
-    stale = [doc for doc in index.scan("runs", query) if not is_running(str(doc["component"]))]
+    stale = [doc for doc in index.scan("runs", interrupted_runs(socket.gethostname()))
+             if not is_running(str(doc["component"]))]
     for doc in stale:
         doc = {k: v for k, v in doc.items() if k not in ("_version_", "lastIndexed")}
         doc.update(state="FAILED", ended=solr_date(datetime.now(UTC)), error=INTERRUPTED)
@@ -128,7 +128,7 @@ def abandon_interrupted_runs(index: SolrIndex, is_running: Callable[[str], bool]
 
 def components(index: SolrIndex) -> list[str]:
     """Every component with a run record or a published schedule, sorted."""
-    facets = index.search("runs", f"kind:({KIND} OR schedule)", rows=0, params={
+    facets = index.search("runs", runs_and_schedules(), rows=0, params={
         "facet": "true", "facet.field": "component", "facet.limit": "-1", "facet.mincount": "1"})
     counted = facets.get("facet_counts", {}).get("facet_fields", {}).get("component", [])
     return sorted(str(name) for name in counted[::2])
@@ -136,15 +136,15 @@ def components(index: SolrIndex) -> list[str]:
 
 def last_run_and_success(index: SolrIndex, component: str) -> tuple[dict[str, Any], dict[str, Any]]:
     """The component's newest run record and its newest successful one ({} when none)."""
-    last = _latest(index, f'kind:{KIND} AND component:"{component}"')
-    success = _latest(index, f'kind:{KIND} AND component:"{component}" AND state:SUCCEEDED')
+    last = _latest(index, component_runs(component))
+    success = _latest(index, component_runs(component, state="SUCCEEDED"))
     return last, success
 
 
 def last_started(index: SolrIndex, component: str) -> datetime | None:
     """When the component's newest recorded run began, or None if it never ran. Solr errors
     are the caller's to handle (the daemon schedules as if there were no run)."""
-    last = _latest(index, f'kind:{KIND} AND component:"{component}"')
+    last = _latest(index, component_runs(component))
     return parse_solr_date(str(last["started"])) if last.get("started") else None
 
 
@@ -155,23 +155,18 @@ def schedules(index: SolrIndex, names: Iterable[str]) -> dict[str, dict[str, Any
 
 def run_page(index: SolrIndex, component: str, *, rows: int, start: int) -> tuple[int, list[dict[str, Any]]]:
     """(how many, `rows` from `start`) of the component's run records, newest first."""
-    body = index.search("runs", _runs_of(component), rows=rows, start=start, sort="started desc")
+    body = index.search("runs", component_runs(component), rows=rows, start=start, sort="started desc")
     return int(body["response"]["numFound"]), list(body["response"]["docs"])
 
 
 def run_counts(index: SolrIndex, component: str) -> tuple[int, int, dict[str, Any]]:
     """(run records, FAILED ones, the newest ended run or {}) of the component."""
-    where = _runs_of(component)
-    runs = index.count("runs", where)
+    runs = index.count("runs", component_runs(component))
     if not runs:
         return 0, 0, {}
-    failures = index.count("runs", f"{where} AND state:FAILED")
-    newest = index.search("runs", f"{where} AND ended:*", rows=1, sort="ended desc")["response"]["docs"]
+    failures = index.count("runs", component_runs(component, state="FAILED"))
+    newest = index.search("runs", component_runs(component, ended=True), rows=1, sort="ended desc")["response"]["docs"]
     return runs, failures, newest[0] if newest else {}
-
-
-def _runs_of(component: str) -> str:
-    return f"kind:{KIND} AND component:{quote(component)}"
 
 
 def parse_solr_date(value: str) -> datetime:

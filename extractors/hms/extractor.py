@@ -50,6 +50,7 @@ from navd.extractors.hms.records import (BadTable, database_records, field_ref, 
 from navd.extractors.hms.incarnations import retire_incarnations
 from navd.extractors.hms.views import ViewSqlError, view_lineage
 from navd.index.client import IndexWriter, SolrIndex
+from navd.index.queries import flagged_hive_elements, hive_elements_not_flagged
 from navd.extractors import write_checkpointed
 from navd.extractors.common.deletions import DeletionGuard, DeletionsConfig
 from navd.logs import get_logger
@@ -368,9 +369,8 @@ class HmsExtractor:
         """
         database = parse_hive_name(hive_qualified_name(self.cluster, db))
         assert database is not None  # hive_qualified_name always names a cluster
-        docs = self.index.scan("elements", "*:*", fl="identity,qualifiedName", filters=[
-            "sourceType:HIVE", "deleted:true", "type:(DATABASE OR TABLE OR VIEW)",
-            f"{{!prefix f=qualifiedName}}{database.database}"])
+        docs = self.index.scan("elements", fl="identity,qualifiedName",
+                               filters=flagged_hive_elements(database.database))
         flagged = set()
         for doc in docs:
             name = parse_hive_name(str(doc["qualifiedName"]))
@@ -487,7 +487,7 @@ class HmsExtractor:
                     self.state.drop_database(db)
 
     def _indexed_in_scope(self) -> Iterator[tuple[str, ElementType]]:
-        for doc in self.index.scan("elements", "sourceType:HIVE", filters=["deleted:false"], fl="qualifiedName,type"):
+        for doc in self.index.scan("elements", filters=hive_elements_not_flagged(), fl="qualifiedName,type"):
             qualified_name = str(doc.get("qualifiedName", ""))
             if self._in_scope(qualified_name):
                 yield qualified_name, ElementType(str(doc["type"]))

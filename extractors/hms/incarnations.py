@@ -31,7 +31,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from navd.index.client import SolrIndex
-from navd.index.documents import element_document, endpoint_field, property_field
+from navd.index.documents import element_document, endpoint_field
+from navd.index.queries import relations_touching
 from navd.lineage.stored import StoredElement
 from navd.model import Element, ElementType, EntityRef, SourceType
 from navd.linker.linker import plan_page, write_result
@@ -128,12 +129,8 @@ def _move(index: SolrIndex, page: list[tuple[dict[str, Any], dict[int, StoredEle
 
 def _found(index: SolrIndex, tables: Mapping[str, tuple[EntityRef, int]]) -> Iterator[dict[str, Any]]:
     """Relations with a create time on either end naming one of `tables`, whole (rewritten)."""
-    # the parameter is not `ids`: Solr's select takes `ids` as a distributed search's fetch of
-    # those documents (no cursor in the answer)
-    clauses = [f'_query_:"{{!terms f={endpoint_field(end, "Id")} v=$tables}}"' for end in (1, 2)]
-    yield from index.scan("relations", "*:*", filters=[f"{property_field(TABLE_CREATE_TIME)}:*",
-                                                       " OR ".join(clauses)],
-                          params={"tables": ",".join(tables)})
+    query = relations_touching(tables, having_property=TABLE_CREATE_TIME)
+    yield from index.scan("relations", filters=query.filters, params=query.params)
 
 
 __all__ = ["TABLE_CREATE_TIME", "create_time_of", "incarnation_element", "retire_incarnations"]

@@ -25,11 +25,10 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 
 from navd.index.client import SolrIndex
-from navd.index.documents import STUB_MARK, deletion_update, endpoint_field, property_field
-from navd.index.lookup import wildcard
-from navd.index.query_syntax import quote
-from navd.model import Deletion, ElementType, EntityRef, RelationType, SourceType
-from navd.names import field_qualified_name, spark_execution_ref, table_of_field
+from navd.index.documents import deletion_update, endpoint_field, property_field
+from navd.index.queries import column_edges_into_view, relations_between, spark_executions_writing, view_column_stubs
+from navd.model import Deletion, ElementType, EntityRef, SourceType
+from navd.names import spark_execution_ref, table_of_field
 from navd.runs import parse_solr_date
 
 from .application_run import ApplicationRun, SqlExecution
@@ -117,10 +116,7 @@ def _stale_column_stubs(index: SolrIndex, latest: ViewDefinition) -> list[Entity
     """The column stubs of `latest`'s view, named by a log of its owner, that it no longer has."""
     columns = latest.columns or frozenset()
     index.commit("elements", soft=True)   # the pass's own stubs: searchable now
-    query = (f"type:{ElementType.FIELD.value} AND sourceType:{latest.view.source_type.value}"
-             f" AND qualifiedName:{wildcard(field_qualified_name(latest.view.qualified_name, '*'))}"
-             f" AND {property_field(STUB_MARK)}:* AND {property_field(LOG_OWNER)}:{quote(latest.owner)}"
-             " AND -deleted:true")
+    query = view_column_stubs(latest.view.source_type, latest.view.qualified_name, LOG_OWNER, latest.owner)
     return [EntityRef(latest.view.source_type, str(doc["qualifiedName"]), ElementType.FIELD)
             for doc in index.scan("elements", query, fl="qualifiedName")
             if str(doc["qualifiedName"]) not in columns]
@@ -136,9 +132,7 @@ _NEVER = datetime.min.replace(tzinfo=timezone.utc)
 
 def _writers(index: SolrIndex, view: EntityRef) -> dict[str, str]:
     """The Spark executions with a DATA_FLOW into `view`: identity -> qualified name."""
-    query = (f"type:{RelationType.DATA_FLOW.value} AND {endpoint_field(2, 'Id')}:{quote(view.identity)}"
-             f" AND {endpoint_field(1, 'SourceType')}:{SourceType.SPARK.value}"
-             f" AND {endpoint_field(1, 'Type')}:{ElementType.OPERATION_EXECUTION.value}")
+    query = spark_executions_writing(view.identity)
     return {str(doc[endpoint_field(1, "Id")]): str(doc[endpoint_field(1, "QualifiedName")])
             for doc in index.scan("relations", query, fl=f"{endpoint_field(1, 'Id')},{endpoint_field(1, 'QualifiedName')}")}
 
@@ -156,8 +150,5 @@ def _delete(index: SolrIndex, definition: ViewDefinition) -> None:
     """The relations of `definition` into its view (the execution's DATA_FLOW) and into the
     view's columns (the column edges it discriminates)."""
     view, execution = definition.view, definition.execution
-    index.delete_query("relations", f"{endpoint_field(1, 'Id')}:{quote(execution.identity)}"
-                                    f" AND {endpoint_field(2, 'Id')}:{quote(view.identity)}")
-    columns = wildcard(field_qualified_name(view.qualified_name, "*"))
-    index.delete_query("relations", f"discriminator:{quote(execution.qualified_name)}"
-                                    f" AND {endpoint_field(2, 'QualifiedName')}:{columns}")
+    index.delete_query("relations", relations_between(execution.identity, view.identity))
+    index.delete_query("relations", column_edges_into_view(execution.qualified_name, view.qualified_name))

@@ -27,9 +27,12 @@ from datetime import datetime
 from typing import Any
 
 from navd.index.client import SolrIndex, batches
-from navd.index.documents import NOT_DELETED_FILTER, NOT_STUB_FILTER, endpoint_field, solr_date
-from navd.index.filters import terms_filter
-from navd.model import ElementType, EntityRef, RelationType, SourceType
+from navd.index.documents import endpoint_field
+from navd.index.queries import (child_executions, column_edges_of, data_flows_at, dataset_flows_into,
+                                execution_flows_with, exported_elements, fields_hung_under, fields_under,
+                                instances_of, operations_of_executions, parent_executions_of,
+                                undiscriminated_column_edges_into, views_reading)
+from navd.model import ElementType, EntityRef, SourceType
 from navd.names import PATH_SOURCES, field_ref, field_table, openlineage_dataset_name, split_field, split_path_field
 from navd.openlineage.mapping import edge_transformations
 from navd.openlineage.schema import SPEC_VERSION
@@ -241,27 +244,14 @@ def _properties(doc: Mapping[str, Any]) -> dict[str, str]:
 def execution_filters(since: datetime | None = None, identities: Sequence[str] | None = None) -> list[str]:
     """Solr filters of the executions to export: not deleted, not stubs; started or ended at or
     after `since`; one of `identities`."""
-    return _export_filters(ElementType.OPERATION_EXECUTION, (), ("started", "ended"), since, identities)
+    return exported_elements(ElementType.OPERATION_EXECUTION, ("started", "ended"), since, identities)
 
 
 def view_filters(since: datetime | None = None, identities: Sequence[str] | None = None) -> list[str]:
     """Solr filters of the Hive views to export (their definition is their lineage: one run
     each): not deleted, not stubs, with a definition; created or changed at or after `since`;
     one of `identities`."""
-    return _export_filters(ElementType.VIEW, ("queryText:*",), ("created", "lastModified"), since, identities)
-
-
-def _export_filters(kind: ElementType, required: tuple[str, ...], dated: tuple[str, str],
-                    since: datetime | None, identities: Sequence[str] | None) -> list[str]:
-    """Elements of `kind` to export: not deleted, not stubs, matching `required`; either date
-    field of `dated` at or after `since`; one of `identities` (none: nothing)."""
-    filters = [f"type:{kind.value}", NOT_DELETED_FILTER, NOT_STUB_FILTER, *required]
-    if since is not None:
-        at = solr_date(since)
-        filters.append(f"({dated[0]}:[{at} TO *] OR {dated[1]}:[{at} TO *])")
-    if identities is not None:
-        filters.append(terms_filter("identity", identities) if identities else "-*:*")
-    return filters
+    return exported_elements(ElementType.VIEW, ("created", "lastModified"), since, identities, with_definition=True)
 
 
 def export_events(index: SolrIndex, settings: ExportSettings, filters: Sequence[str],
@@ -277,7 +267,7 @@ def execution_events(index: SolrIndex, settings: ExportSettings, filters: Sequen
                      page: int = PAGE) -> Iterator[dict[str, Any]]:
     """The RunEvents of the executions matching `filters`, in identity order, a page of
     executions at a time."""
-    for chunk in batches(index.scan("elements", "*:*", filters=list(filters), page_size=page), page):
+    for chunk in batches(index.scan("elements", filters=list(filters), page_size=page), page):
         for execution in _read_page(index, chunk):
             yield from run_events(execution, settings)
 
@@ -285,7 +275,7 @@ def execution_events(index: SolrIndex, settings: ExportSettings, filters: Sequen
 def view_events(index: SolrIndex, settings: ExportSettings, filters: Sequence[str],
                 page: int = PAGE) -> Iterator[dict[str, Any]]:
     """The RunEvents of the views matching `filters` (view_filters), a page at a time."""
-    for chunk in batches(index.scan("elements", "*:*", filters=list(filters), page_size=page), page):
+    for chunk in batches(index.scan("elements", filters=list(filters), page_size=page), page):
         for execution in _read_views(index, settings, chunk):
             yield from run_events(execution, settings)
 
@@ -298,10 +288,7 @@ def _read_views(index: SolrIndex, settings: ExportSettings, docs: list[dict[str,
     refs = {str(d["identity"]): EntityRef(SourceType(str(d["sourceType"])), str(d["qualifiedName"]), ElementType.VIEW)
             for d in docs}
     inputs: dict[str, list[EntityRef]] = {}
-    for relation in index.scan("relations", "*:*", filters=[
-            f"type:{RelationType.DATA_FLOW.value}", terms_filter("endpoint2Id", sorted(refs)),
-            f"-endpoint1Type:({ElementType.FIELD.value} OR {ElementType.OPERATION_EXECUTION.value} OR "
-            f"{ElementType.OPERATION.value})"]):
+    for relation in index.scan("relations", filters=dataset_flows_into(sorted(refs))):
         inputs.setdefault(str(relation["endpoint2Id"]), []).append(_ref(relation, 1))
     views = datasets_of(index, refs)
     columns: dict[str, list[ColumnEdge]] = {}
@@ -310,9 +297,7 @@ def _read_views(index: SolrIndex, settings: ExportSettings, docs: list[dict[str,
         for column, _type in view.columns:
             field_of[field_ref(view.ref, column).identity] = view_id
     for chunk in batches(sorted(field_of), 500):
-        for relation in index.scan("relations", "*:*", filters=[
-                f"type:({RelationType.DATA_FLOW.value} OR {RelationType.CONTROL_FLOW.value})",
-                f"endpoint1Type:{ElementType.FIELD.value}", "-discriminator:*", terms_filter("endpoint2Id", chunk)]):
+        for relation in index.scan("relations", filters=undiscriminated_column_edges_into(chunk)):
             props = _properties(relation)
             columns.setdefault(field_of[str(relation["endpoint2Id"])], []).append(ColumnEdge(
                 str(relation["type"]), _ref(relation, 1), _ref(relation, 2), props.get("subtype"),
@@ -345,8 +330,7 @@ def _read_page(index: SolrIndex, docs: list[dict[str, Any]]) -> Iterator[Executi
     inputs: dict[str, list[EntityRef]] = {}
     outputs: dict[str, list[EntityRef]] = {}
     for end, into in ((2, inputs), (1, outputs)):
-        for relation in index.scan("relations", "*:*", filters=[
-                f"type:{RelationType.DATA_FLOW.value}", terms_filter(f"endpoint{end}Id", ids)]):
+        for relation in index.scan("relations", filters=data_flows_at(end, ids)):
             other = 1 if end == 2 else 2
             if relation.get(f"endpoint{other}Type") in (ElementType.FIELD.value, ElementType.OPERATION_EXECUTION.value,
                                                         ElementType.OPERATION.value):
@@ -354,9 +338,7 @@ def _read_page(index: SolrIndex, docs: list[dict[str, Any]]) -> Iterator[Executi
             into.setdefault(str(relation[f"endpoint{end}Id"]), []).append(_ref(relation, other))
     by_name = {str(d["qualifiedName"]): str(d["identity"]) for d in docs}
     columns: dict[str, list[ColumnEdge]] = {}
-    for relation in index.scan("relations", "*:*", filters=[
-            f"type:({RelationType.DATA_FLOW.value} OR {RelationType.CONTROL_FLOW.value})",
-            f"endpoint1Type:{ElementType.FIELD.value}", terms_filter("discriminator", sorted(by_name))]):
+    for relation in index.scan("relations", filters=column_edges_of(sorted(by_name))):
         props = _properties(relation)
         columns.setdefault(by_name[str(relation["discriminator"])], []).append(ColumnEdge(
             str(relation["type"]), _ref(relation, 1), _ref(relation, 2), props.get("subtype"),
@@ -379,15 +361,13 @@ def executions_of(index: SolrIndex, doc: Mapping[str, Any]) -> list[str]:
     if kind == "OPERATION_EXECUTION":
         roots = [identity]
     elif kind == "OPERATION":
-        roots = [str(r["endpoint2Id"]) for r in index.scan(
-            "relations", "*:*", fl="endpoint2Id", filters=["type:INSTANCE_OF", terms_filter("endpoint1Id", [identity])])]
+        roots = [str(r["endpoint2Id"]) for r in index.scan("relations", fl="endpoint2Id", filters=instances_of(identity))]
     else:
         return sorted({str(r[endpoint_field(end, "Id")]) for end in (1, 2) for r in index.scan(
-            "relations", "*:*", fl=f"{endpoint_field(1, 'Id')},{endpoint_field(2, 'Id')}",
-            filters=["type:DATA_FLOW", terms_filter(endpoint_field(3 - end, "Id"), [identity]),
-                     f"{endpoint_field(end, 'Type')}:OPERATION_EXECUTION"])})
+            "relations", fl=f"{endpoint_field(1, 'Id')},{endpoint_field(2, 'Id')}",
+            filters=execution_flows_with(identity, end))})
     children = [str(d["identity"]) for chunk in batches(roots, 500) for d in index.scan(
-        "elements", "*:*", fl="identity", filters=["type:OPERATION_EXECUTION", terms_filter("parentId", chunk)])]
+        "elements", fl="identity", filters=child_executions(chunk))]
     return sorted(set(roots) | set(children))
 
 
@@ -399,9 +379,8 @@ def views_of(index: SolrIndex, doc: Mapping[str, Any]) -> list[str]:
         return [identity]
     if doc.get("type") in (ElementType.OPERATION.value, ElementType.OPERATION_EXECUTION.value):
         return []
-    return sorted({str(r["endpoint2Id"]) for r in index.scan("relations", "*:*", fl="endpoint2Id", filters=[
-        f"type:{RelationType.DATA_FLOW.value}", terms_filter("endpoint1Id", [identity]),
-        f"endpoint2Type:{ElementType.VIEW.value}"])})
+    return sorted({str(r["endpoint2Id"]) for r in index.scan("relations", fl="endpoint2Id",
+                                                             filters=views_reading(identity))})
 
 
 def operations_of(index: SolrIndex, execution_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -409,8 +388,8 @@ def operations_of(index: SolrIndex, execution_ids: Sequence[str]) -> dict[str, d
     execution), for those of `execution_ids` that have one."""
     operations: dict[str, dict[str, Any]] = {}
     for chunk in batches(execution_ids, 500):
-        for relation in index.scan("relations", "*:*", fl="endpoint1QualifiedName,endpoint2Id", filters=[
-                f"type:{RelationType.INSTANCE_OF.value}", terms_filter("endpoint2Id", chunk)]):
+        for relation in index.scan("relations", fl="endpoint1QualifiedName,endpoint2Id",
+                                   filters=operations_of_executions(chunk)):
             operations[str(relation["endpoint2Id"])] = {"qualifiedName": relation["endpoint1QualifiedName"]}
     return operations
 
@@ -431,9 +410,7 @@ def _parents(index: SolrIndex, docs: Sequence[Mapping[str, Any]]) -> dict[str, s
     parent_of = {str(d["identity"]): str(d["parentId"]) for d in docs if d.get("parentId")}
     orphans = [str(d["identity"]) for d in docs if str(d["identity"]) not in parent_of]
     if orphans:
-        for relation in index.scan("relations", "*:*", fl="endpoint1Id,endpoint2Id", filters=[
-                f"type:{RelationType.PARENT_CHILD.value}", f"endpoint1Type:{ElementType.OPERATION_EXECUTION.value}",
-                terms_filter("endpoint2Id", orphans)]):
+        for relation in index.scan("relations", fl="endpoint1Id,endpoint2Id", filters=parent_executions_of(orphans)):
             parent_of.setdefault(str(relation["endpoint2Id"]), str(relation["endpoint1Id"]))
     return parent_of
 
@@ -453,12 +430,9 @@ def datasets_of(index: SolrIndex, refs: Mapping[str, EntityRef]) -> dict[str, Da
     fields: dict[str, tuple[str, dict[str, Any]]] = {}  # field identity -> (dataset identity, its document)
     hung: dict[str, str] = {}  # field identity -> dataset identity, from PARENT_CHILD
     for chunk in batches(sorted(refs), 500):
-        for doc in index.scan("elements", "*:*", filters=[f"type:{ElementType.FIELD.value}", NOT_DELETED_FILTER,
-                                                          terms_filter("parentId", chunk)]):
+        for doc in index.scan("elements", filters=fields_under(chunk)):
             fields[str(doc["identity"])] = (str(doc["parentId"]), doc)
-        for relation in index.scan("relations", "*:*", fl="endpoint1Id,endpoint2Id", filters=[
-                f"type:{RelationType.PARENT_CHILD.value}", f"endpoint2Type:{ElementType.FIELD.value}",
-                terms_filter("endpoint1Id", chunk)]):
+        for relation in index.scan("relations", fl="endpoint1Id,endpoint2Id", filters=fields_hung_under(chunk)):
             hung.setdefault(str(relation["endpoint2Id"]), str(relation["endpoint1Id"]))
     for chunk in batches(sorted(set(hung) - set(fields)), 500):
         for doc in index.get("elements", chunk):

@@ -23,7 +23,7 @@ from typing import Any
 
 from navd.errors import EntityNotFound, UsageError
 from navd.index.client import SolrIndex, batches
-from navd.index.filters import terms_filter
+from navd.index.queries import data_flows_from, fields_hung_under
 from navd.lineage.rules import LineageGraph, LineageOptions, Node
 from navd.lineage.rules import lineage as walk_lineage
 from navd.lineage.store import SolrLineageStore
@@ -185,8 +185,7 @@ def column_lineage(index: SolrIndex, settings: ExportSettings, default_cluster: 
     if kind == "job":  # the columns of what the job's runs wrote
         executions = _job_executions(index, namespace, name, value)
         datasets = sorted({str(r["endpoint2Id"]) for chunk in batches(executions, 500) for r in index.scan(
-            "relations", "*:*", fl="endpoint2Id", filters=["type:DATA_FLOW", "-endpoint2Type:FIELD",
-                                                           terms_filter("endpoint1Id", chunk)])})
+            "relations", fl="endpoint2Id", filters=data_flows_from(chunk))})
     else:
         dataset = openlineage_dataset_ref(namespace, name, settings.clusters, default_cluster)
         datasets = [] if field is not None else [_existing(index, dataset.identity, value)]
@@ -194,8 +193,7 @@ def column_lineage(index: SolrIndex, settings: ExportSettings, default_cluster: 
         roots = [_existing(index, field_ref(dataset, field).identity, value)]
     else:
         roots = [str(r["endpoint2Id"]) for chunk in batches(datasets, 500) for r in index.scan(
-            "relations", "*:*", fl="endpoint2Id", filters=["type:PARENT_CHILD", "endpoint2Type:FIELD",
-                                                           terms_filter("endpoint1Id", chunk)])]
+            "relations", fl="endpoint2Id", filters=fields_hung_under(chunk))]
     options = LineageOptions(direction="both" if with_downstream else "upstream", depth=depth, columns=True,
                              max_nodes=max_nodes)
     nodes: dict[str, Node] = {}

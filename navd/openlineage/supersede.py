@@ -26,8 +26,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from navd.index.client import SolrIndex
-from navd.index.documents import property_field
-from navd.index.query_syntax import quote
+from navd.index.queries import has_property, of_source, of_type, property_any_of, property_is
 from navd.model import ElementType, SourceType
 from navd.openlineage.mapping import SPARK_APPLICATION_ID, SPARK_APPLICATION_RUN
 
@@ -36,10 +35,6 @@ SPARK_RUN_APP_ID = "appId"
 #: how many application runs the intake remembers as covered (each a runId; a bound, not a cache
 #: that must be right: a forgotten one is asked again)
 COVERED_MEMORY = 10_000
-
-
-def _any_of(field: str, values: Iterable[str]) -> str:
-    return f"{field}:({' OR '.join(quote(v) for v in sorted(set(values)))})"
 
 
 def _property(doc: Mapping[str, Any], key: str) -> str | None:
@@ -57,8 +52,8 @@ def listener_application_runs(index: SolrIndex, application_ids: Iterable[str]) 
     if not ids:
         return []
     runs: set[str] = set()
-    for doc in index.scan("elements", _any_of(property_field(SPARK_APPLICATION_ID), ids),
-                          fl="properties", filters=[f"sourceType:{SourceType.OPENLINEAGE.value}"]):
+    for doc in index.scan("elements", property_any_of(SPARK_APPLICATION_ID, ids),
+                          fl="properties", filters=[of_source(SourceType.OPENLINEAGE)]):
         run = _property(doc, SPARK_APPLICATION_RUN)
         if run:
             runs.add(run)
@@ -70,7 +65,7 @@ def withdraw_listener_lineage(index: SolrIndex, application_ids: Iterable[str]) 
     theirs); the application runs whose lineage went."""
     runs = listener_application_runs(index, application_ids)
     if runs:
-        index.delete_query("relations", _any_of(property_field(SPARK_APPLICATION_RUN), runs))
+        index.delete_query("relations", property_any_of(SPARK_APPLICATION_RUN, runs))
     return runs
 
 
@@ -89,17 +84,16 @@ class SparkCoverage:
             if application_run in self._covered:
                 return True
         if application_id is None:
-            found = self.index.search("elements", f"{property_field(SPARK_APPLICATION_RUN)}:{quote(application_run)}",
+            found = self.index.search("elements", property_is(SPARK_APPLICATION_RUN, application_run),
                                       rows=1, fl="properties",
-                                      filters=[f"{property_field(SPARK_APPLICATION_ID)}:*",
-                                               f"sourceType:{SourceType.OPENLINEAGE.value}"])
+                                      filters=[has_property(SPARK_APPLICATION_ID), of_source(SourceType.OPENLINEAGE)])
             docs = found.get("response", {}).get("docs", [])
             application_id = _property(docs[0], SPARK_APPLICATION_ID) if docs else None
         if not application_id:
             return False
         extracted = self.index.count(
-            "elements", f"{property_field(SPARK_RUN_APP_ID)}:{quote(str(application_id))}",
-            filters=[f"sourceType:{SourceType.SPARK.value}", f"type:{ElementType.OPERATION_EXECUTION.value}"])
+            "elements", property_is(SPARK_RUN_APP_ID, str(application_id)),
+            filters=[of_source(SourceType.SPARK), of_type(ElementType.OPERATION_EXECUTION)])
         if extracted:
             with self._lock:
                 self._covered[application_run] = None
