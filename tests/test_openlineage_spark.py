@@ -25,6 +25,7 @@ import pytest
 import requests
 
 from bench.compare_openlineage import CAPTURE, LISTENER, listener_jar
+from navd.extractors.spark.component import POST_COMMIT_HOOKS
 from navd.extractors.spark.extractor import SparkExtractor
 from navd.index.client import IndexWriter, SolrIndex
 from navd.index.query_syntax import quote
@@ -130,9 +131,10 @@ def test_listener_and_event_log_lineage_agree_and_are_not_doubled(
     listener = set().union(*listener_edges().values())
     assert (outputs[0].qualified_name, outputs[1].qualified_name) in listener
 
-    # 2. navd's Spark extractor over the application's own event log
+    # 2. navd's Spark extractor over the application's own event log, with the hooks the Spark
+    # component builds it with
     extractor = SparkExtractor(cluster=cluster, directories=[str(tmp_path / "spark" / "eventlog")],
-                               state_dir=tmp_path / "spark-state", index=index)
+                               state_dir=tmp_path / "spark-state", index=index, post_commit=POST_COMMIT_HOOKS)
     writer = IndexWriter(index)
     try:
         report = extractor.run_pass(writer)

@@ -20,14 +20,18 @@ import pytest
 
 from pyhive import hive
 
+from navd.config import parse_config
+from navd.extractors import BuildContext
 from navd.extractors.common.cursors import LogCursor
 from navd.extractors.common.repeated import FIRST_LOGGED
 from navd.extractors.common.tailing import LocalFileSystem
+from navd.extractors.spark.component import COMPONENT, POST_COMMIT_HOOKS, supersede_listener_lineage
 from navd.extractors.spark.extractor import SparkExtractor
 from navd.extractors.spark.logfiles import EventLogCursorStore, EventLogTailer
 from navd.extractors.spark.records import LOG_OWNER, process_lines, stubs_for
 from navd.extractors.spark.replaced_views import ViewDefinition, Withdrawn, withdraw_replaced
 from navd.index.client import IndexWriter, SolrIndex
+from navd.index.query_syntax import escape
 from navd.model import Element, ElementStub, ElementType, EntityRef, Record, Relation, RelationType, SourceType
 from navd.names import field_ref, spark_run_ref
 from navd.solr.server import EmbeddedSolr
@@ -644,3 +648,40 @@ def test_a_pass_holds_one_application_at_a_time_and_keeps_only_running_ones(
     assert list(extractor.tailer.reader._live) == [str(events / running)]
     committed = EventLogCursorStore(tmp_path / "state").load()
     assert sorted(k for k, c in committed.items() if c.done) == sorted(str(events / c) for c in finished)
+
+
+def test_the_spark_components_post_commit_hooks_run_once_solr_has_the_applications_records(
+        clean_index: SolrIndex, tmp_path: Path) -> None:
+    """The Spark component builds its extractor with its hooks (the OpenLineage listener's
+    lineage superseded); at each commit they are given the applications written since the
+    previous one, after the writer flushed their records (so what they delete is not written
+    back) and before the positions are durable."""
+    text = (FIXTURES / "insert_overwrite_join.jsonl").read_bytes()
+    app_id = next(json.loads(line)["App ID"] for line in text.splitlines()
+                  if b'"SparkListenerApplicationStart"' in line)
+    events = tmp_path / "events"
+    events.mkdir()
+    (events / app_id).write_bytes(text)
+    config = parse_config({"cluster": {"name": "primary"}, "spark": {"event_log_dirs": [str(events)]}})
+    built = COMPONENT.build(BuildContext(config, clean_index, tmp_path / "state", "spark##hooks"))
+    assert built.post_commit == POST_COMMIT_HOOKS == (supersede_listener_lineage,)  # type: ignore[attr-defined]
+    built.close()
+
+    seen: list[tuple[frozenset[str], int, int]] = []
+
+    def hook(index: SolrIndex, applications: frozenset[str]) -> None:
+        index.commit("elements", soft=True)
+        seen.append((applications, index.count("elements", f"qualifiedName:{escape(f'spark://{app_id}/')}*"),
+                     len(extractor.tailer.committed)))
+
+    extractor = SparkExtractor(cluster="primary", directories=[str(events)], state_dir=tmp_path / "hooked",
+                               index=clean_index, post_commit=(hook,))
+    writer = IndexWriter(clean_index)
+    extractor.run_pass(writer)
+    extractor.run_pass(writer)  # nothing new: no application written, no hook
+    assert writer.close()
+    [(applications, elements, positions)] = seen
+    assert applications == {app_id}
+    assert elements > 1  # the run and its executions were in Solr
+    assert positions == 0  # and the log's position not yet committed
+    assert len(extractor.tailer.committed) == 1

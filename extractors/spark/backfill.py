@@ -40,6 +40,7 @@ from navd.extractors import write_checkpointed
 from navd.extractors.common.cursors import LogCursor, MemoryCursorStore
 from navd.extractors.common.tailing import remote_directories, tailing_file_system
 from navd.extractors.hdfs.settings import HdfsConfig, hdfs_settings
+from navd.extractors.spark.component import POST_COMMIT_HOOKS
 from navd.extractors.spark.extractor import SparkExtractor, file_owners, report_refused_drop, why_untrusted
 from navd.extractors.spark.logfiles import EventLog, EventLogCursorStore, EventLogTailer, discover
 from navd.extractors.spark.settings import spark_settings
@@ -149,7 +150,7 @@ def _read_log(order: int, event_log: EventLog, job: BackfillJob, index: SolrInde
     extractor = SparkExtractor(cluster=job.cluster, directories=job.directories, state_dir=None,
                                default_fs=job.default_fs, extractor_run_id=job.extractor_run_id,
                                hdfs_client=client, index=index, cursor_store=MemoryCursorStore(),
-                               check_drops=False)
+                               check_drops=False, post_commit=POST_COMMIT_HOOKS)
     owner = ",".join(sorted(file_owners(event_log)))
     held: list[tuple[Any, ...]] = []
     produced = 0

@@ -11,15 +11,34 @@ from navd.config import NavdConfig
 from navd.errors import ConfigError, UsageError
 from navd.extractors import SPARK_MASTER, BuildContext, CliOption, Component, Extractor
 from navd.extractors.spark.settings import SECTION, SparkConfig, spark_settings
+from navd.logs import get_logger
 
 if TYPE_CHECKING:
     from navd.extractors.spark.backfill import BackfillReport
-    from navd.extractors.spark.extractor import PassReport
+    from navd.extractors.spark.extractor import PassReport, PostCommitHook
+    from navd.index.client import SolrIndex
 
     Report = PassReport | BackfillReport
 
 BACKFILL = "backfill"
 MASTER = SPARK_MASTER.dest
+
+log = get_logger("navd.extractor.spark")
+
+
+def supersede_listener_lineage(index: SolrIndex, application_ids: frozenset[str]) -> None:
+    """The OpenLineage Spark listener's lineage of these applications goes: the event log the
+    extractor just wrote supersedes it (docs/sources/openlineage.md, one run, one lineage)."""
+    from navd.openlineage.supersede import withdraw_listener_lineage  # noqa: PLC0415 - imported when run
+
+    withdrawn = withdraw_listener_lineage(index, application_ids)
+    if withdrawn:
+        log.info("OpenLineage listener lineage superseded by the event log",
+                 applications=sorted(application_ids), listener_runs=len(withdrawn))
+
+
+#: What the Spark extractor runs at each commit, tailer and backfill alike (extractor.PostCommitHook).
+POST_COMMIT_HOOKS: tuple[PostCommitHook, ...] = (supersede_listener_lineage,)
 
 
 def check(config: NavdConfig, options: Mapping[str, Any]) -> None:
@@ -49,7 +68,7 @@ def build(context: BuildContext) -> Extractor[Report]:
     from navd.extractors.spark.extractor import SparkExtractor  # noqa: PLC0415 - imported when run
 
     return SparkExtractor.from_config(context.config, state_dir(context), extractor_run_id=context.run_id,
-                                      index=context.index)
+                                      index=context.index, post_commit=POST_COMMIT_HOOKS)
 
 
 def summary(report: Report) -> str:

@@ -24,7 +24,7 @@ import dataclasses
 import json
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from itertools import chain
 from pathlib import Path
@@ -55,6 +55,13 @@ log = get_logger("navd.extractor.spark")
 #: an application's ended executions go to the writer every this many of its lines (besides at
 #: the end of what a pass reads of its log), so parsing overlaps with posting within one log
 EMIT_EVERY_LINES = 2000
+
+#: What runs at each commit once Solr has the records written since the previous one, before the
+#: positions are made durable: given the index and the ids of the Spark applications those
+#: records came from. The Spark component registers them (component.POST_COMMIT_HOOKS): the
+#: extractor knows no other source's data. A hook that raises leaves the positions uncommitted,
+#: so the next pass writes the records and runs it again.
+PostCommitHook = Callable[[SolrIndex, frozenset[str]], None]
 
 #: `[spark] checkpoint_seconds`' default: how long a pass goes on before it commits positions at
 #: the end of an application's records (a crash redoes at most about this much of a first start)
@@ -99,10 +106,11 @@ class SparkExtractor:
                  extractor_run_id: str | None = None, hdfs_client: Client | None = None,
                  index: SolrIndex | None = None, allowed_log_owners: Iterable[str] = (),
                  checkpoint_seconds: float = DEFAULT_CHECKPOINT_SECONDS, cursor_store: CursorStore | None = None,
-                 check_drops: bool = True) -> None:
+                 check_drops: bool = True, post_commit: Sequence[PostCommitHook] = ()) -> None:
         """`state_dir` holds the positions (`cursor_store` instead: kept elsewhere, state_dir None).
         `check_drops` False: a DROP's deletions are yielded unchecked, for a caller that checks
-        them itself with `why_untrusted` (the Spark history backfill, once all its stubs are in)."""
+        them itself with `why_untrusted` (the Spark history backfill, once all its stubs are in).
+        `post_commit`: run at each commit, with an index only (PostCommitHook)."""
         self.cluster = cluster
         self.check_drops = check_drops
         #: a pass commits positions at the end of an application's records once this long has
@@ -126,8 +134,9 @@ class SparkExtractor:
         #: without it only an application's own tables are flagged
         self.index = index
         self._apps: dict[str, _Application] = {}
-        #: applications whose records were written since the last commit: their OpenLineage
-        #: listener lineage is withdrawn before the positions are (one run, one lineage)
+        self.post_commit = tuple(post_commit)
+        #: applications whose records were written since the last commit: what the post-commit
+        #: hooks are given
         self._written_apps: set[str] = set()
         #: the views the records written since the last commit define (replaced_views)
         self._view_definitions: list[ViewDefinition] = []
@@ -143,13 +152,14 @@ class SparkExtractor:
 
     @classmethod
     def from_config(cls, config: NavdConfig, state_dir: Path, *, extractor_run_id: str | None = None,
-                    index: SolrIndex | None = None) -> SparkExtractor:
+                    index: SolrIndex | None = None, post_commit: Sequence[PostCommitHook] = ()) -> SparkExtractor:
         spark, hdfs = spark_settings(config), hdfs_settings(config)
         on_hdfs = bool(remote_directories(spark.event_log_dirs))
         return cls(cluster=config.cluster.name, directories=spark.event_log_dirs, state_dir=state_dir,
                    default_fs=config.cluster.default_fs, extractor_run_id=extractor_run_id,
                    hdfs_client=make_client(hdfs) if on_hdfs and hdfs.urls else None, index=index,
-                   allowed_log_owners=spark.allowed_log_owners, checkpoint_seconds=spark.checkpoint_seconds)
+                   allowed_log_owners=spark.allowed_log_owners, checkpoint_seconds=spark.checkpoint_seconds,
+                   post_commit=post_commit)
 
     @property
     def lines_read(self) -> int:
@@ -311,17 +321,14 @@ class SparkExtractor:
     def commit(self) -> None:
         """Make the positions of everything extracted so far durable. Call after the writer flushed.
 
-        First the OpenLineage Spark listener's lineage of the applications written since the
-        last commit is withdrawn (docs/sources/openlineage.md: the event log supersedes it), then the
-        lineage of earlier definitions of the views they defined (replaced_views): if Solr fails
-        that, the positions stay and the next pass writes and withdraws again."""
+        First the post-commit hooks run over the applications written since the last commit (the
+        Spark component's withdraws the OpenLineage listener's lineage of them), then the lineage
+        of earlier definitions of the views they defined is withdrawn (replaced_views): if Solr
+        fails either, the positions stay and the next pass writes and withdraws again."""
         if self.index is not None and self._written_apps:
-            from navd.openlineage.supersede import withdraw_listener_lineage  # noqa: PLC0415 - only with an index
-
-            withdrawn = withdraw_listener_lineage(self.index, self._written_apps)
-            if withdrawn:
-                log.info("OpenLineage listener lineage superseded by the event log",
-                         applications=sorted(self._written_apps), listener_runs=len(withdrawn))
+            written = frozenset(self._written_apps)
+            for hook in self.post_commit:
+                hook(self.index, written)
         self._written_apps.clear()
         self._unposted_stubs.clear()  # the writer flushed: Solr has them
         if self.index is not None and self._view_definitions:

@@ -9,8 +9,9 @@ events stay as runs (jobs, states, times: known while the application runs, befo
 complete), but their lineage relations (marked with the application run by
 navd.openlineage.mapping) go:
 
-- `withdraw_listener_lineage`: the Spark extractor, after each pass that wrote an
-  application's records, deletes the listener's lineage of those applications;
+- `withdraw_listener_lineage`: at each commit of the Spark extractor that wrote an
+  application's records (a post-commit hook the Spark component registers), the listener's
+  lineage of those applications is deleted;
 - `SparkCoverage`: the intake leaves out the lineage of a listener event whose application the
   extractor already wrote, so a late event does not bring it back.
 
