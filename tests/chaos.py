@@ -159,10 +159,13 @@ def campaign(index: SolrIndex, scenario: Scenario, *, kills: int, seed: int, cha
     return outcome
 
 
-def navd_env(tmp: Path, label: str, solr: str, body: str, cluster: str = "chaos") -> dict[str, str]:
-    """A navd.toml for one run family: its own state directory (positions), the session Solr."""
+def navd_env(tmp: Path, label: str, solr: str, body: str, cluster: str = "chaos",
+             default_fs: str = "") -> dict[str, str]:
+    """A navd.toml for one run family: its own state directory (positions), the session Solr;
+    `[cluster] default_fs` when given."""
     config = tmp / f"{label}.toml"
-    config.write_text(f'[cluster]\nname = "{cluster}"\n{solr}[logging]\nformat = "json"\n'
+    fs = f'default_fs = "{default_fs}"\n' if default_fs else ""
+    config.write_text(f'[cluster]\nname = "{cluster}"\n{fs}{solr}[logging]\nformat = "json"\n'
                       f'[daemon]\nstate_dir = "{tmp / label}"\n{body}')
     return {**os.environ, "NAVD_CONFIG": str(config)}
 

@@ -296,17 +296,24 @@ def solr_section(server: EmbeddedSolr) -> str:
 
 
 def write_navd_config(path: Path, solr: EmbeddedSolr, body: str = "", *, cluster: str | None = None,
-                      state: Path | None = None, solr_settings: str = "", private: bool = False) -> Path:
-    """The one way tests write a navd.toml: `[cluster] name` when given, `[solr]` reaching `solr`
-    as navd's admin user (`solr_section`, then `solr_settings` lines of that section), JSON logs,
+                      default_fs: str | None = None, state: Path | None = None, solr_settings: str = "",
+                      private: bool = False) -> Path:
+    """The one way tests write a navd.toml: `[cluster] name` and `default_fs` when given, `[solr]`
+    reaching `solr` as navd's admin user (`solr_section`, then `solr_settings` lines of that section), JSON logs,
     `[daemon] state_dir` when given, then `body` (the sections a test needs). `private`: mode
     0600, as a config holding the server's settings is kept."""
-    path.write_text((f'[cluster]\nname = "{cluster}"\n' if cluster is not None else "") + solr_section(solr)
+    path.write_text(cluster_section(cluster, default_fs) + solr_section(solr)
                     + solr_settings + '[logging]\nformat = "json"\n'
                     + (f'[daemon]\nstate_dir = "{state}"\n' if state is not None else "") + body)
     if private:
         path.chmod(0o600)
     return path
+
+
+def cluster_section(name: str | None = None, default_fs: str | None = None) -> str:
+    """`[cluster]` with its `name` and `default_fs` when given; "" when neither is."""
+    keys = (f'name = "{name}"\n' if name is not None else "") + (f'default_fs = "{default_fs}"\n' if default_fs else "")
+    return f"[cluster]\n{keys}" if keys else ""
 
 
 @pytest.fixture

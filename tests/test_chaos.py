@@ -60,12 +60,12 @@ def campaign_summary() -> Iterator[None]:
 
 
 def scenario(index: SolrIndex, tmp: Path, name: str, command: tuple[str, ...], solr: str, body: str,
-             lay: Callable[[], None] | None = None) -> Scenario:
+             lay: Callable[[], None] | None = None, default_fs: str = "") -> Scenario:
     def reset(label: str) -> Mapping[str, str]:
         empty(index)
         if lay is not None:
             lay()
-        return navd_env(tmp, label, solr, body)
+        return navd_env(tmp, label, solr, body, default_fs=default_fs)
 
     return Scenario(name, command, reset)
 
@@ -154,8 +154,8 @@ def test_hdfs(index: SolrIndex, solr_server: EmbeddedSolr, hdfs: DevHdfs, hdfs_c
         for number in range(HDFS_FILES):
             hdfs_client.write(f"{root}/d{directory}/part-{number}", data=b"x")
     check(index, scenario(index, tmp_path, "hdfs", ("extract", "hdfs"), solr_section(solr_server),
-                          f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
-                          f'roots = ["{root}"]\nuser = "{hdfs.superuser}"\n'))
+                          f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\n'
+                          f'roots = ["{root}"]\nuser = "{hdfs.superuser}"\n', default_fs=hdfs.default_fs))
 
 
 def killed_applications(yarn: DevYarn, prefix: str, count: int) -> None:

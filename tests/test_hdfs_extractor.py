@@ -334,8 +334,8 @@ def test_cli_extract_then_entity(navd, hdfs: DevHdfs, hdfs_client: Client, index
                                  solr_server: EmbeddedSolr, unique: str, tmp_path: Path) -> None:
     """The HDFS extractor's round trip, scoped to a unique root: extract, show, delete, extract, show."""
     config = tmp_path / "navd.toml"
-    write_navd_config(config, solr_server, cluster=unique, body=
-                      f'[hdfs]\nenabled = true\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
+    write_navd_config(config, solr_server, cluster=unique, default_fs=hdfs.default_fs, body=
+                      f'[hdfs]\nenabled = true\nurls = ["{hdfs.webhdfs_url}"]\n'
                       f'user = "{hdfs.superuser}"\nroots = ["/{unique}"]\n')
     env = {**os.environ, "NAVD_CONFIG": str(config)}
     hdfs_client.write(f"/{unique}/data/raw/2026/11/a.csv", data=b"id,amount\n1,10\n")
@@ -361,9 +361,10 @@ def test_the_run_record_and_status_say_what_the_fail_safe_refused(navd, hdfs: De
     and the run record, the summary and `navd status` say why, naming the key."""
     def configured(share: float) -> dict[str, str]:
         config = tmp_path / f"navd-{share:g}.toml"
-        write_navd_config(config, solr_server, cluster=unique, state=tmp_path / "state", body=
+        write_navd_config(config, solr_server, cluster=unique, default_fs=hdfs.default_fs,
+                          state=tmp_path / "state", body=
                           f'[deletions]\nmax_share_percent = {share}\n'
-                          f'[hdfs]\nenabled = true\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
+                          f'[hdfs]\nenabled = true\nurls = ["{hdfs.webhdfs_url}"]\n'
                           f'user = "{hdfs.superuser}"\nroots = ["/{unique}"]\n')
         return {**os.environ, "NAVD_CONFIG": str(config)}
 

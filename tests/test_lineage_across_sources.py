@@ -55,8 +55,8 @@ def test_a_table_read_by_path_is_upstream_of_the_jobs_output(navd, hdfs: DevHdfs
     """, hdfs, tmp_path)
 
     config = tmp_path / "navd.toml"
-    write_navd_config(config, solr_server, cluster=unique, body=
-                      f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
+    write_navd_config(config, solr_server, cluster=unique, default_fs=hdfs.default_fs, body=
+                      f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\n'
                       f'user = "{hdfs.superuser}"\n'
                       f'roots = ["/user/hive/warehouse/{database}.db", "/{unique}"]\n'
                       f'[hive]\nhost = "127.0.0.1"\nport = {spark_thrift.port}\ndatabase_regex = "{database}"\n'
@@ -95,8 +95,8 @@ def test_a_path_written_by_spark_links_to_the_directory_of_a_later_external_tabl
         cursor.execute(f"CREATE TABLE {database}.Events USING parquet LOCATION '{written}'")
 
     config = tmp_path / "navd.toml"
-    write_navd_config(config, solr_server, cluster=unique, body=
-                      f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
+    write_navd_config(config, solr_server, cluster=unique, default_fs=hdfs.default_fs, body=
+                      f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\n'
                       f'user = "{hdfs.superuser}"\nroots = ["/{unique}"]\n'
                       f'[hive]\nhost = "127.0.0.1"\nport = {spark_thrift.port}\ndatabase_regex = "{database}"\n'
                       f'[spark]\nevent_log_dirs = ["{events}"]\nstate_dir = "{tmp_path / "spark-state"}"\n')

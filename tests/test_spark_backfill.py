@@ -97,10 +97,12 @@ def hdfs_writer(client: Client, directory: str) -> tuple[Callable[[str, bytes], 
     return write, chown
 
 
-def environment(tmp: Path, label: str, cores: OwnCores, body: str) -> dict[str, str]:
-    """A navd.toml of its own (state directory, cores) for one run family."""
+def environment(tmp: Path, label: str, cores: OwnCores, body: str, default_fs: str = "") -> dict[str, str]:
+    """A navd.toml of its own (state directory, cores) for one run family; `[cluster]
+    default_fs` when given."""
     config = tmp / f"{label}.toml"
-    config.write_text(f'[cluster]\nname = "primary"\n{cores.section}[logging]\nformat = "json"\n'
+    fs = f'default_fs = "{default_fs}"\n' if default_fs else ""
+    config.write_text(f'[cluster]\nname = "primary"\n{fs}{cores.section}[logging]\nformat = "json"\n'
                       f'[daemon]\nstate_dir = "{tmp / label}"\n{body}')
     return {**os.environ, "NAVD_CONFIG": str(config)}
 
@@ -201,12 +203,13 @@ def test_backfill_on_yarn_equals_the_tailers_pass(navd: NavdRunner, own_cores: C
                                                   dependencies_python: Path, unique: str, tmp_path: Path) -> None:
     events = f"/{unique}/spark-events"
     lines = lay_history(*hdfs_writer(hdfs_client, events))
-    section = (f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\nuser = "{hdfs.superuser}"\n'
+    section = (f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\nuser = "{hdfs.superuser}"\n'
                f'[spark]\nevent_log_dirs = ["{hdfs.default_fs}{events}"]\n')
     tailed, filled = own_cores(f"{unique}_tail"), own_cores(f"{unique}_fill")
-    backfill_env = yarn_env(environment(tmp_path, "fill", filled,
-                                        section + yarn_jobs_section(yarn, dependencies_python)), hdfs)
-    stderr = tailer_and_backfill_agree(navd, environment(tmp_path, "tail", tailed, section), backfill_env,
+    backfill_env = yarn_env(environment(tmp_path, "fill", filled, section + yarn_jobs_section(yarn, dependencies_python),
+                                        default_fs=hdfs.default_fs), hdfs)
+    stderr = tailer_and_backfill_agree(navd, environment(tmp_path, "tail", tailed, section, default_fs=hdfs.default_fs),
+                                       backfill_env,
                                        tailed, filled, lines, "--master", "yarn")
     app = rm_application(yarn, stderr)
     assert (app["state"], app["finalStatus"], app["applicationType"]) == ("FINISHED", "SUCCEEDED", "SPARK"), app

@@ -36,7 +36,7 @@ def test_link_spark_on_yarn_equals_local(navd: NavdRunner, own_cores: Callable[[
                                          hdfs: DevHdfs, dependencies_python: Path, unique: str,
                                          tmp_path: Path) -> None:
     records, _exe, real = scenario(unique)
-    section = f'[hdfs]\ndefault_fs = "hdfs://{unique}ns"\n[linker]\nfs_aliases = ["{unique}nn:8020=hdfs://{unique}ns"]\n'
+    section = f'[linker]\nfs_aliases = ["{unique}nn:8020=hdfs://{unique}ns"]\n'
     runs = {}
     for label, master in (("local", "local[2]"), ("yarn", "yarn")):
         cores = own_cores(f"{unique}_{label}")
@@ -44,7 +44,7 @@ def test_link_spark_on_yarn_equals_local(navd: NavdRunner, own_cores: Callable[[
         writer.write_all([*records, *real.values()])
         assert writer.close()
         body = section + (yarn_jobs_section(yarn, dependencies_python) if master == "yarn" else "")
-        env = yarn_env(environment(tmp_path, label, cores, body), hdfs)
+        env = yarn_env(environment(tmp_path, label, cores, body, default_fs=f"hdfs://{unique}ns"), hdfs)
         result = navd("link", "--full", "--spark", "--master", master, env=env, timeout=900)
         assert ok(result).startswith("link: 7 unlinked relations examined, 6 linked, 1 still unlinked"), result.stdout
         runs[label] = (cores, result.stderr)
@@ -62,13 +62,13 @@ def test_fsimage_on_yarn_equals_local(navd: NavdRunner, own_cores: Callable[[str
     dump = delimited_dump(hdfs, tmp_path)
     # On a cluster the executors read the dump from HDFS, not from the driver's disk.
     hdfs_client.upload(f"{root}-dump/fsimage.tsv", str(dump))
-    section = f'[hdfs]\ndefault_fs = "{hdfs.default_fs}"\nroots = ["{root}"]\n'
+    section = f'[hdfs]\nroots = ["{root}"]\n'
     runs = {}
     for label, master, path in (("local", "local[2]", str(dump)),
                                 ("yarn", "yarn", f"{hdfs.default_fs}{root}-dump/fsimage.tsv")):
         cores = own_cores(f"{unique}_{label}")
         body = section + (yarn_jobs_section(yarn, dependencies_python) if master == "yarn" else "")
-        env = yarn_env(environment(tmp_path, label, cores, body), hdfs)
+        env = yarn_env(environment(tmp_path, label, cores, body, default_fs=hdfs.default_fs), hdfs)
         result = navd("extract", "hdfs", "--from-fsimage", path, "--master", master, env=env, timeout=900)
         assert ok(result).startswith("hdfs fsimage: 17 elements, 17 relations, 0 bad lines skipped"), result.stdout
         runs[label] = (cores, result.stderr)

@@ -80,11 +80,11 @@ def pipeline(hdfs: DevHdfs, hdfs_client: Any, spark_thrift: SparkThriftServer, s
                            f"LOCATION '{paths[name]}'")
             cursor.execute(f"MSCK REPAIR TABLE {database}.{name}")
     config = tmp_path / "navd.toml"
-    write_navd_config(config, solr_server, f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
+    write_navd_config(config, solr_server, f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\n'
                       f'user = "{hdfs.superuser}"\nroots = ["/{unique}"]\n'
                       f'[hive]\nhost = "127.0.0.1"\nport = {spark_thrift.port}\ndatabase_regex = "{database}"\n'
                       f'[spark]\nevent_log_dirs = ["{events}"]\nstate_dir = "{tmp_path / "spark-state"}"\n',
-                      cluster=unique)
+                      cluster=unique, default_fs=hdfs.default_fs)
     env = {**os.environ, "NAVD_CONFIG": str(config)}
     for command in (("extract", "spark", "--once"), ("extract", "hms"), ("extract", "hdfs"), ("link",)):
         result = navd_command(env, *command)

@@ -163,8 +163,8 @@ def pipeline(index: SolrIndex, solr_server: EmbeddedSolr, tmp_path_factory: pyte
     apps = run_apps(_apps(database), events, hive_metastore, hdfs)
     move_back(events / apps["read_old"], OLD_DAYS)
     config = tmp / "navd.toml"
-    write_navd_config(config, solr_server, cluster=cluster, body=
-                      f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
+    write_navd_config(config, solr_server, cluster=cluster, default_fs=hdfs.default_fs, body=
+                      f'[hdfs]\nurls = ["{hdfs.webhdfs_url}"]\n'
                       f'user = "{hdfs.superuser}"\nroots = ["/user/hive/warehouse/{database}.db"]\n'
                       f'[hive]\nhost = "127.0.0.1"\nport = {spark_thrift.port}\ndatabase_regex = "{database}"\n'
                       f'[spark]\nevent_log_dirs = ["{events}"]\nstate_dir = "{tmp / "spark-state"}"\n')

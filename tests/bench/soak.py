@@ -264,12 +264,12 @@ def write_config(services: Services, directory: Path, events: Path, port: int) -
             if services.yarn is not None else "")
     config = directory / "navd.toml"
     config.write_text(
-        f'[cluster]\nname = "{CLUSTER}"\n'
+        f'[cluster]\nname = "{CLUSTER}"\ndefault_fs = "{hdfs.default_fs}"\n'
         f'[solr]\nurl = "{solr.url}"\nauth = "basic"\nusername = "{credentials[0]}"\n'
         f'password_file = "{password_file}"\n'
         f'[logging]\nformat = "json"\nlevel = "info"\n'
         f'[daemon]\nstate_dir = "{directory / "state"}"\n'
-        f'[hdfs]\nenabled = true\nurls = ["{hdfs.webhdfs_url}"]\ndefault_fs = "{hdfs.default_fs}"\n'
+        f'[hdfs]\nenabled = true\nurls = ["{hdfs.webhdfs_url}"]\n'
         f'roots = ["/soak", "{WAREHOUSE}"]\nuser = "{hdfs.superuser}"\ninterval_minutes = 1\n'
         f'{yarn}'
         f'[hive]\nenabled = true\nhost = "127.0.0.1"\nport = {services.thrift.port}\ninterval_minutes = 1\n'
