@@ -268,10 +268,10 @@ Direction = Literal["INPUT", "OUTPUT", "BOTH"]
 #: Atlas' lineage direction -> navd's
 NAVD_DIRECTION: Mapping[str, Literal["upstream", "downstream", "both"]] = {
     "INPUT": "upstream", "OUTPUT": "downstream", "BOTH": "both"}
-#: the edges of navd's graph that are lineage in Atlas' (the others place an execution in its
-#: application or under its template)
-_FLOW_EDGES = frozenset({RelationType.DATA_FLOW.value, RelationType.CONTROL_FLOW.value,
-                         RelationType.LOGICAL_PHYSICAL.value})
+#: the edges of navd's graph that are lineage in Atlas': what data is made from. The others place
+#: an execution in its application or under its template, or (CONTROL_FLOW) say that a column
+#: filtered or joined rows, which Atlas' column lineage has no dependency type for.
+_FLOW_EDGES = frozenset({RelationType.DATA_FLOW.value, RelationType.LOGICAL_PHYSICAL.value})
 
 
 def _node_doc(node: Node) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import pytest
 import requests
 from apache_atlas.client.base_client import AtlasClient as ApacheAtlasClient
 from apache_atlas.exceptions import AtlasServiceException
+from apache_atlas.model.misc import SearchFilter
 from pyapacheatlas.auth import BasicAuthentication
 from pyapacheatlas.core import AtlasClient as PyApacheAtlasClient
 from pyapacheatlas.core.util import AtlasException
@@ -181,3 +182,125 @@ def test_bad_parameters_are_400_naming_them(server: str, ids: Mapping[str, str],
     body = answer.json()
     assert body["errorCode"] == "ATLAS-400-00-001"
     assert body["errorMessage"].startswith(f"{parameter}: "), body
+
+
+
+# -- lineage ----------------------------------------------------------------------------------------
+
+def _path(info: Mapping[str, Any]) -> set[tuple[str, str]]:
+    return {(r["fromEntityId"], r["toEntityId"]) for r in info["relations"]}
+
+
+def _through(info: Mapping[str, Any], source: str, target: str) -> list[str]:
+    """The guids of the processes `source` flows through to `target`, one hop each side."""
+    pairs = _path(info)
+    return [p for (s, p) in pairs if s == source and (p, target) in pairs]
+
+
+def test_lineage_inputs_and_outputs(apache: ApacheAtlasClient, ids: Mapping[str, str]) -> None:
+    inputs = apache.lineage.get_lineage_info(ids["sales.t"], "INPUT", 3)
+    assert inputs.baseEntityGuid == ids["sales.t"]
+    assert inputs.lineageDirection == "INPUT"
+    processes = _through({"relations": [vars(r) for r in inputs.relations]}, ids["sales.s"], ids["sales.t"])
+    assert len(processes) == 1
+    process = inputs.guidEntityMap[processes[0]]
+    assert process.typeName == "spark_process_execution"
+    assert inputs.guidEntityMap[ids["sales.s"]].typeName == "hive_table"
+    assert inputs.guidEntityMap[ids["sales.s"]].attributes["qualifiedName"] == f"sales.s@{CLUSTER}"
+    # sales.t has no outputs: walked the other way, only sales.s's reader (the CTAS) and sales.t
+    outputs = apache.lineage.get_lineage_info(ids["sales.t"], "OUTPUT", 3)
+    assert outputs.relations is None or list(outputs.relations) == []
+    downstream = apache.lineage.get_lineage_info(ids["sales.s"], "OUTPUT", 3)
+    assert ids["sales.t"] in downstream.guidEntityMap
+    # what wrote sales.s (its load) is upstream of it, not downstream
+    assert not any(r.toEntityId == ids["sales.s"] for r in downstream.relations)
+
+
+def test_lineage_both_ways_by_pyapacheatlas(pyatlas: PyApacheAtlasClient, ids: Mapping[str, str]) -> None:
+    both = pyatlas.get_entity_lineage(ids["sales.s"], depth=3, direction="BOTH")
+    pairs = _path(both)
+    assert any(s == ids["sales.s"] for s, _ in pairs)  # sales.s is read
+    assert any(t == ids["sales.s"] for _, t in pairs)  # and written
+    assert _through(both, ids["sales.s"], ids["sales.t"])
+    # every end of every relation is in the map
+    assert {g for pair in pairs for g in pair} <= set(both["guidEntityMap"])
+
+
+def test_lineage_by_unique_attribute(apache: ApacheAtlasClient, ids: Mapping[str, str]) -> None:
+    info = apache.lineage.get_lineage_info_attr("hive_table", {"qualifiedName": f"sales.t@{CLUSTER}"}, "INPUT", 2)
+    assert info.baseEntityGuid == ids["sales.t"]
+    assert ids["sales.s"] in info.guidEntityMap
+
+
+def test_column_lineage_is_hive_column_lineage(server: str, ids: Mapping[str, str]) -> None:
+    info = _get(server, f"lineage/{ids['sales.t.u']}", direction="INPUT", depth="2").json()
+    processes = _through(info, ids["sales.s.c"], ids["sales.t.u"])
+    assert len(processes) == 1, info
+    process = info["guidEntityMap"][processes[0]]
+    assert process["typeName"] == "hive_column_lineage"
+    assert process["attributes"]["depenendencyType"] == "EXPRESSION"
+    assert process["attributes"]["expression"] == "upper(c)"
+    assert [i["guid"] for i in process["attributes"]["inputs"]] == [ids["sales.s.c"]]
+    assert [o["guid"] for o in process["attributes"]["outputs"]] == [ids["sales.t.u"]]
+
+
+# -- search -----------------------------------------------------------------------------------------
+
+def test_basic_search_by_type_and_query(apache: ApacheAtlasClient, ids: Mapping[str, str]) -> None:
+    found = apache.discovery.basic_search("hive_column", None, f"qualifiedName:{DB}.orders.*", True, limit=10)
+    assert found.queryType == "BASIC"
+    assert sorted(e.attributes["qualifiedName"] for e in found.entities) == [
+        f"{DB}.orders.amount@{CLUSTER}", f"{DB}.orders.id@{CLUSTER}"]
+    assert {e.typeName for e in found.entities} == {"hive_column"}
+    assert found.approximateCount == 2
+    pages = [apache.discovery.basic_search("hive_column", None, f"qualifiedName:{DB}.orders.*", True, limit=1,
+                                           offset=offset) for offset in (0, 1)]
+    assert [len(p.entities) for p in pages] == [1, 1]
+    assert {p.entities[0].guid for p in pages} == {e.guid for e in found.entities}
+    # a supertype: every data set of the database
+    datasets = apache.discovery.basic_search("DataSet", None, f"qualifiedName:{DB}*", False, limit=10)
+    assert {e.typeName for e in datasets.entities} == {"hive_db", "hive_table", "hive_column"}
+
+
+def test_basic_search_posted_as_hue_sends_it(server: str) -> None:
+    body = {"typeName": "hive_table", "excludeDeletedEntities": True, "limit": 25, "offset": 0,
+            "entityFilters": {"condition": "AND", "criterion": [
+                {"attributeName": "qualifiedName", "operator": "contains", "attributeValue": f"@{CLUSTER}"},
+                {"attributeName": "name", "operator": "startsWith", "attributeValue": "ord"}]}}
+    answer = requests.post(f"{server}/api/atlas/v2/search/basic", json=body, auth=(VIEWER, VIEWER_PASSWORD),
+                           timeout=60)
+    assert answer.status_code == 200, answer.text
+    assert [e["attributes"]["qualifiedName"] for e in answer.json()["entities"]] == [f"{DB}.orders@{CLUSTER}"]
+    bad = requests.post(f"{server}/api/atlas/v2/search/basic", auth=(VIEWER, VIEWER_PASSWORD), timeout=60,
+                        json={"entityFilters": {"attributeName": "secret", "operator": "=", "attributeValue": "x"}})
+    assert bad.status_code == 400
+    assert bad.json()["errorMessage"].startswith("entityFilters: ")
+
+
+def test_dsl_search_in_the_forms_hue_sends(apache: ApacheAtlasClient, ids: Mapping[str, str]) -> None:
+    exact = apache.discovery.dsl_search(f"hive_table where qualifiedName = '{DB}.orders@{CLUSTER}'")
+    assert exact.queryType == "DSL"
+    assert [e.guid for e in exact.entities] == [ids["table"]]
+    like = apache.discovery.dsl_search(f"hive_column where qualifiedName like '{DB}.orders.*'")
+    assert sorted(e.attributes["name"] for e in like.entities) == ["amount", "id"]
+    limited = apache.discovery.dsl_search_with_params(f"from hive_column where qualifiedName like '{DB}.*'", 1, 0)
+    assert len(limited.entities) == 1
+    named = apache.discovery.dsl_search(f'hive_db where name = "{DB}"')
+    assert [e.guid for e in named.entities] == [ids["database"]]
+    # a quote inside the value is a value, never syntax
+    assert not apache.discovery.dsl_search("hive_table where name = 'x\\' OR *:*'").entities
+
+
+# -- types ------------------------------------------------------------------------------------------
+
+def test_typedefs(apache: ApacheAtlasClient, pyatlas: PyApacheAtlasClient) -> None:
+    everything = pyatlas.get_all_typedefs()
+    names = {d["name"] for d in everything["entityDefs"]}
+    assert {"hive_db", "hive_table", "hive_column", "hive_process", "hive_column_lineage", "hdfs_path",
+            "spark_process"} <= names
+    table = pyatlas.get_typedef(name="hive_table")
+    assert table["category"] == "ENTITY"
+    assert table["superTypes"] == ["DataSet"]
+    headers = apache.typedef.get_all_typedef_headers(SearchFilter())
+    assert {"hive_table", "hive_process"} <= {h["name"] for h in headers}
+

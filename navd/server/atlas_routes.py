@@ -48,6 +48,8 @@ _LIMIT = Annotated[str | None, Query(description=f"1..{atlas.MAX_LIMIT} (default
 _OFFSET = Annotated[str | None, Query(description="0.. (default 0)")]
 #: Atlas' default lineage depth
 _DEFAULT_DEPTH = 3
+#: what pyapacheatlas' get_entity_lineage sends along: Atlas' on-demand lineage options
+_LINEAGE_OPTION = Annotated[str | None, Query(description="Atlas' lineage option; not implemented, ignored")]
 
 
 def _answer(read: Callable[[], Any], status: int = 200) -> Response:
@@ -153,7 +155,9 @@ def remove_classification(guid: str, name: str, request: Request, writer: Writer
 
 @router.get("/lineage/{guid}", summary="Atlas: the lineage of an entity (AtlasLineageInfo)")
 def lineage_by_guid(guid: str, index: Index, config: Config, hubs: Hubs, direction: _DIRECTION = None,
-                    depth: _DEPTH = None) -> Response:
+                    depth: _DEPTH = None, width: _LINEAGE_OPTION = None,
+                    includeParent: _LINEAGE_OPTION = None,  # noqa: N803 - Atlas' names
+                    getDerivedLineage: _LINEAGE_OPTION = None) -> Response:  # noqa: N803
     return _answer(lambda: reads.lineage_info(index, guid, _direction(direction), _depth(depth, config),
                                               config.server.max_nodes, hubs))
 
