@@ -304,3 +304,54 @@ def test_typedefs(apache: ApacheAtlasClient, pyatlas: PyApacheAtlasClient) -> No
     headers = apache.typedef.get_all_typedef_headers(SearchFilter())
     assert {"hive_table", "hive_process"} <= {h["name"] for h in headers}
 
+
+
+# -- classifications --------------------------------------------------------------------------------
+
+def test_classifications_added_and_removed(server: str, apache: ApacheAtlasClient, pyatlas: PyApacheAtlasClient,
+                                           ids: Mapping[str, str]) -> None:
+    table = ids["table"]
+    added = pyatlas.classify_entity(table, {"typeName": "PII", "attributes": {"level": "high"}})
+    assert added["adds"] == ["PII"]
+    entity = apache.entity.get_entity_by_guid(table).entity
+    assert [(c.typeName, c.attributes) for c in entity.classifications] == [("PII", {"level": "high"})]
+    assert pyatlas.get_entity_classifications(table)["list"][0]["typeName"] == "PII"
+    # searchable by classification, and a classification type
+    found = apache.discovery.basic_search("hive_table", "PII", None, True, limit=10)
+    assert ids["table"] in [e.guid for e in found.entities]
+    assert next(e for e in found.entities if e.guid == table).classificationNames == ["PII"]
+    tags = _get(server, "types/typedefs", type="classification").json()
+    assert "PII" in [d["name"] for d in tags["classificationDefs"]]
+    assert tags["entityDefs"] == []
+    # the same tag as navd's own API shows it, with who wrote it
+    history = requests.get(f"{server}/api/annotations/history", params={"entity": table},
+                           auth=(VIEWER, VIEWER_PASSWORD), timeout=60).json()["changes"]
+    assert [c["actor"] for c in history] and {c["actor"] for c in history} == {EDITOR}
+    removed = pyatlas.declassify_entity(table, "PII")
+    assert removed["guid"] == table
+    assert not apache.entity.get_entity_by_guid(table).entity.classifications
+    with pytest.raises(AtlasException) as again:
+        pyatlas.declassify_entity(table, "PII")
+    assert "ATLAS-400-00-001" in str(again.value)
+
+
+def test_a_viewer_cannot_classify(server: str, ids: Mapping[str, str]) -> None:
+    viewer = PyApacheAtlasClient(f"{server}/api/atlas/v2", BasicAuthentication(VIEWER, VIEWER_PASSWORD))
+    with pytest.raises(requests.RequestException) as refused:
+        viewer.classify_entity(ids["database"], {"typeName": "PII"})
+    assert "needs the editor role" in str(refused.value)
+    answer = requests.delete(f"{server}/api/atlas/v2/entity/guid/{ids['database']}/classification/PII",
+                             auth=(VIEWER, VIEWER_PASSWORD), timeout=60)
+    assert answer.status_code == 403
+
+
+def test_classifying_an_unknown_guid_or_a_bad_body(server: str, ids: Mapping[str, str]) -> None:
+    unknown = requests.post(f"{server}/api/atlas/v2/entity/guid/{uuid.uuid4().hex}/classifications",
+                            json=[{"typeName": "PII"}], auth=(EDITOR, EDITOR_PASSWORD), timeout=60)
+    assert unknown.status_code == 404
+    assert unknown.json()["errorCode"] == "ATLAS-404-00-005"
+    for body in ({"typeName": "PII"}, [{"attributes": {}}], [{"typeName": "no/slashes"}]):
+        bad = requests.post(f"{server}/api/atlas/v2/entity/guid/{ids['table']}/classifications", json=body,
+                            auth=(EDITOR, EDITOR_PASSWORD), timeout=60)
+        assert bad.status_code == 400, (body, bad.text)
+        assert bad.json()["errorCode"] == "ATLAS-400-00-001"

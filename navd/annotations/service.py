@@ -46,6 +46,10 @@ class AnnotationService:
         """The non-empty annotations of `identities`."""
         return store.annotations_of(self.index, identities)
 
+    def tag_names(self) -> list[str]:
+        """Every tag in use (Atlas' classification types), as written."""
+        return store.tag_names(self.index)
+
     def history(self, identity: str) -> list[Change]:
         """Every recorded change of `identity`'s annotation, oldest first."""
         return store.history(self.index, identity)

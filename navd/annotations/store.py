@@ -93,6 +93,15 @@ def history(index: SolrIndex, target: str) -> list[Change]:
             for d in index.scan("runs", f"kind:{CHANGE_KIND}", filters=[term_filter(TARGET, target)])]
 
 
+def tag_names(index: SolrIndex) -> list[str]:
+    """Every tag some entity has, spelt as written (the element documents' `tags` field is
+    analysed: lower case). Read from the annotation records, one per annotated entity."""
+    names: set[str] = set()
+    for doc in index.scan("runs", f"kind:{ANNOTATION_KIND}", fl=f"identity,{JSON}"):
+        names.update(_annotation(doc).tags)
+    return sorted(names)
+
+
 # -- writes ------------------------------------------------------------------------------------
 
 def annotation_record(annotation: Annotation, at: datetime, version: int | None) -> dict[str, Any]:

@@ -10,7 +10,6 @@ from typing import Any
 
 from navd import atlas
 from navd.annotations.service import AnnotationService
-from navd.catalog import store
 from navd.catalog.service import user_search
 from navd.errors import UsageError
 from navd.index.client import SolrIndex
@@ -121,7 +120,7 @@ def dsl_search(index: SolrIndex, query: str, limit: object = None, offset: objec
 
 def classification_names(index: SolrIndex) -> list[str]:
     """Every tag on some element: Atlas' classification types."""
-    return sorted(store.counts_by(index, "tags"))
+    return AnnotationService(index).tag_names()
 
 
 def typedefs(index: SolrIndex, category: str | None = None) -> dict[str, Any]:
