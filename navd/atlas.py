@@ -380,6 +380,13 @@ def unique_attribute_query(type_name: str, qualified_name: str) -> Query:
     return all_of(type_query(type_name, "type"), _field_match("qualifiedName", qualified_name, "="))
 
 
+def unique_attributes_query(type_name: str, qualified_names: Sequence[str]) -> Query:
+    """The elements of `type_name` whose qualifiedName is one of `qualified_names`."""
+    names = Query(tuple(Clause(Group(_field_match("qualifiedName", name, "=")), conjunction="OR" if i else None)
+                        for i, name in enumerate(qualified_names)))
+    return all_of(type_query(type_name, "type"), names)
+
+
 def _field_match(field: str, value: str, operator: str) -> Query:
     """`field` equal to / like (Atlas' `*` and `?` wildcards) / containing `value`."""
     if operator in ("=", "eq"):

@@ -150,6 +150,14 @@ def test_entities_in_bulk_by_both_clients(apache: ApacheAtlasClient, pyatlas: Py
     assert body["entities"][2]["attributes"]["queryText"] == CTAS
 
 
+def test_entities_in_bulk_by_qualified_name(pyatlas: PyApacheAtlasClient, ids: Mapping[str, str]) -> None:
+    names = [f"{DB}.orders.amount@{CLUSTER}", f"{DB}.orders.nope@{CLUSTER}", f"{DB}.orders.id@{CLUSTER}"]
+    body = pyatlas.get_entity(qualifiedName=names, typeName="hive_column")
+    # in the order asked; a name navd does not hold is left out, as Atlas does
+    assert [e["attributes"]["qualifiedName"] for e in body["entities"]] == [names[0], names[2]]
+    assert body["entities"][1]["guid"] == ids["column id"]
+
+
 def test_unknown_guid_is_atlas_404(server: str, apache: ApacheAtlasClient) -> None:
     unknown = uuid.uuid4().hex
     answer = _get(server, f"entity/guid/{unknown}")

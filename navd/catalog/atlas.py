@@ -58,6 +58,18 @@ def entity_by_unique_attribute(index: SolrIndex, type_name: str, qualified_name:
     return atlas.with_ext_info(_by_unique_attribute(index, type_name, qualified_name))
 
 
+def entities_by_unique_attributes(index: SolrIndex, type_name: str, qualified_names: Sequence[str]) -> dict[str, Any]:
+    """Atlas' AtlasEntitiesWithExtInfo of the elements of `type_name` named `qualified_names`, in
+    their order; names navd does not hold are left out (as Atlas)."""
+    if not qualified_names:
+        raise UsageError("attr_0:qualifiedName: at least one qualifiedName (attr_0:qualifiedName, attr_1:...)")
+    query = atlas.unique_attributes_query(type_name, qualified_names)
+    docs = user_search(index, "elements", write(query, "attr_0:qualifiedName"), rows=len(qualified_names),
+                       sort=_PAGE_ORDER, params={"defType": "lucene"})["response"]["docs"]
+    by_name = {str(d["qualifiedName"]): display_document(d) for d in docs}
+    return atlas.entities_with_ext_info(by_name[n] for n in dict.fromkeys(qualified_names) if n in by_name)
+
+
 def entities_by_guids(index: SolrIndex, guids: Sequence[str]) -> dict[str, Any]:
     """Atlas' AtlasEntitiesWithExtInfo of `guids`, in their order; AtlasNotFound for the first
     guid navd does not hold (as Atlas)."""

@@ -21,11 +21,12 @@ Atlas' `errorCode` and `errorMessage` besides navd's `error` and `parameter`: an
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import Callable
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
@@ -109,6 +110,34 @@ def entity_by_unique_attribute(type_name: str, index: Index, qualified_name: _QU
 def entities_by_guids(index: Index, guid: Annotated[list[str] | None, Query(description="guids, repeated")] = None,
                       minExtInfo: _EXT_INFO = None, ignoreRelationships: _EXT_INFO = None) -> Response:  # noqa: N803
     return _answer(lambda: reads.entities_by_guids(index, guid or []))
+
+
+#: the most qualified names one bulk read by unique attribute takes (`attr_0:` .. `attr_49:`)
+MAX_UNIQUE_ATTRIBUTES = 50
+
+
+def _indexed_qualified_names(**given: str | None) -> list[str]:
+    """`attr_0:qualifiedName`, `attr_1:qualifiedName`, ... in their order (pyapacheatlas' bulk
+    read sends them so)."""
+    return [value for _, value in sorted(given.items(), key=lambda item: int(item[0].split("_")[1])) if value]
+
+
+# Each name a declared query parameter, so the check that refuses undeclared ones passes them and
+# /openapi.json lists them: the signature FastAPI reads is made here, not written 50 times.
+_indexed_qualified_names.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
+    inspect.Parameter(f"attr_{n}", inspect.Parameter.KEYWORD_ONLY, annotation=str | None,
+                      default=Query(None, alias=f"attr_{n}:qualifiedName",
+                                    description="qualifiedNames: attr_0:qualifiedName, attr_1:qualifiedName, ..."))
+    for n in range(MAX_UNIQUE_ATTRIBUTES)])
+
+
+@router.get("/entity/bulk/uniqueAttribute/type/{type_name}",
+            summary="Atlas: entities of a type by qualifiedName (`attr_0:qualifiedName`, `attr_1:...`)")
+def entities_by_unique_attributes(type_name: str, index: Index,
+                                  qualified_names: Annotated[list[str], Depends(_indexed_qualified_names)],
+                                  minExtInfo: _EXT_INFO = None,  # noqa: N803
+                                  ignoreRelationships: _EXT_INFO = None) -> Response:  # noqa: N803
+    return _answer(lambda: reads.entities_by_unique_attributes(index, type_name, qualified_names))
 
 
 @router.get("/entity/guid/{guid}/classifications", summary="Atlas: an entity's classifications (its tags)")
