@@ -467,6 +467,12 @@ def basic_search(params: Mapping[str, Any]) -> Search:
     if text is not None and not isinstance(text, str):
         raise UsageError("query: text")
     exclude_deleted = check_bool(params.get("excludeDeletedEntities"), "excludeDeletedEntities", False)
+    # what would change the answer and navd cannot do; other SearchParameters keys (the
+    # `attributes` to show, includeSubTypes...) change nothing navd answers
+    for unsupported in ("sortBy", "sortOrder", "tagFilters", "termName"):
+        if params.get(unsupported):
+            raise UsageError(f"{unsupported}: not supported by navd's basic search"
+                             + (" (answers are ordered by guid)" if unsupported.startswith("sort") else ""))
     parts: list[Query | None] = [
         type_query(type_name) if type_name and type_name not in ("_ALL_ENTITY_TYPES",) else None,
         parse(text, "query") if text and text.strip() not in ("", "*") else None,

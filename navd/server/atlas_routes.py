@@ -49,8 +49,10 @@ _LIMIT = Annotated[str | None, Query(description=f"1..{atlas.MAX_LIMIT} (default
 _OFFSET = Annotated[str | None, Query(description="0.. (default 0)")]
 #: Atlas' default lineage depth
 _DEFAULT_DEPTH = 3
-#: what pyapacheatlas' get_entity_lineage sends along: Atlas' on-demand lineage options
-_LINEAGE_OPTION = Annotated[str | None, Query(description="Atlas' lineage option; not implemented, ignored")]
+#: what pyapacheatlas' get_entity_lineage sends along: Atlas' lineage width (navd caps a graph
+#: by [server] max_nodes instead) and two options navd has nothing for, taken only as false
+_WIDTH = Annotated[str | None, Query(description="Atlas' width; ignored: the graph is capped by [server] max_nodes")]
+_FALSE_ONLY = Annotated[str | None, Query(description="false only: navd has no parent chains or derived lineage")]
 
 
 def _answer(read: Callable[[], Any], status: int = 200) -> Response:
@@ -85,6 +87,11 @@ def _direction(value: str | None) -> atlas.Direction:
     if text not in atlas.NAVD_DIRECTION:
         raise UsageError(f"direction: {value!s:.40} is not INPUT, OUTPUT or BOTH")
     return text  # type: ignore[return-value]  # checked against the three above
+
+
+def _false_only(parameter: str, value: str | None) -> None:
+    if atlas.check_bool(value, parameter, False):
+        raise UsageError(f"{parameter}: only false is supported")
 
 
 def _depth(value: str | None, config: Any) -> int:
@@ -184,11 +191,16 @@ def remove_classification(guid: str, name: str, request: Request, writer: Writer
 
 @router.get("/lineage/{guid}", summary="Atlas: the lineage of an entity (AtlasLineageInfo)")
 def lineage_by_guid(guid: str, index: Index, config: Config, hubs: Hubs, direction: _DIRECTION = None,
-                    depth: _DEPTH = None, width: _LINEAGE_OPTION = None,
-                    includeParent: _LINEAGE_OPTION = None,  # noqa: N803 - Atlas' names
-                    getDerivedLineage: _LINEAGE_OPTION = None) -> Response:  # noqa: N803
-    return _answer(lambda: reads.lineage_info(index, guid, _direction(direction), _depth(depth, config),
-                                              config.server.max_nodes, hubs))
+                    depth: _DEPTH = None, width: _WIDTH = None,
+                    includeParent: _FALSE_ONLY = None,  # noqa: N803 - Atlas' names
+                    getDerivedLineage: _FALSE_ONLY = None) -> Response:  # noqa: N803
+    def read() -> dict[str, Any]:
+        _false_only("includeParent", includeParent)
+        _false_only("getDerivedLineage", getDerivedLineage)
+        return reads.lineage_info(index, guid, _direction(direction), _depth(depth, config),
+                                  config.server.max_nodes, hubs)
+
+    return _answer(read)
 
 
 @router.get("/lineage/uniqueAttribute/type/{type_name}", summary="Atlas: the lineage of an entity by qualifiedName")
@@ -203,18 +215,18 @@ def lineage_by_unique_attribute(type_name: str, index: Index, config: Config, hu
 # -- search -----------------------------------------------------------------------------------------
 
 _TEXT = Annotated[str | None, Query()]
+_UNSORTED = Annotated[str | None, Query(description="not supported (a 400): answers are ordered by guid")]
 
 
 @router.get("/search/basic", summary="Atlas: basic search (typeName, query, classification, limit, offset)")
 def basic_search_get(index: Index, typeName: _TEXT = None, query: _TEXT = None,  # noqa: N803 - Atlas' names
                      classification: _TEXT = None, excludeDeletedEntities: _TEXT = None,  # noqa: N803
                      limit: _LIMIT = None, offset: _OFFSET = None,
-                     sortBy: Annotated[str | None, Query(description="not implemented: ordered by guid")] = None,  # noqa: N803
-                     sortOrder: Annotated[str | None, Query(description="not implemented: ordered by guid")] = None,  # noqa: N803
+                     sortBy: _UNSORTED = None, sortOrder: _UNSORTED = None,  # noqa: N803
                      ) -> Response:
     params = {k: v for k, v in {"typeName": typeName, "query": query, "classification": classification,
                                 "excludeDeletedEntities": excludeDeletedEntities, "limit": limit,
-                                "offset": offset}.items() if v is not None}
+                                "offset": offset, "sortBy": sortBy, "sortOrder": sortOrder}.items() if v is not None}
     return _answer(lambda: reads.basic_search(index, params))
 
 
