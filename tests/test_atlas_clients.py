@@ -170,6 +170,14 @@ def test_unknown_guid_is_atlas_404(server: str, apache: ApacheAtlasClient) -> No
     assert _get(server, "entity/bulk", guid=unknown).json()["errorCode"] == "ATLAS-404-00-005"
 
 
+def test_what_navd_does_not_serve_is_404(server: str) -> None:
+    for path in ("search/quick", "glossary", "relationship/guid/x"):
+        assert _get(server, path).status_code == 404, path
+    answer = _get(server, "types/typedef/name/no_such_type")
+    assert answer.status_code == 404
+    assert answer.json()["errorCode"] == "ATLAS-404-00-001"
+
+
 @pytest.mark.parametrize(("path", "params", "parameter"), [
     ("entity/uniqueAttribute/type/hive_table", {}, "attr:qualifiedName"),
     ("entity/uniqueAttribute/type/no_such_type", {"attr:qualifiedName": "x"}, "type"),
