@@ -174,6 +174,19 @@ def status(doc: Mapping[str, Any]) -> Literal["ACTIVE", "DELETED"]:
     return "DELETED" if doc.get("deleted") else "ACTIVE"
 
 
+def _properties(doc: Mapping[str, Any]) -> Mapping[str, Any]:
+    found = doc.get("properties")
+    return found if isinstance(found, Mapping) else {}
+
+
+def _table_type(element_type: str, hive_type: Any) -> str:
+    """Atlas' `tableType` (Hive's enum: MANAGED_TABLE, EXTERNAL_TABLE, VIRTUAL_VIEW) of the
+    metastore's `Type` (MANAGED, EXTERNAL, VIEW) navd keeps."""
+    if element_type == ElementType.VIEW.value or hive_type == "VIEW":
+        return "VIRTUAL_VIEW"
+    return f"{hive_type}_TABLE" if hive_type in ("MANAGED", "EXTERNAL") else "MANAGED_TABLE"
+
+
 def attributes(doc: Mapping[str, Any]) -> dict[str, Any]:
     """The Atlas attributes of an element: those of Atlas' model for its type that navd knows."""
     annotation = _annotations(doc)
@@ -189,12 +202,13 @@ def attributes(doc: Mapping[str, Any]) -> dict[str, Any]:
     parent = _reference(doc.get("parentId"), _parent_type(doc), doc.get("parentQualifiedName"))
     if element_type in (ElementType.TABLE.value, ElementType.VIEW.value):
         found["db"] = parent
-        found["tableType"] = "VIRTUAL_VIEW" if element_type == ElementType.VIEW.value else \
-            (doc.get("properties") or {}).get("tableType", "MANAGED_TABLE")
+        found["tableType"] = _table_type(element_type, _properties(doc).get("tableType"))
         found["lastAccessTime"] = epoch_millis(doc.get("lastAccessed"))
     elif element_type == ElementType.FIELD.value:
         found["table"] = parent
         found["type"] = doc.get("dataType")
+        position = _properties(doc).get("position")
+        found["position"] = int(position) if isinstance(position, str) and position.isdigit() else None
     elif element_type in (ElementType.DIRECTORY.value, ElementType.FILE.value):
         found["path"] = doc.get("fileSystemPath") or qualified_name
         found["isFile"] = element_type == ElementType.FILE.value
@@ -391,8 +405,11 @@ def _field_match(field: str, value: str, operator: str) -> Query:
     """`field` equal to / like (Atlas' `*` and `?` wildcards) / containing `value`."""
     if operator in ("=", "eq"):
         return Query((Clause(Phrase(_phrase(value)), field=field),))
+    if not value:
+        raise UsageError(f"{field}: an empty value matches nothing navd holds")
     if operator == "like":
-        image = "".join(c if c in "*?" else escape(c) for c in value)
+        # the text between Atlas' wildcards escaped as one run (a whole `AND` stays a term)
+        image = "".join(part if part in ("*", "?") else escape(part) for part in re.split(r"([*?])", value) if part)
     elif operator in ("startsWith", "endsWith", "contains"):
         image = ("*" if operator in ("endsWith", "contains") else "") + escape(value) + \
             ("*" if operator in ("startsWith", "contains") else "")

@@ -120,12 +120,15 @@ def test_entity_by_guid_is_atlas_hive_table(apache: ApacheAtlasClient, ids: Mapp
     assert entity.attributes["clusterName"] == CLUSTER
     assert entity.attributes["db"]["guid"] == ids["database"]
     assert entity.attributes["db"]["typeName"] == "hive_db"
+    assert entity.attributes["tableType"] == "MANAGED_TABLE"
+    assert entity.attributes["description"] == "all orders"
 
 
 def test_entity_by_unique_attribute(apache: ApacheAtlasClient, ids: Mapping[str, str]) -> None:
     column = apache.entity.get_entity_by_attribute("hive_column", {"qualifiedName": f"{DB}.orders.id@{CLUSTER}"})
     assert column.entity.guid == ids["column id"]
     assert column.entity.attributes["type"] == "bigint"
+    assert column.entity.attributes["position"] == 0
     assert column.entity.attributes["table"]["guid"] == ids["table"]
     database = apache.entity.get_entity_by_attribute("hive_db", {"qualifiedName": f"{DB}@{CLUSTER}"})
     assert database.entity.guid == ids["database"]
@@ -304,7 +307,7 @@ def test_dsl_search_in_the_forms_hue_sends(apache: ApacheAtlasClient, ids: Mappi
     assert sorted(e.attributes["name"] for e in like.entities) == ["amount", "id"]
     limited = apache.discovery.dsl_search_with_params(f"from hive_column where qualifiedName like '{DB}.*'", 1, 0)
     assert len(limited.entities) == 1
-    named = apache.discovery.dsl_search(f'hive_db where name = "{DB}"')
+    named = apache.discovery.dsl_search(f'hive_db where name = "{DB}" or name like \'AND\'')
     assert [e.guid for e in named.entities] == [ids["database"]]
     # a quote inside the value is a value, never syntax
     assert not apache.discovery.dsl_search("hive_table where name = 'x\\' OR *:*'").entities

@@ -32,7 +32,7 @@ from starlette.concurrency import run_in_threadpool
 
 from navd import atlas
 from navd.catalog import atlas as reads
-from navd.errors import EntityNotFound, NavdError, SolrError, SolrUnavailable, UsageError, first_line
+from navd.errors import AmbiguousEntity, EntityNotFound, NavdError, SolrError, SolrUnavailable, UsageError, first_line
 from navd.names import InvalidName
 from navd.server.annotation_routes import actor_of
 from navd.server.api import Config, Hubs, Index, Writer
@@ -64,7 +64,7 @@ def _answer(read: Callable[[], Any], status: int = 200) -> Response:
         return _error(404, first_line(exc), exc.code)
     except EntityNotFound as exc:
         return _error(404, first_line(exc), atlas.GUID_NOT_FOUND)
-    except (UsageError, InvalidName) as exc:
+    except (UsageError, InvalidName, AmbiguousEntity) as exc:
         return _error(400, first_line(exc), atlas.BAD_REQUEST)
     except SolrUnavailable as exc:
         return _error(503, first_line(exc), "ATLAS-503-00-001")
