@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import Any, Literal
 
 from navd.errors import EntityNotFound, UsageError
+from navd.index.documents import endpoint_field
 from navd.index.query_syntax import Clause, Group, Phrase, Query, Term, escape, parse
 from navd.lineage.rules import LineageGraph, Node
 from navd.model import ElementType, RelationType, SourceType
@@ -228,14 +229,54 @@ def attributes(doc: Mapping[str, Any]) -> dict[str, Any]:
     return found
 
 
-def entity(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """Atlas' AtlasEntity of an element document (display_document's form)."""
+def is_process(doc: Mapping[str, Any]) -> bool:
+    return doc.get("type") in _PROCESS_TYPES
+
+
+@dataclasses.dataclass(frozen=True)
+class Flows:
+    """What a process read and wrote, as Atlas object ids (its `inputs` and `outputs`)."""
+
+    inputs: tuple[dict[str, Any], ...] = ()
+    outputs: tuple[dict[str, Any], ...] = ()
+
+
+def process_flows(processes: Iterable[str], relation_docs: Iterable[Mapping[str, Any]]) -> dict[str, Flows]:
+    """The data sets each of `processes` read (DATA_FLOW into it) and wrote (DATA_FLOW out of
+    it), from the stored relation documents; columns are left out (their flows are column
+    lineage). Each end as the relation names it: a data set no extractor indexed has one too."""
+    wanted = set(processes)
+    inputs: dict[str, dict[str, dict[str, Any]]] = {}
+    outputs: dict[str, dict[str, dict[str, Any]]] = {}
+    for doc in relation_docs:
+        if doc.get("type") != RelationType.DATA_FLOW.value:
+            continue
+        ends = {end: (str(doc.get(endpoint_field(end, "Id"), "")), str(doc.get(endpoint_field(end, "Type"), "")),
+                      str(doc.get(endpoint_field(end, "SourceType"), "")),
+                      doc.get(endpoint_field(end, "QualifiedName"))) for end in (1, 2)}
+        for near, far, found in ((2, 1, inputs), (1, 2, outputs)):
+            near_id = ends[near][0]
+            far_id, far_type, far_source, far_name = ends[far]
+            if near_id in wanted and far_type != ElementType.FIELD.value:
+                reference = _reference(far_id, atlas_type(far_source, far_type), far_name)
+                if reference is not None:
+                    found.setdefault(near_id, {})[far_id] = reference
+    return {p: Flows(tuple(v for _, v in sorted(inputs.get(p, {}).items())),
+                     tuple(v for _, v in sorted(outputs.get(p, {}).items()))) for p in wanted}
+
+
+def entity(doc: Mapping[str, Any], flows: Flows | None = None) -> dict[str, Any]:
+    """Atlas' AtlasEntity of an element document (display_document's form); a process with
+    its `flows` as its `inputs` and `outputs`."""
     annotation = _annotations(doc)
+    shown_attributes = attributes(doc)
+    if flows is not None:
+        shown_attributes.update(inputs=list(flows.inputs), outputs=list(flows.outputs))
     return {
         "typeName": type_of_doc(doc),
         "guid": doc.get("identity"),
         "status": status(doc),
-        "attributes": attributes(doc),
+        "attributes": shown_attributes,
         "classifications": classifications(doc),
         "createTime": epoch_millis(doc.get("created")),
         "updateTime": epoch_millis(doc.get("lastModified")),
@@ -266,14 +307,15 @@ def entity_header(doc: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def with_ext_info(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """Atlas' AtlasEntityWithExtInfo of one entity."""
-    return {"entity": entity(doc), "referredEntities": {}}
+def with_ext_info(doc: Mapping[str, Any], flows: Mapping[str, Flows] | None = None) -> dict[str, Any]:
+    """Atlas' AtlasEntityWithExtInfo of one entity (`flows`: of the processes among them)."""
+    return {"entity": entity(doc, (flows or {}).get(str(doc.get("identity")))), "referredEntities": {}}
 
 
-def entities_with_ext_info(docs: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def entities_with_ext_info(docs: Iterable[Mapping[str, Any]], flows: Mapping[str, Flows] | None = None
+                           ) -> dict[str, Any]:
     """Atlas' AtlasEntitiesWithExtInfo."""
-    return {"entities": [entity(d) for d in docs], "referredEntities": {}}
+    return {"entities": [entity(d, (flows or {}).get(str(d.get("identity")))) for d in docs], "referredEntities": {}}
 
 
 # -- lineage --------------------------------------------------------------------------------------

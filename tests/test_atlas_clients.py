@@ -151,6 +151,10 @@ def test_entities_in_bulk_by_both_clients(apache: ApacheAtlasClient, pyatlas: Py
     body = pyatlas.get_entity(guid=wanted)
     assert [e["guid"] for e in body["entities"]] == wanted
     assert body["entities"][2]["attributes"]["queryText"] == CTAS
+    # a process names what it read and wrote, as Atlas' inputs and outputs
+    ctas = body["entities"][2]["attributes"]
+    assert [(i["guid"], i["typeName"]) for i in ctas["inputs"]] == [(ids["sales.s"], "hive_table")]
+    assert [o["uniqueAttributes"]["qualifiedName"] for o in ctas["outputs"]] == [f"sales.t@{CLUSTER}"]
 
 
 def test_entities_in_bulk_by_qualified_name(pyatlas: PyApacheAtlasClient, ids: Mapping[str, str]) -> None:

@@ -5,11 +5,12 @@ type definitions, classifications added and removed through the annotation servi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from navd import atlas
 from navd.annotations.service import AnnotationService
+from navd.catalog import store
 from navd.catalog.service import user_search
 from navd.errors import UsageError
 from navd.index.client import SolrIndex
@@ -19,7 +20,7 @@ from navd.index.query_syntax import write
 from navd.lineage.hub_cache import HubCache
 from navd.lineage.rules import LineageOptions
 from navd.lineage.service import lineage
-from navd.model import ElementType
+from navd.model import ElementType, RelationType
 from navd.names import shown
 
 #: Solr's order for Atlas' pages: offset pages need a total order
@@ -35,9 +36,18 @@ def _doc(index: SolrIndex, guid: str) -> dict[str, Any]:
     return display_document(docs[0])
 
 
+def _flows(index: SolrIndex, docs: Iterable[Mapping[str, Any]]) -> dict[str, atlas.Flows]:
+    """The inputs and outputs of the processes among `docs`, from the stored DATA_FLOW relations."""
+    processes = [str(d["identity"]) for d in docs if atlas.is_process(d)]
+    if not processes:
+        return {}
+    return atlas.process_flows(processes, store.relations_touching(index, processes, [RelationType.DATA_FLOW.value]))
+
+
 def entity_by_guid(index: SolrIndex, guid: str) -> dict[str, Any]:
     """Atlas' AtlasEntityWithExtInfo of the element whose identity is `guid`."""
-    return atlas.with_ext_info(_doc(index, guid))
+    doc = _doc(index, guid)
+    return atlas.with_ext_info(doc, _flows(index, [doc]))
 
 
 def _by_unique_attribute(index: SolrIndex, type_name: str, qualified_name: str) -> dict[str, Any]:
@@ -55,7 +65,8 @@ def _by_unique_attribute(index: SolrIndex, type_name: str, qualified_name: str) 
 
 def entity_by_unique_attribute(index: SolrIndex, type_name: str, qualified_name: str) -> dict[str, Any]:
     """Atlas' AtlasEntityWithExtInfo of the element of `type_name` named `qualified_name`."""
-    return atlas.with_ext_info(_by_unique_attribute(index, type_name, qualified_name))
+    doc = _by_unique_attribute(index, type_name, qualified_name)
+    return atlas.with_ext_info(doc, _flows(index, [doc]))
 
 
 def entities_by_unique_attributes(index: SolrIndex, type_name: str, qualified_names: Sequence[str]) -> dict[str, Any]:
@@ -67,7 +78,8 @@ def entities_by_unique_attributes(index: SolrIndex, type_name: str, qualified_na
     docs = user_search(index, "elements", write(query, "attr_0:qualifiedName"), rows=len(qualified_names),
                        sort=_PAGE_ORDER, params={"defType": "lucene"})["response"]["docs"]
     by_name = {str(d["qualifiedName"]): display_document(d) for d in docs}
-    return atlas.entities_with_ext_info(by_name[n] for n in dict.fromkeys(qualified_names) if n in by_name)
+    return atlas.entities_with_ext_info([by_name[n] for n in dict.fromkeys(qualified_names) if n in by_name],
+                                        _flows(index, by_name.values()))
 
 
 def entities_by_guids(index: SolrIndex, guids: Sequence[str]) -> dict[str, Any]:
@@ -81,7 +93,7 @@ def entities_by_guids(index: SolrIndex, guids: Sequence[str]) -> dict[str, Any]:
     for guid in guids:
         if guid not in found:
             raise atlas.AtlasNotFound(atlas.GUID_NOT_FOUND, f"Given instance guid {shown(guid, 80)} is invalid/not found")
-    return atlas.entities_with_ext_info(found[g] for g in dict.fromkeys(guids))
+    return atlas.entities_with_ext_info([found[g] for g in dict.fromkeys(guids)], _flows(index, found.values()))
 
 
 def lineage_info(index: SolrIndex, guid: str, direction: atlas.Direction, depth: int, max_nodes: int,
