@@ -85,10 +85,13 @@ def _all_pairs() -> dict[str, tuple[tuple[str, str], ...]]:
 
 #: every Atlas type name navd answers -> the (source type, element type) pairs it stands for
 ENTITY_TYPES: Mapping[str, tuple[tuple[str, str], ...]] = _all_pairs()
-#: Atlas' abstract supertypes, which a search may name: every type under them
+#: Atlas' abstract supertypes, which a search may name: every type under them (Hue's search box
+#: asks for `Asset`, the supertype of both data sets and processes, when it filters by tag)
 SUPERTYPES: Mapping[str, tuple[str, ...]] = {
     _DATASET_SUPERTYPE: tuple(n for n, pairs in ENTITY_TYPES.items() if pairs[0][1] not in _PROCESS_TYPES),
     _PROCESS_SUPERTYPE: tuple(n for n, pairs in ENTITY_TYPES.items() if pairs[0][1] in _PROCESS_TYPES),
+    "Asset": tuple(ENTITY_TYPES),
+    "Referenceable": tuple(ENTITY_TYPES),
 }
 
 
@@ -479,6 +482,29 @@ def _search_field(attribute: str, parameter: str) -> str:
     return field
 
 
+#: what a term of basic search's `query` without a field searches besides the catch-all field
+#: (whose words are split at every `_`, `.`, `-`, so Hue's `orders_2026*` finds nothing there):
+#: the whole name, display name and tags, as one lower-cased term each
+_FULL_TEXT_FIELDS = ("originalName", "displayName", "tags")
+
+
+def full_text(query: Query) -> Query:
+    """Atlas' full-text `query`: each term or phrase without a field searched in the catch-all
+    field or any of _FULL_TEXT_FIELDS (`orders*` -> `(orders* OR originalName:orders* OR ...)`);
+    fielded clauses as written, groups rewritten inside."""
+    clauses: list[Clause] = []
+    for clause in query.clauses:
+        if clause.field is None and isinstance(clause.node, Group):
+            clause = dataclasses.replace(clause, node=dataclasses.replace(clause.node, query=full_text(clause.node.query)))
+        elif clause.field is None and isinstance(clause.node, (Term, Phrase)) and not (
+                isinstance(clause.node, Term) and clause.node.kind in ("bare", "star")):
+            alternatives = (Clause(clause.node),) + tuple(
+                Clause(clause.node, field=field, conjunction="OR") for field in _FULL_TEXT_FIELDS)
+            clause = dataclasses.replace(clause, node=Group(Query(alternatives)))
+        clauses.append(clause)
+    return Query(tuple(clauses))
+
+
 def check_limit(value: object, parameter: str = "limit", default: int = DEFAULT_LIMIT) -> int:
     return bounded_int(value, parameter, 1, MAX_LIMIT, default)
 
@@ -534,7 +560,7 @@ def basic_search(params: Mapping[str, Any]) -> Search:
                              + (" (answers are ordered by guid)" if unsupported.startswith("sort") else ""))
     parts: list[Query | None] = [
         type_query(type_name) if type_name and type_name not in ("_ALL_ENTITY_TYPES",) else None,
-        parse(text, "query") if text and text.strip() not in ("", "*") else None,
+        full_text(parse(text, "query")) if text and text.strip() not in ("", "*") else None,
     ]
     if classification and classification not in ("_ALL_CLASSIFICATION_TYPES", "*"):
         parts.append(Query((Clause(Term("term", escape(classification)), field="tags"),)))

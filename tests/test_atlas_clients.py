@@ -7,6 +7,7 @@ classifications added and removed; Atlas' error shape for what does not exist or
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -30,6 +31,7 @@ from navd.server.roles import Role
 from navd.server.users import add_user
 from navd.solr.server import EmbeddedSolr, free_port
 from spark_fixtures import DEFAULT_FS, fixture_lines
+from test_navigator_clients import iri_to_uri
 
 CLUSTER = "c" + uuid.uuid4().hex[:10]
 DB = "db_" + uuid.uuid4().hex[:10]
@@ -381,3 +383,126 @@ def test_classifying_an_unknown_guid_or_a_bad_body(server: str, ids: Mapping[str
                             auth=(EDITOR, EDITOR_PASSWORD), timeout=60)
         assert bad.status_code == 400, (body, bad.text)
         assert bad.json()["errorCode"] == "ATLAS-400-00-001"
+
+
+# -- Hue's Atlas catalogue --------------------------------------------------------------------------
+#
+# Hue cannot be installed here (it is not a package on PyPI), so its requests are replayed as its
+# code sends them, read at cloudera/hue `desktop/libs/metadata/src/metadata/catalog/atlas_client.py`
+# (ATLAS below), class `AtlasApi`: a basic-auth client on `[metadata] [[catalog]] api_url`
+# (`http://host:port/api/atlas`), paths joined unencoded (`Resource(urlencode=False)`) and the URL
+# passed through Django's iri_to_uri; answers >= 300 raised. Nothing of Hue is copied into navd.
+
+class HueAtlasApi:
+    def __init__(self, api_url: str, username: str, password: str, cluster: str | None) -> None:
+        self.api_url = api_url.strip("/")
+        self.session = requests.Session()
+        self.session.auth = (username, password)
+        self.cluster = cluster  # ATLAS `get_catalog_search_cluster()`
+
+    def _get(self, path: str) -> Any:
+        answer = self.session.get(iri_to_uri(self.api_url + path), timeout=60)
+        assert answer.status_code < 300, answer.text
+        return answer.json()
+
+    def fetch_single_entity(self, dsl: str) -> dict[str, Any]:
+        """ATLAS `fetch_single_entity`: the DSL in the URL as it is, the first entity; it reads
+        `guid`, `typeName`, `attributes`, `classificationNames`, `meaningNames`, `meanings`."""
+        entities = self._get(f"/v2/search/dsl?query={dsl}").get("entities") or []
+        assert entities, f"Hue would raise CatalogEntityDoesNotExistException for {dsl}"
+        entity = entities[0]
+        for key in ("guid", "typeName", "attributes", "classificationNames", "meaningNames", "meanings"):
+            assert key in entity, key
+        return entity
+
+    def _criteria(self, name: str) -> str:
+        """ATLAS `get_database`/`get_table`/`get_field`: `qualifiedName='<name>@<cluster>'` with a
+        search cluster (no spaces around `=`), `qualifiedName like '<name>@*'` without."""
+        return f"qualifiedName='{name}@{self.cluster}'" if self.cluster else f"qualifiedName like '{name}@*'"
+
+    def get_database(self, name: str) -> dict[str, Any]:
+        return self.fetch_single_entity(f"hive_db where {self._criteria(name)}")
+
+    def get_table(self, database: str, table: str) -> dict[str, Any]:
+        return self.fetch_single_entity(f"hive_table where {self._criteria(f'{database}.{table}')}")
+
+    def get_field(self, database: str, table: str, field: str) -> dict[str, Any]:
+        return self.fetch_single_entity(f"hive_column where {self._criteria(f'{database}.{table}.{field}')}")
+
+    def list_tags(self) -> list[str]:
+        """ATLAS `search_entities_interactive` with no query and `facetFields` holding `tags`."""
+        return [d["name"] for d in self._get("/v2/types/typedefs?type=classification")["classificationDefs"]]
+
+    def search_interactive(self, query_s: str, limit: int = 100) -> list[dict[str, Any]]:
+        """ATLAS `search_entities_interactive`: the text with `*` appended, split on spaces; a
+        `type:` term picks the type, a `tag:` term searches `<tag>*` under `Asset`; the body posted
+        as JSON, Hue's keys all present; of `Asset` answers it keeps Hive's types."""
+        terms = (query_s.strip() + "*").split()
+        query: list[str] = []
+        atlas_type = None
+        for term in terms:
+            if ":" not in term:
+                query.append(term)
+                continue
+            name, value = term.rstrip("*").split(":")
+            if value and name.lower() == "type":
+                atlas_type = {"table": "hive_table", "database": "hive_db", "field": "hive_column"}.get(value.lower())
+            if value and name.lower() in ("tag", "tags", "classification"):
+                atlas_type = atlas_type or "Asset"
+                query.append(value + "*")
+        body: dict[str, Any] = {
+            "attributes": None, "classification": None, "entityFilters": None, "excludeDeletedEntities": True,
+            "includeClassificationAttributes": True, "includeSubClassifications": True, "includeSubTypes": True,
+            "limit": limit, "offset": 0, "query": " ".join(query), "tagFilters": None, "termName": None,
+            "typeName": atlas_type or "hive_table"}
+        if self.cluster:
+            body["entityFilters"] = {"condition": "AND", "criterion": [
+                {"attributeName": "qualifiedName", "operator": "contains", "attributeValue": "@" + self.cluster}]}
+        answer = self.session.post(iri_to_uri(self.api_url + "/v2/search/basic"), data=json.dumps(body),
+                                   headers={"Content-Type": "application/json"}, timeout=60)
+        assert answer.status_code < 300, answer.text
+        return [e for e in answer.json().get("entities", [])
+                if atlas_type != "Asset" or e["typeName"].lower() in ("hive_db", "hive_table", "hive_column")]
+
+    def search_children(self, query_s: str, limit: int = 100) -> list[dict[str, Any]]:
+        """ATLAS `search_entities` (the table browser): `type:database` lists databases, a
+        `parentPath:"/db"` term the tables of db, `/db/table` its columns, by DSL `like`."""
+        if query_s == "type:database":
+            dsl = f"from hive_db where qualifiedName like '*@{self.cluster}' limit {limit}" if self.cluster \
+                else f"from hive_db limit {limit}"
+        else:
+            parent = query_s.split(":", 1)[1].strip('"').lstrip("/").replace("/", ".")
+            atlas_type = "hive_table" if parent.count(".") == 0 else "hive_column"
+            dsl = f"from {atlas_type} where qualifiedName like '{parent}*@{self.cluster}' limit {limit}" \
+                if self.cluster else f"from {atlas_type} where qualifiedName like '{parent}*' limit {limit}"
+        return self._get(f"/v2/search/dsl?query={dsl}").get("entities") or []
+
+
+@pytest.mark.parametrize("cluster", [CLUSTER, None])
+def test_hue_atlas_catalogue(server: str, ids: Mapping[str, str], cluster: str | None) -> None:
+    hue = HueAtlasApi(f"{server}/api/atlas", VIEWER, VIEWER_PASSWORD, cluster)
+    assert hue.get_database(DB)["guid"] == ids["database"]
+    table = hue.get_table(DB, "orders")
+    assert (table["guid"], table["typeName"], table["attributes"]["owner"]) == (ids["table"], "hive_table", "etl")
+    assert hue.get_field(DB, "orders", "id")["guid"] == ids["column id"]
+    # the table browser: databases, a database's tables, a table's columns
+    assert ids["database"] in [e["guid"] for e in hue.search_children("type:database", limit=1000)]
+    assert [e["guid"] for e in hue.search_children(f'parentPath:"/{DB}"')] == [ids["table"]]
+    assert sorted(e["attributes"]["name"] for e in hue.search_children(f'parentPath:"/{DB}/orders"')) == ["amount", "id"]
+    # the search box: a table by the start of its name, a type, a tag
+    assert ids["table"] in [e["guid"] for e in hue.search_interactive("order")]
+    assert [e["guid"] for e in hue.search_interactive(f"type:database {DB}")] == [ids["database"]]
+
+
+def test_hue_lists_and_finds_tags(server: str, pyatlas: PyApacheAtlasClient, ids: Mapping[str, str]) -> None:
+    hue = HueAtlasApi(f"{server}/api/atlas", VIEWER, VIEWER_PASSWORD, CLUSTER)
+    tag = "hue_" + uuid.uuid4().hex[:8]
+    pyatlas.classify_entity(ids["column id"], {"typeName": tag, "attributes": {"owner": "finance"}})
+    try:
+        assert tag in hue.list_tags()
+        found = hue.search_interactive(f"tag:{tag}")
+        assert [(e["guid"], e["classificationNames"]) for e in found] == [(ids["column id"], [tag])]
+        # Hue turns classification attributes into the entity's properties
+        assert found[0]["classifications"][0]["attributes"] == {"owner": "finance"}
+    finally:
+        pyatlas.declassify_entity(ids["column id"], tag)

@@ -66,7 +66,8 @@ def test_basic_search_parameters() -> None:
                                      {"attributeName": "qualifiedName", "operator": "contains",
                                       "attributeValue": "@c1"},
                                      {"attributeName": "name", "operator": "startsWith", "attributeValue": "a b"}]}})
-    assert write(search.query) == ("((sourceType:HIVE AND type:(FIELD))) AND (orders) AND (tags:PII) AND "
+    assert write(search.query) == ("((sourceType:HIVE AND type:(FIELD))) AND "
+                                   "((orders OR originalName:orders OR displayName:orders OR tags:orders)) AND (tags:PII) AND "
                                    "(deleted:false) AND ((qualifiedName:*@c1*) OR (originalName:a\\ b*))")
     assert (search.offset, search.limit) == (20, 10)
     # the query parameter is Solr's syntax, refused as `navd search` refuses it

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from navd import atlas
+from navd.annotations.rules import widened
 from navd.annotations.service import AnnotationService
 from navd.catalog import store
 from navd.catalog.service import user_search
@@ -123,7 +124,9 @@ def _lineage_of(index: SolrIndex, root: dict[str, Any], direction: atlas.Directi
 
 def search(index: SolrIndex, search: atlas.Search, parameter: str = "query") -> tuple[list[dict[str, Any]], int]:
     """The elements `search` matches (its page) and how many match in all."""
-    body = user_search(index, "elements", write(search.query, parameter), rows=search.limit, start=search.offset,
+    # `description` also searches what people wrote, as every search of navd's does
+    body = user_search(index, "elements", write(widened(search.query), parameter), rows=search.limit,
+                       start=search.offset,
                        sort=_PAGE_ORDER, params={"defType": "lucene"})
     return [display_document(d) for d in body["response"]["docs"]], int(body["response"]["numFound"])
 
