@@ -743,31 +743,56 @@ def entity_type_names() -> list[str]:
     return sorted({*ENTITY_TYPES, COLUMN_LINEAGE_TYPE})
 
 
-def typedefs(classification_names: Iterable[str], category: str | None = None) -> dict[str, Any]:
-    """Atlas' AtlasTypesDef: the entity types navd serves and a classification per tag in use;
-    `category` (Atlas' `type` filter) keeps one category."""
+def typedefs(classifications: Mapping[str, str | None], category: str | None = None) -> dict[str, Any]:
+    """Atlas' AtlasTypesDef: the entity types navd serves and the classifications (name ->
+    description: the tags in use and those defined); `category` (Atlas' `type` filter) keeps one
+    category."""
     if category is not None and category.lower() not in TYPE_CATEGORIES:
         raise UsageError(f"type: {shown(category, 40)} is not a type category (use {', '.join(TYPE_CATEGORIES)})")
     wanted = category.lower() if category else None
     return {"enumDefs": [], "structDefs": [], "relationshipDefs": [], "businessMetadataDefs": [],
             "entityDefs": [_entity_def(n) for n in entity_type_names()] if wanted in (None, "entity") else [],
-            "classificationDefs": [_classification_def(n) for n in sorted(set(classification_names))]
+            "classificationDefs": [_classification_def(n, d) for n, d in sorted(classifications.items())]
             if wanted in (None, "classification") else []}
 
 
-def typedef_headers(classification_names: Iterable[str], category: str | None = None) -> list[dict[str, Any]]:
+def typedef_headers(classifications: Mapping[str, str | None], category: str | None = None) -> list[dict[str, Any]]:
     """Atlas' AtlasTypeDefHeader list."""
-    defs = typedefs(classification_names, category)
+    defs = typedefs(classifications, category)
     return [{"guid": d["guid"], "name": d["name"], "category": d["category"]}
             for d in [*defs["entityDefs"], *defs["classificationDefs"]]]
 
 
-def typedef_by_name(name: str, classification_names: Iterable[str]) -> dict[str, Any]:
+def typedef_by_name(name: str, classifications: Mapping[str, str | None]) -> dict[str, Any]:
     if name in ENTITY_TYPES or name == COLUMN_LINEAGE_TYPE:
         return _entity_def(name)
-    if name in set(classification_names):
-        return _classification_def(name)
+    if name in classifications:
+        return _classification_def(name, classifications[name])
     raise AtlasNotFound(TYPE_NOT_FOUND, f"name: {shown(name, 80)} is not a type navd serves")
+
+
+def classification_defs_body(body: Any) -> list[tuple[str, str | None]]:
+    """The (name, description) of each classification definition in Atlas' AtlasTypesDef body;
+    definitions of any other category are refused, naming it (navd's entity types are its own)."""
+    if not isinstance(body, Mapping):
+        raise UsageError("body: a JSON object (Atlas' AtlasTypesDef) with classificationDefs")
+    for key in ("entityDefs", "enumDefs", "structDefs", "relationshipDefs", "businessMetadataDefs"):
+        if body.get(key):
+            raise UsageError(f"{key}: navd's types are the elements it extracts; only classificationDefs "
+                             f"can be created")
+    definitions = body.get("classificationDefs")
+    if not isinstance(definitions, list) or not definitions:
+        raise UsageError("classificationDefs: a non-empty list of {name, description}")
+    found: list[tuple[str, str | None]] = []
+    for definition in definitions:
+        if not isinstance(definition, Mapping) or not isinstance(definition.get("name"), str):
+            raise UsageError("classificationDefs: each definition is an object with a name")
+        if definition.get("attributeDefs"):
+            raise UsageError(f"classificationDefs: attributeDefs of {shown(definition['name'], 40)}: navd keeps a "
+                             f"classification's attributes as they are given, without definitions")
+        description = definition.get("description")
+        found.append((definition["name"], description if isinstance(description, str) else None))
+    return found
 
 
 # -- classifications written ----------------------------------------------------------------------

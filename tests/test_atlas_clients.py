@@ -506,3 +506,24 @@ def test_hue_lists_and_finds_tags(server: str, pyatlas: PyApacheAtlasClient, ids
         assert found[0]["classifications"][0]["attributes"] == {"owner": "finance"}
     finally:
         pyatlas.declassify_entity(ids["column id"], tag)
+
+
+def test_a_classification_defined_before_any_entity_has_it(server: str, pyatlas: PyApacheAtlasClient,
+                                                            ids: Mapping[str, str]) -> None:
+    name = "defined_" + uuid.uuid4().hex[:8]
+    created = pyatlas.upload_typedefs(classificationDefs=[{"name": name, "description": "set by the stewards"}])
+    assert [d["name"] for d in created["classificationDefs"]] == [name]
+    # listed although no entity has it, with its description; Hue's tag list shows it
+    assert pyatlas.get_typedef(name=name)["description"] == "set by the stewards"
+    assert name in HueAtlasApi(f"{server}/api/atlas", VIEWER, VIEWER_PASSWORD, CLUSTER).list_tags()
+    # defined again (pyapacheatlas' force_update puts what exists): the description replaced
+    pyatlas.upload_typedefs(classificationDefs=[{"name": name, "description": "revised"}], force_update=True)
+    assert pyatlas.get_typedef(name=name)["description"] == "revised"
+    # entity types are navd's own; a viewer defines nothing
+    refused = requests.post(f"{server}/api/atlas/v2/types/typedefs", json={"entityDefs": [{"name": "my_type"}]},
+                            auth=(EDITOR, EDITOR_PASSWORD), timeout=60)
+    assert refused.status_code == 400
+    assert refused.json()["errorMessage"].startswith("entityDefs: ")
+    viewer = requests.post(f"{server}/api/atlas/v2/types/typedefs", json={"classificationDefs": [{"name": "x"}]},
+                           auth=(VIEWER, VIEWER_PASSWORD), timeout=60)
+    assert viewer.status_code == 403

@@ -145,22 +145,32 @@ def dsl_search(index: SolrIndex, query: str, limit: object = None, offset: objec
     return atlas.search_result(asked, docs, found, "DSL", query)
 
 
-def classification_names(index: SolrIndex) -> list[str]:
-    """Every tag on some element: Atlas' classification types."""
-    return AnnotationService(index).tag_names()
+def classifications(index: SolrIndex) -> dict[str, str | None]:
+    """Atlas' classification types: every tag some entity has and every classification defined
+    (name -> description)."""
+    service = AnnotationService(index)
+    return {**{name: None for name in service.tag_names()}, **service.classification_definitions()}
 
 
 def typedefs(index: SolrIndex, category: str | None = None) -> dict[str, Any]:
-    return atlas.typedefs(classification_names(index) if category in (None, "classification") else (), category)
+    return atlas.typedefs(classifications(index) if category in (None, "classification") else {}, category)
 
 
 def typedef_headers(index: SolrIndex, category: str | None = None) -> list[dict[str, Any]]:
-    return atlas.typedef_headers(classification_names(index) if category in (None, "classification") else (),
-                                 category)
+    return atlas.typedef_headers(classifications(index) if category in (None, "classification") else {}, category)
 
 
 def typedef_by_name(index: SolrIndex, name: str) -> dict[str, Any]:
-    return atlas.typedef_by_name(name, classification_names(index))
+    return atlas.typedef_by_name(name, classifications(index))
+
+
+def create_typedefs(writer: SolrIndex, body: Any, actor: str) -> dict[str, Any]:
+    """Atlas' POST (and PUT) types/typedefs: the classification definitions of `body` defined
+    (a definition again replaces its description); answers them as Atlas' AtlasTypesDef."""
+    wanted = atlas.classification_defs_body(body)
+    service = AnnotationService(writer)
+    defined = {service.define_classification(name, description, actor): description for name, description in wanted}
+    return atlas.typedefs(defined, "classification")
 
 
 def entity_classifications(index: SolrIndex, guid: str) -> dict[str, Any]:

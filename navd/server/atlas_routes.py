@@ -273,3 +273,22 @@ def typedef_headers(index: Index, category: _CATEGORY = None) -> Response:
 @router.get("/types/typedef/name/{name}", summary="Atlas: one type definition by name")
 def typedef_by_name(name: str, index: Index) -> Response:
     return _answer(lambda: reads.typedef_by_name(index, name))
+
+
+async def _create_typedefs(request: Request, writer: Any) -> Response:
+    try:
+        body = await _body(request)
+    except UsageError as exc:
+        return _error(400, str(exc), atlas.BAD_REQUEST)
+    actor = actor_of(request)
+    return await run_in_threadpool(_answer, lambda: reads.create_typedefs(writer, body, actor))
+
+
+@router.post("/types/typedefs", summary="Atlas: define classifications (only classificationDefs); recorded")
+async def create_typedefs(request: Request, writer: Writer) -> Response:
+    return await _create_typedefs(request, writer)
+
+
+@router.put("/types/typedefs", summary="Atlas: update classification definitions' descriptions")
+async def update_typedefs(request: Request, writer: Writer) -> Response:
+    return await _create_typedefs(request, writer)

@@ -56,6 +56,8 @@ WRITE_ROLES: Mapping[tuple[str, str], Role] = {
     ("POST", "/api/atlas/v2/entity/guid/{guid}/classifications"): Role.EDITOR,
     ("PUT", "/api/atlas/v2/entity/guid/{guid}/classifications"): Role.EDITOR,
     ("DELETE", "/api/atlas/v2/entity/guid/{guid}/classification/{name}"): Role.EDITOR,
+    ("POST", "/api/atlas/v2/types/typedefs"): Role.EDITOR,
+    ("PUT", "/api/atlas/v2/types/typedefs"): Role.EDITOR,
 }
 
 
