@@ -179,6 +179,16 @@ def test_unknown_guid_is_atlas_404(server: str, apache: ApacheAtlasClient) -> No
     assert _get(server, "entity/bulk", guid=unknown).json()["errorCode"] == "ATLAS-404-00-005"
 
 
+def test_a_guid_names_one_entity(server: str, ids: Mapping[str, str]) -> None:
+    """Solr's real-time get splits ids at commas: two guids in one must not answer the first."""
+    both = f"{ids['table']},{ids['database']}"
+    for path in (f"entity/guid/{both}", f"lineage/{both}", f"entity/guid/{both}/classifications"):
+        answer = _get(server, path)
+        assert answer.status_code == 404, (path, answer.text[:200])
+        assert answer.json()["errorCode"] == "ATLAS-404-00-005"
+    assert _get(server, "entity/bulk", guid=both).status_code == 404
+
+
 def test_what_navd_does_not_serve_is_404(server: str) -> None:
     for path in ("search/quick", "glossary", "relationship/guid/x"):
         assert _get(server, path).status_code == 404, path

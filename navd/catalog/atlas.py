@@ -31,7 +31,8 @@ MAX_BULK = 500
 
 
 def _doc(index: SolrIndex, guid: str) -> dict[str, Any]:
-    docs = index.get("elements", [guid]) if guid else []
+    # Solr's real-time get splits its ids at commas: `a,b` would answer a's document
+    docs = [d for d in index.get("elements", [guid]) if d.get("identity") == guid] if guid else []
     if not docs:
         raise atlas.AtlasNotFound(atlas.GUID_NOT_FOUND, f"Given instance guid {shown(guid, 80)} is invalid/not found")
     return display_document(docs[0])
