@@ -537,3 +537,22 @@ def test_a_classification_defined_before_any_entity_has_it(server: str, pyatlas:
     viewer = requests.post(f"{server}/api/atlas/v2/types/typedefs", json={"classificationDefs": [{"name": "x"}]},
                            auth=(VIEWER, VIEWER_PASSWORD), timeout=60)
     assert viewer.status_code == 403
+
+
+def test_a_classification_outlives_re_extraction(apache: ApacheAtlasClient, pyatlas: PyApacheAtlasClient,
+                                                 index: SolrIndex, ids: Mapping[str, str]) -> None:
+    """The extractors rewrite element documents whole; the classification is people's and stays."""
+    tag = "kept_" + uuid.uuid4().hex[:8]
+    pyatlas.classify_entity(ids["sales.t"], {"typeName": tag, "attributes": {"reason": "audit"}})
+    try:
+        records, _ = _records()
+        writer = IndexWriter(index)
+        writer.write_all(records)
+        assert writer.close()
+        index.commit("elements", soft=True)
+        entity = apache.entity.get_entity_by_guid(ids["sales.t"]).entity
+        assert [(c.typeName, c.attributes) for c in entity.classifications] == [(tag, {"reason": "audit"})]
+        found = apache.discovery.basic_search("hive_table", tag, None, True, limit=10)
+        assert [e.guid for e in found.entities] == [ids["sales.t"]]
+    finally:
+        pyatlas.declassify_entity(ids["sales.t"], tag)
