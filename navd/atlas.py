@@ -426,12 +426,13 @@ class Search:
 
 
 def all_of(*queries: Query | None) -> Query:
-    clauses: list[Clause] = []
-    for query in queries:
-        if query is None or not query.clauses:
-            continue
-        clauses.append(Clause(Group(query), conjunction="AND" if clauses else None))
-    return Query(tuple(clauses)) if clauses else parse("*:*")
+    """The queries (None and empty ones left out) AND-ed, each grouped; one: itself; none:
+    every element."""
+    present = [q for q in queries if q is not None and q.clauses]
+    if len(present) == 1:
+        return present[0]
+    clauses = tuple(Clause(Group(q), conjunction="AND" if n else None) for n, q in enumerate(present))
+    return Query(clauses) if clauses else parse("*:*")
 
 
 def unique_attribute_query(type_name: str, qualified_name: str) -> Query:
@@ -661,8 +662,9 @@ def dsl_search(text: str, limit: object = None, offset: object = None) -> Search
     type_name = take("word")
     conditions: list[Query] = [type_query(type_name, "query")]
     if keyword("where"):
-        condition: Query | None = None
-        joiner: Literal["AND", "OR"] | None = None
+        # `and` binds tighter than `or`, as in Atlas' DSL: a list of alternatives, each a list of
+        # conditions that must all hold
+        alternatives: list[list[Query]] = [[]]
         while True:
             attribute = take("word")
             field = _search_field(attribute, "query")
@@ -675,18 +677,14 @@ def dsl_search(text: str, limit: object = None, offset: object = None) -> Search
             else:
                 raise UsageError(f"query: after {shown(attribute, 40)} navd answers = or like, not "
                                  f"{'the end' if token is None else shown(token[1], 40)}")
-            value = take("string")
-            match = _field_match(field, value, operator)
-            condition = match if condition is None else Query(
-                (Clause(Group(condition)), Clause(Group(match), conjunction=joiner)))
-            if keyword("and"):
-                joiner = "AND"
-            elif keyword("or"):
-                joiner = "OR"
-            else:
+            alternatives[-1].append(_field_match(field, take("string"), operator))
+            if keyword("or"):
+                alternatives.append([])
+            elif not keyword("and"):
                 break
-        if condition is not None:
-            conditions.append(condition)
+        conditions.append(all_of(*alternatives[0]) if len(alternatives) == 1 else Query(tuple(
+            Clause(Group(all_of(*conjunction)), conjunction="OR" if n else None)
+            for n, conjunction in enumerate(alternatives))))
     if keyword("limit"):
         limit = take("number")
         if keyword("offset"):

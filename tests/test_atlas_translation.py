@@ -16,14 +16,17 @@ TABLE = "(sourceType:HIVE AND type:(TABLE OR VIEW))"
 
 
 @pytest.mark.parametrize(("dsl", "solr"), [
-    ("hive_table", f"({TABLE})"),
-    ("from hive_table limit 5", f"({TABLE})"),
+    ("hive_table", TABLE),
+    ("from hive_table limit 5", TABLE),
     ("hive_table where qualifiedName = 'sales.t@c1'", f'({TABLE}) AND (qualifiedName:"sales.t@c1")'),
     ('hive_table where name = "o\'rders"', f'({TABLE}) AND (originalName:"o\'rders")'),
     ("hive_table where qualifiedName like 'sales.*'", f"({TABLE}) AND (qualifiedName:sales.*)"),
     ("hive_table where name like 'AND'", f"({TABLE}) AND (originalName:\\AND)"),
     ("hive_table where name = 'a' and owner = 'etl'",
      f'({TABLE}) AND ((originalName:"a") AND (owner:"etl"))'),
+    # `and` binds tighter than `or`
+    ("hive_db where name = 'a' or name = 'b' and owner = 'c'",
+     '((sourceType:HIVE AND type:(DATABASE))) AND ((originalName:"a") OR ((originalName:"b") AND (owner:"c")))'),
 ])
 def test_dsl_forms_as_solr_reads_them(dsl: str, solr: str) -> None:
     assert write(atlas.dsl_search(dsl).query) == solr
