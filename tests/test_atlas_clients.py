@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -26,7 +27,7 @@ from navd.extractors.hdfs.records import entry_from_webhdfs, records_for
 from navd.extractors.hms.records import Column, TableInfo, database_records, table_records
 from navd.extractors.spark.records import process_lines, stubs_for
 from navd.index.client import IndexWriter, SolrIndex
-from navd.model import Element, ElementStub, Record
+from navd.model import Deletion, Element, ElementStub, Record
 from navd.server.roles import Role
 from navd.server.users import add_user
 from navd.solr.server import EmbeddedSolr, free_port
@@ -556,3 +557,22 @@ def test_a_classification_outlives_re_extraction(apache: ApacheAtlasClient, pyat
         assert [e.guid for e in found.entities] == [ids["sales.t"]]
     finally:
         pyatlas.declassify_entity(ids["sales.t"], tag)
+
+
+def test_a_deleted_table_is_deleted_and_left_out_on_request(apache: ApacheAtlasClient, index: SolrIndex) -> None:
+    database = DB + "_old"  # apart from DB: the other tests list DB's tables
+    records = table_records(TableInfo(database, "gone", "EXTERNAL", (Column("x", "int", None, 0),), owner="etl",
+                                      comment=None, location=f"{DEFAULT_FS}/warehouse/{database}.db/gone"),
+                            CLUSTER, DEFAULT_FS, RUN)
+    table = next(r for r in records if isinstance(r, Element) and r.qualified_name == f"{database}.gone@{CLUSTER}")
+    for batch in (records, [Deletion(table.ref, datetime(2026, 11, 1, tzinfo=UTC))]):
+        writer = IndexWriter(index)
+        writer.write_all(batch)
+        assert writer.close()
+        index.commit("elements", soft=True)
+    entity = apache.entity.get_entity_by_guid(table.identity).entity
+    assert (entity.status, entity.attributes["tableType"]) == ("DELETED", "EXTERNAL_TABLE")
+    query = f"qualifiedName:{database}.*"
+    assert [e.guid for e in apache.discovery.basic_search("hive_table", None, query, False, limit=10).entities] == [
+        table.identity]
+    assert not apache.discovery.basic_search("hive_table", None, query, True, limit=10).entities
