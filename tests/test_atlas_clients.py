@@ -382,6 +382,17 @@ def test_a_viewer_cannot_classify(server: str, ids: Mapping[str, str]) -> None:
     answer = requests.delete(f"{server}/api/atlas/v2/entity/guid/{ids['database']}/classification/PII",
                              auth=(VIEWER, VIEWER_PASSWORD), timeout=60)
     assert answer.status_code == 403
+    # an editor's browser on another site's page: refused before the route, as every write
+    foreign = requests.post(f"{server}/api/atlas/v2/entity/guid/{ids['database']}/classifications",
+                            json=[{"typeName": "PII"}], auth=(EDITOR, EDITOR_PASSWORD),
+                            headers={"Origin": "http://attacker.example"}, timeout=60)
+    assert (foreign.status_code, foreign.json()["parameter"]) == (403, "Origin")
+    form = requests.post(f"{server}/api/atlas/v2/entity/guid/{ids['database']}/classifications",
+                         data="typeName=PII", auth=(EDITOR, EDITOR_PASSWORD),
+                         headers={"Content-Type": "application/x-www-form-urlencoded"}, timeout=60)
+    assert form.status_code == 415
+    assert not PyApacheAtlasClient(f"{server}/api/atlas/v2", BasicAuthentication(EDITOR, EDITOR_PASSWORD)
+                                   ).get_entity_classifications(ids["database"])["list"]
 
 
 def test_classifying_an_unknown_guid_or_a_bad_body(server: str, ids: Mapping[str, str]) -> None:
