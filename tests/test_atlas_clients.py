@@ -127,6 +127,13 @@ def test_entity_by_guid_is_atlas_hive_table(apache: ApacheAtlasClient, ids: Mapp
     assert entity.attributes["description"] == "all orders"
 
 
+def test_entity_header_by_both_clients(apache: ApacheAtlasClient, pyatlas: PyApacheAtlasClient,
+                                       ids: Mapping[str, str]) -> None:
+    header = apache.entity.get_entity_header_by_guid(ids["database"])
+    assert (header.guid, header.typeName, header.displayText) == (ids["database"], "hive_db", DB)
+    assert pyatlas.get_entity_header(ids["table"])["attributes"]["qualifiedName"] == f"{DB}.orders@{CLUSTER}"
+
+
 def test_entity_by_unique_attribute(apache: ApacheAtlasClient, ids: Mapping[str, str]) -> None:
     column = apache.entity.get_entity_by_attribute("hive_column", {"qualifiedName": f"{DB}.orders.id@{CLUSTER}"})
     assert column.entity.guid == ids["column id"]

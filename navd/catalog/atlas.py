@@ -52,6 +52,11 @@ def entity_by_guid(index: SolrIndex, guid: str) -> dict[str, Any]:
     return atlas.with_ext_info(doc, _flows(index, [doc]))
 
 
+def entity_header_by_guid(index: SolrIndex, guid: str) -> dict[str, Any]:
+    """Atlas' AtlasEntityHeader of the element whose identity is `guid`."""
+    return atlas.entity_header(_doc(index, guid))
+
+
 def _by_unique_attribute(index: SolrIndex, type_name: str, qualified_name: str) -> dict[str, Any]:
     if not qualified_name:
         raise UsageError("attr:qualifiedName: required (the entity's qualifiedName)")

@@ -2,6 +2,7 @@
 
     GET    entity/guid/{guid}                                      -> AtlasEntityWithExtInfo
     GET    entity/uniqueAttribute/type/{type}?attr:qualifiedName=  -> AtlasEntityWithExtInfo
+    GET    entity/guid/{guid}/header                               -> AtlasEntityHeader
     GET    entity/bulk?guid=G1&guid=G2                             -> AtlasEntitiesWithExtInfo
     GET    entity/guid/{guid}/classifications                      -> AtlasClassifications
     POST   entity/guid/{guid}/classifications  [{typeName, attributes}]   (PUT: the same)
@@ -104,6 +105,11 @@ def _depth(value: str | None, config: Any) -> int:
 def entity_by_guid(guid: str, index: Index, minExtInfo: _EXT_INFO = None,  # noqa: N803 - Atlas' names
                    ignoreRelationships: _EXT_INFO = None) -> Response:
     return _answer(lambda: reads.entity_by_guid(index, guid))
+
+
+@router.get("/entity/guid/{guid}/header", summary="Atlas: one entity's header by guid")
+def entity_header_by_guid(guid: str, index: Index) -> Response:
+    return _answer(lambda: reads.entity_header_by_guid(index, guid))
 
 
 @router.get("/entity/uniqueAttribute/type/{type_name}", summary="Atlas: one entity by type and qualifiedName")
