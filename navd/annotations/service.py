@@ -31,7 +31,8 @@ class AnnotationService:
     def require_indexed(self, identity: str) -> dict[str, Any]:
         """The element with exactly this identity; EntityNotFound otherwise (Navigator's and
         Atlas' routes name entities by identity only)."""
-        docs = self.index.get("elements", [identity]) if identity else []
+        # Solr's real-time get splits its ids at commas: `a,b` would answer a's document
+        docs = [d for d in self.index.get("elements", [identity]) if d.get("identity") == identity] if identity else []
         if not docs:
             raise EntityNotFound(f"no entity with identity {shown(identity)}")
         return docs[0]
