@@ -34,6 +34,8 @@ from starlette.concurrency import run_in_threadpool
 from navd import atlas
 from navd.catalog import atlas as reads
 from navd.errors import AmbiguousEntity, EntityNotFound, NavdError, SolrError, SolrUnavailable, UsageError, first_line
+from navd.config import NavdConfig
+from navd.index.client import SolrIndex
 from navd.names import InvalidName
 from navd.server.annotation_routes import actor_of
 from navd.server.api import Config, Hubs, Index, Writer
@@ -95,7 +97,7 @@ def _false_only(parameter: str, value: str | None) -> None:
         raise UsageError(f"{parameter}: only false is supported")
 
 
-def _depth(value: str | None, config: Any) -> int:
+def _depth(value: str | None, config: NavdConfig) -> int:
     return atlas.bounded_int(value, "depth", 1, config.server.max_depth, _DEFAULT_DEPTH)
 
 
@@ -166,7 +168,7 @@ async def _body(request: Request) -> Any:
         raise UsageError(f"body: not JSON ({first_line(exc, 200)})") from None
 
 
-async def _add_classifications(guid: str, request: Request, writer: Any) -> Response:
+async def _add_classifications(guid: str, request: Request, writer: SolrIndex) -> Response:
     try:
         body = await _body(request)
     except UsageError as exc:
@@ -281,7 +283,7 @@ def typedef_by_name(name: str, index: Index) -> Response:
     return _answer(lambda: reads.typedef_by_name(index, name))
 
 
-async def _create_typedefs(request: Request, writer: Any) -> Response:
+async def _create_typedefs(request: Request, writer: SolrIndex) -> Response:
     try:
         body = await _body(request)
     except UsageError as exc:
