@@ -33,8 +33,8 @@ from starlette.concurrency import run_in_threadpool
 
 from navd import atlas
 from navd.catalog import atlas as reads
-from navd.errors import AmbiguousEntity, EntityNotFound, NavdError, SolrError, SolrUnavailable, UsageError, first_line
 from navd.config import NavdConfig
+from navd.errors import AmbiguousEntity, EntityNotFound, NavdError, SolrError, SolrUnavailable, UsageError, first_line
 from navd.index.client import SolrIndex
 from navd.names import InvalidName
 from navd.server.annotation_routes import actor_of
