@@ -419,12 +419,20 @@ def test_classifying_an_unknown_guid_or_a_bad_body(server: str, ids: Mapping[str
 # Hue cannot be installed here (it is not a package on PyPI), so its requests are replayed as its
 # code sends them, read at cloudera/hue `desktop/libs/metadata/src/metadata/catalog/atlas_client.py`
 # (ATLAS below), class `AtlasApi`: a basic-auth client on `[metadata] [[catalog]] api_url`
-# (`http://host:port/api/atlas`), paths joined unencoded (`Resource(urlencode=False)`) and the URL
+# (a list of servers `http://host:port`, each asked `/api/atlas/admin/status`), paths joined unencoded (`Resource(urlencode=False)`) and the URL
 # passed through Django's iri_to_uri; answers >= 300 raised. Nothing of Hue is copied into navd.
 
 class HueAtlasApi:
-    def __init__(self, api_url: str, username: str, password: str, cluster: str | None) -> None:
-        self.api_url = api_url.strip("/")
+    def __init__(self, servers: str, username: str, password: str, cluster: str | None) -> None:
+        # `api_url` lists Atlas servers; Hue asks each one's status without credentials and
+        # takes the first ACTIVE one (its JSON read as is: a KeyError in Hue if "Status" is absent)
+        self.api_url = ""
+        for server in servers.split(","):
+            status = requests.get(server.strip().strip("/") + "/api/atlas/admin/status", timeout=60).json()
+            if "ACTIVE" in status["Status"]:
+                self.api_url = server.strip().strip("/") + "/api/atlas"
+                break
+        assert self.api_url, "no Atlas server ACTIVE"
         self.session = requests.Session()
         self.session.auth = (username, password)
         self.cluster = cluster  # ATLAS `get_catalog_search_cluster()`
@@ -509,7 +517,7 @@ class HueAtlasApi:
 
 @pytest.mark.parametrize("cluster", [CLUSTER, None])
 def test_hue_atlas_catalogue(server: str, ids: Mapping[str, str], cluster: str | None) -> None:
-    hue = HueAtlasApi(f"{server}/api/atlas", VIEWER, VIEWER_PASSWORD, cluster)
+    hue = HueAtlasApi(server, VIEWER, VIEWER_PASSWORD, cluster)
     assert hue.get_database(DB)["guid"] == ids["database"]
     table = hue.get_table(DB, "orders")
     assert (table["guid"], table["typeName"], table["attributes"]["owner"]) == (ids["table"], "hive_table", "etl")
@@ -524,7 +532,7 @@ def test_hue_atlas_catalogue(server: str, ids: Mapping[str, str], cluster: str |
 
 
 def test_hue_lists_and_finds_tags(server: str, pyatlas: PyApacheAtlasClient, ids: Mapping[str, str]) -> None:
-    hue = HueAtlasApi(f"{server}/api/atlas", VIEWER, VIEWER_PASSWORD, CLUSTER)
+    hue = HueAtlasApi(server, VIEWER, VIEWER_PASSWORD, CLUSTER)
     tag = "hue_" + uuid.uuid4().hex[:8]
     pyatlas.classify_entity(ids["column id"], {"typeName": tag, "attributes": {"owner": "finance"}})
     try:
@@ -544,7 +552,7 @@ def test_a_classification_defined_before_any_entity_has_it(server: str, pyatlas:
     assert [d["name"] for d in created["classificationDefs"]] == [name]
     # listed although no entity has it, with its description; Hue's tag list shows it
     assert pyatlas.get_typedef(name=name)["description"] == "set by the stewards"
-    assert name in HueAtlasApi(f"{server}/api/atlas", VIEWER, VIEWER_PASSWORD, CLUSTER).list_tags()
+    assert name in HueAtlasApi(server, VIEWER, VIEWER_PASSWORD, CLUSTER).list_tags()
     # defined again (pyapacheatlas' force_update puts what exists): the description replaced
     pyatlas.upload_typedefs(classificationDefs=[{"name": name, "description": "revised"}], force_update=True)
     assert pyatlas.get_typedef(name=name)["description"] == "revised"

@@ -117,6 +117,14 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
+# Atlas' own probe, which Hue's Atlas catalogue asks first, without credentials, of each server
+# in its `api_url` list, and then talks to the first that says ACTIVE under `<server>/api/atlas`
+# (a server that does not answer it breaks Hue's catalogue). It tells only "up", as /healthz.
+@probes.get("/api/atlas/admin/status", summary="Atlas: the server's state, for Hue's choice of server")
+async def atlas_status() -> dict[str, str]:
+    return {"Status": "ACTIVE"}
+
+
 @probes.get("/readyz", summary="Solr answers navd's queries", responses={503: {"description": "Solr unreachable"}})
 async def readyz(request: Request) -> Response:
     index: SolrIndex = request.app.state.index
