@@ -36,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 from collections import deque
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from navd.errors import EntityNotFound
@@ -63,12 +64,15 @@ class RelationAsk:
     far_type: str | None = None
     #: the caller reads only the relations' endpoint ids and types: a store may leave the rest out
     ends_only: bool = False
+    #: only relations that existed then: their first execution ran by `as_of` (StoredRelation.seen_by)
+    as_of: datetime | None = None
 
     def matches(self, relation: StoredRelation) -> bool:
         """Whether `relation` answers this ask, its near endpoint's id aside."""
         return relation.type in self.types \
             and self.near_type in (None, relation.endpoint(self.near_end).type) \
-            and self.far_type in (None, relation.endpoint(3 - self.near_end).type)
+            and self.far_type in (None, relation.endpoint(3 - self.near_end).type) \
+            and (self.as_of is None or relation.seen_by(self.as_of))
 
 
 class LineageStore(Protocol):
@@ -82,10 +86,11 @@ class LineageStore(Protocol):
 
     def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
                   near_type: str | None = None, far_type: str | None = None,
-                  ends_only: bool = False) -> Iterable[StoredRelation]:
+                  ends_only: bool = False, as_of: datetime | None = None) -> Iterable[StoredRelation]:
         """Relations of `types` whose endpoint `near_end` is one of `ids`; with `near_type` /
         `far_type`, only those whose near / far endpoint has that element type; with `ends_only`,
-        only their endpoints' ids and types need be read (RelationAsk.ends_only)."""
+        only their endpoints' ids and types need be read (RelationAsk.ends_only); with `as_of`,
+        only those that existed then (RelationAsk.as_of)."""
 
     def related(self, asks: Sequence[RelationAsk]) -> Iterable[tuple[int, StoredRelation]]:
         """(number of the ask, relation) for every relation answering each of `asks`, in the
@@ -101,6 +106,12 @@ class LineageOptions:
     operations: bool = False
     deleted: bool = False
     max_nodes: int = 3000  # Navigator's UI capped lineage at 400-3,000 entities
+    #: the graph as it stood then: relations whose first execution ran by then, entities deleted
+    #: only if deleted by then
+    as_of: datetime | None = None
+    #: of the executions that wrote a dataset, only those of its latest run (at or before `as_of`):
+    #: the job as it was last run, not every run ever seen
+    latest: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,7 +203,7 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
                 truncated = True
                 cut |= progress.cut_by(relation)
                 break
-    nodes = _with_parents(store, _load_nodes(store, node_ids, relations.values()))
+    nodes = _with_parents(store, _load_nodes(store, node_ids, relations.values(), options.as_of))
     edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression, r.subtype)
              for r in relations.values()]
     return _contract(root.id, nodes, edges, options, truncated, frozenset(cut))
@@ -225,7 +236,7 @@ def _walk(store: LineageStore, root: StoredElement, direction: str,
     seen.add(root.id)
     frontier: deque[tuple[str, int, bool]] = deque([(root.id, 0, root_is_field)])
     if options.columns and not root_is_field:
-        for field_id in _field_ids(store, [root.id]).get(root.id, ()):
+        for field_id in _field_ids(store, [root.id], options.as_of).get(root.id, ()):
             seen.add(field_id)
             frontier.append((field_id, 0, True))
     progress.pending.update(node for node, _, _ in frontier)
@@ -239,8 +250,11 @@ def _walk(store: LineageStore, root: StoredElement, direction: str,
         fields = tuple(node for node, _, is_field in level if is_field)
         # The whole level in one request: every query of its datasets, then of its columns.
         hops = list(_hops(store, [(datasets, query) for query in dataset_queries] +
-                          [(fields, query) for query in field_queries]))
-        fields_of = _field_ids(store, _queued_datasets(hops, seen, depth_of, options)) if options.columns else {}
+                          [(fields, query) for query in field_queries], options.as_of))
+        if options.latest:
+            hops = _latest_runs(store, hops, options.as_of)
+        fields_of = _field_ids(store, _queued_datasets(hops, seen, depth_of, options), options.as_of) \
+            if options.columns else {}
         for near, relation, far_end in hops:
             yield relation
             far = relation.endpoint(far_end)
@@ -307,40 +321,78 @@ def walked_queries(direction: str, *, columns: bool, operations: bool) -> tuple[
     return tuple(queries)
 
 
-def _hops(store: LineageStore,
-          asked: list[tuple[tuple[str, ...], _Query]]) -> Iterator[tuple[str, StoredRelation, int]]:
+def _hops(store: LineageStore, asked: list[tuple[tuple[str, ...], _Query]],
+          as_of: datetime | None = None) -> Iterator[tuple[str, StoredRelation, int]]:
     """(near node, relation, far end) for every lineage relation of each (nodes, query) of
     `asked`, in that order, asked of the store together."""
     asks = [(nodes, query) for nodes, query in asked if nodes]
     if not asks:
         return
     for n, relation in store.related([RelationAsk(nodes, query.types, query.near_end, query.both_ends,
-                                                  query.both_ends) for nodes, query in asks]):
+                                                  query.both_ends, as_of=as_of) for nodes, query in asks]):
         near_end = asks[n][1].near_end
         yield relation.endpoint(near_end).id, relation, 3 - near_end
 
 
-def _field_ids(store: LineageStore, dataset_ids: Collection[str]) -> dict[str, list[str]]:
+def _latest_runs(store: LineageStore, hops: list[tuple[str, StoredRelation, int]],
+                 as_of: datetime | None) -> list[tuple[str, StoredRelation, int]]:
+    """The hops without the writes of a dataset by executions older than its latest writer (at
+    or before `as_of`). Walking upstream, a dataset's writers are all among the hops (its
+    DATA_FLOW in); walking downstream, the writers of the datasets reached are asked for, in one ask."""
+    writes = [relation for _, relation, _ in hops if _is_write(relation)]
+    if not writes:
+        return hops
+    written = {relation.endpoint2.id for relation in writes}
+    writers = {relation.id: relation for relation in writes}
+    # upstream, a write's near end is the dataset: all its writers were asked for
+    walked_into = {near for near, relation, _ in hops if _is_write(relation)}
+    unseen = sorted(written - walked_into)
+    if unseen:
+        for relation in store.relations(unseen, (_DATA_FLOW,), 2, far_type=ElementType.OPERATION_EXECUTION.value,
+                                        as_of=as_of):
+            writers[relation.id] = relation
+    newest: dict[str, datetime] = {}
+    for relation in writers.values():
+        if relation.first_seen is not None:
+            dataset = relation.endpoint2.id
+            newest[dataset] = max(newest.get(dataset, relation.first_seen), relation.first_seen)
+    # A write with no time (a source that tells none) is never dropped: nothing says it is older.
+    return [(near, relation, far) for near, relation, far in hops
+            if not _is_write(relation) or relation.first_seen is None
+            or relation.first_seen >= newest.get(relation.endpoint2.id, relation.first_seen)]
+
+
+def _is_write(relation: StoredRelation) -> bool:
+    """An execution writing a dataset (a DATA_FLOW from an execution to what is not one)."""
+    return relation.type == _DATA_FLOW and relation.endpoint1.type == ElementType.OPERATION_EXECUTION.value \
+        and relation.endpoint2.type not in _OPERATION_TYPES
+
+
+def _field_ids(store: LineageStore, dataset_ids: Collection[str],
+               as_of: datetime | None = None) -> dict[str, list[str]]:
     """The FIELD children of datasets (columns of tables and views), by dataset, in one ask:
     with `columns`, they join the walk at their dataset's depth."""
     if not dataset_ids:
         return {}
     fields: dict[str, list[str]] = {}
-    for r in store.relations(dataset_ids, (_PARENT_CHILD,), 1, far_type=_FIELD, ends_only=True):
+    for r in store.relations(dataset_ids, (_PARENT_CHILD,), 1, far_type=_FIELD, ends_only=True, as_of=as_of):
         fields.setdefault(r.endpoint1.id, []).append(r.endpoint2.id)
     return fields
 
 
-def _load_nodes(store: LineageStore, node_ids: set[str],
-                relations: Iterable[StoredRelation]) -> dict[str, Node]:
+def _load_nodes(store: LineageStore, node_ids: set[str], relations: Iterable[StoredRelation],
+                as_of: datetime | None = None) -> dict[str, Node]:
+    """The nodes of `node_ids`; with `as_of`, deleted only if deleted by then (a table dropped
+    later was alive at `as_of`)."""
     nodes: dict[str, Node] = {}
     live_stubs: list[str] = []
     for element in store.elements(sorted(node_ids)).values():
+        deleted = element.deleted if as_of is None else element.deleted_at(as_of)
         nodes[element.id] = Node(element.id, element.qualified_name, element.type, element.source_type,
-                                 element.name, element.deleted, indexed=True)
-        if not element.deleted and element.stub:
+                                 element.name, deleted, indexed=True)
+        if not deleted and element.stub:
             live_stubs.append(element.id)
-    for node_id in _unresolved(store, live_stubs, {n: nodes[n].type for n in live_stubs}):
+    for node_id in _unresolved(store, live_stubs, {n: nodes[n].type for n in live_stubs}, as_of):
         nodes[node_id] = dataclasses.replace(nodes[node_id], indexed=False)
     for relation in relations:  # endpoints no extractor has indexed: known from the relation only
         for endpoint in (relation.endpoint1, relation.endpoint2):
@@ -360,7 +412,8 @@ def _with_parents(store: LineageStore, nodes: dict[str, Node]) -> dict[str, Node
     return {n: dataclasses.replace(node, parent=parent_of[n]) if n in parent_of else node for n, node in nodes.items()}
 
 
-def _unresolved(store: LineageStore, live_stubs: list[str], types: Mapping[str, str]) -> set[str]:
+def _unresolved(store: LineageStore, live_stubs: list[str], types: Mapping[str, str],
+                as_of: datetime | None = None) -> set[str]:
     """The live (not deleted) stubs nothing proves existed: datasets no operation wrote, and
     columns of such a dataset (a column is as real as its table)."""
     fields = [n for n in live_stubs if types[n] == _FIELD]
@@ -370,22 +423,22 @@ def _unresolved(store: LineageStore, live_stubs: list[str], types: Mapping[str, 
     other_parents = set(parent_of.values()) - stub_datasets
     proven_parents: set[str] = set()  # real elements, or deleted ones: they existed
     for element in store.elements(sorted(other_parents)).values() if other_parents else ():
-        if not element.deleted and element.stub:
+        if not (element.deleted if as_of is None else element.deleted_at(as_of)) and element.stub:
             stub_datasets.add(element.id)
         else:
             proven_parents.add(element.id)
-    unproven = stub_datasets - _written(store, sorted(stub_datasets))
+    unproven = stub_datasets - _written(store, sorted(stub_datasets), as_of)
     unresolved = {n for n in live_stubs if types[n] != _FIELD and n in unproven}
     unresolved.update(f for f in fields if parent_of.get(f) not in proven_parents and
                       (parent_of.get(f) is None or parent_of[f] in unproven))
     return unresolved
 
 
-def _written(store: LineageStore, element_ids: list[str]) -> set[str]:
-    """Those of `element_ids` that some DATA_FLOW leads into (an operation wrote them)."""
+def _written(store: LineageStore, element_ids: list[str], as_of: datetime | None = None) -> set[str]:
+    """Those of `element_ids` that some DATA_FLOW leads into (an operation wrote them, by `as_of`)."""
     if not element_ids:
         return set()
-    return {r.endpoint2.id for r in store.relations(element_ids, (_DATA_FLOW,), 2, ends_only=True)}
+    return {r.endpoint2.id for r in store.relations(element_ids, (_DATA_FLOW,), 2, ends_only=True, as_of=as_of)}
 
 
 # -- what is shown ----------------------------------------------------------------------------
