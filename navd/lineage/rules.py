@@ -39,7 +39,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
-from navd.errors import EntityNotFound
+from navd.errors import EntityNotFound, UsageError
 from navd.lineage.stored import StoredElement, StoredRelation
 from navd.model import RELATION_SEMANTICS, ElementType, RelationType
 from navd.names import display_name, shown
@@ -150,6 +150,17 @@ class Edge:
     expression: str | None = None
     #: how a column is used (column edges: IDENTITY, TRANSFORMATION, AGGREGATION; FILTER, ...)
     subtype: str | None = None
+    # Not part of what the edge is (two walks' edges compare without them): when the executions
+    # behind it ran, and those executions when contracted away (what `changes` reports).
+    first_seen: datetime | None = dataclasses.field(default=None, compare=False)
+    last_seen: datetime | None = dataclasses.field(default=None, compare=False)
+    via: frozenset[str] = dataclasses.field(default=frozenset(), compare=False)
+
+    def merged(self, other: Edge) -> Edge:
+        """This edge seen once more (through another execution): the earliest first time, the
+        latest last time, both executions."""
+        return dataclasses.replace(self, first_seen=_earliest(self.first_seen, other.first_seen),
+                                   last_seen=_latest(self.last_seen, other.last_seen), via=self.via | other.via)
 
     def as_dict(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"source": self.source, "target": self.target, "type": self.type}
@@ -204,8 +215,8 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
                 cut |= progress.cut_by(relation)
                 break
     nodes = _with_parents(store, _load_nodes(store, node_ids, relations.values(), options.as_of))
-    edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression, r.subtype)
-             for r in relations.values()]
+    edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression, r.subtype,
+                  r.first_seen, r.last_seen) for r in relations.values()]
     return _contract(root.id, nodes, edges, options, truncated, frozenset(cut))
 
 
@@ -467,9 +478,10 @@ def _contract(root: str, nodes: Mapping[str, Node], edges: list[Edge], options: 
         if hidden(edge.source):
             continue
         if not hidden(edge.target):
-            shown_edges[(edge.source, edge.target, edge.type, edge.dependency_type, edge.expression,
-                         edge.subtype)] = edge
+            _put(shown_edges, (edge.source, edge.target, edge.type, edge.dependency_type, edge.expression,
+                               edge.subtype), edge)
             continue
+        via = frozenset({edge.target}) if nodes[edge.target].type in _OPERATION_TYPES else frozenset()
         # Follow the flow through hidden nodes to the next shown ones.
         stack, visited = [edge.target], {edge.target}
         while stack:
@@ -482,7 +494,9 @@ def _contract(root: str, nodes: Mapping[str, Node], edges: list[Edge], options: 
                         stack.append(onward.target)
                 elif onward.target != edge.source:
                     key = (edge.source, onward.target, edge.type, None, None, None)
-                    shown_edges[key] = Edge(edge.source, onward.target, edge.type)
+                    _put(shown_edges, key, Edge(edge.source, onward.target, edge.type,
+                                                first_seen=_earliest(edge.first_seen, onward.first_seen),
+                                                last_seen=_latest(edge.last_seen, onward.last_seen), via=via))
     used = {root} | {e.source for e in shown_edges.values()} | {e.target for e in shown_edges.values()}
     cut = frozenset(n for n in cut if n in nodes)  # queued columns no relation reached are not in the graph
     marked = {n for n in cut if not hidden(n)}
@@ -495,6 +509,121 @@ def _contract(root: str, nodes: Mapping[str, Node], edges: list[Edge], options: 
     ordered_edges = tuple(sorted(shown_edges.values(),
                                  key=lambda e: (nodes[e.source].qualified_name, nodes[e.target].qualified_name, e.type)))
     return LineageGraph(root, shown_nodes, ordered_edges, truncated)
+
+
+_EdgeKey = tuple[str, str, str, str | None, str | None, str | None]
+
+
+def _put(edges: dict[_EdgeKey, Edge], key: _EdgeKey, edge: Edge) -> None:
+    edges[key] = edges[key].merged(edge) if key in edges else edge
+
+
+def _earliest(one: datetime | None, two: datetime | None) -> datetime | None:
+    return two if one is None else one if two is None else min(one, two)
+
+
+def _latest(one: datetime | None, two: datetime | None) -> datetime | None:
+    return two if one is None else one if two is None else max(one, two)
+
+
+# -- what changed between two moments -----------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class LineageChanges:
+    """What changed in an entity's lineage between `since` and `until`: the edges of its graph
+    (each dataset's latest run, as `latest`) at `until` that were not there at `since`, those
+    gone, and the entities of its lineage up to `until` (every run) created or deleted in between."""
+
+    root: str
+    since: datetime
+    until: datetime
+    appeared: tuple[Edge, ...]
+    disappeared: tuple[Edge, ...]
+    created: tuple[Node, ...]
+    deleted: tuple[Node, ...]
+    #: every node the edges and entities name, by id
+    nodes: Mapping[str, Node]
+
+    def as_dict(self) -> dict[str, Any]:
+        def edge(e: Edge, when: str, moment: datetime | None) -> dict[str, Any]:
+            shown = e.as_dict()
+            if moment is not None:
+                shown[when] = moment.isoformat()
+            if e.via:
+                shown["executions"] = [self.nodes[n].as_dict() if n in self.nodes else {"id": n}
+                                       for n in sorted(e.via)]
+            return shown
+
+        used = {self.root} | {n for e in (*self.appeared, *self.disappeared) for n in (e.source, e.target)} \
+            | {n.id for n in (*self.created, *self.deleted)}
+        return {"root": self.root, "since": self.since.isoformat(), "until": self.until.isoformat(),
+                "appeared": [edge(e, "firstSeen", e.first_seen) for e in self.appeared],
+                "disappeared": [edge(e, "lastSeen", e.last_seen) for e in self.disappeared],
+                "created": [n.id for n in self.created], "deleted": [n.id for n in self.deleted],
+                "nodes": [self.nodes[n].as_dict() for n in sorted(used) if n in self.nodes]}
+
+
+def changes(store: LineageStore, entity: str, since: datetime, until: datetime,
+            options: LineageOptions = LineageOptions()) -> LineageChanges:
+    """The changes of `entity`'s lineage between `since` and `until` (see LineageChanges). Each
+    edge comes with when it was first and last seen up to `until`, and the executions that showed it."""
+    if until < since:
+        raise UsageError(f"until {until.isoformat()} is before since {since.isoformat()}")
+    walk_options = dataclasses.replace(options, latest=True, operations=False)
+    before = lineage(store, entity, dataclasses.replace(walk_options, as_of=since))
+    after = lineage(store, entity, dataclasses.replace(walk_options, as_of=until))
+    old, new = set(before.edges), set(after.edges)
+    # Every run up to `until`, dropped entities too: when an edge was first and last seen, and
+    # by which executions (the graphs above know only each dataset's latest run).
+    every_run = lineage(store, entity, dataclasses.replace(walk_options, as_of=until, latest=False, deleted=True))
+    seen = {e: e for e in every_run.edges}
+    nodes = {n.id: n for n in every_run.nodes} | {n.id: n for n in before.nodes} | {n.id: n for n in after.nodes}
+    appeared = [seen.get(e, e) for e in after.edges if e not in old]
+    disappeared = [seen.get(e, e) for e in before.edges if e not in new]
+    executions = {n for e in (*appeared, *disappeared) for n in e.via}
+    for element in store.elements(sorted(executions)).values():
+        nodes.setdefault(element.id, Node(element.id, element.qualified_name, element.type, element.source_type,
+                                          element.name, element.deleted, indexed=True))
+    created: list[Node] = []
+    deleted: list[Node] = []
+    for element in store.elements(sorted(nodes)).values():
+        if element.created is not None and since < element.created <= until:
+            created.append(nodes[element.id])
+        if element.deleted and element.delete_time is not None and since < element.delete_time <= until:
+            deleted.append(nodes[element.id])
+
+    def order(edges: Iterable[Edge]) -> tuple[Edge, ...]:
+        return tuple(sorted(edges, key=lambda e: (nodes[e.source].qualified_name, nodes[e.target].qualified_name,
+                                                  e.type)))
+
+    return LineageChanges(after.root, since, until, order(appeared), order(disappeared),
+                          tuple(sorted(created, key=lambda n: n.qualified_name)),
+                          tuple(sorted(deleted, key=lambda n: n.qualified_name)), nodes)
+
+
+def render_changes(found: LineageChanges) -> str:
+    """The changes as text: `+ source -> target` for an edge that appeared, `- ` for one gone."""
+    def label(node_id: str) -> str:
+        node = found.nodes.get(node_id)
+        return node.qualified_name if node is not None else node_id
+
+    def executions(edge: Edge) -> str:
+        return f" (by {', '.join(label(n) for n in sorted(edge.via))})" if edge.via else ""
+
+    root = found.nodes.get(found.root)
+    lines = [f"{root.qualified_name if root else found.root}: changes from {found.since.isoformat()} to "
+             f"{found.until.isoformat()}"]
+    for edge in found.appeared:
+        when = f" first seen {edge.first_seen.isoformat()}" if edge.first_seen else ""
+        lines.append(f"  + {label(edge.source)} -> {label(edge.target)}  [{edge.type}]{when}{executions(edge)}")
+    for edge in found.disappeared:
+        when = f" last seen {edge.last_seen.isoformat()}" if edge.last_seen else ""
+        lines.append(f"  - {label(edge.source)} -> {label(edge.target)}  [{edge.type}]{when}{executions(edge)}")
+    lines.extend(f"  created {node.qualified_name}" for node in found.created)
+    lines.extend(f"  deleted {node.qualified_name}" for node in found.deleted)
+    if len(lines) == 1:
+        lines.append("  (no changes)")
+    return "\n".join(lines)
 
 
 def render_text(graph: LineageGraph) -> str:
