@@ -4,10 +4,12 @@ graph served from the hub cache while the index is unchanged."""
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from navd.index.client import SolrIndex
 from navd.index.lookup import Scope, resolve_one
 from navd.lineage.hub_cache import Generation, HubCache, generation
-from navd.lineage.rules import LineageGraph, LineageOptions
+from navd.lineage.rules import LineageChanges, LineageGraph, LineageOptions, changes
 from navd.lineage.rules import lineage as walk
 from navd.lineage.store import SolrLineageStore
 
@@ -30,3 +32,11 @@ def lineage(index: SolrIndex, entity: str, options: LineageOptions = LineageOpti
     if hubs is not None:
         hubs.put(identity, options, store.known_degree, graph, read_at)
     return graph
+
+
+def lineage_changes(index: SolrIndex, entity: str, since: datetime, until: datetime,
+                    options: LineageOptions = LineageOptions(), scope: Scope = Scope()) -> LineageChanges:
+    """What changed in the lineage of the element `entity` stands for between `since` and
+    `until` (navd/lineage/rules.py's `changes`), walked on Solr."""
+    root = resolve_one(index, entity, scope)
+    return changes(SolrLineageStore(index, known=[root]), str(root["identity"]), since, until, options)
