@@ -151,6 +151,17 @@ class Element:
         return EntityRef(self.source_type, self.qualified_name, self.type)
 
 
+def execution_times(started: datetime | None, ended: datetime | None) -> tuple[datetime | None, datetime | None]:
+    """(first_seen, last_seen) of the relations an execution showed (Relation.first_seen): its
+    start and end; an end not known, or before the start (a skewed clock), counts as the start, a
+    start not known as the end."""
+    if started is None:
+        return ended, ended
+    if ended is None or ended < started:
+        return started, started
+    return started, ended
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Relation:
     """A directed edge in nav_relations: endpoint 1 -> endpoint 2 in the roles of its type.

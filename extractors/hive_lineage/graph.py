@@ -30,7 +30,17 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from navd.extractors.spark.records import stubs_for
-from navd.model import DependencyType, Element, ElementType, EntityRef, Record, Relation, RelationType, SourceType
+from navd.model import (
+    DependencyType,
+    Element,
+    ElementType,
+    EntityRef,
+    Record,
+    Relation,
+    RelationType,
+    SourceType,
+    execution_times,
+)
 from navd.names import (
     field_ref,
     hive_qualified_name,
@@ -259,11 +269,8 @@ def records(query: QueryLineage, *, cluster: str, extractor_run_id: str | None =
                        principal=query.user, started=query.started, ended=query.ended,
                        query_text=query.query_text, source_id=query.query_id,
                        extractor_run_id=extractor_run_id, properties=props)
-    # The relations' times are the execution's, not the indexing time (an end not logged, or
-    # logged before the start by a skewed clock: the start)
-    ended = query.ended if query.ended is not None and (query.started is None or query.ended >= query.started) \
-        else query.started
-    seen = _Seen(query.started, ended)
+    # The relations' times are the execution's, not the indexing time
+    seen = _Seen(*execution_times(query.started, query.ended))
     relations = list(_relations(query, located, cluster, template.ref, instance.ref, extractor_run_id, seen))
     yield from stubs_for(relations, extractor_run_id, known_from=st.value.lower(), seen=stubbed)
     yield template
