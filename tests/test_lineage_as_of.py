@@ -180,3 +180,12 @@ def test_api(client: TestClient, pipeline: Pipeline) -> None:
         refused = client.get(path, params={"entity": pipeline.table("b"), **params})
         assert refused.status_code == 400, refused.text
         assert refused.json()["parameter"] == parameter and refused.json()["error"].startswith(f"{parameter}: ")
+
+
+def test_an_as_of_older_than_the_history_kept_says_so(navd: NavdRunner, pipeline: Pipeline) -> None:
+    old = navd("lineage", pipeline.table("b"), "--as-of", "1900-01-01", "--format", "json")
+    assert old.returncode == 0, old.stderr
+    note = json.loads(old.stdout)["note"]
+    assert note.startswith("as of 1900-01-01T00:00:00+00:00 is before the oldest execution kept (")
+    kept = navd("lineage", pipeline.table("b"), "--as-of", noon(1), "--format", "json")
+    assert "note" not in json.loads(kept.stdout)

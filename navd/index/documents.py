@@ -127,6 +127,15 @@ def _parent_path(path: str) -> str:
     return head or "/"
 
 
+def stored_time(value: object) -> datetime | None:
+    """A stored date (Solr's `2026-11-23T05:00:00.123Z`) as an aware datetime; None if absent."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
+
 #: A relation's first and last execution times (model.Relation.first_seen / last_seen).
 FIRST_SEEN = "firstSeen"
 LAST_SEEN = "lastSeen"

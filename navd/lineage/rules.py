@@ -179,12 +179,16 @@ class LineageGraph:
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
     truncated: bool = False
+    #: what the reader should know about the answer (an `as_of` older than the history kept)
+    note: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"root": self.root, "nodes": [n.as_dict() for n in self.nodes],
                                  "edges": [e.as_dict() for e in self.edges]}
         if self.truncated:
             shown["truncated"] = True
+        if self.note:
+            shown["note"] = self.note
         return shown
 
 
@@ -644,4 +648,6 @@ def render_text(graph: LineageGraph) -> str:
         lines.append("  (no lineage)")
     if graph.truncated:
         lines.append("  ... truncated: more entities than the node limit")
+    if graph.note:
+        lines.append(f"  note: {graph.note}")
     return "\n".join(lines)

@@ -12,7 +12,15 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
 
-from navd.index.documents import FIRST_SEEN, LAST_SEEN, element_field, endpoint_field, is_stub, property_field
+from navd.index.documents import (
+    FIRST_SEEN,
+    LAST_SEEN,
+    element_field,
+    endpoint_field,
+    is_stub,
+    property_field,
+    stored_time,
+)
 
 _ENDPOINT_SUFFIXES = ("Id", "QualifiedName", "Type", "SourceType", "Linked")
 #: The fields `StoredElement.from_doc` reads (for Solr's `fl`).
@@ -23,15 +31,6 @@ RELATION_FIELDS = ",".join(["identity", "type", *(endpoint_field(end, suffix) fo
                                                   for suffix in _ENDPOINT_SUFFIXES),
                             "dependencyType", "expression", "discriminator", property_field("subtype"),
                             FIRST_SEEN, LAST_SEEN])
-
-
-def stored_time(value: object) -> datetime | None:
-    """A stored date (Solr's `2026-11-23T05:00:00.123Z`) as an aware datetime; None if absent."""
-    if value is None or value == "":
-        return None
-    if isinstance(value, datetime):
-        return value
-    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
