@@ -25,6 +25,11 @@ execution -> dataset becomes dataset -> dataset), and so are endpoints no extrac
 through a dropped temporary table stays. `columns` adds FIELD nodes and column edges; a FIELD
 root implies it (a column's lineage is column lineage: without it a column has none).
 
+As of a moment (`as_of`): only relations whose first execution ran by then (StoredRelation.
+first_seen; relations no execution dated count from always), and entities deleted only if deleted
+by then. `latest`: of the executions writing a dataset, only the newest (at or before `as_of`).
+`changes` compares the graphs at two moments.
+
 A stub (an element known only from a job's reference, see model.ElementStub) counts as an entity
 when something proves it existed: an operation wrote it (it is the target of a DATA_FLOW) or
 dropped it (flagged deleted). A stub only ever read is an unresolved reference, shown like an
