@@ -5,7 +5,8 @@
 // - everything shown is text: the DOM is built with textContent (never innerHTML with data), the
 //   diagram's labels are cytoscape canvas text. Event logs carry names like <img src=x onerror=...>.
 // - the URL is the state: #/search?q=, #/entity/<id>, #/lineage/<id>?direction=&depth=&operations=1
-//   &deleted=1&columns=1&control=1 (absent flags are off); the controls only rewrite the hash.
+//   &deleted=1&columns=1&control=1&as_of=<UTC time> (absent flags are off, no as_of: now); the
+//   controls only rewrite the hash.
 // - no request leaves navd: relative URLs to navd's API, the libraries vendored in static/vendor.
 (function () {
   "use strict";
@@ -57,6 +58,7 @@
     params.set("direction", (options && options.direction) || "both");
     params.set("depth", String((options && options.depth) || DEFAULT_DEPTH));
     for (const flag of FLAGS) if (options && options[flag]) params.set(flag, "1");
+    if (options && options.asOf) params.set("as_of", options.asOf);
     return "#/lineage/" + enc(id) + "?" + params.toString();
   }
 
@@ -76,6 +78,7 @@
     const depth = Math.max(1, parseInt(params.get("depth") || String(DEFAULT_DEPTH), 10) || DEFAULT_DEPTH);
     const options = { direction, depth };
     for (const flag of FLAGS) options[flag] = params.get(flag) === "1";
+    options.asOf = params.get("as_of") || ""; // the server checks it: a bad one is its 400, shown
     return options;
   }
 
@@ -282,8 +285,10 @@
                   expanded: new Set(), highlighted: null, pinned: false, status: null, panel: null, tainted: null };
 
   function lineageParams(entity, options, columns) {
-    return { entity, direction: options.direction, depth: String(options.depth), operations: String(options.operations),
-             deleted: String(options.deleted), columns: String(columns), max_nodes: String(NODE_CAP) };
+    const params = { entity, direction: options.direction, depth: String(options.depth), operations: String(options.operations),
+                     deleted: String(options.deleted), columns: String(columns), max_nodes: String(NODE_CAP) };
+    if (options.asOf) params.as_of = options.asOf;
+    return params;
   }
 
   async function fetchLineage(entity, options, columns) {
@@ -427,7 +432,11 @@
                      ["columns", "columns"]].map(([flag, text]) => el("label", {},
       el("input", { id: "toggle-" + flag, type: "checkbox", checked: options[flag], onchange: (e) => go({ [flag]: e.target.checked }) }),
       text));
-    return el("div", { id: "controls" }, el("label", {}, "direction", direction), el("label", {}, "depth", depth), ...toggles);
+    // The lineage as it stood at a moment (UTC; empty: now). A datetime-local input shows minutes.
+    const asOf = el("input", { id: "as-of", type: "datetime-local", value: options.asOf ? options.asOf.slice(0, 16) : "",
+                               onchange: (e) => go({ asOf: e.target.value }) });
+    return el("div", { id: "controls" }, el("label", {}, "direction", direction), el("label", {}, "depth", depth), ...toggles,
+              el("label", {}, "as of (UTC)", asOf));
   }
 
   // Canvas text width, for node sizes (cytoscape draws labels on a canvas; ELK needs the sizes).
