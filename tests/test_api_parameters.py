@@ -188,7 +188,7 @@ def test_the_openapi_description_lists_the_accepted_client_parameters(served: Se
     by_route = {(m, p): names for m, p, names in operations(served.app)}
     assert set(by_route[("get", "/api/v{version}/entities/{identity}")]) == {"query", "offset", "limit", "entityIds"}
     assert set(by_route[("get", "/api/v{version}/lineage")]) == {
-        "entityIds", "query", "offset", "limit", "length", "mergeDeletedEntities", "removeUsageEndPointTypes"}
+        "entityIds", "query", "offset", "limit", "length", "mergeDeletedEntities", "removeUsageEndPointTypes", "asOf"}
 
 
 def test_the_documented_parameters_are_the_server_s(served: Served) -> None:

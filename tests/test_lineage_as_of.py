@@ -189,3 +189,30 @@ def test_an_as_of_older_than_the_history_kept_says_so(navd: NavdRunner, pipeline
     assert note.startswith("as of 1900-01-01T00:00:00+00:00 is before the oldest execution kept (")
     kept = navd("lineage", pipeline.table("b"), "--as-of", noon(1), "--format", "json")
     assert "note" not in json.loads(kept.stdout)
+
+
+def test_the_catalogue_apis_take_as_of(client: TestClient, pipeline: Pipeline) -> None:
+    """Atlas' and Navigator's lineage routes take navd's `asOf` (their own APIs have no such
+    parameter): the same graph as /api/lineage's as_of, in their shapes."""
+    def atlas_tables(**params: str) -> set[str]:
+        answer = client.get("/api/atlas/v2/lineage/uniqueAttribute/type/hive_table",
+                            params={"attr:qualifiedName": pipeline.table("b"), "direction": "INPUT", **params})
+        assert answer.status_code == 200, answer.text
+        return {e["attributes"]["qualifiedName"] for e in answer.json()["guidEntityMap"].values()
+                if e["typeName"] == "hive_table"}
+
+    def navigator_tables(**params: str) -> set[str]:
+        answer = client.get("/api/v9/lineage", params={"entityIds": pipeline.table("b"), **params})
+        assert answer.status_code == 200, answer.text
+        return {e["qualifiedName"] for e in answer.json()["entities"] if e["type"] == "TABLE"}
+
+    a, b, c = (pipeline.table(t) for t in "abc")
+    assert atlas_tables(asOf=noon(1)) == navigator_tables(asOf=noon(1)) == {a, b}
+    assert atlas_tables(asOf=noon(3)) == navigator_tables(asOf=noon(3)) == {a, b, c}
+    assert c in atlas_tables() and c in navigator_tables()
+    for path, params in [("/api/atlas/v2/lineage/uniqueAttribute/type/hive_table",
+                          {"attr:qualifiedName": pipeline.table("b")}),
+                         ("/api/v9/lineage", {"entityIds": pipeline.table("b")})]:
+        refused = client.get(path, params={**params, "asOf": "last tuesday"})
+        assert refused.status_code == 400, refused.text
+        assert refused.json()["parameter"] == "asOf" and refused.json()["error"].startswith("asOf: ")

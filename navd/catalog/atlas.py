@@ -6,6 +6,7 @@ type definitions, classifications added and removed through the annotation servi
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from navd import atlas
@@ -104,24 +105,26 @@ def entities_by_guids(index: SolrIndex, guids: Sequence[str]) -> dict[str, Any]:
 
 
 def lineage_info(index: SolrIndex, guid: str, direction: atlas.Direction, depth: int, max_nodes: int,
-                 hubs: HubCache | None = None) -> dict[str, Any]:
+                 hubs: HubCache | None = None, as_of: datetime | None = None) -> dict[str, Any]:
     """Atlas' AtlasLineageInfo of the element whose identity is `guid`, walked `depth` hops in
     `direction` by navd's lineage (with operations: Atlas shows processes; with deleted entities:
-    Atlas shows them marked DELETED; with column edges when the entity is a column)."""
+    Atlas shows them marked DELETED; with column edges when the entity is a column); as it stood
+    at `as_of` when given (navd's own parameter: Atlas has none)."""
     root = _doc(index, guid)
-    return _lineage_of(index, root, direction, depth, max_nodes, hubs)
+    return _lineage_of(index, root, direction, depth, max_nodes, hubs, as_of)
 
 
 def lineage_by_unique_attribute(index: SolrIndex, type_name: str, qualified_name: str, direction: atlas.Direction,
-                                depth: int, max_nodes: int, hubs: HubCache | None = None) -> dict[str, Any]:
+                                depth: int, max_nodes: int, hubs: HubCache | None = None,
+                                as_of: datetime | None = None) -> dict[str, Any]:
     root = _by_unique_attribute(index, type_name, qualified_name)
-    return _lineage_of(index, root, direction, depth, max_nodes, hubs)
+    return _lineage_of(index, root, direction, depth, max_nodes, hubs, as_of)
 
 
 def _lineage_of(index: SolrIndex, root: dict[str, Any], direction: atlas.Direction, depth: int, max_nodes: int,
-                hubs: HubCache | None) -> dict[str, Any]:
+                hubs: HubCache | None, as_of: datetime | None) -> dict[str, Any]:
     options = LineageOptions(direction=atlas.NAVD_DIRECTION[direction], depth=depth, operations=True, deleted=True,
-                             columns=root.get("type") == ElementType.FIELD.value, max_nodes=max_nodes)
+                             columns=root.get("type") == ElementType.FIELD.value, max_nodes=max_nodes, as_of=as_of)
     identity = str(root["identity"])
     graph = lineage(index, identity, options, Scope(), hubs)
     docs = {str(d["identity"]): display_document(d) for d in index.get("elements", [n.id for n in graph.nodes])}

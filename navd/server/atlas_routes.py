@@ -39,7 +39,7 @@ from navd.index.client import SolrIndex
 from navd.names import InvalidName
 from navd.server.annotation_routes import actor_of
 from navd.server.api import Config, Hubs, Index, Writer
-from navd.server.errors import error_response
+from navd.server.errors import error_response, parse_time
 
 router = APIRouter(prefix="/api/atlas/v2", tags=["atlas"])
 
@@ -56,6 +56,9 @@ _DEFAULT_DEPTH = 3
 #: by [server] max_nodes instead) and two options navd has nothing for, taken only as false
 _WIDTH = Annotated[str | None, Query(description="Atlas' width; ignored: the graph is capped by [server] max_nodes")]
 _FALSE_ONLY = Annotated[str | None, Query(description="false only: navd has no parent chains or derived lineage")]
+#: navd's own lineage parameter (Atlas has none): the graph as it stood then
+_AS_OF = Annotated[str | None, Query(description="navd's: the lineage as it stood then (ISO 8601 or a date; "
+                                                 "docs/features/lineage-as-of.md)")]
 
 
 def _answer(read: Callable[[], Any], status: int = 200) -> Response:
@@ -201,12 +204,12 @@ def remove_classification(guid: str, name: str, request: Request, writer: Writer
 def lineage_by_guid(guid: str, index: Index, config: Config, hubs: Hubs, direction: _DIRECTION = None,
                     depth: _DEPTH = None, width: _WIDTH = None,
                     includeParent: _FALSE_ONLY = None,  # noqa: N803 - Atlas' names
-                    getDerivedLineage: _FALSE_ONLY = None) -> Response:  # noqa: N803
+                    getDerivedLineage: _FALSE_ONLY = None, asOf: _AS_OF = None) -> Response:  # noqa: N803
     def read() -> dict[str, Any]:
         _false_only("includeParent", includeParent)
         _false_only("getDerivedLineage", getDerivedLineage)
         return reads.lineage_info(index, guid, _direction(direction), _depth(depth, config),
-                                  config.server.max_nodes, hubs)
+                                  config.server.max_nodes, hubs, parse_time("asOf", asOf))
 
     return _answer(read)
 
@@ -214,10 +217,10 @@ def lineage_by_guid(guid: str, index: Index, config: Config, hubs: Hubs, directi
 @router.get("/lineage/uniqueAttribute/type/{type_name}", summary="Atlas: the lineage of an entity by qualifiedName")
 def lineage_by_unique_attribute(type_name: str, index: Index, config: Config, hubs: Hubs,
                                 qualified_name: _QUALIFIED_NAME = None, direction: _DIRECTION = None,
-                                depth: _DEPTH = None) -> Response:
+                                depth: _DEPTH = None, asOf: _AS_OF = None) -> Response:  # noqa: N803
     return _answer(lambda: reads.lineage_by_unique_attribute(
         index, type_name, qualified_name or "", _direction(direction), _depth(depth, config),
-        config.server.max_nodes, hubs))
+        config.server.max_nodes, hubs, parse_time("asOf", asOf)))
 
 
 # -- search -----------------------------------------------------------------------------------------
