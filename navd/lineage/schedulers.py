@@ -85,7 +85,8 @@ def workflows_by_execution(relations: Iterable[StoredRelation], execution_ids: C
     found: dict[str, tuple[str, ...]] = {}
     for execution in execution_ids:
         run = parent.get(execution, execution)
-        actions = {far for near in physical.get(run, ()) for far in (near, *physical.get(near, ()))}
+        # the run's physical ends (an action, or a YARN application) and theirs (its action)
+        actions = {end for first in physical.get(run, ()) for end in (first, *physical.get(first, ()))}
         names = sorted({workflow[run_of_action[a]] for a in actions
                         if a in run_of_action and run_of_action[a] in workflow})
         if names:
