@@ -19,6 +19,10 @@ What is walked, as in Navigator (the table is model.RELATION_SEMANTICS):
   executions), so a YARN application reaches the datasets its Spark work read and wrote;
 - INSTANCE_OF from an execution to its operation template, shown with `operations`.
 
+With `operations`, the executions in the graph also show the Oozie workflow that started them
+(navd/lineage/schedulers.py): a job manager's action is the physical end of what it triggered,
+so the walk itself never climbs to it.
+
 What is shown: without `operations`, executions and templates are contracted away (dataset ->
 execution -> dataset becomes dataset -> dataset), and so are endpoints no extractor has indexed
 (unlinked); without `deleted`, deleted entities are contracted away too, so the connection
@@ -45,6 +49,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from navd.errors import EntityNotFound, UsageError
+from navd.lineage.schedulers import scheduler_relations
 from navd.lineage.stored import StoredElement, StoredRelation
 from navd.model import RELATION_SEMANTICS, ElementType, RelationType
 from navd.names import display_name, shown
@@ -53,6 +58,7 @@ Direction = Literal["upstream", "downstream", "both"]
 
 _OPERATION_TYPES = frozenset({ElementType.OPERATION.value, ElementType.OPERATION_EXECUTION.value})
 _FIELD = ElementType.FIELD.value
+_EXECUTION = ElementType.OPERATION_EXECUTION.value
 _PARENT_CHILD = RelationType.PARENT_CHILD.value
 _DATA_FLOW = RelationType.DATA_FLOW.value
 
@@ -223,6 +229,12 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
                 truncated = True
                 cut |= progress.cut_by(relation)
                 break
+    if options.operations and not truncated:
+        executions = {end.id for r in relations.values() for end in (r.endpoint1, r.endpoint2)
+                      if end.type == _EXECUTION} | ({root.id} if root.type == _EXECUTION else set())
+        for relation in scheduler_relations(store, executions):
+            relations[relation.id] = relation
+            node_ids.update((relation.endpoint1.id, relation.endpoint2.id))
     nodes = _with_parents(store, _load_nodes(store, node_ids, relations.values(), options.as_of))
     edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression, r.subtype,
                   r.first_seen, r.last_seen) for r in relations.values()]

@@ -448,9 +448,9 @@
   }
 
   // How a type reads under a node's name where its enum value reads badly ("S3 S3BUCKET"), and
-  // what an Oozie operation is (its qualifiedName says: oozie://workflow/..., oozie://coordinator/...).
+  // what an Oozie operation is (its qualifiedName says: oozie://workflow/..., oozie://coordinator/..., oozie://bundle/...).
   const TYPE_LABELS = { S3BUCKET: "bucket" };
-  const OOZIE_KIND = /^oozie:\/\/(workflow|coordinator)\//;
+  const OOZIE_KIND = /^oozie:\/\/(workflow|coordinator|bundle)\//;
 
   function typeLabel(node) {
     const oozie = node.type === "OPERATION" && OOZIE_KIND.exec(node.qualifiedName || "");
