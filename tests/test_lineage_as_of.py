@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from conftest import NavdRunner
+from conftest import NavdRunner, write_navd_config
 from lineage_logs import impala_line
 from navd.config import DaemonConfig, NavdConfig, SolrConfig
 from navd.extractors.hive_lineage.extractor import LineageLogExtractor
@@ -23,6 +24,8 @@ from navd.extractors.impala.lineage import FILE_PREFIX, parse_impala
 from navd.index.client import IndexWriter, SolrIndex
 from navd.model import Deletion, Element, ElementType, SourceType, hive_qualified_name
 from navd.server.app import create_app
+from navd.solr.server import EmbeddedSolr
+from test_lineage_across_sources import run_job
 
 #: the pipeline's days: day 1 and day 2 `b` is written from `a`; day 3 the job reads `c`; day 4
 #: `a` is dropped
@@ -216,3 +219,58 @@ def test_the_catalogue_apis_take_as_of(client: TestClient, pipeline: Pipeline) -
         refused = client.get(path, params={**params, "asOf": "last tuesday"})
         assert refused.status_code == 400, refused.text
         assert refused.json()["parameter"] == "asOf" and refused.json()["error"].startswith("asOf: ")
+
+
+def test_a_pyspark_job_rewritten_to_read_another_input(navd: NavdRunner, solr_server: EmbeddedSolr,
+                                                        index: SolrIndex, tmp_path: Path) -> None:
+    """A real PySpark application writes `b` from `a`, then (the job rewritten) from `c`; its event
+    log through navd's Spark extractor: the execution times Spark recorded decide the graph at
+    each moment the job noted between the writes."""
+    base = tmp_path / "data"
+    moments = tmp_path / "moments.json"
+    events = run_job("rewritten_job", f"""
+        import json, time
+        base = {base.as_uri()!r}
+        for name in ("a", "c"):
+            spark.createDataFrame([(1,)], "x long").write.parquet(base + "/" + name)
+        time.sleep(1.5)
+        before = time.time()
+        time.sleep(1.5)
+        spark.read.parquet(base + "/a").write.mode("overwrite").parquet(base + "/b")
+        time.sleep(1.5)
+        between = time.time()
+        time.sleep(1.5)
+        spark.read.parquet(base + "/c").write.mode("overwrite").parquet(base + "/b")
+        time.sleep(1.5)
+        after = time.time()
+        open({str(moments)!r}, "w").write(json.dumps({{"before": before, "between": between, "after": after}}))
+    """, None, tmp_path)
+    at = {name: datetime.fromtimestamp(t, UTC).isoformat() for name, t in json.loads(moments.read_text()).items()}
+    cluster = f"asofspark{tmp_path.name[-6:].replace('_', '')}"
+    config = write_navd_config(tmp_path / "navd.toml", solr_server, cluster=cluster, body=(
+        f'[spark]\nevent_log_dirs = ["{events}"]\nstate_dir = "{tmp_path / "spark-state"}"\n'))
+    env = {**os.environ, "NAVD_CONFIG": str(config)}
+    extracted = navd("extract", "spark", "--once", env=env)
+    assert extracted.returncode == 0, extracted.stderr[-2000:]
+
+    def upstream(*options: str) -> set[str]:
+        result = navd("lineage", (base / "b").as_uri(), "--direction", "upstream", "--format", "json", *options,
+                      env=env)
+        assert result.returncode == 0, result.stderr
+        graph = json.loads(result.stdout)
+        names = {n["id"]: n["qualifiedName"].rstrip("/").rsplit("/", 1)[-1] for n in graph["nodes"]}
+        return {names[e["source"]] for e in graph["edges"] if names[e["target"]] == "b"}
+
+    assert upstream("--as-of", at["before"]) == set()
+    assert upstream("--as-of", at["between"]) == {"a"}
+    assert upstream("--as-of", at["after"]) == upstream() == {"a", "c"}
+    assert upstream("--latest") == upstream("--as-of", at["after"], "--latest") == {"c"}
+    assert upstream("--as-of", at["between"], "--latest") == {"a"}
+    changes = navd("lineage", (base / "b").as_uri(), "--direction", "upstream", "--changes",
+                   "--since", at["between"], "--format", "json", env=env)
+    assert changes.returncode == 0, changes.stderr
+    found = json.loads(changes.stdout)
+    named = {n["id"]: n["qualifiedName"].rstrip("/").rsplit("/", 1)[-1] for n in found["nodes"]}
+    # both graphs by the latest run: the rewritten job's new input appeared, its old one is gone
+    assert [named[e["source"]] for e in found["appeared"]] == ["c"], found
+    assert [named[e["source"]] for e in found["disappeared"]] == ["a"], found
