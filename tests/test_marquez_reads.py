@@ -112,3 +112,42 @@ def test_marquez_writes_are_405_with_a_message(served: Served, namespace: str) -
         answer = requests.request(method, served.url + path, timeout=30)
         assert answer.status_code == 405, (method, path, answer.text)
         assert "read-only" in answer.json()["error"], (method, path)
+
+
+def test_marquez_python_lists_and_reads_the_datasets_events_reported(served: Served, runs: dict[str, list[str]]
+                                                                     ) -> None:
+    """The events' unknown metastore keeps its datasets under its own namespace; the HDFS output
+    is a path of `hdfs://nn:8020`."""
+    del runs
+    client = MarquezClient(url=served.url)
+    hive = "hive://metastore:9083"
+    listed = client.list_datasets(hive, limit=1000)
+    names = [d["name"] for d in listed["datasets"]]
+    assert {"marquez.orders", "marquez.customers", "marquez.revenue"} <= set(names)
+    assert names == sorted(names) and listed["totalCount"] >= 3
+    assert all(d["namespace"] == hive for d in listed["datasets"])
+    revenue = client.get_dataset(hive, "marquez.revenue")
+    assert revenue["id"] == {"namespace": hive, "name": "marquez.revenue"}
+    assert [(f["name"], f["type"]) for f in revenue["fields"]] == [("region", "STRING"), ("total", "DECIMAL(20,2)")]
+    assert client.list_dataset_versions(hive, "marquez.revenue") == {"versions": [], "totalCount": 0}
+    export = client.get_dataset("hdfs://nn:8020", "/data/marquez/revenue_export")
+    assert export["id"] == {"namespace": "hdfs://nn:8020", "name": "/data/marquez/revenue_export"}
+    paths = {d["name"] for d in client.list_datasets("hdfs://nn:8020", limit=1000)["datasets"]}
+    assert "/data/marquez/revenue_export" in paths and "marquez.revenue" not in paths
+
+
+def test_a_dataset_navd_does_not_hold_is_404(served: Served, runs: dict[str, list[str]]) -> None:
+    del runs
+    for path in ("/api/v1/namespaces/hive%3A%2F%2Fmetastore%3A9083/datasets/marquez.nosuch",
+                 "/api/v1/namespaces/hive%3A%2F%2Fmetastore%3A9083/datasets/marquez.nosuch/versions"):
+        answer = served.get(path)
+        assert answer.status_code == 404, answer.text
+        assert answer.json()["error"].startswith("dataset"), answer.text
+
+
+def test_lineage_job_nodes_carry_their_latest_run(served: Served, namespace: str, runs: dict[str, list[str]]) -> None:
+    graph = served.get("/api/v1/lineage", params={"nodeId": f"job:{namespace}:load", "depth": 1}).json()["graph"]
+    load = next(n for n in graph if n["id"] == f"job:{namespace}:load")
+    assert load["data"]["latestRun"]["id"] == runs["load"][1]
+    assert load["data"]["latestRun"]["state"] == "FAILED"
+    assert [r["id"] for r in load["data"]["latestRuns"]] == [runs["load"][1]]

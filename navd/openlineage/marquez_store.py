@@ -88,6 +88,14 @@ def runs(index: SolrIndex, namespace_name: str, name: str, *, limit: int, offset
     return Listing(tuple(_run(doc) for doc in found["docs"]), int(found["numFound"]))
 
 
+def latest_run_of(index: SolrIndex, namespace_name: str, name: str) -> dict[str, Any] | None:
+    """The latest started run of an OpenLineage job in Marquez's shape; None for a job with none
+    (or one not from the intake: its executions carry no OpenLineage runId)."""
+    latest = index.search("elements", _RUNS, rows=1, sort="started desc,identity asc", filters=[
+        term_filter("prop_namespace", namespace_name), term_filter("prop_job", name)])["response"]["docs"]
+    return _run(latest[0]) if latest else None
+
+
 def run(index: SolrIndex, run_id: str) -> dict[str, Any]:
     docs = index.search("elements", _RUNS, rows=1, filters=[term_filter("prop_runId", run_id.lower())]
                         )["response"]["docs"]
@@ -100,10 +108,8 @@ def _job(index: SolrIndex, doc: Mapping[str, Any]) -> dict[str, Any]:
     props = _properties(doc)
     namespace_name = props.get("namespace", "")
     name = str(doc.get("name") or str(doc["qualifiedName"]).rsplit("/", 1)[-1])
-    latest = index.search("elements", _RUNS, rows=1, sort="started desc,identity asc", filters=[
-        term_filter("prop_namespace", namespace_name), term_filter("prop_job", name)])["response"]["docs"]
     at = str(doc.get("lastIndexed") or _EPOCH)
-    latest_run = _run(latest[0]) if latest else None
+    latest_run = latest_run_of(index, namespace_name, name)
     return {"id": {"namespace": namespace_name, "name": name}, "type": "BATCH", "name": name, "simpleName": name,
             "parentJobName": None, "parentJobUuid": None, "createdAt": str(doc.get("created") or at),
             "updatedAt": at, "namespace": namespace_name, "inputs": [], "outputs": [], "location": None,

@@ -2,7 +2,8 @@
 /api/v1/column-lineage` in Marquez's response shape, from navd/openlineage/service.py, with the
 caps of /api/lineage (`[server] max_depth`, `max_nodes`); `GET /api/v1/events/lineage`, the
 events kept as posted (navd/openlineage/kept.py); namespaces, jobs and runs of the OpenLineage
-intake (navd/openlineage/marquez_store.py). Served whether or not the intake is on: they read
+intake (navd/openlineage/marquez_store.py); the datasets OpenLineage events reported
+(navd/openlineage/marquez.py). Served whether or not the intake is on: they read
 what any extractor wrote. Marquez's own writes (PUT, POST, DELETE under /api/v1 but the intake)
 answer 405 with a message: navd takes lineage as OpenLineage events only.
 
@@ -17,8 +18,8 @@ from urllib.parse import unquote
 
 from fastapi import APIRouter, Query, Request
 
-from navd.openlineage import kept, marquez_store
-from navd.openlineage.service import marquez_column_lineage, marquez_lineage
+from navd.openlineage import kept, marquez, marquez_store
+from navd.openlineage.service import export_settings, marquez_column_lineage, marquez_lineage
 from navd.server.api import Config, Index
 from navd.server.errors import ApiError, blame, check_range
 
@@ -119,10 +120,11 @@ def get_marquez_namespaces(index: Index, limit: int = LIST_LIMIT, offset: int = 
 
 
 @router.get("/api/v1/namespaces/{path:path}", summary="Marquez's namespace, its jobs, a job, a job's runs")
-def get_marquez_namespace_path(request: Request, index: Index, path: str, limit: int = LIST_LIMIT,
+def get_marquez_namespace_path(request: Request, index: Index, config: Config, path: str, limit: int = LIST_LIMIT,
                                offset: int = 0) -> dict[str, Any]:
     """`/namespaces/{ns}`, `/namespaces/{ns}/jobs`, `/namespaces/{ns}/jobs/{job}`,
-    `/namespaces/{ns}/jobs/{job}/runs`. Namespaces hold `/` (`airflow://scheduler`, sent
+    `/namespaces/{ns}/jobs/{job}/runs`, `/namespaces/{ns}/datasets`, `/namespaces/{ns}/datasets/{name}`
+    and its `/versions` (none: navd keeps a dataset's current state only). Namespaces hold `/` (`airflow://scheduler`, sent
     percent-encoded, as Marquez's clients send them), so the parts are split on the path as sent."""
     del path  # decoded, its encoded slashes lost: the raw path is split instead
     raw = request.scope.get("raw_path") or request.url.path.encode()
@@ -141,6 +143,14 @@ def get_marquez_namespace_path(request: Request, index: Index, path: str, limit:
             case [namespace, "jobs", name, "runs"]:
                 found = marquez_store.runs(index, namespace, name, limit=limit, offset=offset)
                 return {"runs": list(found.items), "totalCount": found.total}
+            case [namespace, "datasets"]:
+                found = marquez.datasets(index, export_settings(config), namespace, limit=limit, offset=offset)
+                return {"datasets": list(found.items), "totalCount": found.total}
+            case [namespace, "datasets", name]:
+                return marquez.dataset(index, export_settings(config), config.cluster.name, namespace, name)
+            case [namespace, "datasets", name, "versions"]:
+                marquez.dataset(index, export_settings(config), config.cluster.name, namespace, name)
+                return {"versions": [], "totalCount": 0}
     raise ApiError(404, f"path: navd serves no Marquez resource at {request.url.path[:200]!r}", "path")
 
 
