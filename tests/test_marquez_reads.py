@@ -151,3 +151,26 @@ def test_lineage_job_nodes_carry_their_latest_run(served: Served, namespace: str
     assert load["data"]["latestRun"]["id"] == runs["load"][1]
     assert load["data"]["latestRun"]["state"] == "FAILED"
     assert [r["id"] for r in load["data"]["latestRuns"]] == [runs["load"][1]]
+
+
+def test_search_finds_jobs_and_datasets_by_a_part_of_their_name(served: Served, namespace: str,
+                                                                 runs: dict[str, list[str]]) -> None:
+    del runs
+    found = served.get("/api/v1/search", params={"q": "LOA", "filter": "JOB", "limit": 1000}).json()
+    assert {"type": "JOB", "name": "load", "namespace": namespace, "nodeId": f"job:{namespace}:load"} in [
+        {k: r[k] for k in ("type", "name", "namespace", "nodeId")} for r in found["results"]]
+    assert all(r["type"] == "JOB" and "loa" in r["name"].lower() for r in found["results"])
+    assert found["totalCount"] == len(found["results"])
+    datasets = served.get("/api/v1/search", params={"q": "marquez.rev", "filter": "DATASET"}).json()["results"]
+    assert [(r["namespace"], r["name"], r["nodeId"]) for r in datasets] == [
+        ("hive://metastore:9083", "marquez.revenue", "dataset:hive://metastore:9083:marquez.revenue")]
+    both = served.get("/api/v1/search", params={"q": "marquez"}).json()
+    assert {r["type"] for r in both["results"]} == {"DATASET"} and len(both["results"]) <= 10
+
+
+@pytest.mark.parametrize(("params", "word"), [({"q": ""}, "q"), ({"q": "x", "filter": "TABLE"}, "filter"),
+                                              ({"q": "x", "sort": "SIZE"}, "sort")])
+def test_search_refuses_what_marquez_does_not_know(served: Served, params: dict[str, str], word: str) -> None:
+    answer = served.get("/api/v1/search", params=params)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["error"].startswith(word)

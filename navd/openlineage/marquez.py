@@ -237,6 +237,35 @@ def dataset(index: SolrIndex, settings: ExportSettings, default_cluster: str, na
     return _dataset_data(node_id("dataset", ns, named), data, doc)
 
 
+# -- GET /api/v1/search ----------------------------------------------------------------------
+
+#: Marquez's search filters and sorts (SearchFilter, SearchSort)
+SEARCH_FILTERS = ("DATASET", "JOB")
+SEARCH_SORTS = ("NAME", "UPDATE_AT")
+
+
+def search(index: SolrIndex, settings: ExportSettings, query: str, kind: str | None, sort: str,
+           limit: int) -> dict[str, Any]:
+    """Marquez's SearchResults: the jobs and datasets whose name holds `query` (any case, as
+    Marquez's ILIKE), of `kind` only when given, by name or latest change first."""
+    needle = query.lower()
+    results: list[dict[str, Any]] = []
+    if kind in (None, "JOB"):
+        results += [{"type": "JOB", "name": name, "updatedAt": at, "namespace": namespace,
+                     "nodeId": node_id("job", namespace, name)}
+                    for namespace, name, at in marquez_store.job_names(index) if needle in name.lower()]
+    if kind in (None, "DATASET"):
+        results += [{"type": "DATASET", "name": name, "updatedAt": str(doc.get("lastIndexed") or _EPOCH),
+                     "namespace": namespace, "nodeId": node_id("dataset", namespace, name)}
+                    for namespace, name, _d, doc in _named_datasets(index, settings, _reported_datasets(index))
+                    if needle in name.lower()]
+    if sort == "UPDATE_AT":
+        results.sort(key=lambda r: (r["updatedAt"], r["nodeId"]), reverse=True)
+    else:
+        results.sort(key=lambda r: (r["name"], r["namespace"], r["type"]))
+    return {"totalCount": len(results), "results": results[:limit]}
+
+
 # -- GET /api/v1/column-lineage ---------------------------------------------------------------
 
 def column_lineage(index: SolrIndex, settings: ExportSettings, default_cluster: str, value: str, depth: int,

@@ -72,6 +72,12 @@ def jobs(index: SolrIndex, namespace_name: str | None, *, limit: int, offset: in
     return Listing(tuple(_job(index, doc) for doc in found["docs"]), int(found["numFound"]))
 
 
+def job_names(index: SolrIndex) -> list[tuple[str, str, str]]:
+    """(namespace, name, updatedAt) of every OpenLineage job."""
+    return [(_properties(d).get("namespace", ""), _job_name(d), str(d.get("lastIndexed") or _EPOCH))
+            for d in index.scan("elements", _JOBS, fl="identity,name,qualifiedName,properties,lastIndexed")]
+
+
 def job(index: SolrIndex, namespace_name: str, name: str) -> dict[str, Any]:
     docs = index.get("elements", [openlineage_job_ref(namespace_name, name).identity])
     if not docs:
@@ -107,7 +113,7 @@ def run(index: SolrIndex, run_id: str) -> dict[str, Any]:
 def _job(index: SolrIndex, doc: Mapping[str, Any]) -> dict[str, Any]:
     props = _properties(doc)
     namespace_name = props.get("namespace", "")
-    name = str(doc.get("name") or str(doc["qualifiedName"]).rsplit("/", 1)[-1])
+    name = _job_name(doc)
     at = str(doc.get("lastIndexed") or _EPOCH)
     latest_run = latest_run_of(index, namespace_name, name)
     return {"id": {"namespace": namespace_name, "name": name}, "type": "BATCH", "name": name, "simpleName": name,
@@ -116,6 +122,10 @@ def _job(index: SolrIndex, doc: Mapping[str, Any]) -> dict[str, Any]:
             "context": {"sql": doc["queryText"]} if doc.get("queryText") else {},
             "description": doc.get("description"), "latestRun": latest_run,
             "latestRuns": [latest_run] if latest_run else [], "facets": {}, "currentVersion": None, "tags": []}
+
+
+def _job_name(doc: Mapping[str, Any]) -> str:
+    return str(doc.get("name") or str(doc["qualifiedName"]).rsplit("/", 1)[-1])
 
 
 def _run(doc: Mapping[str, Any]) -> dict[str, Any]:

@@ -154,6 +154,25 @@ def get_marquez_namespace_path(request: Request, index: Index, config: Config, p
     raise ApiError(404, f"path: navd serves no Marquez resource at {request.url.path[:200]!r}", "path")
 
 
+@router.get("/api/v1/search", summary="Marquez's search of jobs and datasets by name")
+def get_marquez_search(index: Index, config: Config,
+                       q: Annotated[str, Query(description="a part of the name, any case")],
+                       filter: Annotated[str | None, Query(description="DATASET or JOB (default both)")] = None,  # noqa: A002 - Marquez's parameter name
+                       sort: Annotated[str, Query(description="NAME (default) or UPDATE_AT")] = "NAME",
+                       limit: Annotated[int, Query(description="at most this many (default 10)")] = 10,
+                       ) -> dict[str, Any]:
+    """`{"totalCount": n, "results": [{"type", "name", "updatedAt", "namespace", "nodeId"}]}`."""
+    if not q.strip():
+        raise ApiError(400, "q: give a part of a job's or dataset's name to search for", "q")
+    kind = filter.upper() if filter is not None else None
+    if kind is not None and kind not in marquez.SEARCH_FILTERS:
+        raise ApiError(400, f"filter: must be DATASET or JOB, got {filter[:40]!r}", "filter")
+    if sort.upper() not in marquez.SEARCH_SORTS:
+        raise ApiError(400, f"sort: must be NAME or UPDATE_AT, got {sort[:40]!r}", "sort")
+    check_range("limit", limit, 0, MAX_LIST_LIMIT)
+    return marquez.search(index, export_settings(config), q, kind, sort.upper(), limit)
+
+
 @router.get("/api/v1/jobs", summary="Marquez's jobs of every namespace")
 def get_marquez_jobs(index: Index, limit: int = LIST_LIMIT, offset: int = 0) -> dict[str, Any]:
     _page(limit, offset)
