@@ -42,7 +42,9 @@ def runs(served: Served, index: SolrIndex, namespace: str) -> dict[str, list[str
                                ("report", RunState.COMPLETE, 1200)):
         run_id = str(uuid.uuid4())
         for event_state, at in ((RunState.START, offset), (state, offset + 30)):
-            body: dict[str, Any] = as_json(job_run(run_id, job, event_state, offset=at, database="marquez"))
+            error = "disk full" if event_state == RunState.FAIL else None
+            body: dict[str, Any] = as_json(job_run(run_id, job, event_state, offset=at, database="marquez",
+                                                   error=error))
             body["job"]["namespace"] = namespace
             answer = requests.post(f"{served.url}/api/v1/lineage", data=json.dumps(body), timeout=60,
                                    headers={"Content-Type": "application/json"})
@@ -66,6 +68,8 @@ def test_marquez_python_lists_namespaces_jobs_and_runs(served: Served, namespace
     load = client.get_job(namespace, "load")
     assert load["id"] == {"namespace": namespace, "name": "load"}
     assert load["latestRun"]["id"] == runs["load"][1] and load["latestRun"]["state"] == "FAILED"
+    assert load["facets"] == {"sql": {"query": "insert into marquez.revenue select ..."}}
+    assert load["latestRun"]["facets"]["errorMessage"] == {"message": "disk full", "programmingLanguage": "PYTHON"}
 
     load_runs = client.list_job_runs(namespace, "load")
     assert load_runs["totalCount"] == 2
@@ -74,6 +78,8 @@ def test_marquez_python_lists_namespaces_jobs_and_runs(served: Served, namespace
     first = client.get_job_run(runs["load"][0])
     assert (first["startedAt"], first["endedAt"], first["durationMs"]) == (
         "2026-11-23T06:00:00Z", "2026-11-23T06:00:30Z", 30_000)
+    assert first["facets"] == {"nominalTime": {"nominalStartTime": "2026-11-23T05:00:00.000Z",
+                                               "nominalEndTime": "2026-11-23T06:00:00.000Z"}}
 
 
 def test_jobs_of_every_namespace_page(served: Served, namespace: str, runs: dict[str, list[str]]) -> None:
@@ -129,6 +135,8 @@ def test_marquez_python_lists_and_reads_the_datasets_events_reported(served: Ser
     revenue = client.get_dataset(hive, "marquez.revenue")
     assert revenue["id"] == {"namespace": hive, "name": "marquez.revenue"}
     assert [(f["name"], f["type"]) for f in revenue["fields"]] == [("region", "STRING"), ("total", "DECIMAL(20,2)")]
+    assert revenue["facets"]["schema"] == {"fields": [{"name": "region", "type": "STRING"},
+                                                      {"name": "total", "type": "DECIMAL(20,2)"}]}
     assert client.list_dataset_versions(hive, "marquez.revenue") == {"versions": [], "totalCount": 0}
     export = client.get_dataset("hdfs://nn:8020", "/data/marquez/revenue_export")
     assert export["id"] == {"namespace": "hdfs://nn:8020", "name": "/data/marquez/revenue_export"}
@@ -151,6 +159,7 @@ def test_lineage_job_nodes_carry_their_latest_run(served: Served, namespace: str
     assert load["data"]["latestRun"]["id"] == runs["load"][1]
     assert load["data"]["latestRun"]["state"] == "FAILED"
     assert [r["id"] for r in load["data"]["latestRuns"]] == [runs["load"][1]]
+    assert load["data"]["facets"]["sql"] == {"query": "insert into marquez.revenue select ..."}
 
 
 def test_search_finds_jobs_and_datasets_by_a_part_of_their_name(served: Served, namespace: str,

@@ -162,7 +162,7 @@ def _job_data(job: tuple[str, str], docs: Sequence[Mapping[str, Any]], execution
             "namespace": namespace, "inputs": [_id_of(i) for i in sorted(inputs)],
             "outputs": [_id_of(o) for o in sorted(outputs)], "location": None, "context": {},
             "description": doc.get("description"), "latestRun": latest_run,
-            "latestRuns": [latest_run] if latest_run else [], "facets": {},
+            "latestRuns": [latest_run] if latest_run else [], "facets": marquez_store.job_facets(doc),
             "currentVersion": None}
 
 
@@ -175,7 +175,9 @@ def _dataset_data(nid: str, dataset: Dataset, doc: Mapping[str, Any]) -> dict[st
             "updatedAt": at, "namespace": ident["namespace"], "sourceName": ident["namespace"],
             "fields": [{"name": n, "type": t, "tags": [], "description": None} for n, t in dataset.columns],
             "tags": [], "lastModifiedAt": doc.get("lastModified"), "lastLifecycleState": None,
-            "description": doc.get("description"), "facets": {}, "currentVersion": None, "columnLineage": None,
+            "description": doc.get("description"), "currentVersion": None, "columnLineage": None,
+            "facets": {"schema": {"fields": [{"name": n, **({"type": t} if t else {})} for n, t in dataset.columns]}}
+            if dataset.columns else {},
             "deleted": bool(doc.get("deleted", False))}
 
 

@@ -121,7 +121,27 @@ def _job(index: SolrIndex, doc: Mapping[str, Any]) -> dict[str, Any]:
             "updatedAt": at, "namespace": namespace_name, "inputs": [], "outputs": [], "location": None,
             "context": {"sql": doc["queryText"]} if doc.get("queryText") else {},
             "description": doc.get("description"), "latestRun": latest_run,
-            "latestRuns": [latest_run] if latest_run else [], "facets": {}, "currentVersion": None, "tags": []}
+            "latestRuns": [latest_run] if latest_run else [], "facets": job_facets(doc), "currentVersion": None,
+            "tags": []}
+
+
+def job_facets(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The job facets navd keeps, as OpenLineage names them: `sql` (the query text)."""
+    return {"sql": {"query": doc["queryText"]}} if doc.get("queryText") else {}
+
+
+def run_facets(props: Mapping[str, str]) -> dict[str, Any]:
+    """The run facets navd keeps (navd/openlineage/mapping.py), as OpenLineage names them:
+    `nominalTime` and `errorMessage`."""
+    facets: dict[str, Any] = {}
+    if props.get("nominalStartTime"):
+        facets["nominalTime"] = {"nominalStartTime": props["nominalStartTime"],
+                                 **({"nominalEndTime": props["nominalEndTime"]} if props.get("nominalEndTime") else {})}
+    if props.get("error"):
+        facets["errorMessage"] = {"message": props["error"],
+                                  **({"programmingLanguage": props["errorLanguage"]} if props.get("errorLanguage")
+                                     else {})}
+    return facets
 
 
 def _job_name(doc: Mapping[str, Any]) -> str:
@@ -139,7 +159,7 @@ def _run(doc: Mapping[str, Any]) -> dict[str, Any]:
             "nominalStartTime": props.get("nominalStartTime"), "nominalEndTime": props.get("nominalEndTime"),
             "state": RUN_STATES.get(props.get("state", ""), "NEW"), "startedAt": started, "endedAt": ended,
             "durationMs": duration, "args": {}, "jobVersion": None, "inputDatasetVersions": [],
-            "outputDatasetVersions": [], "context": {}, "facets": {}}
+            "outputDatasetVersions": [], "context": {}, "facets": run_facets(props)}
 
 
 def _parse(value: str) -> datetime:
