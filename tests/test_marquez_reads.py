@@ -183,3 +183,62 @@ def test_search_refuses_what_marquez_does_not_know(served: Served, params: dict[
     answer = served.get("/api/v1/search", params=params)
     assert answer.status_code == 400, answer.text
     assert answer.json()["error"].startswith(word)
+
+
+def _enc(value: str) -> str:
+    """JavaScript's encodeURIComponent, as Marquez's web UI encodes path parts."""
+    return requests.utils.quote(value, safe="!'()*-._~")
+
+
+#: what the UI's lineage page reads of each answer (web/src/types/api.ts: Job, Run, Dataset, ...)
+JOB_READ = {"id", "name", "namespace", "type", "latestRun", "updatedAt", "description", "facets", "location"}
+RUN_READ = {"id", "state", "startedAt", "endedAt", "durationMs", "createdAt", "facets", "nominalStartTime"}
+DATASET_READ = {"id", "name", "namespace", "type", "fields", "facets", "updatedAt", "description", "tags",
+                "currentVersion"}
+NODE_READ = {"id", "type", "data", "inEdges", "outEdges"}
+
+
+def test_the_marquez_web_ui_requests_of_a_jobs_lineage_page(served: Served, namespace: str,
+                                                            runs: dict[str, list[str]]) -> None:
+    """The requests Marquez's web UI (web/src/store/requests: lineage.ts, jobs.ts, search.ts)
+    sends opening the lineage page of a job, sent as it spells them: the nodeId not encoded,
+    the trailing slashes of `lineage/` and `search/`."""
+    del runs
+    lineage = served.get(f"/api/v1/lineage/?nodeId=job:{namespace}:load&depth=5")
+    assert lineage.status_code == 200, lineage.text
+    nodes = {n["id"]: n for n in lineage.json()["graph"]}
+    job = nodes[f"job:{namespace}:load"]
+    assert set(job) == NODE_READ and set(job["data"]) >= JOB_READ
+    assert job["data"]["latestRun"]["state"] == "FAILED" and set(job["data"]["latestRun"]) >= RUN_READ
+    assert "dataset:hive://metastore:9083:marquez.revenue" in {e["destination"] for e in job["outEdges"]}
+    jobs = served.get(f"/api/v1/namespaces/{_enc(namespace)}/jobs?limit=25&offset=0")
+    assert jobs.status_code == 200 and all(set(j) >= JOB_READ for j in jobs.json()["jobs"])
+    listed_runs = served.get(f"/api/v1/namespaces/{_enc(namespace)}/jobs/load/runs?limit=100&offset=0")
+    assert listed_runs.status_code == 200 and [set(r) >= RUN_READ for r in listed_runs.json()["runs"]] == [True, True]
+    search = served.get("/api/v1/search/?q=load&sort=NAME&limit=100")
+    assert search.status_code == 200
+    assert f"job:{namespace}:load" in {r["nodeId"] for r in search.json()["results"]}
+
+
+def test_the_marquez_web_ui_requests_of_a_datasets_lineage_page(served: Served, runs: dict[str, list[str]]) -> None:
+    """As above for a dataset (lineage.ts, datasets.ts, columnlineage.ts): the column lineage's
+    nodeId carries the namespace and name encoded (encodeURIComponent), the lineage's not."""
+    del runs
+    hive, name = "hive://metastore:9083", "marquez.revenue"
+    lineage = served.get(f"/api/v1/lineage/?nodeId=dataset:{hive}:{name}&depth=5")
+    assert lineage.status_code == 200, lineage.text
+    node = {n["id"]: n for n in lineage.json()["graph"]}[f"dataset:{hive}:{name}"]
+    assert set(node) == NODE_READ and set(node["data"]) >= DATASET_READ
+    assert [f["name"] for f in node["data"]["fields"]] == ["region", "total"]
+    dataset = served.get(f"/api/v1/namespaces/{_enc(hive)}/datasets/{_enc(name)}")
+    assert dataset.status_code == 200 and set(dataset.json()) >= DATASET_READ
+    versions = served.get(f"/api/v1/namespaces/{_enc(hive)}/datasets/{_enc(name)}/versions?limit=100&offset=0")
+    assert versions.status_code == 200 and versions.json()["versions"] == []
+    listed = served.get(f"/api/v1/namespaces/{_enc(hive)}/datasets?limit=20&offset=0")
+    assert listed.status_code == 200 and all(set(d) >= DATASET_READ for d in listed.json()["datasets"])
+    columns = served.get(f"/api/v1/column-lineage?nodeId=dataset:{_enc(hive)}:{_enc(name)}&depth=5"
+                         "&withDownstream=true")
+    assert columns.status_code == 200, columns.text
+    fields = {n["id"]: n for n in columns.json()["graph"]}
+    total = fields[f"datasetField:{hive}:{name}:total"]["data"]
+    assert {(f["dataset"], f["field"]) for f in total["inputFields"]} >= {("marquez.orders", "amount")}
