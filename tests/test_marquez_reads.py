@@ -137,7 +137,16 @@ def test_marquez_python_lists_and_reads_the_datasets_events_reported(served: Ser
     assert [(f["name"], f["type"]) for f in revenue["fields"]] == [("region", "STRING"), ("total", "DECIMAL(20,2)")]
     assert revenue["facets"]["schema"] == {"fields": [{"name": "region", "type": "STRING"},
                                                       {"name": "total", "type": "DECIMAL(20,2)"}]}
-    assert client.list_dataset_versions(hive, "marquez.revenue") == {"versions": [], "totalCount": 0}
+    versions = client.list_dataset_versions(hive, "marquez.revenue")
+    assert versions["totalCount"] == 1
+    current = versions["versions"][0]
+    assert current["version"] == revenue["currentVersion"] and uuid.UUID(current["version"])
+    assert current["id"] == {"namespace": hive, "name": "marquez.revenue", "version": revenue["currentVersion"]}
+    assert current["fields"] == revenue["fields"]
+    assert client.get_dataset_version(hive, "marquez.revenue", current["version"]) == current
+    orders = client.get_dataset(hive, "marquez.orders")
+    assert orders["currentVersion"] != revenue["currentVersion"]
+    assert client.get_dataset(hive, "marquez.revenue")["currentVersion"] == revenue["currentVersion"]
     export = client.get_dataset("hdfs://nn:8020", "/data/marquez/revenue_export")
     assert export["id"] == {"namespace": "hdfs://nn:8020", "name": "/data/marquez/revenue_export"}
     paths = {d["name"] for d in client.list_datasets("hdfs://nn:8020", limit=1000)["datasets"]}
@@ -151,6 +160,9 @@ def test_a_dataset_navd_does_not_hold_is_404(served: Served, runs: dict[str, lis
         answer = served.get(path)
         assert answer.status_code == 404, answer.text
         assert answer.json()["error"].startswith("dataset"), answer.text
+    answer = served.get("/api/v1/namespaces/hive%3A%2F%2Fmetastore%3A9083/datasets/marquez.revenue/versions/"
+                        "0b3f5c4e-0000-4000-8000-000000000000")
+    assert answer.status_code == 404 and answer.json()["error"].startswith("version"), answer.text
 
 
 def test_lineage_job_nodes_carry_their_latest_run(served: Served, namespace: str, runs: dict[str, list[str]]) -> None:
@@ -233,7 +245,9 @@ def test_the_marquez_web_ui_requests_of_a_datasets_lineage_page(served: Served, 
     dataset = served.get(f"/api/v1/namespaces/{_enc(hive)}/datasets/{_enc(name)}")
     assert dataset.status_code == 200 and set(dataset.json()) >= DATASET_READ
     versions = served.get(f"/api/v1/namespaces/{_enc(hive)}/datasets/{_enc(name)}/versions?limit=100&offset=0")
-    assert versions.status_code == 200 and versions.json()["versions"] == []
+    assert versions.status_code == 200
+    assert [v["version"] for v in versions.json()["versions"]] == [dataset.json()["currentVersion"]]
+    assert node["data"]["currentVersion"] == dataset.json()["currentVersion"]
     listed = served.get(f"/api/v1/namespaces/{_enc(hive)}/datasets?limit=20&offset=0")
     assert listed.status_code == 200 and all(set(d) >= DATASET_READ for d in listed.json()["datasets"])
     columns = served.get(f"/api/v1/column-lineage?nodeId=dataset:{_enc(hive)}:{_enc(name)}&depth=5"

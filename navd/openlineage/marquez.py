@@ -18,6 +18,7 @@ the names the export writes and the intake reads.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -36,7 +37,15 @@ from navd.names import (
     openlineage_job_ref,
 )
 from navd.openlineage import marquez_store
-from navd.openlineage.export import Dataset, ExportSettings, datasets_of, executions_of, jobs_of, split_column
+from navd.openlineage.export import (
+    RUN_ID_NAMESPACE,
+    Dataset,
+    ExportSettings,
+    datasets_of,
+    executions_of,
+    jobs_of,
+    split_column,
+)
 from navd.openlineage.mapping import edge_transformations
 
 #: Marquez's NodeId split (NodeId.java): at a ':' not followed by '//' or a digit, so
@@ -166,8 +175,15 @@ def _job_data(job: tuple[str, str], docs: Sequence[Mapping[str, Any]], execution
             "currentVersion": None}
 
 
+def dataset_version(identity: str, dataset: Dataset) -> str:
+    """The version navd gives a dataset's current state (it keeps no other): a UUID5 of the
+    element and its columns, so it changes when the schema does and is the same on every read."""
+    return str(uuid.uuid5(RUN_ID_NAMESPACE, "\n".join([identity, *(f"{n}\t{t or ''}" for n, t in dataset.columns)])))
+
+
 def _dataset_data(nid: str, dataset: Dataset, doc: Mapping[str, Any]) -> dict[str, Any]:
-    """Marquez's Dataset (openapi.yml `Dataset`): navd's element, its columns as `fields`."""
+    """Marquez's Dataset (openapi.yml `Dataset`): navd's element, its columns as `fields`, its
+    current state as `currentVersion`."""
     ident = _id_of(nid)
     at = str(doc.get("lastIndexed") or _EPOCH)
     return {"id": ident, "type": "DB_TABLE",  # Marquez's DatasetType: DB_TABLE or STREAM
@@ -175,7 +191,8 @@ def _dataset_data(nid: str, dataset: Dataset, doc: Mapping[str, Any]) -> dict[st
             "updatedAt": at, "namespace": ident["namespace"], "sourceName": ident["namespace"],
             "fields": [{"name": n, "type": t, "tags": [], "description": None} for n, t in dataset.columns],
             "tags": [], "lastModifiedAt": doc.get("lastModified"), "lastLifecycleState": None,
-            "description": doc.get("description"), "currentVersion": None, "columnLineage": None,
+            "description": doc.get("description"), "currentVersion": dataset_version(dataset.ref.identity, dataset),
+            "columnLineage": None,
             "facets": {"schema": {"fields": [{"name": n, **({"type": t} if t else {})} for n, t in dataset.columns]}}
             if dataset.columns else {},
             "deleted": bool(doc.get("deleted", False))}
@@ -237,6 +254,16 @@ def dataset(index: SolrIndex, settings: ExportSettings, default_cluster: str, na
         raise EntityNotFound(f"dataset: no dataset {name[:200]!r} in the namespace {namespace[:200]!r}")
     ns, named, data, doc = found[0]
     return _dataset_data(node_id("dataset", ns, named), data, doc)
+
+
+def dataset_versions(index: SolrIndex, settings: ExportSettings, default_cluster: str, namespace: str,
+                     name: str) -> list[dict[str, Any]]:
+    """Marquez's DatasetVersions of a dataset: its current state, the one version navd keeps."""
+    data = dataset(index, settings, default_cluster, namespace, name)
+    return [{"id": {"namespace": data["namespace"], "name": data["name"], "version": data["currentVersion"]},
+             "version": data["currentVersion"], "createdByRun": None, "lifecycleState": None,
+             **{k: data[k] for k in ("type", "name", "physicalName", "createdAt", "namespace", "sourceName",
+                                     "fields", "tags", "description", "facets")}}]
 
 
 # -- GET /api/v1/search ----------------------------------------------------------------------

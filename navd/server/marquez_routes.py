@@ -124,7 +124,7 @@ def get_marquez_namespace_path(request: Request, index: Index, config: Config, p
                                offset: int = 0) -> dict[str, Any]:
     """`/namespaces/{ns}`, `/namespaces/{ns}/jobs`, `/namespaces/{ns}/jobs/{job}`,
     `/namespaces/{ns}/jobs/{job}/runs`, `/namespaces/{ns}/datasets`, `/namespaces/{ns}/datasets/{name}`
-    and its `/versions` (none: navd keeps a dataset's current state only). Namespaces hold `/` (`airflow://scheduler`, sent
+    its `/versions` and `/versions/{version}` (one: navd keeps a dataset's current state only). Namespaces hold `/` (`airflow://scheduler`, sent
     percent-encoded, as Marquez's clients send them), so the parts are split on the path as sent."""
     del path  # decoded, its encoded slashes lost: the raw path is split instead
     raw = request.scope.get("raw_path") or request.url.path.encode()
@@ -149,8 +149,16 @@ def get_marquez_namespace_path(request: Request, index: Index, config: Config, p
             case [namespace, "datasets", name]:
                 return marquez.dataset(index, export_settings(config), config.cluster.name, namespace, name)
             case [namespace, "datasets", name, "versions"]:
-                marquez.dataset(index, export_settings(config), config.cluster.name, namespace, name)
-                return {"versions": [], "totalCount": 0}
+                versions = marquez.dataset_versions(index, export_settings(config), config.cluster.name, namespace,
+                                                    name)
+                return {"versions": versions[offset:offset + limit], "totalCount": len(versions)}
+            case [namespace, "datasets", name, "versions", version]:
+                versions = marquez.dataset_versions(index, export_settings(config), config.cluster.name, namespace,
+                                                    name)
+                if versions[0]["version"] != version.lower():
+                    raise ApiError(404, f"version: navd keeps only the current version of {name[:200]!r}, "
+                                        f"{versions[0]['version']}", "version")
+                return versions[0]
     raise ApiError(404, f"path: navd serves no Marquez resource at {request.url.path[:200]!r}", "path")
 
 
