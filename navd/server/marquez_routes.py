@@ -119,7 +119,8 @@ def get_marquez_namespaces(index: Index, limit: int = LIST_LIMIT, offset: int = 
     return {"namespaces": list(marquez_store.namespaces(index)[offset:offset + limit])}
 
 
-@router.get("/api/v1/namespaces/{path:path}", summary="Marquez's namespace, its jobs, a job, a job's runs")
+@router.get("/api/v1/namespaces/{path:path}", summary="Marquez's namespace, its jobs, a job, a job's runs, "
+                                                       "its datasets, a dataset, a dataset's versions")
 def get_marquez_namespace_path(request: Request, index: Index, config: Config, path: str, limit: int = LIST_LIMIT,
                                offset: int = 0) -> dict[str, Any]:
     """`/namespaces/{ns}`, `/namespaces/{ns}/jobs`, `/namespaces/{ns}/jobs/{job}`,
