@@ -21,7 +21,7 @@ from fastapi import APIRouter, Query, Request
 from navd.openlineage import kept, marquez, marquez_store
 from navd.openlineage.service import export_settings, marquez_column_lineage, marquez_lineage
 from navd.server.api import Config, Index
-from navd.server.errors import ApiError, blame, check_range
+from navd.server.errors import ApiError, blame, check_range, time_parameter
 
 router = APIRouter(tags=["marquez"])
 NODE_ID = "nodeId"
@@ -69,17 +69,6 @@ def get_marquez_column_lineage(index: Index, config: Config,
                                       max_nodes=config.server.max_nodes)
 
 
-def _time(parameter: str, value: str | None, default: datetime) -> datetime:
-    if value is None:
-        return default
-    try:
-        at = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise ApiError(400, f"{parameter}: {value[:100]!r} is not an ISO 8601 date-time "
-                            "(2022-09-15T07:47:19Z)", parameter) from None
-    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
-
-
 @router.get("/api/v1/events/lineage", summary="OpenLineage events as posted, by eventTime (Marquez's "
                                                 "getLineageEvents)")
 def get_marquez_lineage_events(index: Index,
@@ -98,7 +87,8 @@ def get_marquez_lineage_events(index: Index,
         raise ApiError(400, f"sortDirection: must be asc or desc, got {sortDirection[:40]!r}", "sortDirection")
     check_range("limit", limit, 0, MAX_EVENTS_PAGE)
     check_range("offset", offset, 0, 1_000_000)
-    found = kept.page(index, before=_time("before", before, EVENTS_BEFORE), after=_time("after", after, EVENTS_AFTER),
+    found = kept.page(index, before=time_parameter("before", before) or EVENTS_BEFORE,
+                      after=time_parameter("after", after) or EVENTS_AFTER,
                       descending=direction == "desc", limit=limit, offset=offset)
     return {"events": list(found.events), "totalCount": found.total}
 
