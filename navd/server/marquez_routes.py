@@ -114,9 +114,10 @@ def get_marquez_namespaces(index: Index, limit: int = LIST_LIMIT, offset: int = 
 def get_marquez_namespace_path(request: Request, index: Index, config: Config, path: str, limit: int = LIST_LIMIT,
                                offset: int = 0) -> dict[str, Any]:
     """`/namespaces/{ns}`, `/namespaces/{ns}/jobs`, `/namespaces/{ns}/jobs/{job}`,
-    `/namespaces/{ns}/jobs/{job}/runs`, `/namespaces/{ns}/datasets`, `/namespaces/{ns}/datasets/{name}`
-    its `/versions` and `/versions/{version}` (one: navd keeps a dataset's current state only). Namespaces hold `/` (`airflow://scheduler`, sent
-    percent-encoded, as Marquez's clients send them), so the parts are split on the path as sent."""
+    `/namespaces/{ns}/jobs/{job}/runs`, `/namespaces/{ns}/datasets`, `/namespaces/{ns}/datasets/{name}`,
+    its `/versions` and `/versions/{version}` (one: navd keeps a dataset's current state only).
+    Namespaces hold `/` (`airflow://scheduler`, sent percent-encoded, as Marquez's clients send
+    them), so the parts are split on the path as sent."""
     del path  # decoded, its encoded slashes lost: the raw path is split instead
     raw = request.scope.get("raw_path") or request.url.path.encode()
     parts = [unquote(part) for part in raw.decode("latin-1").split("?", 1)[0][len(_NAMESPACES):].split("/")]
@@ -156,7 +157,8 @@ def get_marquez_namespace_path(request: Request, index: Index, config: Config, p
 @router.get("/api/v1/search", summary="Marquez's search of jobs and datasets by name")
 def get_marquez_search(index: Index, config: Config,
                        q: Annotated[str, Query(description="a part of the name, any case")],
-                       filter: Annotated[str | None, Query(description="DATASET or JOB (default both)")] = None,  # noqa: A002 - Marquez's parameter name
+                       filter: Annotated[str | None,  # noqa: A002 - Marquez's parameter name
+                                         Query(description="DATASET or JOB (default both)")] = None,
                        sort: Annotated[str, Query(description="NAME (default) or UPDATE_AT")] = "NAME",
                        limit: Annotated[int, Query(description="at most this many (default 10)")] = 10,
                        ) -> dict[str, Any]:
