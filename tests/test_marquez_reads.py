@@ -149,6 +149,9 @@ def test_marquez_python_lists_and_reads_the_datasets_events_reported(served: Ser
     assert client.get_dataset(hive, "marquez.revenue")["currentVersion"] == revenue["currentVersion"]
     export = client.get_dataset("hdfs://nn:8020", "/data/marquez/revenue_export")
     assert export["id"] == {"namespace": "hdfs://nn:8020", "name": "/data/marquez/revenue_export"}
+    # the namespaces of datasets are Marquez's namespaces too: the UI's namespace picker lists them
+    assert {hive, "hdfs://nn:8020"} <= {n["name"] for n in client.list_namespaces(limit=1000)["namespaces"]}
+    assert client.get_namespace(hive)["name"] == hive
     paths = {d["name"] for d in client.list_datasets("hdfs://nn:8020", limit=1000)["datasets"]}
     assert "/data/marquez/revenue_export" in paths and "marquez.revenue" not in paths
 

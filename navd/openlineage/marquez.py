@@ -245,6 +245,19 @@ def datasets(index: SolrIndex, settings: ExportSettings, namespace: str, *, limi
                                        for ns, name, dataset, doc in found[offset:offset + limit]), len(found))
 
 
+def dataset_namespaces(index: SolrIndex, settings: ExportSettings) -> dict[str, dict[str, Any]]:
+    """Marquez's Namespace of each namespace of a reported dataset, by name: created when its
+    first dataset was, updated when its latest one was."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for namespace, _name, _dataset, doc in _named_datasets(index, settings, _reported_datasets(index)):
+        at = str(doc.get("lastIndexed") or _EPOCH)
+        found.setdefault(namespace, []).append((str(doc.get("created") or at), at))
+    return {namespace: {"name": namespace, "createdAt": min(c for c, _u in times),
+                        "updatedAt": max(u for _c, u in times), "ownerName": marquez_store.OWNER,
+                        "description": None, "isHidden": False}
+            for namespace, times in sorted(found.items())}
+
+
 def dataset(index: SolrIndex, settings: ExportSettings, default_cluster: str, namespace: str,
             name: str) -> dict[str, Any]:
     """Marquez's Dataset of (namespace, name); EntityNotFound when navd does not hold it."""

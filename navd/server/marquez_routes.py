@@ -18,6 +18,7 @@ from urllib.parse import unquote
 
 from fastapi import APIRouter, Query, Request
 
+from navd.errors import EntityNotFound
 from navd.openlineage import kept, marquez, marquez_store
 from navd.openlineage.service import export_settings, marquez_column_lineage, marquez_lineage
 from navd.server.api import Config, Index
@@ -103,10 +104,14 @@ def _page(limit: int, offset: int) -> None:
     check_range("offset", offset, 0, 1_000_000)
 
 
-@router.get("/api/v1/namespaces", summary="Marquez's namespaces: those of the OpenLineage jobs navd holds")
-def get_marquez_namespaces(index: Index, limit: int = LIST_LIMIT, offset: int = 0) -> dict[str, Any]:
+@router.get("/api/v1/namespaces", summary="Marquez's namespaces: those of the OpenLineage jobs and "
+                                             "reported datasets navd holds")
+def get_marquez_namespaces(index: Index, config: Config, limit: int = LIST_LIMIT, offset: int = 0) -> dict[str, Any]:
+    """The namespaces of OpenLineage jobs and of the datasets events reported, by name."""
     _page(limit, offset)
-    return {"namespaces": list(marquez_store.namespaces(index)[offset:offset + limit])}
+    found = {**marquez.dataset_namespaces(index, export_settings(config)),
+             **{n["name"]: n for n in marquez_store.namespaces(index)}}
+    return {"namespaces": [found[name] for name in sorted(found)][offset:offset + limit]}
 
 
 @router.get("/api/v1/namespaces/{path:path}", summary="Marquez's namespace, its jobs, a job, a job's runs, "
@@ -125,7 +130,13 @@ def get_marquez_namespace_path(request: Request, index: Index, config: Config, p
     with blame("path"):
         match parts:
             case [namespace]:
-                return marquez_store.namespace(index, namespace)
+                try:
+                    return marquez_store.namespace(index, namespace)
+                except EntityNotFound:  # a namespace of datasets only
+                    found = marquez.dataset_namespaces(index, export_settings(config)).get(namespace)
+                    if found is None:
+                        raise
+                    return found
             case [namespace, "jobs"]:
                 marquez_store.namespace(index, namespace)
                 found = marquez_store.jobs(index, namespace, limit=limit, offset=offset)
