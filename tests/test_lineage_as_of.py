@@ -18,7 +18,7 @@ from fastapi.testclient import TestClient
 
 from conftest import NavdRunner, write_navd_config
 from lineage_logs import impala_line
-from navd.config import DaemonConfig, NavdConfig, SolrConfig
+from navd.config import ClusterConfig, DaemonConfig, NavdConfig, SolrConfig
 from navd.extractors.hive_lineage.extractor import LineageLogExtractor
 from navd.extractors.impala.lineage import FILE_PREFIX, parse_impala
 from navd.index.client import IndexWriter, SolrIndex
@@ -157,7 +157,8 @@ def test_bad_times_are_one_line(navd: NavdRunner, pipeline: Pipeline, args: tupl
 def client(index: SolrIndex, solr_config: SolrConfig, tmp_path_factory: pytest.TempPathFactory,
            pipeline: Pipeline) -> Iterator[TestClient]:
     tmp = tmp_path_factory.mktemp("as_of_api")
-    config = dataclasses.replace(NavdConfig(), solr=solr_config, daemon=DaemonConfig(state_dir=str(tmp / "state")))
+    config = dataclasses.replace(NavdConfig(), solr=solr_config, daemon=DaemonConfig(state_dir=str(tmp / "state")),
+                                 cluster=ClusterConfig(name=pipeline.cluster))  # Marquez's hive://<cluster> names
     with TestClient(create_app(config, index), base_url="http://127.0.0.1") as served:
         yield served
 
@@ -195,8 +196,8 @@ def test_an_as_of_older_than_the_history_kept_says_so(navd: NavdRunner, pipeline
 
 
 def test_the_catalogue_apis_take_as_of(client: TestClient, pipeline: Pipeline) -> None:
-    """Atlas' and Navigator's lineage routes take navd's `asOf` (their own APIs have no such
-    parameter): the same graph as /api/lineage's as_of, in their shapes."""
+    """Atlas', Navigator's and Marquez's lineage routes take navd's `asOf` (their own APIs have no
+    such parameter): the same graph as /api/lineage's as_of, in their shapes."""
     def atlas_tables(**params: str) -> set[str]:
         answer = client.get("/api/atlas/v2/lineage/uniqueAttribute/type/hive_table",
                             params={"attr:qualifiedName": pipeline.table("b"), "direction": "INPUT", **params})
@@ -209,13 +210,21 @@ def test_the_catalogue_apis_take_as_of(client: TestClient, pipeline: Pipeline) -
         assert answer.status_code == 200, answer.text
         return {e["qualifiedName"] for e in answer.json()["entities"] if e["type"] == "TABLE"}
 
+    def marquez_datasets(**params: str) -> set[str]:
+        answer = client.get("/api/v1/lineage", params={"nodeId": f"dataset:hive://{pipeline.cluster}:{pipeline.db}.b",
+                                                       **params})
+        assert answer.status_code == 200, answer.text
+        return {f"{n['data']['name'].rsplit('.', 1)[-1]}" for n in answer.json()["graph"] if n["type"] == "DATASET"}
+
     a, b, c = (pipeline.table(t) for t in "abc")
     assert atlas_tables(asOf=noon(1)) == navigator_tables(asOf=noon(1)) == {a, b}
     assert atlas_tables(asOf=noon(3)) == navigator_tables(asOf=noon(3)) == {a, b, c}
     assert c in atlas_tables() and c in navigator_tables()
+    assert marquez_datasets(asOf=noon(1)) == {"a", "b"} and marquez_datasets(asOf=noon(3)) == {"a", "b", "c"}
     for path, params in [("/api/atlas/v2/lineage/uniqueAttribute/type/hive_table",
                           {"attr:qualifiedName": pipeline.table("b")}),
-                         ("/api/v9/lineage", {"entityIds": pipeline.table("b")})]:
+                         ("/api/v9/lineage", {"entityIds": pipeline.table("b")}),
+                         ("/api/v1/lineage", {"nodeId": f"dataset:hive://{pipeline.cluster}:{pipeline.db}.b"})]:
         refused = client.get(path, params={**params, "asOf": "last tuesday"})
         assert refused.status_code == 400, refused.text
         assert refused.json()["parameter"] == "asOf" and refused.json()["error"].startswith("asOf: ")

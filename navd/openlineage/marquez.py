@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from navd.errors import EntityNotFound, UsageError
@@ -78,16 +79,17 @@ def node_id(kind: str, namespace: str, name: str, field: str | None = None) -> s
 # -- GET /api/v1/lineage ----------------------------------------------------------------------
 
 def lineage(index: SolrIndex, settings: ExportSettings, default_cluster: str, value: str, depth: int,
-            max_nodes: int) -> dict[str, Any]:
+            max_nodes: int, as_of: datetime | None = None) -> dict[str, Any]:
     """Marquez's LineageGraph of a dataset or job node, `depth` dataset hops either way, at
-    most `max_nodes` navd nodes walked. EntityNotFound (404) for a node navd does not hold."""
+    most `max_nodes` navd nodes walked; as it stood at `as_of` when given (navd's own parameter:
+    Marquez has none). EntityNotFound (404) for a node navd does not hold."""
     kind, namespace, name, _ = parse_node_id(value, ("dataset", "job"))
     if kind == "dataset":
         roots = [_existing(index, openlineage_dataset_ref(namespace, name, settings.clusters, default_cluster).identity,
                            value)]
     else:
         roots = _job_executions(index, namespace, name, value)
-    options = LineageOptions(direction="both", depth=depth, operations=True, max_nodes=max_nodes)
+    options = LineageOptions(direction="both", depth=depth, operations=True, max_nodes=max_nodes, as_of=as_of)
     nodes: dict[str, Node] = {}
     flows: set[tuple[str, str]] = set()
     for root in roots:

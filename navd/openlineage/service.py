@@ -62,10 +62,10 @@ def export_openlineage(index: SolrIndex, config: NavdConfig, *, since: datetime 
 
 
 def marquez_lineage(index: SolrIndex, config: NavdConfig, node_id: str, *, depth: int,
-                    max_nodes: int) -> dict[str, Any]:
-    """Marquez's `GET /api/v1/lineage` of a `dataset:`/`job:` node: UsageError naming `nodeId`
-    for a malformed one, EntityNotFound for one navd does not hold."""
-    return marquez.lineage(index, export_settings(config), config.cluster.name, node_id, depth, max_nodes)
+                    max_nodes: int, as_of: datetime | None = None) -> dict[str, Any]:
+    """Marquez's `GET /api/v1/lineage` of a `dataset:`/`job:` node (as it stood at `as_of` when
+    given): UsageError naming `nodeId` for a malformed one, EntityNotFound for one navd does not hold."""
+    return marquez.lineage(index, export_settings(config), config.cluster.name, node_id, depth, max_nodes, as_of)
 
 
 def marquez_column_lineage(index: SolrIndex, config: NavdConfig, node_id: str, *, depth: int,

@@ -48,11 +48,15 @@ def get_marquez_lineage(index: Index, config: Config,
                                                                  "job:<namespace>:<name>")],
                         depth: Annotated[int | None, Query(description="dataset hops either way (default 20, "
                                                                        "at most [server] max_depth)")] = None,
+                        asOf: Annotated[str | None, Query(description="navd's: the lineage as it stood then "  # noqa: N803
+                                                                       "(ISO 8601 or a date; "
+                                                                       "docs/features/lineage-as-of.md)")] = None,
                         ) -> dict[str, Any]:
     """`{"graph": [{"id", "type", "data", "inEdges", "outEdges"}]}` (Marquez's LineageGraph)."""
     steps = _depth(depth, config)
+    as_of = time_parameter("asOf", asOf)
     with blame(NODE_ID):
-        return marquez_lineage(index, config, nodeId, depth=steps, max_nodes=config.server.max_nodes)
+        return marquez_lineage(index, config, nodeId, depth=steps, max_nodes=config.server.max_nodes, as_of=as_of)
 
 
 @router.get("/api/v1/column-lineage", summary="Marquez's column-lineage graph of a dataset field, dataset or job node")
