@@ -1,7 +1,8 @@
 """Atlas' own Python clients, unmodified (PyPI `apache-atlas` and `pyapacheatlas`), against a real
-`navd serve` (uvicorn, HTTP basic auth) over the session Solr holding what the extractors' record
-builders make of a Hive database and table (the metastore extractor's), an HDFS directory and a
-Spark CTAS read from a captured event log (with its column lineage): entities by guid, by
+`navd serve` (uvicorn, HTTP basic auth) over the session Solr holding a Hive database and table
+made in the real test metastore and extracted by the metastore extractor, an HDFS directory (the
+HDFS extractor's records) and a Spark CTAS read from a captured event log (with its column
+lineage): entities by guid, by
 qualifiedName and in bulk, lineage both ways, basic and DSL search, type definitions,
 classifications added and removed; Atlas' error shape for what does not exist or is refused."""
 
@@ -15,6 +16,7 @@ from typing import Any
 
 import pytest
 import requests
+from pyhive import hive
 from apache_atlas.client.base_client import AtlasClient as ApacheAtlasClient
 from apache_atlas.exceptions import AtlasServiceException
 from apache_atlas.model.misc import SearchFilter
@@ -24,13 +26,15 @@ from pyapacheatlas.core.util import AtlasException
 
 from conftest import serving, write_navd_config
 from navd.extractors.hdfs.records import entry_from_webhdfs, records_for
-from navd.extractors.hms.records import Column, TableInfo, database_records, table_records
+from navd.extractors.hms.extractor import HmsExtractor
+from navd.extractors.hms.records import Column, TableInfo, table_records
 from navd.extractors.spark.records import process_lines, stubs_for
 from navd.index.client import IndexWriter, SolrIndex
-from navd.model import Deletion, Element, ElementStub, Record
+from navd.model import Deletion, Element, ElementStub, Record, identity
 from navd.server.roles import Role
 from navd.server.users import add_user
 from navd.solr.server import EmbeddedSolr, free_port
+from navd_devstack.spark_thrift import SparkThriftServer
 from spark_fixtures import DEFAULT_FS, fixture_lines
 from test_navigator_clients import iri_to_uri
 
@@ -42,41 +46,51 @@ VIEWER, VIEWER_PASSWORD = "reader", "atlas reader pass"
 EDITOR, EDITOR_PASSWORD = "steward", "atlas steward pass"
 
 
-def _records() -> tuple[list[Record], dict[str, str]]:
-    records: list[Record] = database_records(CLUSTER, DB, {"Owner": "hive", "Comment": "the orders data"},
-                                             DEFAULT_FS, RUN)
-    records += table_records(TableInfo(DB, "orders", "MANAGED",
-                                       (Column("id", "bigint", "order id", 0),
-                                        Column("amount", "decimal(10,2)", None, 1)),
-                                       owner="etl", comment="all orders",
-                                       location=f"{DEFAULT_FS}/warehouse/{DB}.db/orders"), CLUSTER, DEFAULT_FS, RUN)
-    records += records_for(entry_from_webhdfs(f"/data/{CLUSTER}", {
-        "pathSuffix": "", "type": "DIRECTORY", "owner": "etl", "group": "hadoop", "permission": "755", "length": 0,
-        "replication": 0, "blockSize": 134217728, "modificationTime": 1795324168000,
-        "accessTime": 1795324169000}), DEFAULT_FS, RUN)
+def _spark_records() -> list[Record]:
+    """A Spark CTAS with its column lineage, read from a captured event log by the Spark
+    extractor's own processing."""
     _run, spark = process_lines(fixture_lines("ctas_expression"), cluster=CLUSTER, default_fs=DEFAULT_FS,
                                 extractor_run_id=RUN)
-    records += spark + list(stubs_for(spark, RUN))
-    elements = [r.element if isinstance(r, ElementStub) else r for r in records
-                if isinstance(r, (Element, ElementStub))]
-    by_name = {e.qualified_name: e.identity for e in elements}
-    return records, {
-        "database": by_name[f"{DB}@{CLUSTER}"], "table": by_name[f"{DB}.orders@{CLUSTER}"],
-        "column id": by_name[f"{DB}.orders.id@{CLUSTER}"], "directory": by_name[f"{DEFAULT_FS}/data/{CLUSTER}"],
-        "ctas": next(e.identity for e in elements if e.query_text == CTAS),
-        "sales.s": by_name[f"sales.s@{CLUSTER}"], "sales.t": by_name[f"sales.t@{CLUSTER}"],
-        "sales.s.c": by_name[f"sales.s.c@{CLUSTER}"], "sales.t.u": by_name[f"sales.t.u@{CLUSTER}"]}
+    return [*spark, *stubs_for(spark, RUN)]
 
 
 @pytest.fixture(scope="module")
-def ids(index: SolrIndex) -> dict[str, str]:
-    records, ids = _records()
+def ids(index: SolrIndex, spark_thrift: SparkThriftServer, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The database and table made in the real metastore (through the test HiveServer2, as its
+    user `etl`) and extracted by the metastore extractor; an HDFS directory as the HDFS
+    extractor's records; the Spark CTAS."""
+    with hive.connect("127.0.0.1", spark_thrift.port, username="etl") as connection:
+        cursor = connection.cursor()
+        for statement in (f"CREATE DATABASE {DB} COMMENT 'the orders data'",
+                          f"CREATE TABLE {DB}.orders (id BIGINT COMMENT 'order id', amount DECIMAL(10,2)) "
+                          "USING parquet COMMENT 'all orders'"):
+            cursor.execute(statement)
+    extractor = HmsExtractor(hive.connect("127.0.0.1", spark_thrift.port, username="navd"), index, cluster=CLUSTER,
+                             default_fs=DEFAULT_FS, state_dir=tmp_path_factory.mktemp("atlas-hms"), database_regex=DB)
     writer = IndexWriter(index)
+    try:
+        assert extractor.run_pass(writer).complete
+    finally:
+        extractor.close()
+    records: list[Record] = records_for(entry_from_webhdfs(f"/data/{CLUSTER}", {
+        "pathSuffix": "", "type": "DIRECTORY", "owner": "etl", "group": "hadoop", "permission": "755", "length": 0,
+        "replication": 0, "blockSize": 134217728, "modificationTime": 1795324168000,
+        "accessTime": 1795324169000}), DEFAULT_FS, RUN)
+    records += _spark_records()
     writer.write_all(records)
     assert writer.close()
     index.commit("elements", soft=True)
     index.commit("relations", soft=True)
-    return ids
+    elements = [r.element if isinstance(r, ElementStub) else r for r in records
+                if isinstance(r, (Element, ElementStub))]
+    by_name = {e.qualified_name: e.identity for e in elements}
+    hive_ids = {name: identity("HIVE", f"{name}@{CLUSTER}") for name in (DB, f"{DB}.orders", f"{DB}.orders.id")}
+    return {
+        "database": hive_ids[DB], "table": hive_ids[f"{DB}.orders"], "column id": hive_ids[f"{DB}.orders.id"],
+        "directory": by_name[f"{DEFAULT_FS}/data/{CLUSTER}"],
+        "ctas": next(e.identity for e in elements if e.query_text == CTAS),
+        "sales.s": by_name[f"sales.s@{CLUSTER}"], "sales.t": by_name[f"sales.t@{CLUSTER}"],
+        "sales.s.c": by_name[f"sales.s.c@{CLUSTER}"], "sales.t.u": by_name[f"sales.t.u@{CLUSTER}"]}
 
 
 @pytest.fixture(scope="module")
@@ -572,9 +586,8 @@ def test_a_classification_outlives_re_extraction(apache: ApacheAtlasClient, pyat
     tag = "kept_" + uuid.uuid4().hex[:8]
     pyatlas.classify_entity(ids["sales.t"], {"typeName": tag, "attributes": {"reason": "audit"}})
     try:
-        records, _ = _records()
         writer = IndexWriter(index)
-        writer.write_all(records)
+        writer.write_all(_spark_records())  # the Spark extractor's pass over the same event log again
         assert writer.close()
         index.commit("elements", soft=True)
         entity = apache.entity.get_entity_by_guid(ids["sales.t"]).entity
