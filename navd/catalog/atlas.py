@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from navd import atlas
+from navd import atlas, atlas_typedefs
 from navd.annotations.rules import widened
 from navd.annotations.service import AnnotationService
 from navd.catalog import store
@@ -162,24 +162,24 @@ def classifications(index: SolrIndex) -> dict[str, str | None]:
 
 
 def typedefs(index: SolrIndex, category: str | None = None) -> dict[str, Any]:
-    return atlas.typedefs(classifications(index) if category in (None, "classification") else {}, category)
+    return atlas_typedefs.typedefs(classifications(index) if category in (None, "classification") else {}, category)
 
 
 def typedef_headers(index: SolrIndex, category: str | None = None) -> list[dict[str, Any]]:
-    return atlas.typedef_headers(classifications(index) if category in (None, "classification") else {}, category)
+    return atlas_typedefs.typedef_headers(classifications(index) if category in (None, "classification") else {}, category)
 
 
 def typedef_by_name(index: SolrIndex, name: str) -> dict[str, Any]:
-    return atlas.typedef_by_name(name, classifications(index))
+    return atlas_typedefs.typedef_by_name(name, classifications(index))
 
 
 def create_typedefs(writer: SolrIndex, body: Any, actor: str) -> dict[str, Any]:
     """Atlas' POST (and PUT) types/typedefs: the classification definitions of `body` defined
     (a definition again replaces its description); answers them as Atlas' AtlasTypesDef."""
-    wanted = atlas.classification_defs_body(body)
+    wanted = atlas_typedefs.classification_defs_body(body)
     service = AnnotationService(writer)
     defined = {service.define_classification(name, description, actor): description for name, description in wanted}
-    return atlas.typedefs(defined, "classification")
+    return atlas_typedefs.typedefs(defined, "classification")
 
 
 def entity_classifications(index: SolrIndex, guid: str) -> dict[str, Any]:
@@ -192,7 +192,7 @@ def entity_classifications(index: SolrIndex, guid: str) -> dict[str, Any]:
 def add_classifications(writer: SolrIndex, guid: str, body: Any, actor: str) -> None:
     """Atlas' POST (and PUT) entity/guid/{guid}/classifications: each classification the tag of
     its name, with its attributes, written and recorded by the annotation service."""
-    wanted = atlas.classifications_body(body)
+    wanted = atlas_typedefs.classifications_body(body)
     service = AnnotationService(writer)
     _doc(writer, guid)
     for name, attributes in wanted:
