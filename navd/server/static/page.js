@@ -363,13 +363,7 @@
       document.getElementById("controls").replaceWith(lineageControls(name, options));
       for (const box of view().querySelectorAll(".error")) box.remove();
       state.status.textContent = "Loading lineage…";
-      try {
-        await loaded();
-      } catch (error) {
-        fail(generation, error);
-        return;
-      }
-      if (generation === navdPage.generation) paint(generation, currentGraph());
+      await repaint(generation);
       return;
     }
     const controls = lineageControls(name, options);
@@ -697,7 +691,12 @@
     if (state.expanded.has(tableId)) state.expanded.delete(tableId); else state.expanded.add(tableId);
     state.highlighted = null;
     state.pinned = false;
-    const generation = begin();
+    await repaint(begin());
+  }
+
+  // Load what the diagram now needs (the graphs answered are kept) and draw it, unless a newer
+  // drawing began meanwhile.
+  async function repaint(generation) {
     try {
       await loaded();
     } catch (error) {
