@@ -151,6 +151,17 @@ class Element:
         return EntityRef(self.source_type, self.qualified_name, self.type)
 
 
+def execution_times(started: datetime | None, ended: datetime | None) -> tuple[datetime | None, datetime | None]:
+    """(first_seen, last_seen) of the relations an execution showed (Relation.first_seen): its
+    start and end; an end not known, or before the start (a skewed clock), counts as the start, a
+    start not known as the end."""
+    if started is None:
+        return ended, ended
+    if ended is None or ended < started:
+        return started, started
+    return started, ended
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Relation:
     """A directed edge in nav_relations: endpoint 1 -> endpoint 2 in the roles of its type.
@@ -160,6 +171,10 @@ class Relation:
     qualifiedName, so the linker can resolve it once the element appears (possibly under an
     alias). `discriminator` separates parallel edges between the same two endpoints, e.g. a
     column edge seen through two different executions.
+
+    `first_seen` / `last_seen`: when the executions that showed the relation ran (the first's
+    start, the last's end), not when it was indexed: what lineage as of a moment counts from.
+    None where the source tells no time (structure such as a table's columns).
     """
 
     type: RelationType
@@ -172,10 +187,15 @@ class Relation:
     discriminator: str = ""
     extractor_run_id: str | None = None
     properties: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
 
     def __post_init__(self) -> None:
         if type(self.type) is not RelationType:
             object.__setattr__(self, "type", RelationType(self.type))
+        if self.first_seen is not None and self.last_seen is not None and self.last_seen < self.first_seen:
+            raise ValueError(f"relation {self.endpoint1.qualified_name} -> {self.endpoint2.qualified_name}: "
+                             f"last_seen {self.last_seen.isoformat()} before first_seen {self.first_seen.isoformat()}")
         if self.dependency_type is not None:
             object.__setattr__(self, "dependency_type", DependencyType(self.dependency_type))
         object.__setattr__(self, "properties", MappingProxyType(dict(self.properties)))

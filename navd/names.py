@@ -65,7 +65,7 @@ class SourceType(enum.StrEnum):
     IMPALA = "IMPALA"
     #: objects, prefixes ("directories") and buckets of an S3 or S3-compatible store
     S3 = "S3"
-    #: Oozie workflows and coordinators, their runs and actions
+    #: Oozie workflows, coordinators and bundles, their runs and actions
     OOZIE = "OOZIE"
     #: what only OpenLineage events tell: their jobs and runs, and datasets of systems navd does
     #: not extract (a Postgres table, a Kafka topic), named verbatim under their namespace
@@ -569,8 +569,8 @@ def yarn_execution_ref(application_id: str) -> EntityRef:
 
 
 def oozie_application_ref(kind: str, app_name: str) -> EntityRef:
-    """An Oozie workflow or coordinator application (OPERATION, the template of its runs):
-    `oozie://workflow/<app name>`, `oozie://coordinator/<app name>`."""
+    """An Oozie workflow, coordinator or bundle application (OPERATION, the template of its runs):
+    `oozie://workflow/<app name>`, `oozie://coordinator/<app name>`, `oozie://bundle/<app name>`."""
     return EntityRef(SourceType.OOZIE, operation_qualified_name(SourceType.OOZIE, kind, app_name),
                      ElementType.OPERATION)
 

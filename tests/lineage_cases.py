@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from navd.extractors.spark.records import stubs_for
 from navd.lineage.rules import LineageGraph, LineageOptions
@@ -207,6 +207,31 @@ def stubs(db: str, *, raw_dropped: bool = False) -> Graph:
     return g.graph()
 
 
+#: the days of `history`: run1 and run2 read `a` into `b`, run3 (the job rewritten) reads `c`,
+#: then `a` is dropped
+DAY = tuple(datetime(2026, 11, d, 10, tzinfo=UTC) for d in range(1, 6))
+
+
+def at(day: int, hour: int = 12) -> datetime:
+    return DAY[day - 1].replace(hour=hour)
+
+
+def history(db: str) -> Graph:
+    """A job over days: run1 (day 1) and run2 (day 2) write `b` from `a`, run3 (day 3) writes it
+    from `c`; `a` is dropped on day 4. Each run's relations carry its start and end."""
+    g = _Builder(db)
+    a, b, c = g.table("a"), g.table("b"), g.table("c")
+    a_x, b_y, c_x = g.column(a, "x"), g.column(b, "y"), g.column(c, "x")
+    for day, name, source, column in ((1, "run1", a, a_x), (2, "run2", a, a_x), (3, "run3", c, c_x)):
+        run = g.execution(name)
+        seen = {"first_seen": DAY[day - 1], "last_seen": DAY[day - 1] + timedelta(minutes=5)}
+        g.flow(source, run, **seen)
+        g.flow(run, b, **seen)
+        g.flow(column, b_y, dependency_type=DependencyType.SIMPLE, discriminator=run.qualified_name, **seen)
+    g.records.append(Deletion(a.ref, DAY[3]))
+    return g.graph()
+
+
 def dropped_stub(db: str) -> Graph:
     return stubs(db, raw_dropped=True)
 
@@ -369,6 +394,33 @@ CASES: tuple[Case, ...] = (
     case("found by another spelling", pipeline, "t", {f"s -> t {DF}"}, direction=UP, lookup="{DB}.T@PRIMARY"),
     case("found by a path spelling", physical, "dir", {f"dir -> report {DF}", f"orders -> dir {LP}"},
          direction=DOWN, lookup="hdfs://NS1/warehouse/{db}.db/orders/"),
+    # as of a moment: relations from their first execution, deletions from their time
+    case("now: the dropped input is hidden", history, "b", {f"c -> b {DF}"}, direction=UP),
+    case("as of before the first run: nothing", history, "b", set(), nodes={"b"}, direction=UP, as_of=at(1, 9)),
+    case("as of the first run's start", history, "b", {f"a -> b {DF}"}, direction=UP, as_of=DAY[0]),
+    case("as of day 3: both inputs, a not yet dropped", history, "b", {f"a -> b {DF}", f"c -> b {DF}"},
+         direction=UP, as_of=at(3)),
+    case("as of day 5 with deleted: a shown dropped", history, "b", {f"a [deleted] -> b {DF}", f"c -> b {DF}"},
+         direction=UP, as_of=at(5), deleted=True),
+    case("as of day 1, columns: only run1's column edge", history, "b",
+         {f"a -> b {DF}", f"a.x -> b.y {DF} SIMPLE"}, direction=UP, as_of=at(1), columns=True),
+    case("as of day 1, downstream", history, "a", {f"a -> b {DF}"}, direction=DOWN, as_of=at(1)),
+    case("as of day 3, operations: each run shown", history, "b",
+         {f"a -> run1 {DF}", f"a -> run2 {DF}", f"c -> run3 {DF}", f"run1 -> b {DF}", f"run2 -> b {DF}",
+          f"run3 -> b {DF}"}, direction=UP, as_of=at(3), operations=True),
+    # the latest run only
+    case("latest: the rewritten job's input only", history, "b", {f"c -> b {DF}"}, direction=UP, latest=True,
+         deleted=True),
+    case("latest as of day 2: the job as it then was", history, "b", {f"a -> b {DF}"}, direction=UP, latest=True,
+         as_of=at(2)),
+    case("latest as of day 2, operations: run2, not run1", history, "b", {f"a -> run2 {DF}", f"run2 -> b {DF}"},
+         direction=UP, latest=True, as_of=at(2), operations=True),
+    case("latest as of day 3, downstream of a: no longer read into b", history, "a", set(), nodes={"a"},
+         direction=DOWN, latest=True, as_of=at(3)),
+    case("latest as of day 2, downstream of a", history, "a", {f"a -> b {DF}"}, direction=DOWN, latest=True,
+         as_of=at(2)),
+    case("latest as of day 3, downstream of c", history, "c", {f"c -> b {DF}"}, direction=DOWN, latest=True,
+         as_of=at(3)),
 )
 
 

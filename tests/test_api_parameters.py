@@ -109,7 +109,7 @@ def test_a_misspelt_parameter_is_refused_not_taken_for_the_default(served: Serve
     # several: all named, the first to blame; a declared one beside them changes nothing
     several = served.client.get("/api/lineage", params={"entity": "x", "dept": "2", "direction": "up", "colums": "1"})
     assert several.status_code == 400 and several.json()["parameter"] == "dept"
-    assert several.json()["error"].startswith("dept, colums: not parameters of GET /api/lineage (it takes columns, ")
+    assert several.json()["error"].startswith("dept, colums: not parameters of GET /api/lineage (it takes as_of, columns, ")
 
 
 def test_the_check_comes_after_authentication(served: Served) -> None:
@@ -188,7 +188,7 @@ def test_the_openapi_description_lists_the_accepted_client_parameters(served: Se
     by_route = {(m, p): names for m, p, names in operations(served.app)}
     assert set(by_route[("get", "/api/v{version}/entities/{identity}")]) == {"query", "offset", "limit", "entityIds"}
     assert set(by_route[("get", "/api/v{version}/lineage")]) == {
-        "entityIds", "query", "offset", "limit", "length", "mergeDeletedEntities", "removeUsageEndPointTypes"}
+        "entityIds", "query", "offset", "limit", "length", "mergeDeletedEntities", "removeUsageEndPointTypes", "asOf"}
 
 
 def test_the_documented_parameters_are_the_server_s(served: Served) -> None:

@@ -20,8 +20,9 @@ from navd_devstack.spark_thrift import SparkThriftServer
 from conftest import write_navd_config
 
 
-def run_job(app_name: str, body: str, hdfs: DevHdfs, tmp_path: Path) -> Path:
-    """Run a PySpark job (`spark` in scope) as the HDFS superuser; returns its event log dir."""
+def run_job(app_name: str, body: str, hdfs: DevHdfs | None, tmp_path: Path) -> Path:
+    """Run a PySpark job (`spark` in scope), as the HDFS superuser when it uses the dev HDFS;
+    returns its event log dir."""
     events = tmp_path / "events"
     events.mkdir()
     job = textwrap.dedent(f"""
@@ -31,7 +32,8 @@ def run_job(app_name: str, body: str, hdfs: DevHdfs, tmp_path: Path) -> Path:
                  .config("spark.driver.bindAddress", "127.0.0.1").config("spark.eventLog.enabled", "true")
                  .config("spark.eventLog.dir", {events.as_uri()!r}).getOrCreate())
     """) + textwrap.dedent(body) + "spark.stop()\n"
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "HADOOP_USER_NAME": hdfs.superuser}
+    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1",
+           **({"HADOOP_USER_NAME": hdfs.superuser} if hdfs is not None else {})}
     ran = subprocess.run([sys.executable, "-c", job], env=env, capture_output=True, text=True, timeout=600,
                          check=False)
     assert ran.returncode == 0, ran.stderr[-3000:]

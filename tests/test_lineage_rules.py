@@ -5,13 +5,22 @@ itself built the way the index writer writes."""
 from __future__ import annotations
 
 import dataclasses
+from datetime import datetime, timedelta
 
 import pytest
-from lineage_cases import CASES, Case, expected_nodes, shown, start_name, tree
+from lineage_cases import CASES, DAY, Case, Graph, at, expected_nodes, history, shown, start_name, tree
 
-from navd.errors import EntityNotFound
+from navd.errors import EntityNotFound, UsageError
 from navd.lineage.memory_store import MemoryLineageStore
-from navd.lineage.rules import LineageGraph, LineageOptions, lineage, render_text, walked_queries
+from navd.lineage.rules import (
+    LineageGraph,
+    LineageOptions,
+    changes,
+    lineage,
+    render_changes,
+    render_text,
+    walked_queries,
+)
 
 DB = "rules"
 
@@ -178,3 +187,50 @@ def test_round_trips_grow_with_levels_not_with_width(columns: bool, direction: s
     # are asked first; then the nodes' elements (and the columns' tables).
     levels = 7
     assert calls[2] == calls[20] <= 1 + levels * (2 if columns else 1) + (1 if columns else 0) + 2
+
+
+# -- what changed between two moments ---------------------------------------------------------
+
+def _changes(start: str, since: datetime, until: datetime, **options: object) -> tuple[dict[str, object], Graph]:
+    graph = history(DB)
+    found = changes(MemoryLineageStore.of(graph.records), graph.identity(start), since, until,
+                    LineageOptions(**options))  # type: ignore[arg-type]
+    return found.as_dict(), graph
+
+
+def _edges(shown: list[dict[str, object]], graph: Graph) -> set[str]:
+    return {f"{graph.labels[str(e['source'])]} -> {graph.labels[str(e['target'])]}" for e in shown}
+
+
+@pytest.mark.parametrize(("since", "until", "appeared", "disappeared", "deleted"), [
+    (at(1, 9), at(1), {"a -> b"}, set(), set()),  # the first run
+    (at(1), at(2), set(), set(), set()),  # run2 ran the same job again
+    (at(2), at(3), {"c -> b"}, {"a -> b"}, set()),  # the job rewritten to read c
+    (at(3), at(5), set(), set(), {"a"}),  # a dropped: no longer an input of b's latest run anyway
+    (at(1, 9), at(5), {"c -> b"}, set(), {"a"}),
+    (at(2), at(2), set(), set(), set()),
+])
+def test_changes_between_two_moments(since: datetime, until: datetime, appeared: set[str], disappeared: set[str],
+                                     deleted: set[str]) -> None:
+    found, graph = _changes("b", since, until, direction="upstream")
+    assert _edges(found["appeared"], graph) == appeared  # type: ignore[arg-type]
+    assert _edges(found["disappeared"], graph) == disappeared  # type: ignore[arg-type]
+    assert {graph.labels[n] for n in found["deleted"]} == deleted  # type: ignore[union-attr]
+
+
+def test_changes_name_the_executions_and_times_of_each_edge() -> None:
+    found, graph = _changes("b", at(2), at(3), direction="upstream")
+    [gone] = found["disappeared"]  # type: ignore[misc]
+    # a -> b was last seen with run2's end, shown by run1 and run2
+    assert gone["lastSeen"] == (DAY[1] + timedelta(minutes=5)).isoformat()
+    assert {graph.labels[e["id"]] for e in gone["executions"]} == {"run1", "run2"}
+    [new] = found["appeared"]  # type: ignore[misc]
+    assert new["firstSeen"] == DAY[2].isoformat()
+    assert [graph.labels[e["id"]] for e in new["executions"]] == ["run3"]
+    assert "+ " in render_changes(changes(MemoryLineageStore.of(graph.records), graph.identity("b"), at(2), at(3)))
+
+
+def test_changes_until_before_since_is_refused() -> None:
+    graph = history(DB)
+    with pytest.raises(UsageError, match="until 2026-11-01T12:00:00[+]00:00 is before since"):
+        changes(MemoryLineageStore.of(graph.records), graph.identity("b"), at(2), at(1))

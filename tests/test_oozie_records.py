@@ -13,8 +13,8 @@ import pytest
 from navd.config import parse_config
 from navd.errors import ConfigError
 from navd.extractors.oozie.extractor import OozieExtractionError, OozieExtractor
-from navd.extractors.oozie.records import (BadJob, coordinator_records, jobs_of, parse_coordinator, parse_workflow,
-                                           workflow_records, yarn_application_ids)
+from navd.extractors.oozie.records import (BadJob, bundle_records, coordinator_records, jobs_of, parse_bundle,
+                                           parse_coordinator, parse_workflow, workflow_records, yarn_application_ids)
 from navd.model import Element, ElementType, EntityRef, Relation, RelationType, SourceType
 from navd.names import oozie_execution_ref, yarn_execution_ref
 from navd.process import free_port
@@ -98,6 +98,52 @@ def test_a_coordinator_is_an_operation_its_actions_runs_of_it() -> None:
     assert relations(list(coordinator_records(started)), RelationType.PARENT_CHILD) == {
         ("oozie://0000001-111219170928042-oozie-joe-C@1", oozie_execution_ref("0000001-140324163709596-oozie-chit-W")
          .qualified_name)}
+
+
+def test_the_documentations_bundle_is_an_operation_parent_of_its_coordinator() -> None:
+    # the REST documentation's example spells the bundle's keys id/appName/appPath
+    job = parse_bundle(load("bundle_doc.json"))
+    records = list(bundle_records(job, extractor_run_id="oozie##1"))
+    found = elements(records)
+    bundle = found["oozie://bundle/new-bundle"]
+    assert (bundle.source_type, bundle.type) == (SourceType.OOZIE, ElementType.OPERATION)
+    assert bundle.properties["kind"] == "bundle" and bundle.properties["bundleId"] == "0-200905191240-oozie-B"
+    assert bundle.properties["coordinators"] == "0000010-130426111815091-oozie-bansalm-C"
+    assert relations(records, RelationType.PARENT_CHILD) == {("oozie://bundle/new-bundle", "oozie://coordinator/coord-1")}
+    assert relations(records, RelationType.INSTANCE_OF) == set()
+
+
+def test_a_bundle_as_oozie_writes_it_names_each_coordinator_once() -> None:
+    # JsonTags' keys (bundleJobId, bundleJobName, bundleJobPath, bundleCoordJobs of full coordinators)
+    job = parse_bundle(load("bundle_info.json"))
+    assert (job.id, job.app_name, job.app_path, job.user, job.status) == (
+        "0000002-140324163709596-oozie-chit-B", "sales-bundle", "hdfs://nameservice1/user/etl/apps/sales-bundle",
+        "etl", "RUNNING")
+    assert job.kickoff == datetime(2014, 3, 24, 23, tzinfo=UTC)
+    records = list(bundle_records(job))
+    [link, _] = sorted((r for r in records if isinstance(r, Relation)), key=lambda r: r.endpoint2.qualified_name)
+    assert link.endpoint2 == EntityRef(SourceType.OOZIE, "oozie://coordinator/daily-sales-coord", ElementType.OPERATION)
+    assert not link.linked2  # the coordinator pass writes it
+    assert relations(records, RelationType.PARENT_CHILD) == {
+        ("oozie://bundle/sales-bundle", "oozie://coordinator/daily-sales-coord"),
+        ("oozie://bundle/sales-bundle", "oozie://coordinator/hourly-refunds-coord")}
+    # a coordinator names its bundle
+    [first, _] = load("bundle_info.json")["bundleCoordJobs"]
+    coordinator = elements(list(coordinator_records(parse_coordinator(first))))["oozie://coordinator/daily-sales-coord"]
+    assert coordinator.properties["bundleId"] == "0000002-140324163709596-oozie-chit-B"
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"bundleJobId": "0000002-140324163709596-oozie-chit-C"}, "bundle job without a valid id"),
+    ({"bundleJobName": None, "appName": None}, "no appName"),
+    ({"bundleCoordJobs": [{"coordJobId": "x-C", "coordJobName": "c"}]}, "coordinator job without a valid id"),
+    ({"bundleCoordJobs": ["0000001-111219170928042-oozie-joe-C"]}, "a coordinator of 0000002-140324163709596-oozie-"
+                                                                  "chit-B is not a JSON object"),
+    ({"kickoffTime": "soon"}, "kickoffTime 'soon' is not an RFC 1123 time"),
+])
+def test_a_bad_bundle_names_what_is_wrong(change: dict[str, Any], message: str) -> None:
+    with pytest.raises(BadJob, match=message):
+        parse_bundle({**load("bundle_info.json"), **change})
 
 
 def test_a_jobs_page_lists_its_workflows() -> None:

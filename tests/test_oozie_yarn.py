@@ -2,7 +2,8 @@
 dev YARN (spark-submit --master yarn), an Oozie Spark action naming its application (the golden
 response of tests/fixtures/oozie with the real id) is written beside what the YARN and Spark
 extractors wrote, and the linker joins them: from the workflow's action, lineage with
-operations goes through the YARN application and the Spark run to the data it wrote."""
+operations goes through the YARN application and the Spark run to the data it wrote, and from
+the data it climbs back to the workflow."""
 
 from __future__ import annotations
 
@@ -77,3 +78,11 @@ def test_an_oozie_action_leads_to_the_yarn_application_and_the_data_it_wrote(
     assert lineage.returncode == 0, lineage.stderr[-2000:]
     names = {node["qualifiedName"] for node in json.loads(lineage.stdout)["nodes"]}
     assert {f"yarn://{application}", f"spark://{application}/1", f"{hdfs.default_fs}{output}"} <= names, names
+
+    # and from the data back: the workflow that produced it, through the Spark run and its application
+    upstream = navd("lineage", f"{hdfs.default_fs}{output}", "--operations", "--direction", "upstream",
+                    "--format", "json", env=env)
+    assert upstream.returncode == 0, upstream.stderr[-2000:]
+    names = {node["qualifiedName"] for node in json.loads(upstream.stdout)["nodes"]}
+    assert {f"spark://{application}/1", f"yarn://{application}", action, f"oozie://{body['id']}",
+            "oozie://workflow/daily-sales"} <= names, names

@@ -21,6 +21,7 @@ from openlineage.client.event_v2 import RunState
 from openlineage.client.transport.http import HttpCompression, HttpConfig, HttpTransport
 
 from conftest import NavdRunner
+from navd.index.filters import term_filter
 from navd.index.client import IndexWriter, SolrIndex
 from navd.model import Element, ElementType, EntityRef, SourceType, hive_qualified_name
 from navd.solr.server import EmbeddedSolr, free_port
@@ -114,6 +115,13 @@ def test_a_clients_start_and_complete_show_in_navd_lineage(ol_served: Served, in
     assert (run["type"], run["sourceType"], run["started"], run["ended"]) == (
         "OPERATION_EXECUTION", "OPENLINEAGE", "2026-11-23T06:00:00Z", "2026-11-23T06:01:00Z")
     assert run["properties"]["state"] == "COMPLETE"
+    # the run's relations are dated by its START and COMPLETE, not by the last event alone
+    flows = index.search("relations", "type:DATA_FLOW", filters=[term_filter("endpoint1Id", run["identity"])],
+                         fl="firstSeen,lastSeen", rows=10)["response"]["docs"]
+    assert flows and {(d["firstSeen"], d["lastSeen"]) for d in flows} == {
+        ("2026-11-23T06:00:00Z", "2026-11-23T06:01:00Z")}
+    as_of_start = navd("lineage", revenue, "--direction", "upstream", "--as-of", "2026-11-23T05:59:59Z")
+    assert as_of_start.returncode == 0 and "(no lineage)" in as_of_start.stdout, as_of_start.stdout
 
 
 def test_a_fail_event_shows_the_error_on_the_execution(ol_served: Served, index: SolrIndex, navd: NavdRunner,

@@ -29,6 +29,7 @@ from navd.index.client import SolrIndex
 from navd.model import ElementType, EntityRef, Relation, RelationType, SourceType
 from navd.server.page import CONTENT_SECURITY_POLICY
 from navd.solr.server import EmbeddedSolr
+from lineage_cases import history
 from page_graph import XSS_NAME, Pipeline, fan, pipeline, write
 from conftest import Served, serve_on_free_port
 
@@ -133,9 +134,9 @@ def edges(page: Page) -> set[tuple[str, str, str]]:
         "window.navdPage.cy.edges().map((e) => [e.data('source'), e.data('target'), e.data('edge').type])")}
 
 
-def api_lineage(served: Served, entity: str, **flags: bool) -> dict[str, Any]:
+def api_lineage(served: Served, entity: str, **flags: bool | str) -> dict[str, Any]:
     params = {"entity": entity, "direction": "both", "depth": 3, "max_nodes": 400,
-              **{k: str(v).lower() for k, v in flags.items()}}
+              **{k: v if isinstance(v, str) else str(v).lower() for k, v in flags.items()}}
     answer = served.get("/api/lineage", params=params)
     assert answer.status_code == 200, answer.text
     return answer.json()
@@ -190,8 +191,8 @@ def test_the_page_loads_with_no_request_leaving_navd(page: Page, served: Served,
     seen: Seen = page.seen  # type: ignore[attr-defined]
     assert seen.requests and all(url.startswith(served.url + "/") for url in seen.requests), seen.requests
     assert {url.split("?")[0].removeprefix(served.url) for url in seen.requests} >= {
-        "/", "/static/page.js", "/static/vendor/cytoscape.min.js", "/static/vendor/elk.bundled.js",
-        "/static/vendor/cytoscape-elk.js", "/api/lineage"}
+        "/", "/static/page.js", "/static/vendor/cytoscape.min.js", "/static/vendor/elk-api.js",
+        "/static/vendor/elk-worker.min.js", "/api/lineage"}
     assert page.evaluate("window.__csp") == []  # elkjs and cytoscape run under the CSP: no eval, no inline
     shot = screenshot(page, "lineage-page.png")
     assert shot.stat().st_size > 10_000
@@ -235,6 +236,31 @@ def test_operations_and_deleted_toggles_add_and_remove_exactly_their_nodes(page:
     assert node_ids(page) == plain | {graph.id("tmp")}
     toggle(page, "deleted")
     assert node_ids(page) == plain and "deleted=1" not in page.url and "operations=1" not in page.url
+
+
+def test_a_toggle_redraws_the_diagram_in_place(page: Page, graph: Pipeline) -> None:
+    """The diagram is not rebuilt when a control changes: the same cytoscape instance, the nodes
+    both drawings show are the same elements (moved)."""
+    merged, raw = graph.id("merged"), graph.id("raw")
+    open_lineage(page, merged)
+    page.evaluate("""(raw) => { window.navdPage.cy.scratch("probe", "first drawing");
+                               window.keptNode = window.navdPage.cy.getElementById(raw); }""", raw)
+    before = page.evaluate("(raw) => window.navdPage.cy.getElementById(raw).position()", raw)
+
+    toggle(page, "operations")
+    assert graph.id("merge") in node_ids(page)
+    assert page.evaluate('window.navdPage.cy.scratch("probe")') == "first drawing"
+    assert page.evaluate("(raw) => !window.keptNode.removed() && window.keptNode.same(window.navdPage.cy.getElementById(raw))",
+                         raw)
+    after = page.evaluate("(raw) => window.navdPage.cy.getElementById(raw).position()", raw)
+    assert after != before  # laid out again with the operations between the tables
+    assert page.locator("#toggle-operations").is_checked()
+
+    page.go_back()  # the URL is the state: back to the drawing without operations, in place too
+    page.wait_for_function("(id) => !window.navdPage.busy && !window.navdPage.cy.getElementById(id).nonempty()",
+                           arg=graph.id("merge"), timeout=DRAW_MS)
+    assert page.evaluate('window.navdPage.cy.scratch("probe")') == "first drawing"
+    assert not page.locator("#toggle-operations").is_checked()
 
 
 def test_columns_and_control_flow_toggles(page: Page, served: Served, graph: Pipeline) -> None:
@@ -467,3 +493,23 @@ def test_a_bucket_and_an_oozie_workflow_read_as_what_they_are(page: Page, index:
     open_lineage(page, run.identity, operations=1)  # type: ignore[union-attr]
     labels = page.evaluate("window.navdPage.cy.nodes().map((n) => n.data('label'))")
     assert f"pg{os.getpid()}-daily\nOOZIE workflow" in labels, labels
+
+
+def test_the_time_control_redraws_the_lineage_as_it_stood(page: Page, served: Served, index: SolrIndex) -> None:
+    """A job over days (tests/lineage_cases.py's `history`): b written from a, then from c, then a
+    dropped; the as-of control redraws b's lineage as it stood then and keeps it in the URL."""
+    days = history(f"asof{os.getpid()}")
+    write(index, days.records)  # type: ignore[arg-type]
+    ids = {label: days.identity(label) for label in ("a", "b", "c")}
+    open_lineage(page, ids["b"], direction="upstream")
+    assert node_ids(page) == {ids["b"], ids["c"]}  # now: a is dropped
+    for moment, shown in (("2026-11-01T12:00", {"a", "b"}), ("2026-11-03T12:00", {"a", "b", "c"}),
+                          ("2026-11-01T09:00", {"b"})):
+        before = generation(page)
+        page.fill("#as-of", moment)
+        page.dispatch_event("#as-of", "change")
+        drawn(page, before)
+        assert node_ids(page) == {ids[label] for label in shown}, moment
+        assert f"as_of={quote(moment, safe='')}" in page.url
+        assert node_ids(page) == {n["id"] for n in api_lineage(served, ids["b"], as_of=moment,
+                                                               direction="upstream")["nodes"]}

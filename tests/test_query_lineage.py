@@ -285,3 +285,16 @@ def test_bad_vertex_names() -> None:
     broken = {**raw, "vertices": [*raw["vertices"][:3], {"id": 3, "vertexType": "TABLE", "vertexId": "default"}]}
     with pytest.raises(BadLineage, match="is not db.table"):
         list(records(parse_hive(broken), cluster=C))
+
+
+def test_relations_carry_the_execution_times_not_the_indexing_time() -> None:
+    emitted = impala("create table lineage_test_tbl as select int_col, tinyint_col from functional.alltypes")
+    started, ended = datetime.fromtimestamp(1687551744, UTC), datetime.fromtimestamp(1687551750, UTC)
+    walked = [r for r in emitted if isinstance(r, Relation) and r.type.value != "PARENT_CHILD"]
+    assert walked and {(r.first_seen, r.last_seen) for r in walked} == {(started, ended)}
+    # an end logged before the start (a skewed clock) counts as the start
+    line = impala_line(impala_cases()["create table lineage_test_tbl as select int_col, tinyint_col from "
+                                      "functional.alltypes"], query_id="q:1", end_time=1687551700)
+    skewed = list(records(parse_impala(json.loads(line)), cluster=C))
+    assert {(r.first_seen, r.last_seen) for r in skewed if isinstance(r, Relation)
+            and r.type.value == "DATA_FLOW"} == {(started, started)}

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -319,6 +320,11 @@ def test_truncated_locations_are_flagged_on_the_execution() -> None:
     assert element.qualified_name == "spark://application_1_2/2/sql/0"
     assert element.properties["inputsTruncated"] == "true"
     assert element.query_text == "x"
+    # the lineage carries the SQL execution's start and end (lineage as of a moment counts from them)
+    flows = [r for r in records(run) if isinstance(r, Relation) and r.type is RelationType.DATA_FLOW]
+    assert len(flows) == 3
+    assert {(r.first_seen, r.last_seen) for r in flows} == {(datetime.fromtimestamp(1.5, UTC),
+                                                             datetime.fromtimestamp(1.6, UTC))}
 
 
 def _node(name: str, simple: str = "", children: list[dict[str, Any]] | None = None,

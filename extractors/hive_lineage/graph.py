@@ -30,7 +30,17 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from navd.extractors.spark.records import stubs_for
-from navd.model import DependencyType, Element, ElementType, EntityRef, Record, Relation, RelationType, SourceType
+from navd.model import (
+    DependencyType,
+    Element,
+    ElementType,
+    EntityRef,
+    Record,
+    Relation,
+    RelationType,
+    SourceType,
+    execution_times,
+)
 from navd.names import (
     field_ref,
     hive_qualified_name,
@@ -259,7 +269,9 @@ def records(query: QueryLineage, *, cluster: str, extractor_run_id: str | None =
                        principal=query.user, started=query.started, ended=query.ended,
                        query_text=query.query_text, source_id=query.query_id,
                        extractor_run_id=extractor_run_id, properties=props)
-    relations = list(_relations(query, located, cluster, template.ref, instance.ref, extractor_run_id))
+    # The relations' times are the execution's, not the indexing time
+    seen = _Seen(*execution_times(query.started, query.ended))
+    relations = list(_relations(query, located, cluster, template.ref, instance.ref, extractor_run_id, seen))
     yield from stubs_for(relations, extractor_run_id, known_from=st.value.lower(), seen=stubbed)
     yield template
     yield instance
@@ -283,16 +295,25 @@ def _hive_field_ref(cluster: str, database: str, table: str, column: str) -> Ent
     return field_ref(_hive_table_ref(cluster, database, table, False), column)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Seen:
+    """When the execution behind a query's relations ran (model.Relation.first_seen/last_seen)."""
+
+    first: datetime | None
+    last: datetime | None
+
+
 def _relations(query: QueryLineage, located: Mapping[int, TableColumn | None], cluster: str,
-               operation: EntityRef, execution: EntityRef, run_id: str | None) -> Iterator[Relation]:
-    yield Relation(RelationType.INSTANCE_OF, operation, execution, extractor_run_id=run_id)
+               operation: EntityRef, execution: EntityRef, run_id: str | None, seen: _Seen) -> Iterator[Relation]:
+    yield Relation(RelationType.INSTANCE_OF, operation, execution, extractor_run_id=run_id, first_seen=seen.first,
+                   last_seen=seen.last)
     for job in query.job_ids:
         application = _application_id(job)
         if application:
             # the YARN application (physical) that ran part of this query (logical); unlinked
             # until the YARN extractor indexes it
             yield Relation(RelationType.LOGICAL_PHYSICAL, execution, yarn_execution_ref(application),
-                           linked2=False, extractor_run_id=run_id)
+                           linked2=False, extractor_run_id=run_id, first_seen=seen.first, last_seen=seen.last)
     inputs: dict[str, tuple[EntityRef, int | None]] = {}
     outputs: dict[str, tuple[EntityRef, int | None]] = {}
     for edge in query.edges:
@@ -304,11 +325,13 @@ def _relations(query: QueryLineage, located: Mapping[int, TableColumn | None], c
                     found.setdefault(ref.identity, (ref, where.create_time))
     for ref, created in inputs.values():
         yield Relation(RelationType.DATA_FLOW, ref, execution, linked1=False, extractor_run_id=run_id,
+                       first_seen=seen.first, last_seen=seen.last,
                        properties=_created(created))
     for ref, created in outputs.values():
         yield Relation(RelationType.DATA_FLOW, execution, ref, linked2=False, extractor_run_id=run_id,
+                       first_seen=seen.first, last_seen=seen.last,
                        properties=_created(created))
-    yield from _column_edges(query.edges, located, cluster, execution.qualified_name, run_id)
+    yield from _column_edges(query.edges, located, cluster, execution.qualified_name, run_id, seen)
 
 
 def _created(create_time: int | None) -> dict[str, str]:
@@ -316,7 +339,7 @@ def _created(create_time: int | None) -> dict[str, str]:
 
 
 def _column_edges(edges: Sequence[Edge], located: Mapping[int, TableColumn | None], cluster: str,
-                  discriminator: str, run_id: str | None) -> Iterator[Relation]:
+                  discriminator: str, run_id: str | None, seen: _Seen) -> Iterator[Relation]:
     """Column edges, one per (kind, source column, target column): Hive logs a projection
     again with `compute_stats(...)` (its statistics task) after the real one, which is kept;
     the expressions of several predicates on the same pair are joined."""
@@ -344,7 +367,8 @@ def _column_edges(edges: Sequence[Edge], located: Mapping[int, TableColumn | Non
             expression = expression[:MAX_EXPRESSION_CHARS] + "..."
         # Both ends unlinked: the HMS extractor owns tables' FIELD elements.
         yield Relation(kind, ends[source], ends[target], linked1=False, linked2=False, dependency_type=dependency,
-                       expression=expression, discriminator=discriminator, extractor_run_id=run_id)
+                       expression=expression, discriminator=discriminator, extractor_run_id=run_id,
+                       first_seen=seen.first, last_seen=seen.last)
 
 
 def _field(cluster: str, where: TableColumn | None, ends: dict[str, EntityRef]) -> str | None:

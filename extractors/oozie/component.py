@@ -1,4 +1,4 @@
-"""The Oozie component: workflows and coordinators from Oozie's REST API."""
+"""The Oozie component: workflows, coordinators and bundles from Oozie's REST API."""
 
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ def build(context: BuildContext) -> Extractor[OozieReport]:
 
 def summary(r: OozieReport) -> str:
     return (f"oozie: {r.workflows} workflow runs ({r.actions} actions, {r.yarn_links} YARN applications), "
-            f"{r.coordinators} coordinators, {r.records} records written, {r.skipped} skipped, "
+            f"{r.coordinators} coordinators, {r.bundles} bundles, {r.records} records written, {r.skipped} skipped, "
             f"{r.requests} Oozie requests")
 
 
 COMPONENT: Component[OozieConfig, OozieReport] = Component(
     name="oozie", section=SECTION, settings_type=OozieConfig, mode="pull", build=build, summary=summary,
-    check=check, help="Oozie workflows and coordinators from Oozie's REST API")
+    check=check, help="Oozie workflows, coordinators and bundles from Oozie's REST API")

@@ -18,6 +18,11 @@ Field names are Oozie's (client/.../rest/JsonTags.java); times are RFC 1123 (`Th
 A coordinator job becomes an OPERATION `oozie://coordinator/<appName>`; each of its actions (one
 materialisation, `oozie://<coord id>@<n>`) an OPERATION_EXECUTION with INSTANCE_OF from the
 coordinator and PARENT_CHILD to the workflow run it started (its `externalId`).
+
+A bundle job (`bundleJobId`, `bundleJobName`, `bundleJobPath`, its `bundleCoordJobs`; the REST
+documentation's example spells them `id`, `appName`, `appPath`) becomes an OPERATION
+`oozie://bundle/<appName>` with PARENT_CHILD to the coordinator OPERATION of each coordinator it
+started: a bundle has no runs of its own, it starts coordinators once and they run.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ _JOB_ID = re.compile(r"\d+-\d+-.+-[WCB]")
 #: what an action's external ids name on YARN: a MapReduce job or an application
 _YARN_ID = re.compile(r"(?:job|application)_(\d+)_(\d+)")
 _MAX_ERROR = 2000
+_KINDS = {"W": "workflow", "C": "coordinator", "B": "bundle"}
 
 
 class BadJob(ValueError):
@@ -120,6 +126,30 @@ class OozieCoordinator:
     started: datetime | None
     ended: datetime | None
     actions: tuple[CoordinatorAction, ...]
+    bundle_id: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BundleCoordinator:
+    """A coordinator a bundle started: its job id and application name (its OPERATION's name)."""
+
+    id: str
+    app_name: str
+    status: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class OozieBundle:
+    id: str
+    app_name: str
+    app_path: str
+    user: str
+    status: str
+    kickoff: datetime | None
+    created: datetime | None
+    started: datetime | None
+    ended: datetime | None
+    coordinators: tuple[BundleCoordinator, ...]
 
 
 def _text(raw: Mapping[str, Any], key: str, where: str, *, required: bool = False) -> str:
@@ -145,7 +175,7 @@ def _object(raw: Any, what: str) -> Mapping[str, Any]:
 def _job_id(raw: Mapping[str, Any], kind: str) -> str:
     job_id = raw.get("id")
     if not isinstance(job_id, str) or not _JOB_ID.fullmatch(job_id) or not job_id.endswith(f"-{kind}"):
-        raise BadJob(f"{'workflow' if kind == 'W' else 'coordinator'} job without a valid id: id={job_id!r:.100}")
+        raise BadJob(f"{_KINDS[kind]} job without a valid id: id={job_id!r:.100}")
     return job_id
 
 
@@ -202,7 +232,32 @@ def parse_coordinator(body: Any) -> OozieCoordinator:
         app_path=_text(raw, "coordJobPath", job_id) or _text(raw, "appPath", job_id),
         user=_text(raw, "user", job_id), status=_text(raw, "status", job_id, required=True),
         frequency=str(raw.get("frequency") or ""), started=parse_time(raw.get("startTime"), "startTime", job_id),
-        ended=parse_time(raw.get("endTime"), "endTime", job_id), actions=tuple(actions))
+        ended=parse_time(raw.get("endTime"), "endTime", job_id), actions=tuple(actions),
+        bundle_id=_text(raw, "bundleId", job_id))
+
+
+def parse_bundle(body: Any) -> OozieBundle:
+    """A bundle job's `show=info` body (JsonTags' `bundleJobId`/`bundleJobName`/`bundleJobPath`,
+    or the REST documentation's `id`/`appName`/`appPath`) with its `bundleCoordJobs`; BadJob
+    names what is wrong."""
+    raw = _object(body, "bundle job")
+    job_id = _job_id({"id": raw.get("bundleJobId") or raw.get("id")}, "B")
+    coordinators = []
+    for item in raw.get("bundleCoordJobs") or ():
+        coordinator = _object(item, f"a coordinator of {job_id}")
+        coordinator_id = _job_id({"id": coordinator.get("coordJobId") or coordinator.get("id")}, "C")
+        name = (_text(coordinator, "coordJobName", coordinator_id)
+                or _text(coordinator, "appName", coordinator_id, required=True))
+        coordinators.append(BundleCoordinator(id=coordinator_id, app_name=name,
+                                              status=_text(coordinator, "status", coordinator_id)))
+    return OozieBundle(
+        id=job_id, app_name=_text(raw, "bundleJobName", job_id) or _text(raw, "appName", job_id, required=True),
+        app_path=_text(raw, "bundleJobPath", job_id) or _text(raw, "appPath", job_id),
+        user=_text(raw, "user", job_id), status=_text(raw, "status", job_id, required=True),
+        kickoff=parse_time(raw.get("kickoffTime"), "kickoffTime", job_id),
+        created=parse_time(raw.get("createdTime"), "createdTime", job_id),
+        started=parse_time(raw.get("startTime"), "startTime", job_id),
+        ended=parse_time(raw.get("endTime"), "endTime", job_id), coordinators=tuple(coordinators))
 
 
 def workflow_records(job: OozieWorkflow, *, extractor_run_id: str | None = None) -> Iterator[Record]:
@@ -250,7 +305,8 @@ def coordinator_records(job: OozieCoordinator, *, extractor_run_id: str | None =
                        oozie_application_ref("coordinator", job.app_name).qualified_name, name=job.app_name,
                        extractor_run_id=extractor_run_id,
                        properties={"kind": "coordinator", "appPath": job.app_path, "frequency": job.frequency,
-                                   "status": job.status, "coordinatorId": job.id})
+                                   "status": job.status, "coordinatorId": job.id,
+                                   **({"bundleId": job.bundle_id} if job.bundle_id else {})})
     yield template
     for action in job.actions:
         props = {"kind": "coordinator-action", "status": action.status, "actionNumber": str(action.number)}
@@ -263,6 +319,21 @@ def coordinator_records(job: OozieCoordinator, *, extractor_run_id: str | None =
         if action.workflow_id:
             yield Relation(RelationType.PARENT_CHILD, run.ref, oozie_execution_ref(action.workflow_id),
                            linked2=False, extractor_run_id=extractor_run_id)
+
+
+def bundle_records(job: OozieBundle, *, extractor_run_id: str | None = None) -> Iterator[Record]:
+    """The bundle's OPERATION and PARENT_CHILD to each coordinator's OPERATION (unlinked until
+    the coordinator's own records are written: the coordinator pass writes them)."""
+    props = {"kind": "bundle", "appPath": job.app_path, "status": job.status, "bundleId": job.id, "user": job.user,
+             "kickoffTime": job.kickoff.isoformat() if job.kickoff else "",
+             "coordinators": ",".join(c.id for c in job.coordinators)}
+    bundle = Element(SourceType.OOZIE, ElementType.OPERATION,
+                     oozie_application_ref("bundle", job.app_name).qualified_name, name=job.app_name,
+                     extractor_run_id=extractor_run_id, properties={k: v for k, v in props.items() if v})
+    yield bundle
+    for name in dict.fromkeys(c.app_name for c in job.coordinators):
+        yield Relation(RelationType.PARENT_CHILD, bundle.ref, oozie_application_ref("coordinator", name),
+                       linked2=False, extractor_run_id=extractor_run_id)
 
 
 def jobs_of(body: Any, key: str) -> Sequence[Mapping[str, Any]]:

@@ -23,6 +23,7 @@ from navd.model import (
     Relation,
     RelationType,
     SourceType,
+    execution_times,
 )
 from navd.names import (
     display_name,
@@ -75,20 +76,26 @@ def records(run: ApplicationRun, *, extractor_run_id: str | None = None, log_own
         yield Relation(RelationType.LOGICAL_PHYSICAL, app.ref, yarn_execution_ref(run.app_id), linked2=False,
                        extractor_run_id=extractor_run_id)
     for execution, element in zip(run.executions, children, strict=True):
-        yield Relation(RelationType.PARENT_CHILD, app.ref, element.ref, extractor_run_id=extractor_run_id)
+        # the SQL execution's start and end, not the indexing time: what lineage as of a moment counts
+        first, last = execution_times(element.started, element.ended)
+        yield Relation(RelationType.PARENT_CHILD, app.ref, element.ref, extractor_run_id=extractor_run_id,
+                       first_seen=first, last_seen=last)
         for dataset in execution.inputs:
             yield Relation(RelationType.DATA_FLOW, dataset.ref, element.ref, linked1=False,
-                           extractor_run_id=extractor_run_id, properties={"via": dataset.via})
+                           extractor_run_id=extractor_run_id, properties={"via": dataset.via},
+                           first_seen=first, last_seen=last)
         for dataset in execution.outputs:
             yield Relation(RelationType.DATA_FLOW, element.ref, dataset.ref, linked2=False,
-                           extractor_run_id=extractor_run_id, properties={"via": dataset.via})
+                           extractor_run_id=extractor_run_id, properties={"via": dataset.via},
+                           first_seen=first, last_seen=last)
         for edge in execution.columns:
             # Both ends unlinked: the HMS extractor owns tables' FIELD elements; a path's
             # columns (HDFS FIELDs) are owned by no extractor and stay stubs.
             yield Relation(edge.kind, edge.source, edge.target, linked1=False, linked2=False,
                            dependency_type=edge.dependency_type, expression=edge.expression,
                            discriminator=element.qualified_name, extractor_run_id=extractor_run_id,
-                           properties={"subtype": edge.subtype} if edge.subtype else {})
+                           properties={"subtype": edge.subtype} if edge.subtype else {}, first_seen=first,
+                           last_seen=last)
 
 
 def _execution_element(run: ApplicationRun, app: Element, execution: SqlExecution,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Collection, Sequence
+from datetime import datetime
 from typing import Any
 
 from navd import navigator
@@ -269,13 +270,14 @@ def navigator_model() -> dict[str, Any]:
 
 
 def navigator_lineage(index: SolrIndex, entity_ids: Sequence[str], hubs: HubCache | None = None, *,
-                      cluster: str = "", length: int | None = None) -> dict[str, Any]:
+                      cluster: str = "", length: int | None = None, as_of: datetime | None = None) -> dict[str, Any]:
     """GET lineage: the relations of the lineage of each entity (navd's walk, with operations
     and deleted entities, `length` hops each way, navd's default when None) and the entities
     they connect, as Navigator relations and entities; operations and executions carry
-    Navigator's `inputs` and `outputs` (navigator.with_flows). An entity that is not indexed:
-    EntityNotFound."""
+    Navigator's `inputs` and `outputs` (navigator.with_flows); as it stood at `as_of` when given
+    (navd's own parameter). An entity that is not indexed: EntityNotFound."""
     options = _NAVIGATOR_LINEAGE if length is None else dataclasses.replace(_NAVIGATOR_LINEAGE, depth=length)
+    options = dataclasses.replace(options, as_of=as_of)
     nodes: dict[str, Node] = {}
     walked: set[tuple[str, frozenset[str]]] = set()
     truncated = False

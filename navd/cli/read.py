@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import argparse
 import json
+from datetime import UTC, datetime
 
 from navd.annotations.service import AnnotationService
 from navd.catalog.service import lookup_scope, search, shown_entity
-from navd.cli.common import Commands, Outcome, print_json, summary_line
+from navd.cli.common import Commands, Outcome, iso_time, print_json, summary_line
 from navd.config import NavdConfig, extractor_state_dir
 from navd.errors import ConfigError
 from navd.index.clients import client_for
-from navd.lineage.rules import LineageOptions, render_text
-from navd.lineage.service import lineage
+from navd.lineage.rules import LineageOptions, render_changes, render_text
+from navd.lineage.service import lineage, lineage_changes
 from navd.status import status
 
 
@@ -48,6 +49,18 @@ def register(commands: Commands) -> None:
     lineage_parser.add_argument("--operations", action="store_true",
                                 help="show executions, operations and unresolved (unlinked) inputs")
     lineage_parser.add_argument("--deleted", action="store_true", help="show deleted entities")
+    lineage_parser.add_argument("--as-of", type=iso_time, metavar="T",
+                                help="the graph as it stood at T (ISO 8601 or a date, UTC unless a zone is "
+                                     "given): relations from the first execution that made them, entities "
+                                     "deleted only if deleted by T")
+    lineage_parser.add_argument("--latest", action="store_true",
+                                help="of each dataset's writers, only its latest run (at or before --as-of)")
+    lineage_parser.add_argument("--changes", action="store_true",
+                                help="the edges that appeared and disappeared between --since and --until, and "
+                                     "the entities created or deleted")
+    lineage_parser.add_argument("--since", type=iso_time, metavar="T1", help="with --changes: the window's start")
+    lineage_parser.add_argument("--until", type=iso_time, metavar="T2",
+                                help="with --changes: the window's end; default now")
     lineage_parser.add_argument("--format", choices=["text", "json"], default="text")
     lineage_parser.set_defaults(handler=cmd_lineage)
 
@@ -99,8 +112,26 @@ def cmd_entity(args: argparse.Namespace, config: NavdConfig) -> Outcome:
 def cmd_lineage(args: argparse.Namespace, config: NavdConfig) -> Outcome:
     if args.depth < 1:
         raise ConfigError("--depth must be >= 1")
+    if args.changes:
+        if args.since is None:
+            raise ConfigError("--changes needs --since T1")
+        if args.as_of is not None or args.latest:
+            raise ConfigError("--changes compares two moments: --as-of and --latest do not apply")
+    elif args.since is not None or args.until is not None:
+        raise ConfigError("--since and --until go with --changes")
     options = LineageOptions(direction=args.direction, depth=args.depth, columns=args.columns,
-                             operations=args.operations, deleted=args.deleted)
+                             operations=args.operations, deleted=args.deleted, as_of=args.as_of, latest=args.latest)
+    if args.changes:
+        until = args.until if args.until is not None else datetime.now(UTC)
+        if until < args.since:
+            raise ConfigError(f"--until {until.isoformat()} is before --since {args.since.isoformat()}")
+        with client_for(config, "reader") as index:
+            found = lineage_changes(index, args.entity, args.since, until, options, lookup_scope(config))
+        if args.format == "json":
+            print_json(found.as_dict())
+        else:
+            print(render_changes(found))
+        return Outcome.DONE
     with client_for(config, "reader") as index:
         graph = lineage(index, args.entity, options, lookup_scope(config))
     if args.format == "json":

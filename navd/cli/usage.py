@@ -87,7 +87,8 @@ def cmd_deps(args: argparse.Namespace, config: NavdConfig) -> Outcome:
     for producer in found.producers:
         run = producer.last_run
         print(f"  {producer.qualified_name} writes {', '.join(producer.datasets)}"
-              + (f"; last run {run.qualified_name} ended {run.ended or '-'} by {run.user or '-'}" if run else ""))
+              + (f"; last run {run.qualified_name} ended {run.ended or '-'} by {run.user or '-'}" if run else "")
+              + (f"; started by {', '.join(producer.workflows)}" if producer.workflows else ""))
     return Outcome.DONE
 
 
@@ -103,7 +104,8 @@ def cmd_impact(args: argparse.Namespace, config: NavdConfig) -> Outcome:
     for dataset in found.datasets:
         print(f"  dataset {dataset['qualifiedName']} owner={dataset['owner'] or '-'}")
     for job in found.jobs:
-        print(f"  job {job.qualified_name} reads {', '.join(job.datasets)} users={','.join(job.users) or '-'}")
+        print(f"  job {job.qualified_name} reads {', '.join(job.datasets)} users={','.join(job.users) or '-'}"
+              + (f" workflows={','.join(job.workflows)}" if job.workflows else ""))
     if found.truncated:
         print("  (truncated at the node cap)")
     return Outcome.DONE

@@ -127,6 +127,20 @@ def _parent_path(path: str) -> str:
     return head or "/"
 
 
+def stored_time(value: object) -> datetime | None:
+    """A stored date (Solr's `2026-11-23T05:00:00.123Z`) as an aware datetime; None if absent."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
+
+#: A relation's first and last execution times (model.Relation.first_seen / last_seen).
+FIRST_SEEN = "firstSeen"
+LAST_SEEN = "lastSeen"
+
+
 def relation_document(relation: Relation) -> dict[str, Any]:
     ep1, ep2 = relation.endpoint1, relation.endpoint2
     kind = relation.type._value_  # `_value_`: see element_document
@@ -153,6 +167,10 @@ def relation_document(relation: Relation) -> dict[str, Any]:
         doc["discriminator"] = relation.discriminator
     if relation.extractor_run_id is not None:
         doc["extractorRunId"] = relation.extractor_run_id
+    if relation.first_seen is not None:
+        doc[FIRST_SEEN] = solr_date(relation.first_seen)
+    if relation.last_seen is not None:
+        doc[LAST_SEEN] = solr_date(relation.last_seen)
     if relation.properties:
         _put_properties(doc, relation.properties)
     return doc

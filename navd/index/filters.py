@@ -9,6 +9,9 @@ build their queries from these and from navd/index/query_syntax.py's `quote`, `e
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
+
+from navd.index.documents import solr_date
 
 def terms_filter(field: str, ids: Iterable[str]) -> str:
     """A filter matching documents whose `field` is one of `ids` (Solr's terms parser: one
@@ -25,3 +28,10 @@ def term_filter(field: str, value: str) -> str:
 def prefix_filter(field: str, prefix: str) -> str:
     """A filter matching documents whose `field` starts with `prefix`, read as it is."""
     return f"{{!prefix f={field}}}{prefix}"
+
+
+def by_time_filter(field: str, moment: datetime) -> str:
+    """A filter matching documents whose date `field` is at or before `moment`, and those with
+    no such date (a relation no execution dated: structure, which counts from always). On the
+    field's docValues; the same moment gives the same filter, which Solr caches."""
+    return f"{field}:[* TO {solr_date(moment)}] OR (*:* -{field}:[* TO *])"

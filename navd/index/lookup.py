@@ -32,12 +32,14 @@ import dataclasses
 import posixpath
 import re
 from collections.abc import Callable, Iterable
+from datetime import datetime
 from typing import Any
 
 from navd.errors import AmbiguousEntity, EntityNotFound
 from navd.index.client import SolrIndex
-from navd.index.documents import display_document
+from navd.index.documents import display_document, element_field, stored_time
 from navd.index.query_syntax import escape, quote
+from navd.model import ElementType
 from navd.names import InvalidName, is_path_name, lookup_name, path_qualified_name, shown
 
 #: candidates shown when a name matches several elements
@@ -226,3 +228,12 @@ def solr_query(query: NameQuery) -> str:
 def wildcard(pattern: str) -> str:
     """A Lucene wildcard term: every character literal (escaped) but '*'."""
     return "*".join(escape(part) for part in pattern.split("*"))
+
+
+def oldest_execution_start(index: SolrIndex) -> datetime | None:
+    """The start of the oldest execution indexed (purge removes older ones: the lineage history
+    kept begins there); None when no execution tells its start."""
+    kind, started = element_field("type"), element_field("started")
+    docs = index.search("elements", f"{kind}:{ElementType.OPERATION_EXECUTION.value}", rows=1, fl=started,
+                        sort=f"{started} asc", filters=[f"{started}:[* TO *]"])["response"]["docs"]
+    return stored_time(docs[0].get(started)) if docs else None

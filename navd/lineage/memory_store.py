@@ -7,6 +7,7 @@ through the same views, so a graph here is what Solr would hold after writing th
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 
 from navd.index.documents import deletion_update, element_document, relation_document, stub_document
 from navd.index.lookup import matches, name_queries
@@ -60,16 +61,15 @@ class MemoryLineageStore:
 
     def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
                   near_type: str | None = None, far_type: str | None = None,
-                  ends_only: bool = False) -> Iterable[StoredRelation]:
-        wanted, kinds = set(ids), set(types)
+                  ends_only: bool = False, as_of: datetime | None = None) -> Iterable[StoredRelation]:
+        ask = RelationAsk(tuple(ids), tuple(types), near_end, near_type, far_type, ends_only, as_of)
+        wanted = set(ids)
         for relation in self._relations.values():
-            near, far = relation.endpoint(near_end), relation.endpoint(3 - near_end)
-            if relation.type in kinds and near.id in wanted and near_type in (None, near.type) \
-                    and far_type in (None, far.type):
+            if relation.endpoint(near_end).id in wanted and ask.matches(relation):
                 yield relation
 
     def related(self, asks: Sequence[RelationAsk]) -> Iterator[tuple[int, StoredRelation]]:
         for n, ask in enumerate(asks):
             for relation in self.relations(ask.ids, ask.types, ask.near_end, near_type=ask.near_type,
-                                           far_type=ask.far_type):
+                                           far_type=ask.far_type, as_of=ask.as_of):
                 yield n, relation

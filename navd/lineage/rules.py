@@ -19,11 +19,20 @@ What is walked, as in Navigator (the table is model.RELATION_SEMANTICS):
   executions), so a YARN application reaches the datasets its Spark work read and wrote;
 - INSTANCE_OF from an execution to its operation template, shown with `operations`.
 
+With `operations`, the executions in the graph also show the Oozie workflow that started them
+(navd/lineage/schedulers.py): a job manager's action is the physical end of what it triggered,
+so the walk itself never climbs to it.
+
 What is shown: without `operations`, executions and templates are contracted away (dataset ->
 execution -> dataset becomes dataset -> dataset), and so are endpoints no extractor has indexed
 (unlinked); without `deleted`, deleted entities are contracted away too, so the connection
 through a dropped temporary table stays. `columns` adds FIELD nodes and column edges; a FIELD
 root implies it (a column's lineage is column lineage: without it a column has none).
+
+As of a moment (`as_of`): only relations whose first execution ran by then (StoredRelation.
+first_seen; relations no execution dated count from always), and entities deleted only if deleted
+by then. `latest`: of the executions writing a dataset, only the newest (at or before `as_of`).
+`changes` compares the graphs at two moments.
 
 A stub (an element known only from a job's reference, see model.ElementStub) counts as an entity
 when something proves it existed: an operation wrote it (it is the target of a DATA_FLOW) or
@@ -36,9 +45,11 @@ from __future__ import annotations
 import dataclasses
 from collections import deque
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import Any, Literal, Protocol
 
-from navd.errors import EntityNotFound
+from navd.errors import EntityNotFound, UsageError
+from navd.lineage.schedulers import scheduler_relations
 from navd.lineage.stored import StoredElement, StoredRelation
 from navd.model import RELATION_SEMANTICS, ElementType, RelationType
 from navd.names import display_name, shown
@@ -47,6 +58,7 @@ Direction = Literal["upstream", "downstream", "both"]
 
 _OPERATION_TYPES = frozenset({ElementType.OPERATION.value, ElementType.OPERATION_EXECUTION.value})
 _FIELD = ElementType.FIELD.value
+_EXECUTION = ElementType.OPERATION_EXECUTION.value
 _PARENT_CHILD = RelationType.PARENT_CHILD.value
 _DATA_FLOW = RelationType.DATA_FLOW.value
 
@@ -63,12 +75,15 @@ class RelationAsk:
     far_type: str | None = None
     #: the caller reads only the relations' endpoint ids and types: a store may leave the rest out
     ends_only: bool = False
+    #: only relations that existed then: their first execution ran by `as_of` (StoredRelation.seen_by)
+    as_of: datetime | None = None
 
     def matches(self, relation: StoredRelation) -> bool:
         """Whether `relation` answers this ask, its near endpoint's id aside."""
         return relation.type in self.types \
             and self.near_type in (None, relation.endpoint(self.near_end).type) \
-            and self.far_type in (None, relation.endpoint(3 - self.near_end).type)
+            and self.far_type in (None, relation.endpoint(3 - self.near_end).type) \
+            and (self.as_of is None or relation.seen_by(self.as_of))
 
 
 class LineageStore(Protocol):
@@ -82,10 +97,11 @@ class LineageStore(Protocol):
 
     def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
                   near_type: str | None = None, far_type: str | None = None,
-                  ends_only: bool = False) -> Iterable[StoredRelation]:
+                  ends_only: bool = False, as_of: datetime | None = None) -> Iterable[StoredRelation]:
         """Relations of `types` whose endpoint `near_end` is one of `ids`; with `near_type` /
         `far_type`, only those whose near / far endpoint has that element type; with `ends_only`,
-        only their endpoints' ids and types need be read (RelationAsk.ends_only)."""
+        only their endpoints' ids and types need be read (RelationAsk.ends_only); with `as_of`,
+        only those that existed then (RelationAsk.as_of)."""
 
     def related(self, asks: Sequence[RelationAsk]) -> Iterable[tuple[int, StoredRelation]]:
         """(number of the ask, relation) for every relation answering each of `asks`, in the
@@ -101,6 +117,12 @@ class LineageOptions:
     operations: bool = False
     deleted: bool = False
     max_nodes: int = 3000  # Navigator's UI capped lineage at 400-3,000 entities
+    #: the graph as it stood then: relations whose first execution ran by then, entities deleted
+    #: only if deleted by then
+    as_of: datetime | None = None
+    #: of the executions that wrote a dataset, only those of its latest run (at or before `as_of`):
+    #: the job as it was last run, not every run ever seen
+    latest: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -139,6 +161,17 @@ class Edge:
     expression: str | None = None
     #: how a column is used (column edges: IDENTITY, TRANSFORMATION, AGGREGATION; FILTER, ...)
     subtype: str | None = None
+    # Not part of what the edge is (two walks' edges compare without them): when the executions
+    # behind it ran, and those executions when contracted away (what `changes` reports).
+    first_seen: datetime | None = dataclasses.field(default=None, compare=False)
+    last_seen: datetime | None = dataclasses.field(default=None, compare=False)
+    via: frozenset[str] = dataclasses.field(default=frozenset(), compare=False)
+
+    def merged(self, other: Edge) -> Edge:
+        """This edge seen once more (through another execution): the earliest first time, the
+        latest last time, both executions."""
+        return dataclasses.replace(self, first_seen=_earliest(self.first_seen, other.first_seen),
+                                   last_seen=_latest(self.last_seen, other.last_seen), via=self.via | other.via)
 
     def as_dict(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"source": self.source, "target": self.target, "type": self.type}
@@ -157,12 +190,16 @@ class LineageGraph:
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
     truncated: bool = False
+    #: what the reader should know about the answer (an `as_of` older than the history kept)
+    note: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         shown: dict[str, Any] = {"root": self.root, "nodes": [n.as_dict() for n in self.nodes],
                                  "edges": [e.as_dict() for e in self.edges]}
         if self.truncated:
             shown["truncated"] = True
+        if self.note:
+            shown["note"] = self.note
         return shown
 
 
@@ -192,9 +229,15 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
                 truncated = True
                 cut |= progress.cut_by(relation)
                 break
-    nodes = _with_parents(store, _load_nodes(store, node_ids, relations.values()))
-    edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression, r.subtype)
-             for r in relations.values()]
+    if options.operations and not truncated:
+        executions = {end.id for r in relations.values() for end in (r.endpoint1, r.endpoint2)
+                      if end.type == _EXECUTION} | ({root.id} if root.type == _EXECUTION else set())
+        for relation in scheduler_relations(store, executions):
+            relations[relation.id] = relation
+            node_ids.update((relation.endpoint1.id, relation.endpoint2.id))
+    nodes = _with_parents(store, _load_nodes(store, node_ids, relations.values(), options.as_of))
+    edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression, r.subtype,
+                  r.first_seen, r.last_seen) for r in relations.values()]
     return _contract(root.id, nodes, edges, options, truncated, frozenset(cut))
 
 
@@ -225,7 +268,7 @@ def _walk(store: LineageStore, root: StoredElement, direction: str,
     seen.add(root.id)
     frontier: deque[tuple[str, int, bool]] = deque([(root.id, 0, root_is_field)])
     if options.columns and not root_is_field:
-        for field_id in _field_ids(store, [root.id]).get(root.id, ()):
+        for field_id in _field_ids(store, [root.id], options.as_of).get(root.id, ()):
             seen.add(field_id)
             frontier.append((field_id, 0, True))
     progress.pending.update(node for node, _, _ in frontier)
@@ -239,8 +282,11 @@ def _walk(store: LineageStore, root: StoredElement, direction: str,
         fields = tuple(node for node, _, is_field in level if is_field)
         # The whole level in one request: every query of its datasets, then of its columns.
         hops = list(_hops(store, [(datasets, query) for query in dataset_queries] +
-                          [(fields, query) for query in field_queries]))
-        fields_of = _field_ids(store, _queued_datasets(hops, seen, depth_of, options)) if options.columns else {}
+                          [(fields, query) for query in field_queries], options.as_of))
+        if options.latest:
+            hops = _latest_runs(store, hops, options.as_of)
+        fields_of = _field_ids(store, _queued_datasets(hops, seen, depth_of, options), options.as_of) \
+            if options.columns else {}
         for near, relation, far_end in hops:
             yield relation
             far = relation.endpoint(far_end)
@@ -307,40 +353,78 @@ def walked_queries(direction: str, *, columns: bool, operations: bool) -> tuple[
     return tuple(queries)
 
 
-def _hops(store: LineageStore,
-          asked: list[tuple[tuple[str, ...], _Query]]) -> Iterator[tuple[str, StoredRelation, int]]:
+def _hops(store: LineageStore, asked: list[tuple[tuple[str, ...], _Query]],
+          as_of: datetime | None = None) -> Iterator[tuple[str, StoredRelation, int]]:
     """(near node, relation, far end) for every lineage relation of each (nodes, query) of
     `asked`, in that order, asked of the store together."""
     asks = [(nodes, query) for nodes, query in asked if nodes]
     if not asks:
         return
     for n, relation in store.related([RelationAsk(nodes, query.types, query.near_end, query.both_ends,
-                                                  query.both_ends) for nodes, query in asks]):
+                                                  query.both_ends, as_of=as_of) for nodes, query in asks]):
         near_end = asks[n][1].near_end
         yield relation.endpoint(near_end).id, relation, 3 - near_end
 
 
-def _field_ids(store: LineageStore, dataset_ids: Collection[str]) -> dict[str, list[str]]:
+def _latest_runs(store: LineageStore, hops: list[tuple[str, StoredRelation, int]],
+                 as_of: datetime | None) -> list[tuple[str, StoredRelation, int]]:
+    """The hops without the writes of a dataset by executions older than its latest writer (at
+    or before `as_of`). Walking upstream, a dataset's writers are all among the hops (its
+    DATA_FLOW in); walking downstream, the writers of the datasets reached are asked for, in one ask."""
+    writes = [relation for _, relation, _ in hops if _is_write(relation)]
+    if not writes:
+        return hops
+    written = {relation.endpoint2.id for relation in writes}
+    writers = {relation.id: relation for relation in writes}
+    # upstream, a write's near end is the dataset: all its writers were asked for
+    walked_into = {near for near, relation, _ in hops if _is_write(relation)}
+    unseen = sorted(written - walked_into)
+    if unseen:
+        for relation in store.relations(unseen, (_DATA_FLOW,), 2, far_type=ElementType.OPERATION_EXECUTION.value,
+                                        as_of=as_of):
+            writers[relation.id] = relation
+    newest: dict[str, datetime] = {}
+    for relation in writers.values():
+        if relation.first_seen is not None:
+            dataset = relation.endpoint2.id
+            newest[dataset] = max(newest.get(dataset, relation.first_seen), relation.first_seen)
+    # A write with no time (a source that tells none) is never dropped: nothing says it is older.
+    return [(near, relation, far) for near, relation, far in hops
+            if not _is_write(relation) or relation.first_seen is None
+            or relation.first_seen >= newest.get(relation.endpoint2.id, relation.first_seen)]
+
+
+def _is_write(relation: StoredRelation) -> bool:
+    """An execution writing a dataset (a DATA_FLOW from an execution to what is not one)."""
+    return relation.type == _DATA_FLOW and relation.endpoint1.type == ElementType.OPERATION_EXECUTION.value \
+        and relation.endpoint2.type not in _OPERATION_TYPES
+
+
+def _field_ids(store: LineageStore, dataset_ids: Collection[str],
+               as_of: datetime | None = None) -> dict[str, list[str]]:
     """The FIELD children of datasets (columns of tables and views), by dataset, in one ask:
     with `columns`, they join the walk at their dataset's depth."""
     if not dataset_ids:
         return {}
     fields: dict[str, list[str]] = {}
-    for r in store.relations(dataset_ids, (_PARENT_CHILD,), 1, far_type=_FIELD, ends_only=True):
+    for r in store.relations(dataset_ids, (_PARENT_CHILD,), 1, far_type=_FIELD, ends_only=True, as_of=as_of):
         fields.setdefault(r.endpoint1.id, []).append(r.endpoint2.id)
     return fields
 
 
-def _load_nodes(store: LineageStore, node_ids: set[str],
-                relations: Iterable[StoredRelation]) -> dict[str, Node]:
+def _load_nodes(store: LineageStore, node_ids: set[str], relations: Iterable[StoredRelation],
+                as_of: datetime | None = None) -> dict[str, Node]:
+    """The nodes of `node_ids`; with `as_of`, deleted only if deleted by then (a table dropped
+    later was alive at `as_of`)."""
     nodes: dict[str, Node] = {}
     live_stubs: list[str] = []
     for element in store.elements(sorted(node_ids)).values():
+        deleted = element.deleted if as_of is None else element.deleted_at(as_of)
         nodes[element.id] = Node(element.id, element.qualified_name, element.type, element.source_type,
-                                 element.name, element.deleted, indexed=True)
-        if not element.deleted and element.stub:
+                                 element.name, deleted, indexed=True)
+        if not deleted and element.stub:
             live_stubs.append(element.id)
-    for node_id in _unresolved(store, live_stubs, {n: nodes[n].type for n in live_stubs}):
+    for node_id in _unresolved(store, live_stubs, {n: nodes[n].type for n in live_stubs}, as_of):
         nodes[node_id] = dataclasses.replace(nodes[node_id], indexed=False)
     for relation in relations:  # endpoints no extractor has indexed: known from the relation only
         for endpoint in (relation.endpoint1, relation.endpoint2):
@@ -360,7 +444,8 @@ def _with_parents(store: LineageStore, nodes: dict[str, Node]) -> dict[str, Node
     return {n: dataclasses.replace(node, parent=parent_of[n]) if n in parent_of else node for n, node in nodes.items()}
 
 
-def _unresolved(store: LineageStore, live_stubs: list[str], types: Mapping[str, str]) -> set[str]:
+def _unresolved(store: LineageStore, live_stubs: list[str], types: Mapping[str, str],
+                as_of: datetime | None = None) -> set[str]:
     """The live (not deleted) stubs nothing proves existed: datasets no operation wrote, and
     columns of such a dataset (a column is as real as its table)."""
     fields = [n for n in live_stubs if types[n] == _FIELD]
@@ -370,22 +455,22 @@ def _unresolved(store: LineageStore, live_stubs: list[str], types: Mapping[str, 
     other_parents = set(parent_of.values()) - stub_datasets
     proven_parents: set[str] = set()  # real elements, or deleted ones: they existed
     for element in store.elements(sorted(other_parents)).values() if other_parents else ():
-        if not element.deleted and element.stub:
+        if not (element.deleted if as_of is None else element.deleted_at(as_of)) and element.stub:
             stub_datasets.add(element.id)
         else:
             proven_parents.add(element.id)
-    unproven = stub_datasets - _written(store, sorted(stub_datasets))
+    unproven = stub_datasets - _written(store, sorted(stub_datasets), as_of)
     unresolved = {n for n in live_stubs if types[n] != _FIELD and n in unproven}
     unresolved.update(f for f in fields if parent_of.get(f) not in proven_parents and
                       (parent_of.get(f) is None or parent_of[f] in unproven))
     return unresolved
 
 
-def _written(store: LineageStore, element_ids: list[str]) -> set[str]:
-    """Those of `element_ids` that some DATA_FLOW leads into (an operation wrote them)."""
+def _written(store: LineageStore, element_ids: list[str], as_of: datetime | None = None) -> set[str]:
+    """Those of `element_ids` that some DATA_FLOW leads into (an operation wrote them, by `as_of`)."""
     if not element_ids:
         return set()
-    return {r.endpoint2.id for r in store.relations(element_ids, (_DATA_FLOW,), 2, ends_only=True)}
+    return {r.endpoint2.id for r in store.relations(element_ids, (_DATA_FLOW,), 2, ends_only=True, as_of=as_of)}
 
 
 # -- what is shown ----------------------------------------------------------------------------
@@ -414,9 +499,10 @@ def _contract(root: str, nodes: Mapping[str, Node], edges: list[Edge], options: 
         if hidden(edge.source):
             continue
         if not hidden(edge.target):
-            shown_edges[(edge.source, edge.target, edge.type, edge.dependency_type, edge.expression,
-                         edge.subtype)] = edge
+            _put(shown_edges, (edge.source, edge.target, edge.type, edge.dependency_type, edge.expression,
+                               edge.subtype), edge)
             continue
+        via = frozenset({edge.target}) if nodes[edge.target].type in _OPERATION_TYPES else frozenset()
         # Follow the flow through hidden nodes to the next shown ones.
         stack, visited = [edge.target], {edge.target}
         while stack:
@@ -429,7 +515,9 @@ def _contract(root: str, nodes: Mapping[str, Node], edges: list[Edge], options: 
                         stack.append(onward.target)
                 elif onward.target != edge.source:
                     key = (edge.source, onward.target, edge.type, None, None, None)
-                    shown_edges[key] = Edge(edge.source, onward.target, edge.type)
+                    _put(shown_edges, key, Edge(edge.source, onward.target, edge.type,
+                                                first_seen=_earliest(edge.first_seen, onward.first_seen),
+                                                last_seen=_latest(edge.last_seen, onward.last_seen), via=via))
     used = {root} | {e.source for e in shown_edges.values()} | {e.target for e in shown_edges.values()}
     cut = frozenset(n for n in cut if n in nodes)  # queued columns no relation reached are not in the graph
     marked = {n for n in cut if not hidden(n)}
@@ -442,6 +530,121 @@ def _contract(root: str, nodes: Mapping[str, Node], edges: list[Edge], options: 
     ordered_edges = tuple(sorted(shown_edges.values(),
                                  key=lambda e: (nodes[e.source].qualified_name, nodes[e.target].qualified_name, e.type)))
     return LineageGraph(root, shown_nodes, ordered_edges, truncated)
+
+
+_EdgeKey = tuple[str, str, str, str | None, str | None, str | None]
+
+
+def _put(edges: dict[_EdgeKey, Edge], key: _EdgeKey, edge: Edge) -> None:
+    edges[key] = edges[key].merged(edge) if key in edges else edge
+
+
+def _earliest(one: datetime | None, two: datetime | None) -> datetime | None:
+    return two if one is None else one if two is None else min(one, two)
+
+
+def _latest(one: datetime | None, two: datetime | None) -> datetime | None:
+    return two if one is None else one if two is None else max(one, two)
+
+
+# -- what changed between two moments -----------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class LineageChanges:
+    """What changed in an entity's lineage between `since` and `until`: the edges of its graph
+    (each dataset's latest run, as `latest`) at `until` that were not there at `since`, those
+    gone, and the entities of its lineage up to `until` (every run) created or deleted in between."""
+
+    root: str
+    since: datetime
+    until: datetime
+    appeared: tuple[Edge, ...]
+    disappeared: tuple[Edge, ...]
+    created: tuple[Node, ...]
+    deleted: tuple[Node, ...]
+    #: every node the edges and entities name, by id
+    nodes: Mapping[str, Node]
+
+    def as_dict(self) -> dict[str, Any]:
+        def edge(e: Edge, when: str, moment: datetime | None) -> dict[str, Any]:
+            shown = e.as_dict()
+            if moment is not None:
+                shown[when] = moment.isoformat()
+            if e.via:
+                shown["executions"] = [self.nodes[n].as_dict() if n in self.nodes else {"id": n}
+                                       for n in sorted(e.via)]
+            return shown
+
+        used = {self.root} | {n for e in (*self.appeared, *self.disappeared) for n in (e.source, e.target)} \
+            | {n.id for n in (*self.created, *self.deleted)}
+        return {"root": self.root, "since": self.since.isoformat(), "until": self.until.isoformat(),
+                "appeared": [edge(e, "firstSeen", e.first_seen) for e in self.appeared],
+                "disappeared": [edge(e, "lastSeen", e.last_seen) for e in self.disappeared],
+                "created": [n.id for n in self.created], "deleted": [n.id for n in self.deleted],
+                "nodes": [self.nodes[n].as_dict() for n in sorted(used) if n in self.nodes]}
+
+
+def changes(store: LineageStore, entity: str, since: datetime, until: datetime,
+            options: LineageOptions = LineageOptions()) -> LineageChanges:
+    """The changes of `entity`'s lineage between `since` and `until` (see LineageChanges). Each
+    edge comes with when it was first and last seen up to `until`, and the executions that showed it."""
+    if until < since:
+        raise UsageError(f"until {until.isoformat()} is before since {since.isoformat()}")
+    walk_options = dataclasses.replace(options, latest=True, operations=False)
+    before = lineage(store, entity, dataclasses.replace(walk_options, as_of=since))
+    after = lineage(store, entity, dataclasses.replace(walk_options, as_of=until))
+    old, new = set(before.edges), set(after.edges)
+    # Every run up to `until`, dropped entities too: when an edge was first and last seen, and
+    # by which executions (the graphs above know only each dataset's latest run).
+    every_run = lineage(store, entity, dataclasses.replace(walk_options, as_of=until, latest=False, deleted=True))
+    seen = {e: e for e in every_run.edges}
+    nodes = {n.id: n for n in every_run.nodes} | {n.id: n for n in before.nodes} | {n.id: n for n in after.nodes}
+    appeared = [seen.get(e, e) for e in after.edges if e not in old]
+    disappeared = [seen.get(e, e) for e in before.edges if e not in new]
+    executions = {n for e in (*appeared, *disappeared) for n in e.via}
+    for element in store.elements(sorted(executions)).values():
+        nodes.setdefault(element.id, Node(element.id, element.qualified_name, element.type, element.source_type,
+                                          element.name, element.deleted, indexed=True))
+    created: list[Node] = []
+    deleted: list[Node] = []
+    for element in store.elements(sorted(nodes)).values():
+        if element.created is not None and since < element.created <= until:
+            created.append(nodes[element.id])
+        if element.deleted and element.delete_time is not None and since < element.delete_time <= until:
+            deleted.append(nodes[element.id])
+
+    def order(edges: Iterable[Edge]) -> tuple[Edge, ...]:
+        return tuple(sorted(edges, key=lambda e: (nodes[e.source].qualified_name, nodes[e.target].qualified_name,
+                                                  e.type)))
+
+    return LineageChanges(after.root, since, until, order(appeared), order(disappeared),
+                          tuple(sorted(created, key=lambda n: n.qualified_name)),
+                          tuple(sorted(deleted, key=lambda n: n.qualified_name)), nodes)
+
+
+def render_changes(found: LineageChanges) -> str:
+    """The changes as text: `+ source -> target` for an edge that appeared, `- ` for one gone."""
+    def label(node_id: str) -> str:
+        node = found.nodes.get(node_id)
+        return node.qualified_name if node is not None else node_id
+
+    def executions(edge: Edge) -> str:
+        return f" (by {', '.join(label(n) for n in sorted(edge.via))})" if edge.via else ""
+
+    root = found.nodes.get(found.root)
+    lines = [f"{root.qualified_name if root else found.root}: changes from {found.since.isoformat()} to "
+             f"{found.until.isoformat()}"]
+    for edge in found.appeared:
+        when = f" first seen {edge.first_seen.isoformat()}" if edge.first_seen else ""
+        lines.append(f"  + {label(edge.source)} -> {label(edge.target)}  [{edge.type}]{when}{executions(edge)}")
+    for edge in found.disappeared:
+        when = f" last seen {edge.last_seen.isoformat()}" if edge.last_seen else ""
+        lines.append(f"  - {label(edge.source)} -> {label(edge.target)}  [{edge.type}]{when}{executions(edge)}")
+    lines.extend(f"  created {node.qualified_name}" for node in found.created)
+    lines.extend(f"  deleted {node.qualified_name}" for node in found.deleted)
+    if len(lines) == 1:
+        lines.append("  (no changes)")
+    return "\n".join(lines)
 
 
 def render_text(graph: LineageGraph) -> str:
@@ -462,4 +665,6 @@ def render_text(graph: LineageGraph) -> str:
         lines.append("  (no lineage)")
     if graph.truncated:
         lines.append("  ... truncated: more entities than the node limit")
+    if graph.note:
+        lines.append(f"  note: {graph.note}")
     return "\n".join(lines)

@@ -4,10 +4,14 @@ graph served from the hub cache while the index is unchanged."""
 
 from __future__ import annotations
 
+import dataclasses
+from datetime import datetime
+
 from navd.index.client import SolrIndex
+from navd.index.lookup import oldest_execution_start
 from navd.index.lookup import Scope, resolve_one
 from navd.lineage.hub_cache import Generation, HubCache, generation
-from navd.lineage.rules import LineageGraph, LineageOptions
+from navd.lineage.rules import LineageChanges, LineageGraph, LineageOptions, changes
 from navd.lineage.rules import lineage as walk
 from navd.lineage.store import SolrLineageStore
 
@@ -24,9 +28,29 @@ def lineage(index: SolrIndex, entity: str, options: LineageOptions = LineageOpti
         read_at = generation(index)  # before the walk: what it reads is at least this new
         cached = hubs.get(identity, options, read_at)
         if cached is not None:
-            return cached
+            return _kept_note(index, cached, options.as_of)
     store = SolrLineageStore(index, known=[root])
     graph = walk(store, identity, options)
     if hubs is not None:
         hubs.put(identity, options, store.known_degree, graph, read_at)
-    return graph
+    return _kept_note(index, graph, options.as_of)
+
+
+def _kept_note(index: SolrIndex, graph: LineageGraph, as_of: datetime | None) -> LineageGraph:
+    """The graph with a note when `as_of` is older than the oldest execution kept: purge removed
+    the executions before it (its retention window), so the graph may lack what ran then."""
+    if as_of is None:
+        return graph
+    oldest = oldest_execution_start(index)
+    if oldest is None or as_of >= oldest:
+        return graph
+    return dataclasses.replace(graph, note=f"as of {as_of.isoformat()} is before the oldest execution kept "
+                                           f"({oldest.isoformat()}): what ran earlier may be purged")
+
+
+def lineage_changes(index: SolrIndex, entity: str, since: datetime, until: datetime,
+                    options: LineageOptions = LineageOptions(), scope: Scope = Scope()) -> LineageChanges:
+    """What changed in the lineage of the element `entity` stands for between `since` and
+    `until` (navd/lineage/rules.py's `changes`), walked on Solr."""
+    root = resolve_one(index, entity, scope)
+    return changes(SolrLineageStore(index, known=[root]), str(root["identity"]), since, until, options)

@@ -5,11 +5,12 @@ queries, streamed. An in-memory store for tests is navd/lineage/memory_store.py.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from navd.index.client import SolrIndex, batches
-from navd.index.documents import endpoint_field
-from navd.index.filters import terms_filter
+from navd.index.documents import FIRST_SEEN, endpoint_field
+from navd.index.filters import by_time_filter, terms_filter
 from navd.index.lookup import find_entity
 from navd.lineage.rules import RelationAsk
 from navd.lineage.stored import ELEMENT_FIELDS, RELATION_FIELDS, StoredElement, StoredRelation
@@ -54,8 +55,8 @@ class SolrLineageStore:
 
     def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
                   near_type: str | None = None, far_type: str | None = None,
-                  ends_only: bool = False) -> Iterable[StoredRelation]:
-        ask = RelationAsk(tuple(ids), tuple(types), near_end, near_type, far_type, ends_only)
+                  ends_only: bool = False, as_of: datetime | None = None) -> Iterable[StoredRelation]:
+        ask = RelationAsk(tuple(ids), tuple(types), near_end, near_type, far_type, ends_only, as_of)
         return (relation for _, relation in self.related([ask]))
 
     def related(self, asks: Sequence[RelationAsk]) -> Iterator[tuple[int, StoredRelation]]:
@@ -83,6 +84,10 @@ class SolrLineageStore:
                  ) -> Iterator[tuple[int, StoredRelation]]:
         clauses: list[str] = []
         params: dict[str, str] = {}
+        # One moment for every ask (the walk's case): a filter of its own, which Solr caches
+        moments = {asks[n].as_of for _, n, _ in pieces}
+        filters = [by_time_filter(FIRST_SEEN, moment) for moment in moments if moment is not None] \
+            if len(moments) == 1 else []
         for number, n, chunk in pieces:
             ask = asks[n]
             params[f"ids{number}"] = ",".join(chunk)
@@ -92,12 +97,14 @@ class SolrLineageStore:
                 clause.append(f"{endpoint_field(ask.near_end, 'Type')}:{ask.near_type}")
             if ask.far_type is not None:
                 clause.append(f"{endpoint_field(3 - ask.near_end, 'Type')}:{ask.far_type}")
+            if ask.as_of is not None and len(moments) > 1:
+                clause.append(f"({by_time_filter(FIRST_SEEN, ask.as_of)})")
             clauses.append(f"({' AND '.join(clause)})")
         sets = [(number, asks[n], frozenset(chunk)) for number, n, chunk in pieces]
         # Only the endpoints when that is all the asks read (a level's columns, the columns'
         # tables): measured, most of a hub's time is Solr writing stored fields nobody reads.
         fields = _ENDS_FIELDS if all(asks[n].ends_only for _, n, _ in pieces) else RELATION_FIELDS
-        for doc in self.index.scan("relations", "*:*", fl=fields, filters=[" OR ".join(clauses)],
+        for doc in self.index.scan("relations", "*:*", fl=fields, filters=[" OR ".join(clauses), *filters],
                                    page_size=_PAGE, params=params):
             relation = StoredRelation.from_doc(doc)
             for number, ask, ids in sets:  # a relation answers every piece it matches, as asked alone

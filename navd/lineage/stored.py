@@ -9,17 +9,28 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
-from navd.index.documents import endpoint_field, is_stub, property_field
+from navd.index.documents import (
+    FIRST_SEEN,
+    LAST_SEEN,
+    element_field,
+    endpoint_field,
+    is_stub,
+    property_field,
+    stored_time,
+)
 
 _ENDPOINT_SUFFIXES = ("Id", "QualifiedName", "Type", "SourceType", "Linked")
 #: The fields `StoredElement.from_doc` reads (for Solr's `fl`).
-ELEMENT_FIELDS = "identity,qualifiedName,type,sourceType,originalName,deleted,properties"
+ELEMENT_FIELDS = ",".join(["identity", "qualifiedName", "type", "sourceType", "originalName", "deleted", "properties",
+                           element_field("created"), element_field("delete_time")])
 #: The fields `StoredRelation.from_doc` reads (for Solr's `fl`).
 RELATION_FIELDS = ",".join(["identity", "type", *(endpoint_field(end, suffix) for end in (1, 2)
                                                   for suffix in _ENDPOINT_SUFFIXES),
-                            "dependencyType", "expression", "discriminator", property_field("subtype")])
+                            "dependencyType", "expression", "discriminator", property_field("subtype"),
+                            FIRST_SEEN, LAST_SEEN])
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -33,12 +44,25 @@ class StoredElement:
     name: str = ""
     deleted: bool = False
     stub: bool = False
+    #: when the source says it was created (HMS createTime, ...); None when it does not say
+    created: datetime | None = None
+    #: when it was flagged deleted
+    delete_time: datetime | None = None
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> StoredElement:
         return cls(str(doc["identity"]), str(doc.get("qualifiedName", "")), str(doc.get("type", "")),
                    str(doc.get("sourceType", "")), str(doc.get("originalName", "")),
-                   bool(doc.get("deleted", False)), is_stub(doc))
+                   bool(doc.get("deleted", False)), is_stub(doc), stored_time(doc.get(element_field("created"))),
+                   stored_time(doc.get(element_field("delete_time"))))
+
+    def exists_at(self, moment: datetime) -> bool:
+        """Whether the element existed at `moment`: created by then (or its creation unknown)."""
+        return self.created is None or self.created <= moment
+
+    def deleted_at(self, moment: datetime) -> bool:
+        """Whether the element was deleted by `moment` (deleted with no time told: deleted)."""
+        return self.deleted and (self.delete_time is None or self.delete_time <= moment)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -66,6 +90,9 @@ class StoredRelation:
     discriminator: str = ""
     #: how a column is used, on column edges (the `subtype` property: IDENTITY, FILTER, ...)
     subtype: str | None = None
+    #: when the first / last execution that showed it ran (model.Relation.first_seen)
+    first_seen: datetime | None = None
+    last_seen: datetime | None = None
 
     @classmethod
     def from_doc(cls, doc: Mapping[str, Any]) -> StoredRelation:
@@ -77,7 +104,13 @@ class StoredRelation:
                                   doc.get(endpoint_field(n, "Linked")) is not False)
 
         return cls(str(doc["identity"]), str(doc.get("type", "")), end(1), end(2), doc.get("dependencyType"),
-                   doc.get("expression"), str(doc.get("discriminator", "")), doc.get(property_field("subtype")))
+                   doc.get("expression"), str(doc.get("discriminator", "")), doc.get(property_field("subtype")),
+                   stored_time(doc.get(FIRST_SEEN)), stored_time(doc.get(LAST_SEEN)))
+
+    def seen_by(self, moment: datetime) -> bool:
+        """Whether the relation existed at `moment`: its first execution ran by then. A relation
+        with no time (structure, such as a table's columns) counts from always."""
+        return self.first_seen is None or self.first_seen <= moment
 
     def endpoint(self, end: int) -> StoredEndpoint:
         if end == 1:

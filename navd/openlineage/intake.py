@@ -61,6 +61,7 @@ from navd.openlineage.mapping import (
     EventRecords,
     MappingSettings,
     map_event,
+    dated,
     merge_execution,
 )
 from navd.openlineage.schema import CheckedEvent, InvalidEvent, check_event
@@ -523,7 +524,9 @@ class Intake:
                 key = mapped.execution.identity
                 before = element_document(merged[key]) if key in merged else stored.get(key)
                 merged[key] = merge_execution(mapped.execution, before)
-        self._flush([*merged.values(), *(record for mapped in events for record in mapped.records)])
+        self._flush([*merged.values(), *(record for mapped in events for record in (
+            dated(mapped.records, merged[mapped.execution.identity]) if mapped.execution is not None
+            else mapped.records))])
         if kept_docs:
             kept.keep(self.index, kept_docs)
             self._kept_since_trim += len(kept_docs)

@@ -39,6 +39,7 @@ from navd.model import (
     Relation,
     RelationType,
     SourceType,
+    execution_times,
 )
 from navd.names import (
     InvalidName,
@@ -282,6 +283,22 @@ def _execution_element(event: Mapping[str, Any], spark_run: str | None = None) -
                    name=f"{job['name']} ({run['runId'].lower()})", source_id=run["runId"].lower(),
                    started=at if state == "START" else None, ended=at if state in TERMINAL else None,
                    query_text=_text(job_facets.get("sql"), "query"), properties=props)
+
+
+def dated(records: Iterable[Record], execution: Element) -> Iterator[Record]:
+    """`records` with the relations of `execution` (through it, or column edges it showed) dated
+    by its start and end as all its events so far tell them (merge_execution): a START and its
+    COMPLETE written one after the other leave the run's first and last time, not the last event's."""
+    first, last = execution_times(execution.started, execution.ended)
+    if first is None:
+        yield from records
+        return
+    for record in records:
+        if isinstance(record, Relation) and (execution.identity in (record.endpoint1.identity, record.endpoint2.identity)
+                                             or record.discriminator == execution.qualified_name):
+            yield dataclasses.replace(record, first_seen=first, last_seen=last)
+        else:
+            yield record
 
 
 def merge_execution(new: Element, stored: Mapping[str, Any] | None) -> Element:

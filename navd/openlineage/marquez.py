@@ -18,7 +18,9 @@ the names the export writes and the intake reads.
 from __future__ import annotations
 
 import re
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 from navd.errors import EntityNotFound, UsageError
@@ -35,7 +37,16 @@ from navd.names import (
     openlineage_dataset_ref,
     openlineage_job_ref,
 )
-from navd.openlineage.export import Dataset, ExportSettings, datasets_of, executions_of, jobs_of, split_column
+from navd.openlineage import marquez_store
+from navd.openlineage.export import (
+    RUN_ID_NAMESPACE,
+    Dataset,
+    ExportSettings,
+    datasets_of,
+    executions_of,
+    jobs_of,
+    split_column,
+)
 from navd.openlineage.mapping import edge_transformations
 
 #: Marquez's NodeId split (NodeId.java): at a ':' not followed by '//' or a digit, so
@@ -68,16 +79,17 @@ def node_id(kind: str, namespace: str, name: str, field: str | None = None) -> s
 # -- GET /api/v1/lineage ----------------------------------------------------------------------
 
 def lineage(index: SolrIndex, settings: ExportSettings, default_cluster: str, value: str, depth: int,
-            max_nodes: int) -> dict[str, Any]:
+            max_nodes: int, as_of: datetime | None = None) -> dict[str, Any]:
     """Marquez's LineageGraph of a dataset or job node, `depth` dataset hops either way, at
-    most `max_nodes` navd nodes walked. EntityNotFound (404) for a node navd does not hold."""
+    most `max_nodes` navd nodes walked; as it stood at `as_of` when given (navd's own parameter:
+    Marquez has none). EntityNotFound (404) for a node navd does not hold."""
     kind, namespace, name, _ = parse_node_id(value, ("dataset", "job"))
     if kind == "dataset":
         roots = [_existing(index, openlineage_dataset_ref(namespace, name, settings.clusters, default_cluster).identity,
                            value)]
     else:
         roots = _job_executions(index, namespace, name, value)
-    options = LineageOptions(direction="both", depth=depth, operations=True, max_nodes=max_nodes)
+    options = LineageOptions(direction="both", depth=depth, operations=True, max_nodes=max_nodes, as_of=as_of)
     nodes: dict[str, Node] = {}
     flows: set[tuple[str, str]] = set()
     for root in roots:
@@ -128,8 +140,9 @@ def _lineage_nodes(index: SolrIndex, settings: ExportSettings, nodes: Mapping[st
     graph: dict[str, dict[str, Any]] = {}
     for i, job in jobs.items():
         nid = ids[i]
-        graph[nid] = _node(nid, "JOB", _job_data(job, execution_docs, i, inputs.get(nid, ()), outputs.get(nid, ())),
-                           inputs, outputs)
+        data = _job_data(job, execution_docs, i, inputs.get(nid, ()), outputs.get(nid, ()),
+                         marquez_store.latest_run_of(index, *job))
+        graph[nid] = _node(nid, "JOB", data, inputs, outputs)
     for i, dataset in known.items():
         nid = ids[i]
         graph[nid] = _node(nid, "DATASET", _dataset_data(nid, dataset, stored.get(i, {})), inputs, outputs)
@@ -149,8 +162,9 @@ def _id_of(nid: str) -> dict[str, str]:
 
 
 def _job_data(job: tuple[str, str], docs: Sequence[Mapping[str, Any]], execution: str,
-              inputs: Iterable[str], outputs: Iterable[str]) -> dict[str, Any]:
-    """Marquez's Job (openapi.yml `Job`) as navd knows it: no versions, no location."""
+              inputs: Iterable[str], outputs: Iterable[str], latest_run: dict[str, Any] | None) -> dict[str, Any]:
+    """Marquez's Job (openapi.yml `Job`) as navd knows it: no versions, no location; the
+    latest run that of an OpenLineage job (the UI colours the node by its state)."""
     doc = next((d for d in docs if str(d["identity"]) == execution), {})
     at = str(doc.get("lastIndexed") or _EPOCH)
     namespace, name = job
@@ -158,12 +172,20 @@ def _job_data(job: tuple[str, str], docs: Sequence[Mapping[str, Any]], execution
             "parentJobName": None, "parentJobUuid": None, "createdAt": at, "updatedAt": at,
             "namespace": namespace, "inputs": [_id_of(i) for i in sorted(inputs)],
             "outputs": [_id_of(o) for o in sorted(outputs)], "location": None, "context": {},
-            "description": doc.get("description"), "latestRun": None, "latestRuns": [], "facets": {},
+            "description": doc.get("description"), "latestRun": latest_run,
+            "latestRuns": [latest_run] if latest_run else [], "facets": marquez_store.job_facets(doc),
             "currentVersion": None}
 
 
+def dataset_version(identity: str, dataset: Dataset) -> str:
+    """The version navd gives a dataset's current state (it keeps no other): a UUID5 of the
+    element and its columns, so it changes when the schema does and is the same on every read."""
+    return str(uuid.uuid5(RUN_ID_NAMESPACE, "\n".join([identity, *(f"{n}\t{t or ''}" for n, t in dataset.columns)])))
+
+
 def _dataset_data(nid: str, dataset: Dataset, doc: Mapping[str, Any]) -> dict[str, Any]:
-    """Marquez's Dataset (openapi.yml `Dataset`): navd's element, its columns as `fields`."""
+    """Marquez's Dataset (openapi.yml `Dataset`): navd's element, its columns as `fields`, its
+    current state as `currentVersion`."""
     ident = _id_of(nid)
     at = str(doc.get("lastIndexed") or _EPOCH)
     return {"id": ident, "type": "DB_TABLE",  # Marquez's DatasetType: DB_TABLE or STREAM
@@ -171,8 +193,121 @@ def _dataset_data(nid: str, dataset: Dataset, doc: Mapping[str, Any]) -> dict[st
             "updatedAt": at, "namespace": ident["namespace"], "sourceName": ident["namespace"],
             "fields": [{"name": n, "type": t, "tags": [], "description": None} for n, t in dataset.columns],
             "tags": [], "lastModifiedAt": doc.get("lastModified"), "lastLifecycleState": None,
-            "description": doc.get("description"), "facets": {}, "currentVersion": None, "columnLineage": None,
+            "description": doc.get("description"), "currentVersion": dataset_version(dataset.ref.identity, dataset),
+            "columnLineage": None,
+            "facets": {"schema": {"fields": [{"name": n, **({"type": t} if t else {})} for n, t in dataset.columns]}}
+            if dataset.columns else {},
             "deleted": bool(doc.get("deleted", False))}
+
+
+# -- GET /api/v1/namespaces/{ns}/datasets[/{name}[/versions]] ----------------------------------
+
+#: the elements that are runs and jobs (the other end of a dataset's DATA_FLOW through a run)
+_OPENLINEAGE_OPERATIONS = (f"SourceType:{SourceType.OPENLINEAGE.value}",
+                           f"Type:({ElementType.OPERATION.value} OR {ElementType.OPERATION_EXECUTION.value})")
+
+
+def _reported_datasets(index: SolrIndex) -> list[str]:
+    """The identities of the datasets OpenLineage events reported: those read or written by an
+    OpenLineage run or job (DATA_FLOW, columns left out), and those only OpenLineage knows."""
+    found: set[str] = set()
+    for end, other in ((1, 2), (2, 1)):
+        facets = index.search("relations", "type:DATA_FLOW", rows=0, filters=[
+            *(f"endpoint{other}{clause}" for clause in _OPENLINEAGE_OPERATIONS),
+            f"-endpoint{end}Type:{ElementType.FIELD.value}"],
+            params={"facet": "true", "facet.field": f"endpoint{end}Id", "facet.limit": -1, "facet.mincount": 1})
+        found.update(str(v) for v in facets["facet_counts"]["facet_fields"][f"endpoint{end}Id"][::2])
+    found.update(str(d["identity"]) for d in index.scan("elements", "*:*", fl="identity", filters=[
+        f"sourceType:{SourceType.OPENLINEAGE.value}",
+        f"-type:({' OR '.join((*_OPERATIONS, ElementType.FIELD.value))})"]))
+    return sorted(found)
+
+
+def _named_datasets(index: SolrIndex, settings: ExportSettings, ids: Sequence[str]
+                    ) -> list[tuple[str, str, Dataset, dict[str, Any]]]:
+    """(namespace, name, dataset, stored document) of the datasets `ids` names that navd holds."""
+    stored = {str(d["identity"]): d for chunk in batches(list(ids), 500) for d in index.get("elements", chunk)
+              if d.get("type") not in (*_OPERATIONS, ElementType.FIELD.value)}
+    refs = {i: EntityRef(SourceType(str(d["sourceType"])), str(d["qualifiedName"]), ElementType(str(d["type"])))
+            for i, d in stored.items()}
+    known = datasets_of(index, refs)
+    named = []
+    for i, dataset in known.items():
+        namespace, name = openlineage_dataset_name(dataset.ref, settings.clusters, dataset.properties)
+        named.append((namespace, name, dataset, stored[i]))
+    return sorted(named, key=lambda item: (item[0], item[1]))
+
+
+def datasets(index: SolrIndex, settings: ExportSettings, namespace: str, *, limit: int,
+             offset: int) -> marquez_store.Listing:
+    """Marquez's datasets of a namespace (by name): the datasets OpenLineage events reported
+    whose OpenLineage name (names.openlineage_dataset_name) is in `namespace`."""
+    found = [d for d in _named_datasets(index, settings, _reported_datasets(index)) if d[0] == namespace]
+    return marquez_store.Listing(tuple(_dataset_data(node_id("dataset", ns, name), dataset, doc)
+                                       for ns, name, dataset, doc in found[offset:offset + limit]), len(found))
+
+
+def dataset_namespaces(index: SolrIndex, settings: ExportSettings) -> dict[str, dict[str, Any]]:
+    """Marquez's Namespace of each namespace of a reported dataset, by name: created when its
+    first dataset was, updated when its latest one was."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    for namespace, _name, _dataset, doc in _named_datasets(index, settings, _reported_datasets(index)):
+        at = str(doc.get("lastIndexed") or _EPOCH)
+        found.setdefault(namespace, []).append((str(doc.get("created") or at), at))
+    return {namespace: {"name": namespace, "createdAt": min(c for c, _u in times),
+                        "updatedAt": max(u for _c, u in times), "ownerName": marquez_store.OWNER,
+                        "description": None, "isHidden": False}
+            for namespace, times in sorted(found.items())}
+
+
+def dataset(index: SolrIndex, settings: ExportSettings, default_cluster: str, namespace: str,
+            name: str) -> dict[str, Any]:
+    """Marquez's Dataset of (namespace, name); EntityNotFound when navd does not hold it."""
+    ref = openlineage_dataset_ref(namespace, name, settings.clusters, default_cluster)
+    found = _named_datasets(index, settings, [ref.identity])
+    if not found:
+        raise EntityNotFound(f"dataset: no dataset {name[:200]!r} in the namespace {namespace[:200]!r}")
+    ns, named, data, doc = found[0]
+    return _dataset_data(node_id("dataset", ns, named), data, doc)
+
+
+def dataset_versions(index: SolrIndex, settings: ExportSettings, default_cluster: str, namespace: str,
+                     name: str) -> list[dict[str, Any]]:
+    """Marquez's DatasetVersions of a dataset: its current state, the one version navd keeps."""
+    data = dataset(index, settings, default_cluster, namespace, name)
+    return [{"id": {"namespace": data["namespace"], "name": data["name"], "version": data["currentVersion"]},
+             "version": data["currentVersion"], "createdByRun": None, "lifecycleState": None,
+             **{k: data[k] for k in ("type", "name", "physicalName", "createdAt", "namespace", "sourceName",
+                                     "fields", "tags", "description", "facets")}}]
+
+
+# -- GET /api/v1/search ----------------------------------------------------------------------
+
+#: Marquez's search filters and sorts (SearchFilter, SearchSort)
+SEARCH_FILTERS = ("DATASET", "JOB")
+SEARCH_SORTS = ("NAME", "UPDATE_AT")
+
+
+def search(index: SolrIndex, settings: ExportSettings, query: str, kind: str | None, sort: str,
+           limit: int) -> dict[str, Any]:
+    """Marquez's SearchResults: the jobs and datasets whose name holds `query` (any case, as
+    Marquez's ILIKE), of `kind` only when given, by name or latest change first."""
+    needle = query.lower()
+    results: list[dict[str, Any]] = []
+    if kind in (None, "JOB"):
+        results += [{"type": "JOB", "name": name, "updatedAt": at, "namespace": namespace,
+                     "nodeId": node_id("job", namespace, name)}
+                    for namespace, name, at in marquez_store.job_names(index) if needle in name.lower()]
+    if kind in (None, "DATASET"):
+        results += [{"type": "DATASET", "name": name, "updatedAt": str(doc.get("lastIndexed") or _EPOCH),
+                     "namespace": namespace, "nodeId": node_id("dataset", namespace, name)}
+                    for namespace, name, _d, doc in _named_datasets(index, settings, _reported_datasets(index))
+                    if needle in name.lower()]
+    if sort == "UPDATE_AT":
+        results.sort(key=lambda r: (r["updatedAt"], r["nodeId"]), reverse=True)
+    else:
+        results.sort(key=lambda r: (r["name"], r["namespace"], r["type"]))
+    return {"totalCount": len(results), "results": results[:limit]}
 
 
 # -- GET /api/v1/column-lineage ---------------------------------------------------------------

@@ -72,6 +72,12 @@ def jobs(index: SolrIndex, namespace_name: str | None, *, limit: int, offset: in
     return Listing(tuple(_job(index, doc) for doc in found["docs"]), int(found["numFound"]))
 
 
+def job_names(index: SolrIndex) -> list[tuple[str, str, str]]:
+    """(namespace, name, updatedAt) of every OpenLineage job."""
+    return [(_properties(d).get("namespace", ""), _job_name(d), str(d.get("lastIndexed") or _EPOCH))
+            for d in index.scan("elements", _JOBS, fl="identity,name,qualifiedName,properties,lastIndexed")]
+
+
 def job(index: SolrIndex, namespace_name: str, name: str) -> dict[str, Any]:
     docs = index.get("elements", [openlineage_job_ref(namespace_name, name).identity])
     if not docs:
@@ -88,6 +94,14 @@ def runs(index: SolrIndex, namespace_name: str, name: str, *, limit: int, offset
     return Listing(tuple(_run(doc) for doc in found["docs"]), int(found["numFound"]))
 
 
+def latest_run_of(index: SolrIndex, namespace_name: str, name: str) -> dict[str, Any] | None:
+    """The latest started run of an OpenLineage job in Marquez's shape; None for a job with none
+    (or one not from the intake: its executions carry no OpenLineage runId)."""
+    latest = index.search("elements", _RUNS, rows=1, sort="started desc,identity asc", filters=[
+        term_filter("prop_namespace", namespace_name), term_filter("prop_job", name)])["response"]["docs"]
+    return _run(latest[0]) if latest else None
+
+
 def run(index: SolrIndex, run_id: str) -> dict[str, Any]:
     docs = index.search("elements", _RUNS, rows=1, filters=[term_filter("prop_runId", run_id.lower())]
                         )["response"]["docs"]
@@ -99,17 +113,39 @@ def run(index: SolrIndex, run_id: str) -> dict[str, Any]:
 def _job(index: SolrIndex, doc: Mapping[str, Any]) -> dict[str, Any]:
     props = _properties(doc)
     namespace_name = props.get("namespace", "")
-    name = str(doc.get("name") or str(doc["qualifiedName"]).rsplit("/", 1)[-1])
-    latest = index.search("elements", _RUNS, rows=1, sort="started desc,identity asc", filters=[
-        term_filter("prop_namespace", namespace_name), term_filter("prop_job", name)])["response"]["docs"]
+    name = _job_name(doc)
     at = str(doc.get("lastIndexed") or _EPOCH)
-    latest_run = _run(latest[0]) if latest else None
+    latest_run = latest_run_of(index, namespace_name, name)
     return {"id": {"namespace": namespace_name, "name": name}, "type": "BATCH", "name": name, "simpleName": name,
             "parentJobName": None, "parentJobUuid": None, "createdAt": str(doc.get("created") or at),
             "updatedAt": at, "namespace": namespace_name, "inputs": [], "outputs": [], "location": None,
             "context": {"sql": doc["queryText"]} if doc.get("queryText") else {},
             "description": doc.get("description"), "latestRun": latest_run,
-            "latestRuns": [latest_run] if latest_run else [], "facets": {}, "currentVersion": None, "tags": []}
+            "latestRuns": [latest_run] if latest_run else [], "facets": job_facets(doc), "currentVersion": None,
+            "tags": []}
+
+
+def job_facets(doc: Mapping[str, Any]) -> dict[str, Any]:
+    """The job facets navd keeps, as OpenLineage names them: `sql` (the query text)."""
+    return {"sql": {"query": doc["queryText"]}} if doc.get("queryText") else {}
+
+
+def run_facets(props: Mapping[str, str]) -> dict[str, Any]:
+    """The run facets navd keeps (navd/openlineage/mapping.py), as OpenLineage names them:
+    `nominalTime` and `errorMessage`."""
+    facets: dict[str, Any] = {}
+    if props.get("nominalStartTime"):
+        facets["nominalTime"] = {"nominalStartTime": props["nominalStartTime"],
+                                 **({"nominalEndTime": props["nominalEndTime"]} if props.get("nominalEndTime") else {})}
+    if props.get("error"):
+        facets["errorMessage"] = {"message": props["error"],
+                                  **({"programmingLanguage": props["errorLanguage"]} if props.get("errorLanguage")
+                                     else {})}
+    return facets
+
+
+def _job_name(doc: Mapping[str, Any]) -> str:
+    return str(doc.get("name") or str(doc["qualifiedName"]).rsplit("/", 1)[-1])
 
 
 def _run(doc: Mapping[str, Any]) -> dict[str, Any]:
@@ -123,7 +159,7 @@ def _run(doc: Mapping[str, Any]) -> dict[str, Any]:
             "nominalStartTime": props.get("nominalStartTime"), "nominalEndTime": props.get("nominalEndTime"),
             "state": RUN_STATES.get(props.get("state", ""), "NEW"), "startedAt": started, "endedAt": ended,
             "durationMs": duration, "args": {}, "jobVersion": None, "inputDatasetVersions": [],
-            "outputDatasetVersions": [], "context": {}, "facets": {}}
+            "outputDatasetVersions": [], "context": {}, "facets": run_facets(props)}
 
 
 def _parse(value: str) -> datetime:

@@ -29,7 +29,7 @@ from navd.openlineage.schema import validate as validate_event
 _EXPORT_IDS = 1000
 
 
-def _settings(config: NavdConfig) -> ExportSettings:
+def export_settings(config: NavdConfig) -> ExportSettings:
     return ExportSettings(dict(config.openlineage.namespaces))
 
 
@@ -42,7 +42,7 @@ def export_openlineage(index: SolrIndex, config: NavdConfig, *, since: datetime 
     it, an operation's executions, the executions that read or wrote a dataset, a view and the
     views reading a dataset). With `validate`, each event is checked against the vendored schema
     first (InvalidEvent naming the field: navd wrote something the spec refuses)."""
-    settings = _settings(config)
+    settings = export_settings(config)
     if entity is None:
         events = itertools.chain(execution_events(index, settings, execution_filters(since)),
                                  view_events(index, settings, view_filters(since)))
@@ -62,14 +62,14 @@ def export_openlineage(index: SolrIndex, config: NavdConfig, *, since: datetime 
 
 
 def marquez_lineage(index: SolrIndex, config: NavdConfig, node_id: str, *, depth: int,
-                    max_nodes: int) -> dict[str, Any]:
-    """Marquez's `GET /api/v1/lineage` of a `dataset:`/`job:` node: UsageError naming `nodeId`
-    for a malformed one, EntityNotFound for one navd does not hold."""
-    return marquez.lineage(index, _settings(config), config.cluster.name, node_id, depth, max_nodes)
+                    max_nodes: int, as_of: datetime | None = None) -> dict[str, Any]:
+    """Marquez's `GET /api/v1/lineage` of a `dataset:`/`job:` node (as it stood at `as_of` when
+    given): UsageError naming `nodeId` for a malformed one, EntityNotFound for one navd does not hold."""
+    return marquez.lineage(index, export_settings(config), config.cluster.name, node_id, depth, max_nodes, as_of)
 
 
 def marquez_column_lineage(index: SolrIndex, config: NavdConfig, node_id: str, *, depth: int,
                            with_downstream: bool, max_nodes: int) -> dict[str, Any]:
     """Marquez's `GET /api/v1/column-lineage` of a `datasetField:` (or `dataset:`) node."""
-    return marquez.column_lineage(index, _settings(config), config.cluster.name, node_id, depth, with_downstream,
+    return marquez.column_lineage(index, export_settings(config), config.cluster.name, node_id, depth, with_downstream,
                                   max_nodes)

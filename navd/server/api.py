@@ -6,7 +6,9 @@ thread pool, as the services block on Solr.
 
 from __future__ import annotations
 
+import dataclasses
 import threading
+from datetime import UTC, datetime
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -17,8 +19,8 @@ from navd.index.client import SolrIndex
 from navd.index.clients import client_for
 from navd.lineage.hub_cache import HubCache
 from navd.lineage.rules import LineageOptions
-from navd.lineage.service import lineage
-from navd.server.errors import ApiError, blame, check_range
+from navd.lineage.service import lineage, lineage_changes
+from navd.server.errors import ApiError, blame, check_range, time_parameter
 from navd.status import run_history, status
 
 router = APIRouter(prefix="/api", tags=["navd"])
@@ -99,15 +101,48 @@ def get_lineage(index: Index, config: Config, hubs: Hubs,
                 columns: bool = False, operations: bool = False, deleted: bool = False,
                 max_nodes: Annotated[int | None, Query(description="node cap (default and maximum: "
                                                                    "[server] max_nodes)")] = None,
+                as_of: Annotated[str | None, Query(description="the graph as it stood then (ISO 8601 or a "
+                                                               "date)")] = None,
+                latest: Annotated[bool, Query(description="of each dataset's writers, only its latest run "
+                                                          "(at or before as_of)")] = False,
                 ) -> dict[str, Any]:
+    options = _lineage_options(config, direction, depth, columns, operations, deleted, max_nodes)
+    options = dataclasses.replace(options, as_of=time_parameter("as_of", as_of), latest=latest)
+    with blame("entity"):
+        return lineage(index, entity, options, lookup_scope(config), hubs).as_dict()
+
+
+@router.get("/lineage/changes", summary="What changed in an entity's lineage between two moments (as `navd "
+                                        "lineage --changes --format json`)")
+def get_lineage_changes(index: Index, config: Config,
+                        entity: Annotated[str, Query(description="identity or qualifiedName")],
+                        since: Annotated[str, Query(description="the window's start (ISO 8601 or a date)")],
+                        until: Annotated[str | None, Query(description="the window's end; default now")] = None,
+                        direction: Literal["upstream", "downstream", "both"] = "both",
+                        depth: Annotated[int, Query(description="dataset hops per direction")] = 5,
+                        columns: bool = False, deleted: bool = False,
+                        max_nodes: Annotated[int | None, Query(description="node cap (default and maximum: "
+                                                                           "[server] max_nodes)")] = None,
+                        ) -> dict[str, Any]:
+    options = _lineage_options(config, direction, depth, columns, False, deleted, max_nodes)
+    start = time_parameter("since", since)
+    if start is None:  # FastAPI refuses the request first: `since` is required
+        raise ApiError(400, "since: required", "since")
+    end = time_parameter("until", until) or datetime.now(UTC)
+    if end < start:
+        raise ApiError(400, f"until: {end.isoformat()} is before since {start.isoformat()}", "until")
+    with blame("entity"):
+        return lineage_changes(index, entity, start, end, options, lookup_scope(config)).as_dict()
+
+
+def _lineage_options(config: NavdConfig, direction: Literal["upstream", "downstream", "both"], depth: int,
+                     columns: bool, operations: bool, deleted: bool, max_nodes: int | None) -> LineageOptions:
     limits = config.server
     check_range("depth", depth, 1, limits.max_depth, "max_depth")
     if max_nodes is not None:
         check_range("max_nodes", max_nodes, 1, limits.max_nodes, "max_nodes")
-    options = LineageOptions(direction=direction, depth=depth, columns=columns, operations=operations,
-                             deleted=deleted, max_nodes=limits.max_nodes if max_nodes is None else max_nodes)
-    with blame("entity"):
-        return lineage(index, entity, options, lookup_scope(config), hubs).as_dict()
+    return LineageOptions(direction=direction, depth=depth, columns=columns, operations=operations,
+                          deleted=deleted, max_nodes=limits.max_nodes if max_nodes is None else max_nodes)
 
 
 @router.get("/executions", summary="An operation's executions (its run history), newest first",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -90,6 +91,27 @@ def check_range(parameter: str, value: int, low: int, high: int, key: str | None
     if not low <= value <= high:
         cap = f" ([server] {key})" if key else ""
         raise ApiError(400, f"{parameter}: must be from {low} to {high}{cap}, got {value}", parameter)
+
+
+def parse_time(parameter: str, value: str | None) -> datetime | None:
+    """A time parameter (ISO 8601 or a date; UTC unless a zone is given), None if absent; a
+    UsageError naming the parameter if it is no time (the catalogue APIs answer it in their
+    own error shape)."""
+    if value is None:
+        return None
+    try:
+        at = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"{parameter}: {value[:100]!r} is not an ISO 8601 date-time (2022-09-15T07:47:19Z)") from None
+    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
+
+
+def time_parameter(parameter: str, value: str | None) -> datetime | None:
+    """parse_time, refused as a 400 naming the parameter."""
+    try:
+        return parse_time(parameter, value)
+    except UsageError as exc:
+        raise ApiError(400, str(exc), parameter) from None
 
 
 def install_handlers(app: FastAPI) -> None:

@@ -2,7 +2,8 @@
 /api/v1/column-lineage` in Marquez's response shape, from navd/openlineage/service.py, with the
 caps of /api/lineage (`[server] max_depth`, `max_nodes`); `GET /api/v1/events/lineage`, the
 events kept as posted (navd/openlineage/kept.py); namespaces, jobs and runs of the OpenLineage
-intake (navd/openlineage/marquez_store.py). Served whether or not the intake is on: they read
+intake (navd/openlineage/marquez_store.py); the datasets OpenLineage events reported
+(navd/openlineage/marquez.py). Served whether or not the intake is on: they read
 what any extractor wrote. Marquez's own writes (PUT, POST, DELETE under /api/v1 but the intake)
 answer 405 with a message: navd takes lineage as OpenLineage events only.
 
@@ -17,10 +18,11 @@ from urllib.parse import unquote
 
 from fastapi import APIRouter, Query, Request
 
-from navd.openlineage import kept, marquez_store
-from navd.openlineage.service import marquez_column_lineage, marquez_lineage
+from navd.errors import EntityNotFound
+from navd.openlineage import kept, marquez, marquez_store
+from navd.openlineage.service import export_settings, marquez_column_lineage, marquez_lineage
 from navd.server.api import Config, Index
-from navd.server.errors import ApiError, blame, check_range
+from navd.server.errors import ApiError, blame, check_range, time_parameter
 
 router = APIRouter(tags=["marquez"])
 NODE_ID = "nodeId"
@@ -46,11 +48,15 @@ def get_marquez_lineage(index: Index, config: Config,
                                                                  "job:<namespace>:<name>")],
                         depth: Annotated[int | None, Query(description="dataset hops either way (default 20, "
                                                                        "at most [server] max_depth)")] = None,
+                        asOf: Annotated[str | None, Query(description="navd's: the lineage as it stood then "  # noqa: N803
+                                                                       "(ISO 8601 or a date; "
+                                                                       "docs/features/lineage-as-of.md)")] = None,
                         ) -> dict[str, Any]:
     """`{"graph": [{"id", "type", "data", "inEdges", "outEdges"}]}` (Marquez's LineageGraph)."""
     steps = _depth(depth, config)
+    as_of = time_parameter("asOf", asOf)
     with blame(NODE_ID):
-        return marquez_lineage(index, config, nodeId, depth=steps, max_nodes=config.server.max_nodes)
+        return marquez_lineage(index, config, nodeId, depth=steps, max_nodes=config.server.max_nodes, as_of=as_of)
 
 
 @router.get("/api/v1/column-lineage", summary="Marquez's column-lineage graph of a dataset field, dataset or job node")
@@ -66,17 +72,6 @@ def get_marquez_column_lineage(index: Index, config: Config,
     with blame(NODE_ID):
         return marquez_column_lineage(index, config, nodeId, depth=steps, with_downstream=withDownstream,
                                       max_nodes=config.server.max_nodes)
-
-
-def _time(parameter: str, value: str | None, default: datetime) -> datetime:
-    if value is None:
-        return default
-    try:
-        at = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        raise ApiError(400, f"{parameter}: {value[:100]!r} is not an ISO 8601 date-time "
-                            "(2022-09-15T07:47:19Z)", parameter) from None
-    return at if at.tzinfo is not None else at.replace(tzinfo=UTC)
 
 
 @router.get("/api/v1/events/lineage", summary="OpenLineage events as posted, by eventTime (Marquez's "
@@ -97,7 +92,8 @@ def get_marquez_lineage_events(index: Index,
         raise ApiError(400, f"sortDirection: must be asc or desc, got {sortDirection[:40]!r}", "sortDirection")
     check_range("limit", limit, 0, MAX_EVENTS_PAGE)
     check_range("offset", offset, 0, 1_000_000)
-    found = kept.page(index, before=_time("before", before, EVENTS_BEFORE), after=_time("after", after, EVENTS_AFTER),
+    found = kept.page(index, before=time_parameter("before", before) or EVENTS_BEFORE,
+                      after=time_parameter("after", after) or EVENTS_AFTER,
                       descending=direction == "desc", limit=limit, offset=offset)
     return {"events": list(found.events), "totalCount": found.total}
 
@@ -112,18 +108,25 @@ def _page(limit: int, offset: int) -> None:
     check_range("offset", offset, 0, 1_000_000)
 
 
-@router.get("/api/v1/namespaces", summary="Marquez's namespaces: those of the OpenLineage jobs navd holds")
-def get_marquez_namespaces(index: Index, limit: int = LIST_LIMIT, offset: int = 0) -> dict[str, Any]:
+@router.get("/api/v1/namespaces", summary="Marquez's namespaces: those of the OpenLineage jobs and "
+                                             "reported datasets navd holds")
+def get_marquez_namespaces(index: Index, config: Config, limit: int = LIST_LIMIT, offset: int = 0) -> dict[str, Any]:
+    """The namespaces of OpenLineage jobs and of the datasets events reported, by name."""
     _page(limit, offset)
-    return {"namespaces": list(marquez_store.namespaces(index)[offset:offset + limit])}
+    found = {**marquez.dataset_namespaces(index, export_settings(config)),
+             **{n["name"]: n for n in marquez_store.namespaces(index)}}
+    return {"namespaces": [found[name] for name in sorted(found)][offset:offset + limit]}
 
 
-@router.get("/api/v1/namespaces/{path:path}", summary="Marquez's namespace, its jobs, a job, a job's runs")
-def get_marquez_namespace_path(request: Request, index: Index, path: str, limit: int = LIST_LIMIT,
+@router.get("/api/v1/namespaces/{path:path}", summary="Marquez's namespace, its jobs, a job, a job's runs, "
+                                                       "its datasets, a dataset, a dataset's versions")
+def get_marquez_namespace_path(request: Request, index: Index, config: Config, path: str, limit: int = LIST_LIMIT,
                                offset: int = 0) -> dict[str, Any]:
     """`/namespaces/{ns}`, `/namespaces/{ns}/jobs`, `/namespaces/{ns}/jobs/{job}`,
-    `/namespaces/{ns}/jobs/{job}/runs`. Namespaces hold `/` (`airflow://scheduler`, sent
-    percent-encoded, as Marquez's clients send them), so the parts are split on the path as sent."""
+    `/namespaces/{ns}/jobs/{job}/runs`, `/namespaces/{ns}/datasets`, `/namespaces/{ns}/datasets/{name}`,
+    its `/versions` and `/versions/{version}` (one: navd keeps a dataset's current state only).
+    Namespaces hold `/` (`airflow://scheduler`, sent percent-encoded, as Marquez's clients send
+    them), so the parts are split on the path as sent."""
     del path  # decoded, its encoded slashes lost: the raw path is split instead
     raw = request.scope.get("raw_path") or request.url.path.encode()
     parts = [unquote(part) for part in raw.decode("latin-1").split("?", 1)[0][len(_NAMESPACES):].split("/")]
@@ -131,7 +134,13 @@ def get_marquez_namespace_path(request: Request, index: Index, path: str, limit:
     with blame("path"):
         match parts:
             case [namespace]:
-                return marquez_store.namespace(index, namespace)
+                try:
+                    return marquez_store.namespace(index, namespace)
+                except EntityNotFound:  # a namespace of datasets only
+                    found = marquez.dataset_namespaces(index, export_settings(config)).get(namespace)
+                    if found is None:
+                        raise
+                    return found
             case [namespace, "jobs"]:
                 marquez_store.namespace(index, namespace)
                 found = marquez_store.jobs(index, namespace, limit=limit, offset=offset)
@@ -141,7 +150,43 @@ def get_marquez_namespace_path(request: Request, index: Index, path: str, limit:
             case [namespace, "jobs", name, "runs"]:
                 found = marquez_store.runs(index, namespace, name, limit=limit, offset=offset)
                 return {"runs": list(found.items), "totalCount": found.total}
+            case [namespace, "datasets"]:
+                found = marquez.datasets(index, export_settings(config), namespace, limit=limit, offset=offset)
+                return {"datasets": list(found.items), "totalCount": found.total}
+            case [namespace, "datasets", name]:
+                return marquez.dataset(index, export_settings(config), config.cluster.name, namespace, name)
+            case [namespace, "datasets", name, "versions"]:
+                versions = marquez.dataset_versions(index, export_settings(config), config.cluster.name, namespace,
+                                                    name)
+                return {"versions": versions[offset:offset + limit], "totalCount": len(versions)}
+            case [namespace, "datasets", name, "versions", version]:
+                versions = marquez.dataset_versions(index, export_settings(config), config.cluster.name, namespace,
+                                                    name)
+                if versions[0]["version"] != version.lower():
+                    raise ApiError(404, f"version: navd keeps only the current version of {name[:200]!r}, "
+                                        f"{versions[0]['version']}", "version")
+                return versions[0]
     raise ApiError(404, f"path: navd serves no Marquez resource at {request.url.path[:200]!r}", "path")
+
+
+@router.get("/api/v1/search", summary="Marquez's search of jobs and datasets by name")
+def get_marquez_search(index: Index, config: Config,
+                       q: Annotated[str, Query(description="a part of the name, any case")],
+                       filter: Annotated[str | None,  # noqa: A002 - Marquez's parameter name
+                                         Query(description="DATASET or JOB (default both)")] = None,
+                       sort: Annotated[str, Query(description="NAME (default) or UPDATE_AT")] = "NAME",
+                       limit: Annotated[int, Query(description="at most this many (default 10)")] = 10,
+                       ) -> dict[str, Any]:
+    """`{"totalCount": n, "results": [{"type", "name", "updatedAt", "namespace", "nodeId"}]}`."""
+    if not q.strip():
+        raise ApiError(400, "q: give a part of a job's or dataset's name to search for", "q")
+    kind = filter.upper() if filter is not None else None
+    if kind is not None and kind not in marquez.SEARCH_FILTERS:
+        raise ApiError(400, f"filter: must be DATASET or JOB, got {filter[:40]!r}", "filter")
+    if sort.upper() not in marquez.SEARCH_SORTS:
+        raise ApiError(400, f"sort: must be NAME or UPDATE_AT, got {sort[:40]!r}", "sort")
+    check_range("limit", limit, 0, MAX_LIST_LIMIT)
+    return marquez.search(index, export_settings(config), q, kind, sort.upper(), limit)
 
 
 @router.get("/api/v1/jobs", summary="Marquez's jobs of every namespace")

@@ -39,7 +39,7 @@ from navd.catalog import navigator as reads
 from navd.errors import EntityNotFound, NavdError, SolrError, SolrUnavailable, UsageError, first_line
 from navd.index.client import SolrIndex
 from navd.names import InvalidName
-from navd.server.errors import error_response
+from navd.server.errors import error_response, parse_time
 
 __all__ = ["navigator_router", "navigator_version_router"]
 
@@ -202,12 +202,16 @@ def navigator_router(get_index: Callable[[], SolrIndex]) -> APIRouter:
                 offset: Annotated[str | None, Query(description="0 only: navd's lineage is one answer")] = None,
                 mergeDeletedEntities: Annotated[str | None, Query(  # noqa: N803 - Navigator's name
                     description="false only: navd shows deleted entities apart")] = None,
+                asOf: Annotated[str | None, Query(  # noqa: N803 - named as Navigator names parameters
+                    description="navd's: the lineage as it stood then (ISO 8601 or a date; "
+                                "docs/features/lineage-as-of.md)")] = None,
                 ) -> JSONResponse:
         # the app's hub cache (create_app); a router mounted on its own walks every time
         hubs = getattr(request.app.state, "hubs", None)
         return _answer(version, lambda: reads.navigator_lineage(
             index, navigator.entity_ids(entityIds or []), hubs, cluster=cluster,
-            length=navigator.lineage_options(length, offset, mergeDeletedEntities, max_length)))
+            length=navigator.lineage_options(length, offset, mergeDeletedEntities, max_length),
+            as_of=parse_time("asOf", asOf)))
 
     @router.get("/models", summary="Navigator: the metadata model (package and meta classes)")
     def models(version: str) -> JSONResponse:

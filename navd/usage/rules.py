@@ -169,12 +169,16 @@ class Dependency:
     datasets: tuple[str, ...]  # qualifiedNames: what it produces that the job reads (or, impact: reads)
     last_run: Run | None  # deps: its last run writing them; impact: its last run reading them
     users: tuple[str, ...] = ()  # impact: who ran the reading executions
+    #: the qualifiedNames of the Oozie workflows whose actions started its last run
+    workflows: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         shown = {"operation": self.operation, "qualifiedName": self.qualified_name, "name": self.name,
                  "datasets": list(self.datasets), "lastRun": self.last_run.as_dict() if self.last_run else None}
         if self.users:
             shown["users"] = list(self.users)
+        if self.workflows:
+            shown["workflows"] = list(self.workflows)
         return shown
 
 

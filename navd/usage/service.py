@@ -15,6 +15,7 @@ from navd.index.documents import solr_date
 from navd.index.lookup import Scope, resolve_one
 from navd.lineage.rules import LineageOptions
 from navd.lineage.rules import lineage as walk_lineage
+from navd.lineage.schedulers import scheduler_relations, workflows_by_execution
 from navd.lineage.store import SolrLineageStore
 from navd.model import ElementType
 from navd.names import shown
@@ -250,8 +251,12 @@ def _aggregate(index: SolrIndex, pairs: Iterable[tuple[str, str]], names: Mappin
 def _dependencies(index: SolrIndex, found: Mapping[str, tuple[set[str], Run | None, set[str]]],
                   with_users: bool) -> tuple[Dependency, ...]:
     docs = {str(d["identity"]): d for d in store.elements(index, found, "identity,qualifiedName,originalName")}
+    last_runs = sorted({run.execution for _, run, _ in found.values() if run is not None})
+    # the Oozie workflows that started each last run (a few requests for all of them)
+    workflows = workflows_by_execution(scheduler_relations(SolrLineageStore(index), last_runs), last_runs)
     out = [Dependency(op, str(docs.get(op, {}).get("qualifiedName", op)), str(docs.get(op, {}).get("originalName", "")),
-                      tuple(sorted(datasets)), run, tuple(sorted(users)) if with_users else ())
+                      tuple(sorted(datasets)), run, tuple(sorted(users)) if with_users else (),
+                      workflows.get(run.execution, ()) if run is not None else ())
            for op, (datasets, run, users) in found.items()]
     return tuple(sorted(out, key=lambda d: d.qualified_name))
 

@@ -63,6 +63,9 @@ from lineage_index import (  # noqa: E402
 MODES = {"standalone": 0, "cloud": 2}  # mode -> shards (0: a standalone core)
 DIRECTIONS = ("upstream", "downstream")
 RESULTS = BENCH / "lineage.json"
+#: the moment of the --moments cases: the bench's start (every relation of the generated graph
+#: is older, so the graphs are the plain walk's and the timings compare like with like)
+AS_OF = datetime.now(UTC)
 
 
 class CountingIndex(SolrIndex):
@@ -80,10 +83,13 @@ class Case:
     depth: int
     direction: str
     columns: bool
+    #: "" (lineage now), "as-of" (as of the bench's start) or "latest" (as of it, latest runs only)
+    moment: str = ""
 
     @property
     def name(self) -> str:
-        return f"depth {self.depth} {self.direction} {'columns' if self.columns else 'tables'}"
+        return f"depth {self.depth} {self.direction} {'columns' if self.columns else 'tables'}" + \
+            (f" {self.moment}" if self.moment else "")
 
 
 def default_heap(elements: int) -> str:
@@ -129,7 +135,8 @@ def run_cases(config_path: Path, url: str | None, root_sets: dict[str, list[str]
         session.trust_env = False
         for case in cases:
             options = LineageOptions(direction=case.direction, depth=case.depth,  # type: ignore[arg-type]
-                                     columns=case.columns, max_nodes=config.server.max_nodes)
+                                     columns=case.columns, max_nodes=config.server.max_nodes,
+                                     as_of=AS_OF if case.moment else None, latest=case.moment == "latest")
 
             hubs: HubCache | None = None
 
@@ -139,7 +146,9 @@ def run_cases(config_path: Path, url: str | None, root_sets: dict[str, list[str]
             def http(root: str) -> bytes:
                 response = session.get(f"{url}/api/lineage", params={
                     "entity": root, "direction": case.direction, "depth": case.depth,
-                    "columns": str(case.columns).lower()})
+                    "columns": str(case.columns).lower(),
+                    **({"as_of": AS_OF.isoformat(), "latest": str(case.moment == "latest").lower()}
+                       if case.moment else {})})
                 body = response.content  # the whole answer read: what a client waits for
                 if response.status_code != 200:
                     raise SystemExit(f"GET /api/lineage {root}: {response.status_code} {body[:300]!r}")
@@ -304,6 +313,8 @@ def main() -> None:
     parser.add_argument("--no-http", action="store_true", help="in-process only (no navd serve)")
     parser.add_argument("--no-hub-cache", action="store_true", help="without the hub cached cases")
     parser.add_argument("--load-only", action="store_true", help="load (or find) the cached indexes and stop")
+    parser.add_argument("--moments", action="store_true",
+                        help="each case also --as-of and --latest (the lineage as of a moment, the latest runs)")
     args = parser.parse_args()
     try:
         sizes = [int(e.replace("_", "")) for e in args.elements.split(",") if e.strip()]
@@ -313,7 +324,8 @@ def main() -> None:
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if unknown := [m for m in modes if m not in MODES]:
         raise SystemExit(f"unknown mode(s) {', '.join(unknown)}: expected standalone and/or cloud")
-    cases = [Case(d, direction, columns) for d in depths for direction in DIRECTIONS for columns in (False, True)]
+    cases = [Case(d, direction, columns, moment) for d in depths for direction in DIRECTIONS for columns in (False, True)
+             for moment in (("", "as-of", "latest") if args.moments else ("",))]
     BENCH.mkdir(exist_ok=True)
     all_sizes = stored_sizes()
     for elements in sizes:
