@@ -1,4 +1,7 @@
-"""Extractors: one package per source, each exporting one `Component` (see navd.registry).
+"""Extractors: one package per source, each exporting one `Component` (see navd.registry). The
+linker and purge are components too (linker/component.py, purge/component.py): they keep the
+index rather than add to it ("upkeep"), and the linker runs after every run instead of on an
+interval of its own.
 
 A component says what its config section is, how to check it, how to build its extractor and
 how to summarise a run. The extractor is what runs: `run_pass` writes one pass's records through
@@ -9,7 +12,7 @@ typed) plus a pure processor turning what the client returns into records.
 Pull components (HDFS, HMS, YARN) are built for one run and re-run `interval` after the previous
 run completed; push components (Spark event logs) are built once and polled every `interval`,
 keeping what they read between polls. navd.runner owns every run's life (lock, run record,
-writer, checkpoints, the link pass that follows) for both kinds; a component does none of that.
+writer, checkpoints, the link pass that follows) for every kind; a component does none of that.
 
 To add a source: a package under extractors/ with its settings dataclass (the TOML section, a
 `validate()` naming the key), its extractor, and a `component.py` exporting a `Component`; then
@@ -133,6 +136,11 @@ def _no_check(config: NavdConfig, options: Mapping[str, Any]) -> None:
     del config, options
 
 
+def report_counts(report: Any) -> dict[str, int]:
+    """The integer fields of a run's report dataclass, as run-record counts."""
+    return {k: v for k, v in dataclasses.asdict(report).items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
 @dataclasses.dataclass(frozen=True)
 class Component(Generic[SettingsT, ReportT]):
     """One source, as the registry, the runner, the daemon and the CLI see it."""
@@ -155,11 +163,40 @@ class Component(Generic[SettingsT, ReportT]):
     #: it derives from what the sources indexed (sensitivity propagates levels along their
     #: lineage): `navd extract all` runs it after every source, so one pass sees their writes
     derived: bool = False
+    #: it keeps the index rather than adding to it (the linker, purge): it has its own command
+    #: instead of `navd extract`, no run of it is followed by the after-runs components, and
+    #: enabling it alone gives `navd run` nothing to do
+    upkeep: bool = False
+    #: when `navd run` starts it: every `interval` of its section ("interval"), or after every run
+    #: of a component that is not upkeep ("after_runs": the link pass, which resolves what that
+    #: run wrote)
+    trigger: Literal["interval", "after_runs"] = "interval"
+    #: `navd run`'s first start: "now", or "resumed": `interval` after its last recorded run began
+    #: (none recorded: `interval` from now), so a weekly purge keeps its rhythm across restarts (a
+    #: service restarted weekly would otherwise never purge)
+    first_start: Literal["now", "resumed"] = "now"
+    #: the id of its run records, lock and schedule when not `extractor.<name>` (`linker`, `purge`)
+    record_id: str = ""
+    #: what its runs are called in messages ("link"; default "<name> extraction")
+    run_name: str = ""
+    #: the run record's counts from a report (default: the report's integer fields)
+    counts: Callable[[ReportT], dict[str, int]] = report_counts
+    #: what the progress line of a run on a terminal counts, read from the running extractor, and
+    #: its unit (default: the records written)
+    progress: Callable[[Any], int] | None = None
+    progress_unit: str = "records"
+    #: the line an extraction's output ends with when this after-runs component followed it
+    follow_up_summary: Callable[[ReportT], str] | None = None
 
     @property
     def id(self) -> str:
         """The component's id in run records, locks and schedules."""
-        return f"extractor.{self.name}"
+        return self.record_id or f"extractor.{self.name}"
+
+    @property
+    def run_title(self) -> str:
+        """What a run of it is called when waited for: "hdfs extraction", "link"."""
+        return self.run_name or f"{self.name} extraction"
 
     def settings(self, config: NavdConfig) -> SettingsT:
         return config.section(self.section, self.settings_type)
