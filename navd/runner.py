@@ -23,7 +23,7 @@ from typing import Any
 
 from navd.config import NavdConfig, extractor_state_dir
 from navd.errors import NavdError, RunStopped, first_line
-from navd.extractors import BuildContext, Component, Extractor
+from navd.extractors import BuildContext, Checkpointed, Component, Extractor, run_pass
 from navd.index.client import IndexWriter, SolrIndex
 from navd.locks import component_lock
 from navd.progress import Progress
@@ -102,12 +102,12 @@ def run_extraction(index: SolrIndex, config: NavdConfig, component: Component[An
                         on_wait=_waiter(on_wait, component.run_title)), _run_client(index) as run_index:
         run_id = new_run_id(component.name)
         writer = IndexWriter(run_index)
-        extractor: Extractor[Any] | None = None
+        extractor: Extractor[Any] | Checkpointed[Any] | None = None
         try:
             with recorded_run(run_index, component.id, run_id) as run:
                 extractor = component.build(BuildContext(config, run_index, state_root, run_id, options))
                 with _progress(component, extractor, writer, enabled=show_progress):
-                    report = extractor.run_pass(writer, full=full, stop=stop)
+                    report = run_pass(extractor, writer, full=full, stop=stop)
                 run.counts = component.counts(report)
                 if not component.upkeep:  # upkeep edits documents in place, not through the writer
                     run.counts.update(written(writer))
@@ -125,8 +125,8 @@ def run_extraction(index: SolrIndex, config: NavdConfig, component: Component[An
     return _followed(RunResult(report), component, index, config, stop=stop, on_wait=on_wait)
 
 
-def _progress(component: Component[Any, Any], extractor: Extractor[Any], writer: IndexWriter, *,
-              enabled: bool) -> Progress:
+def _progress(component: Component[Any, Any], extractor: Extractor[Any] | Checkpointed[Any],
+              writer: IndexWriter, *, enabled: bool) -> Progress:
     """The progress line of a run on a terminal: what its component counts, else the records written."""
     progress = component.progress
     count = (lambda: sum(writer.counts.values())) if progress is None else (lambda: progress(extractor))
@@ -167,7 +167,7 @@ class PushTail:
         self.index = index
         self.config = config
         self.component = component
-        self._extractor: Extractor[Any] | None = None
+        self._extractor: Extractor[Any] | Checkpointed[Any] | None = None
         self._writer: IndexWriter | None = None
         self._run_index: SolrIndex | None = None
         self._run_id = ""
@@ -201,7 +201,7 @@ class PushTail:
             try:
                 with recorded_run(self._run_index, component.id, f"{self._run_id}#{self._passes}",
                                   announce=False) as run:
-                    report = self._extractor.run_pass(writer, stop=stop)
+                    report = run_pass(self._extractor, writer, stop=stop)
                     wrote = {k: v - before.get(k, 0) for k, v in written(writer).items()}
                     run.counts = {**component.counts(report), **wrote}
                     run.refused = refused(report)
