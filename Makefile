@@ -153,7 +153,7 @@ dev-down: setup-test
 clean:
 	rm -rf $(VENV) .pytest_cache .bench build *.egg-info deploy/dev/build deploy/dev/*.egg-info
 
-# The lineage page's JavaScript (cytoscape, cytoscape-elk, elkjs), pinned in web/package-lock.json,
+# The lineage page's JavaScript (cytoscape, elkjs: its API and its web-worker build), pinned in web/package-lock.json,
 # copied with their licences into the package and committed: edge nodes are often air-gapped,
 # so neither a build nor `pip install` fetches anything from npm.
 VENDOR := navd/server/static/vendor
@@ -162,8 +162,7 @@ vendor-js:
 	mkdir -p $(VENDOR)
 	cp web/node_modules/cytoscape/dist/cytoscape.min.js $(VENDOR)/cytoscape.min.js
 	cp web/node_modules/cytoscape/LICENSE $(VENDOR)/cytoscape.LICENSE.txt
-	cp web/node_modules/cytoscape-elk/dist/cytoscape-elk.js $(VENDOR)/cytoscape-elk.js
-	cp web/node_modules/cytoscape-elk/LICENSE $(VENDOR)/cytoscape-elk.LICENSE.txt
-	cp web/node_modules/elkjs/lib/elk.bundled.js $(VENDOR)/elk.bundled.js
+	cp web/node_modules/elkjs/lib/elk-api.js $(VENDOR)/elk-api.js
+	cp web/node_modules/elkjs/lib/elk-worker.min.js $(VENDOR)/elk-worker.min.js
 	cp web/node_modules/elkjs/LICENSE.md $(VENDOR)/elkjs.LICENSE.md
-	cd web && node -e 'const l=require("./package-lock.json").packages;for(const n of ["cytoscape","cytoscape-elk","elkjs"])console.log(n, l["node_modules/"+n].version, l["node_modules/"+n].license)' > ../$(VENDOR)/VERSIONS.txt
+	cd web && node -e 'const l=require("./package-lock.json").packages;for(const n of ["cytoscape","elkjs"])console.log(n, l["node_modules/"+n].version, l["node_modules/"+n].license)' > ../$(VENDOR)/VERSIONS.txt

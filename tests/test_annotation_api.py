@@ -180,12 +180,14 @@ def test_a_viewer_cannot_write_and_is_told_the_role(served: str, tables: dict[st
     ("PUT", "/api/v9/entities/{orders}", {"customProperties": {"1x": {"k": "v"}}}, 400,
      "customProperties: '1x.k' is not NAMESPACE.KEY"),
     ("PUT", "/api/v9/entities/nosuchid", {"tags": ["x"]}, 404, "no entity with identity"),
+    # two identities in one: Solr's real-time get splits ids at commas, this names no entity
+    ("PUT", "/api/v9/entities/{orders},{customers}", {"tags": ["x"]}, 404, "no entity with identity"),
     ("PUT", "/api/v7/entities/{orders}", {"tags": ["x"]}, 404, "version: v7 is not served"),
     ("PUT", "/api/v9/entities/{orders}", "not an object", 400, "body: must be a JSON object"),
 ])
 def test_bad_writes_are_one_line_naming_the_field(served: str, tables: dict[str, str], method: str, path: str,
                                                  body: Any, status: int, error: str) -> None:
-    url = served + path.format(db=DB, orders=tables["orders"])
+    url = served + path.format(db=DB, orders=tables["orders"], customers=tables["customers"])
     answer = session("eddie").request(method, url, data=json.dumps(body), headers=JSON, timeout=60)
     assert answer.status_code == status, answer.text
     assert answer.json()["error"].startswith(error) and "\n" not in answer.json()["error"]

@@ -12,6 +12,9 @@ from typing import Any
 
 import pytest
 from pyhive import hive
+from pyhive.exc import OperationalError
+from TCLIService.ttypes import TCloseOperationResp, TStatus, TStatusCode
+from thrift.transport.TTransport import TTransportException
 
 from navd.extractors.hms.settings import HiveConfig
 from navd.extractors.common.deletions import DeletionsConfig
@@ -309,3 +312,37 @@ def test_a_hiveserver2_that_stops_answering_fails_the_run_after_the_timeout(
         assert run(recovered, index).complete
     finally:
         recovered.close()
+
+
+class ServerGoneCursor(CountingCursor):
+    """The real cursor until HiveServer2 goes away after `answered` statements: then the next
+    statement meets a closed socket and PyHive's close raises the CloseOperation response, as in
+    a run caught by a HiveServer2 restart. (A real outage hits this order only by chance.)"""
+
+    def __init__(self, cursor: Any, log: list[str], answered: int) -> None:
+        super().__init__(cursor, log)
+        self.answered = answered
+
+    def execute(self, sql: str) -> None:
+        if len(self.log) >= self.answered:
+            raise TTransportException(TTransportException.NOT_OPEN, "Could not connect to any of [('127.0.0.1', 1)]")
+        super().execute(sql)
+
+    def close(self) -> None:
+        super().close()
+        raise OperationalError(TCloseOperationResp(status=TStatus(
+            statusCode=TStatusCode.ERROR_STATUS, errorMessage="Could not connect to any of [('127.0.0.1', 1)]")))
+
+
+def test_a_hiveserver2_gone_mid_run_fails_it_in_one_line_even_when_closing_fails_too(
+        index: SolrIndex, sql: Any, extractor: Any, unique: str, tmp_path: Path) -> None:
+    sql(f"CREATE DATABASE {unique}_gone", f"CREATE TABLE {unique}_gone.t (a INT) USING parquet")
+    ex, conn = extractor(tmp_path / "state", f"{unique}_gone")
+    real = conn.connection
+    conn.cursor = lambda: ServerGoneCursor(real.cursor(), conn.statements, answered=1)  # type: ignore[method-assign]
+    with pytest.raises(HmsExtractionError) as failed:
+        run(ex, index)
+    message = str(failed.value)
+    assert "Could not connect" in message and "nothing flagged deleted" in message, message
+    assert "TCloseOperationResp" not in message and "\n" not in message, message
+    assert conn.statements == ["SHOW DATABASES"]

@@ -112,7 +112,7 @@ def test_every_module_of_navd_is_installed(installed: Installed) -> None:
                               for name in configsets)
     # The lineage page and its vendored JavaScript with the licences: nothing is fetched at run time.
     page_files = {p.relative_to(REPO).as_posix() for p in (REPO / "navd/server/static").rglob("*") if p.is_file()}
-    assert {"navd/server/static/page.html", "navd/server/static/vendor/elk.bundled.js",
+    assert {"navd/server/static/page.html", "navd/server/static/vendor/elk-worker.min.js",
             "navd/server/static/vendor/elkjs.LICENSE.md", "navd/server/static/vendor/cytoscape.LICENSE.txt"} <= page_files
     assert page_files <= installed.navd_record, sorted(page_files - installed.navd_record)
     assert (installed.scripts / "navd").is_file(), "the navd console command was not installed"

@@ -190,8 +190,8 @@ def test_the_page_loads_with_no_request_leaving_navd(page: Page, served: Served,
     seen: Seen = page.seen  # type: ignore[attr-defined]
     assert seen.requests and all(url.startswith(served.url + "/") for url in seen.requests), seen.requests
     assert {url.split("?")[0].removeprefix(served.url) for url in seen.requests} >= {
-        "/", "/static/page.js", "/static/vendor/cytoscape.min.js", "/static/vendor/elk.bundled.js",
-        "/static/vendor/cytoscape-elk.js", "/api/lineage"}
+        "/", "/static/page.js", "/static/vendor/cytoscape.min.js", "/static/vendor/elk-api.js",
+        "/static/vendor/elk-worker.min.js", "/api/lineage"}
     assert page.evaluate("window.__csp") == []  # elkjs and cytoscape run under the CSP: no eval, no inline
     shot = screenshot(page, "lineage-page.png")
     assert shot.stat().st_size > 10_000
@@ -235,6 +235,31 @@ def test_operations_and_deleted_toggles_add_and_remove_exactly_their_nodes(page:
     assert node_ids(page) == plain | {graph.id("tmp")}
     toggle(page, "deleted")
     assert node_ids(page) == plain and "deleted=1" not in page.url and "operations=1" not in page.url
+
+
+def test_a_toggle_redraws_the_diagram_in_place(page: Page, graph: Pipeline) -> None:
+    """The diagram is not rebuilt when a control changes: the same cytoscape instance, the nodes
+    both drawings show are the same elements (moved)."""
+    merged, raw = graph.id("merged"), graph.id("raw")
+    open_lineage(page, merged)
+    page.evaluate("""(raw) => { window.navdPage.cy.scratch("probe", "first drawing");
+                               window.keptNode = window.navdPage.cy.getElementById(raw); }""", raw)
+    before = page.evaluate("(raw) => window.navdPage.cy.getElementById(raw).position()", raw)
+
+    toggle(page, "operations")
+    assert graph.id("merge") in node_ids(page)
+    assert page.evaluate('window.navdPage.cy.scratch("probe")') == "first drawing"
+    assert page.evaluate("(raw) => !window.keptNode.removed() && window.keptNode.same(window.navdPage.cy.getElementById(raw))",
+                         raw)
+    after = page.evaluate("(raw) => window.navdPage.cy.getElementById(raw).position()", raw)
+    assert after != before  # laid out again with the operations between the tables
+    assert page.locator("#toggle-operations").is_checked()
+
+    page.go_back()  # the URL is the state: back to the drawing without operations, in place too
+    page.wait_for_function("(id) => !window.navdPage.busy && !window.navdPage.cy.getElementById(id).nonempty()",
+                           arg=graph.id("merge"), timeout=DRAW_MS)
+    assert page.evaluate('window.navdPage.cy.scratch("probe")') == "first drawing"
+    assert not page.locator("#toggle-operations").is_checked()
 
 
 def test_columns_and_control_flow_toggles(page: Page, served: Served, graph: Pipeline) -> None:

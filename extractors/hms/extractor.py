@@ -237,6 +237,16 @@ def _hive_reason(exc: BaseException) -> str:
     return first_line(exc, 300)
 
 
+def _close_cursor(cursor: Any) -> None:
+    """Close a cursor whose server may have gone away. PyHive's close sends CloseOperation for the
+    last statement and raises the Thrift response when HiveServer2 is down: raised from a
+    `finally`, that replaced the run's own one-line error with the response's whole repr."""
+    try:
+        cursor.close()
+    except Exception as exc:
+        log.warning("closing the HiveServer2 cursor failed (the server went away?)", reason=_hive_reason(exc))
+
+
 class HmsExtractor:
     name = "hms"
 
@@ -292,7 +302,7 @@ class HmsExtractor:
             raise HmsExtractionError(f"Hive metastore extraction failed: {where}{_hive_reason(exc)} (nothing "
                                      "flagged deleted; the next run retries)") from None
         finally:
-            cursor.close()
+            _close_cursor(cursor)
 
     def commit(self) -> None:
         """Persist the state. Call only after the writer has flushed every record yielded so far."""

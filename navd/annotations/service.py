@@ -8,7 +8,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from navd.annotations import store
-from navd.annotations.rules import KEEP, Annotation, Change, Edit, apply
+from navd.annotations.rules import KEEP, MAX_DESCRIPTION_CHARS, Annotation, Change, Edit, apply, check_tag, check_text
 from navd.errors import EntityNotFound, UsageError
 from navd.index.client import SolrIndex
 from navd.index.lookup import Scope, resolve_one
@@ -31,7 +31,8 @@ class AnnotationService:
     def require_indexed(self, identity: str) -> dict[str, Any]:
         """The element with exactly this identity; EntityNotFound otherwise (Navigator's and
         Atlas' routes name entities by identity only)."""
-        docs = self.index.get("elements", [identity]) if identity else []
+        # Solr's real-time get splits its ids at commas: `a,b` would answer a's document
+        docs = [d for d in self.index.get("elements", [identity]) if d.get("identity") == identity] if identity else []
         if not docs:
             raise EntityNotFound(f"no entity with identity {shown(identity)}")
         return docs[0]
@@ -45,6 +46,23 @@ class AnnotationService:
     def get_many(self, identities: Collection[str]) -> dict[str, Annotation]:
         """The non-empty annotations of `identities`."""
         return store.annotations_of(self.index, identities)
+
+    def tag_names(self) -> list[str]:
+        """Every tag in use (Atlas' classification types), as written."""
+        return store.tag_names(self.index)
+
+    def classification_definitions(self) -> dict[str, str | None]:
+        """Classifications defined by name (name -> description), whether or not an entity has one."""
+        return store.classification_definitions(self.index)
+
+    def define_classification(self, name: str, description: str | None, actor: str) -> str:
+        """Define the classification `name` (a tag's name, checked as tags are) with a
+        description; returns the name as kept."""
+        kept = check_tag(name, "classificationDefs: name")
+        store.define_classification(self.index, kept, check_text(
+            description, f"classificationDefs: description of {kept}", MAX_DESCRIPTION_CHARS, one_line=False),
+            actor)
+        return kept
 
     def history(self, identity: str) -> list[Change]:
         """Every recorded change of `identity`'s annotation, oldest first."""

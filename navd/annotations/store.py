@@ -38,6 +38,8 @@ log = get_logger("navd.annotations")
 
 ANNOTATION_KIND = "ANNOTATION"
 CHANGE_KIND = "ANNOTATION_CHANGE"
+#: a classification defined by name (Atlas' POST types/typedefs), whether or not an entity has it
+DEFINITION_KIND = "CLASSIFICATION_DEFINITION"
 COMPONENT = "annotations"
 TARGET = "annotation_target"
 JSON = "annotation_json"
@@ -91,6 +93,32 @@ def history(index: SolrIndex, target: str) -> list[Change]:
     return [Change(str(d[TARGET]), str(d.get("change_actor", "")), _parse_time(d[TIME]), str(d["change_field"]),
                    json.loads(d["change_before"]), json.loads(d["change_after"]))
             for d in index.scan("runs", f"kind:{CHANGE_KIND}", filters=[term_filter(TARGET, target)])]
+
+
+def tag_names(index: SolrIndex) -> list[str]:
+    """Every tag some entity has, spelt as written (the element documents' `tags` field is
+    analysed: lower case). Read from the annotation records, one per annotated entity."""
+    names: set[str] = set()
+    for doc in index.scan("runs", f"kind:{ANNOTATION_KIND}", fl=f"identity,{JSON}"):
+        names.update(_annotation(doc).tags)
+    return sorted(names)
+
+
+def classification_definitions(index: SolrIndex) -> dict[str, str | None]:
+    """Every classification people defined (Atlas' classification types made before any entity
+    has the tag): name -> description."""
+    return {str(doc[TARGET]): json.loads(str(doc[JSON])).get("description")
+            for doc in index.scan("runs", f"kind:{DEFINITION_KIND}", fl=f"identity,{TARGET},{JSON}")}
+
+
+def define_classification(index: SolrIndex, name: str, description: str | None, actor: str) -> None:
+    """Record the classification `name` (a tag's name, checked by the caller) and its
+    description; defining it again replaces the description."""
+    at = datetime.now(UTC)
+    index.add("runs", [{"identity": f"classification-definition|{name}", "kind": DEFINITION_KIND,
+                        "component": COMPONENT, TARGET: name, TIME: solr_date(at), "change_actor": actor,
+                        JSON: json.dumps({"name": name, "description": description}, ensure_ascii=False)}])
+    index.commit("runs", soft=True)
 
 
 # -- writes ------------------------------------------------------------------------------------

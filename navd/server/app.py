@@ -40,7 +40,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
     """The server's app over `index` (a read-only client: navd-reader on the embedded Solr);
     with `intake` (`[openlineage] enabled`, its own write-capable client) the OpenLineage intake
     at POST /api/v1/lineage."""
-    from navd.server import annotation_routes, api, page, sensitivity_routes, taint_routes
+    from navd.server import annotation_routes, api, atlas_routes, page, sensitivity_routes, taint_routes
     from navd.server.navigator_routes import navigator_router, navigator_version_router
 
     app = FastAPI(title="navd", version=__version__, docs_url=None, redoc_url=None, openapi_url=None,
@@ -68,6 +68,7 @@ def create_app(config: NavdConfig, index: SolrIndex, intake: Intake | None = Non
     mount(app, app.state.metrics.router)
     mount(app, sensitivity_routes.router)
     mount(app, annotation_routes.router)  # /api/annotations, Navigator's PUT entities/{identity}
+    mount(app, atlas_routes.router)  # Atlas' v2 API under /api/atlas/v2 (docs/atlas-api.md)
     if intake is not None:
         from navd.server.openlineage_routes import router as openlineage_router
 
@@ -114,6 +115,14 @@ def openapi(request: Request) -> JSONResponse:
 @probes.get("/healthz", summary="The server answers")
 async def healthz() -> dict[str, str]:
     return {"status": "ok"}
+
+
+# Atlas' own probe, which Hue's Atlas catalogue asks first, without credentials, of each server
+# in its `api_url` list, and then talks to the first that says ACTIVE under `<server>/api/atlas`
+# (a server that does not answer it breaks Hue's catalogue). It tells only "up", as /healthz.
+@probes.get("/api/atlas/admin/status", summary="Atlas: the server's state, for Hue's choice of server")
+async def atlas_status() -> dict[str, str]:
+    return {"Status": "ACTIVE"}
 
 
 @probes.get("/readyz", summary="Solr answers navd's queries", responses={503: {"description": "Solr unreachable"}})

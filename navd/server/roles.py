@@ -51,6 +51,13 @@ WRITE_ROLES: Mapping[tuple[str, str], Role] = {
     # what people write on entities (navd/annotations): navd's edit and Navigator's (Hue's)
     ("PATCH", "/api/annotations"): Role.EDITOR,
     ("PUT", "/api/v{version}/entities/{identity}"): Role.EDITOR,
+    # Atlas' basic search sends its parameters as a body; its classifications are tags people write
+    ("POST", "/api/atlas/v2/search/basic"): Role.VIEWER,
+    ("POST", "/api/atlas/v2/entity/guid/{guid}/classifications"): Role.EDITOR,
+    ("PUT", "/api/atlas/v2/entity/guid/{guid}/classifications"): Role.EDITOR,
+    ("DELETE", "/api/atlas/v2/entity/guid/{guid}/classification/{name}"): Role.EDITOR,
+    ("POST", "/api/atlas/v2/types/typedefs"): Role.EDITOR,
+    ("PUT", "/api/atlas/v2/types/typedefs"): Role.EDITOR,
 }
 
 

@@ -322,10 +322,17 @@
 
   // The graphs the view needs now (the one with columns once a table is expanded).
   async function loaded() {
-    // The taints (navd taint: few, made by people) mark their nodes; asked once per view.
-    if (!state.tainted) state.tainted = new Set((await api("taints", { rows: "1000" })).taints.map((t) => t.target));
-    if (!state.base) state.base = await fetchLineage(state.name, state.options, false);
-    if (needColumns() && !state.columnGraph) state.columnGraph = await fetchLineage(state.name, state.options, true);
+    // The taints (navd taint: few, made by people) mark their nodes; asked once per view, at the
+    // same time as the lineage (one after the other, the diagram waited for both round trips).
+    const asked = [];
+    if (!state.tainted) {
+      asked.push(api("taints", { rows: "1000" }).then((answer) => { state.tainted = new Set(answer.taints.map((t) => t.target)); }));
+    }
+    if (!state.base) asked.push(fetchLineage(state.name, state.options, false).then((graph) => { state.base = graph; }));
+    if (needColumns() && !state.columnGraph) {
+      asked.push(fetchLineage(state.name, state.options, true).then((graph) => { state.columnGraph = graph; }));
+    }
+    await Promise.all(asked);
   }
 
   function currentGraph() {
@@ -336,12 +343,30 @@
   async function renderLineage(name, params) {
     const options = lineageOptions(params);
     const key = name + "\u0000" + JSON.stringify({ ...options, columns: false, control: false });
+    // A control changed on the diagram shown (same entity): redrawn in place. The diagram keeps
+    // its instance, its viewport until the new layout is ready, and the nodes both drawings show;
+    // the panel keeps the selected node's details.
+    const inPlace = state.name === name && navdPage.cy !== null && !navdPage.cy.destroyed()
+      && navdPage.cy.container() === document.getElementById("cy");
     if (state.key !== key) {
       Object.assign(state, { key, base: null, columnGraph: null, extra: [], expanded: new Set(), highlighted: null, pinned: false,
                              tainted: null });
     }
     Object.assign(state, { name, options });
     const generation = begin();
+    if (inPlace) {
+      document.getElementById("controls").replaceWith(lineageControls(name, options));
+      for (const box of view().querySelectorAll(".error")) box.remove();
+      state.status.textContent = "Loading lineage…";
+      try {
+        await loaded();
+      } catch (error) {
+        fail(generation, error);
+        return;
+      }
+      if (generation === navdPage.generation) paint(generation, currentGraph());
+      return;
+    }
     const controls = lineageControls(name, options);
     state.status = el("p", { id: "lineage-status", class: "muted", text: "Loading lineage…" });
     state.panel = el("aside", { id: "panel" }, el("p", { class: "muted", text: "Click a node for its details and links; "
@@ -353,8 +378,8 @@
         + "Struck through and grey: deleted. Red fill: tainted (navd taint: reprocess what is downstream). "
         + "⊕: the node cap cut this node's lineage (select it: Show more)." }));
     try {
-      const pending = loaded(); // the request is on its way before the warm-up takes the main thread
-      warmLayout();
+      const pending = loaded(); // the request is on its way while the layout worker starts
+      elk();
       await pending;
     } catch (error) {
       fail(generation, error);
@@ -491,26 +516,62 @@
     { selector: "node:selected", style: { "overlay-opacity": 0.12, "overlay-color": "#1d2433" } },
   ];
 
-  const LAYOUT = {
-    name: "elk", fit: true, padding: 20, animate: false, nodeDimensionsIncludeLabels: false,
-    elk: { algorithm: "layered", "elk.direction": "RIGHT", "elk.hierarchyHandling": "INCLUDE_CHILDREN",
-           "elk.layered.spacing.nodeNodeBetweenLayers": 60, "elk.spacing.nodeNode": 18 },
-  };
+  // ELK's layered layout, left to right; columns inside their tables (INCLUDE_CHILDREN lets a
+  // column edge cross from one table to another).
+  const LAYOUT_OPTIONS = { algorithm: "layered", "elk.direction": "RIGHT", "elk.hierarchyHandling": "INCLUDE_CHILDREN",
+                           "elk.layered.spacing.nodeNodeBetweenLayers": 60, "elk.spacing.nodeNode": 18 };
+  const PADDING = 20;
 
-  // ELK's first layout in a page pays a one-time start (its compiled code warming up, the
-  // algorithms registering): ~100-200 ms. Paying it on a two-node graph while the lineage request
-  // is in flight takes it off the time from data received to diagram drawn (bench_page.py).
-  let layoutWarmed = false;
-  function warmLayout() {
-    if (layoutWarmed || typeof ELK === "undefined") return;
-    layoutWarmed = true;
-    const node = (id) => ({ id, width: 10, height: 10 });
-    new ELK().layout({ id: "warm-up", layoutOptions: { ...LAYOUT.elk }, children: [node("a"), node("b")],
-                       edges: [{ id: "e", sources: ["a"], targets: ["b"] }] }).catch(() => {});
+  // ELK runs in a web worker (elkjs's own worker build), as Marquez's UI does: a 400-node layout
+  // takes most of a second, which on the page's one thread froze scrolling and typing and held
+  // back the lineage answer's handling. The worker is made (and parses its 1.6 MB of compiled
+  // Java) while the lineage request is in flight, and pays ELK's one-time start (~100-200 ms, the
+  // algorithms registering) on a two-node graph then, off the time from data received to drawn.
+  let layoutEngine = null;
+  function elk() {
+    if (!layoutEngine) {
+      layoutEngine = new ELK({ workerUrl: "static/vendor/elk-worker.min.js" });
+      const node = (id) => ({ id, width: 10, height: 10 });
+      layoutEngine.layout({ id: "warm-up", layoutOptions: LAYOUT_OPTIONS, children: [node("a"), node("b")],
+                            edges: [{ id: "e", sources: ["a"], targets: ["b"] }] }).catch(() => {});
+    }
+    return layoutEngine;
+  }
+
+  // The diagram's elements as ELK's graph: tables hold their shown columns; every edge at the top
+  // (ELK routes edges between nested nodes there under INCLUDE_CHILDREN). A node with children
+  // gets no size: ELK sizes it around them.
+  function elkGraph(elements, aspectRatio) {
+    const parents = new Set(elements.filter((e) => e.group === "nodes" && e.data.parent).map((e) => e.data.parent));
+    const nodes = new Map();
+    for (const e of elements) {
+      if (e.group !== "nodes") continue;
+      nodes.set(e.data.id, parents.has(e.data.id) ? { id: e.data.id, children: [] }
+                                                 : { id: e.data.id, width: e.data.w, height: e.data.h });
+    }
+    const graph = { id: "root", layoutOptions: { ...LAYOUT_OPTIONS, aspectRatio }, children: [], edges: [] };
+    for (const e of elements) {
+      if (e.group === "nodes") (e.data.parent ? nodes.get(e.data.parent).children : graph.children).push(nodes.get(e.data.id));
+      else graph.edges.push({ id: e.data.id, sources: [e.data.source], targets: [e.data.target] });
+    }
+    return graph;
+  }
+
+  // ELK's answer as cytoscape positions: ELK places a node's top-left corner relative to its
+  // parent, cytoscape a node's centre on the page. Nodes with children follow theirs.
+  function positionsOf(laidOut) {
+    const positions = new Map();
+    (function place(nodes, x, y) {
+      for (const node of nodes || []) {
+        if (node.children && node.children.length) place(node.children, x + node.x, y + node.y);
+        else positions.set(node.id, { x: x + node.x + node.width / 2, y: y + node.y + node.height / 2 });
+      }
+    }(laidOut.children, 0, 0));
+    return positions;
   }
 
   // Replace the diagram's elements with what `graph` shows now and lay it out again.
-  function paint(generation, graph) {
+  async function paint(generation, graph) {
     const cy = navdPage.cy;
     // The answer came after the reader left the diagram (another entity or search): nothing to draw.
     if (!cy || generation !== navdPage.generation) return;
@@ -523,28 +584,65 @@
       state.status.after(el("p", { id: "truncated", class: "notice", text: "More than the node cap (" + NODE_CAP + "): "
         + "the lineage was cut. Nodes marked ⊕ have more: select one and choose Show more." }));
     } else if (!graph.truncated && notice) notice.remove();
-    cy.batch(() => {
-      cy.elements().remove();
-      cy.add(elementsOf(graph, shown));
-    });
-    const layout = cy.layout(LAYOUT);
-    layout.one("layoutstop", () => {
+    const elements = elementsOf(graph, shown);
+    let laidOut;
+    try {
+      laidOut = await elk().layout(elkGraph(elements, cy.width() / Math.max(1, cy.height())));
+    } catch (error) {
+      fail(generation, new Error("The diagram's layout failed: " + (error && error.message || error)));
+      return;
+    }
+    // The reader moved on while the worker laid this out: a newer drawing (or none) owns the diagram.
+    if (cy.destroyed() || generation !== navdPage.generation) return;
+    const positions = positionsOf(laidOut);
+    for (const element of elements) {
+      if (element.group === "nodes" && positions.has(element.data.id)) element.position = positions.get(element.data.id);
+    }
+    redraw(cy, elements);
+    cy.fit(undefined, PADDING);
+    performance.mark("navd:layout:" + generation);
+    if (state.highlighted && cy.getElementById(state.highlighted).nonempty()) highlight(cy, cy.getElementById(state.highlighted));
+    else state.highlighted = null;
+    cy.one("render", () => requestAnimationFrame(() => {
       if (generation !== navdPage.generation) return;
-      performance.mark("navd:layout:" + generation);
-      if (state.highlighted && cy.getElementById(state.highlighted).nonempty()) highlight(cy, cy.getElementById(state.highlighted));
-      else state.highlighted = null;
-      cy.one("render", () => requestAnimationFrame(() => {
-        if (generation !== navdPage.generation) return;
-        performance.mark("navd:drawn:" + generation);
-        const at = (mark) => performance.getEntriesByName(mark + ":" + generation)[0].startTime;
-        navdPage.timings.push({ generation, nodes: shown.nodes.length, edges: shown.edges.length, fetch: at("navd:fetch"),
-                                data: at("navd:data"), layout: at("navd:layout"), drawn: at("navd:drawn") });
-        navdPage.drawn = generation;
-        navdPage.busy = false;
-      }));
-      cy.forceRender();
+      performance.mark("navd:drawn:" + generation);
+      const at = (mark) => performance.getEntriesByName(mark + ":" + generation)[0].startTime;
+      navdPage.timings.push({ generation, nodes: shown.nodes.length, edges: shown.edges.length, fetch: at("navd:fetch"),
+                              data: at("navd:data"), layout: at("navd:layout"), drawn: at("navd:drawn") });
+      navdPage.drawn = generation;
+      navdPage.busy = false;
+    }));
+    cy.forceRender();
+  }
+
+  // Bring the diagram to `elements` (positions set): a node both drawings show is moved and
+  // restyled, not rebuilt; a node gone, moved to another table, or a table whose columns were
+  // shown or hidden is removed and added again (cytoscape hit-tests a leaf turned compound node
+  // by its old shape: a click on the table then found nothing). Edges are all replaced: their
+  // ids are positions in the list, not identities.
+  function redraw(cy, elements) {
+    const wanted = new Map(elements.map((e) => [e.data.id, e]));
+    const parents = new Set(elements.filter((e) => e.group === "nodes" && e.data.parent).map((e) => e.data.parent));
+    cy.batch(() => {
+      cy.edges().remove();
+      cy.nodes().filter((n) => {
+        const element = wanted.get(n.id());
+        return !element || (element.data.parent || null) !== (n.data("parent") || null)
+          || parents.has(n.id()) !== n.isParent();
+      }).remove(); // a removed table takes its columns with it: they are added again below if shown
+      const added = [];
+      for (const element of elements) {
+        const existing = element.group === "nodes" ? cy.getElementById(element.data.id) : null;
+        if (!existing || existing.empty()) {
+          added.push(element);
+          continue;
+        }
+        existing.data(element.data);
+        existing.classes(element.classes);
+        if (element.position) existing.position(element.position);
+      }
+      cy.add(added);
     });
-    layout.run();
   }
 
   // A column's path: its upstream and downstream column edges, transitively (a column has no
@@ -678,11 +776,10 @@
   }
 
   function start() {
-    if (typeof cytoscape === "undefined" || typeof cytoscapeElk === "undefined") {
+    if (typeof cytoscape === "undefined" || typeof ELK === "undefined") {
       show(el("p", { class: "error", text: "The page's scripts did not load (static/vendor)." }));
       return;
     }
-    cytoscape.use(cytoscapeElk);
     document.getElementById("search-form").addEventListener("submit", (event) => {
       event.preventDefault();
       location.hash = "#/search?q=" + enc(document.getElementById("search-input").value.trim());
