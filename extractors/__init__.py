@@ -1,15 +1,20 @@
-"""Extractors: one package per source, each exporting one `Component` (see navd.registry).
+"""Extractors: one package per source, each exporting one `Component` (see navd.registry). The
+linker and purge are components too (linker/component.py, purge/component.py): they keep the
+index rather than add to it ("upkeep"), and the linker runs after every run instead of on an
+interval of its own.
 
 A component says what its config section is, how to check it, how to build its extractor and
-how to summarise a run. The extractor is what runs: `run_pass` writes one pass's records through
-the runner's IndexWriter and returns a report; `close` releases its clients. Inside, an extractor
-is a client (I/O against WebHDFS, HiveServer2, the ResourceManager or log files; injected,
+how to summarise a run. The extractor is what runs. Most only yield (`Checkpointed`): `extract`
+yields one pass's records and a CHECKPOINT mark wherever its state may be committed, and the
+runner writes them through its IndexWriter, flushing and committing at each mark (`run_pass`,
+below); the others (`Extractor`) write their pass themselves. `close` releases the clients.
+Inside, an extractor is a client (I/O against WebHDFS, HiveServer2, the ResourceManager or log files; injected,
 typed) plus a pure processor turning what the client returns into records.
 
 Pull components (HDFS, HMS, YARN) are built for one run and re-run `interval` after the previous
 run completed; push components (Spark event logs) are built once and polled every `interval`,
 keeping what they read between polls. navd.runner owns every run's life (lock, run record,
-writer, checkpoints, the link pass that follows) for both kinds; a component does none of that.
+writer, checkpoints, the link pass that follows) for every kind; a component does none of that.
 
 To add a source: a package under extractors/ with its settings dataclass (the TOML section, a
 `validate()` naming the key), its extractor, and a `component.py` exporting a `Component`; then
@@ -20,10 +25,10 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
 from navd.errors import RunStopped
 from navd.model import Record
@@ -51,6 +56,42 @@ class Extractor(Protocol[ReportT_co]):
 
     def close(self) -> None:
         """Release clients and state handles; called once, after the last pass."""
+        ...
+
+
+@dataclasses.dataclass(frozen=True)
+class Checkpoint:
+    """The mark an extractor yields where everything it yielded before may be committed: the
+    writer is flushed there, then the extractor's state is committed. Where it comes is decided
+    by the extractor alone (after a database, every so many directories), not by when the
+    runner happens to resume it."""
+
+
+#: the one mark every extractor yields
+CHECKPOINT = Checkpoint()
+
+
+@runtime_checkable
+class Checkpointed(Protocol[ReportT_co]):
+    """An extractor that only yields; `run_pass` (below) writes and checkpoints its pass."""
+
+    def extract(self, *, full: bool = False) -> Iterator[Record | Checkpoint]:
+        """One pass's records, and a CHECKPOINT wherever the state may be committed."""
+        ...
+
+    def commit(self) -> None:
+        """Persist the state; called only after Solr took everything yielded before the mark."""
+        ...
+
+    def rollback(self) -> None:
+        """The pass failed or was stopped: the state goes back to its last commit."""
+        ...
+
+    def finished(self, records: int) -> ReportT_co:
+        """The pass's report, once `records` records were written and the state committed."""
+        ...
+
+    def close(self) -> None:
         ...
 
 
@@ -133,6 +174,11 @@ def _no_check(config: NavdConfig, options: Mapping[str, Any]) -> None:
     del config, options
 
 
+def report_counts(report: Any) -> dict[str, int]:
+    """The integer fields of a run's report dataclass, as run-record counts."""
+    return {k: v for k, v in dataclasses.asdict(report).items() if isinstance(v, int) and not isinstance(v, bool)}
+
+
 @dataclasses.dataclass(frozen=True)
 class Component(Generic[SettingsT, ReportT]):
     """One source, as the registry, the runner, the daemon and the CLI see it."""
@@ -144,7 +190,7 @@ class Component(Generic[SettingsT, ReportT]):
     settings_type: type[SettingsT]
     mode: Literal["pull", "push"]
     #: the extractor for one run (pull) or for the tail's lifetime (push)
-    build: Callable[[BuildContext], Extractor[ReportT]]
+    build: Callable[[BuildContext], Extractor[ReportT] | Checkpointed[ReportT]]
     #: the one line a run ends with (stdout for `navd extract`, the log for `navd run`)
     summary: Callable[[ReportT], str]
     #: run-time check before anything is locked or recorded: raise ConfigError naming the
@@ -155,11 +201,40 @@ class Component(Generic[SettingsT, ReportT]):
     #: it derives from what the sources indexed (sensitivity propagates levels along their
     #: lineage): `navd extract all` runs it after every source, so one pass sees their writes
     derived: bool = False
+    #: it keeps the index rather than adding to it (the linker, purge): it has its own command
+    #: instead of `navd extract`, no run of it is followed by the after-runs components, and
+    #: enabling it alone gives `navd run` nothing to do
+    upkeep: bool = False
+    #: when `navd run` starts it: every `interval` of its section ("interval"), or after every run
+    #: of a component that is not upkeep ("after_runs": the link pass, which resolves what that
+    #: run wrote)
+    trigger: Literal["interval", "after_runs"] = "interval"
+    #: `navd run`'s first start: "now", or "resumed": `interval` after its last recorded run began
+    #: (none recorded: `interval` from now), so a weekly purge keeps its rhythm across restarts (a
+    #: service restarted weekly would otherwise never purge)
+    first_start: Literal["now", "resumed"] = "now"
+    #: the id of its run records, lock and schedule when not `extractor.<name>` (`linker`, `purge`)
+    record_id: str = ""
+    #: what its runs are called in messages ("link"; default "<name> extraction")
+    run_name: str = ""
+    #: the run record's counts from a report (default: the report's integer fields)
+    counts: Callable[[ReportT], dict[str, int]] = report_counts
+    #: what the progress line of a run on a terminal counts, read from the running extractor, and
+    #: its unit (default: the records written)
+    progress: Callable[[Any], int] | None = None
+    progress_unit: str = "records"
+    #: the line an extraction's output ends with when this after-runs component followed it
+    follow_up_summary: Callable[[ReportT], str] | None = None
 
     @property
     def id(self) -> str:
         """The component's id in run records, locks and schedules."""
-        return f"extractor.{self.name}"
+        return self.record_id or f"extractor.{self.name}"
+
+    @property
+    def run_title(self) -> str:
+        """What a run of it is called when waited for: "hdfs extraction", "link"."""
+        return self.run_name or f"{self.name} extraction"
 
     def settings(self, config: NavdConfig) -> SettingsT:
         return config.section(self.section, self.settings_type)
@@ -171,21 +246,26 @@ class Component(Generic[SettingsT, ReportT]):
         return self.settings(config).interval
 
 
-def write_checkpointed(records: Iterable[Record], writer: IndexWriter, *, commit: Callable[[], None],
+def write_checkpointed(items: Iterable[Record | Checkpoint], writer: IndexWriter, *, commit: Callable[[], None],
                        checkpoint_due: Callable[[], bool] = lambda: False,
                        stop: threading.Event | None = None) -> int:
-    """Write `records`; at each due checkpoint and at the end flush the writer, then `commit` the
-    extractor's state, in that order: state (positions, directory times) never runs ahead of what
-    Solr holds, so a crash loses nothing. Returns the number of records written; raises if Solr
-    did not take them (the state then stays at the last commit).
+    """Write the records of `items`; at each CHECKPOINT (or, for an extractor that does not yield
+    marks, whenever `checkpoint_due()` after a record) and at the end flush the writer, then
+    `commit` the extractor's state, in that order: state (positions, directory times) never runs
+    ahead of what Solr holds, so a crash loses nothing. Returns the number of records written;
+    raises if Solr did not take them (the state then stays at the last commit).
 
-    `stop` set (navd is shutting down): a due checkpoint is still flushed and committed, so the
-    work up to it is kept; then RunStopped is raised before the next record."""
+    `stop` set (navd is stopping): a due checkpoint is still flushed and committed, so the work
+    up to it is kept; then RunStopped is raised before the next record."""
     count = 0
-    for record in records:
-        writer.write(record)
-        count += 1
-        if checkpoint_due():
+    for item in items:
+        if isinstance(item, Checkpoint):
+            due = True
+        else:
+            writer.write(item)
+            count += 1
+            due = checkpoint_due()
+        if due:
             writer.flush()
             commit()
         if stop is not None and stop.is_set():
@@ -193,3 +273,18 @@ def write_checkpointed(records: Iterable[Record], writer: IndexWriter, *, commit
     writer.flush()
     commit()
     return count
+
+
+def run_pass(extractor: Extractor[ReportT] | Checkpointed[ReportT], writer: IndexWriter, *, full: bool = False,
+             stop: threading.Event | None = None) -> ReportT:
+    """One pass of an extractor, as the runner runs it: a yielding one's records written and its
+    state committed at each mark (rolled back to the last commit when anything fails), or the
+    pass an extractor writes itself."""
+    if not isinstance(extractor, Checkpointed):
+        return extractor.run_pass(writer, full=full, stop=stop)
+    try:
+        records = write_checkpointed(extractor.extract(full=full), writer, commit=extractor.commit, stop=stop)
+    except BaseException:
+        extractor.rollback()
+        raise
+    return extractor.finished(records)

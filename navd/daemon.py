@@ -4,10 +4,11 @@ APScheduler starts each component; every job schedules its own next start when i
 pull extractor's run starts `interval` after the previous one *completed* and two runs of one
 component never overlap (across processes too: runs take the component's lock, which a manual
 `navd extract` also takes). Push components (the Spark tailer) are polled every `interval` of
-their section. Components come from navd.registry and runs from navd.runner, which also links
-after every extraction; purge runs every `[purge] interval_days`, a week by default, counted from
-the last purge's start across restarts. The daemon schedules all of them through one contract,
-`Scheduled`: how each starts, runs and retries is its own; when is the daemon's.
+their section. Components come from navd.registry and runs from navd.runner, which also runs the
+after-runs components (the linker) after every extraction; a component whose first start is
+"resumed" (purge, every `[purge] interval_days`, a week by default) counts from its last run's
+start across restarts. The daemon schedules all of them through one contract, `Scheduled`: how
+each starts, runs and retries is its own; when is the daemon's.
 
 Signals: SIGTERM/SIGINT stop taking work, let running runs reach their next record or batch
 boundary (state stays at the last checkpoint, which is what a restart continues from), and exit
@@ -41,7 +42,7 @@ from navd.index.clients import client_for
 from navd.locks import LockBusy, is_locked
 from navd.logs import get_logger, setup_logging
 from navd.registry import components
-from navd.runner import PURGE, PushTail, RunResult, new_run_id, purge, run_extraction
+from navd.runner import PushTail, RunResult, new_run_id, run_extraction
 from navd.runs import abandon_interrupted_runs, is_recorded, last_started, publish_schedule, record_failure
 from navd.systemd import Notifier
 
@@ -58,13 +59,14 @@ SERVER_STOP_SECONDS = 10.0
 
 
 def enabled_components(config: NavdConfig) -> list[str]:
-    """The ids of the registered components the config enables."""
-    return [c.id for c in components().values() if c.enabled(config)]
+    """The ids of the registered components the config has the daemon schedule: those started
+    every interval that it enables (the after-runs ones start after these)."""
+    return [c.id for c in components().values() if c.trigger == "interval" and c.enabled(config)]
 
 
 @dataclasses.dataclass(frozen=True)
 class Scheduled:
-    """One piece of work the daemon schedules: a source's runs or polls, or purge. The
+    """One piece of work the daemon schedules: a component's runs or polls. The
     scheduling (first start, next start, retry, a reload that changes the interval) is the same
     for all; only these differ."""
 
@@ -92,10 +94,13 @@ def _served(config: NavdConfig) -> tuple[Any, ...]:
 
 
 def log_run(component: Component[Any, Any], result: RunResult) -> None:
-    """A run's summary under its component's logger, then its link pass's outcome."""
+    """A run's summary under its component's logger, then a failed follow-up's (the link pass's)
+    under the follower's."""
     get_logger(f"navd.{component.id}").info(component.summary(result.report))
-    if result.link_error:
-        get_logger("navd.linker").error(f"link pass failed: {result.link_error}")
+    for follow_up in result.follow_ups:
+        if follow_up.error is not None:
+            get_logger(f"navd.{follow_up.component.id}").error(
+                f"{follow_up.component.run_title} pass failed: {follow_up.error}")
 
 
 class Daemon:
@@ -126,8 +131,9 @@ class Daemon:
 
     def run(self) -> int:
         enabled = enabled_components(self.config)
-        if not enabled and not self.config.server.enabled:
-            sections = ", ".join(f"[{c.section}]" for c in components().values()) + ", [server]"
+        adding = [c for c in components().values() if not c.upkeep]
+        if not any(c.id in enabled for c in adding) and not self.config.server.enabled:
+            sections = ", ".join(f"[{c.section}]" for c in adding) + ", [server]"
             raise ConfigError(f"{self.config.source}: nothing to run: enable at least one of {sections} "
                               "(enabled = true)")
         self._install_signal_handlers()
@@ -287,21 +293,16 @@ class Daemon:
             publish_schedule(self.index, {component: when})
 
     def _scheduled(self, config: NavdConfig) -> dict[str, Scheduled]:
-        """What `config` has the daemon schedule, by id: every enabled component, and purge."""
-        work = {}
-        for source in components().values():
-            if source.enabled(config):
-                work[source.id] = self._source_work(source)
-        work[PURGE] = Scheduled(
-            PURGE, publishes_next_run=True, interval=lambda c: timedelta(days=c.purge.interval_days),
-            first_start=self._first_purge, run=self._purge,
-            retry_delay=lambda: timedelta(days=self.config.purge.interval_days))
-        return work
+        """What `config` has the daemon schedule, by id: every enabled interval component."""
+        by_id = {c.id: c for c in components().values()}
+        return {component: self._work(by_id[component]) for component in enabled_components(config)}
 
-    def _source_work(self, source: Component[Any, Any]) -> Scheduled:
+    def _work(self, source: Component[Any, Any]) -> Scheduled:
         if source.mode == "pull":
+            first_start = (lambda now: self._resumed_start(source, now)) if source.first_start == "resumed" else (
+                lambda now: now)
             return Scheduled(source.id, publishes_next_run=True, interval=source.interval,
-                             first_start=lambda now: now, run=lambda: self._pull(source),
+                             first_start=first_start, run=lambda: self._pull(source),
                              retry_delay=lambda: source.interval(self.config))
         return Scheduled(source.id, publishes_next_run=False, interval=source.interval,
                          first_start=lambda now: now, run=lambda: self._push_poll(source),
@@ -325,12 +326,12 @@ class Daemon:
                 publish_schedule(self.index, {component: None})
                 log.info("component disabled by the reloaded config", component=component)
 
-    def _first_purge(self, now: datetime) -> datetime:
-        """Keep the weekly rhythm across restarts: a week after the last purge began, not a week
-        after navd last started (a service restarted weekly would never purge)."""
-        interval = timedelta(days=self.config.purge.interval_days)
+    def _resumed_start(self, component: Component[Any, Any], now: datetime) -> datetime:
+        """Keep a long interval's rhythm across restarts: a week after the last purge began, not
+        a week after navd last started (a service restarted weekly would never purge)."""
+        interval = component.interval(self.config)
         try:
-            last = last_started(self.index, PURGE)
+            last = last_started(self.index, component.id)
         except SolrError:
             last = None
         return now + interval if last is None else max(now, last + interval)
@@ -459,7 +460,7 @@ class Daemon:
             return retry
         self._busy_logged.discard(component.id)
         self._push_failures[component.id] = 0
-        if result.link is not None or result.link_error:  # the pass wrote something
+        if result.follow_ups:  # the pass wrote something
             log_run(component, result)
         return poll
 
@@ -467,25 +468,6 @@ class Daemon:
         tail = self._tails.pop(component_id, None)
         if tail is not None:
             tail.close()
-
-    def _purge(self) -> timedelta:
-        config = self.config
-        interval = timedelta(days=config.purge.interval_days)
-        purge_log = get_logger("navd.purge")
-        try:
-            report = purge(self.index, config, older_than_days=config.purge.older_than_days,
-                           runtime_cap_minutes=config.purge.runtime_cap_minutes, stop=self.stop,
-                           wait_for_lock=False)
-        except LockBusy:
-            purge_log.info("purge skipped: another navd process purges now")
-            return interval
-        except NavdError as exc:
-            purge_log.error(f"purge failed: {first_line(exc)}")
-            self._record(PURGE, exc)
-            return interval
-        if not report.complete and not self.stop.is_set():
-            purge_log.warning("purge stopped at [purge] runtime_cap_minutes; the next run continues")
-        return interval
 
     # -- SIGHUP -----------------------------------------------------------------------------
 
@@ -512,8 +494,7 @@ class Daemon:
         for warning in new.warnings:  # [security] insecure_credentials = "warn"
             get_logger("navd.config").warning(warning)
         self.index = index
-        if (new.sections, new.cluster, new.solr, new.daemon, new.linker) != (old.sections, old.cluster, old.solr,
-                                                                             old.daemon, old.linker):
+        if (new.sections, new.cluster, new.solr, new.daemon) != (old.sections, old.cluster, old.solr, old.daemon):
             # Push tails start again from their committed positions with the new config.
             self._stale_tails.update(self._tails)
         self.config = new

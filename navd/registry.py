@@ -1,8 +1,9 @@
 """The one registry of components: the `navd.components` entry-point group.
 
-navd's own sources register in pyproject.toml; a site's own source is a package that declares an
-entry point in the same group, e.g. `mysource = "mypkg.component:COMPONENT"`. The runner, the
-daemon, the CLI and the config loader all iterate `components()`; nothing else lists sources.
+navd's own sources, the linker and purge register in pyproject.toml; a site's own source is a
+package that declares an entry point in the same group, e.g. `mysource = "mypkg.component:COMPONENT"`.
+The runner, the daemon, the CLI and the config loader all iterate `components()`; nothing else
+lists them.
 Loaded on first use (not at import), once per process.
 """
 
@@ -48,8 +49,10 @@ def components() -> Mapping[str, Component[Any, Any]]:
 
 def run_order() -> list[Component[Any, Any]]:
     """The components in the order one pass over all of them (`navd extract all`) runs them: the
-    sources by name, then the components derived from what they wrote."""
-    return sorted(components().values(), key=lambda c: (c.derived, c.name))
+    sources by name, then the components derived from what they wrote. The upkeep components
+    (the linker, purge) are not among them: they have their own commands, and the link pass
+    follows every run anyway."""
+    return sorted((c for c in components().values() if not c.upkeep), key=lambda c: (c.derived, c.name))
 
 
 def component(name: str) -> Component[Any, Any]:

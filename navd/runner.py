@@ -2,9 +2,10 @@
 
 A run takes its component's lock (so a manual run and the daemon's scheduled one never overlap),
 is recorded in the runs core, writes through the one IndexWriter, gives up cleanly at the next
-record or batch when `stop` is set (the daemon is stopping), and is followed by a link pass when
-it wrote something the linker may resolve. Components (navd.registry) only build extractors and
-summarise reports; nothing else in navd locks, records or links.
+record or batch when `stop` is set (the daemon is stopping), and is followed by the after-runs
+components (the link pass) when it wrote something they may resolve. Components (navd.registry:
+the sources, the linker, purge) only build extractors and summarise reports; nothing else in
+navd locks, records or links.
 
 Pull components run through `run_extraction`; push components are polled through one `PushTail`
 each, which the daemon schedules and `navd extract <push>` loops over.
@@ -17,19 +18,17 @@ import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
 from navd.config import NavdConfig, extractor_state_dir
 from navd.errors import NavdError, RunStopped, first_line
-from navd.extractors import BuildContext, Component, Extractor
+from navd.extractors import BuildContext, Checkpointed, Component, Extractor, run_pass
 from navd.index.client import IndexWriter, SolrIndex
 from navd.locks import component_lock
 from navd.progress import Progress
+from navd.registry import components
 from navd.runs import recorded_run
-
-LINKER = "linker"
-PURGE = "purge"
 
 #: called with what is waited for ("hdfs extraction", "link") when another process holds its lock
 OnWait = Callable[[str], None]
@@ -38,11 +37,6 @@ OnWait = Callable[[str], None]
 def new_run_id(name: str) -> str:
     """A run's id, also the `extractorRunId` of what it writes: unique per run, sortable."""
     return f"{name}##{datetime.now(UTC):%Y%m%dT%H%M%S%f}"
-
-
-def counts(report: Any) -> dict[str, int]:
-    """The integer fields of a run's report dataclass, as run-record counts."""
-    return {k: v for k, v in dataclasses.asdict(report).items() if isinstance(v, int) and not isinstance(v, bool)}
 
 
 def written(writer: IndexWriter) -> dict[str, int]:
@@ -57,13 +51,29 @@ def refused(report: Any) -> str:
 
 
 @dataclasses.dataclass(frozen=True)
+class FollowUp:
+    """A run of an after-runs component (the link pass) that followed a run: its report, or the
+    first line of what failed it (a failed link pass does not fail the run it followed)."""
+
+    component: Component[Any, Any]
+    report: Any = None
+    error: str | None = None
+
+    def line(self) -> str:
+        """What a command prints for it; a failure raises NavdError, after the run's own line."""
+        if self.error is not None:
+            raise NavdError(f"{self.component.run_title} pass failed: {self.error}")
+        summary = self.component.follow_up_summary or self.component.summary
+        return summary(self.report)
+
+
+@dataclasses.dataclass(frozen=True)
 class RunResult:
-    """A run's report and the link pass that followed it (None: nothing to link, or navd is
-    stopping). A failed link pass does not fail the extraction: its first line is kept here."""
+    """A run's report and the after-runs components' runs that followed it (none: nothing to
+    link, or navd is stopping)."""
 
     report: Any
-    link: Any = None
-    link_error: str | None = None
+    follow_ups: tuple[FollowUp, ...] = ()
 
 
 def _waiter(on_wait: OnWait | None, what: str) -> Callable[[], None] | None:
@@ -82,22 +92,25 @@ def run_extraction(index: SolrIndex, config: NavdConfig, component: Component[An
                    stop: threading.Event | None = None, wait_for_lock: bool = True,
                    on_wait: OnWait | None = None, show_progress: bool = False,
                    visible_now: bool = False) -> RunResult:
-    """One run of a pull component, then a link pass. Raises LockBusy (wait_for_lock=False) when
-    another process runs it now, and whatever failed the run (recorded FAILED first)."""
+    """One run of a pull component (a source, the linker, purge), then the after-runs components.
+    Raises LockBusy (wait_for_lock=False) when another process runs it now, and whatever failed
+    the run (recorded FAILED first)."""
     options = dict(options or {})
     component.check(config, options)  # the missing key, before anything is locked or recorded
     state_root = extractor_state_dir(config)
     with component_lock(state_root, component.id, wait=wait_for_lock, stop=stop,
-                        on_wait=_waiter(on_wait, f"{component.name} extraction")), _run_client(index) as run_index:
+                        on_wait=_waiter(on_wait, component.run_title)), _run_client(index) as run_index:
         run_id = new_run_id(component.name)
         writer = IndexWriter(run_index)
-        extractor: Extractor[Any] | None = None
+        extractor: Extractor[Any] | Checkpointed[Any] | None = None
         try:
             with recorded_run(run_index, component.id, run_id) as run:
                 extractor = component.build(BuildContext(config, run_index, state_root, run_id, options))
-                with Progress(component.name, lambda: sum(writer.counts.values()), enabled=show_progress):
-                    report = extractor.run_pass(writer, full=full, stop=stop)
-                run.counts = {**counts(report), **written(writer)}
+                with _progress(component, extractor, writer, enabled=show_progress):
+                    report = run_pass(extractor, writer, full=full, stop=stop)
+                run.counts = component.counts(report)
+                if not component.upkeep:  # upkeep edits documents in place, not through the writer
+                    run.counts.update(written(writer))
                 run.refused = refused(report)
         except BaseException:
             writer.abandon()  # the state is at the last checkpoint: the next run writes the rest again
@@ -109,19 +122,36 @@ def run_extraction(index: SolrIndex, config: NavdConfig, component: Component[An
                 extractor.close()
     if visible_now:
         make_visible(index)
-    return _linked(RunResult(report), index, config, stop=stop, on_wait=on_wait)
+    return _followed(RunResult(report), component, index, config, stop=stop, on_wait=on_wait)
 
 
-def _linked(result: RunResult, index: SolrIndex, config: NavdConfig, *, stop: threading.Event | None,
-            on_wait: OnWait | None) -> RunResult:
-    """The link pass after an extraction: what it wrote unlinked may resolve now."""
-    try:
-        report = link(index, config, stop=stop, on_wait=on_wait)
-    except RunStopped:
+def _progress(component: Component[Any, Any], extractor: Extractor[Any] | Checkpointed[Any],
+              writer: IndexWriter, *, enabled: bool) -> Progress:
+    """The progress line of a run on a terminal: what its component counts, else the records written."""
+    progress = component.progress
+    count = (lambda: sum(writer.counts.values())) if progress is None else (lambda: progress(extractor))
+    return Progress(component.run_name or component.name, count, unit=component.progress_unit, enabled=enabled)
+
+
+def _followed(result: RunResult, component: Component[Any, Any], index: SolrIndex, config: NavdConfig, *,
+              stop: threading.Event | None, on_wait: OnWait | None) -> RunResult:
+    """The runs of the after-runs components after a run that adds to the index: what it wrote
+    unlinked may resolve now."""
+    if component.upkeep:
         return result
-    except NavdError as exc:
-        return dataclasses.replace(result, link_error=first_line(exc))
-    return dataclasses.replace(result, link=report)
+    follow_ups = []
+    for follower in components().values():
+        if follower.trigger != "after_runs":
+            continue
+        try:
+            report = run_extraction(index, config, follower, stop=stop, on_wait=on_wait).report
+        except RunStopped:
+            continue
+        except NavdError as exc:
+            follow_ups.append(FollowUp(follower, error=first_line(exc)))
+        else:
+            follow_ups.append(FollowUp(follower, report))
+    return dataclasses.replace(result, follow_ups=tuple(follow_ups))
 
 
 class PushTail:
@@ -137,7 +167,7 @@ class PushTail:
         self.index = index
         self.config = config
         self.component = component
-        self._extractor: Extractor[Any] | None = None
+        self._extractor: Extractor[Any] | Checkpointed[Any] | None = None
         self._writer: IndexWriter | None = None
         self._run_index: SolrIndex | None = None
         self._run_id = ""
@@ -153,7 +183,7 @@ class PushTail:
         component.check(self.config, {})
         state_root = extractor_state_dir(self.config)
         with component_lock(state_root, component.id, wait=wait_for_lock, stop=stop,
-                            on_wait=_waiter(on_wait, f"{component.name} extraction")) as previous_holder:
+                            on_wait=_waiter(on_wait, component.run_title)) as previous_holder:
             if previous_holder not in (None, os.getpid()):
                 self._discard(abandon=False)  # another process read the logs since our last poll
             if self._extractor is None or self._writer is None or self._run_index is None:
@@ -171,11 +201,11 @@ class PushTail:
             try:
                 with recorded_run(self._run_index, component.id, f"{self._run_id}#{self._passes}",
                                   announce=False) as run:
-                    report = self._extractor.run_pass(writer, stop=stop)
+                    report = run_pass(self._extractor, writer, stop=stop)
                     wrote = {k: v - before.get(k, 0) for k, v in written(writer).items()}
-                    run.counts = {**counts(report), **wrote}
+                    run.counts = {**component.counts(report), **wrote}
                     run.refused = refused(report)
-                    run.quiet = not any(counts(report).values()) and not run.refused
+                    run.quiet = not any(component.counts(report).values()) and not run.refused
             except BaseException:
                 # Positions stay at the last commit and the next poll rereads from there: what
                 # this writer still holds is written again then.
@@ -183,7 +213,7 @@ class PushTail:
                 raise
         result = RunResult(report)
         if any(wrote.values()):
-            result = _linked(result, self.index, self.config, stop=stop, on_wait=on_wait)
+            result = _followed(result, component, self.index, self.config, stop=stop, on_wait=on_wait)
         return result
 
     def _discard(self, *, abandon: bool) -> None:
@@ -202,69 +232,6 @@ class PushTail:
     def close(self) -> None:
         """After the last poll: what the writer holds was flushed by the pass that wrote it."""
         self._discard(abandon=False)
-
-
-def link(index: SolrIndex, config: NavdConfig, *, full: bool = False,
-         fs_aliases: Mapping[str, str] | None = None, spark: bool = False, spark_master: str | None = None,
-         stop: threading.Event | None = None, on_wait: OnWait | None = None,
-         show_progress: bool = False) -> Any:
-    """A linker pass (after every extraction, and `navd link`); one at a time across processes,
-    since each pass moves the linker's watermark. `[linker] fs_aliases` always apply;
-    `fs_aliases` adds to them (`navd link --fs-alias`). `spark`: the full pass as a PySpark job
-    (`navd link --spark`) on `spark_master` (None: `[spark_jobs] master`), recorded and locked like
-    any other."""
-    from navd.linker.linker import Linker  # noqa: PLC0415
-
-    aliases = {**config.linker.aliases, **(fs_aliases or {})}
-    default_fs = config.cluster.default_fs
-    if spark:
-        from navd.spark_jobs import check_job  # noqa: PLC0415
-
-        check_job(config.spark_jobs, spark_master)  # before the lock and the run record
-    with component_lock(extractor_state_dir(config), LINKER, wait=True, on_wait=_waiter(on_wait, "link"),
-                        stop=stop), _run_client(index) as index:
-        with recorded_run(index, LINKER, new_run_id(LINKER)) as run:
-            if spark:
-                from navd.linker.spark_link import spark_link  # noqa: PLC0415 - PySpark, only for --spark
-
-                report = spark_link(index, cluster=config.cluster.name, default_fs=default_fs,
-                                    fs_aliases=aliases or None, master=spark_master, jobs=config.spark_jobs)
-            else:
-                linker = Linker(index, cluster=config.cluster.name, default_fs=default_fs,
-                                fs_aliases=aliases or None)
-                with Progress("link", lambda: getattr(linker, "examined_so_far", 0), unit="relations examined",
-                              enabled=show_progress):
-                    report = linker.link(full=full)
-            run.counts = counts(report)
-    return report
-
-
-def link_summary(report: Any) -> str:
-    return (f"link: {report.examined} unlinked relations examined, {report.linked} linked, "
-            f"{report.still_unlinked} still unlinked")
-
-
-def purge(index: SolrIndex, config: NavdConfig, *, older_than_days: float, runtime_cap_minutes: float,
-          dry_run: bool = False, stop: threading.Event | None = None, wait_for_lock: bool = True,
-          on_wait: OnWait | None = None, show_progress: bool = False) -> Any:
-    """A purge run by Navigator's rules (see purge/purge.py); a dry run is not recorded."""
-    from navd.purge.purge import Purger  # noqa: PLC0415
-
-    with _run_client(index) as index:
-        purger = Purger(index, threshold=datetime.now(UTC) - timedelta(days=older_than_days), dry_run=dry_run,
-                        runtime_cap_seconds=runtime_cap_minutes * 60, stop=stop,
-                        keep_events=config.openlineage.keep_events)
-        progress = Progress("purge", lambda: sum(purger.report.removed.values()), unit="removed",
-                            enabled=show_progress)
-        if dry_run:
-            with progress:
-                return purger.run()
-        with component_lock(extractor_state_dir(config), PURGE, wait=wait_for_lock,
-                            on_wait=_waiter(on_wait, "purge"), stop=stop):
-            with recorded_run(index, PURGE, new_run_id(PURGE)) as run, progress:
-                report = purger.run()
-                run.counts = dict(report.removed)
-        return report
 
 
 @contextmanager

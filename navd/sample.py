@@ -109,10 +109,8 @@ def extract_and_link(run: Quickstart) -> Iterator[str]:
         tail.close()
     make_visible(run.index)
     yield component.summary(result.report)
-    if result.link_error:
-        raise NavdError(f"link pass failed: {result.link_error}")
-    if result.link is not None:
-        yield f"link: {result.link.linked} relations linked, {result.link.still_unlinked} still unlinked"
+    for follow_up in result.follow_ups:
+        yield follow_up.line()
 
 
 def show_lineage(run: Quickstart) -> Iterator[str]:

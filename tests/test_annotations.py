@@ -27,6 +27,7 @@ from navd.index.client import IndexWriter, SolrIndex
 from navd.model import Deletion, Element, ElementType, EntityRef, SourceType, identity
 from navd.purge.purge import Purger
 from navd_devstack.spark_thrift import SparkThriftServer
+from navd.extractors import run_pass
 from spark_fixtures import DEFAULT_FS, fixture_lines
 
 CLUSTER = "anntest"
@@ -58,7 +59,7 @@ def hms(spark_thrift: SparkThriftServer, index: SolrIndex, tmp_path: Path, uniqu
 
     def run(full: bool = False) -> None:
         writer = IndexWriter(index)
-        assert extractor.run_pass(writer, full=full).complete
+        assert run_pass(extractor, writer, full=full).complete
         assert writer.close(60)
         index.commit("elements")
 

@@ -22,6 +22,7 @@ from navd.process import free_port
 from navd.solr.server import EmbeddedSolr
 from navd.webhdfs import make_client
 from navd_devstack.hadoop import DFSADMIN_CLASS, FSSHELL_CLASS, DevHdfs
+from navd.extractors import Checkpoint, run_pass
 from conftest import write_navd_config
 
 # No ':' here: the NameNode refuses it in a name ("Invalid path name"), so no HDFS path has one.
@@ -39,7 +40,7 @@ def make_extractor(hdfs: DevHdfs, client: Client, index: SolrIndex, root: str, s
 def run(extractor: HdfsExtractor, index: SolrIndex, *, full: bool = False):  # -> HdfsReport
     writer = IndexWriter(index)
     try:
-        report = extractor.run_pass(writer, full=full)
+        report = run_pass(extractor, writer, full=full)
     finally:
         assert writer.close()
     for core in ("elements", "relations"):
@@ -309,11 +310,12 @@ def test_a_run_killed_midway_then_rerun_loses_and_duplicates_nothing(hdfs: DevHd
     killed = make_extractor(hdfs, hdfs_client, index, root, tmp_path / "state", checkpoint_every=5, workers=1)
     writer = IndexWriter(index)
     records = killed.extract()
-    for count, record in enumerate(records):
-        writer.write(record)
-        if killed.checkpoint_due():
+    for count, item in enumerate(records):
+        if isinstance(item, Checkpoint):
             writer.flush()
             killed.commit()
+        else:
+            writer.write(item)
         if count == 80:
             break  # killed: what came after the last checkpoint is written but not committed
     records.close()

@@ -22,6 +22,7 @@ from navd.extractors.hms.extractor import HmsExtractionError, HmsExtractor, conn
 from navd.index.client import IndexWriter, SolrIndex
 from navd.model import Deletion, ElementType, EntityRef, SourceType, identity
 from navd_devstack.spark_thrift import SparkThriftServer
+from navd.extractors import run_pass
 
 CLUSTER = "hmstest"
 
@@ -91,7 +92,7 @@ def extractor(spark_thrift: SparkThriftServer, index: SolrIndex) -> Iterator[Any
 
 def run(ex: HmsExtractor, index: SolrIndex, full: bool = False) -> Any:
     writer = IndexWriter(index)
-    report = ex.run_pass(writer, full=full)
+    report = run_pass(ex, writer, full=full)
     assert writer.close(60)
     index.commit("elements")
     index.commit("relations")

@@ -25,6 +25,7 @@ from navd.model import SourceType, identity
 from navd.process import free_port
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.s3 import DevS3
+from navd.extractors import run_pass
 from conftest import solr_section
 
 #: keys whose names need encoding on the wire (space, unicode, '%', '+', '#', '?', '&', '=')
@@ -48,7 +49,7 @@ def run(s3: DevS3, index: SolrIndex, state: Path, *roots: str, full: bool = Fals
     ex = extractor(s3, index, state, *roots, **kwargs)
     writer = IndexWriter(index)
     try:
-        report = ex.run_pass(writer, full=full)
+        report = run_pass(ex, writer, full=full)
     finally:
         assert writer.close()
         ex.close()

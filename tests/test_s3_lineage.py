@@ -26,6 +26,7 @@ from navd.linker.linker import Linker
 from navd.model import SourceType, identity
 from navd.solr.server import EmbeddedSolr
 from navd_devstack.s3 import DevS3, hadoop_aws_jars
+from navd.extractors import run_pass
 from conftest import solr_section
 
 NAVD = str(Path(sys.executable).parent / "navd")
@@ -95,7 +96,7 @@ def pipeline(s3_server: DevS3, index: SolrIndex, solr_server: EmbeddedSolr,
     lister = S3Extractor(client, index, roots=settings.parsed_roots, state_dir=tmp / "s3-state", counter=counter)
     writer = IndexWriter(index)
     try:
-        lister.run_pass(writer)
+        run_pass(lister, writer)
     finally:
         assert writer.close()
         lister.close()

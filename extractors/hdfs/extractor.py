@@ -29,7 +29,6 @@ include/exclude patterns are hdfs/filters.py.
 from __future__ import annotations
 
 import dataclasses
-import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
@@ -41,7 +40,7 @@ from hdfs import Client, HdfsError
 
 from navd.config import NavdConfig
 from navd.errors import NavdError, connection_reason, first_line, request_url
-from navd.extractors import write_checkpointed
+from navd.extractors import CHECKPOINT, Checkpoint
 from navd.extractors.hdfs.settings import hdfs_settings
 from navd.extractors.common.deletions import DeletionGuard, DeletionsConfig
 from navd.extractors.hdfs.filters import PathFilter
@@ -50,7 +49,7 @@ from navd.extractors.hdfs.records import (SIGNATURE_FIELDS, BadEntry, HdfsEntry,
                                          document_signature, element_for, entry_from_webhdfs, entry_signature,
                                          records_for)
 from navd.extractors.hdfs.state import HdfsState
-from navd.index.client import IndexWriter, SolrIndex
+from navd.index.client import SolrIndex
 from navd.index.filters import prefix_filter, term_filter
 from navd.logs import get_logger
 from navd.model import Deletion, ElementType, EntityRef, Record, SourceType, identity, path_qualified_name
@@ -148,10 +147,11 @@ class HdfsExtractor:
                    snapshots=hdfs.snapshots, extractor_run_id=extractor_run_id,
                    deletions=config.deletions)
 
-    # -- one run (run_pass, below, is what the runner calls) ---------------------------------------
+    # -- one run (the runner writes what `extract` yields; navd.extractors.run_pass) -------------
 
-    def extract(self, *, full: bool = False) -> Iterator[Record]:
-        """Records of one run; deletions last, and only if the whole crawl succeeded.
+    def extract(self, *, full: bool = False) -> Iterator[Record | Checkpoint]:
+        """Records of one run, a checkpoint every `checkpoint_every` directories listed; deletions
+        last, and only if the whole crawl succeeded.
 
         `full` lists every directory whatever the state says (the first run is full anyway)."""
         full = full or not self._has_state()
@@ -162,6 +162,7 @@ class HdfsExtractor:
         self._new_snapshots, self._obsolete_snapshots = [], []
         self._finished = False
         self._run_token = uuid.uuid4().hex  # marks the deletions this run's own listings prove
+        self._since_checkpoint = 0
         succeeded = False
         try:
             for root in self.roots:
@@ -194,13 +195,9 @@ class HdfsExtractor:
     def close(self) -> None:
         self.state.close()
 
-    def checkpoint_due(self) -> bool:
-        return self._since_checkpoint >= self.checkpoint_every
-
     def commit(self) -> None:
         """Persist the state. Call only after the writer has flushed every record yielded so far."""
         self.state.commit()
-        self._since_checkpoint = 0
         if self._finished and self._obsolete_snapshots:
             # The state now names this run's snapshots: the previous ones are no longer needed.
             self._drop_snapshots(self._obsolete_snapshots)
@@ -214,17 +211,13 @@ class HdfsExtractor:
                 log.warning("could not delete navd's snapshot; delete it with hdfs dfs -deleteSnapshot",
                             root=root, snapshot=name, reason=first_line(exc))
 
-    def run_pass(self, writer: IndexWriter, *, full: bool = False,
-                 stop: threading.Event | None = None) -> HdfsReport:
-        """One run: extract, write, flush and commit at checkpoints and at the end."""
-        try:
-            self.report.records = write_checkpointed(self.extract(full=full), writer, commit=self.commit,
-                                                     checkpoint_due=self.checkpoint_due, stop=stop)
-        except BaseException:
-            self.state.rollback()
-            self._drop_snapshots(self._new_snapshots)  # the diff base stays the previous snapshot
-            self._new_snapshots = []
-            raise
+    def rollback(self) -> None:
+        self.state.rollback()
+        self._drop_snapshots(self._new_snapshots)  # the diff base stays the previous snapshot
+        self._new_snapshots = []
+
+    def finished(self, records: int) -> HdfsReport:
+        self.report.records = records
         return self.report
 
     # -- internals ------------------------------------------------------------------------------
@@ -232,7 +225,7 @@ class HdfsExtractor:
     def _has_state(self) -> bool:
         return any(self.state.listed_mtime(root.rstrip("/") or "/") is not None for root in self.roots)
 
-    def _crawl_root(self, pool: Pool, root: str, full: bool) -> Iterator[Record]:
+    def _crawl_root(self, pool: Pool, root: str, full: bool) -> Iterator[Record | Checkpoint]:
         root = root.rstrip("/") or "/"
         status = status_or_none(self.client, root)
         if status is None:
@@ -262,6 +255,9 @@ class HdfsExtractor:
             pool.outstanding -= 1
             if kind == "listed":
                 self._listed(self._listings.pop(path))
+                if self._since_checkpoint >= self.checkpoint_every:
+                    self._since_checkpoint = 0
+                    yield CHECKPOINT
             elif kind == "stat":
                 yield from self._stat(pool, path, payload, full)
             else:

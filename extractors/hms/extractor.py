@@ -36,7 +36,6 @@ import dataclasses
 import hashlib
 import json
 import re
-import threading
 from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -49,9 +48,9 @@ from navd.extractors.hms.records import (BadTable, database_records, field_ref, 
                                          table_info, table_records, table_ref)
 from navd.extractors.hms.incarnations import retire_incarnations
 from navd.extractors.hms.views import ViewSqlError, view_lineage
-from navd.index.client import IndexWriter, SolrIndex
+from navd.index.client import SolrIndex
 from navd.index.queries import flagged_hive_elements, hive_elements_not_flagged
-from navd.extractors import write_checkpointed
+from navd.extractors import CHECKPOINT, Checkpoint
 from navd.extractors.common.deletions import DeletionGuard, DeletionsConfig
 from navd.logs import get_logger
 from navd.state import SqliteState
@@ -267,7 +266,6 @@ class HmsExtractor:
         self.clock = clock
         self.report = HmsReport()
         self.deletions = deletions
-        self._checkpoint = False
 
     @classmethod
     def from_config(cls, config: NavdConfig, index: SolrIndex, state_dir: Path, *,
@@ -279,11 +277,12 @@ class HmsExtractor:
                    extractor_run_id=extractor_run_id, deletions=config.deletions,
                    server=f"HiveServer2 at {hive.host}:{hive.port}")
 
-    # -- one run (run_pass, below, is what the runner calls) ---------------------------------------
+    # -- one run (the runner writes what `extract` yields; navd.extractors.run_pass) -------------
 
-    def extract(self, *, full: bool = False) -> Iterator[Record]:
-        """Records of one run; deletions last, only if every selected database was listed. The
-        fingerprints decide what changed; `full` describes every table again."""
+    def extract(self, *, full: bool = False) -> Iterator[Record | Checkpoint]:
+        """Records of one run, a checkpoint after each database; deletions last, only if every
+        selected database was listed. The fingerprints decide what changed; `full` describes
+        every table again."""
         self.report = HmsReport()
         cursor = self.connection.cursor()
         listed: set[str] = set()          # qualified names the metastore has now (or navd keeps)
@@ -293,7 +292,7 @@ class HmsExtractor:
             selected = [d for d in databases if self.filter.database(d)]
             for db in selected:
                 yield from self._database(cursor, db.lower(), full, listed, views)
-                self._checkpoint = True
+                yield CHECKPOINT
             yield from self._view_lineage(views)
             self.report.complete = True
             yield from self._deletions({d.lower() for d in selected}, listed)
@@ -306,23 +305,15 @@ class HmsExtractor:
         finally:
             _close_cursor(cursor)
 
-    def checkpoint_due(self) -> bool:
-        return self._checkpoint
-
     def commit(self) -> None:
         """Persist the state. Call only after the writer has flushed every record yielded so far."""
         self.state.commit()
-        self._checkpoint = False
 
-    def run_pass(self, writer: IndexWriter, *, full: bool = False,
-                 stop: threading.Event | None = None) -> HmsReport:
-        """One run: extract, write; flush and commit after each database and at the end."""
-        try:
-            self.report.records = write_checkpointed(self.extract(full=full), writer, commit=self.commit,
-                                                     checkpoint_due=self.checkpoint_due, stop=stop)
-        except BaseException:
-            self.state.rollback()
-            raise
+    def rollback(self) -> None:
+        self.state.rollback()
+
+    def finished(self, records: int) -> HmsReport:
+        self.report.records = records
         return self.report
 
     def close(self) -> None:

@@ -30,7 +30,6 @@ flushed what came before.
 from __future__ import annotations
 
 import dataclasses
-import threading
 import uuid
 from collections.abc import Callable, Generator, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -39,9 +38,9 @@ from typing import Any
 
 from navd.config import NavdConfig
 from navd.errors import NavdError, first_line
-from navd.extractors import write_checkpointed
+from navd.extractors import CHECKPOINT, Checkpoint
 from navd.extractors.common.deletions import DeletionGuard, DeletionsConfig
-from navd.index.client import IndexWriter, SolrIndex
+from navd.index.client import SolrIndex
 from navd.index.filters import prefix_filter
 from navd.logs import get_logger
 from navd.model import Deletion, ElementType, EntityRef, Record, SourceType
@@ -55,9 +54,9 @@ from .state import S3State
 
 LOGGER = "navd.extractor.s3"
 #: what a listing yields, and then returns (the number of entries it listed)
-Listing = Generator[Record, None, int]
+Listing = Generator[Record | Checkpoint, None, int]
 #: a root's listing: its records, then (entries listed, what is recorded but was not listed)
-RootListing = Generator[Record, None, tuple[int, list[tuple[str, bool]]]]
+RootListing = Generator[Record | Checkpoint, None, tuple[int, list[tuple[str, bool]]]]
 log = get_logger(LOGGER)
 
 #: objects between two checkpoints (state commits)
@@ -137,10 +136,11 @@ class S3Extractor:
                    complete_every=settings.complete_listing_interval, extractor_run_id=extractor_run_id,
                    deletions=config.deletions)
 
-    # -- one run (run_pass, below, is what the runner calls) ---------------------------------------
+    # -- one run (the runner writes what `extract` yields; navd.extractors.run_pass) -------------
 
-    def extract(self, *, full: bool = False) -> Iterator[Record]:
-        """Records of one run, root by root, each root's deletions after its listing.
+    def extract(self, *, full: bool = False) -> Iterator[Record | Checkpoint]:
+        """Records of one run, root by root, each root's deletions after its listing; a checkpoint
+        every `checkpoint_every` objects listed.
 
         `full`: list every root completely and write every element, changed or not."""
         from botocore.exceptions import BotoCoreError, ClientError  # noqa: PLC0415
@@ -148,6 +148,7 @@ class S3Extractor:
         self.report = S3Report()
         self.guard = DeletionGuard(self.deletions, LOGGER)
         self._token = uuid.uuid4().hex
+        self._since_checkpoint = 0
         before = self.counter.count
         try:
             for root in self.roots:
@@ -164,22 +165,15 @@ class S3Extractor:
         finally:
             self.report.requests = self.counter.count - before
 
-    def checkpoint_due(self) -> bool:
-        return self._since_checkpoint >= self.checkpoint_every
-
     def commit(self) -> None:
         """Persist the state. Call only after the writer has flushed every record yielded so far."""
         self.state.commit()
-        self._since_checkpoint = 0
 
-    def run_pass(self, writer: IndexWriter, *, full: bool = False,
-                 stop: threading.Event | None = None) -> S3Report:
-        try:
-            self.report.records = write_checkpointed(self.extract(full=full), writer, commit=self.commit,
-                                                     checkpoint_due=self.checkpoint_due, stop=stop)
-        except BaseException:
-            self.state.rollback()
-            raise
+    def rollback(self) -> None:
+        self.state.rollback()
+
+    def finished(self, records: int) -> S3Report:
+        self.report.records = records
         return self.report
 
     def close(self) -> None:
@@ -190,7 +184,7 @@ class S3Extractor:
 
     # -- a root -----------------------------------------------------------------------------
 
-    def _root(self, root: S3Root, full: bool) -> Iterator[Record]:
+    def _root(self, root: S3Root, full: bool) -> Iterator[Record | Checkpoint]:
         self.report.roots += 1
         name = root.qualified_name
         yield from self._above(root, full)
@@ -290,7 +284,7 @@ class S3Extractor:
             if top in tree.marks:
                 tree.marks[top] = obj.key
 
-    def _objects(self, objects: Sequence[S3Object], full: bool) -> Iterator[Record]:
+    def _objects(self, objects: Sequence[S3Object], full: bool) -> Iterator[Record | Checkpoint]:
         """The FILEs of a page of objects whose signature changed (all with `full`); every one
         recorded as seen by this run."""
         files = [o for o in objects if not o.is_marker]
@@ -305,6 +299,9 @@ class S3Extractor:
                          signature))
         self.state.saw_objects(rows, self._token)
         self._since_checkpoint += len(objects)
+        if self._since_checkpoint >= self.checkpoint_every:
+            self._since_checkpoint = 0
+            yield CHECKPOINT
 
     def _save_tree(self, tree: _Tree) -> None:
         for name, mark in tree.marks.items():

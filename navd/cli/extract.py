@@ -14,14 +14,18 @@ from navd.config import NavdConfig, PurgeConfig, field_range, parse_fs_aliases
 from navd.errors import ConfigError, NavdError, UsageError
 from navd.extractors import Component
 from navd.index.clients import client_for
-from navd.purge.purge import CATEGORIES
-from navd.registry import components, run_order
-from navd.runner import PushTail, RunResult, link, link_summary, make_visible, purge, run_extraction
+from navd.registry import component, components, run_order
+from navd.runner import PushTail, RunResult, make_visible, run_extraction
+
+
+def extractable() -> dict[str, Component[Any, Any]]:
+    """The components `navd extract` runs: all but the upkeep ones, which have their own command."""
+    return {name: c for name, c in components().items() if not c.upkeep}
 
 
 def register(commands: Commands) -> None:
     extract = commands.add_parser("extract", help="run an extractor now")
-    registered = components()
+    registered = extractable()
     extract.add_argument("source", choices=[*registered, "all"],
                          help="which extractor (" + "; ".join(f"{c.name}: {c.help}" for c in registered.values())
                               + "); all: every configured one once")
@@ -65,25 +69,25 @@ def register(commands: Commands) -> None:
 
 def cmd_extract(args: argparse.Namespace, config: NavdConfig) -> Outcome:
     if args.source != "all":
-        _extract(args, config, components()[args.source])
+        _extract(args, config, extractable()[args.source])
         return Outcome.DONE
     # `all`: every configured extractor once (push ones: one pass), each failure reported and the
     # others still run; non-zero when any failed.
     failed = 0
     ran = 0
-    for component in run_order():
+    for source in run_order():
         try:
-            component.check(config, {})
+            source.check(config, {})
         except ConfigError:
             continue  # not configured here
         ran += 1
         try:
-            _extract(argparse.Namespace(**{**vars(args), "once": True}), config, component)
+            _extract(argparse.Namespace(**{**vars(args), "once": True}), config, source)
         except NavdError as exc:
             failed += 1
-            print(f"navd: error: {component.name}: {exc}", file=sys.stderr)
+            print(f"navd: error: {source.name}: {exc}", file=sys.stderr)
     if not ran:
-        sections = ", ".join(f"[{c.section}]" for c in components().values())
+        sections = ", ".join(f"[{c.section}]" for c in extractable().values())
         raise ConfigError(f"no extractor configured: set {sections} in the config")
     return Outcome.FAILED if failed else Outcome.DONE
 
@@ -91,16 +95,14 @@ def cmd_extract(args: argparse.Namespace, config: NavdConfig) -> Outcome:
 def _print_run(component: Component[Any, Any], result: RunResult) -> None:
     """The run's summary, then its link pass (whose failure fails the command, after the summary)."""
     print(component.summary(result.report), flush=True)
-    if result.link_error:
-        raise NavdError(f"link pass failed: {result.link_error}")
-    if result.link is not None:
-        print(f"link: {result.link.linked} relations linked, {result.link.still_unlinked} still unlinked", flush=True)
+    for follow_up in result.follow_ups:
+        print(follow_up.line(), flush=True)
 
 
 def _extract(args: argparse.Namespace, config: NavdConfig, component: Component[Any, Any]) -> None:
     """One run of a pull component, or the tail of a push one (one pass with --once)."""
     options = {o.dest: getattr(args, o.dest, None) for o in component.cli_options}
-    for option in dict.fromkeys(o for c in components().values() for o in c.cli_options):
+    for option in dict.fromkeys(o for c in extractable().values() for o in c.cli_options):
         if option not in component.cli_options and getattr(args, option.dest, None) not in (None, False,
                                                                                            option.default):
             raise UsageError(f"{option.flag}: not an option of navd extract {component.name}")
@@ -117,7 +119,7 @@ def _extract(args: argparse.Namespace, config: NavdConfig, component: Component[
         try:
             while True:
                 result = tail.poll(on_wait=waiting)
-                if args.once or result.link is not None or result.link_error:
+                if args.once or result.follow_ups:
                     _print_run(component, result)
                 if args.once:
                     make_visible(index)
@@ -131,28 +133,33 @@ def cmd_link(args: argparse.Namespace, config: NavdConfig) -> Outcome:
     aliases = parse_fs_aliases(args.fs_aliases, "--fs-alias")
     if args.master and not args.spark:
         raise UsageError("--master: only with --spark (the Spark job's master)")
+    linker = component("linker")
     with client_for(config, "writer") as index:
-        report = link(index, config, full=args.full, fs_aliases=aliases, on_wait=waiting, show_progress=True,
-                      spark=args.spark, spark_master=args.master)
-    print(link_summary(report))
+        result = run_extraction(index, config, linker, full=args.full, on_wait=waiting, show_progress=True,
+                                options={"fs_aliases": aliases, "spark": args.spark, "master": args.master})
+    print(linker.summary(result.report))
     return Outcome.DONE
 
 
 def cmd_purge(args: argparse.Namespace, config: NavdConfig) -> Outcome:
-    days = config.purge.older_than_days if args.older_than_days is None else args.older_than_days
-    cap = config.purge.runtime_cap_minutes if args.runtime_cap_minutes is None else args.runtime_cap_minutes
+    options = {"older_than_days": config.purge.older_than_days if args.older_than_days is None
+               else args.older_than_days,
+               "runtime_cap_minutes": config.purge.runtime_cap_minutes if args.runtime_cap_minutes is None
+               else args.runtime_cap_minutes}
     # The keys' ranges, from 0 on: by hand, `--older-than-days 0` purges everything deleted now.
-    for flag, value, key in (("--older-than-days", days, "older_than_days"),
-                             ("--runtime-cap-minutes", cap, "runtime_cap_minutes")):
-        dataclasses.replace(field_range(PurgeConfig, key), low_open=False).check(flag, value)
+    for flag, key in (("--older-than-days", "older_than_days"), ("--runtime-cap-minutes", "runtime_cap_minutes")):
+        dataclasses.replace(field_range(PurgeConfig, key), low_open=False).check(flag, options[key])
+    purge = component("purge")
     with client_for(config, "writer") as index:
-        report = purge(index, config, older_than_days=days, runtime_cap_minutes=cap, dry_run=args.dry_run,
-                       on_wait=waiting, show_progress=not args.json)
+        if args.dry_run:
+            from navd.purge.component import dry_run  # noqa: PLC0415 - counting only, no run to record
+
+            report = dry_run(index, config, options, show_progress=not args.json)
+        else:
+            report = run_extraction(index, config, purge, options=options, on_wait=waiting,
+                                    show_progress=not args.json).report
     if args.json:
         print_json(report.as_dict())
         return Outcome.DONE
-    verb = "would remove" if args.dry_run else "removed"
-    print(f"purge (older than {report.threshold}): {verb} "
-          + ", ".join(f"{report.removed[c]} {c.replace('_', ' ')}" for c in CATEGORIES)
-          + ("" if report.complete else "; stopped at the runtime cap, run again to continue"))
+    print(purge.summary(report))
     return Outcome.DONE

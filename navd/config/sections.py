@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
@@ -163,6 +164,14 @@ class PurgeConfig:
     interval_days: float = number(7.0, 0, 366, low_open=True,
                                   help="how often `navd run` purges (this long after the last purge began, across "
                                        "restarts)")
+    enabled: bool = setting(True, help="`navd run` purges every `interval_days` (false: only `navd purge` does)")
+
+    @property
+    def interval(self) -> timedelta:
+        return timedelta(days=self.interval_days)
+
+    def validate(self) -> None:
+        """The numbers are checked by the loader against their ranges."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,6 +218,19 @@ class LinkerConfig:
     @property
     def aliases(self) -> dict[str, str]:
         return parse_fs_aliases(self.fs_aliases, "[linker] fs_aliases")
+
+    @property
+    def enabled(self) -> bool:
+        """Not a key: every run that writes is followed by a link pass."""
+        return True
+
+    @property
+    def interval(self) -> timedelta:
+        """Not a key: link passes follow runs instead of an interval of their own."""
+        return timedelta(0)
+
+    def validate(self) -> None:
+        parse_fs_aliases(self.fs_aliases, "[linker] fs_aliases")
 
 
 #: Spark properties `[spark_jobs] conf` may not set: navd sets them itself from other keys
@@ -386,9 +408,7 @@ class NavdConfig:
     cluster: ClusterConfig = ClusterConfig()
     solr: SolrConfig = SolrConfig()
     logging: LoggingConfig = LoggingConfig()
-    linker: LinkerConfig = LinkerConfig()
     deletions: DeletionsConfig = DeletionsConfig()
-    purge: PurgeConfig = PurgeConfig()
     daemon: DaemonConfig = DaemonConfig()
     security: SecurityConfig = SecurityConfig()
     server: ServerConfig = ServerConfig()
@@ -402,6 +422,16 @@ class NavdConfig:
     #: what `[security] insecure_credentials = "warn"` lets through, one line each: the CLI and
     #: the daemon log them once logging is set up
     warnings: tuple[str, ...] = ()
+
+    @property
+    def linker(self) -> LinkerConfig:
+        """`[linker]`, the section of the linker component (registered like the sources)."""
+        return self.section("linker", LinkerConfig)
+
+    @property
+    def purge(self) -> PurgeConfig:
+        """`[purge]`, the section of the purge component (registered like the sources)."""
+        return self.section("purge", PurgeConfig)
 
     def section(self, name: str, settings_type: type[SectionT]) -> SectionT:
         """A component's section; its defaults when this config was built without it."""

@@ -96,7 +96,6 @@ def validate_config(config: NavdConfig, source: str) -> None:
     try:
         if solr.url:
             check_url("[solr] url", solr.url)
-        config.linker.aliases
     except ConfigError as exc:
         raise ConfigError(f"{source}: {exc}") from None
     if solr.auth == "basic" and not (solr.username and solr.password):

@@ -59,6 +59,7 @@ from navd.logs import setup_logging
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
 from navd.webhdfs import list_status_batch, make_client, request_count
 from navd_devstack.hadoop import DFSADMIN_CLASS, FSSHELL_CLASS, OIV_CLASS, DevHdfs, HdfsPorts
+from navd.extractors import run_pass
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_writer import _git_commit  # noqa: E402  (same directory)
@@ -375,7 +376,7 @@ with SolrIndex(SolrConfig(**args["solr"])) as index:
     before = rss_mb("VmRSS")
     writer = IndexWriter(index)
     start = time.perf_counter()
-    report = extractor.run_pass(writer, full=True)
+    report = run_pass(extractor, writer, full=True)
     ok = writer.close()
     seconds = time.perf_counter() - start
     extractor.state.close()
@@ -417,7 +418,7 @@ def navd_pass(extractor: HdfsExtractor, index: SolrIndex) -> dict[str, Any]:
     """An incremental run (the extractor's state decides what is listed), timed with close()."""
     writer = IndexWriter(index)
     start = time.perf_counter()
-    report = extractor.run_pass(writer)
+    report = run_pass(extractor, writer)
     ok = writer.close()
     seconds = time.perf_counter() - start
     if not ok:
@@ -439,7 +440,7 @@ def measure_full(hdfs: DevHdfs, index: SolrIndex, tree: Tree, state: Path) -> di
 
         clear_cores(index)
         shutil.rmtree(state, ignore_errors=True)  # the last run's state stays for the incremental runs
-        progress.write(f"run {n + 1}/2: navd HdfsExtractor.run_pass(full=True) -> Solr (child process) ...")
+        progress.write(f"run {n + 1}/2: navd HdfsExtractor pass (full=True) -> Solr (child process) ...")
         progress.flush()
         full = navd_full_child(hdfs, index, state, [ROOT], f"bench-hdfs-full##{n + 1}")
         full["indexed"] = live_elements(index)

@@ -38,6 +38,7 @@ from navd.index.client import IndexWriter, SolrIndex
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
 from navd_devstack.metastore import HiveMetastore
 from navd_devstack.spark_thrift import SparkThriftServer
+from navd.extractors import run_pass
 
 ROOT = Path(__file__).resolve().parents[2] / ".bench"
 
@@ -84,7 +85,7 @@ def navd_run(index: SolrIndex, port: int, state: Path, *, full: bool) -> tuple[f
                              database_regex="bench_.*")
     started = time.monotonic()
     writer = IndexWriter(index)
-    report = extractor.run_pass(writer, full=full)
+    report = run_pass(extractor, writer, full=full)
     assert writer.close(), "Solr did not take every document"
     seconds = time.monotonic() - started
     extractor.close()  # closes the HiveServer2 connection it was given

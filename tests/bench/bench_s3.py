@@ -57,6 +57,7 @@ from navd.index.client import IndexWriter, SolrIndex
 from navd.logs import setup_logging
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
 from navd_devstack.s3 import DevS3
+from navd.extractors import run_pass
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_writer import _git_commit  # noqa: E402  (same directory)
@@ -130,7 +131,7 @@ def navd_run(s3: DevS3, index: SolrIndex, state: Path, **kwargs: Any) -> dict[st
     writer = IndexWriter(index)
     started = time.perf_counter()
     try:
-        report = extractor.run_pass(writer)
+        report = run_pass(extractor, writer)
         assert writer.close(), "Solr did not take every record"
         seconds = time.perf_counter() - started
     finally:
