@@ -26,6 +26,7 @@ from pyapacheatlas.core.util import AtlasException
 
 from conftest import serving, write_navd_config
 from navd.extractors.hdfs.records import entry_from_webhdfs, records_for
+from navd.extractors import run_pass
 from navd.extractors.hms.extractor import HmsExtractor
 from navd.extractors.hms.records import Column, TableInfo, table_records
 from navd.extractors.spark.records import process_lines, stubs_for
@@ -41,6 +42,8 @@ from test_navigator_clients import iri_to_uri
 CLUSTER = "c" + uuid.uuid4().hex[:10]
 DB = "db_" + uuid.uuid4().hex[:10]
 RUN = "atlas-clients##1"
+CAPTURED_APP = "local-1795324168272"  # ctas_expression's application id
+APP = f"local-{uuid.uuid4().int % 10**13:013d}"
 CTAS = "create table sales.t as select upper(c) as u from sales.s where c is not null"
 VIEWER, VIEWER_PASSWORD = "reader", "atlas reader pass"
 EDITOR, EDITOR_PASSWORD = "steward", "atlas steward pass"
@@ -49,8 +52,10 @@ EDITOR, EDITOR_PASSWORD = "steward", "atlas steward pass"
 def _spark_records() -> list[Record]:
     """A Spark CTAS with its column lineage, read from a captured event log by the Spark
     extractor's own processing."""
-    _run, spark = process_lines(fixture_lines("ctas_expression"), cluster=CLUSTER, default_fs=DEFAULT_FS,
-                                extractor_run_id=RUN)
+    # an application id of this module's own: the executions' identities derive from it, and other
+    # test modules write the same captured application into the session Solr
+    lines = [line.replace(CAPTURED_APP, APP) for line in fixture_lines("ctas_expression")]
+    _run, spark = process_lines(lines, cluster=CLUSTER, default_fs=DEFAULT_FS, extractor_run_id=RUN)
     return [*spark, *stubs_for(spark, RUN)]
 
 
@@ -69,7 +74,7 @@ def ids(index: SolrIndex, spark_thrift: SparkThriftServer, tmp_path_factory: pyt
                              default_fs=DEFAULT_FS, state_dir=tmp_path_factory.mktemp("atlas-hms"), database_regex=DB)
     writer = IndexWriter(index)
     try:
-        assert extractor.run_pass(writer).complete
+        assert run_pass(extractor, writer).complete
     finally:
         extractor.close()
     records: list[Record] = records_for(entry_from_webhdfs(f"/data/{CLUSTER}", {
