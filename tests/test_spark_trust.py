@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from pyhive import hive
 
+from navd.extractors import run_pass
 from navd.extractors.hms.extractor import HmsExtractor
 from navd.extractors.spark.extractor import PassReport, SparkExtractor
 from navd.index.client import IndexWriter, SolrIndex
@@ -156,7 +157,7 @@ def hms_table(spark_thrift: SparkThriftServer, index: SolrIndex, unique: str, tm
                              state_dir=tmp_path / "hms-state", database_regex=db)
     try:
         writer = IndexWriter(index)
-        assert extractor.run_pass(writer).complete
+        assert run_pass(extractor, writer).complete
         assert writer.close(60)
     finally:
         extractor.close()
