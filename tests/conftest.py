@@ -35,6 +35,8 @@ from navd.openlineage.kept import KIND as OPENLINEAGE_EVENT
 from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
 from navd.logs import setup_logging
+from navd.server.roles import Role
+from navd.server.users import add_user
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
 from navd.state import write_atomically
 from navd.webhdfs import make_client
@@ -467,6 +469,20 @@ def serving(config: Path, url: str, **options: Any) -> Iterator[Served]:
         code = stop_navd(served.proc)
     assert code == 0, served.log.read_text()[-3000:]
     assert "Traceback" not in served.log.read_text()
+
+
+def serve_with_users(directory: Path, solr: EmbeddedSolr, users: Mapping[str, tuple[str, Role]], *,
+                     cluster: str) -> contextlib.AbstractContextManager[Served]:
+    """`serving` navd with `[server] auth = "basic"` on a free port, its users file holding
+    `users` (name -> (password, role)), naming `cluster`: the catalogue clients' server."""
+    users_file = directory / "users"
+    for name, (password, role) in users.items():
+        add_user(users_file, name, password, role)
+    port = free_port()
+    config = write_navd_config(directory / "navd.toml", solr,
+                               f'[server]\nport = {port}\nauth = "basic"\nusers_file = "{users_file}"\n',
+                               cluster=cluster, state=directory / "state", private=True)
+    return serving(config, f"http://127.0.0.1:{port}")
 
 
 def serve_on_free_port(directory: Path, solr: EmbeddedSolr, server: str = "", extra: str = "", *,

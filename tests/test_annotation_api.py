@@ -18,12 +18,11 @@ import pytest
 import requests
 from requests.auth import HTTPBasicAuth
 
-from conftest import NavdRunner, serve_on_free_port, serving, write_navd_config
+from conftest import NavdRunner, serve_on_free_port, serve_with_users
 from navd.index.client import IndexWriter, SolrIndex
 from navd.model import Element, ElementType, EntityRef, SourceType
 from navd.server.roles import Role
-from navd.server.users import add_user
-from navd.solr.server import EmbeddedSolr, free_port
+from navd.solr.server import EmbeddedSolr
 
 CLUSTER = "c" + uuid.uuid4().hex[:10]
 DB = "db_" + uuid.uuid4().hex[:10]
@@ -50,15 +49,8 @@ def tables(index: SolrIndex) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr,
            tables: dict[str, str]) -> Iterator[str]:
-    tmp = tmp_path_factory.mktemp("annotation-api")
-    users = tmp / "users"
-    add_user(users, "vera", PASSWORDS["vera"], Role.VIEWER)
-    add_user(users, "eddie", PASSWORDS["eddie"], Role.EDITOR)
-    port = free_port()
-    config = tmp / "navd.toml"
-    write_navd_config(config, solr_server, f'[server]\nport = {port}\nauth = "basic"\nusers_file = "{users}"\n',
-                      cluster=CLUSTER, state=tmp / "state", private=True)
-    with serving(config, f"http://127.0.0.1:{port}") as server:
+    users = {"vera": (PASSWORDS["vera"], Role.VIEWER), "eddie": (PASSWORDS["eddie"], Role.EDITOR)}
+    with serve_with_users(tmp_path_factory.mktemp("annotation-api"), solr_server, users, cluster=CLUSTER) as server:
         yield server.url
 
 

@@ -24,7 +24,7 @@ from pyapacheatlas.auth import BasicAuthentication
 from pyapacheatlas.core import AtlasClient as PyApacheAtlasClient
 from pyapacheatlas.core.util import AtlasException
 
-from conftest import serving, write_navd_config
+from conftest import serve_with_users
 from navd.extractors.hdfs.records import entry_from_webhdfs, records_for
 from navd.extractors import run_pass
 from navd.extractors.hms.extractor import HmsExtractor
@@ -33,8 +33,7 @@ from navd.extractors.spark.records import process_lines, stubs_for
 from navd.index.client import IndexWriter, SolrIndex
 from navd.model import Deletion, Element, ElementStub, Record, identity
 from navd.server.roles import Role
-from navd.server.users import add_user
-from navd.solr.server import EmbeddedSolr, free_port
+from navd.solr.server import EmbeddedSolr
 from navd_devstack.spark_thrift import SparkThriftServer
 from spark_fixtures import DEFAULT_FS, fixture_lines
 from test_navigator_clients import iri_to_uri
@@ -102,15 +101,8 @@ def ids(index: SolrIndex, spark_thrift: SparkThriftServer, tmp_path_factory: pyt
 def server(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr,
            ids: Mapping[str, str]) -> Iterator[str]:
     """`navd serve` with basic auth, a viewer and an editor; Atlas' clients take this URL."""
-    tmp = tmp_path_factory.mktemp("atlas-clients")
-    users = tmp / "users"
-    add_user(users, VIEWER, VIEWER_PASSWORD)
-    add_user(users, EDITOR, EDITOR_PASSWORD, Role.EDITOR)
-    port = free_port()
-    config = tmp / "navd.toml"
-    write_navd_config(config, solr_server, f'[server]\nport = {port}\nauth = "basic"\nusers_file = "{users}"\n',
-                      cluster=CLUSTER, state=tmp / "state", private=True)
-    with serving(config, f"http://127.0.0.1:{port}") as served:
+    users = {VIEWER: (VIEWER_PASSWORD, Role.VIEWER), EDITOR: (EDITOR_PASSWORD, Role.EDITOR)}
+    with serve_with_users(tmp_path_factory.mktemp("atlas-clients"), solr_server, users, cluster=CLUSTER) as served:
         yield served.url
 
 

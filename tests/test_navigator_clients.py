@@ -31,7 +31,7 @@ import pytest
 import requests
 from requests.auth import HTTPBasicAuth
 
-from conftest import serving, write_navd_config
+from conftest import serve_with_users
 from navd.extractors.hdfs.records import entry_from_webhdfs, records_for
 from navd.extractors.hms.records import Column, TableInfo, database_records, table_records
 from navd.extractors.spark.records import process_lines, stubs_for
@@ -39,8 +39,7 @@ from navd.index.client import IndexWriter, SolrIndex
 from navd.model import Element, ElementStub, ElementType, Record, Relation, RelationType
 from navd.openlineage.mapping import MappingSettings, map_event
 from navd.server.roles import Role
-from navd.server.users import add_user
-from navd.solr.server import EmbeddedSolr, free_port
+from navd.solr.server import EmbeddedSolr
 from openlineage.client.event_v2 import RunState
 from openlineage_events import HIVE as OL_HIVE
 from openlineage_events import JOB_NAMESPACE, as_json, job_run
@@ -121,15 +120,8 @@ def navigator_url(tmp_path_factory: pytest.TempPathFactory, solr_server: Embedde
                   ids: Mapping[str, str]) -> Iterator[str]:
     """`navd serve` with basic auth (as Navigator takes it), a user for the clients; Hue's
     `[metadata] [[navigator]] api_url` and the SDK's `navigator_url` are this + `/api`."""
-    tmp = tmp_path_factory.mktemp("navigator-clients")
-    users = tmp / "users"
-    add_user(users, USER, PASSWORD)
-    add_user(users, EDITOR, EDITOR_PASSWORD, Role.EDITOR)
-    port = free_port()
-    config = tmp / "navd.toml"
-    write_navd_config(config, solr_server, f'[server]\nport = {port}\nauth = "basic"\nusers_file = "{users}"\n',
-                      cluster=CLUSTER, state=tmp / "state", private=True)
-    with serving(config, f"http://127.0.0.1:{port}") as served:
+    users = {USER: (PASSWORD, Role.VIEWER), EDITOR: (EDITOR_PASSWORD, Role.EDITOR)}
+    with serve_with_users(tmp_path_factory.mktemp("navigator-clients"), solr_server, users, cluster=CLUSTER) as served:
         yield f"{served.url}/api"
 
 
