@@ -24,6 +24,7 @@ from openlineage.client.transport.http import HttpConfig, HttpTransport
 
 from conftest import start_server
 from navd.config import NavdConfig, SolrConfig, parse_config
+from navd.errors import SolrError
 from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
 from navd.openlineage.intake import LARGE_EVENT_DOCUMENTS, SPOOLED, Intake, IntakeStopping
@@ -252,6 +253,23 @@ class StopsSolrAfterPosts(SolrIndex):
             assert self.solr.stop()
 
 
+class FailsUpdates(SolrIndex):
+    """navd's own Solr client whose first `failures` update posts Solr answers with HTTP 500 (a
+    real Solr does so under memory pressure or a failing disk, not on demand: the one fault made
+    here; everything else goes to the real Solr)."""
+
+    def __init__(self, config: SolrConfig, failures: int) -> None:
+        super().__init__(config)
+        self.left, self.guard = failures, threading.Lock()
+
+    def post_update(self, core: str, body: bytes, *, params: Mapping[str, Any] | None = None) -> None:
+        with self.guard:
+            fail, self.left = self.left > 0, self.left - 1
+        if fail:
+            raise SolrError(f"update of {core}: HTTP 500: java.io.IOException: No space left on device", status=500)
+        super().post_update(core, body, params=params)
+
+
 def intake_config(tmp: Path) -> NavdConfig:
     return parse_config({"daemon": {"state_dir": str(tmp / "state")},
                          "openlineage": {"enabled": True, "spool_dir": str(tmp / "spool"), "namespaces": {HIVE: "primary"}}})
@@ -337,10 +355,39 @@ def test_events_posted_while_the_spool_drains_are_each_written_once_and_merged(
                     fl="qualifiedName,started,ended,properties")}
             names = {n: f"openlineage://{JOB_NAMESPACE}/{prefix}_{n}/{run_id}"
                      for n, run_id in [*enumerate(started), *enumerate(fresh, start=len(started))]}
+            set_aside = sorted(p.name for p in (spool / "rejected").glob("*")) if (spool / "rejected").exists() else []
+            assert set_aside == [], f"events set aside: {set_aside}; the server's log: {log.read_text()[-3000:]}"
             assert sorted(found) == sorted(names.values())
             for n, name in names.items():
                 doc = docs[name]
                 assert json.loads(doc["properties"])["state"] == "COMPLETE" and doc["ended"] == "2026-11-23T06:00:30Z"
-                assert doc.get("started") == ("2026-11-23T06:00:00Z" if n < len(started) else None), name
+                assert doc.get("started") == ("2026-11-23T06:00:00Z" if n < len(started) else None), (
+                    f"{name}: {doc}; the server's log: {log.read_text()[-3000:]}")
         finally:
             own_solr.start()
+
+
+def test_spooled_events_solr_fails_to_take_stay_spooled_until_it_takes_them(tmp_path: Path, own_solr: EmbeddedSolr) -> None:
+    """Spooled STARTs and COMPLETEs of runs; Solr answers the drain's first updates with HTTP 500
+    (not a refusal of the documents). Nothing is set aside: the events wait in the spool, and once
+    Solr takes updates every run is there with its START and COMPLETE merged."""
+    prefix = f"fail{uuid.uuid4().hex[:6]}"
+    runs = [str(uuid.uuid4()) for _ in range(5)]
+    spool = Spool(tmp_path / "spool")
+    for state, offset in ((RunState.START, 0), (RunState.COMPLETE, 30)):
+        for n, run_id in enumerate(runs):
+            spool.put(orjson.dumps(as_json(job_run(run_id, f"{prefix}_{n}", state, offset=offset))))
+    intake = Intake(intake_config(tmp_path), FailsUpdates(own_solr.client_config(retries=0), failures=8))
+    intake.start()
+    try:
+        wait_drained(tmp_path / "spool", tmp_path / "no-log")
+    finally:
+        intake.stop()
+    assert not (tmp_path / "spool" / "rejected").exists() or not any((tmp_path / "spool" / "rejected").iterdir())
+    with admin_of(own_solr) as index:
+        assert len(executions(index, prefix)) == len(runs)
+        docs = list(index.scan("elements", f'type:OPERATION_EXECUTION AND '
+                                           f'qualifiedName:openlineage\\://{_escape(JOB_NAMESPACE)}/{prefix}*',
+                               fl="started,ended"))
+    assert [(doc.get("started"), doc.get("ended")) for doc in docs] == [
+        ("2026-11-23T06:00:00Z", "2026-11-23T06:00:30Z")] * len(runs)

@@ -228,7 +228,9 @@ class SolrIndex:
                                             files=files, timeout=self.config.timeout_seconds)
             except requests.exceptions.SSLError as exc:
                 raise SolrError(f"{what}: TLS error talking to {self.base_url}: {tls_reason(exc)}") from None
-            except (requests.ConnectionError, requests.Timeout) as exc:  # after SSLError, its subclass
+            except (requests.ConnectionError, requests.Timeout,
+                    requests.exceptions.ChunkedEncodingError) as exc:  # after SSLError, its subclass;
+                # a connection broken in the middle of Solr's answer is a transport fault like a reset
                 reason = connection_reason(exc)
                 problem = f"cannot reach Solr at {self.base_url}: {reason}"
             except requests.RequestException as exc:  # the rest, e.g. requests-gssapi's mutual authentication

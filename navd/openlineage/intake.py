@@ -152,6 +152,23 @@ def _due(warned: dict[Any, float], key: Any, now: float) -> bool:
     return True
 
 
+#: what Solr answers when it refuses the documents themselves (a field it cannot parse, a body
+#: too large): sending them again is refused again. Every other failure (5xx, a core not loaded
+#: yet after a restart, an expired ticket, a broken answer) is Solr failing to take them now.
+REFUSED_STATUSES = frozenset({400, 413})
+
+
+def refused(exc: SolrError) -> bool:
+    """Whether Solr refused an event's documents (it is answered so, or a spooled one is set
+    aside) rather than failed to take them now (it waits in the spool: nothing is set aside,
+    and so lost to the index until an admin acts, for a fault that passes)."""
+    return not isinstance(exc, SolrUnavailable) and exc.status in REFUSED_STATUSES
+
+
+def _not_now(exc: SolrError) -> SolrUnavailable:
+    return SolrUnavailable(f"{first_line(exc)} (the spooled events stay for the next attempt)")
+
+
 def _answer_unanswered(events: list[_Pending], exc: BaseException) -> None:
     for pending in events:
         if not pending.outcome.done():
@@ -431,6 +448,11 @@ class Intake:
             except SolrUnavailable as exc:
                 log.warning("Solr unreachable: OpenLineage events spooled", events=len(batch), reason=first_line(exc))
             except SolrError as exc:
+                if not refused(exc):  # Solr failed to take them now (not their content): they wait
+                    log.warning("Solr failed to take OpenLineage events: spooled", events=len(batch),
+                                reason=first_line(exc))
+                    self._spool([pending for pending, _mapped in batch])
+                    return
                 if len(batch) == 1:
                     batch[0][0].outcome.set_exception(exc)
                     return
@@ -471,11 +493,14 @@ class Intake:
                 if self.spool.pending():  # Solr failed a small batch since: the spool keeps the order
                     self._spool([pending])
                     return
-        except SolrUnavailable as exc:
+        except SolrError as exc:
+            if refused(exc):
+                pending.outcome.set_exception(exc)
+                return
             log.warning("Solr unreachable: a large OpenLineage event spooled", documents=pending.documents,
                         reason=first_line(exc))
             self._spool([pending])
-        except Exception as exc:  # noqa: BLE001 - the request answers it (SolrError: refused)
+        except Exception as exc:  # noqa: BLE001 - the request answers it
             pending.outcome.set_exception(exc)
         else:
             pending.outcome.set_result(WRITTEN)
@@ -633,16 +658,17 @@ class Intake:
     def _drain_batch(self, loaded: list[tuple[Path, EventRecords, list[dict[str, Any]]]]) -> int:
         try:
             self._write([mapped for _path, mapped, _kept in loaded], kept_docs=[d for *_x, ds in loaded for d in ds])
-        except SolrUnavailable:
-            raise
-        except SolrError:  # refused by Solr: find which, one at a time; retrying refuses it again
+        except SolrError as exc:
+            if not refused(exc):
+                raise _not_now(exc) from None
+            # refused by Solr: find which, one at a time; retrying refuses it again
             done = 0
             for path, mapped, kept_docs in loaded:
                 try:
                     self._write([mapped], kept_docs=kept_docs)
-                except SolrUnavailable:
-                    raise
                 except SolrError as exc:
+                    if not refused(exc):
+                        raise _not_now(exc) from None
                     self._set_aside(path, "spooled OpenLineage event refused by Solr: set aside", exc)
                     continue
                 self.spool.remove([path])
@@ -657,9 +683,9 @@ class Intake:
             while more:
                 with self._lock:
                     more = next(steps, False)
-        except SolrUnavailable:
-            raise
         except SolrError as exc:
+            if not refused(exc):
+                raise _not_now(exc) from None
             self._set_aside(path, "spooled OpenLineage event refused by Solr: set aside", exc)
             return 0
         self.spool.remove([path])
