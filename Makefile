@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 NAVD   := $(BIN)/navd
-# the real OpenLineage emitters the tests run (dbt-ol), in a venv of their own
+# the real OpenLineage emitters the tests run (dbt-ol, Airflow), in a venv of their own
 EMITTERS := .venv-emitters
 # pip's and apt's output: kept here, out of the terminal; a step that fails names it.
 SETUP_LOG := $(VENV)/setup.log
@@ -33,11 +33,11 @@ setup: $(VENV)/.installed
 # install .` of navd does not install them), Debian's Chromium and MIT Kerberos.
 setup-test: setup $(VENV)/.installed-test browser $(EMITTERS)/.installed
 
-# The real OpenLineage emitters the tests run (dbt-ol over dbt-duckdb): a venv of their own, since
+# The real OpenLineage emitters the tests run (dbt-ol over dbt-duckdb, Airflow 3 with its OpenLineage provider): a venv of their own, since
 # their dependency trees pin what navd's venv cannot share (tests/emitters/requirements.txt).
 $(EMITTERS)/.installed: tests/emitters/requirements.txt
 	@$(LOGGED) test -x $(EMITTERS)/bin/python || logged "creating $(EMITTERS) (the emitters the tests run)" $(PYTHON) -m venv $(EMITTERS)
-	@$(LOGGED) logged "installing dbt-ol with dbt-duckdb into $(EMITTERS)" $(EMITTERS)/bin/pip install -r tests/emitters/requirements.txt
+	@$(LOGGED) logged "installing dbt-ol with dbt-duckdb and Apache Airflow 3 into $(EMITTERS)" $(EMITTERS)/bin/pip install -r tests/emitters/requirements.txt
 	@touch $@
 
 # What navd needs from the host, checked before anything is installed: Python >= 3.11, a JDK 17+

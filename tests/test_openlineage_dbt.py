@@ -18,13 +18,10 @@ from urllib.parse import quote
 import pytest
 import yaml
 
-from conftest import NAVD, Served, serving, write_server_config
+from conftest import EMITTERS_BIN, Served, emitter_command, serve_intake_with_api_key
 from navd.index.client import SolrIndex
-from navd.solr.server import EmbeddedSolr, free_port
+from navd.solr.server import EmbeddedSolr
 
-ROOT = Path(__file__).resolve().parent.parent
-#: the emitters' own venv (dbt and its adapters pin what navd's venv cannot share): `make setup-test`
-EMITTERS_BIN = ROOT / ".venv-emitters" / "bin"
 #: a bound on one dbt command (a hang fails the test instead of CI's clock), not a measurement
 DBT_SECONDS = 600
 
@@ -68,17 +65,8 @@ def dbt_project(directory: Path) -> Path:
 @pytest.fixture(scope="module")
 def served_with_key(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr,
                     index: SolrIndex) -> Iterator[tuple[Served, str]]:
-    home = tmp_path_factory.mktemp("dbt-navd")
-    port = free_port()
-    config = write_server_config(home, solr_server,
-                                 f'port = {port}\nauth = "basic"\nusers_file = "{home / "users"}"\n'
-                                 f'api_keys_file = "{home / "keys"}"',
-                                 f'[openlineage]\nenabled = true\nspool_dir = "{home / "spool"}"\n')
-    made = subprocess.run([NAVD, "server", "add-api-key", "dbt"], env={**os.environ, "NAVD_CONFIG": str(config)},
-                          capture_output=True, text=True, timeout=60, check=False)
-    assert made.returncode == 0, made.stderr
-    with serving(config, f"http://127.0.0.1:{port}") as served:
-        yield served, made.stdout.strip()
+    with serve_intake_with_api_key(tmp_path_factory.mktemp("dbt-navd"), solr_server, "dbt") as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
@@ -86,9 +74,7 @@ def dbt_events(tmp_path_factory: pytest.TempPathFactory, served_with_key: tuple[
                index: SolrIndex) -> list[dict[str, Any]]:
     """`dbt-ol seed` and `dbt-ol run` of the project; the events they sent, as the file transport
     wrote them."""
-    dbt_ol = EMITTERS_BIN / "dbt-ol"
-    if not dbt_ol.exists():
-        pytest.fail(f"{dbt_ol} is missing: `make setup-test` installs dbt-ol with dbt-duckdb into .venv-emitters")
+    dbt_ol = emitter_command("dbt-ol")
     served, key = served_with_key
     project = dbt_project(tmp_path_factory.mktemp("dbt") / "shop")
     events_file = project / "events.jsonl"

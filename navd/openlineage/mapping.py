@@ -274,6 +274,11 @@ def _execution_element(event: Mapping[str, Any], spark_run: str | None = None) -
         details = facets.get("spark_applicationDetails")
         if isinstance(details, dict) and isinstance(details.get("applicationId"), str):
             props[SPARK_APPLICATION_ID] = details["applicationId"]
+    parent = facets.get("parent")
+    if isinstance(parent, dict):  # kept to answer it with the run (Marquez's runs/{id}), besides the relation
+        props["parentRunId"] = str(parent["run"]["runId"]).lower()
+        props["parentJobNamespace"] = str(parent["job"]["namespace"])
+        props["parentJobName"] = str(parent["job"]["name"])
     error = facets.get("errorMessage")
     if error:
         props["error"] = error["message"][:MAX_ERROR_CHARS]

@@ -132,8 +132,11 @@ def job_facets(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 def run_facets(props: Mapping[str, str]) -> dict[str, Any]:
     """The run facets navd keeps (navd/openlineage/mapping.py), as OpenLineage names them:
-    `nominalTime` and `errorMessage`."""
+    `nominalTime`, `parent` and `errorMessage`."""
     facets: dict[str, Any] = {}
+    if props.get("parentRunId"):
+        facets["parent"] = {"run": {"runId": props["parentRunId"]},
+                            "job": {"namespace": props.get("parentJobNamespace", ""), "name": props.get("parentJobName", "")}}
     if props.get("nominalStartTime"):
         facets["nominalTime"] = {"nominalStartTime": props["nominalStartTime"],
                                  **({"nominalEndTime": props["nominalEndTime"]} if props.get("nominalEndTime") else {})}
