@@ -133,8 +133,10 @@ def test_navd_column_lineage_is_dbt_ols_edge_for_edge(dbt_events: list[dict[str,
             for edge in node["inEdges"]:
                 source = nodes[edge["destination"]]
                 shown.add((source["dataset"], source["field"], data["field"]))
-            # dbt-ol names no transformation for these columns: navd claims none either
-            assert [i for i in data["inputFields"] if i["transformationType"] is not None] == [], data
+            # dbt-ol names no transformation for these columns (an empty list): navd claims no kind
+            # of its own either (no IDENTITY, no TRANSFORMATION), only that the input is direct
+            assert [(i["transformationType"], i["transformationSubtype"]) for i in data["inputFields"]] == [
+                ("DIRECT", None)] * len(data["inputFields"]), data
         assert shown == sent, (dataset, sorted(shown ^ sent))
 
 
