@@ -31,7 +31,8 @@ def register(commands: Commands) -> None:
         sub.set_defaults(handler={"start": cmd_start, "stop": cmd_stop, "status": cmd_status}[name])
     fetch = actions.add_parser("fetch", help="fetch the Solr jars from Maven Central (idempotent)")
     fetch.set_defaults(handler=cmd_fetch)
-    init = actions.add_parser("init", help="create or update the cores/collections (idempotent)")
+    init = actions.add_parser("init", help="create or update the cores/collections and switch soft commits back on "
+                                 "after a killed bulk load (idempotent)")
     init.set_defaults(handler=cmd_init)
 
 
@@ -84,6 +85,9 @@ def cmd_init(args: argparse.Namespace, config: NavdConfig) -> Outcome:
     with client_for(config, "admin") as index:
         for result in init_solr(index):
             print(f"{result.core}: {result.action} ({result.detail})")
+        # A bulk load that was killed leaves its cores' soft commits off: init puts them back.
+        for name in index.restore_soft_commits():
+            print(f"{name}: soft commits on again (a bulk load had switched them off)")
     return Outcome.DONE
 
 

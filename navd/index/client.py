@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 import orjson
@@ -33,6 +34,10 @@ log = get_logger("navd.index")
 # Solr answers 503 while a core loads or reloads and 502/504 behind proxies: worth retrying.
 _RETRY_STATUS = frozenset({502, 503, 504})
 _JSON = {"Content-Type": "application/json"}
+#: The Config API property a bulk load overlays with -1 (soft commits off) and unsets afterwards.
+SOFT_COMMIT_PROPERTY = "updateHandler.autoSoftCommit.maxTime"
+#: The cores a bulk load writes: the ones an extraction fills.
+BULK_CORES = ("elements", "relations")
 
 
 def _session_for(config: SolrConfig) -> requests.Session:
@@ -308,6 +313,73 @@ class SolrIndex:
     def commit(self, core: str, *, soft: bool = False) -> None:
         params = {"softCommit": "true"} if soft else {"commit": "true"}
         self.post_update(core, b"{}", params={**params, "waitSearcher": "true"})
+
+    # -- bulk loading ---------------------------------------------------------------------------
+
+    @contextmanager
+    def bulk_load(self, cores: Iterable[str] = BULK_CORES, *,
+                  settle_seconds: float = 300.0) -> Iterator[SolrIndex]:
+        """Soft commits off on `cores` while the body writes, then one hard commit per core and
+        the cores' own soft-commit interval back, also when the body fails.
+
+        Each soft commit opens a searcher and flushes a small segment; at Solr's 1 s interval a
+        load of millions of documents spends much of Solr's CPU on searchers nobody reads. The
+        switch is the Config API's overlay (`configoverlay.json`, kept across restarts), so a
+        load killed before it ends leaves soft commits off until `navd solr init` or
+        `restore_soft_commits` removes the overlay. Hard commits (autoCommit, openSearcher
+        false) keep running, so the transaction log stays short."""
+        names = [self.core(core) for core in cores]
+        for name in names:
+            self._set_soft_commits(name, on=False, settle_seconds=settle_seconds)
+        log.info("bulk load: soft commits off until the load ends", cores=names)
+        try:
+            yield self
+        finally:
+            try:
+                for name in names:  # the documents become visible here, in one searcher per core
+                    self.commit(name)
+            finally:
+                self.restore_soft_commits(names, settle_seconds=settle_seconds)
+
+    def restore_soft_commits(self, cores: Iterable[str] = BULK_CORES, *,
+                             settle_seconds: float = 300.0) -> list[str]:
+        """Give `cores` back their configured soft-commit interval where a bulk load switched it
+        off (a load that was killed). Returns the cores that had it switched off."""
+        restored = []
+        for core in cores:
+            name = self.core(core)
+            if self.soft_commits_off(name):
+                self._set_soft_commits(name, on=True, settle_seconds=settle_seconds)
+                restored.append(name)
+        if restored:
+            log.info("soft commits on again", cores=restored)
+        return restored
+
+    def soft_commits_off(self, core: str) -> bool:
+        """Whether a bulk load's overlay switches the core's soft commits off."""
+        name = self.core(core)
+        overlay = self.request("GET", f"{name}/config/overlay", what=f"config overlay of {name}")
+        props = overlay.get("overlay", {}).get("props", {})
+        # unset-property leaves an empty {"autoSoftCommit": {}} behind
+        return props.get("updateHandler", {}).get("autoSoftCommit", {}).get("maxTime") is not None
+
+    def _set_soft_commits(self, name: str, *, on: bool, settle_seconds: float) -> None:
+        command = ({"unset-property": SOFT_COMMIT_PROPERTY} if on
+                   else {"set-property": {SOFT_COMMIT_PROPERTY: -1}})
+        try:
+            self.request("POST", f"{name}/config", data=json.dumps(command).encode(), headers=_JSON,
+                         what=f"config of {name}")
+        except SolrError as exc:
+            # SolrCloud answers 500 when a replica has not reloaded the new overlay within 30 s
+            # (a busy host); the overlay is stored in ZooKeeper already and the replica follows.
+            if "within 30 seconds" not in str(exc):
+                raise
+        deadline = time.monotonic() + settle_seconds
+        while self.soft_commits_off(name) == on:
+            if time.monotonic() > deadline:
+                raise SolrUnavailable(f"config of {name}: Solr did not take the soft-commit setting "
+                                      f"within {settle_seconds:.0f} s")
+            time.sleep(1)
 
     # -- reads ------------------------------------------------------------------------------
 

@@ -57,6 +57,7 @@ from lineage_index import (  # noqa: E402
     percentile,
     pick_roots,
     solr_footprint,
+    timed_load,
     write_config,
 )
 
@@ -289,6 +290,26 @@ def growth_table(sizes: dict[str, dict[str, Any]], cases: list[Case]) -> list[st
     return out
 
 
+def compare_loads(shape: lineage_graph.Shape, args: argparse.Namespace) -> dict[str, Any]:
+    """Load the same graph twice into throwaway homes, with plain writes (Solr's 1 s soft commits
+    on) and inside SolrIndex.bulk_load, and print each one's time and documents per second."""
+    heap = args.heap if args.heap != "auto" else default_heap(shape.elements)
+    result: dict[str, Any] = {}
+    for bulk in (False, True):
+        settings = LoadSettings(args.producers, args.batch_size, args.writer_threads, bulk)
+        manifest = timed_load(shape, heap, settings)
+        label = "bulk" if bulk else "plain"
+        docs = manifest.indexed_elements + manifest.indexed_relations
+        print(f"load {shape.elements / 1e6:g}M {label}: {docs:,} documents in {manifest.load_seconds:.0f}s, "
+              f"{manifest.docs_per_second:,.0f} docs/s ({manifest.producers} producers, batches of "
+              f"{manifest.batch_size}, {manifest.writer_threads} writer threads each; {host_load()})", flush=True)
+        result[label] = {"documents": docs, "seconds": manifest.load_seconds,
+                         "docs_per_second": round(manifest.docs_per_second)}
+    print(f"load {shape.elements / 1e6:g}M bulk / plain docs/s: "
+          f"{result['bulk']['docs_per_second'] / max(result['plain']['docs_per_second'], 1):.2f}", flush=True)
+    return result
+
+
 def stored_sizes() -> dict[str, dict[str, Any]]:
     try:
         sizes: dict[str, dict[str, Any]] = json.loads(RESULTS.read_text()).get("sizes", {})
@@ -310,6 +331,9 @@ def main() -> None:
     parser.add_argument("--producers", type=int, default=2, help="loading processes")
     parser.add_argument("--batch-size", type=int, default=5000, help="loading: documents per update")
     parser.add_argument("--writer-threads", type=int, default=2, help="loading: writer threads per core")
+    parser.add_argument("--compare-load", action="store_true",
+                        help="only load each size twice into throwaway homes, with and without bulk "
+                             "loading, and report both load times")
     parser.add_argument("--no-http", action="store_true", help="in-process only (no navd serve)")
     parser.add_argument("--no-hub-cache", action="store_true", help="without the hub cached cases")
     parser.add_argument("--load-only", action="store_true", help="load (or find) the cached indexes and stop")
@@ -328,6 +352,14 @@ def main() -> None:
              for moment in (("", "as-of", "latest") if args.moments else ("",))]
     BENCH.mkdir(exist_ok=True)
     all_sizes = stored_sizes()
+    if args.compare_load:
+        for elements in sizes:
+            compared = compare_loads(lineage_graph.Shape(elements, args.seed), args)
+            all_sizes = stored_sizes()
+            all_sizes.setdefault(str(elements), {})["load_compared"] = {
+                **compared, "measured_at": datetime.now(UTC).isoformat(timespec="seconds")}
+            RESULTS.write_text(json.dumps({"seed": args.seed, "sizes": all_sizes}, indent=1))
+        return
     for elements in sizes:
         for mode in modes:
             result = measure(lineage_graph.Shape(elements, args.seed), mode, args, cases)

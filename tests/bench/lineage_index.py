@@ -9,8 +9,9 @@ a manifest of another generator version reloads.
 
 Loading goes through navd's own IndexWriter, from several producer processes (the generator is
 a pure function of (seed, job): process i writes job blocks i, i + n, i + 2n, ...), each with its
-own writer (bigger batches, its writer threads), with Solr's soft commits off during the load
-(the Config API's overlay, removed afterwards) and one hard commit at the end.
+own writer (bigger batches, its writer threads), inside `SolrIndex.bulk_load` (Solr's soft
+commits off during the load, one hard commit at the end). `timed_load` loads a throwaway home,
+with or without bulk_load, to compare the two.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +35,7 @@ import requests
 
 from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, default_solr_dist_dir
 from navd.index.admin import init_solr
-from navd.errors import SolrError, SolrUnavailable
+from navd.errors import SolrUnavailable
 from navd.index.client import IndexWriter, SolrIndex
 from navd.solr.server import ZK_PORT_OFFSET, EmbeddedSolr, SolrDistribution, free_port
 
@@ -63,6 +64,7 @@ class Manifest:
     batch_size: int = 1000
     writer_threads: int = 2
     heap: str = ""
+    bulk: bool = True  # soft commits off during the load (SolrIndex.bulk_load)
 
     @property
     def docs_per_second(self) -> float:
@@ -74,6 +76,7 @@ class LoadSettings:
     producers: int = 2
     batch_size: int = 5000
     writer_threads: int = 2
+    bulk: bool = True  # through SolrIndex.bulk_load: soft commits off, one commit at the end
 
 
 # -- the cached home -------------------------------------------------------------------------
@@ -127,36 +130,6 @@ def client_config(server: EmbeddedSolr, shards: int = 0, **settings: object) -> 
     return server.client_config(**settings)
 
 
-def _set_soft_commits(index: SolrIndex, on: bool) -> None:
-    """Soft commits off (the Config API's overlay) while loading: each one opens a searcher and
-    flushes small segments, which at a 1 s interval costs Solr CPU the load needs."""
-    command = ({"unset-property": "updateHandler.autoSoftCommit.maxTime"} if on
-               else {"set-property": {"updateHandler.autoSoftCommit.maxTime": -1}})
-    for core in CORES:
-        name = index.core(core)
-        try:
-            index.request("POST", f"{name}/config", data=json.dumps(command).encode(),
-                          headers={"Content-Type": "application/json"}, what=f"config of {name}")
-        except SolrError as exc:
-            # SolrCloud answers 500 when a replica has not reloaded the new overlay within 30 s
-            # (a busy host); the overlay is stored in ZooKeeper already and the replica follows.
-            if "within 30 seconds" not in str(exc):
-                raise
-        deadline = time.monotonic() + 300
-        while _soft_commits_overlaid(index, name) == on:
-            if time.monotonic() > deadline:
-                raise SystemExit(f"{name}: Solr did not take the soft-commit setting within 300 s")
-            time.sleep(2)
-
-
-def _soft_commits_overlaid(index: SolrIndex, name: str) -> bool:
-    """Whether the core's config overlay switches soft commits off."""
-    overlay = index.request("GET", f"{name}/config/overlay", what=f"config overlay of {name}")
-    props = overlay.get("overlay", {}).get("props", {})
-    # unset-property leaves an empty {"autoSoftCommit": {}} behind
-    return props.get("updateHandler", {}).get("autoSoftCommit", {}).get("maxTime") is not None
-
-
 def _produce(config: SolrConfig, seed: int, jobs: int, first_block: int, step: int,
              settings: LoadSettings, done: Any) -> None:
     """One producer process: job blocks first_block, first_block + step, ... through its own
@@ -184,38 +157,59 @@ def load(server: EmbeddedSolr, shape: lineage_graph.Shape, settings: LoadSetting
     config = client_config(server, shards, timeout_seconds=600.0)
     with SolrIndex(config) as index:
         init_solr(index)
-        _set_soft_commits(index, False)
-        context = multiprocessing.get_context("spawn")  # children start clean: no inherited pools
-        done = context.Value("q", 0)
-        processes = [context.Process(target=_produce, name=f"producer-{i}", daemon=True,
-                                     args=(config, shape.seed, jobs, i, settings.producers, settings, done))
-                     for i in range(settings.producers)]
-        try:
-            for process in processes:
-                process.start()
-            reported = 0
-            while any(p.is_alive() for p in processes):
-                time.sleep(1)
-                if done.value - reported >= jobs / 10:
-                    reported = done.value
-                    elapsed = time.monotonic() - started
-                    print(f"  loading: {reported}/{jobs} jobs, {elapsed:.0f}s", flush=True)
-            for process in processes:
-                process.join()
-            if any(p.exitcode != 0 for p in processes):
-                raise SystemExit("the generated graph was not completely written to Solr (see the log)")
-        finally:
-            for process in processes:
-                if process.is_alive():
-                    process.terminate()
-                    process.join()
-        for core in CORES:
-            index.commit(core)
-        _set_soft_commits(index, True)
+        with index.bulk_load() if settings.bulk else nullcontext(index):
+            _write(config, shape, settings, jobs, started)
+        if not settings.bulk:  # what plain writers rely on: soft commits, and a commit to count
+            for core in CORES:
+                index.commit(core)
         counts = index.count("elements"), index.count("relations")
     return Manifest(lineage_graph.GENERATOR_VERSION, shape.elements, shape.seed, jobs, *counts,
                     round(time.monotonic() - started, 1), shards, server.port if shards else 0,
-                    settings.producers, settings.batch_size, settings.writer_threads, heap)
+                    settings.producers, settings.batch_size, settings.writer_threads, heap, settings.bulk)
+
+
+def _write(config: SolrConfig, shape: lineage_graph.Shape, settings: LoadSettings, jobs: int,
+           started: float) -> None:
+    """The producer processes, each through its own IndexWriter; returns when all are done."""
+    context = multiprocessing.get_context("spawn")  # children start clean: no inherited pools
+    done = context.Value("q", 0)
+    processes = [context.Process(target=_produce, name=f"producer-{i}", daemon=True,
+                                 args=(config, shape.seed, jobs, i, settings.producers, settings, done))
+                 for i in range(settings.producers)]
+    try:
+        for process in processes:
+            process.start()
+        reported = 0
+        while any(p.is_alive() for p in processes):
+            time.sleep(1)
+            if done.value - reported >= jobs / 10:
+                reported = done.value
+                elapsed = time.monotonic() - started
+                print(f"  loading: {reported}/{jobs} jobs, {elapsed:.0f}s", flush=True)
+        for process in processes:
+            process.join()
+        if any(p.exitcode != 0 for p in processes):
+            raise SystemExit("the generated graph was not completely written to Solr (see the log)")
+    finally:
+        for process in processes:
+            if process.is_alive():
+                process.terminate()
+                process.join()
+
+
+def timed_load(shape: lineage_graph.Shape, heap: str, settings: LoadSettings) -> Manifest:
+    """Load `shape` into a throwaway home (removed afterwards) and return its manifest: the
+    load time of one mode, for comparing bulk_load with plain writes at the same size."""
+    cache = BENCH / f"solr-lineage-timed-{'bulk' if settings.bulk else 'plain'}-{shape.elements}-{shape.seed}"
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.mkdir(parents=True)
+    server = solr_for(cache, heap)
+    try:
+        server.start()
+        return load(server, shape, settings, heap=heap)
+    finally:
+        server.stop()
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 @contextmanager
