@@ -5,6 +5,7 @@ the load fails or is killed (`navd solr init` restores it). Against the session'
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -88,3 +89,35 @@ def test_solr_init_switches_soft_commits_back_on_after_a_killed_bulk_load(index:
         assert again.returncode == 0 and "soft commits on again" not in again.stdout
     finally:
         index.restore_soft_commits()
+
+
+GOLDEN_TSV = Path(__file__).resolve().parent / "fixtures" / "hdfs" / "oiv-delimited-3.5.0.tsv"
+
+
+def test_a_first_fsimage_load_with_bulk_is_searchable_when_it_ends(navd, navd_env, index: SolrIndex,  # type: ignore[no-untyped-def]
+                                                                    tmp_path: Path, unique: str) -> None:
+    config = tmp_path / "bulk.toml"
+    config.write_text(Path(navd_env["NAVD_CONFIG"]).read_text()
+                      + f'[cluster]\nname = "{unique}"\ndefault_fs = "hdfs://{unique}:8020"\n[hdfs]\nroots = ["/exp"]\n'
+                      + f'[daemon]\nstate_dir = "{tmp_path / "state"}"\n')
+    result = navd("extract", "hdfs", "--from-fsimage", str(GOLDEN_TSV), "--master", "local[1]", "--bulk",
+                  env={**navd_env, "NAVD_CONFIG": str(config)})
+    assert result.returncode == 0, result.stderr
+    assert "bulk load: soft commits off until the load ends" in result.stderr
+    rows = len(GOLDEN_TSV.read_text(encoding="utf-8").removesuffix("\n").split("\n")) - 2  # no header, no "/"
+    assert result.stdout.splitlines()[0] == f"hdfs fsimage: {rows} elements, {rows} relations, 0 bad lines skipped"
+    # No commit here: the bulk load's own commit made the run's documents searchable.
+    assert index.count("elements", f'qualifiedName:hdfs\\://{unique}\\:8020/*') == rows
+    assert effective_soft_commit_ms(index, "elements") == CONFIGURED_SOFT_COMMIT_MS
+    assert effective_soft_commit_ms(index, "relations") == CONFIGURED_SOFT_COMMIT_MS
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("extract", "all", "--bulk"), "--bulk: name the extractor of the big first load, not all"),
+    (("extract", "hive-lineage", "--once", "--bulk"), "--bulk: navd extract hive-lineage tails its source"),
+])
+def test_bulk_is_refused_where_there_is_no_one_run(navd, args: tuple[str, ...], message: str) -> None:  # type: ignore[no-untyped-def]
+    result = navd(*args)
+    assert result.returncode != 0
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr

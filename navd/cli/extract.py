@@ -7,6 +7,7 @@ import argparse
 import dataclasses
 import sys
 import time
+from contextlib import nullcontext
 from typing import Any
 
 from navd.cli.common import Commands, Outcome, print_json, waiting
@@ -35,6 +36,11 @@ def register(commands: Commands) -> None:
     extract.add_argument("--full", action="store_true",
                          help="hdfs: list every directory, not only the changed ones; hms: describe every "
                               "table (the first run is full)")
+    extract.add_argument("--bulk", action="store_true",
+                         help="a big site's first extraction: Solr's soft commits off while the run writes, one "
+                              "commit at the end, so its documents appear when it ends (a killed run: `navd solr "
+                              "init` switches them back on); for a pull extractor's run or a one-run option such "
+                              "as --backfill or --from-fsimage")
     # An option several components share (--master) is listed once.
     for option in dict.fromkeys(o for c in registered.values() for o in c.cli_options):
         if option.switch:
@@ -68,6 +74,8 @@ def register(commands: Commands) -> None:
 
 
 def cmd_extract(args: argparse.Namespace, config: NavdConfig) -> Outcome:
+    if args.bulk and args.source == "all":
+        raise UsageError("--bulk: name the extractor of the big first load, not all")
     if args.source != "all":
         _extract(args, config, extractable()[args.source])
         return Outcome.DONE
@@ -106,13 +114,20 @@ def _extract(args: argparse.Namespace, config: NavdConfig, component: Component[
         if option not in component.cli_options and getattr(args, option.dest, None) not in (None, False,
                                                                                            option.default):
             raise UsageError(f"{option.flag}: not an option of navd extract {component.name}")
-    component.check(config, options)  # the missing key, before waiting for a lock
     # An option such as --backfill makes a push component's command one recorded run.
     one_run = any(o.one_run and options.get(o.dest) for o in component.cli_options)
+    bulk = getattr(args, "bulk", False)
+    if bulk and not (component.mode == "pull" or one_run):
+        raise UsageError(f"--bulk: navd extract {component.name} tails its source and keeps soft commits; "
+                         f"--bulk is for one run (a pull extractor, or a one-run option such as --backfill)")
+    component.check(config, options)  # the missing key, before waiting for a lock
     with client_for(config, "writer") as index:
         if component.mode == "pull" or one_run:
-            result = run_extraction(index, config, component, options=options, full=args.full,
-                                    on_wait=waiting, show_progress=True, visible_now=True)
+            # Bulk: the cores' soft commits are off for every writer of the run (the PySpark
+            # jobs' executors too: the switch is the cores' config), back on when it ends.
+            with index.bulk_load() if bulk else nullcontext(index):
+                result = run_extraction(index, config, component, options=options, full=args.full,
+                                        on_wait=waiting, show_progress=True, visible_now=True)
             _print_run(component, result)
             return
         tail = PushTail(index, config, component)
