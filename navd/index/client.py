@@ -329,8 +329,13 @@ class SolrIndex:
         `restore_soft_commits` removes the overlay. Hard commits (autoCommit, openSearcher
         false) keep running, so the transaction log stays short."""
         names = [self.core(core) for core in cores]
-        for name in names:
-            self._set_soft_commits(name, on=False, settle_seconds=settle_seconds)
+        try:
+            for name in names:
+                self._set_soft_commits(name, on=False, settle_seconds=settle_seconds)
+        except BaseException:
+            # A core switched before the one that failed must not stay without soft commits.
+            self.restore_soft_commits(names, settle_seconds=settle_seconds)
+            raise
         log.info("bulk load: soft commits off until the load ends", cores=names)
         try:
             yield self
