@@ -62,7 +62,7 @@ def property_any_of(key: str, values: Iterable[str]) -> str:
 
 def of_type(*kinds: ElementType | RelationType) -> str:
     """Documents (elements or relations) of one of the types `kinds`."""
-    return _field_in("type", [k.value for k in kinds])
+    return any_of_words("type", [k.value for k in kinds])
 
 
 def of_source(source: SourceType) -> str:
@@ -70,7 +70,7 @@ def of_source(source: SourceType) -> str:
     return f"sourceType:{source.value}"
 
 
-def _field_in(field: str, words: Sequence[str]) -> str:
+def any_of_words(field: str, words: Sequence[str]) -> str:
     """`field` is one of `words`, navd's own enum values (no quoting needed: plain words)."""
     return f"{field}:{words[0]}" if len(words) == 1 else f"{field}:({' OR '.join(words)})"
 
@@ -88,7 +88,7 @@ def interrupted_runs(host: str) -> str:
 
 def runs_and_schedules() -> str:
     """Every run record and published schedule."""
-    return _field_in("kind", [RUN_KIND, SCHEDULE_KIND])
+    return any_of_words("kind", [RUN_KIND, SCHEDULE_KIND])
 
 
 def component_runs(component: str, *, state: str | None = None, ended: bool = False) -> str:
@@ -195,7 +195,7 @@ def dataset_flows_into(identities: Sequence[str]) -> list[str]:
     """DATA_FLOW relations into one of `identities` from a dataset (not a column, an execution
     or an operation)."""
     return [of_type(RelationType.DATA_FLOW), terms_filter(endpoint_field(2, "Id"), identities),
-            f"-{_field_in(endpoint_field(1, 'Type'), [t.value for t in _NOT_DATASETS])}"]
+            f"-{any_of_words(endpoint_field(1, 'Type'), [t.value for t in _NOT_DATASETS])}"]
 
 
 def data_flows_at(end: int, identities: Sequence[str]) -> list[str]:

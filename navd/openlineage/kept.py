@@ -121,6 +121,11 @@ def bodies(index: SolrIndex, *, after: datetime | None = None, before: datetime 
         last = int(docs[-1][KEPT])
 
 
+def count(index: SolrIndex) -> int:
+    """How many events are kept."""
+    return index.count(CORE, _OF_KIND)
+
+
 def trim(index: SolrIndex, bound: int) -> int:
     """Remove the oldest kept events past `bound` (what a search sees: committed ones); how many."""
     total = index.count(CORE, _OF_KIND)
