@@ -19,7 +19,7 @@ from datetime import datetime
 
 from navd.index.documents import (DELETED_FILTER, NOT_DELETED_FILTER, NOT_STUB_FILTER, RUN_KIND, STUB_MARK,
                                   endpoint_field, property_field, solr_date)
-from navd.index.filters import prefix_filter, terms_filter
+from navd.index.filters import prefix_filter, term_filter, terms_filter
 from navd.index.query_syntax import escape, quote, range_bound
 from navd.model import ElementType, RelationType, SourceType
 from navd.names import field_qualified_name
@@ -28,6 +28,8 @@ from navd.names import field_qualified_name
 SCHEDULE_KIND = "schedule"
 #: a filter no document passes (an empty list of identities selects nothing)
 NOTHING_FILTER = "-*:*"
+#: elements a source wrote with `deleted` false (not flagged deleted by it)
+_NOT_FLAGGED = "deleted:false"
 
 
 # -- building blocks ------------------------------------------------------------------------------
@@ -113,7 +115,23 @@ def flagged_hive_elements(database: str) -> list[str]:
 
 def hive_elements_not_flagged() -> list[str]:
     """HIVE elements whose `deleted` is false (written by the metastore extractor, not flagged)."""
-    return [of_source(SourceType.HIVE), "deleted:false"]
+    return [of_source(SourceType.HIVE), _NOT_FLAGGED]
+
+
+# -- the file system extractors (HDFS, S3) ----------------------------------------------------------
+
+def not_flagged_below(prefix: str, source: SourceType | None = None) -> list[str]:
+    """Elements whose qualified name starts with `prefix`, `deleted` false; of `source` only if
+    given."""
+    filters = [prefix_filter("qualifiedName", prefix), _NOT_FLAGGED]
+    if source is not None:
+        filters.append(of_source(source))
+    return filters
+
+
+def not_flagged_children(parent_identity: str) -> list[str]:
+    """Elements whose parent is `parent_identity`, `deleted` false."""
+    return [term_filter("parentId", parent_identity), _NOT_FLAGGED]
 
 
 @dataclasses.dataclass(frozen=True)
