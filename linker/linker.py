@@ -56,7 +56,7 @@ from navd.logs import get_logger
 from navd.model import identity as element_identity
 
 from .aliases import AliasRules, endpoint_spellings
-from .reading import complete_page, fetch_targets, relation_pages, terms
+from .store import UNLINKED, complete_page, end_unlinked, fetch_targets, indexed_since, relation_pages, terms
 from .relink import Target, choose, endpoint_candidates, relink
 
 log = get_logger("navd.linker")
@@ -199,7 +199,7 @@ class Linker:
         return report
 
     def _pages(self, since: str | None, cloud: bool) -> Iterator[list[dict[str, Any]]]:
-        filters = ["unlinked:true"]
+        filters = [UNLINKED]
         if since is None:
             yield from relation_pages(self.index, filters, self.page_size, cloud=cloud)
             return
@@ -212,11 +212,11 @@ class Linker:
                 if new:
                     yield new
 
-        yield from fresh(relation_pages(self.index, [*filters, f"lastIndexed:[{since} TO *]"], self.page_size,
+        yield from fresh(relation_pages(self.index, [*filters, indexed_since(since)], self.page_size,
                                         cloud=cloud))
         # (b) old unlinked relations naming elements indexed since the last pass.
         elements = self.index.scan("elements", "*:*", fl="identity,qualifiedName,type,sourceType",
-                                   filters=[f"lastIndexed:[{since} TO *]", NOT_STUB_FILTER],
+                                   filters=[indexed_since(since), NOT_STUB_FILTER],
                                    page_size=self.page_size)
         for chunk in batches(map(StoredElement.from_doc, elements), self.page_size):
             ids = sorted({element_identity(s, n) for element in chunk
@@ -225,7 +225,7 @@ class Linker:
             for end in (1, 2):
                 for id_chunk in batches(ids, _TERMS_CHUNK):
                     yield from fresh(relation_pages(self.index, [
-                        *filters, f"{endpoint_field(end, 'Linked')}:false",
+                        *filters, end_unlinked(end),
                         terms(endpoint_field(end, "Id"), id_chunk)], self.page_size, cloud=cloud))
 
 

@@ -30,7 +30,7 @@ from navd.logs import get_logger
 from navd.spark_jobs import SparkJobError, failure_cause, spark_session
 
 from .linker import Linker, LinkReport, plan_page, write_result
-from .reading import EXPORT_FIELDS, TARGET_FIELDS, add_stored_only, export_range
+from .store import EXPORT_FIELDS, TARGET_FIELDS, UNLINKED, add_stored_only, export_range, in_identity_range
 from .relink import Target
 
 log = get_logger("navd.linker")
@@ -46,7 +46,7 @@ def _read_range(ranges: Iterator[str], solr: SolrConfig, core: str, filters: lis
     index = SolrIndex(solr)
     try:
         for identity_range in ranges:
-            ranged = [*filters, f"identity:{identity_range}"]
+            ranged = [*filters, in_identity_range(identity_range)]
             if cloud:
                 docs: Iterable[dict[str, Any]] = index.scan(core, "*:*", fl=None if core == "relations" else fl,
                                                             filters=ranged, page_size=5000,
@@ -110,7 +110,7 @@ def spark_link(index: SolrIndex, *, cluster: str, default_fs: str = "",
     linker = Linker(index, cluster=cluster, default_fs=default_fs, fs_aliases=aliases, state_id=state_id)
     started, _last = linker.prepare()
     solr = index.config
-    total = index.count("relations", "*:*", ["unlinked:true"])
+    total = index.count("relations", "*:*", [UNLINKED])
     jobs = jobs or SparkJobsConfig()
     with spark_session(jobs, master, "navd-link") as spark:
         if "spark.sql.shuffle.partitions" not in jobs.conf:
@@ -146,7 +146,7 @@ def _job(spark: Any, F: Any, ArrayType: Any, IntegerType: Any, StringType: Any, 
     # Persisted: the explode and the final join both need it, and it must be read once, before
     # any partition writes (the writes delete the unlinked documents being read).
     cloud = solr_mode(index) == "cloud"
-    rels = _solr_frame(spark, index, "relations", ["unlinked:true"], EXPORT_FIELDS, _relation_row,
+    rels = _solr_frame(spark, index, "relations", [UNLINKED], EXPORT_FIELDS, _relation_row,
                        "identity string, doc string", cloud).persist()
     elements = _solr_frame(spark, index, "elements", [NOT_STUB_FILTER], TARGET_FIELDS, _element_row,
                            "eid string, qn string, etype string, esource string", cloud)

@@ -14,11 +14,10 @@ import dataclasses
 import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime
 from typing import Any, Literal
 
 from navd.errors import EntityNotFound, UsageError
-from navd.index.documents import endpoint_field
+from navd.index.documents import endpoint_field, parse_solr_date
 from navd.index.query_syntax import Clause, Group, Phrase, Query, Term, escape, parse
 from navd.lineage.rules import LineageGraph, Node
 from navd.model import ElementType, RelationType, SourceType
@@ -135,7 +134,7 @@ def epoch_millis(value: Any) -> int | None:
     if not isinstance(value, str) or not value:
         return None
     try:
-        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp() * 1000)
+        return int(parse_solr_date(value).timestamp() * 1000)
     except ValueError:
         return None
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex, serialise
-from navd.index.documents import RUN_KIND, run_document, solr_date
+from navd.index.documents import RUN_KIND, parse_solr_date, run_document, solr_date
 from navd.index.queries import SCHEDULE_KIND, component_runs, interrupted_runs, runs_and_schedules
 from navd.logs import get_logger
 
@@ -167,11 +167,6 @@ def run_counts(index: SolrIndex, component: str) -> tuple[int, int, dict[str, An
     failures = index.count("runs", component_runs(component, state="FAILED"))
     newest = index.search("runs", component_runs(component, ended=True), rows=1, sort="ended desc")["response"]["docs"]
     return runs, failures, newest[0] if newest else {}
-
-
-def parse_solr_date(value: str) -> datetime:
-    """A Solr date (`2026-11-23T05:00:00.123Z`) as an aware datetime."""
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
 def shown_run_ids(index: SolrIndex) -> set[str]:

@@ -14,7 +14,8 @@ from navd.index.client import SolrIndex
 from navd.index.documents import DELETED_FILTER, UNLINKED_FILTER
 from navd.locks import lock_held
 from navd.process import pid_runs
-from navd.runs import INTERRUPTED, components, last_run_and_success, parse_solr_date, run_counts, run_page, schedules
+from navd.index.documents import parse_solr_date
+from navd.runs import INTERRUPTED, components, last_run_and_success, run_counts, run_page, schedules
 
 
 class ComponentStatus(TypedDict):

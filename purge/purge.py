@@ -30,7 +30,7 @@ from __future__ import annotations
 import dataclasses
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -39,8 +39,8 @@ from navd.index.documents import endpoint_field, solr_date
 from navd.lineage.stored import StoredRelation
 from navd.openlineage import kept
 from navd.logs import get_logger
-from navd.runs import KIND as RUN_KIND
 from navd.runs import shown_run_ids
+from navd.purge import store
 
 log = get_logger("navd.purge")
 
@@ -48,8 +48,7 @@ CATEGORIES = ("instance_of", "data_flow", "executions", "hdfs_parent_child", "de
               "openlineage_events")
 _CORES = ("elements", "relations", "runs")
 _BATCH = 500
-_EXECUTIONS = "type:(OPERATION OR OPERATION_EXECUTION)"
-_END1_ID, _END2_TYPE = endpoint_field(1, "Id"), endpoint_field(2, "Type")
+_END1_ID = endpoint_field(1, "Id")
 _ENDS = f"{_END1_ID},{endpoint_field(2, 'Id')}"
 
 
@@ -109,36 +108,31 @@ class Purger:
     # -- the rules ------------------------------------------------------------------------------
 
     def _old_executions(self) -> None:
-        old = (f"type:OPERATION_EXECUTION AND (ended:[* TO {self.threshold}] OR "
-               f"(started:[* TO {self.threshold}] -ended:[* TO *]))")
-        for batch in self._batches("elements", old):
-            self._remove_relations("instance_of", "type:INSTANCE_OF", batch, ends=(2,))
+        for batch in self._batches("elements", store.executions_before(self.threshold)):
+            self._remove_relations("instance_of", store.INSTANCE_OF, batch, ends=(2,))
             idle = set(batch) - self._producing(batch) - self._physical_ends(batch)
             if not idle:
                 continue
             ids = sorted(idle)
-            self._remove_relations("data_flow", "type:(DATA_FLOW OR CONTROL_FLOW)", ids)
-            self._remove_relations(None, "type:PARENT_CHILD", ids)
+            self._remove_relations("data_flow", store.LINEAGE, ids)
+            self._remove_relations(None, store.PARENT_CHILD, ids)
             self._remove_documents("executions", ids)
 
     def _deleted_directories(self) -> None:
-        gone = f"sourceType:HDFS AND type:DIRECTORY AND deleted:true AND deleteTime:[* TO {self.threshold}]"
-        for batch in self._batches("elements", gone):
-            self._remove_relations("hdfs_parent_child", "type:PARENT_CHILD", batch, ends=(1,))
+        for batch in self._batches("elements", store.directories_deleted_before(self.threshold)):
+            self._remove_relations("hdfs_parent_child", store.PARENT_CHILD, batch, ends=(1,))
 
     def _deleted_entities(self) -> None:
-        gone = (f"deleted:true AND deleteTime:[* TO {self.threshold}] "
-                f"-(sourceType:HIVE AND type:(DATABASE OR TABLE OR VIEW OR FIELD))")
-        for batch in self._batches("elements", gone):
+        for batch in self._batches("elements", store.entities_deleted_before(self.threshold)):
             ids = sorted(set(batch) - self._physical_ends(batch))
             if not ids:
                 continue
-            self._remove_relations(None, "*:* -type:LOGICAL_PHYSICAL", ids)
+            self._remove_relations(None, store.NOT_LOGICAL_PHYSICAL, ids)
             self._remove_documents("deleted_entities", ids)
 
     def _old_run_records(self) -> None:
         kept = shown_run_ids(self.index)
-        for batch in self._batches("runs", f"kind:{RUN_KIND} AND ended:[* TO {self.threshold}]"):
+        for batch in self._batches("runs", store.runs_ended_before(self.threshold)):
             self._remove_documents("run_records", sorted(set(batch) - kept), core="runs")
 
     def _old_openlineage_events(self) -> None:
@@ -151,7 +145,7 @@ class Purger:
         if self.keep_events is None:
             return
         if self.dry_run:
-            excess = self.index.count("runs", f"kind:{kept.KIND}") - self.keep_events
+            excess = kept.count(self.index) - self.keep_events
             self.report.removed["openlineage_events"] += max(0, excess)
         else:
             self.index.commit("runs", soft=True)  # what the bound counts: the events just purged gone
@@ -162,15 +156,12 @@ class Purger:
     def _producing(self, executions: list[str]) -> set[str]:
         """Those of `executions` that, or whose child executions, wrote a dataset."""
         children: dict[str, str] = {}
-        for relation in self._relations(_ENDS, filters=[
-                "type:PARENT_CHILD", f"{_END2_TYPE}:OPERATION_EXECUTION", _terms(_END1_ID, executions)]):
+        for relation in self._relations(_ENDS, filters=store.child_executions_of(executions)):
             children[relation.endpoint2.id] = relation.endpoint1.id
         producing: set[str] = set()
         sources = executions + sorted(children)
         for chunk in batches(sources, _BATCH):
-            for relation in self._relations(_END1_ID, filters=[
-                    "type:DATA_FLOW", f"-{_END2_TYPE}:({' OR '.join(('OPERATION', 'OPERATION_EXECUTION'))})",
-                    _terms(_END1_ID, chunk)]):
+            for relation in self._relations(_END1_ID, filters=store.dataset_writes_of(chunk)):
                 source = relation.endpoint1.id
                 producing.add(children.get(source, source))
         return producing
@@ -178,8 +169,7 @@ class Purger:
     def _physical_ends(self, ids: list[str]) -> set[str]:
         ends: set[str] = set()
         for end in (1, 2):
-            for relation in self._relations(_ENDS, filters=[
-                    "type:LOGICAL_PHYSICAL", _terms(endpoint_field(end, "Id"), ids)]):
+            for relation in self._relations(_ENDS, filters=store.logical_physical_at(end, ids)):
                 ends.update((relation.endpoint1.id, relation.endpoint2.id))
         return ends & set(ids)
 
@@ -202,7 +192,7 @@ class Purger:
                           ends: tuple[int, ...] = (1, 2)) -> None:
         """Relations matching `type_filter` with an end (of `ends`) among `element_ids`."""
         ids = sorted({str(d["identity"]) for end in ends for d in self.index.scan(
-            "relations", "*:*", fl="identity", filters=[type_filter, _terms(endpoint_field(end, "Id"), element_ids)])})
+            "relations", "*:*", fl="identity", filters=[type_filter, store.with_end_in(end, element_ids)])})
         if category is not None:
             self.report.removed[category] += len(ids)
         if ids and not self.dry_run:
@@ -213,7 +203,3 @@ class Purger:
         self.report.removed[category] += len(ids)
         if ids and not self.dry_run:
             self.index.delete_ids(core, ids)
-
-
-def _terms(field: str, ids: Iterable[str]) -> str:
-    return f"{{!terms f={field}}}{','.join(ids)}"

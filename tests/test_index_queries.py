@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from navd.index.queries import (any_of, column_edges_into_view, component_runs, interrupted_runs, property_is,
+from navd.index.queries import (any_of, column_edges_into_view, component_runs, interrupted_runs, not_flagged_below,
+                                not_flagged_children, property_is,
                                 relations_between, spark_executions_writing, view_column_stubs)
 from navd.index.query_syntax import Clause, Phrase, Query, Term, parse
 from navd.model import SourceType
@@ -67,3 +68,13 @@ def test_component_runs_adds_the_state_and_the_end() -> None:
     fields = _fields(parse(component_runs("spark", state="FAILED", ended=True)))
     assert [n.text for n in fields["state"]] == ["FAILED"]  # type: ignore[attr-defined]
     assert [n.kind for n in fields["ended"]] == ["star"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(("filters", "expected"), [
+    (not_flagged_below("hdfs://nn:8020/data/"), ["{!prefix f=qualifiedName}hdfs://nn:8020/data/", "deleted:false"]),
+    (not_flagged_below("s3a://b/k/", SourceType.S3),
+     ["{!prefix f=qualifiedName}s3a://b/k/", "deleted:false", "sourceType:S3"]),
+    (not_flagged_children("abc123"), ["{!term f=parentId}abc123", "deleted:false"]),
+])
+def test_the_file_system_extractors_filters(filters: list[str], expected: list[str]) -> None:
+    assert filters == expected

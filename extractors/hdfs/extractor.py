@@ -50,7 +50,7 @@ from navd.extractors.hdfs.records import (SIGNATURE_FIELDS, BadEntry, HdfsEntry,
                                          records_for)
 from navd.extractors.hdfs.state import HdfsState
 from navd.index.client import SolrIndex
-from navd.index.filters import prefix_filter, term_filter
+from navd.index.queries import not_flagged_below, not_flagged_children
 from navd.logs import get_logger
 from navd.model import Deletion, ElementType, EntityRef, Record, SourceType, identity, path_qualified_name
 from navd.webhdfs import WebHdfsError, hdfs_path, make_client, request_count, snapshot_diff, status_or_none
@@ -439,7 +439,7 @@ class HdfsExtractor:
     def _indexed_children(self, directory: str) -> dict[str, tuple[bool, Signature]]:
         parent_id = identity(SourceType.HDFS, path_qualified_name(directory, self.default_fs))
         children = {}
-        for doc in self.index.scan("elements", term_filter("parentId", parent_id), filters=["deleted:false"],
+        for doc in self.index.scan("elements", filters=not_flagged_children(parent_id),
                                    fl=f"originalName,{SIGNATURE_FIELDS}"):
             children[str(doc["originalName"])] = (doc.get("type") == ElementType.DIRECTORY.value,
                                                   document_signature(doc))
@@ -457,8 +457,7 @@ class HdfsExtractor:
     def _indexed_below(self, path: str) -> int:
         """Entities indexed below `path` and not deleted: one Solr count, nothing held."""
         prefix = self._scope(path).rstrip("/") + "/"
-        return self.index.count("elements", prefix_filter("qualifiedName", prefix),
-                                filters=["deleted:false", f"sourceType:{SourceType.HDFS.value}"])
+        return self.index.count("elements", "*:*", not_flagged_below(prefix, SourceType.HDFS))
 
     def _apply_deletions(self) -> Iterator[Record]:
         """Flag the proven deletions, root by root, each root only if the fail-safe allows it;
@@ -484,8 +483,8 @@ class HdfsExtractor:
             yield Deletion(EntityRef(SourceType.HDFS, qualified_name, kind), now)
             self.report.deletions += 1
             if is_dir:  # what is indexed below it went with it
-                below = prefix_filter("qualifiedName", qualified_name + "/")
-                for doc in self.index.scan("elements", below, filters=["deleted:false"], fl="qualifiedName,type"):
+                below = not_flagged_below(qualified_name + "/")
+                for doc in self.index.scan("elements", filters=below, fl="qualifiedName,type"):
                     yield Deletion(EntityRef(SourceType.HDFS, str(doc["qualifiedName"]),
                                              ElementType(str(doc["type"]))), now)
                     self.report.deletions += 1

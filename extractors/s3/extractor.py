@@ -41,7 +41,7 @@ from navd.errors import NavdError, first_line
 from navd.extractors import CHECKPOINT, Checkpoint
 from navd.extractors.common.deletions import DeletionGuard, DeletionsConfig
 from navd.index.client import SolrIndex
-from navd.index.filters import prefix_filter
+from navd.index.queries import not_flagged_below
 from navd.logs import get_logger
 from navd.model import Deletion, ElementType, EntityRef, Record, SourceType
 from navd.names import InvalidName, s3_qualified_name, split_s3_name
@@ -395,8 +395,7 @@ class S3Extractor:
         if self.index is None:
             return self.state.count_below(root)
         prefix = root.removesuffix("/") + "/"
-        return self.index.count("elements", prefix_filter("qualifiedName", prefix),
-                                filters=["deleted:false", f"sourceType:{SourceType.S3.value}"])
+        return self.index.count("elements", "*:*", not_flagged_below(prefix, SourceType.S3))
 
     def _flag(self, root: S3Root, gone: list[tuple[str, bool]], listed: int) -> Iterator[Record]:
         """Flag what the root's listings proved gone, if the fail-safe allows it; refused

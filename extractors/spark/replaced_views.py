@@ -29,7 +29,7 @@ from navd.index.documents import deletion_update, endpoint_field, property_field
 from navd.index.queries import column_edges_into_view, relations_between, spark_executions_writing, view_column_stubs
 from navd.model import Deletion, ElementType, EntityRef, SourceType
 from navd.names import spark_execution_ref, table_of_field
-from navd.runs import parse_solr_date
+from navd.index.documents import parse_solr_date
 
 from .application_run import ApplicationRun, SqlExecution
 from .records import LOG_OWNER

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from navd.annotations.rules import Annotation, Change, annotation_from_dict, changes, element_fields, projection_update
 from navd.errors import SolrError, UsageError
-from navd.index.documents import solr_date
+from navd.index.documents import parse_solr_date, solr_date
 from navd.index.filters import term_filter
 from navd.logs import get_logger
 
@@ -54,10 +54,6 @@ _IDS = 2000
 
 def record_identity(target: str) -> str:
     return f"annotation|{target}"
-
-
-def _parse_time(value: Any) -> datetime:
-    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
 
 
 def _annotation(doc: Mapping[str, Any]) -> Annotation:
@@ -90,7 +86,7 @@ def annotations_of(index: SolrIndex, targets: Iterable[str]) -> dict[str, Annota
 def history(index: SolrIndex, target: str) -> list[Change]:
     """Every recorded change of `target`'s annotation, oldest first (a change record's identity
     sorts by its time, then its place in its edit)."""
-    return [Change(str(d[TARGET]), str(d.get("change_actor", "")), _parse_time(d[TIME]), str(d["change_field"]),
+    return [Change(str(d[TARGET]), str(d.get("change_actor", "")), parse_solr_date(d[TIME]), str(d["change_field"]),
                    json.loads(d["change_before"]), json.loads(d["change_after"]))
             for d in index.scan("runs", f"kind:{CHANGE_KIND}", filters=[term_filter(TARGET, target)])]
 

@@ -127,13 +127,19 @@ def _parent_path(path: str) -> str:
     return head or "/"
 
 
+def parse_solr_date(value: object) -> datetime:
+    """A Solr date (`2026-11-23T05:00:00.123Z`, as `solr_date` writes it and Solr returns it) as
+    an aware datetime; ValueError if it is not one."""
+    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+
+
 def stored_time(value: object) -> datetime | None:
     """A stored date (Solr's `2026-11-23T05:00:00.123Z`) as an aware datetime; None if absent."""
     if value is None or value == "":
         return None
     if isinstance(value, datetime):
         return value
-    return datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    return parse_solr_date(value)
 
 
 #: A relation's first and last execution times (model.Relation.first_seen / last_seen).

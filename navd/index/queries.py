@@ -19,7 +19,7 @@ from datetime import datetime
 
 from navd.index.documents import (DELETED_FILTER, NOT_DELETED_FILTER, NOT_STUB_FILTER, RUN_KIND, STUB_MARK,
                                   endpoint_field, property_field, solr_date)
-from navd.index.filters import prefix_filter, terms_filter
+from navd.index.filters import prefix_filter, term_filter, terms_filter
 from navd.index.query_syntax import escape, quote, range_bound
 from navd.model import ElementType, RelationType, SourceType
 from navd.names import field_qualified_name
@@ -28,6 +28,8 @@ from navd.names import field_qualified_name
 SCHEDULE_KIND = "schedule"
 #: a filter no document passes (an empty list of identities selects nothing)
 NOTHING_FILTER = "-*:*"
+#: elements a source wrote with `deleted` false (not flagged deleted by it)
+_NOT_FLAGGED = "deleted:false"
 
 
 # -- building blocks ------------------------------------------------------------------------------
@@ -62,7 +64,7 @@ def property_any_of(key: str, values: Iterable[str]) -> str:
 
 def of_type(*kinds: ElementType | RelationType) -> str:
     """Documents (elements or relations) of one of the types `kinds`."""
-    return _field_in("type", [k.value for k in kinds])
+    return any_of_words("type", [k.value for k in kinds])
 
 
 def of_source(source: SourceType) -> str:
@@ -70,7 +72,7 @@ def of_source(source: SourceType) -> str:
     return f"sourceType:{source.value}"
 
 
-def _field_in(field: str, words: Sequence[str]) -> str:
+def any_of_words(field: str, words: Sequence[str]) -> str:
     """`field` is one of `words`, navd's own enum values (no quoting needed: plain words)."""
     return f"{field}:{words[0]}" if len(words) == 1 else f"{field}:({' OR '.join(words)})"
 
@@ -88,7 +90,7 @@ def interrupted_runs(host: str) -> str:
 
 def runs_and_schedules() -> str:
     """Every run record and published schedule."""
-    return _field_in("kind", [RUN_KIND, SCHEDULE_KIND])
+    return any_of_words("kind", [RUN_KIND, SCHEDULE_KIND])
 
 
 def component_runs(component: str, *, state: str | None = None, ended: bool = False) -> str:
@@ -113,7 +115,23 @@ def flagged_hive_elements(database: str) -> list[str]:
 
 def hive_elements_not_flagged() -> list[str]:
     """HIVE elements whose `deleted` is false (written by the metastore extractor, not flagged)."""
-    return [of_source(SourceType.HIVE), "deleted:false"]
+    return [of_source(SourceType.HIVE), _NOT_FLAGGED]
+
+
+# -- the file system extractors (HDFS, S3) ----------------------------------------------------------
+
+def not_flagged_below(prefix: str, source: SourceType | None = None) -> list[str]:
+    """Elements whose qualified name starts with `prefix`, `deleted` false; of `source` only if
+    given."""
+    filters = [prefix_filter("qualifiedName", prefix), _NOT_FLAGGED]
+    if source is not None:
+        filters.append(of_source(source))
+    return filters
+
+
+def not_flagged_children(parent_identity: str) -> list[str]:
+    """Elements whose parent is `parent_identity`, `deleted` false."""
+    return [term_filter("parentId", parent_identity), _NOT_FLAGGED]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,7 +213,7 @@ def dataset_flows_into(identities: Sequence[str]) -> list[str]:
     """DATA_FLOW relations into one of `identities` from a dataset (not a column, an execution
     or an operation)."""
     return [of_type(RelationType.DATA_FLOW), terms_filter(endpoint_field(2, "Id"), identities),
-            f"-{_field_in(endpoint_field(1, 'Type'), [t.value for t in _NOT_DATASETS])}"]
+            f"-{any_of_words(endpoint_field(1, 'Type'), [t.value for t in _NOT_DATASETS])}"]
 
 
 def data_flows_at(end: int, identities: Sequence[str]) -> list[str]:

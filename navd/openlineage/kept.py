@@ -29,7 +29,7 @@ from typing import Any
 import orjson
 
 from navd.index.client import SolrIndex, batches
-from navd.index.documents import solr_date
+from navd.index.documents import parse_solr_date, solr_date
 from navd.index.filters import terms_filter
 
 KIND = "OPENLINEAGE_EVENT"
@@ -85,7 +85,7 @@ def kept_document(event: Mapping[str, Any], body: bytes, execution: str | None, 
 
 def _solr_time(text: str) -> str:
     """An eventTime (ISO 8601 with a zone, validated by the intake) in Solr's format."""
-    return solr_date(datetime.fromisoformat(text.replace("Z", "+00:00")))
+    return solr_date(parse_solr_date(text))
 
 
 def keep(index: SolrIndex, docs: list[dict[str, Any]]) -> None:
@@ -119,6 +119,11 @@ def bodies(index: SolrIndex, *, after: datetime | None = None, before: datetime 
         for doc in docs:
             yield str(doc[BODY]).encode("utf-8")
         last = int(docs[-1][KEPT])
+
+
+def count(index: SolrIndex) -> int:
+    """How many events are kept."""
+    return index.count(CORE, _OF_KIND)
 
 
 def trim(index: SolrIndex, bound: int) -> int:

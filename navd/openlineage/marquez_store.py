@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from datetime import datetime
 from typing import Any
 
 from navd.errors import EntityNotFound
 from navd.index.client import SolrIndex
+from navd.index.documents import parse_solr_date
 from navd.index.filters import term_filter
 from navd.names import openlineage_job_ref
 from navd.openlineage.export import stored_properties
@@ -151,14 +151,10 @@ def _run(doc: Mapping[str, Any]) -> dict[str, Any]:
     started, ended = doc.get("started"), doc.get("ended")
     duration = None
     if started and ended:
-        duration = int((_parse(str(ended)) - _parse(str(started))).total_seconds() * 1000)
+        duration = int((parse_solr_date(ended) - parse_solr_date(started)).total_seconds() * 1000)
     at = str(doc.get("lastIndexed") or started or _EPOCH)
     return {"id": props.get("runId", ""), "createdAt": str(started or at), "updatedAt": at,
             "nominalStartTime": props.get("nominalStartTime"), "nominalEndTime": props.get("nominalEndTime"),
             "state": RUN_STATES.get(props.get("state", ""), "NEW"), "startedAt": started, "endedAt": ended,
             "durationMs": duration, "args": {}, "jobVersion": None, "inputDatasetVersions": [],
             "outputDatasetVersions": [], "context": {}, "facets": run_facets(props)}
-
-
-def _parse(value: str) -> datetime:
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))

@@ -22,7 +22,7 @@ from navd.lineage.rules import RelationAsk
 from navd.lineage.store import SolrLineageStore
 from navd.logs import get_logger
 from navd.model import ElementType, RelationType
-from navd.runs import parse_solr_date
+from navd.index.documents import parse_solr_date
 from navd.sensitivity.rules import HIVE, Levels, Outcome, Tag, downstream_closure, hive_tags, recompute
 
 log = get_logger("navd.sensitivity")

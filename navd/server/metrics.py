@@ -17,7 +17,7 @@ from prometheus_client.registry import Collector
 from navd.errors import NavdError, first_line
 from navd.index.client import SolrIndex
 from navd.logs import get_logger
-from navd.runs import parse_solr_date
+from navd.index.documents import parse_solr_date
 from navd.status import run_totals, status
 
 if TYPE_CHECKING:

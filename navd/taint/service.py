@@ -11,7 +11,7 @@ from navd.errors import EntityNotFound, UsageError
 from navd.index.client import SolrIndex
 from navd.index.lookup import Scope, resolve_one
 from navd.names import shown
-from navd.runs import parse_solr_date
+from navd.index.documents import parse_solr_date
 from navd.taint import store
 from navd.taint.reprocess import Plan
 from navd.taint.reprocess import reprocess as plan

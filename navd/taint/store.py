@@ -23,7 +23,7 @@ from navd.index.query_syntax import quote
 from navd.lineage.rules import RelationAsk
 from navd.lineage.store import SolrLineageStore
 from navd.model import ElementType, RelationType
-from navd.runs import parse_solr_date
+from navd.index.documents import parse_solr_date
 from navd.taint.rules import Period, dataset_of, element_path, iso, partition_period, taint_range
 
 TAINT_KIND = "TAINT"

@@ -1,5 +1,6 @@
-"""Reading what the linker needs from Solr: whole relation documents, streamed, and the elements
-their endpoints may name.
+"""The linker's store: what it reads from Solr (whole relation documents, streamed, and the
+elements their endpoints may name) and the queries it asks, each a named function of the values
+it takes (a date through `range_bound`, identities through the terms parser).
 
 Why not a cursor scan of `fl=*`: a cursor page sorted by identity (an MD5) reads its documents'
 stored fields in random order, one compressed block per document, and pays the sort over every
@@ -22,7 +23,8 @@ from typing import Any
 
 from navd.errors import SolrError
 from navd.index.client import SolrIndex, batches, identity_ranges
-from navd.index.documents import NOT_STUB_FILTER, endpoint_field
+from navd.index.documents import NOT_STUB_FILTER, UNLINKED_FILTER, endpoint_field
+from navd.index.query_syntax import range_bound
 from navd.lineage.stored import StoredElement
 
 #: Every docValues field of nav_relations a rewritten relation keeps (`lastIndexed` and
@@ -37,11 +39,36 @@ STORED_ONLY = ("expression", "properties")
 TARGET_FIELDS = "identity,qualifiedName,type,sourceType"
 
 _RANGE_DOCUMENTS = 10_000
+#: relations with an end not linked yet: what a pass works on
+UNLINKED = UNLINKED_FILTER
+#: relations with an `expression` (answered from the field's norms)
+_HAS_EXPRESSION = "expression:[* TO *]"
 
+
+# -- the queries --------------------------------------------------------------------------------
 
 def terms(field: str, values: Iterable[str]) -> str:
     """A `{!terms}` query; `cache=false` so page-sized id lists never crowd the filter cache."""
     return f"{{!terms f={field} cache=false}}{','.join(values)}"
+
+
+def indexed_since(since: str) -> str:
+    """Documents indexed at or after `since` (a Solr date, date math allowed: `...Z-60SECONDS`)."""
+    return f"lastIndexed:[{range_bound(since)} TO *]"
+
+
+def end_unlinked(end: int) -> str:
+    """Relations whose end `end` (1: from, 2: to) is not linked."""
+    return f"{endpoint_field(end, 'Linked')}:false"
+
+
+def in_identity_range(identity_range: str, *, cached: bool = True) -> str:
+    """Documents whose identity is in `identity_range` (a range of `client.identity_ranges`);
+    not `cached`: a range read once would only add to every new searcher's warming."""
+    return f"{'' if cached else '{!cache=false}'}identity:{identity_range}"
+
+
+# -- reading -------------------------------------------------------------------------------------
 
 
 def export_docs(index: SolrIndex, core: str, filters: list[str], fl: str,
@@ -60,8 +87,7 @@ def export_range(index: SolrIndex, core: str, filters: list[str], fl: str, ident
     """The matching documents of one identity range (`client.identity_ranges`), by `/export`."""
     name = index.core(core)
     body = index.request("POST", f"{name}/export", what=f"export of {name}", data={
-        # Each range is read once: caching its filter would only add to every new searcher's warming.
-        "q": "*:*", "fq": [*filters, f"{{!cache=false}}identity:{identity_range}"], "fl": fl,
+        "q": "*:*", "fq": [*filters, in_identity_range(identity_range, cached=False)], "fl": fl,
         "sort": "identity asc"})
     docs: list[dict[str, Any]] = body.get("response", {}).get("docs", [])
     # /export reports a failure after its header as a last document (the status is 200).
@@ -86,7 +112,7 @@ def add_stored_only(index: SolrIndex, docs: list[dict[str, Any]]) -> list[dict[s
                 fetched.add(doc["identity"])
                 doc.update((k, stored[k]) for k in STORED_ONLY if k in stored)
 
-    fetch("expression:[* TO *]", by_id)
+    fetch(_HAS_EXPRESSION, by_id)
     with_properties = [i for i, doc in by_id.items() if i not in fetched and any(k.startswith("prop_") for k in doc)]
     if with_properties:
         fetch("*:*", with_properties)
