@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import Any
 
 from navd.errors import EntityNotFound, UsageError
+from navd.index.admin import solr_mode
 from navd.index.client import SolrIndex, batches
 from navd.index.queries import data_flows_from, fields_hung_under
 from navd.lineage.rules import LineageGraph, LineageOptions, Node
@@ -230,7 +231,11 @@ def reported_filters(index: SolrIndex) -> tuple[list[str], dict[str, str]]:
     """The filters (and the request parameters they read) of the datasets OpenLineage events
     reported: joined from the relations core, so Solr keeps the set, not navd."""
     relations = index.core("relations")
-    joins = [f"{{!join fromIndex={relations} from=endpoint{end}Id to=identity v=$flows{end}}}" for end in (1, 2)]
+    # SolrCloud joins a collection of several shards only by streaming the keys across
+    # (crossCollection); a standalone node joins its cores in place
+    method = " method=crossCollection" if solr_mode(index) == "cloud" else ""
+    joins = [f"{{!join{method} fromIndex={relations} from=endpoint{end}Id to=identity v=$flows{end}}}"
+             for end in (1, 2)]
     params = {f"flows{end}": _FLOWS_THROUGH_RUNS.format(end=end, other=3 - end) for end in (1, 2)}
     either = " OR ".join(f"_query_:\"{j}\"" for j in joins)
     return [f"{either} OR sourceType:{SourceType.OPENLINEAGE.value}", _NOT_DATASETS], params
