@@ -279,6 +279,10 @@ def paged(served: Served, index: SolrIndex) -> tuple[str, str, str]:
                                             "https://openlineage.io/spec/facets/2-0-3/JobTypeJobFacet.json",
                                             "processingType": "STREAMING", "integration": "FLINK", "jobType": "JOB"}
         body["inputs"] = [{"namespace": tables, "name": f"public.t{n:02d}"} for n in range(PAGED_TABLES)]
+        body["inputs"][0]["facets"] = {"schema": {
+            "_producer": "https://flink.apache.org", "_schemaURL":
+            "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json",
+            "fields": [{"name": "id", "type": "BIGINT", "description": "the order's number"}]}}
         body["outputs"] = [{"namespace": paths, "name": f"/out/p{n:02d}"} for n in range(PAGED_PATHS)]
         answer = requests.post(f"{served.url}/api/v1/lineage", data=json.dumps(body), timeout=60,
                                headers={"Content-Type": "application/json"})
@@ -305,6 +309,8 @@ def test_dataset_listings_page_as_marquez_does(served: Served, paged: tuple[str,
         assert seen == names
         empty = served.get(f"/api/v1/namespaces/{_enc(namespace)}/datasets", params={"limit": 0}).json()
         assert (empty["datasets"], empty["totalCount"]) == ([], len(names))
+    first = served.get(f"/api/v1/namespaces/{_enc(tables)}/datasets", params={"limit": 1}).json()["datasets"][0]
+    assert first["fields"] == [{"name": "id", "type": "BIGINT", "tags": [], "description": "the order's number"}]
 
 
 def test_search_counts_every_match_and_returns_one_page(served: Served, paged: tuple[str, str, str]) -> None:

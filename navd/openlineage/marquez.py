@@ -199,7 +199,8 @@ def _dataset_data(nid: str, dataset: Dataset, doc: Mapping[str, Any]) -> dict[st
     return {"id": ident, "type": "DB_TABLE",  # Marquez's DatasetType: DB_TABLE or STREAM
             "name": ident["name"], "physicalName": ident["name"], "createdAt": str(doc.get("created") or at),
             "updatedAt": at, "namespace": ident["namespace"], "sourceName": ident["namespace"],
-            "fields": [{"name": n, "type": t, "tags": [], "description": None} for n, t in dataset.columns],
+            "fields": [{"name": n, "type": t, "tags": [], "description": dataset.descriptions.get(n)}
+                       for n, t in dataset.columns],
             "tags": [], "lastModifiedAt": doc.get("lastModified"), "lastLifecycleState": None,
             "description": doc.get("description"), "currentVersion": dataset_version(dataset.ref.identity, dataset),
             "columnLineage": None,
