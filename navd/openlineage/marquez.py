@@ -254,7 +254,8 @@ def namespace_filter(namespace: str, clusters: Mapping[str, str], default_cluste
         except InvalidName:
             root = None
         if root is not None and root.source_type in PATH_SOURCES:
-            clauses.append(f"(sourceType:({_PATH_TYPES}) AND qualifiedName:{escape(root.qualified_name.rstrip('/') + '/')}*)")
+            under = escape(root.qualified_name.rstrip("/") + "/")
+            clauses.append(f"(sourceType:({_PATH_TYPES}) AND qualifiedName:{under}*)")
     for source in _CLUSTER_NAMED:
         cluster = clusters.get(namespace) if source is SourceType.HIVE else None
         if cluster is None and namespace.lower().startswith(f"{source.value.lower()}://"):
@@ -406,7 +407,8 @@ def search_filter(part: str, kinds: Sequence[str]) -> str:
         clauses.append(f"(sourceType:{SourceType.OPENLINEAGE.value} AND type:{ElementType.OPERATION.value} AND "
                        f"originalName:*{escape(part.lower())}*)")
     if "DATASET" in kinds:
-        under_root = f"[^\\/]*\\/\\/[^\\/]*(\\/.*)?{pattern}.*" if part.startswith("/") else f"[^\\/]*\\/\\/[^\\/]*\\/.*{pattern}.*"
+        root = "[^\\/]*\\/\\/[^\\/]*"  # scheme: // authority (no '/' in either)
+        under_root = f"{root}(\\/.*)?{pattern}.*" if part.startswith("/") else f"{root}\\/.*{pattern}.*"
         clauses += [f"(sourceType:{SourceType.OPENLINEAGE.value} AND prop_openlineageName:/.*{pattern}.*/)",
                     f"(sourceType:({_PATH_TYPES}) AND qualifiedName:/{under_root}/)",
                     f"(sourceType:({' OR '.join(s.value for s in _CLUSTER_NAMED)}) AND "
