@@ -259,3 +259,93 @@ def test_the_marquez_web_ui_requests_of_a_datasets_lineage_page(served: Served, 
     fields = {n["id"]: n for n in columns.json()["graph"]}
     total = fields[f"datasetField:{hive}:{name}:total"]["data"]
     assert {(f["dataset"], f["field"]) for f in total["inputFields"]} >= {("marquez.orders", "amount")}
+
+
+#: more datasets than one page of the listings below
+PAGED_TABLES, PAGED_PATHS, PAGE = 7, 4, 3
+
+
+@pytest.fixture(scope="module")
+def paged(served: Served, index: SolrIndex) -> tuple[str, str, str]:
+    """A STREAMING job of a namespace of its own reading PAGED_TABLES tables of a database of
+    their own (a namespace only OpenLineage knows) and writing PAGED_PATHS paths of a file
+    system of their own: (the job's namespace, the tables', the paths')."""
+    suffix = uuid.uuid4().hex[:8]
+    jobs, tables, paths = f"flink://jobmanager-{suffix}", f"postgres://db-{suffix}:5432", f"hdfs://nn-{suffix}:8020"
+    for state, at in ((RunState.START, 0), (RunState.COMPLETE, 30)):
+        body: dict[str, Any] = as_json(job_run(str(uuid.UUID(int=int(suffix, 16))), "stream", state, offset=at))
+        body["job"]["namespace"] = jobs
+        body["job"]["facets"]["jobType"] = {"_producer": "https://flink.apache.org", "_schemaURL":
+                                            "https://openlineage.io/spec/facets/2-0-3/JobTypeJobFacet.json",
+                                            "processingType": "STREAMING", "integration": "FLINK", "jobType": "JOB"}
+        body["inputs"] = [{"namespace": tables, "name": f"public.t{n:02d}"} for n in range(PAGED_TABLES)]
+        body["inputs"][0]["facets"] = {"schema": {
+            "_producer": "https://flink.apache.org", "_schemaURL":
+            "https://openlineage.io/spec/facets/1-1-1/SchemaDatasetFacet.json",
+            "fields": [{"name": "id", "type": "BIGINT", "description": "the order's number"}]}}
+        body["outputs"] = [{"namespace": paths, "name": f"/out/p{n:02d}"} for n in range(PAGED_PATHS)]
+        answer = requests.post(f"{served.url}/api/v1/lineage", data=json.dumps(body), timeout=60,
+                               headers={"Content-Type": "application/json"})
+        assert answer.status_code == 201, answer.text
+    for core in ("elements", "relations"):
+        index.commit(core, soft=True)
+    return jobs, tables, paths
+
+
+def test_dataset_listings_page_as_marquez_does(served: Served, paged: tuple[str, str, str]) -> None:
+    """limit and offset cut the namespace's datasets in name order; totalCount counts them all,
+    on every page, past the last one and at limit 0 too."""
+    _jobs, tables, paths = paged
+    for namespace, names in ((tables, [f"public.t{n:02d}" for n in range(PAGED_TABLES)]),
+                             (paths, [f"/out/p{n:02d}" for n in range(PAGED_PATHS)])):
+        seen = []
+        for offset in range(0, len(names) + PAGE, PAGE):
+            page = served.get(f"/api/v1/namespaces/{_enc(namespace)}/datasets",
+                              params={"limit": PAGE, "offset": offset}).json()
+            assert page["totalCount"] == len(names), page
+            assert [d["name"] for d in page["datasets"]] == names[offset:offset + PAGE]
+            assert all(d["namespace"] == namespace for d in page["datasets"])
+            seen += [d["name"] for d in page["datasets"]]
+        assert seen == names
+        empty = served.get(f"/api/v1/namespaces/{_enc(namespace)}/datasets", params={"limit": 0}).json()
+        assert (empty["datasets"], empty["totalCount"]) == ([], len(names))
+    first = served.get(f"/api/v1/namespaces/{_enc(tables)}/datasets", params={"limit": 1}).json()["datasets"][0]
+    assert first["fields"] == [{"name": "id", "type": "BIGINT", "tags": [], "description": "the order's number"}]
+
+
+def test_search_counts_every_match_and_returns_one_page(served: Served, paged: tuple[str, str, str]) -> None:
+    _jobs, tables, _paths = paged
+    found = served.get("/api/v1/search", params={"q": "PUBLIC.T0", "filter": "DATASET", "limit": 2}).json()
+    assert found["totalCount"] >= PAGED_TABLES and len(found["results"]) == 2
+    every = served.get("/api/v1/search", params={"q": "public.t0", "filter": "DATASET", "limit": 1000}).json()
+    ours = sorted(r["name"] for r in every["results"] if r["namespace"] == tables)
+    assert ours == [f"public.t{n:02d}" for n in range(PAGED_TABLES)]
+    assert every["totalCount"] == len(every["results"])
+    # a part of the root is no part of a path's name
+    outside = served.get("/api/v1/search", params={"q": paged[2].split("//")[1], "filter": "DATASET"}).json()
+    assert outside["totalCount"] == 0, outside
+
+
+def test_namespaces_of_datasets_only_are_listed_and_have_no_jobs(served: Served, paged: tuple[str, str, str],
+                                                                 runs: dict[str, list[str]]) -> None:
+    """Every file system's namespace is listed (two here: the skip from one root to the next)."""
+    del runs  # their HDFS output is the other file system
+    jobs, tables, paths = paged
+    listed = {n["name"] for n in served.get("/api/v1/namespaces", params={"limit": 1000}).json()["namespaces"]}
+    assert {jobs, tables, paths, "hdfs://nn:8020"} <= listed
+    for namespace in (tables, paths):
+        answer = served.get(f"/api/v1/namespaces/{_enc(namespace)}/jobs")
+        assert answer.status_code == 200, answer.text
+        assert answer.json() == {"jobs": [], "totalCount": 0}
+    assert served.get("/api/v1/namespaces/nosuchnamespace/jobs").status_code == 404
+
+
+def test_a_streaming_job_is_marquez_s_stream(served: Served, paged: tuple[str, str, str]) -> None:
+    jobs, _tables, _paths = paged
+    job = MarquezClient(url=served.url).get_job(jobs, "stream")
+    assert job["type"] == "STREAM"
+    assert job["facets"]["jobType"] == {"processingType": "STREAMING", "integration": "FLINK", "jobType": "JOB"}
+    graph = served.get("/api/v1/lineage", params={"nodeId": f"job:{jobs}:stream", "depth": 1}).json()["graph"]
+    assert {n["id"]: n for n in graph}[f"job:{jobs}:stream"]["data"]["type"] == "STREAM"
+    load = MarquezClient(url=served.url).list_jobs(jobs)["jobs"][0]
+    assert load["type"] == "STREAM"

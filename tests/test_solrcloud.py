@@ -30,6 +30,9 @@ from navd.lineage.memory_store import MemoryLineageStore
 from navd.lineage.rules import LineageOptions
 from navd.lineage.rules import lineage as walk_lineage
 from navd.lineage.service import lineage
+from navd.openlineage import marquez
+from navd.openlineage.export import ExportSettings
+from navd.openlineage.mapping import MappingSettings, map_event
 from navd.solr.server import ZK_PORT_OFFSET, EmbeddedSolr, SolrDistribution, free_port
 
 #: every test here runs against the module's own SolrCloud node
@@ -315,3 +318,32 @@ def test_the_home_restarts_as_solrcloud_with_its_collections(
     replicas = [r for c in collections.values() for s in c["shards"].values() for r in s["replicas"].values()]
     assert {r["state"] for r in replicas} == {"active"}
     assert index.count("elements", "identity:survives-restart") == 1
+
+
+def test_marquez_dataset_listings_page_on_two_shards(index: SolrIndex) -> None:
+    """The Marquez listings join the relations collection (its 2 shards streamed across): a
+    namespace's reported datasets (tables only OpenLineage knows, paths a run wrote) page in
+    name order with their total; search counts them."""
+    suffix = uuid.uuid4().hex[:8]
+    tables, paths = f"postgres://cloud-{suffix}:5432", f"hdfs://cloud-{suffix}:8020"
+    event: dict[str, Any] = {
+        "eventType": "COMPLETE", "eventTime": "2026-11-23T06:00:00Z", "producer": "https://example.com/cloud",
+        "run": {"runId": str(uuid.uuid4())}, "job": {"namespace": f"cloud-{suffix}", "name": "load"},
+        "inputs": [{"namespace": tables, "name": f"public.t{n}"} for n in range(5)],
+        "outputs": [{"namespace": paths, "name": f"/out/p{n}"} for n in range(3)]}
+    mapped = map_event(event, "RunEvent", MappingSettings())
+    writer = IndexWriter(index)
+    writer.write_all([*mapped.records, *([mapped.execution] if mapped.execution else [])])
+    assert writer.close()
+    for core in ("elements", "relations"):
+        index.commit(core, soft=True)
+    pages = [marquez.datasets(index, ExportSettings(), "primary", tables, limit=2, offset=offset)
+             for offset in (0, 2, 4)]
+    assert [p.total for p in pages] == [5, 5, 5]
+    assert [[d["name"] for d in p.items] for p in pages] == [["public.t0", "public.t1"], ["public.t2", "public.t3"],
+                                                             ["public.t4"]]
+    # paths are reported through the join: the DATA_FLOWs from the run
+    written = marquez.datasets(index, ExportSettings(), "primary", paths, limit=2, offset=1)
+    assert (written.total, [d["name"] for d in written.items]) == (3, ["/out/p1", "/out/p2"])
+    found = marquez.search(index, ExportSettings(), "PUBLIC.T", "DATASET", "NAME", 1)
+    assert found["totalCount"] >= 5 and len(found["results"]) == 1

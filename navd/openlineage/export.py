@@ -70,11 +70,13 @@ class ExportSettings:
 @dataclasses.dataclass(frozen=True)
 class Dataset:
     """An input or output of an execution as navd knows it: its ref, its element's properties
-    (an OPENLINEAGE dataset's namespace and name) and its columns (name, data type)."""
+    (an OPENLINEAGE dataset's namespace and name), its columns (name, data type) and their
+    descriptions (by column name, those that have one)."""
 
     ref: EntityRef
     properties: Mapping[str, str]
     columns: tuple[tuple[str, str | None], ...]
+    descriptions: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -440,6 +442,7 @@ def datasets_of(index: SolrIndex, refs: Mapping[str, EntityRef]) -> dict[str, Da
             if not doc.get("deleted"):
                 fields[str(doc["identity"])] = (hung[str(doc["identity"])], doc)
     columns: dict[str, list[tuple[int, str, str | None]]] = {}
+    descriptions: dict[str, dict[str, str]] = {}
     for parent, doc in fields.values():
         field = EntityRef(SourceType(str(doc["sourceType"])), str(doc["qualifiedName"]), ElementType.FIELD)
         split = split_column(field)
@@ -448,6 +451,9 @@ def datasets_of(index: SolrIndex, refs: Mapping[str, EntityRef]) -> dict[str, Da
         ordinal = stored_properties(doc).get("ordinalPosition", "")
         columns.setdefault(parent, []).append((int(ordinal) if ordinal.isdigit() else 1 << 30, split[1],
                                                doc.get("dataType")))
+        if doc.get("description"):
+            descriptions.setdefault(parent, {})[split[1]] = str(doc["description"])
     return {identity: Dataset(ref, stored_properties(stored.get(identity, {})),
-                              tuple((n, t) for _o, n, t in sorted(columns.get(identity, []))))
+                              tuple((n, t) for _o, n, t in sorted(columns.get(identity, []))),
+                              descriptions.get(identity, {}))
             for identity, ref in refs.items()}

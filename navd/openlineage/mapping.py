@@ -246,7 +246,20 @@ def _job_element(job: Mapping[str, Any]) -> Element:
     return Element(SourceType.OPENLINEAGE, ElementType.OPERATION, ref.qualified_name, name=job["name"],
                    query_text=_text(facets.get("sql"), "query"),
                    description=_text(facets.get("documentation"), "description"),
-                   properties={"namespace": job["namespace"]})
+                   properties={"namespace": job["namespace"], **job_type_properties(facets)})
+
+
+#: the keys of the jobType job facet kept as the job's (and its runs') properties
+JOB_TYPE_KEYS = ("processingType", "integration", "jobType")
+
+
+def job_type_properties(job_facets: Mapping[str, Any]) -> dict[str, str]:
+    """The jobType facet's processingType (BATCH, STREAMING), integration and jobType, those
+    given as strings: Marquez answers a job's type from the processingType."""
+    facet = job_facets.get("jobType")
+    if not isinstance(facet, dict):
+        return {}
+    return {key: facet[key] for key in JOB_TYPE_KEYS if isinstance(facet.get(key), str) and facet[key]}
 
 
 def _text(facet: Any, key: str) -> str | None:
@@ -284,6 +297,7 @@ def _execution_element(event: Mapping[str, Any], spark_run: str | None = None) -
         props["error"] = error["message"][:MAX_ERROR_CHARS]
         props["errorLanguage"] = error["programmingLanguage"]
     job_facets = job.get("facets") or {}
+    props.update(job_type_properties(job_facets))  # the lineage graph's job nodes are read from runs
     return Element(SourceType.OPENLINEAGE, ElementType.OPERATION_EXECUTION, ref.qualified_name,
                    name=f"{job['name']} ({run['runId'].lower()})", source_id=run["runId"].lower(),
                    started=at if state == "START" else None, ended=at if state in TERMINAL else None,

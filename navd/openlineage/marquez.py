@@ -24,13 +24,18 @@ from datetime import datetime
 from typing import Any
 
 from navd.errors import EntityNotFound, UsageError
+from navd.index.admin import solr_mode
 from navd.index.client import SolrIndex, batches
 from navd.index.queries import data_flows_from, fields_hung_under
 from navd.lineage.rules import LineageGraph, LineageOptions, Node
 from navd.lineage.rules import lineage as walk_lineage
 from navd.lineage.store import SolrLineageStore
 from navd.model import ElementType, EntityRef, SourceType
+from navd.index.query_syntax import escape, quote
 from navd.names import (
+    OPENLINEAGE_PATH_SCHEMES,
+    PATH_SOURCES,
+    InvalidName,
     field_ref,
     identity,
     openlineage_dataset_name,
@@ -169,12 +174,14 @@ def _job_data(job: tuple[str, str], docs: Sequence[Mapping[str, Any]], execution
     doc = next((d for d in docs if str(d["identity"]) == execution), {})
     at = str(doc.get("lastIndexed") or _EPOCH)
     namespace, name = job
-    return {"id": {"namespace": namespace, "name": name}, "type": "BATCH", "name": name, "simpleName": name,
+    props = stored_properties(doc)
+    return {"id": {"namespace": namespace, "name": name}, "type": marquez_store.job_type(props), "name": name,
+            "simpleName": name,
             "parentJobName": None, "parentJobUuid": None, "createdAt": at, "updatedAt": at,
             "namespace": namespace, "inputs": [_id_of(i) for i in sorted(inputs)],
             "outputs": [_id_of(o) for o in sorted(outputs)], "location": None, "context": {},
             "description": doc.get("description"), "latestRun": latest_run,
-            "latestRuns": [latest_run] if latest_run else [], "facets": marquez_store.job_facets(doc),
+            "latestRuns": [latest_run] if latest_run else [], "facets": marquez_store.job_facets(doc, props),
             "currentVersion": None}
 
 
@@ -192,7 +199,8 @@ def _dataset_data(nid: str, dataset: Dataset, doc: Mapping[str, Any]) -> dict[st
     return {"id": ident, "type": "DB_TABLE",  # Marquez's DatasetType: DB_TABLE or STREAM
             "name": ident["name"], "physicalName": ident["name"], "createdAt": str(doc.get("created") or at),
             "updatedAt": at, "namespace": ident["namespace"], "sourceName": ident["namespace"],
-            "fields": [{"name": n, "type": t, "tags": [], "description": None} for n, t in dataset.columns],
+            "fields": [{"name": n, "type": t, "tags": [], "description": dataset.descriptions.get(n)}
+                       for n, t in dataset.columns],
             "tags": [], "lastModifiedAt": doc.get("lastModified"), "lastLifecycleState": None,
             "description": doc.get("description"), "currentVersion": dataset_version(dataset.ref.identity, dataset),
             "columnLineage": None,
@@ -202,74 +210,160 @@ def _dataset_data(nid: str, dataset: Dataset, doc: Mapping[str, Any]) -> dict[st
 
 
 # -- GET /api/v1/namespaces/{ns}/datasets[/{name}[/versions]] ----------------------------------
+#
+# The listings page in Solr: the datasets OpenLineage events reported are a filter (a join from
+# the relations core: an endpoint of a DATA_FLOW whose other end is an OpenLineage run or job;
+# and the datasets only OpenLineage knows), a namespace is a filter on the elements (its
+# OPENLINEAGE datasets by their kept namespace, the paths under its root, the tables of the
+# cluster it names), and only the page asked for is fetched: nothing grows with the number of
+# datasets but Solr's own filter cache.
 
-#: the elements that are runs and jobs (the other end of a dataset's DATA_FLOW through a run)
-_OPENLINEAGE_OPERATIONS = (f"SourceType:{SourceType.OPENLINEAGE.value}",
-                           f"Type:({ElementType.OPERATION.value} OR {ElementType.OPERATION_EXECUTION.value})")
-
-
-def _reported_datasets(index: SolrIndex) -> list[str]:
-    """The identities of the datasets OpenLineage events reported: those read or written by an
-    OpenLineage run or job (DATA_FLOW, columns left out), and those only OpenLineage knows."""
-    found: set[str] = set()
-    for end, other in ((1, 2), (2, 1)):
-        facets = index.search("relations", "type:DATA_FLOW", rows=0, filters=[
-            *(f"endpoint{other}{clause}" for clause in _OPENLINEAGE_OPERATIONS),
-            f"-endpoint{end}Type:{ElementType.FIELD.value}"],
-            params={"facet": "true", "facet.field": f"endpoint{end}Id", "facet.limit": -1, "facet.mincount": 1})
-        found.update(str(v) for v in facets["facet_counts"]["facet_fields"][f"endpoint{end}Id"][::2])
-    found.update(str(d["identity"]) for d in index.scan("elements", "*:*", fl="identity", filters=[
-        f"sourceType:{SourceType.OPENLINEAGE.value}",
-        f"-type:({' OR '.join((*_OPERATIONS, ElementType.FIELD.value))})"]))
-    return sorted(found)
+_NOT_DATASETS = f"-type:({' OR '.join((*_OPERATIONS, ElementType.FIELD.value))})"
+#: one end of a DATA_FLOW whose other end is an OpenLineage run or job, itself no column
+_FLOWS_THROUGH_RUNS = ("type:DATA_FLOW AND endpoint{other}SourceType:" + SourceType.OPENLINEAGE.value
+                       + f" AND endpoint{{other}}Type:({ElementType.OPERATION.value} OR "
+                       + f"{ElementType.OPERATION_EXECUTION.value}) AND -endpoint{{end}}Type:{ElementType.FIELD.value}")
+_PATH_TYPES = " OR ".join(sorted(s.value for s in PATH_SOURCES))
+#: the source types whose datasets are named `<name>@<cluster>` (Hive's, a Spark catalog's)
+_CLUSTER_NAMED = [s for s in SourceType if s not in PATH_SOURCES and s is not SourceType.OPENLINEAGE]
 
 
-def _named_datasets(index: SolrIndex, settings: ExportSettings, ids: Sequence[str]
-                    ) -> list[tuple[str, str, Dataset, dict[str, Any]]]:
-    """(namespace, name, dataset, stored document) of the datasets `ids` names that navd holds."""
-    stored = {str(d["identity"]): d for chunk in batches(list(ids), 500) for d in index.get("elements", chunk)
-              if d.get("type") not in (*_OPERATIONS, ElementType.FIELD.value)}
-    refs = {i: EntityRef(SourceType(str(d["sourceType"])), str(d["qualifiedName"]), ElementType(str(d["type"])))
-            for i, d in stored.items()}
-    known = datasets_of(index, refs)
-    named = []
-    for i, dataset in known.items():
-        namespace, name = openlineage_dataset_name(dataset.ref, settings.clusters, dataset.properties)
-        named.append((namespace, name, dataset, stored[i]))
-    return sorted(named, key=lambda item: (item[0], item[1]))
+def reported_filters(index: SolrIndex) -> tuple[list[str], dict[str, str]]:
+    """The filters (and the request parameters they read) of the datasets OpenLineage events
+    reported: joined from the relations core, so Solr keeps the set, not navd."""
+    relations = index.core("relations")
+    # SolrCloud joins a collection of several shards only by streaming the keys across
+    # (crossCollection); a standalone node joins its cores in place
+    method = " method=crossCollection" if solr_mode(index) == "cloud" else ""
+    joins = [f"{{!join{method} fromIndex={relations} from=endpoint{end}Id to=identity v=$flows{end}}}"
+             for end in (1, 2)]
+    params = {f"flows{end}": _FLOWS_THROUGH_RUNS.format(end=end, other=3 - end) for end in (1, 2)}
+    either = " OR ".join(f"_query_:\"{j}\"" for j in joins)
+    return [f"{either} OR sourceType:{SourceType.OPENLINEAGE.value}", _NOT_DATASETS], params
 
 
-def datasets(index: SolrIndex, settings: ExportSettings, namespace: str, *, limit: int,
+def namespace_filter(namespace: str, clusters: Mapping[str, str], default_cluster: str) -> str:
+    """The datasets whose OpenLineage name (names.openlineage_dataset_name) is in `namespace`,
+    as one filter: the OPENLINEAGE datasets that kept it, the paths under the file system root
+    it names, the tables of the cluster it names. Values reach Solr escaped or quoted. Pure."""
+    clauses = [f"(sourceType:{SourceType.OPENLINEAGE.value} AND prop_namespace:{quote(namespace)})"]
+    scheme = namespace.partition(":")[0].lower()
+    if scheme in OPENLINEAGE_PATH_SCHEMES:
+        try:
+            root = openlineage_dataset_ref(namespace, "/", clusters, default_cluster)
+        except InvalidName:
+            root = None
+        if root is not None and root.source_type in PATH_SOURCES:
+            under = escape(root.qualified_name.rstrip("/") + "/")
+            clauses.append(f"(sourceType:({_PATH_TYPES}) AND qualifiedName:{under}*)")
+    for source in _CLUSTER_NAMED:
+        cluster = clusters.get(namespace) if source is SourceType.HIVE else None
+        if cluster is None and namespace.lower().startswith(f"{source.value.lower()}://"):
+            cluster = namespace.partition("://")[2]
+        probe = EntityRef(source, f"probe@{cluster}", ElementType.TABLE) if cluster else None
+        if probe is not None and openlineage_dataset_name(probe, clusters)[0] == namespace:
+            clauses.append(f"(sourceType:{source.value} AND qualifiedName:*{escape('@' + cluster)})")
+    return " OR ".join(clauses)
+
+
+def datasets(index: SolrIndex, settings: ExportSettings, default_cluster: str, namespace: str, *, limit: int,
              offset: int) -> marquez_store.Listing:
-    """Marquez's datasets of a namespace (by name): the datasets OpenLineage events reported
-    whose OpenLineage name (names.openlineage_dataset_name) is in `namespace`."""
-    found = [d for d in _named_datasets(index, settings, _reported_datasets(index)) if d[0] == namespace]
-    return marquez_store.Listing(tuple(_dataset_data(node_id("dataset", ns, name), dataset, doc)
-                                       for ns, name, dataset, doc in found[offset:offset + limit]), len(found))
+    """Marquez's datasets of a namespace, by name (navd's qualified name: a path's, a table's
+    `db.t@<cluster>`): the datasets OpenLineage events reported whose OpenLineage name
+    (names.openlineage_dataset_name) is in `namespace`; one page of them read."""
+    filters, params = reported_filters(index)
+    found = index.search("elements", "*:*", rows=limit, start=offset, sort="qualifiedName asc,identity asc",
+                         filters=[*filters, namespace_filter(namespace, settings.clusters, default_cluster)],
+                         params=params)["response"]
+    docs = {str(d["identity"]): d for d in found["docs"]}
+    known = datasets_of(index, {i: _element_ref(d) for i, d in docs.items()})
+    page = []
+    for i, doc in docs.items():
+        ns, name = openlineage_dataset_name(known[i].ref, settings.clusters, known[i].properties)
+        page.append(_dataset_data(node_id("dataset", ns, name), known[i], doc))
+    return marquez_store.Listing(tuple(page), int(found["numFound"]))
 
 
-def dataset_namespaces(index: SolrIndex, settings: ExportSettings) -> dict[str, dict[str, Any]]:
+def _element_ref(doc: Mapping[str, Any]) -> EntityRef:
+    return EntityRef(SourceType(str(doc["sourceType"])), str(doc["qualifiedName"]), ElementType(str(doc["type"])))
+
+
+def _namespace_of(doc: Mapping[str, Any], settings: ExportSettings) -> str:
+    return openlineage_dataset_name(_element_ref(doc), settings.clusters, stored_properties(doc))[0]
+
+
+def dataset_namespaces(index: SolrIndex, settings: ExportSettings, default_cluster: str) -> dict[str, dict[str, Any]]:
     """Marquez's Namespace of each namespace of a reported dataset, by name: created when its
-    first dataset was, updated when its latest one was."""
-    found: dict[str, list[tuple[str, str]]] = {}
-    for namespace, _name, _dataset, doc in _named_datasets(index, settings, _reported_datasets(index)):
-        at = str(doc.get("lastIndexed") or _EPOCH)
-        found.setdefault(namespace, []).append((str(doc.get("created") or at), at))
-    return {namespace: {"name": namespace, "createdAt": min(c for c, _u in times),
-                        "updatedAt": max(u for _c, u in times), "ownerName": marquez_store.OWNER,
-                        "description": None, "isHidden": False}
-            for namespace, times in sorted(found.items())}
+    first dataset was, updated when its latest one was. One query or a few per namespace, none
+    per dataset: the OPENLINEAGE datasets' kept namespaces faceted, the file systems' roots
+    skipped from one to the next in qualified-name order, the clusters navd is told of probed."""
+    filters, params = reported_filters(index)
+    names: set[str] = set()
+    facets = index.search("elements", "*:*", rows=0, filters=[*filters, f"sourceType:{SourceType.OPENLINEAGE.value}"],
+                          params={**params, "facet": "true", "facet.field": "prop_namespace", "facet.limit": -1,
+                                  "facet.mincount": 1})
+    names.update(str(n) for n in facets["facet_counts"]["facet_fields"]["prop_namespace"][::2])
+    after: list[str] = []
+    while True:  # the first path of the next file system, until none is left
+        first = index.search("elements", "*:*", rows=1, sort="qualifiedName asc", fl="qualifiedName,sourceType,type",
+                             filters=[*filters, f"sourceType:({_PATH_TYPES})", *after], params=params
+                             )["response"]["docs"]
+        if not first:
+            break
+        namespace = _namespace_of(first[0], settings)
+        names.add(namespace)
+        root = openlineage_dataset_ref(namespace, "/", settings.clusters, default_cluster).qualified_name.rstrip("/")
+        after = [f"qualifiedName:[{quote(root + '0')} TO *]"]  # '0' follows '/': past every path under root
+    for cluster in sorted({default_cluster, *settings.clusters.values()}):
+        for source in _CLUSTER_NAMED:
+            probe = EntityRef(source, f"probe@{cluster}", ElementType.TABLE)
+            names.add(openlineage_dataset_name(probe, settings.clusters)[0])
+    found = {}
+    for namespace in sorted(names):
+        times = _namespace_times(index, filters, params, namespace_filter(namespace, settings.clusters,
+                                                                          default_cluster))
+        if times is not None:
+            found[namespace] = {"name": namespace, "createdAt": times[0], "updatedAt": times[1],
+                                "ownerName": marquez_store.OWNER, "description": None, "isHidden": False}
+    return found
+
+
+def dataset_namespace(index: SolrIndex, settings: ExportSettings, default_cluster: str,
+                      namespace: str) -> dict[str, Any] | None:
+    """Marquez's Namespace of `namespace` when a reported dataset is in it, else None."""
+    filters, params = reported_filters(index)
+    times = _namespace_times(index, filters, params, namespace_filter(namespace, settings.clusters, default_cluster))
+    return None if times is None else {"name": namespace, "createdAt": times[0], "updatedAt": times[1],
+                                       "ownerName": marquez_store.OWNER, "description": None, "isHidden": False}
+
+
+def _namespace_times(index: SolrIndex, filters: Sequence[str], params: Mapping[str, str],
+                     in_namespace: str) -> tuple[str, str] | None:
+    """(created, updated) of a namespace's reported datasets: the earliest created (or indexed)
+    and the latest indexed; None when it holds none."""
+    def first(sort: str) -> dict[str, Any] | None:
+        docs = index.search("elements", "*:*", rows=1, sort=sort, fl="created,lastIndexed",
+                            filters=[*filters, in_namespace], params=params)["response"]["docs"]
+        return docs[0] if docs else None
+    latest = first("lastIndexed desc")
+    if latest is None:
+        return None
+    created = [str(d.get(k)) for d, k in ((first("created asc"), "created"), (first("lastIndexed asc"), "lastIndexed"))
+               if d is not None and d.get(k)]
+    return min(created, default=_EPOCH), str(latest.get("lastIndexed") or _EPOCH)
 
 
 def dataset(index: SolrIndex, settings: ExportSettings, default_cluster: str, namespace: str,
             name: str) -> dict[str, Any]:
     """Marquez's Dataset of (namespace, name); EntityNotFound when navd does not hold it."""
     ref = openlineage_dataset_ref(namespace, name, settings.clusters, default_cluster)
-    found = _named_datasets(index, settings, [ref.identity])
-    if not found:
+    docs = [d for d in index.get("elements", [ref.identity])
+            if d.get("type") not in (*_OPERATIONS, ElementType.FIELD.value)]
+    if not docs:
         raise EntityNotFound(f"dataset: no dataset {name[:200]!r} in the namespace {namespace[:200]!r}")
-    ns, named, data, doc = found[0]
-    return _dataset_data(node_id("dataset", ns, named), data, doc)
+    known = datasets_of(index, {ref.identity: _element_ref(docs[0])})[ref.identity]
+    ns, named = openlineage_dataset_name(known.ref, settings.clusters, known.properties)
+    return _dataset_data(node_id("dataset", ns, named), known, docs[0])
 
 
 def dataset_versions(index: SolrIndex, settings: ExportSettings, default_cluster: str, namespace: str,
@@ -284,31 +378,68 @@ def dataset_versions(index: SolrIndex, settings: ExportSettings, default_cluster
 
 # -- GET /api/v1/search ----------------------------------------------------------------------
 
-#: Marquez's search filters and sorts (SearchFilter, SearchSort)
+#: Marquez's search filters and sorts (SearchFilter, SearchSort), the latter as navd sorts them
 SEARCH_FILTERS = ("DATASET", "JOB")
-SEARCH_SORTS = ("NAME", "UPDATE_AT")
+SEARCH_SORTS = {"NAME": "qualifiedName asc,identity asc", "UPDATE_AT": "lastIndexed desc,identity asc"}
+#: the longest `q` taken (a name part; Marquez's own column is 255 characters)
+MAX_SEARCH_CHARS = 255
+
+
+def name_part_pattern(part: str) -> str:
+    """`part` as a piece of a Lucene regular expression matching it in any case (Marquez's
+    ILIKE): a letter as `[aA]`, anything else escaped. Pure."""
+    pieces = []
+    for char in part:
+        if char.lower() != char.upper():
+            pieces.append(f"[{char.lower()}{char.upper()}]")
+        else:
+            pieces.append(char if char.isascii() and char.isalnum() else "\\" + char)
+    return "".join(pieces)
+
+
+def search_filter(part: str, kinds: Sequence[str]) -> str:
+    """The jobs and datasets (of `kinds`) whose Marquez name holds `part`, any case: a job's
+    name, an OPENLINEAGE dataset's kept name, a path's path (after its root), a table's
+    `db.t` (before `@<cluster>`). Pure; `part` reaches Solr escaped."""
+    pattern = name_part_pattern(part)
+    clauses = []
+    if "JOB" in kinds:
+        clauses.append(f"(sourceType:{SourceType.OPENLINEAGE.value} AND type:{ElementType.OPERATION.value} AND "
+                       f"originalName:*{escape(part.lower())}*)")
+    if "DATASET" in kinds:
+        root = "[^\\/]*\\/\\/[^\\/]*"  # scheme: // authority (no '/' in either)
+        under_root = f"{root}(\\/.*)?{pattern}.*" if part.startswith("/") else f"{root}\\/.*{pattern}.*"
+        clauses += [f"(sourceType:{SourceType.OPENLINEAGE.value} AND prop_openlineageName:/.*{pattern}.*/)",
+                    f"(sourceType:({_PATH_TYPES}) AND qualifiedName:/{under_root}/)",
+                    f"(sourceType:({' OR '.join(s.value for s in _CLUSTER_NAMED)}) AND "
+                    f"qualifiedName:/[^\\@]*{pattern}[^\\@]*\\@.*/)"]
+    return " OR ".join(clauses)
 
 
 def search(index: SolrIndex, settings: ExportSettings, query: str, kind: str | None, sort: str,
            limit: int) -> dict[str, Any]:
     """Marquez's SearchResults: the jobs and datasets whose name holds `query` (any case, as
-    Marquez's ILIKE), of `kind` only when given, by name or latest change first."""
-    needle = query.lower()
-    results: list[dict[str, Any]] = []
-    if kind in (None, "JOB"):
-        results += [{"type": "JOB", "name": name, "updatedAt": at, "namespace": namespace,
-                     "nodeId": node_id("job", namespace, name)}
-                    for namespace, name, at in marquez_store.job_names(index) if needle in name.lower()]
-    if kind in (None, "DATASET"):
-        results += [{"type": "DATASET", "name": name, "updatedAt": str(doc.get("lastIndexed") or _EPOCH),
-                     "namespace": namespace, "nodeId": node_id("dataset", namespace, name)}
-                    for namespace, name, _d, doc in _named_datasets(index, settings, _reported_datasets(index))
-                    if needle in name.lower()]
-    if sort == "UPDATE_AT":
-        results.sort(key=lambda r: (r["updatedAt"], r["nodeId"]), reverse=True)
-    else:
-        results.sort(key=lambda r: (r["name"], r["namespace"], r["type"]))
-    return {"totalCount": len(results), "results": results[:limit]}
+    Marquez's ILIKE), of `kind` only when given, by name (navd's qualified name) or latest
+    change first; one page read, the total counted by Solr."""
+    kinds = (kind,) if kind is not None else SEARCH_FILTERS
+    filters, params = reported_filters(index)
+    jobs = f"(sourceType:{SourceType.OPENLINEAGE.value} AND type:{ElementType.OPERATION.value})"
+    params = {**params, "reported": filters[0]}
+    scope = [f"{jobs} OR (_query_:\"{{!lucene v=$reported}}\" AND {filters[1]})" if "DATASET" in kinds else jobs,
+             f"-type:({' OR '.join((ElementType.OPERATION_EXECUTION.value, ElementType.FIELD.value))})"]
+    found = index.search("elements", "*:*", rows=limit, sort=SEARCH_SORTS[sort], params=params,
+                         filters=[*scope, search_filter(query, kinds)])["response"]
+    results = []
+    for doc in found["docs"]:
+        at = str(doc.get("lastIndexed") or _EPOCH)
+        if doc.get("type") == ElementType.OPERATION.value:
+            namespace, name, node = stored_properties(doc).get("namespace", ""), marquez_store.job_name(doc), "job"
+        else:
+            namespace, name = openlineage_dataset_name(_element_ref(doc), settings.clusters, stored_properties(doc))
+            node = "dataset"
+        results.append({"type": node.upper(), "name": name, "updatedAt": at, "namespace": namespace,
+                        "nodeId": node_id(node, namespace, name)})
+    return {"totalCount": int(found["numFound"]), "results": results}
 
 
 # -- GET /api/v1/column-lineage ---------------------------------------------------------------

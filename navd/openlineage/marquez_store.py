@@ -20,6 +20,7 @@ from navd.index.documents import parse_solr_date
 from navd.index.filters import term_filter
 from navd.names import openlineage_job_ref
 from navd.openlineage.export import stored_properties
+from navd.openlineage.mapping import JOB_TYPE_KEYS
 
 _JOBS = "sourceType:OPENLINEAGE AND type:OPERATION"
 _RUNS = "sourceType:OPENLINEAGE AND type:OPERATION_EXECUTION"
@@ -69,7 +70,7 @@ def jobs(index: SolrIndex, namespace_name: str | None, *, limit: int, offset: in
 
 def job_names(index: SolrIndex) -> list[tuple[str, str, str]]:
     """(namespace, name, updatedAt) of every OpenLineage job."""
-    return [(stored_properties(d).get("namespace", ""), _job_name(d), str(d.get("lastIndexed") or _EPOCH))
+    return [(stored_properties(d).get("namespace", ""), job_name(d), str(d.get("lastIndexed") or _EPOCH))
             for d in index.scan("elements", _JOBS, fl="identity,name,qualifiedName,properties,lastIndexed")]
 
 
@@ -108,21 +109,34 @@ def run(index: SolrIndex, run_id: str) -> dict[str, Any]:
 def _job(index: SolrIndex, doc: Mapping[str, Any]) -> dict[str, Any]:
     props = stored_properties(doc)
     namespace_name = props.get("namespace", "")
-    name = _job_name(doc)
+    name = job_name(doc)
     at = str(doc.get("lastIndexed") or _EPOCH)
     latest_run = latest_run_of(index, namespace_name, name)
-    return {"id": {"namespace": namespace_name, "name": name}, "type": "BATCH", "name": name, "simpleName": name,
+    return {"id": {"namespace": namespace_name, "name": name}, "type": job_type(props), "name": name,
+            "simpleName": name,
             "parentJobName": None, "parentJobUuid": None, "createdAt": str(doc.get("created") or at),
             "updatedAt": at, "namespace": namespace_name, "inputs": [], "outputs": [], "location": None,
             "context": {"sql": doc["queryText"]} if doc.get("queryText") else {},
             "description": doc.get("description"), "latestRun": latest_run,
-            "latestRuns": [latest_run] if latest_run else [], "facets": job_facets(doc), "currentVersion": None,
+            "latestRuns": [latest_run] if latest_run else [], "facets": job_facets(doc, props),
+            "currentVersion": None,
             "tags": []}
 
 
-def job_facets(doc: Mapping[str, Any]) -> dict[str, Any]:
-    """The job facets navd keeps, as OpenLineage names them: `sql` (the query text)."""
-    return {"sql": {"query": doc["queryText"]}} if doc.get("queryText") else {}
+def job_type(props: Mapping[str, str]) -> str:
+    """Marquez's JobType of a job (or run) from the jobType facet's processingType it kept:
+    STREAM for a STREAMING job (as Marquez's OpenLineageDao), else BATCH."""
+    return "STREAM" if props.get("processingType", "").upper() == "STREAMING" else "BATCH"
+
+
+def job_facets(doc: Mapping[str, Any], props: Mapping[str, str]) -> dict[str, Any]:
+    """The job facets navd keeps, as OpenLineage names them: `sql` (the query text) and
+    `jobType` (its processingType, integration and jobType)."""
+    facets: dict[str, Any] = {"sql": {"query": doc["queryText"]}} if doc.get("queryText") else {}
+    kept = {key: props[key] for key in JOB_TYPE_KEYS if props.get(key)}
+    if kept:
+        facets["jobType"] = kept
+    return facets
 
 
 def run_facets(props: Mapping[str, str]) -> dict[str, Any]:
@@ -142,7 +156,7 @@ def run_facets(props: Mapping[str, str]) -> dict[str, Any]:
     return facets
 
 
-def _job_name(doc: Mapping[str, Any]) -> str:
+def job_name(doc: Mapping[str, Any]) -> str:
     return str(doc.get("name") or str(doc["qualifiedName"]).rsplit("/", 1)[-1])
 
 

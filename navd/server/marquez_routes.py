@@ -113,7 +113,7 @@ def _page(limit: int, offset: int) -> None:
 def get_marquez_namespaces(index: Index, config: Config, limit: int = LIST_LIMIT, offset: int = 0) -> dict[str, Any]:
     """The namespaces of OpenLineage jobs and of the datasets events reported, by name."""
     _page(limit, offset)
-    found = {**marquez.dataset_namespaces(index, export_settings(config)),
+    found = {**marquez.dataset_namespaces(index, export_settings(config), config.cluster.name),
              **{n["name"]: n for n in marquez_store.namespaces(index)}}
     return {"namespaces": [found[name] for name in sorted(found)][offset:offset + limit]}
 
@@ -137,12 +137,17 @@ def get_marquez_namespace_path(request: Request, index: Index, config: Config, p
                 try:
                     return marquez_store.namespace(index, namespace)
                 except EntityNotFound:  # a namespace of datasets only
-                    found = marquez.dataset_namespaces(index, export_settings(config)).get(namespace)
+                    found = marquez.dataset_namespace(index, export_settings(config), config.cluster.name, namespace)
                     if found is None:
                         raise
                     return found
             case [namespace, "jobs"]:
-                marquez_store.namespace(index, namespace)
+                try:
+                    marquez_store.namespace(index, namespace)
+                except EntityNotFound:  # a namespace of datasets only has no jobs, as Marquez answers
+                    if marquez.dataset_namespace(index, export_settings(config), config.cluster.name,
+                                                 namespace) is None:
+                        raise
                 found = marquez_store.jobs(index, namespace, limit=limit, offset=offset)
                 return {"jobs": list(found.items), "totalCount": found.total}
             case [namespace, "jobs", name]:
@@ -151,7 +156,8 @@ def get_marquez_namespace_path(request: Request, index: Index, config: Config, p
                 found = marquez_store.runs(index, namespace, name, limit=limit, offset=offset)
                 return {"runs": list(found.items), "totalCount": found.total}
             case [namespace, "datasets"]:
-                found = marquez.datasets(index, export_settings(config), namespace, limit=limit, offset=offset)
+                found = marquez.datasets(index, export_settings(config), config.cluster.name, namespace, limit=limit,
+                                         offset=offset)
                 return {"datasets": list(found.items), "totalCount": found.total}
             case [namespace, "datasets", name]:
                 return marquez.dataset(index, export_settings(config), config.cluster.name, namespace, name)
@@ -180,6 +186,8 @@ def get_marquez_search(index: Index, config: Config,
     """`{"totalCount": n, "results": [{"type", "name", "updatedAt", "namespace", "nodeId"}]}`."""
     if not q.strip():
         raise ApiError(400, "q: give a part of a job's or dataset's name to search for", "q")
+    if len(q) > marquez.MAX_SEARCH_CHARS:
+        raise ApiError(400, f"q: at most {marquez.MAX_SEARCH_CHARS} characters, got {len(q)}", "q")
     kind = filter.upper() if filter is not None else None
     if kind is not None and kind not in marquez.SEARCH_FILTERS:
         raise ApiError(400, f"filter: must be DATASET or JOB, got {filter[:40]!r}", "filter")

@@ -15,6 +15,14 @@ cores, alternating, `--rounds` times:
   COMPLETE of its own run with 3 inputs, 2 outputs (schema facets) and 20 column edges; timed
   from the first post until the last 201 (201 means Solr acknowledged the event's documents).
 
+- bare: the same events through a second `navd serve` with no authentication and no events
+  kept (`[openlineage] keep_events = 0`);
+- API key + kept: through a third with `[server] auth = "basic"`, each event sent with
+  `Authorization: Bearer` and an API key (`navd server add-api-key`), and every event kept as
+  posted (the `keep_events` default): what an emitter configured with `auth.type = api_key`
+  costs against the bare intake. Ratios are printed against the raw baseline and against bare;
+  no thresholds.
+
 Each run is checked afterwards (hard commit): the cores hold exactly the expected documents.
 The headline is intake / raw (best round of each); the goal is >= 0.5.
 
@@ -55,6 +63,8 @@ from navd.logs import setup_logging
 from navd.model import Element, ElementStub, Relation
 from navd.openlineage.mapping import MappingSettings, map_event
 from navd.openlineage.schema import validate
+from navd.server.api_keys import add_api_key
+from navd.server.roles import Role
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -117,7 +127,7 @@ def documents(events: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
 
 
 def empty(index: SolrIndex) -> None:
-    for core in ("elements", "relations"):
+    for core in ("elements", "relations", "runs"):  # runs: the events kept as posted
         index.delete_query(core, "*:*")
         index.commit(core)
 
@@ -154,8 +164,10 @@ def raw_post(index: SolrIndex, docs: dict[str, list[dict[str, Any]]]) -> float:
     return time.perf_counter() - started
 
 
-def intake_post(url: str, bodies: list[bytes], clients: int) -> float:
-    """Seconds for `clients` threads to post every event and get its 201."""
+def intake_post(url: str, bodies: list[bytes], clients: int, api_key: str | None = None) -> float:
+    """Seconds for `clients` threads to post every event and get its 201 (with the API key as
+    `Authorization: Bearer` when given)."""
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {api_key}"} if api_key else {})}
     local = threading.local()
     codes: dict[int, int] = {}
 
@@ -163,8 +175,7 @@ def intake_post(url: str, bodies: list[bytes], clients: int) -> float:
         session = getattr(local, "session", None)
         if session is None:
             session = local.session = requests.Session()
-        answer = session.post(f"{url}/api/v1/lineage", data=body, headers={"Content-Type": "application/json"},
-                              timeout=120)
+        answer = session.post(f"{url}/api/v1/lineage", data=body, headers=headers, timeout=120)
         codes[answer.status_code] = codes.get(answer.status_code, 0) + 1
 
     started = time.perf_counter()
@@ -246,8 +257,12 @@ def post_alone(url: str, body: bytes) -> float:
     return time.perf_counter() - started
 
 
-def write_config(server: EmbeddedSolr, directory: Path, port: int) -> Path:
-    """A navd.toml that writes to `server` as navd's admin user and serves the intake on `port`."""
+def write_config(server: EmbeddedSolr, directory: Path, port: int, *, auth: str = "none",
+                 keep_events: int | None = None) -> Path:
+    """A navd.toml that writes to `server` as navd's admin user and serves the intake on `port`,
+    in `directory`: `auth` `none`, or `basic` with the API keys of `directory`/api-keys;
+    `keep_events` when given (else its default)."""
+    directory.mkdir(parents=True, exist_ok=True)
     credentials = server.credentials()
     if credentials is None:
         raise SystemExit(f"no admin credentials in {server.home}")
@@ -258,9 +273,11 @@ def write_config(server: EmbeddedSolr, directory: Path, port: int) -> Path:
     config.write_text(f'[cluster]\nname = "{CLUSTER}"\n'
                       f'[solr]\nurl = "{server.url}"\nauth = "basic"\nusername = "{credentials[0]}"\n'
                       f'password_file = "{password_file}"\n'
-                      f'[server]\nhost = "127.0.0.1"\nport = {port}\nauth = "none"\n'
+                      f'[server]\nhost = "127.0.0.1"\nport = {port}\nauth = "{auth}"\n'
+                      f'users_file = "{directory / "users"}"\napi_keys_file = "{directory / "api-keys"}"\n'
                       f'[openlineage]\nenabled = true\nspool_dir = "{directory / "spool"}"\n'
-                      f'[openlineage.namespaces]\n"{HIVE}" = "{CLUSTER}"\n'
+                      + (f"keep_events = {keep_events}\n" if keep_events is not None else "")
+                      +                       f'[openlineage.namespaces]\n"{HIVE}" = "{CLUSTER}"\n'
                       f'[logging]\nlevel = "warning"\n')
     config.chmod(0o600)
     return config
@@ -321,16 +338,25 @@ def main(argv: list[str] | None = None) -> int:
     server = EmbeddedSolr(home / "solr", free_port(), args.heap, distribution)
     raw_times: list[float] = []
     intake_times: list[float] = []
+    bare_times: list[float] = []
+    keyed_times: list[float] = []
     try:
         distribution.ensure()
         server.start()
         with SolrIndex(server.client_config()) as index:
             init_solr(index)
-            port = free_port()
-            with navd_serve(write_config(server, home, port), home, port) as url:
+            port, bare_port, keyed_port = free_port(), free_port(), free_port()
+            keyed_config = write_config(server, home / "keyed", keyed_port, auth="basic")
+            api_key = add_api_key(home / "keyed" / "api-keys", "bench", Role.EDITOR)
+            with navd_serve(write_config(server, home, port), home, port) as url, \
+                    navd_serve(write_config(server, home / "bare", bare_port, keep_events=0), home / "bare",
+                               bare_port) as bare_url, \
+                    navd_serve(keyed_config, home / "keyed", keyed_port) as keyed_url:
                 empty(index)
                 raw_post(index, docs)  # warm-up: Solr's JIT
                 intake_post(url, bodies[: min(200, len(bodies))], args.clients)
+                intake_post(bare_url, bodies[: min(200, len(bodies))], args.clients)
+                intake_post(keyed_url, bodies[: min(200, len(bodies))], args.clients, api_key)
                 expected: dict[str, int] | None = None
                 for _ in range(args.rounds):
                     empty(index)
@@ -341,6 +367,12 @@ def main(argv: list[str] | None = None) -> int:
                     got = counts(index)
                     if got != expected:
                         raise SystemExit(f"the intake wrote {got} documents, the raw post {expected}")
+                    for times, target, key in ((bare_times, bare_url, None), (keyed_times, keyed_url, api_key)):
+                        empty(index)
+                        times.append(intake_post(target, bodies, args.clients, key))
+                        got = counts(index)
+                        if got != expected:
+                            raise SystemExit(f"the intake at {target} wrote {got} documents, the raw post {expected}")
                 fresh = [json.dumps(event(args.events + n)).encode() for n in range(2000)]
                 beside = beside_a_large_event(url, fresh, args.big_outputs)
     finally:
@@ -348,10 +380,15 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(home, ignore_errors=True)
     raw_rate, intake_rate = args.events / min(raw_times), args.events / min(intake_times)
     ratio = intake_rate / raw_rate
+    bare_rate, keyed_rate = args.events / min(bare_times), args.events / min(keyed_times)
     held_up = beside["small_beside_large_seconds"] / beside["small_alone_seconds"]
     report = {"events": args.events, "clients": args.clients, "documents_per_event": per_event,
               "raw_events_per_s": round(raw_rate, 1), "intake_events_per_s": round(intake_rate, 1),
               "ratio": round(ratio, 3), "goal": GOAL, "raw_seconds": raw_times, "intake_seconds": intake_times,
+              "bare_events_per_s": round(bare_rate, 1), "api_key_kept_events_per_s": round(keyed_rate, 1),
+              "bare_ratio": round(bare_rate / raw_rate, 3), "api_key_kept_ratio": round(keyed_rate / raw_rate, 3),
+              "api_key_kept_vs_bare": round(keyed_rate / bare_rate, 3), "bare_seconds": bare_times,
+              "api_key_kept_seconds": keyed_times,
               "big_outputs": args.big_outputs, **beside, "small_beside_large_ratio": round(held_up, 2)}
     RESULT_FILE.parent.mkdir(exist_ok=True)
     RESULT_FILE.write_text(json.dumps(report, indent=2) + "\n")
@@ -360,6 +397,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  raw bulk post [baseline]  {raw_rate:8.1f} events/s")
     print(f"  intake POST /api/v1/lineage {intake_rate:6.1f} events/s   ratio {ratio:.2f} "
           f"(goal >= {GOAL}: {'met' if ratio >= GOAL else 'NOT met'})")
+    print(f"  bare (no auth, no events kept) {bare_rate:5.1f} events/s   ratio {bare_rate / raw_rate:.2f}")
+    print(f"  API key + events kept     {keyed_rate:8.1f} events/s   ratio {keyed_rate / raw_rate:.2f}, "
+          f"{keyed_rate / bare_rate:.2f} x bare")
     print(f"small events beside a large one ({args.big_outputs} outputs, answered in "
           f"{beside['large_seconds']:.2f} s):")
     print(f"  small event alone           {1000 * beside['small_alone_seconds']:8.1f} ms (median)")
