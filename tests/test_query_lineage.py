@@ -184,6 +184,17 @@ def test_impala_ctas_names_target_columns_by_their_table() -> None:
     assert written.properties == {}
 
 
+def test_impala_table_create_time_is_the_stubs_creation() -> None:
+    """impalad's `tableCreateTime` (epoch seconds) on a read table's vertices is when its stub
+    was created, as HMS `createTime` is for the table's own document; the CTAS target's -1
+    (not created yet when planned) tells nothing, and columns carry no creation of their own."""
+    emitted = impala("create table lineage_test_tbl as select int_col, tinyint_col from functional.alltypes")
+    stubs = {r.element.qualified_name: r.element for r in emitted if isinstance(r, ElementStub)}
+    assert stubs[t("functional.alltypes")].created == datetime.fromtimestamp(1687531267, UTC)
+    assert stubs[t("default.lineage_test_tbl")].created is None
+    assert stubs[t("functional.alltypes.int_col")].created is None
+
+
 def test_impala_insert_with_dynamic_partitions_and_create_view() -> None:
     text = ("with t1 as (select * from functional.alltypestiny)\ninsert into functional.alltypesinsert "
             "(id, int_col, string_col) partition(year, month)\nselect id, int_col, string_col, year, month from t1")

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -272,7 +272,8 @@ def records(query: QueryLineage, *, cluster: str, extractor_run_id: str | None =
     # The relations' times are the execution's, not the indexing time
     seen = _Seen(*execution_times(query.started, query.ended))
     relations = list(_relations(query, located, cluster, template.ref, instance.ref, extractor_run_id, seen))
-    yield from stubs_for(relations, extractor_run_id, known_from=st.value.lower(), seen=stubbed)
+    yield from stubs_for(relations, extractor_run_id, known_from=st.value.lower(), seen=stubbed,
+                         created=_created_times(cluster, located.values()))
     yield template
     yield instance
     yield from relations
@@ -332,6 +333,13 @@ def _relations(query: QueryLineage, located: Mapping[int, TableColumn | None], c
                        first_seen=seen.first, last_seen=seen.last,
                        properties=_created(created))
     yield from _column_edges(query.edges, located, cluster, execution.qualified_name, run_id, seen)
+
+
+def _created_times(cluster: str, located: Iterable[TableColumn | None]) -> dict[str, datetime]:
+    """When each table the query names was created, by identity, as impalad tells it
+    (`tableCreateTime`, epoch seconds; Hive tells none)."""
+    return {_table_ref(cluster, where).identity: datetime.fromtimestamp(where.create_time, UTC)
+            for where in located if where is not None and where.create_time}
 
 
 def _created(create_time: int | None) -> dict[str, str]:
