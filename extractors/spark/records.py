@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from collections.abc import Iterable, Iterator, Mapping
-from datetime import datetime
+from collections.abc import Iterable, Iterator
 
 from navd.index.documents import STUB_MARK
 from navd.model import (
@@ -222,8 +221,7 @@ def process_lines(lines: Iterable[str | bytes], *, cluster: str, default_fs: str
 
 
 def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None, log_owner: str = "",
-              known_from: str = "spark", seen: set[str] | None = None,
-              created: Mapping[str, datetime] | None = None) -> Iterator[Record]:
+              known_from: str = "spark", seen: set[str] | None = None) -> Iterator[Record]:
     """Stubs for the unlinked dataset and column endpoints of `emitted` relations.
 
     Tables and paths a job read or wrote, and the columns of column-level edges, get an element
@@ -234,10 +232,7 @@ def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None, log_owner
     `known_from` names the source in the stub mark (the OpenLineage intake reuses this).
     `seen`: identities the caller already stubbed (and adds to): a lineage-log pass names the
     same tables query after query, and a stub is written once per pass, not per query.
-    `created`: when the source says a dataset was created, by identity (impalad's
-    `tableCreateTime`): the stub's creation time, its first sighting as HMS `createTime` is.
     """
-    created = created or {}
     if seen is None:
         seen = set()
     #: dataset endpoints by identity: a column's table is named by its FIELD ref as a TABLE, and
@@ -252,20 +247,18 @@ def stubs_for(emitted: Iterable[Record], extractor_run_id: str | None, log_owner
             if linked or ref.identity in seen:
                 continue
             seen.add(ref.identity)
-            yield ElementStub(_stub_element(ref, extractor_run_id, log_owner, known_from, created.get(ref.identity)))
+            yield ElementStub(_stub_element(ref, extractor_run_id, log_owner, known_from))
             table = field_table(ref)
             if table is not None:
                 table = datasets.get(table.identity, table)
                 if table.identity not in seen:
                     seen.add(table.identity)
-                    yield ElementStub(_stub_element(table, extractor_run_id, log_owner, known_from,
-                                                    created.get(table.identity)))
+                    yield ElementStub(_stub_element(table, extractor_run_id, log_owner, known_from))
                 yield Relation(RelationType.PARENT_CHILD, table, ref, extractor_run_id=extractor_run_id)
 
 
-def _stub_element(ref: EntityRef, extractor_run_id: str | None, log_owner: str, known_from: str = "spark",
-                  created: datetime | None = None) -> Element:
+def _stub_element(ref: EntityRef, extractor_run_id: str | None, log_owner: str, known_from: str = "spark") -> Element:
     props = {STUB_MARK: known_from, **({LOG_OWNER: log_owner} if log_owner else {})}
     return Element(ref.source_type, ref.type, ref.qualified_name,
-                   name=display_name(ref.qualified_name, ref.type, ref.source_type), created=created,
-                   extractor_run_id=extractor_run_id, properties=props)
+                   name=display_name(ref.qualified_name, ref.type, ref.source_type), extractor_run_id=extractor_run_id,
+                   properties=props)
