@@ -230,6 +230,21 @@ def wildcard(pattern: str) -> str:
     return "*".join(escape(part) for part in pattern.split("*"))
 
 
+def oldest_execution_facet() -> dict[str, Any]:
+    """A JSON facet (`json.facet`) answering what oldest_execution_start does, over every
+    execution whatever the request's query: a request on the elements core that is sent anyway
+    carries it, and the answer needs no round trip of its own (oldest_execution_from_facets)."""
+    kind, started = element_field("type"), element_field("started")
+    return {"oldest_execution": {"type": "query", "q": f"{kind}:{ElementType.OPERATION_EXECUTION.value}",
+                                 "domain": {"query": f"{started}:[* TO *]"}, "facet": {"start": f"min({started})"}}}
+
+
+def oldest_execution_from_facets(body: dict[str, Any]) -> datetime | None:
+    """The oldest execution's start from a response that asked oldest_execution_facet."""
+    found = body.get("facets", {}).get("oldest_execution", {})
+    return stored_time(found.get("start")) if found.get("count") else None
+
+
 def oldest_execution_start(index: SolrIndex) -> datetime | None:
     """The start of the oldest execution indexed (purge removes older ones: the lineage history
     kept begins there); None when no execution tells its start."""

@@ -5,6 +5,7 @@ graph served from the hub cache while the index is unchanged."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import datetime
 
 from navd.index.client import SolrIndex
@@ -28,20 +29,23 @@ def lineage(index: SolrIndex, entity: str, options: LineageOptions = LineageOpti
         read_at = generation(index)  # before the walk: what it reads is at least this new
         cached = hubs.get(identity, options, read_at)
         if cached is not None:
-            return _kept_note(index, cached, options.as_of)
-    store = SolrLineageStore(index, known=[root])
+            return _kept_note(cached, options.as_of, lambda: oldest_execution_start(index))
+    store = SolrLineageStore(index, known=[root], oldest_execution=options.as_of is not None)
     graph = walk(store, identity, options)
     if hubs is not None:
         hubs.put(identity, options, store.known_degree, graph, read_at)
-    return _kept_note(index, graph, options.as_of)
+    return _kept_note(graph, options.as_of, lambda: store.oldest_execution if store.oldest_execution_read
+                      else oldest_execution_start(index))
 
 
-def _kept_note(index: SolrIndex, graph: LineageGraph, as_of: datetime | None) -> LineageGraph:
-    """The graph with a note when `as_of` is older than the oldest execution kept: purge removed
-    the executions before it (its retention window), so the graph may lack what ran then."""
+def _kept_note(graph: LineageGraph, as_of: datetime | None, oldest_start: Callable[[], datetime | None],
+               ) -> LineageGraph:
+    """The graph with a note when `as_of` is older than the oldest execution kept (`oldest_start`,
+    asked only with `as_of`): purge removed the executions before it (its retention window), so
+    the graph may lack what ran then."""
     if as_of is None:
         return graph
-    oldest = oldest_execution_start(index)
+    oldest = oldest_start()
     if oldest is None or as_of >= oldest:
         return graph
     return dataclasses.replace(graph, note=f"as of {as_of.isoformat()} is before the oldest execution kept "

@@ -5,13 +5,14 @@ queries, streamed. An in-memory store for tests is navd/lineage/memory_store.py.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+import json
 from datetime import datetime
 from typing import Any
 
 from navd.index.client import SolrIndex, batches
 from navd.index.documents import FIRST_SEEN, endpoint_field
 from navd.index.filters import by_time_filter, terms_filter
-from navd.index.lookup import find_entity
+from navd.index.lookup import find_entity, oldest_execution_facet, oldest_execution_from_facets
 from navd.lineage.rules import RelationAsk
 from navd.lineage.stored import ELEMENT_FIELDS, RELATION_FIELDS, StoredElement, StoredRelation
 
@@ -30,8 +31,15 @@ _PAGE = 5000
 class SolrLineageStore:
     """`LineageStore` over the elements and relations cores."""
 
-    def __init__(self, index: SolrIndex, known: Iterable[Mapping[str, Any]] = ()) -> None:
+    def __init__(self, index: SolrIndex, known: Iterable[Mapping[str, Any]] = (), *,
+                 oldest_execution: bool = False) -> None:
         self.index = index
+        #: with `oldest_execution`, the first element read also asks the oldest execution's start
+        #: (the as-of note's history kept, navd/lineage/service.py): a walk reads its nodes anyway,
+        #: so the note costs no request of its own. Unasked or not yet read: `oldest_execution_read` False.
+        self._oldest_wanted = oldest_execution
+        self.oldest_execution_read = False
+        self.oldest_execution: datetime | None = None
         #: element documents the caller already read (the root it resolved): not asked again
         self._known = {str(doc["identity"]): StoredElement.from_doc(doc) for doc in known}
         #: the relations of the walk's own asks (not `ends_only`) whose near end is a known
@@ -47,11 +55,21 @@ class SolrLineageStore:
     def elements(self, ids: Collection[str]) -> Mapping[str, StoredElement]:
         found: dict[str, StoredElement] = {}
         for chunk in batches(list(ids), _REQUEST_IDS):
-            for doc in self.index.scan("elements", "*:*", fl=ELEMENT_FIELDS, filters=[terms_filter("identity", chunk)],
-                                       page_size=_PAGE):
+            for doc in self._element_docs(chunk):
                 element = StoredElement.from_doc(doc)
                 found[element.id] = element
         return found
+
+    def _element_docs(self, chunk: list[str]) -> Iterable[Mapping[str, Any]]:
+        filters = [terms_filter("identity", chunk)]
+        if not self._oldest_wanted or self.oldest_execution_read:
+            return self.index.scan("elements", "*:*", fl=ELEMENT_FIELDS, filters=filters, page_size=_PAGE)
+        # One page holds the chunk (identities are unique, a chunk is under a page): no cursor
+        body = self.index.search("elements", "*:*", rows=len(chunk), fl=ELEMENT_FIELDS, filters=filters,
+                                 params={"json.facet": json.dumps(oldest_execution_facet())})
+        self.oldest_execution = oldest_execution_from_facets(body)
+        self.oldest_execution_read = True
+        return list(body["response"]["docs"])
 
     def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
                   near_type: str | None = None, far_type: str | None = None,
