@@ -47,8 +47,9 @@ class Extractor(Protocol[ReportT_co]):
 
     def run_pass(self, writer: IndexWriter, *, full: bool = False,
                  stop: threading.Event | None = None) -> ReportT_co:
-        """Write one pass's records with `write_checkpointed` (state commits only after Solr took
-        what came before) and return the pass's report; its integer fields become the run
+        """Write one pass's records itself (state commits only after Solr took what came before:
+        an extractor that can say where, yields instead, as `Checkpointed`) and return the pass's
+        report; its integer fields become the run
         record's counts and a `refused: str` field, if any, the record's `refused` (what the run
         would not do, e.g. flag deletions above the fail-safe). Raises RunStopped at a checkpoint
         when `stop` is set."""
@@ -247,27 +248,22 @@ class Component(Generic[SettingsT, ReportT]):
 
 
 def write_checkpointed(items: Iterable[Record | Checkpoint], writer: IndexWriter, *, commit: Callable[[], None],
-                       checkpoint_due: Callable[[], bool] = lambda: False,
                        stop: threading.Event | None = None) -> int:
-    """Write the records of `items`; at each CHECKPOINT (or, for an extractor that does not yield
-    marks, whenever `checkpoint_due()` after a record) and at the end flush the writer, then
+    """Write the records of `items`; at each CHECKPOINT and at the end flush the writer, then
     `commit` the extractor's state, in that order: state (positions, directory times) never runs
     ahead of what Solr holds, so a crash loses nothing. Returns the number of records written;
     raises if Solr did not take them (the state then stays at the last commit).
 
-    `stop` set (navd is stopping): a due checkpoint is still flushed and committed, so the work
-    up to it is kept; then RunStopped is raised before the next record."""
+    `stop` set (navd is stopping): a mark already reached is still flushed and committed, so the
+    work up to it is kept; then RunStopped is raised before the next record."""
     count = 0
     for item in items:
         if isinstance(item, Checkpoint):
-            due = True
+            writer.flush()
+            commit()
         else:
             writer.write(item)
             count += 1
-            due = checkpoint_due()
-        if due:
-            writer.flush()
-            commit()
         if stop is not None and stop.is_set():
             raise RunStopped("navd is stopping: run abandoned at the last checkpoint, the next run continues")
     writer.flush()

@@ -25,6 +25,7 @@ import pytest
 import requests
 
 from bench.compare_openlineage import CAPTURE, LISTENER, listener_jar
+from navd.extractors import run_pass
 from navd.extractors.spark.component import POST_COMMIT_HOOKS
 from navd.extractors.spark.extractor import SparkExtractor
 from navd.index.client import IndexWriter, SolrIndex
@@ -137,7 +138,7 @@ def test_listener_and_event_log_lineage_agree_and_are_not_doubled(
                                state_dir=tmp_path / "spark-state", index=index, post_commit=POST_COMMIT_HOOKS)
     writer = IndexWriter(index)
     try:
-        report = extractor.run_pass(writer)
+        report = run_pass(extractor, writer)
     finally:
         writer.close()
     assert report.records > 0

@@ -21,7 +21,7 @@ import pytest
 from pyhive import hive
 
 from navd.config import parse_config
-from navd.extractors import BuildContext
+from navd.extractors import BuildContext, Checkpoint, run_pass
 from navd.extractors.common.cursors import LogCursor
 from navd.extractors.common.repeated import FIRST_LOGGED
 from navd.extractors.common.tailing import LocalFileSystem
@@ -223,7 +223,7 @@ def test_a_crash_before_commit_loses_and_duplicates_nothing(index: SolrIndex, ct
         writer.write_all(first)
         writer.flush()  # ... and the process dies here, before crashed.commit()
         rerun = SparkExtractor(cluster="crashtest", directories=[str(ctas_job / "events")], state_dir=tmp_path)
-        report = rerun.run_pass(writer)
+        report = run_pass(rerun, writer)
         assert report.records == len(first) and report.lines > 0
         assert writer.close()
         for core in ("elements", "relations"):
@@ -457,10 +457,10 @@ def test_a_log_completed_later_under_its_final_name_loses_and_duplicates_nothing
     extractor = SparkExtractor(cluster="primary", directories=[str(events)], state_dir=tmp_path / "state",
                                extractor_run_id="spark##partial")
     writer = IndexWriter(clean_index)
-    first = extractor.run_pass(writer)
+    first = run_pass(extractor, writer)
     with (events / app_id).open("ab") as fh:
         fh.write(text[cut:])
-    second = extractor.run_pass(writer)
+    second = run_pass(extractor, writer)
     assert writer.close()
     assert (first.lines, second.lines) == (split, len(lines) - split)
     assert (first.warnings, second.warnings) == (1, 0)  # the held-back line, said once
@@ -470,7 +470,7 @@ def test_a_log_completed_later_under_its_final_name_loses_and_duplicates_nothing
     whole = SparkExtractor(cluster="primary", directories=[str(events)], state_dir=tmp_path / "whole",
                            extractor_run_id="spark##partial")
     writer = IndexWriter(clean_index)
-    whole.run_pass(writer)
+    run_pass(whole, writer)
     assert writer.close()
     in_one = index_snapshot(clean_index)
     assert len(in_one["elements"]) > 10 and len(in_one["relations"]) > 10
@@ -531,7 +531,7 @@ def test_files_that_are_no_event_log_are_skipped_once_with_one_line_each(
 
     extractor = SparkExtractor(cluster="primary", directories=[str(events)], state_dir=tmp_path / "state")
     writer = IndexWriter(index)
-    report = extractor.run_pass(writer)
+    report = run_pass(extractor, writer)
     assert writer.close()
     assert report.records > 0  # the real log next to them
     warned = warning_lines(log_stream)
@@ -544,11 +544,11 @@ def test_files_that_are_no_event_log_are_skipped_once_with_one_line_each(
     counting = ReadCountingFileSystem()
     extractor.tailer.fs = extractor.tailer.reader.fs = counting
     writer = IndexWriter(index)
-    assert extractor.run_pass(writer).warnings == 0
+    assert run_pass(extractor, writer).warnings == 0
     assert counting.reads == {}
     with binary.open("ab") as fh:
         fh.write(b"\x00" * 100)
-    assert extractor.run_pass(writer).warnings == 0
+    assert run_pass(extractor, writer).warnings == 0
     assert writer.close()
     assert list(counting.reads) == [str(binary)]
     assert len(warning_lines(log_stream)) == 3
@@ -563,7 +563,7 @@ def test_repeated_warnings_in_one_file_are_summarised_and_all_counted(
 
     extractor = SparkExtractor(cluster="primary", directories=[str(events)], state_dir=tmp_path / "state")
     writer = IndexWriter(index)
-    report = extractor.run_pass(writer)
+    report = run_pass(extractor, writer)
     assert writer.close()
     assert report.records > 0 and report.lines == len(lines)
     warned = warning_lines(log_stream)
@@ -615,9 +615,10 @@ def test_a_pass_holds_one_application_at_a_time_and_keeps_only_running_ones(
     held: list[int] = []
     extract = extractor.extract
 
-    def watched() -> Iterator[Record]:
-        for record in extract():
-            held.append(extractor.applications_in_memory)
+    def watched(*, full: bool = False) -> Iterator[Record | Checkpoint]:
+        for record in extract(full=full):
+            if not isinstance(record, Checkpoint):
+                held.append(extractor.applications_in_memory)
             yield record
 
     extractor.extract = watched  # type: ignore[method-assign]
@@ -633,7 +634,7 @@ def test_a_pass_holds_one_application_at_a_time_and_keeps_only_running_ones(
 
     extractor.tailer.store.commit = checked_commit  # type: ignore[method-assign]
     writer = IndexWriter(clean_index)
-    report = extractor.run_pass(writer)
+    report = run_pass(extractor, writer)
     assert writer.close()
     assert report.lines == len(lines) * 12 + cut and report.records == len(held)
     assert max(held) == 1  # the application being read, never the ones before it
@@ -677,8 +678,8 @@ def test_the_spark_components_post_commit_hooks_run_once_solr_has_the_applicatio
     extractor = SparkExtractor(cluster="primary", directories=[str(events)], state_dir=tmp_path / "hooked",
                                index=clean_index, post_commit=(hook,))
     writer = IndexWriter(clean_index)
-    extractor.run_pass(writer)
-    extractor.run_pass(writer)  # nothing new: no application written, no hook
+    run_pass(extractor, writer)
+    run_pass(extractor, writer)  # nothing new: no application written, no hook
     assert writer.close()
     [(applications, elements, positions)] = seen
     assert applications == {app_id}

@@ -60,7 +60,7 @@ def write_log(events: Path, *, drop: tuple[str, str] | None = None, app_id: str 
 def spark_pass(index: SolrIndex, events: Path, state: Path, cluster: str, **kwargs: Any) -> PassReport:
     extractor = SparkExtractor(cluster=cluster, directories=[str(events)], state_dir=state, index=index, **kwargs)
     writer = IndexWriter(index)
-    report = extractor.run_pass(writer)
+    report = run_pass(extractor, writer)
     assert writer.close(60)
     for core in ("elements", "relations"):
         index.commit(core)
@@ -130,15 +130,15 @@ def test_allowed_log_owners_skips_a_log_of_another_owner_once(
     extractor = SparkExtractor(cluster=unique, directories=[str(events)], state_dir=tmp_path / "state",
                                index=index, allowed_log_owners=[me])
     writer = IndexWriter(index)
-    first = extractor.run_pass(writer)
-    again = extractor.run_pass(writer)
+    first = run_pass(extractor, writer)
+    again = run_pass(extractor, writer)
     assert (first.records, first.lines, first.warnings) == (0, 0, 1)
     assert (again.records, again.warnings) == (0, 0)
     (warned,) = warnings(log_stream)
     assert warned["event"] == "event log skipped: its owner is not in [spark] allowed_log_owners"
     assert (warned["owner"], warned["file"]) == ("nobody", str(path))
     os.chown(path, os.geteuid(), os.getegid())  # the admin vouches for it
-    assert extractor.run_pass(writer).records > 0
+    assert run_pass(extractor, writer).records > 0
     assert writer.close(60)
 
 

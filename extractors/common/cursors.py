@@ -135,6 +135,12 @@ class CursorBook:
         self.committed, self._pending = merged, {}
         self._gone.clear()
 
+    def rollback(self) -> None:
+        """Forget every cursor advanced since the last checkpoint (their records may not have
+        reached Solr): reading goes on from the committed ones."""
+        self._pending = {}
+        self._gone.clear()
+
     def _known(self) -> set[str]:
         return (set(self.committed) | set(self._pending)) - self._gone
 

@@ -17,7 +17,6 @@ record is skipped and the rest flows.
 from __future__ import annotations
 
 import dataclasses
-import threading
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,19 +24,19 @@ from typing import Any, Literal
 
 import orjson
 
-from navd.extractors import write_checkpointed
+from navd.extractors import CHECKPOINT, Checkpoint
 from navd.extractors.common.cursors import CursorStore
 from navd.extractors.common.filetail import GlobTailer
 from navd.extractors.hive_lineage.graph import BadLineage, QueryLineage, records
 from navd.extractors.hive_lineage.hook import RecordAssembler
-from navd.index.client import IndexWriter
 from navd.model import Element, ElementType, Record
 from navd.names import InvalidName
 
 #: The longest record read: a longer line (a generated query of many MB) is skipped with its
 #: offset instead of being held whole in memory and written into Solr's queryText.
 MAX_RECORD_BYTES = 16 * 1024 * 1024
-#: commit cursors at least this often within a pass (a backlog of many files after downtime)
+#: a pass yields a CHECKPOINT (cursors committed) after a whole record once this many lines were
+#: read since the last one (a backlog of many files after downtime)
 CHECKPOINT_LINES = 20_000
 #: the most stub and operation identities remembered within a pass (then forgotten, and written
 #: again at worst: stubs and operations are idempotent upserts)
@@ -72,6 +71,8 @@ class LineageLogExtractor:
         self._lines = 0
         self._queries = 0
         self._since_checkpoint = 0
+        #: the counters when the pass began: its report is what they grew by
+        self._pass_start = (0, 0, 0)
         # Within a pass the same tables, columns and query texts come back query after query:
         # their stubs (with the columns' PARENT_CHILD) and operations are written once, not
         # once per query (most of a query's records otherwise). Per pass: a failed pass writes
@@ -79,8 +80,11 @@ class LineageLogExtractor:
         self._stubbed: set[str] = set()
         self._operations: set[tuple[str, str]] = set()
 
-    def extract(self) -> Iterator[Record]:
-        """Records of everything new in the logs since the last pass."""
+    def extract(self, *, full: bool = False) -> Iterator[Record | Checkpoint]:
+        """Records of everything new in the logs since the last pass, and a CHECKPOINT at a record
+        boundary every CHECKPOINT_LINES lines. `full` changes nothing: cursors say what is new."""
+        del full
+        self._pass_start = (self._lines, self._queries, self.tailer.warnings)
         self._stubbed.clear()
         self._operations.clear()
         assembler = RecordAssembler(self.max_record_bytes)
@@ -113,6 +117,8 @@ class LineageLogExtractor:
                     yield from self._records(file.status.path, record, record_offset)
             if not assembler.in_record:
                 self.tailer.advance(line.cursor)
+                if self._since_checkpoint >= CHECKPOINT_LINES:
+                    yield CHECKPOINT
 
     def _records(self, path: str, record: str, offset: int) -> Iterator[Record]:
         try:
@@ -144,19 +150,18 @@ class LineageLogExtractor:
         self._since_checkpoint = 0
         self.tailer.checkpoint()
 
+    def rollback(self) -> None:
+        """The pass failed or was stopped: the next one reads again from the committed cursors."""
+        self._since_checkpoint = 0
+        self.tailer.rollback()
+
+    def finished(self, records: int) -> PassReport:
+        lines, queries, warnings = self._pass_start
+        return PassReport(lines=self._lines - lines, queries=self._queries - queries, records=records,
+                          warnings=self.tailer.warnings - warnings)
+
     def close(self) -> None:
         """Nothing to release: each pass commits its cursors."""
-
-    def run_pass(self, writer: IndexWriter, *, full: bool = False,
-                 stop: threading.Event | None = None) -> PassReport:
-        """One pass: extract, write, flush, then commit cursors. Raises if Solr did not take it
-        (or navd is stopping); cursors then stay where they were."""
-        del full  # cursors say what is new: a tail has no full pass
-        lines, queries, warnings = self._lines, self._queries, self.tailer.warnings
-        count = write_checkpointed(self.extract(), writer, commit=self.commit, stop=stop,
-                                   checkpoint_due=lambda: self._since_checkpoint >= CHECKPOINT_LINES)
-        return PassReport(lines=self._lines - lines, queries=self._queries - queries, records=count,
-                          warnings=self.tailer.warnings - warnings)
 
 
 __all__ = ["CHECKPOINT_LINES", "MAX_RECORD_BYTES", "LineageLogExtractor", "PassReport"]

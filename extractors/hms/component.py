@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from navd.config import NavdConfig
 from navd.errors import ConfigError
-from navd.extractors import BuildContext, CliOption, Component, Extractor
+from navd.extractors import BuildContext, CliOption, Checkpointed, Component
 from navd.extractors.hms.settings import SECTION, HiveConfig, hive_settings
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ def check(config: NavdConfig, options: Mapping[str, Any]) -> None:
         raise ConfigError("[hive] host: no HiveServer2 configured")
 
 
-def build(context: BuildContext) -> Extractor[HmsReport]:
+def build(context: BuildContext) -> Checkpointed[HmsReport]:
     from navd.extractors.hms.extractor import HmsExtractor  # noqa: PLC0415 - PyHive, imported when run
 
     filter_file = context.options.get(FILTER_FILE)

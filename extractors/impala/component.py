@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from navd.config import NavdConfig
 from navd.errors import ConfigError
-from navd.extractors import BuildContext, Component, Extractor
+from navd.extractors import BuildContext, Checkpointed, Component
 from navd.extractors.impala.settings import SECTION, ImpalaConfig, impala_settings
 
 if TYPE_CHECKING:
@@ -29,7 +29,7 @@ def state_dir(context: BuildContext) -> Path:
     return Path(configured).expanduser() if configured else context.state_root / SECTION
 
 
-def build(context: BuildContext) -> Extractor[PassReport]:
+def build(context: BuildContext) -> Checkpointed[PassReport]:
     from navd.extractors.hive_lineage.extractor import LineageLogExtractor  # noqa: PLC0415 - imported when run
     from navd.extractors.impala.lineage import FILE_PREFIX, parse_impala  # noqa: PLC0415
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from navd.config import NavdConfig
 from navd.errors import ConfigError
-from navd.extractors import BuildContext, Component, Extractor
+from navd.extractors import BuildContext, Checkpointed, Component
 from navd.extractors.oozie.settings import SECTION, OozieConfig, oozie_settings
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ def check(config: NavdConfig, options: Mapping[str, Any]) -> None:
         raise ConfigError("[oozie] urls: no Oozie server configured (http(s)://host:11000/oozie)")
 
 
-def build(context: BuildContext) -> Extractor[OozieReport]:
+def build(context: BuildContext) -> Checkpointed[OozieReport]:
     from navd.extractors.oozie.extractor import OozieExtractor  # noqa: PLC0415 - imported when run
 
     return OozieExtractor.from_config(context.config, context.state_dir("oozie"), extractor_run_id=context.run_id)

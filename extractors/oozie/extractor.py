@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import threading
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -33,9 +32,8 @@ import requests
 
 from navd.config import NavdConfig
 from navd.errors import ConfigError, NavdError, connection_reason, first_line
-from navd.extractors import write_checkpointed
+from navd.extractors import CHECKPOINT, Checkpoint
 from navd.http import http_session
-from navd.index.client import IndexWriter
 from navd.logs import get_logger
 from navd.model import Record
 from navd.state import write_atomically
@@ -109,7 +107,10 @@ class OozieExtractor:
 
     # -- one run ---------------------------------------------------------------------------------
 
-    def extract(self, *, full: bool = False) -> Iterator[Record]:
+    def extract(self, *, full: bool = False) -> Iterator[Record | Checkpoint]:
+        """The records of every changed job, and a CHECKPOINT after each kind's last one: the
+        watermark is the newest change of a listing read newest first, and a coordinator or bundle
+        Oozie no longer lists is forgotten, so only a whole listing may be committed."""
         self.report = OozieReport()
         self._pending = {kind: {} for kind in JOB_LISTS}
         self._listed = {}
@@ -123,9 +124,13 @@ class OozieExtractor:
                 changed = self._changed_workflows(server, since, seen)
             else:
                 changed = self._changed_listed(server, kind, seen)
+            read = False
             for job_id, mark in changed:
                 yield from self._job(server, kind, job_id)
                 self._pending[kind][job_id] = mark
+                read = True
+            if read:
+                yield CHECKPOINT
 
     def commit(self) -> None:
         """Persist what the run wrote. Call only after the writer flushed every record yielded."""
@@ -143,16 +148,21 @@ class OozieExtractor:
                 listed = self._listed[kind]
                 known = {**self._state.get(kind, {}), **done}
                 self._state[kind] = {job: mark for job, mark in known.items() if job in listed}
-        self._pending = {}
-        self._listed = {}
+        self._pending = {kind: {} for kind in JOB_LISTS}
+        self._listed = {}  # at a mark every listing begun has been read to its end
         try:
             write_atomically(self.state_file, json.dumps(self._state).encode())
         except OSError as exc:
             raise OozieExtractionError(f"{self.state_file}: cannot write the Oozie state: {exc.strerror}") from None
 
-    def run_pass(self, writer: IndexWriter, *, full: bool = False,
-                 stop: threading.Event | None = None) -> OozieReport:
-        self.report.records = write_checkpointed(self.extract(full=full), writer, commit=self.commit, stop=stop)
+    def rollback(self) -> None:
+        """The pass failed or was stopped: what it read since the last commit is forgotten."""
+        self._pending = {kind: {} for kind in JOB_LISTS}
+        self._listed = {}
+        self._state = self._load_state()
+
+    def finished(self, records: int) -> OozieReport:
+        self.report.records = records
         return self.report
 
     def close(self) -> None:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from navd.config import NavdConfig
 from navd.errors import ConfigError
-from navd.extractors import BuildContext, Component, Extractor
+from navd.extractors import BuildContext, Checkpointed, Component
 from navd.extractors.s3.settings import SECTION, S3Config, s3_settings
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ def check(config: NavdConfig, options: Mapping[str, Any]) -> None:
         raise ConfigError("[s3] roots: nothing to list (give s3a://bucket or s3a://bucket/prefix)")
 
 
-def build(context: BuildContext) -> Extractor[S3Report]:
+def build(context: BuildContext) -> Checkpointed[S3Report]:
     from navd.extractors.s3.extractor import S3Extractor  # noqa: PLC0415 - imported when run
 
     return S3Extractor.from_config(context.config, context.index, context.state_dir("s3"),

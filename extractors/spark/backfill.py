@@ -30,13 +30,13 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from navd.config import NavdConfig, SolrConfig
 from navd.errors import NavdError
-from navd.extractors import write_checkpointed
+from navd.extractors import Checkpoint, run_pass
 from navd.extractors.common.cursors import LogCursor, MemoryCursorStore
 from navd.extractors.common.tailing import remote_directories, tailing_file_system
 from navd.extractors.hdfs.settings import HdfsConfig, hdfs_settings
@@ -155,10 +155,13 @@ def _read_log(order: int, event_log: EventLog, job: BackfillJob, index: SolrInde
     held: list[tuple[Any, ...]] = []
     produced = 0
 
-    def routed(records: Iterable[Record]) -> Iterator[Record]:
+    def routed(records: Iterable[Record | Checkpoint]) -> Iterator[Record | Checkpoint]:
         nonlocal produced
-        for seq, record in enumerate(records):
-            produced += 1
+        for record in records:
+            if isinstance(record, Checkpoint):
+                yield record
+                continue
+            seq, produced = produced, produced + 1
             if isinstance(record, ElementStub):
                 held.append((STUB, record.element.identity, (order, seq), record))
             elif isinstance(record, Deletion):
@@ -168,7 +171,7 @@ def _read_log(order: int, event_log: EventLog, job: BackfillJob, index: SolrInde
 
     writer = IndexWriter(index)
     try:
-        write_checkpointed(routed(extractor.extract_logs([event_log])), writer, commit=extractor.commit)
+        run_pass(_LogRead(extractor, lambda: routed(extractor.extract_logs([event_log]))), writer)
     finally:
         complete = writer.close()
     if not complete:
@@ -177,6 +180,31 @@ def _read_log(order: int, event_log: EventLog, job: BackfillJob, index: SolrInde
     yield from held
     yield from ((POSITION, cursor) for cursor in extractor.tailer.committed.values())
     yield (COUNTS, extractor.lines_read, produced, extractor.warnings_given)
+
+
+@dataclasses.dataclass(frozen=True)
+class _LogRead:
+    """A task's read of its log as the runner's run_pass drives a pass: `records` (the
+    extractor's, with the stubs and deletions held back for the driver), the extractor's commits."""
+
+    extractor: SparkExtractor
+    records: Callable[[], Iterator[Record | Checkpoint]]
+
+    def extract(self, *, full: bool = False) -> Iterator[Record | Checkpoint]:
+        del full
+        return self.records()
+
+    def commit(self) -> None:
+        self.extractor.commit()
+
+    def rollback(self) -> None:
+        self.extractor.rollback()
+
+    def finished(self, records: int) -> int:
+        return records
+
+    def close(self) -> None:
+        self.extractor.close()
 
 
 def _first_stub(a: tuple[Position, ElementStub], b: tuple[Position, ElementStub]) -> tuple[Position, ElementStub]:

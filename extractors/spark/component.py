@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from navd.config import NavdConfig
 from navd.errors import ConfigError, UsageError
-from navd.extractors import SPARK_MASTER, BuildContext, CliOption, Component, Extractor
+from navd.extractors import SPARK_MASTER, BuildContext, Checkpointed, CliOption, Component, Extractor
 from navd.extractors.spark.settings import SECTION, SparkConfig, spark_settings
 from navd.logs import get_logger
 
@@ -57,7 +57,7 @@ def state_dir(context: BuildContext) -> Path:
     return Path(configured).expanduser() if configured else context.state_root / "spark"
 
 
-def build(context: BuildContext) -> Extractor[Report]:
+def build(context: BuildContext) -> Extractor[Report] | Checkpointed[Report]:
     if context.options.get(BACKFILL):
         from navd.extractors.spark.backfill import SparkBackfill  # noqa: PLC0415 - PySpark, only for this path
 

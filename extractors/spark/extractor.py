@@ -6,10 +6,10 @@ processor (extractors.spark.events) and yields that application's records
 (extractors.spark.records), plus stubs for the datasets and columns they touched (so lineage
 can start from a table only a Spark job has mentioned so far), before it reads the next log. So a
 first start over years of history holds one application at a time, and parsing overlaps with
-the writer's threads posting the records before. The caller writes the records, flushes the
-writer, then calls `commit()`: positions become durable only after Solr has the records of the
-lines before them. `checkpoint_due()` says when, at the end of an application's records, a pass
-should flush and commit already (every `checkpoint_seconds`), so a crash during a long first
+the writer's threads posting the records before. After an application's records, once
+`checkpoint_seconds` went by since the last commit, it yields a CHECKPOINT: the runner
+(navd.extractors.run_pass) flushes the writer there, then calls `commit()`, so positions become
+durable only after Solr has the records of the lines before them, and a crash during a long first
 start resumes after the applications committed so far.
 
 Restarts: an application's processor state lives in memory. A log that was complete when last
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
@@ -32,9 +31,9 @@ from pathlib import Path
 from hdfs import Client
 
 from navd.config import NavdConfig
-from navd.index.client import IndexWriter, SolrIndex
+from navd.index.client import SolrIndex
 from navd.index.documents import STUB_MARK, is_stub, stub_document
-from navd.extractors import write_checkpointed
+from navd.extractors import CHECKPOINT, Checkpoint
 from navd.extractors.common.cursors import CursorStore, LogCursor
 from navd.extractors.common.lines import Line
 from navd.extractors.common.tailing import remote_directories, tailing_file_system
@@ -118,8 +117,8 @@ class SparkExtractor:
         #: writer to drain and rewrites the cursor file, so not after every one by default.
         self.checkpoint_seconds = checkpoint_seconds
         self._last_commit = time.monotonic()
-        #: set while the last record of an application is with the writer and a commit is due
-        self._due = False
+        #: set when a CHECKPOINT was yielded, until the commit it asks for
+        self._marked = False
         #: commits made during passes, before their end (reports and benchmarks say so)
         self.checkpoints = 0
         self.default_fs = default_fs
@@ -146,6 +145,8 @@ class SparkExtractor:
         #: each (the one the index keeps): a DROP's trust is decided against what the index holds
         #: once the writer has posted them, not against whichever batch has reached Solr yet
         self._unposted_stubs: dict[str, dict[str, object]] = {}
+        #: (lines, warnings) when the pass began: its report is what they grew by
+        self._pass_start = (0, 0)
         # An application's processor state lives in memory: one whose log was unfinished when
         # navd stopped is read from its start, so its records get the whole application's context.
         self.tailer.rewind_unfinished()
@@ -177,19 +178,22 @@ class SparkExtractor:
         Thrift Server running for months among them) and, during a pass, the one being read."""
         return len(self._apps)
 
-    def extract(self) -> Iterator[Record]:
+    def extract(self, *, full: bool = False) -> Iterator[Record | Checkpoint]:
         """Records of everything new in the event logs since the last pass (positions say what
-        is new), one application after the other: an application's records are yielded once
-        its new lines are read, before the next log is read, and a finished application's
-        state is dropped then (its log is never read again)."""
+        is new; `full` changes nothing), one application after the other: an application's
+        records are yielded once its new lines are read, before the next log is read, and a
+        finished application's state is dropped then (its log is never read again)."""
+        del full
+        self._pass_start = (self._lines, self.warnings_given)
+        self._last_commit = time.monotonic()
         return self._records_of_lines(self.tailer.poll())
 
-    def extract_logs(self, event_logs: Iterable[EventLog]) -> Iterator[Record]:
+    def extract_logs(self, event_logs: Iterable[EventLog]) -> Iterator[Record | Checkpoint]:
         """The records of just `event_logs`, read as a pass reads them (what is new in each since
         its position: all of it without one). A Spark history backfill task's read."""
         return self._records_of_lines(chain.from_iterable(self.tailer.read_log(e) for e in event_logs))
 
-    def _records_of_lines(self, lines: Iterable[tuple[EventLog, Line]]) -> Iterator[Record]:
+    def _records_of_lines(self, lines: Iterable[tuple[EventLog, Line]]) -> Iterator[Record | Checkpoint]:
         current: EventLog | None = None
         app: _Application | None = None
         finished = False
@@ -221,30 +225,21 @@ class SparkExtractor:
         if current is not None and app is not None:
             yield from self._end_of(current, app, finished)
 
-    def _end_of(self, event_log: EventLog, app: _Application, finished: bool) -> Iterator[Record]:
-        """The records of `app` once this poll's lines of its log are read. With its last record
-        in the writer's hands, `checkpoint_due()` may say to flush and commit: every position
-        advanced so far is of a line whose records the writer then has."""
+    def _end_of(self, event_log: EventLog, app: _Application, finished: bool) -> Iterator[Record | Checkpoint]:
+        """The records of `app` once this poll's lines of its log are read, then a CHECKPOINT if
+        `checkpoint_seconds` went by since the last commit: every position advanced so far is of
+        a line whose records were yielded before the mark."""
         if app.touched:
             app.touched = False
-            pending: Record | None = None
+            wrote = False
             for record in self._records_of(app):
-                if pending is not None:
-                    yield pending
-                pending = record
-            if pending is not None:
-                self._due = time.monotonic() - self._last_commit >= self.checkpoint_seconds
-                try:
-                    yield pending
-                finally:
-                    self._due = False
+                wrote = True
+                yield record
+            if wrote and time.monotonic() - self._last_commit >= self.checkpoint_seconds:
+                self._marked = True
+                yield CHECKPOINT
         if finished:
             self._apps.pop(event_log.path, None)  # complete: never read again, its state is not needed
-
-    def checkpoint_due(self) -> bool:
-        """Whether the record just handed to the writer ends an application and a commit is due
-        (write_checkpointed asks after every record)."""
-        return self._due
 
     def _records_of(self, app: _Application, *, finished_only: bool = False) -> Iterator[Record]:
         """The records of what changed in `app` since they were last taken (`finished_only`: of
@@ -335,8 +330,9 @@ class SparkExtractor:
             self._withdraw_replaced_views(self.index)
         self._view_definitions.clear()
         self.tailer.checkpoint()
-        if self._due:
+        if self._marked:
             # Said at info: on a first start over a long history it is the progress an admin sees.
+            self._marked = False
             self.checkpoints += 1
             log.info("event log positions committed during the pass", checkpoint=self.checkpoints,
                      lines=self._lines, applications_in_memory=len(self._apps))
@@ -358,22 +354,23 @@ class SparkExtractor:
             log.warning("view defined again by a log of another owner: its earlier definition's lineage kept",
                         view=view)
 
+    def rollback(self) -> None:
+        """The pass failed or was stopped: positions stay at the last commit. The applications'
+        processors are ahead of them, so the runner discards this extractor and the next pass,
+        with a new one, reads from the committed positions."""
+        self._marked = False
+        self._written_apps.clear()
+        self._view_definitions.clear()
+        self._unposted_stubs.clear()
+        self.tailer.rollback()
+
+    def finished(self, records: int) -> PassReport:
+        lines, warnings = self._pass_start
+        return PassReport(lines=self._lines - lines, records=records, warnings=self.warnings_given - warnings)
+
     def close(self) -> None:
         """Nothing to release: each pass commits its positions, and the WebHDFS client holds no
         connection between requests worth closing."""
-
-    def run_pass(self, writer: IndexWriter, *, full: bool = False,
-                 stop: threading.Event | None = None) -> PassReport:
-        """One pass: extract, write, flush, then commit positions. Raises if Solr did not take it
-        (or navd is stopping); then positions stay where they were and this extractor must be
-        discarded."""
-        del full  # positions say what is new: a tail has no full pass
-        lines, warnings = self._lines, self._warnings + self.tailer.warnings
-        self._last_commit = time.monotonic()
-        count = write_checkpointed(self.extract(), writer, commit=self.commit, checkpoint_due=self.checkpoint_due,
-                                   stop=stop)
-        return PassReport(lines=self._lines - lines, records=count,
-                          warnings=self._warnings + self.tailer.warnings - warnings)
 
 
 #: How `why_untrusted` starts its reason when an extractor that reads the source itself (HMS, HDFS)

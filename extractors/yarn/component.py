@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from navd.config import NavdConfig
 from navd.errors import ConfigError
-from navd.extractors import BuildContext, Component, Extractor
+from navd.extractors import BuildContext, Checkpointed, Component
 from navd.extractors.yarn.settings import SECTION, YarnConfig, yarn_settings
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ def check(config: NavdConfig, options: Mapping[str, Any]) -> None:
         raise ConfigError("[yarn] urls: no ResourceManager configured")
 
 
-def build(context: BuildContext) -> Extractor[YarnReport]:
+def build(context: BuildContext) -> Checkpointed[YarnReport]:
     from navd.extractors.yarn.extractor import YarnExtractor  # noqa: PLC0415 - imported when run
 
     return YarnExtractor.from_config(context.config, context.state_dir("yarn"), extractor_run_id=context.run_id)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import threading
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -31,10 +30,9 @@ import requests
 
 from navd.config import NavdConfig
 from navd.errors import ConfigError, NavdError, connection_reason, first_line
-from navd.extractors import write_checkpointed
+from navd.extractors import CHECKPOINT, Checkpoint
 from navd.extractors.yarn.settings import YarnConfig, yarn_settings
 from navd.http import http_session
-from navd.index.client import IndexWriter
 from navd.logs import get_logger
 from navd.model import Record
 from navd.state import write_atomically
@@ -91,11 +89,12 @@ class YarnExtractor:
         return cls(yarn.urls, state_dir, session=make_session(yarn),
                    extractor_run_id=extractor_run_id)
 
-    # -- one run (run_pass, below, is what the runner calls) ---------------------------------------
+    # -- one run (navd.extractors.run_pass writes it and commits at the marks) -------------------
 
-    def extract(self, *, full: bool = False) -> Iterator[Record]:
+    def extract(self, *, full: bool = False) -> Iterator[Record | Checkpoint]:
         """Records of the applications finished since the watermark (on the RM's clock) and of
-        those still running."""
+        those still running; a CHECKPOINT after the finished ones, if any: the watermark is the
+        newest finish time of a list the RM does not order, so only a whole list may be committed."""
         self.report = YarnReport()
         self._pending = {}
         self._newest_finish = self._watermark
@@ -123,6 +122,8 @@ class YarnExtractor:
                 if app.finished_ms:
                     self._newest_finish = max(self._newest_finish or 0, app.finished_ms)
                 yield from application_records(app, extractor_run_id=self.extractor_run_id)
+            if counter == "finished" and self._pending:
+                yield CHECKPOINT
 
     def commit(self) -> None:
         """Persist the watermark. Call only after the writer has flushed every record yielded."""
@@ -139,11 +140,14 @@ class YarnExtractor:
             raise YarnExtractionError(f"{self.state_file}: cannot write the YARN state: {exc.strerror}") from None
         self._watermark = self._newest_finish
 
-    def run_pass(self, writer: IndexWriter, *, full: bool = False,
-                 stop: threading.Event | None = None) -> YarnReport:
-        self.report.records = 0
-        count = write_checkpointed(self.extract(full=full), writer, commit=self.commit, stop=stop)
-        self.report.records = count
+    def rollback(self) -> None:
+        """The pass failed or was stopped: what it read since the last commit is forgotten."""
+        self._pending = {}
+        self._watermark, self._recent = self._load_state()
+        self._newest_finish = self._watermark
+
+    def finished(self, records: int) -> YarnReport:
+        self.report.records = records
         return self.report
 
     def close(self) -> None:
