@@ -16,13 +16,17 @@ The ratio navd / raw post says how close navd's ingest comes to what Solr can ta
 from __future__ import annotations
 
 import dataclasses
+import http.server
 import itertools
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any
+
+import requests
 
 from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
@@ -175,3 +179,82 @@ def _settle(futures: list[Future[None]]) -> None:
 def describe(recorded: Recorded) -> str:
     return (f"{recorded.documents:,} documents in {recorded.requests:,} update requests "
             f"({recorded.megabytes:.1f} MB); {recorded.skipped} deletion requests not replayed")
+
+
+class RecordingProxy:
+    """An HTTP proxy in front of Solr that records the update bodies a navd process posts through
+    it (for navd run as its own process, `navd serve`): every request is passed on as it came,
+    and the acknowledged POSTs to a core's /update are kept as `Update`s, in the order Solr
+    answered them. Point the process's `[solr] url` at `url`; only a recording run goes through
+    it (the hop costs time), the timed runs go to Solr directly."""
+
+    def __init__(self, solr_url: str) -> None:
+        split = urllib.parse.urlsplit(solr_url.rstrip("/"))
+        self.solr_origin = f"{split.scheme}://{split.netloc}"
+        self.solr_path = split.path  # kept in the proxy's URL: navd's `[solr] url` ends in /solr
+        self.updates: list[Update] = []
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        proxy = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+                pass  # one line per request would drown the report
+
+            def _relay(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                answer = proxy.session().request(
+                    self.command, proxy.solr_origin + self.path, data=body or None, timeout=600,
+                    headers={k: v for k, v in self.headers.items() if k.lower() not in _HOP_HEADERS},
+                    allow_redirects=False)
+                content = answer.content
+                if self.command == "POST" and answer.status_code < 300:
+                    proxy.record(self.path, body)
+                self.send_response(answer.status_code)
+                for key, value in answer.headers.items():
+                    if key.lower() not in _HOP_HEADERS and key.lower() != "content-encoding":
+                        self.send_header(key, value)
+                self.send_header("Content-Length", str(len(content)))
+                self.end_headers()
+                self.wfile.write(content)
+
+            do_GET = do_POST = _relay  # noqa: N815 - BaseHTTPRequestHandler's names
+
+        self._server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="recording-proxy", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}{self.solr_path}"
+
+    def session(self) -> requests.Session:
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = requests.Session()
+            session.trust_env = False
+        return session
+
+    def record(self, path: str, body: bytes) -> None:
+        parsed = urllib.parse.urlsplit(path)
+        parts = parsed.path.strip("/").split("/")
+        if len(parts) < 2 or parts[-1] != "update":
+            return
+        params = tuple((k, v) for k, v in urllib.parse.parse_qsl(parsed.query) if k != "wt")
+        with self._lock:
+            self.updates.append(Update(parts[-2], body, params))
+
+    def __enter__(self) -> RecordingProxy:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+_HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "host", "content-length", "te", "trailer",
+                "upgrade", "proxy-authorization", "proxy-authenticate"}
