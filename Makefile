@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 NAVD   := $(BIN)/navd
+# the real OpenLineage emitters the tests run (dbt-ol, Airflow), in a venv of their own
+EMITTERS := .venv-emitters
 # pip's and apt's output: kept here, out of the terminal; a step that fails names it.
 SETUP_LOG := $(VENV)/setup.log
 
@@ -29,7 +31,14 @@ setup: $(VENV)/.installed
 # What the tests, benchmarks and the dev stack add: the test extra (with the kerberos extra),
 # the dev services (deploy/dev, distribution navd-devstack: beside navd, never inside it; `pip
 # install .` of navd does not install them), Debian's Chromium and MIT Kerberos.
-setup-test: setup $(VENV)/.installed-test browser
+setup-test: setup $(VENV)/.installed-test browser $(EMITTERS)/.installed
+
+# The real OpenLineage emitters the tests run (dbt-ol over dbt-duckdb, Airflow 3 with its OpenLineage provider): a venv of their own, since
+# their dependency trees pin what navd's venv cannot share (tests/emitters/requirements.txt).
+$(EMITTERS)/.installed: tests/emitters/requirements.txt
+	@$(LOGGED) test -x $(EMITTERS)/bin/python || logged "creating $(EMITTERS) (the emitters the tests run)" $(PYTHON) -m venv $(EMITTERS)
+	@$(LOGGED) logged "installing dbt-ol with dbt-duckdb and Apache Airflow 3 into $(EMITTERS)" $(EMITTERS)/bin/pip install -r tests/emitters/requirements.txt
+	@touch $@
 
 # What navd needs from the host, checked before anything is installed: Python >= 3.11, a JDK 17+
 # (java and javac, from JAVA_HOME or PATH, as navd looks them up) and Maven. Silent when all is there.
@@ -151,7 +160,7 @@ dev-down: setup-test
 	$(BIN)/python deploy/dev/devstack.py down
 
 clean:
-	rm -rf $(VENV) .pytest_cache .bench build *.egg-info deploy/dev/build deploy/dev/*.egg-info
+	rm -rf $(VENV) $(EMITTERS) .pytest_cache .bench build *.egg-info deploy/dev/build deploy/dev/*.egg-info
 
 # The lineage page's JavaScript (cytoscape, elkjs: its API and its web-worker build), pinned in web/package-lock.json,
 # copied with their licences into the package and committed: edge nodes are often air-gapped,

@@ -485,6 +485,36 @@ def serve_with_users(directory: Path, solr: EmbeddedSolr, users: Mapping[str, tu
     return serving(config, f"http://127.0.0.1:{port}")
 
 
+#: the real OpenLineage emitters' own venv (dbt-ol, Airflow: their dependency trees pin what
+#: navd's venv cannot share), made by `make setup-test` from tests/emitters/requirements.txt
+EMITTERS_BIN = REPO / ".venv-emitters" / "bin"
+
+
+def emitter_command(name: str) -> Path:
+    """An emitter's command in the emitters' venv; the test fails (never skips) when it is missing."""
+    command = EMITTERS_BIN / name
+    if not command.exists():
+        pytest.fail(f"{command} is missing: `make setup-test` installs the emitters into {EMITTERS_BIN.parent}")
+    return command
+
+
+@contextlib.contextmanager
+def serve_intake_with_api_key(directory: Path, solr: EmbeddedSolr, key_name: str) -> Iterator[tuple[Served, str]]:
+    """`serving` navd with the OpenLineage intake on, `[server] auth = "basic"` and an API key
+    `key_name` made by `navd server add-api-key` (editor): the server and the key, as an emitter
+    configured with `auth.type = api_key` talks to it."""
+    port = free_port()
+    config = write_server_config(directory, solr,
+                                 f'port = {port}\nauth = "basic"\nusers_file = "{directory / "users"}"\n'
+                                 f'api_keys_file = "{directory / "keys"}"',
+                                 f'[openlineage]\nenabled = true\nspool_dir = "{directory / "spool"}"\n')
+    made = subprocess.run([NAVD, "server", "add-api-key", key_name], env={**os.environ, "NAVD_CONFIG": str(config)},
+                          capture_output=True, text=True, timeout=60, check=False)
+    assert made.returncode == 0, made.stderr
+    with serving(config, f"http://127.0.0.1:{port}") as served:
+        yield served, made.stdout.strip()
+
+
 def serve_on_free_port(directory: Path, solr: EmbeddedSolr, server: str = "", extra: str = "", *,
                        host: str = "127.0.0.1", **options: Any) -> contextlib.AbstractContextManager[Served]:
     """`serving` a `write_server_config` in `directory` on a free port: `server` adds `[server]`

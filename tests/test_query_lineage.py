@@ -182,6 +182,12 @@ def test_impala_ctas_names_target_columns_by_their_table() -> None:
     [written] = [r for r in emitted if isinstance(r, Relation) and r.endpoint2.qualified_name == t("default.lineage_test_tbl")
                  and r.type.value == "DATA_FLOW"]
     assert written.properties == {}
+    # the stubs of the tables: created when impalad says (the first sighting for --as-of); the
+    # CTAS target's time is unknown (-1), so it has none
+    stubs = {s.element.qualified_name: s.element for s in emitted if isinstance(s, ElementStub)}
+    assert stubs[t("functional.alltypes")].created == datetime.fromtimestamp(1687531267, UTC)
+    assert stubs[t("default.lineage_test_tbl")].created is None
+    assert stubs[t("functional.alltypes.int_col")].created is None  # a column: its table's time says it
 
 
 def test_impala_insert_with_dynamic_partitions_and_create_view() -> None:

@@ -23,7 +23,7 @@ from packaging.utils import canonicalize_name
 
 REPO = Path(__file__).resolve().parent.parent
 #: what the Makefile's rules read besides itself (their prerequisites)
-MAKE_INPUTS = ("Makefile", "pyproject.toml", "deploy/dev/pyproject.toml")
+MAKE_INPUTS = ("Makefile", "pyproject.toml", "deploy/dev/pyproject.toml", "tests/emitters/requirements.txt")
 #: the test tools of navd's `test` extra and what only the tests use
 TEST_ONLY = {"pytest", "hypothesis", "playwright", "openlineage-python", "marquez-python", "pysolr", "pandas",
              "pyarrow", "httpx", "pyflakes", "gssapi", "requests-gssapi", "navd-devstack"}
@@ -65,7 +65,9 @@ def test_the_quickstart_installs_navd_and_its_runtime_only(fresh_clone: Path) ->
 
 def test_the_tests_add_their_tools_the_browser_and_the_kdc(fresh_clone: Path) -> None:
     commands = plan(fresh_clone, "test")
-    assert pip_installs(commands) == ["--upgrade pip", "-e .", "-e '.[test]' -e deploy/dev"]
+    assert pip_installs(commands) == ["--upgrade pip", "-e .", "-e '.[test]' -e deploy/dev",
+                                      "-r tests/emitters/requirements.txt"]  # the emitters, into .venv-emitters
+    assert "-m venv .venv-emitters" in commands
     assert "chromium" in commands and all(package in commands for package in KRB5_PACKAGES)
     for target in ("bench", "fuzz", "chaos", "outages", "dev-up"):
         assert "-e '.[test]' -e deploy/dev" in plan(fresh_clone, target), target

@@ -33,6 +33,7 @@ from navd.extractors.spark.records import stubs_for
 from navd.model import (
     DependencyType,
     Element,
+    ElementStub,
     ElementType,
     EntityRef,
     Record,
@@ -272,7 +273,8 @@ def records(query: QueryLineage, *, cluster: str, extractor_run_id: str | None =
     # The relations' times are the execution's, not the indexing time
     seen = _Seen(*execution_times(query.started, query.ended))
     relations = list(_relations(query, located, cluster, template.ref, instance.ref, extractor_run_id, seen))
-    yield from stubs_for(relations, extractor_run_id, known_from=st.value.lower(), seen=stubbed)
+    yield from _dated_stubs(stubs_for(relations, extractor_run_id, known_from=st.value.lower(), seen=stubbed),
+                            relations)
     yield template
     yield instance
     yield from relations
@@ -332,6 +334,21 @@ def _relations(query: QueryLineage, located: Mapping[int, TableColumn | None], c
                        first_seen=seen.first, last_seen=seen.last,
                        properties=_created(created))
     yield from _column_edges(query.edges, located, cluster, execution.qualified_name, run_id, seen)
+
+
+def _dated_stubs(stubs: Iterator[Record], relations: Sequence[Relation]) -> Iterator[Record]:
+    """The stubs of the tables a query touched, created when impalad says the table was
+    (`tableCreateTime`, stored on the table's DATA_FLOW): the entity's first sighting for
+    `--as-of`, as the HMS extractor's `createTime` is (whose element replaces the stub)."""
+    created: dict[str, datetime] = {}
+    for relation in relations:
+        raw = relation.properties.get(TABLE_CREATE_TIME) if relation.type is RelationType.DATA_FLOW else None
+        if raw and raw.isdigit():
+            table = relation.endpoint2 if relation.endpoint1.type is ElementType.OPERATION_EXECUTION else relation.endpoint1
+            created.setdefault(table.identity, datetime.fromtimestamp(int(raw), UTC))
+    for stub in stubs:
+        at = created.get(stub.element.identity) if isinstance(stub, ElementStub) else None
+        yield dataclasses.replace(stub, element=dataclasses.replace(stub.element, created=at)) if at else stub
 
 
 def _created(create_time: int | None) -> dict[str, str]:

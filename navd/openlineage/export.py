@@ -105,7 +105,7 @@ class Execution:
 
 def run_id(doc: Mapping[str, Any]) -> str:
     """An execution's runId: its own for a run from OpenLineage, else a UUID5 of its name."""
-    props = _properties(doc)
+    props = stored_properties(doc)
     if doc.get("sourceType") == SourceType.OPENLINEAGE.value and props.get("runId"):
         return props["runId"]
     return str(uuid.uuid5(RUN_ID_NAMESPACE, str(doc["qualifiedName"])))
@@ -115,7 +115,7 @@ def job_name(operation: Mapping[str, Any] | None, execution: Mapping[str, Any]) 
     """The OpenLineage (namespace, name) of the job of `execution`, its OPERATION `operation`:
     an OpenLineage job's own; `spark://app` is (`spark`, `app`); without an operation, the
     execution's qualified name split so."""
-    props = _properties(execution)
+    props = stored_properties(execution)
     if execution.get("sourceType") == SourceType.OPENLINEAGE.value and props.get("namespace") and props.get("job"):
         return props["namespace"], props["job"]
     name = str((operation or execution)["qualifiedName"])
@@ -129,7 +129,7 @@ def _facet(kind: str, **fields: Any) -> dict[str, Any]:
 
 def _state(doc: Mapping[str, Any]) -> str | None:
     """The terminal eventType of an execution; None for one still running (or not known)."""
-    props = _properties(doc)
+    props = stored_properties(doc)
     if doc.get("sourceType") == SourceType.OPENLINEAGE.value:
         return props.get("state") if props.get("state") in _TERMINAL else None
     outcome = props.get("outcome") or props.get("finalStatus")
@@ -142,7 +142,7 @@ def run_events(execution: Execution, settings: ExportSettings) -> list[dict[str,
     """START (when the execution has a start) and its terminal event (when it ended), the
     datasets on the last of them."""
     doc = execution.doc
-    props = _properties(doc)
+    props = stored_properties(doc)
     run_facets: dict[str, Any] = {}
     if execution.parent is not None:
         (namespace, name), parent_run = execution.parent
@@ -230,7 +230,8 @@ def split_column(field: EntityRef) -> tuple[EntityRef, str] | None:
     return (table, split[1]) if split is not None else None
 
 
-def _properties(doc: Mapping[str, Any]) -> dict[str, str]:
+def stored_properties(doc: Mapping[str, Any]) -> dict[str, str]:
+    """An element document's properties (its JSON `properties` field); {} when absent or unreadable."""
     raw = doc.get("properties")
     try:
         value = json.loads(raw) if isinstance(raw, str) else {}
@@ -298,7 +299,7 @@ def _read_views(index: SolrIndex, settings: ExportSettings, docs: list[dict[str,
             field_of[field_ref(view.ref, column).identity] = view_id
     for chunk in batches(sorted(field_of), 500):
         for relation in index.scan("relations", filters=undiscriminated_column_edges_into(chunk)):
-            props = _properties(relation)
+            props = stored_properties(relation)
             columns.setdefault(field_of[str(relation["endpoint2Id"])], []).append(ColumnEdge(
                 str(relation["type"]), _ref(relation, 1), _ref(relation, 2), props.get("subtype"),
                 relation.get("dependencyType"), relation.get("expression")))
@@ -339,7 +340,7 @@ def _read_page(index: SolrIndex, docs: list[dict[str, Any]]) -> Iterator[Executi
     by_name = {str(d["qualifiedName"]): str(d["identity"]) for d in docs}
     columns: dict[str, list[ColumnEdge]] = {}
     for relation in index.scan("relations", filters=column_edges_of(sorted(by_name))):
-        props = _properties(relation)
+        props = stored_properties(relation)
         columns.setdefault(by_name[str(relation["discriminator"])], []).append(ColumnEdge(
             str(relation["type"]), _ref(relation, 1), _ref(relation, 2), props.get("subtype"),
             relation.get("dependencyType"), relation.get("expression")))
@@ -444,9 +445,9 @@ def datasets_of(index: SolrIndex, refs: Mapping[str, EntityRef]) -> dict[str, Da
         split = split_column(field)
         if split is None:
             continue
-        ordinal = _properties(doc).get("ordinalPosition", "")
+        ordinal = stored_properties(doc).get("ordinalPosition", "")
         columns.setdefault(parent, []).append((int(ordinal) if ordinal.isdigit() else 1 << 30, split[1],
                                                doc.get("dataType")))
-    return {identity: Dataset(ref, _properties(stored.get(identity, {})),
+    return {identity: Dataset(ref, stored_properties(stored.get(identity, {})),
                               tuple((n, t) for _o, n, t in sorted(columns.get(identity, []))))
             for identity, ref in refs.items()}

@@ -274,6 +274,11 @@ def _execution_element(event: Mapping[str, Any], spark_run: str | None = None) -
         details = facets.get("spark_applicationDetails")
         if isinstance(details, dict) and isinstance(details.get("applicationId"), str):
             props[SPARK_APPLICATION_ID] = details["applicationId"]
+    parent = facets.get("parent")
+    if isinstance(parent, dict):  # kept to answer it with the run (Marquez's runs/{id}), besides the relation
+        props["parentRunId"] = str(parent["run"]["runId"]).lower()
+        props["parentJobNamespace"] = str(parent["job"]["namespace"])
+        props["parentJobName"] = str(parent["job"]["name"])
     error = facets.get("errorMessage")
     if error:
         props["error"] = error["message"][:MAX_ERROR_CHARS]
@@ -397,14 +402,43 @@ def _flows(event: Mapping[str, Any], through: EntityRef, naming: _Naming,
         yield from _column_edges(dataset, ref, through, naming, mark)
 
 
+def _named_columns(dataset: Mapping[str, Any], target: EntityRef, naming: _Naming) -> Iterator[Record]:
+    """The datasets and columns only OpenLineage knows (no navd extractor writes them) that the
+    output's columnLineage facet names, as entities written only if absent: dbt-ol names its
+    seeds and its models' columns only there, with no schema facet, and without them those
+    sources never show. Written like stubs (`_version_: -1`, never replacing a richer document a
+    schema facet wrote) but without a stub's mark: they are entities, not placeholders."""
+    lineage = (dataset.get("facets") or {}).get("columnLineage") or {}
+    named: dict[str, tuple[Mapping[str, Any], EntityRef, str]] = {}
+    for column, spec in (lineage.get("fields") or {}).items():
+        named.setdefault(field_ref(target, column).identity, (dataset, target, column))
+        for source in spec.get("inputFields") or ():
+            ref = naming.ref(source)
+            named.setdefault(field_ref(ref, source["field"]).identity, (source, ref, source["field"]))
+    tables: set[str] = set()
+    for owner, ref, column in named.values():
+        if not _owned(ref):
+            continue
+        if ref.identity not in tables:
+            tables.add(ref.identity)
+            yield ElementStub(Element(ref.source_type, ref.type, ref.qualified_name,
+                                      name=display_name(ref.qualified_name, ref.type, ref.source_type),
+                                      properties={"namespace": owner["namespace"], "openlineageName": owner["name"]}))
+        field = field_ref(ref, column)
+        yield ElementStub(Element(field.source_type, ElementType.FIELD, field.qualified_name, name=column, parent=ref))
+        yield Relation(RelationType.PARENT_CHILD, ref, field)
+
+
 def _column_edges(dataset: Mapping[str, Any], target: EntityRef, through: EntityRef,
-                  naming: _Naming, mark: Mapping[str, str]) -> Iterator[Relation]:
+                  naming: _Naming, mark: Mapping[str, str]) -> Iterator[Record]:
     """The output's columnLineage facet as column edges through the run (the run's qualified
-    name the discriminator, as the Spark extractor's: one edge per execution)."""
+    name the discriminator, as the Spark extractor's: one edge per execution), after the
+    columns it names that only OpenLineage knows."""
     facets = dataset.get("facets") or {}
     lineage = facets.get("columnLineage")
     if not lineage:
         return
+    yield from _named_columns(dataset, target, naming)
     # (kind, source, target) -> subtypes, the DATA_FLOW description
     edges: dict[tuple[RelationType, EntityRef, EntityRef], tuple[set[str], str | None]] = {}
     fields = lineage.get("fields") or {}

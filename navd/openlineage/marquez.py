@@ -46,6 +46,7 @@ from navd.openlineage.export import (
     executions_of,
     jobs_of,
     split_column,
+    stored_properties,
 )
 from navd.openlineage.mapping import edge_transformations
 
@@ -346,11 +347,15 @@ def column_lineage(index: SolrIndex, settings: ExportSettings, default_cluster: 
 
 def _column_nodes(index: SolrIndex, settings: ExportSettings, nodes: Mapping[str, Node],
                   edges: Mapping[tuple[str, str], list[Any]]) -> list[dict[str, Any]]:
-    named: dict[str, tuple[str, str, str]] = {}
-    for i, n in nodes.items():
-        split = split_column(EntityRef(SourceType(n.source_type), n.qualified_name, ElementType.FIELD))
-        if split is not None:
-            named[i] = (*openlineage_dataset_name(split[0], settings.clusters), split[1])
+    splits = {i: split for i, n in nodes.items()
+              if (split := split_column(EntityRef(SourceType(n.source_type), n.qualified_name, ElementType.FIELD)))}
+    # an OPENLINEAGE dataset's namespace and name are those it came with (its element's
+    # properties): `duckdb:///tmp/x.duckdb` + `shop.main.t` cannot be told from the qualified name
+    owned = sorted({split[0].identity for split in splits.values() if split[0].source_type is SourceType.OPENLINEAGE})
+    properties = {str(d["identity"]): stored_properties(d) for d in index.get("elements", owned)} if owned else {}
+    named: dict[str, tuple[str, str, str]] = {
+        i: (*openlineage_dataset_name(table, settings.clusters, properties.get(table.identity)), column)
+        for i, (table, column) in splits.items()}
     types = {str(d["identity"]): d.get("dataType") for d in index.get("elements", sorted(named))} if named else {}
     inputs: dict[str, list[dict[str, Any]]] = {}
     in_edges: dict[str, set[str]] = {}

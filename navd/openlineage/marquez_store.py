@@ -11,7 +11,6 @@ namespace of such jobs. Names reach Solr only through the term parser (navd.inde
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
@@ -20,6 +19,7 @@ from navd.errors import EntityNotFound
 from navd.index.client import SolrIndex
 from navd.index.filters import term_filter
 from navd.names import openlineage_job_ref
+from navd.openlineage.export import stored_properties
 
 _JOBS = "sourceType:OPENLINEAGE AND type:OPERATION"
 _RUNS = "sourceType:OPENLINEAGE AND type:OPERATION_EXECUTION"
@@ -36,11 +36,6 @@ class Listing:
 
     items: tuple[dict[str, Any], ...]
     total: int
-
-
-def _properties(doc: Mapping[str, Any]) -> dict[str, str]:
-    raw = doc.get("properties")
-    return json.loads(raw) if isinstance(raw, str) else {}
 
 
 def namespaces(index: SolrIndex) -> tuple[dict[str, Any], ...]:
@@ -74,7 +69,7 @@ def jobs(index: SolrIndex, namespace_name: str | None, *, limit: int, offset: in
 
 def job_names(index: SolrIndex) -> list[tuple[str, str, str]]:
     """(namespace, name, updatedAt) of every OpenLineage job."""
-    return [(_properties(d).get("namespace", ""), _job_name(d), str(d.get("lastIndexed") or _EPOCH))
+    return [(stored_properties(d).get("namespace", ""), _job_name(d), str(d.get("lastIndexed") or _EPOCH))
             for d in index.scan("elements", _JOBS, fl="identity,name,qualifiedName,properties,lastIndexed")]
 
 
@@ -111,7 +106,7 @@ def run(index: SolrIndex, run_id: str) -> dict[str, Any]:
 
 
 def _job(index: SolrIndex, doc: Mapping[str, Any]) -> dict[str, Any]:
-    props = _properties(doc)
+    props = stored_properties(doc)
     namespace_name = props.get("namespace", "")
     name = _job_name(doc)
     at = str(doc.get("lastIndexed") or _EPOCH)
@@ -132,8 +127,11 @@ def job_facets(doc: Mapping[str, Any]) -> dict[str, Any]:
 
 def run_facets(props: Mapping[str, str]) -> dict[str, Any]:
     """The run facets navd keeps (navd/openlineage/mapping.py), as OpenLineage names them:
-    `nominalTime` and `errorMessage`."""
+    `nominalTime`, `parent` and `errorMessage`."""
     facets: dict[str, Any] = {}
+    if props.get("parentRunId"):
+        facets["parent"] = {"run": {"runId": props["parentRunId"]},
+                            "job": {"namespace": props.get("parentJobNamespace", ""), "name": props.get("parentJobName", "")}}
     if props.get("nominalStartTime"):
         facets["nominalTime"] = {"nominalStartTime": props["nominalStartTime"],
                                  **({"nominalEndTime": props["nominalEndTime"]} if props.get("nominalEndTime") else {})}
@@ -149,7 +147,7 @@ def _job_name(doc: Mapping[str, Any]) -> str:
 
 
 def _run(doc: Mapping[str, Any]) -> dict[str, Any]:
-    props = _properties(doc)
+    props = stored_properties(doc)
     started, ended = doc.get("started"), doc.get("ended")
     duration = None
     if started and ended:
