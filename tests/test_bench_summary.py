@@ -23,7 +23,7 @@ def by_pipeline(directory: Path) -> dict[str, summary.Row]:
 
 def test_an_empty_directory_gives_every_row_not_run_with_the_reason(tmp_path: Path) -> None:
     table = summary.rows(tmp_path)
-    assert len(table) == 6 and {row.status for row in table} == {"not run"}
+    assert len(table) == 10 and {row.status for row in table} == {"not run"}
     assert all(row.note for row in table)
     assert summary.main(["--bench-dir", str(tmp_path)]) == 0
     assert json.loads((tmp_path / "summary.json").read_text())["rows"][0]["status"] == "not run"
@@ -62,6 +62,31 @@ def test_the_linker_row_from_the_lines_bench_linker_prints(tmp_path: Path) -> No
     row = by_pipeline(tmp_path)["linker"]
     assert row.status == "met", row
     assert "50,000 relations/s" in row.now and "0.83 of the post" in row.now and row.note == "n=200,000"
+
+
+def test_the_fair_baseline_rows_read_navd_over_the_raw_post_of_each_ingest_benchmark(tmp_path: Path) -> None:
+    write(tmp_path, "spark.json", {"throughput": {"ratio": 0.05, "raw_post": {"ratio": 0.31, "documents": 161380}}})
+    write(tmp_path, "lineage_logs.json", {"lines": 3000, "raw_post": {"ratio": 0.75}})
+    write(tmp_path, "openlineage.json", {"events": 500, "raw_post": {"ratio": 0.7}})
+    (tmp_path / "linker.log").write_text(
+        "incremental (first pass: full): n=50000 load 11.7s; linked 50000 of 50000 in 7.33s = 6,819 relations/s; "
+        "unlinked left 0\n"
+        "baseline: raw post of what the linker wrote for 50000 relations, fresh cores, 17,454/s\n")
+    rows = by_pipeline(tmp_path)
+    spark = rows["Spark event logs vs raw post"]
+    assert spark.status == "NOT met" and spark.now == "0.31 (161,380 documents)"
+    assert rows["Hive/Impala lineage logs vs raw post"].status == "met"
+    assert rows["Hive/Impala lineage logs vs raw post"].now == "0.75 (3,000 lines)"
+    assert rows["OpenLineage intake vs raw post"].status == "met"  # the goal is >= 0.7, met at 0.7
+    linker = rows["linker vs raw post"]
+    assert linker.status == "NOT met" and linker.now == "0.39 (n=50,000)", linker
+    assert rows["linker"].baseline == "raw post 17,454/s"
+
+
+def test_a_fair_baseline_row_without_its_figure_is_not_run_naming_the_key(tmp_path: Path) -> None:
+    write(tmp_path, "spark.json", {"throughput": {"ratio": 0.05}})
+    row = by_pipeline(tmp_path)["Spark event logs vs raw post"]
+    assert row.status == "not run" and "throughput.raw_post.ratio" in row.note
 
 
 def test_the_lineage_row_takes_the_worst_depth_5_p95_at_the_largest_size(tmp_path: Path) -> None:

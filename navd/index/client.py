@@ -617,8 +617,11 @@ class IndexWriter:
                                    prepare=self._carry)
         self.relations = CoreWriter(index, "relations", batch_size=batch_size, threads=threads)
         # `_version_: -1` means "only if absent"; failOnVersionConflicts=false makes Solr skip
-        # the stubs whose element exists instead of failing their whole batch.
-        self.stubs = CoreWriter(index, "elements", batch_size=batch_size, threads=1,
+        # the stubs whose element exists instead of failing their whole batch. As many threads
+        # as the other writers: Solr checks and adds each stub under its id's lock, so batches
+        # racing on one id leave the first and skip the rest, and a pass that writes mostly stubs
+        # (lineage logs: a query's columns and tables) is not held to one request at a time.
+        self.stubs = CoreWriter(index, "elements", batch_size=batch_size, threads=threads,
                                 params={"failOnVersionConflicts": "false"}, prepare=self._carry)
         # Deletions are atomic updates guarded by `_version_: 1` ("only if it exists"): flagging
         # must never create a bare document for an element that was never indexed. So they go

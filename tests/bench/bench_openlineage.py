@@ -26,6 +26,12 @@ cores, alternating, `--rounds` times:
 Each run is checked afterwards (hard commit): the cores hold exactly the expected documents.
 The headline is intake / raw (best round of each); the goal is >= 0.5.
 
+The fair baseline beside it: once, untimed, the same events go through a `navd serve` whose
+Solr URL is a recording proxy (tests/bench/fair_baseline.py), which keeps the update bodies the
+intake posted; each round then posts those very bodies raw into fresh cores of the same Solr
+(the intake's own batches, parameters and commits; `[solr] writer_threads` requests per core at
+once), timed. intake / raw post of what it wrote: the goal is >= 0.7.
+
 Then small events beside a large one: the latency of a small event (one of the above) posted
 alone, one after the other, against that of small events posted while a large event is in flight
 (`--big-outputs` Hive tables, written by the intake in slices; its own time printed too): the
@@ -67,9 +73,13 @@ from navd.server.api_keys import add_api_key
 from navd.server.roles import Role
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from fair_baseline import Recorded, RecordingProxy, describe, fresh_cores, post_recorded  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 RESULT_FILE = REPO / ".bench" / "openlineage.json"
 GOAL = 0.5
+RAW_POST_GOAL = 0.7
 CLUSTER = "bench"
 HIVE = "hive://metastore:9083"
 JOB_NAMESPACE = "airflow://scheduler"
@@ -258,10 +268,10 @@ def post_alone(url: str, body: bytes) -> float:
 
 
 def write_config(server: EmbeddedSolr, directory: Path, port: int, *, auth: str = "none",
-                 keep_events: int | None = None) -> Path:
-    """A navd.toml that writes to `server` as navd's admin user and serves the intake on `port`,
-    in `directory`: `auth` `none`, or `basic` with the API keys of `directory`/api-keys;
-    `keep_events` when given (else its default)."""
+                 keep_events: int | None = None, solr_url: str | None = None) -> Path:
+    """A navd.toml that writes to `server` (through `solr_url` when given) as navd's admin user
+    and serves the intake on `port`, in `directory`: `auth` `none`, or `basic` with the API keys
+    of `directory`/api-keys; `keep_events` when given (else its default)."""
     directory.mkdir(parents=True, exist_ok=True)
     credentials = server.credentials()
     if credentials is None:
@@ -271,7 +281,7 @@ def write_config(server: EmbeddedSolr, directory: Path, port: int, *, auth: str 
     password_file.chmod(0o600)
     config = directory / "navd.toml"
     config.write_text(f'[cluster]\nname = "{CLUSTER}"\n'
-                      f'[solr]\nurl = "{server.url}"\nauth = "basic"\nusername = "{credentials[0]}"\n'
+                      f'[solr]\nurl = "{solr_url or server.url}"\nauth = "basic"\nusername = "{credentials[0]}"\n'
                       f'password_file = "{password_file}"\n'
                       f'[server]\nhost = "127.0.0.1"\nport = {port}\nauth = "{auth}"\n'
                       f'users_file = "{directory / "users"}"\napi_keys_file = "{directory / "api-keys"}"\n'
@@ -315,6 +325,23 @@ def navd_serve(config: Path, directory: Path, port: int) -> Iterator[str]:
             process.wait()
 
 
+def record_intake(server: EmbeddedSolr, index: SolrIndex, home: Path, bodies: list[bytes],
+                  clients: int) -> Recorded:
+    """The update bodies the intake posts for `bodies`: one untimed run of a `navd serve` whose Solr
+    is a recording proxy, into emptied cores."""
+    directory = home / "recording"
+    directory.mkdir()
+    port = free_port()
+    with RecordingProxy(server.url) as proxy:
+        with navd_serve(write_config(server, directory, port, solr_url=proxy.url), directory, port) as url:
+            empty(index)
+            proxy.updates.clear()  # what serve's start-up wrote is not the intake's
+            intake_post(url, bodies, clients)
+            recorded = Recorded(tuple(proxy.updates))
+    empty(index)
+    return recorded
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--events", type=int, default=2000, help="events per run (default 2000)")
@@ -340,11 +367,13 @@ def main(argv: list[str] | None = None) -> int:
     intake_times: list[float] = []
     bare_times: list[float] = []
     keyed_times: list[float] = []
+    written_times: list[float] = []
     try:
         distribution.ensure()
         server.start()
         with SolrIndex(server.client_config()) as index:
             init_solr(index)
+            recorded = record_intake(server, index, home, bodies, args.clients)
             port, bare_port, keyed_port = free_port(), free_port(), free_port()
             keyed_config = write_config(server, home / "keyed", keyed_port, auth="basic")
             api_key = add_api_key(home / "keyed" / "api-keys", "bench", Role.EDITOR)
@@ -373,6 +402,11 @@ def main(argv: list[str] | None = None) -> int:
                         got = counts(index)
                         if got != expected:
                             raise SystemExit(f"the intake at {target} wrote {got} documents, the raw post {expected}")
+                    with fresh_cores(index) as fresh:
+                        written_times.append(post_recorded(index, fresh, recorded).seconds)
+                        replayed = counts(fresh)
+                    if replayed != got:
+                        raise SystemExit(f"the intake wrote {got} documents, the recorded post {replayed}")
                 fresh = [json.dumps(event(args.events + n)).encode() for n in range(2000)]
                 beside = beside_a_large_event(url, fresh, args.big_outputs)
     finally:
@@ -381,6 +415,8 @@ def main(argv: list[str] | None = None) -> int:
     raw_rate, intake_rate = args.events / min(raw_times), args.events / min(intake_times)
     ratio = intake_rate / raw_rate
     bare_rate, keyed_rate = args.events / min(bare_times), args.events / min(keyed_times)
+    written_rate = args.events / min(written_times)
+    written_ratio = intake_rate / written_rate
     held_up = beside["small_beside_large_seconds"] / beside["small_alone_seconds"]
     report = {"events": args.events, "clients": args.clients, "documents_per_event": per_event,
               "raw_events_per_s": round(raw_rate, 1), "intake_events_per_s": round(intake_rate, 1),
@@ -389,6 +425,9 @@ def main(argv: list[str] | None = None) -> int:
               "bare_ratio": round(bare_rate / raw_rate, 3), "api_key_kept_ratio": round(keyed_rate / raw_rate, 3),
               "api_key_kept_vs_bare": round(keyed_rate / bare_rate, 3), "bare_seconds": bare_times,
               "api_key_kept_seconds": keyed_times,
+              "raw_post": {"events_per_s": round(written_rate, 1), "seconds": written_times,
+                           "ratio": round(written_ratio, 3), "goal": RAW_POST_GOAL,
+                           "documents": recorded.documents, "requests": recorded.requests},
               "big_outputs": args.big_outputs, **beside, "small_beside_large_ratio": round(held_up, 2)}
     RESULT_FILE.parent.mkdir(exist_ok=True)
     RESULT_FILE.write_text(json.dumps(report, indent=2) + "\n")
@@ -400,6 +439,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  bare (no auth, no events kept) {bare_rate:5.1f} events/s   ratio {bare_rate / raw_rate:.2f}")
     print(f"  API key + events kept     {keyed_rate:8.1f} events/s   ratio {keyed_rate / raw_rate:.2f}, "
           f"{keyed_rate / bare_rate:.2f} x bare")
+    print(f"  raw post of what the intake wrote [fair baseline] {written_rate:8.1f} events/s   intake / raw post "
+          f"{written_ratio:.2f} (goal >= {RAW_POST_GOAL}: {'met' if written_ratio >= RAW_POST_GOAL else 'NOT met'})")
+    print(f"    what the intake wrote: {describe(recorded)}")
     print(f"small events beside a large one ({args.big_outputs} outputs, answered in "
           f"{beside['large_seconds']:.2f} s):")
     print(f"  small event alone           {1000 * beside['small_alone_seconds']:8.1f} ms (median)")
