@@ -55,9 +55,12 @@ def test_responsible(extracted: ExtractedNamespaces, source_type: str, qualified
 
 CONFIGS: list[tuple[str, dict[str, Any], ExtractedNamespaces]] = [
     ("nothing enabled", {"cluster": {"name": "primary", "default_fs": "hdfs://nameservice1"}}, NOTHING),
-    ("a section set up but disabled indexes nothing",
+    ("set up for `navd extract` (not scheduled by `navd run`) counts",
      {"cluster": {"name": "primary", "default_fs": "hdfs://nameservice1"},
-      "hive": {"host": "hs2"}, "hdfs": {"urls": ["http://nn1:9870"]}, "s3": {"roots": ["s3a://lake"]}}, NOTHING),
+      "hive": {"host": "hs2"}, "hdfs": {"urls": ["http://nn1:9870"]}, "s3": {"roots": ["s3a://lake"]}},
+     ExtractedNamespaces(hive_clusters=frozenset({"primary"}), file_systems=frozenset({"hdfs://nameservice1"}),
+                         s3_buckets=frozenset({"lake"}))),
+    ("no default file system: no path is the HDFS extractor's", {"hdfs": {"urls": ["http://nn1:9870"]}}, NOTHING),
     ("the metastore of the cluster", {"cluster": {"name": "primary"}, "hive": {"enabled": True, "host": "hs2"}},
      ExtractedNamespaces(hive_clusters=frozenset({"primary"}))),
     ("the default file system, as spelled in qualified names, and its NameNode aliases",

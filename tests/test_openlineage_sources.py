@@ -1,6 +1,6 @@
 """An emitter's source datasets as users see them: events posted with the real openlineage-python
-client to a real `navd serve`, then `navd lineage` and `/api/lineage`. A dataset no enabled
-extractor is responsible for (a local file, a table of a metastore navd does not extract) is an
+client to a real `navd serve`, then `navd lineage` and `/api/lineage`. A dataset no extractor
+navd runs is responsible for (a local file, a table of a metastore navd does not extract) is an
 entity in default lineage; a Hive table of the metastore navd extracts waits, hidden, until the
 metastore side indexes it (docs/features/lineage.md, "References no extractor indexed")."""
 
@@ -33,7 +33,7 @@ def cluster() -> str:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr, index: SolrIndex,
            cluster: str) -> Iterator[Served]:
-    """`navd serve` with the intake on, the metastore's namespace mapped to `cluster`; no extractor enabled."""
+    """`navd serve` with the intake on, the metastore's namespace mapped to `cluster`; no extractor set up."""
     del index  # the session's cores exist before the server writes to them
     tmp = tmp_path_factory.mktemp("ol-sources")
     with serve_on_free_port(tmp, solr_server, extra=f'[cluster]\nname = "{cluster}"\n[openlineage]\nenabled = true\n'
@@ -78,7 +78,8 @@ def test_a_local_files_source_shows_in_default_lineage(served: Served, index: So
                                                        tmp_path: Path, solr_server: EmbeddedSolr,
                                                        cluster: str) -> None:
     data = f"/data/{uuid.uuid4().hex[:8]}"
-    schema = schema_dataset.SchemaDatasetFacet(fields=[schema_dataset.SchemaDatasetFacetFields(name="id", type="BIGINT")])
+    schema = schema_dataset.SchemaDatasetFacet(
+        fields=[schema_dataset.SchemaDatasetFacetFields(name="id", type="BIGINT")])
     post(served, index, copy_job(str(uuid.uuid4()), [InputDataset(namespace="file", name=f"{data}/in",
                                                                   facets={"schema": schema})],
                                  [OutputDataset(namespace="file", name=f"{data}/out")]))
@@ -113,7 +114,7 @@ def test_a_table_of_the_extracted_metastore_waits_until_indexed(served: Served, 
     nodes, _ = upstream(navd, target, extracting, "--operations")
     assert nodes[table].get("unlinked") is True
 
-    # no extractor enabled: nothing will index the table, so it shows as it is referenced
+    # no extractor set up: nothing will index the table, so it shows as it is referenced
     nodes, edges = upstream(navd, target, config_env(tmp_path / "none", solr_server, cluster))
     assert {(table, target), (source, target)} <= edges
 

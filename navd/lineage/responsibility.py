@@ -3,8 +3,8 @@ whether a reference no extractor has indexed yet is hidden from default lineage 
 rule: it waits for the metastore or HDFS extractor) or is an entity now (nothing will ever index
 it: an object store, another cluster, a local file system, a warehouse navd does not crawl).
 
-`responsible` is pure; `extracted_namespaces` reads the enabled extractors' sections of a
-loaded config: `[hive]` (the metastore extractor: the Hive tables of `[cluster] name`), `[hdfs]`
+`responsible` is pure; `extracted_namespaces` reads the extractors' sections of a loaded
+config (an extractor set up to run, by `navd run` or by `navd extract`): `[hive]` (the metastore extractor: the Hive tables of `[cluster] name`), `[hdfs]`
 (the paths of `[cluster] default_fs`, and of the NameNode addresses `[linker] fs_aliases` maps to
 it), `[s3]` (the buckets of its roots). docs/features/lineage.md, "References no extractor
 indexed", says it for users."""
@@ -23,10 +23,10 @@ from navd.names import SourceType, split_s3_name
 
 @dataclasses.dataclass(frozen=True)
 class ExtractedNamespaces:
-    """The namespaces navd's enabled extractors index. `everything`: every reference waits for
+    """The namespaces navd's extractors index. `everything`: every reference waits for
     an extractor (Navigator's rule; what a walk without a config, such as a test's, assumes)."""
 
-    #: `[cluster] name` when the metastore extractor is enabled: Hive tables `db.t@<cluster>`
+    #: `[cluster] name` when the metastore extractor is set up: Hive tables `db.t@<cluster>`
     hive_clusters: frozenset[str] = frozenset()
     #: `scheme://authority`, lower case, of the file systems the HDFS extractor crawls
     file_systems: frozenset[str] = frozenset()
@@ -40,7 +40,7 @@ EVERYTHING_EXTRACTED = ExtractedNamespaces(everything=True)
 
 
 def responsible(extracted: ExtractedNamespaces, source_type: str, qualified_name: str) -> bool:
-    """Whether an enabled extractor indexes the dataset (or column) `qualified_name` of
+    """Whether an extractor of navd's indexes the dataset (or column) `qualified_name` of
     `source_type` once it exists: then a reference to it waits for that extractor; else the
     reference is all navd will ever know of it, and is an entity as it stands.
 
@@ -63,19 +63,21 @@ def responsible(extracted: ExtractedNamespaces, source_type: str, qualified_name
 
 
 def extracted_namespaces(config: NavdConfig) -> ExtractedNamespaces:
-    """What the enabled extractors of `config` index (a disabled one indexes nothing: what it
-    would have named is shown as it is referenced)."""
-    hive = frozenset({config.cluster.name}) if hive_settings(config).enabled else frozenset()
+    """What the extractors of `config` index: those enabled, and those set up with what `navd
+    extract NAME` needs to run them (`[hive] host`, `[hdfs] urls`, `[s3] roots`), as sites run
+    them from cron; a section left empty indexes nothing, so what it would have named is shown as
+    it is referenced."""
+    # `enabled` needs these keys, so a section with them set is one navd runs, scheduled or not
+    hive = frozenset({config.cluster.name}) if hive_settings(config).host else frozenset()
     file_systems: set[str] = set()
     default_fs = _file_system(config.cluster.default_fs) if config.cluster.default_fs else None
-    if hdfs_settings(config).enabled and default_fs is not None:
+    if hdfs_settings(config).urls and default_fs is not None:
         file_systems.add(default_fs)
         # a NameNode address that names the default file system: jobs write paths under it too
         for authority, target in config.linker.aliases.items():
             if _file_system(target) == default_fs:
                 file_systems.add(f"{urlsplit(target).scheme.lower()}://{authority.lower()}")
-    s3 = s3_settings(config)
-    buckets = frozenset(root.bucket for root in s3.parsed_roots) if s3.enabled else frozenset()
+    buckets = frozenset(root.bucket for root in s3_settings(config).parsed_roots)
     return ExtractedNamespaces(hive_clusters=hive, file_systems=frozenset(file_systems), s3_buckets=buckets)
 
 

@@ -36,7 +36,7 @@ by then. `latest`: of the executions writing a dataset, only the newest (at or b
 
 A stub (an element known only from a job's reference, see model.ElementStub) counts as an entity
 when something proves it existed: an operation wrote it (it is the target of a DATA_FLOW) or
-dropped it (flagged deleted), or when no enabled extractor is responsible for its namespace
+dropped it (flagged deleted), or when no extractor navd runs is responsible for its namespace
 (navd/lineage/responsibility.py, `LineageOptions.extracted`): nothing will ever index it, so the
 reference is all there is. A stub only ever read of a namespace an extractor crawls (a Hive table
 of the extracted metastore, a path of the crawled file system) is an unresolved reference, shown
@@ -127,7 +127,7 @@ class LineageOptions:
     #: of the executions that wrote a dataset, only those of its latest run (at or before `as_of`):
     #: the job as it was last run, not every run ever seen
     latest: bool = False
-    #: the namespaces navd's enabled extractors index (responsibility.extracted_namespaces of the
+    #: the namespaces the extractors navd runs index (responsibility.extracted_namespaces of the
     #: config): a reference outside them is an entity; the default is Navigator's rule, every
     #: reference waits for an extractor
     extracted: ExtractedNamespaces = EVERYTHING_EXTRACTED
@@ -475,7 +475,8 @@ def _unresolved(store: LineageStore, live_stubs: Mapping[str, StoredElement],
         else:
             proven_parents.add(element.id)
     # a reference no extractor will ever index is all there is of it: an entity as it stands
-    waiting = {n for n, e in stub_datasets.items() if responsible(extracted, e.source_type, e.qualified_name)}
+    waiting = {n for n, e in stub_datasets.items()
+               if e.type in _OPERATION_TYPES or responsible(extracted, e.source_type, e.qualified_name)}
     unproven = waiting - _written(store, sorted(waiting), as_of)
     unresolved = {n for n in stub_datasets if n in live_stubs and n in unproven}
     unresolved.update(f for f in fields if parent_of.get(f) not in proven_parents and
