@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 
 from navd.extractors.spark.records import stubs_for
+from navd.lineage.responsibility import ExtractedNamespaces
 from navd.lineage.rules import LineageGraph, LineageOptions
 from navd.model import (
     Deletion,
@@ -207,6 +208,31 @@ def stubs(db: str, *, raw_dropped: bool = False) -> Graph:
     return g.graph()
 
 
+def references(db: str) -> Graph:
+    """`job` reads one reference no extractor has indexed of each kind of namespace (a local file,
+    a path of the file system `hdfs://nameservice1`, an object of the bucket `lake`, a table of
+    the cluster's metastore and one of another cluster's), each only its stub and an unlinked
+    DATA_FLOW as a job's source writes them, and writes the table `out`."""
+    g = _Builder(db)
+    out, job = g.table("out"), g.execution("job")
+    for label, source, name, type_ in (
+            ("file", SourceType.HDFS, f"file:///data/{db}/in", ElementType.DIRECTORY),
+            ("hdfs", SourceType.HDFS, f"hdfs://nameservice1/data/{db}/in", ElementType.DIRECTORY),
+            ("s3", SourceType.S3, f"s3a://lake/{db}/in", ElementType.DIRECTORY),
+            ("hive", SourceType.HIVE, hive_qualified_name(CLUSTER, db, "in"), ElementType.TABLE),
+            ("other", SourceType.HIVE, hive_qualified_name("other", db, "in"), ElementType.TABLE)):
+        stub = g.add(label, Element(source, type_, name, name=label, properties={"knownFrom": "openlineage"}),
+                     stub=True)
+        g.flow(stub, job, linked1=False)
+    g.flow(job, out)
+    return g.graph()
+
+
+#: what `references` names, crawled: the cluster's metastore, file system and bucket
+CRAWLED = ExtractedNamespaces(hive_clusters=frozenset({CLUSTER}), file_systems=frozenset({"hdfs://nameservice1"}),
+                              s3_buckets=frozenset({"lake"}))
+
+
 #: the days of `history`: run1 and run2 read `a` into `b`, run3 (the job rewritten) reads `c`,
 #: then `a` is dropped
 DAY = tuple(datetime(2026, 11, d, 10, tzinfo=UTC) for d in range(1, 6))
@@ -383,6 +409,21 @@ CASES: tuple[Case, ...] = (
          {f"raw [unlinked] -> j1 {DF}", f"j1 -> mid {DF}", f"raw.c [unlinked] -> mid.c {DF} SIMPLE"},
          direction=UP, columns=True, operations=True),
     case("columns of an unresolved stub are hidden", stubs, "mid", set(), nodes={"mid"}, direction=UP, columns=True),
+    # references no extractor indexed: hidden while one is responsible for their namespace
+    case("Navigator's rule: every reference only read waits", references, "out", set(), nodes={"out"}, direction=UP),
+    case("no extractor enabled: every reference is an entity", references, "out",
+         {f"{r} -> out {DF}" for r in ("file", "hdfs", "s3", "hive", "other")}, direction=UP,
+         extracted=ExtractedNamespaces()),
+    case("references of crawled namespaces wait, the others are entities", references, "out",
+         {f"file -> out {DF}", f"other -> out {DF}"}, direction=UP, extracted=CRAWLED),
+    case("operations show the waiting references as unlinked", references, "out",
+         {f"file -> job {DF}", f"other -> job {DF}", f"hdfs [unlinked] -> job {DF}", f"s3 [unlinked] -> job {DF}",
+          f"hive [unlinked] -> job {DF}", f"job -> out {DF}"}, direction=UP, operations=True, extracted=CRAWLED),
+    case("a stub no extractor indexes and its columns are entities", stubs, "mid",
+         {f"raw -> mid {DF}", f"raw.c -> mid.c {DF} SIMPLE"}, direction=UP, columns=True,
+         extracted=ExtractedNamespaces()),
+    case("an unlinked input of no extracted namespace is an entity", pipeline, "t",
+         {f"s -> t {DF}", f"ghost -> t {DF}"}, direction=UP, extracted=ExtractedNamespaces()),
     case("a dropped stub existed: hidden as deleted", dropped_stub, "final", {f"mid -> final {DF}"}, direction=UP),
     case("a dropped stub shown with deleted", dropped_stub, "final",
          {f"raw [deleted] -> mid {DF}", f"mid -> final {DF}"}, direction=UP, deleted=True),

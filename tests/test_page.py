@@ -41,18 +41,24 @@ ARTIFACTS = Path(__file__).resolve().parent.parent / ".artifacts"
 DRAW_MS = 60_000
 
 
+def page_cluster() -> str:
+    """The cluster (and name prefix) of this module's graph: its own, in the shared session Solr."""
+    return f"pg{os.getpid()}"
+
+
 @pytest.fixture(scope="module")
 def graph(index: SolrIndex) -> Pipeline:
-    prefix = f"pg{os.getpid()}"
-    data = pipeline(prefix)
+    data = pipeline(page_cluster())
     write(index, data.records)
     return data
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory, solr_server: EmbeddedSolr, graph: Pipeline) -> Iterator[Served]:
-    """`navd serve` on loopback, as a user starts it, over the session Solr."""
-    with serve_on_free_port(tmp_path_factory.mktemp("page"), solr_server) as served:
+    """`navd serve` on loopback, as a user starts it, over the session Solr; the graph's cluster
+    is one whose metastore navd extracts, so its table no extractor indexed yet is unlinked."""
+    metastore = f'[cluster]\nname = "{page_cluster()}"\n[hive]\nhost = "hs2.invalid"\n'
+    with serve_on_free_port(tmp_path_factory.mktemp("page"), solr_server, extra=metastore) as served:
         yield served
 
 

@@ -12,6 +12,7 @@ from navd.cli.common import Commands, Outcome, iso_time, print_json, summary_lin
 from navd.config import NavdConfig, extractor_state_dir
 from navd.errors import ConfigError
 from navd.index.clients import client_for
+from navd.lineage.responsibility import extracted_namespaces
 from navd.lineage.rules import LineageOptions, render_changes, render_text
 from navd.lineage.service import lineage, lineage_changes
 from navd.status import status
@@ -120,7 +121,8 @@ def cmd_lineage(args: argparse.Namespace, config: NavdConfig) -> Outcome:
     elif args.since is not None or args.until is not None:
         raise ConfigError("--since and --until go with --changes")
     options = LineageOptions(direction=args.direction, depth=args.depth, columns=args.columns,
-                             operations=args.operations, deleted=args.deleted, as_of=args.as_of, latest=args.latest)
+                             operations=args.operations, deleted=args.deleted, as_of=args.as_of, latest=args.latest,
+                             extracted=extracted_namespaces(config))
     if args.changes:
         until = args.until if args.until is not None else datetime.now(UTC)
         if until < args.since:

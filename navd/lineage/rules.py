@@ -36,8 +36,11 @@ by then. `latest`: of the executions writing a dataset, only the newest (at or b
 
 A stub (an element known only from a job's reference, see model.ElementStub) counts as an entity
 when something proves it existed: an operation wrote it (it is the target of a DATA_FLOW) or
-dropped it (flagged deleted). A stub only ever read is an unresolved reference, shown like an
-unlinked endpoint (Navigator shows such an input only with operations on).
+dropped it (flagged deleted), or when no extractor navd runs is responsible for its namespace
+(navd/lineage/responsibility.py, `LineageOptions.extracted`): nothing will ever index it, so the
+reference is all there is. A stub only ever read of a namespace an extractor crawls (a Hive table
+of the extracted metastore, a path of the crawled file system) is an unresolved reference, shown
+like an unlinked endpoint (Navigator shows such an input only with operations on) until indexed.
 """
 
 from __future__ import annotations
@@ -49,6 +52,7 @@ from datetime import datetime
 from typing import Any, Literal, Protocol
 
 from navd.errors import EntityNotFound, UsageError
+from navd.lineage.responsibility import EVERYTHING_EXTRACTED, ExtractedNamespaces, responsible
 from navd.lineage.schedulers import scheduler_relations
 from navd.lineage.stored import StoredElement, StoredRelation
 from navd.model import RELATION_SEMANTICS, ElementType, RelationType
@@ -123,6 +127,10 @@ class LineageOptions:
     #: of the executions that wrote a dataset, only those of its latest run (at or before `as_of`):
     #: the job as it was last run, not every run ever seen
     latest: bool = False
+    #: the namespaces the extractors navd runs index (responsibility.extracted_namespaces of the
+    #: config): a reference outside them is an entity; the default is Navigator's rule, every
+    #: reference waits for an extractor
+    extracted: ExtractedNamespaces = EVERYTHING_EXTRACTED
 
 
 @dataclasses.dataclass(frozen=True)
@@ -235,7 +243,8 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
         for relation in scheduler_relations(store, executions):
             relations[relation.id] = relation
             node_ids.update((relation.endpoint1.id, relation.endpoint2.id))
-    nodes = _with_parents(store, _load_nodes(store, node_ids, relations.values(), options.as_of))
+    nodes = _with_parents(store, _load_nodes(store, node_ids, relations.values(), options.as_of,
+                                             options.extracted))
     edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression, r.subtype,
                   r.first_seen, r.last_seen) for r in relations.values()]
     return _contract(root.id, nodes, edges, options, truncated, frozenset(cut))
@@ -413,25 +422,29 @@ def _field_ids(store: LineageStore, dataset_ids: Collection[str],
 
 
 def _load_nodes(store: LineageStore, node_ids: set[str], relations: Iterable[StoredRelation],
-                as_of: datetime | None = None) -> dict[str, Node]:
+                as_of: datetime | None = None,
+                extracted: ExtractedNamespaces = EVERYTHING_EXTRACTED) -> dict[str, Node]:
     """The nodes of `node_ids`; with `as_of`, deleted only if deleted by then (a table dropped
-    later was alive at `as_of`)."""
+    later was alive at `as_of`). A dataset no extractor indexed counts as indexed when no
+    extractor in `extracted` is responsible for it."""
     nodes: dict[str, Node] = {}
-    live_stubs: list[str] = []
+    live_stubs: dict[str, StoredElement] = {}
     for element in store.elements(sorted(node_ids)).values():
         deleted = element.deleted if as_of is None else element.deleted_at(as_of)
         nodes[element.id] = Node(element.id, element.qualified_name, element.type, element.source_type,
                                  element.name, deleted, indexed=True)
         if not deleted and element.stub:
-            live_stubs.append(element.id)
-    for node_id in _unresolved(store, live_stubs, {n: nodes[n].type for n in live_stubs}, as_of):
+            live_stubs[element.id] = element
+    for node_id in _unresolved(store, live_stubs, as_of, extracted):
         nodes[node_id] = dataclasses.replace(nodes[node_id], indexed=False)
     for relation in relations:  # endpoints no extractor has indexed: known from the relation only
         for endpoint in (relation.endpoint1, relation.endpoint2):
             if endpoint.id not in nodes:
+                entity = endpoint.type not in _OPERATION_TYPES and \
+                    not responsible(extracted, endpoint.source_type, endpoint.qualified_name)
                 nodes[endpoint.id] = Node(endpoint.id, endpoint.qualified_name, endpoint.type, endpoint.source_type,
                                           display_name(endpoint.qualified_name, endpoint.type, endpoint.source_type),
-                                          deleted=False, indexed=False)
+                                          deleted=False, indexed=entity)
     return nodes
 
 
@@ -444,25 +457,31 @@ def _with_parents(store: LineageStore, nodes: dict[str, Node]) -> dict[str, Node
     return {n: dataclasses.replace(node, parent=parent_of[n]) if n in parent_of else node for n, node in nodes.items()}
 
 
-def _unresolved(store: LineageStore, live_stubs: list[str], types: Mapping[str, str],
-                as_of: datetime | None = None) -> set[str]:
-    """The live (not deleted) stubs nothing proves existed: datasets no operation wrote, and
-    columns of such a dataset (a column is as real as its table)."""
-    fields = [n for n in live_stubs if types[n] == _FIELD]
+def _unresolved(store: LineageStore, live_stubs: Mapping[str, StoredElement],
+                as_of: datetime | None = None,
+                extracted: ExtractedNamespaces = EVERYTHING_EXTRACTED) -> set[str]:
+    """The live (not deleted) stubs nothing proves existed: datasets no operation wrote of a
+    namespace an extractor in `extracted` is responsible for, and columns of such a dataset (a
+    column is as real as its table)."""
+    fields = [n for n, element in live_stubs.items() if element.type == _FIELD]
     parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2, ends_only=True)} \
         if fields else {}
-    stub_datasets = {n for n in live_stubs if types[n] != _FIELD}
-    other_parents = set(parent_of.values()) - stub_datasets
+    stub_datasets = {n: e for n, e in live_stubs.items() if e.type != _FIELD}
+    other_parents = set(parent_of.values()) - set(stub_datasets)
     proven_parents: set[str] = set()  # real elements, or deleted ones: they existed
     for element in store.elements(sorted(other_parents)).values() if other_parents else ():
         if not (element.deleted if as_of is None else element.deleted_at(as_of)) and element.stub:
-            stub_datasets.add(element.id)
+            stub_datasets[element.id] = element
         else:
             proven_parents.add(element.id)
-    unproven = stub_datasets - _written(store, sorted(stub_datasets), as_of)
-    unresolved = {n for n in live_stubs if types[n] != _FIELD and n in unproven}
+    # a reference no extractor will ever index is all there is of it: an entity as it stands
+    waiting = {n for n, e in stub_datasets.items()
+               if e.type in _OPERATION_TYPES or responsible(extracted, e.source_type, e.qualified_name)}
+    unproven = waiting - _written(store, sorted(waiting), as_of)
+    unresolved = {n for n in stub_datasets if n in live_stubs and n in unproven}
     unresolved.update(f for f in fields if parent_of.get(f) not in proven_parents and
-                      (parent_of.get(f) is None or parent_of[f] in unproven))
+                      (parent_of[f] in unproven if f in parent_of else
+                       responsible(extracted, live_stubs[f].source_type, live_stubs[f].qualified_name)))
     return unresolved
 
 

@@ -18,6 +18,7 @@ from navd.config import NavdConfig, extractor_state_dir
 from navd.index.client import SolrIndex
 from navd.index.clients import client_for
 from navd.lineage.hub_cache import HubCache
+from navd.lineage.responsibility import extracted_namespaces
 from navd.lineage.rules import LineageOptions
 from navd.lineage.service import lineage, lineage_changes
 from navd.server.errors import ApiError, blame, check_range, time_parameter
@@ -142,7 +143,8 @@ def _lineage_options(config: NavdConfig, direction: Literal["upstream", "downstr
     if max_nodes is not None:
         check_range("max_nodes", max_nodes, 1, limits.max_nodes, "max_nodes")
     return LineageOptions(direction=direction, depth=depth, columns=columns, operations=operations,
-                          deleted=deleted, max_nodes=limits.max_nodes if max_nodes is None else max_nodes)
+                          deleted=deleted, max_nodes=limits.max_nodes if max_nodes is None else max_nodes,
+                          extracted=extracted_namespaces(config))
 
 
 @router.get("/executions", summary="An operation's executions (its run history), newest first",
