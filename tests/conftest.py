@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import io
+import json
 import logging
 import os
 import signal
@@ -496,6 +497,22 @@ def emitter_command(name: str) -> Path:
     if not command.exists():
         pytest.fail(f"{command} is missing: `make setup-test` installs the emitters into {EMITTERS_BIN.parent}")
     return command
+
+
+def write_emitter_transport(config: Path, events_file: Path, url: str, key: str) -> None:
+    """An emitter's `openlineage.yml` sending each event to a file and to navd at `url` with the
+    API key `key` (openlineage-python's composite transport). The file comes first: with
+    continue_on_failure false, an event navd refused is still on file, and so missing from
+    navd's answers the test compares it with."""
+    config.write_text(json.dumps({"transport": {
+        "type": "composite", "continue_on_failure": False, "continue_on_success": True,
+        "transports": [{"type": "file", "log_file_path": str(events_file), "append": True},
+                       {"type": "http", "url": url, "auth": {"type": "api_key", "apiKey": key}}]}}))
+
+
+def emitted_events(events_file: Path) -> list[dict[str, Any]]:
+    """The events an emitter wrote to `events_file` (one JSON document a line)."""
+    return [json.loads(line) for line in events_file.read_text().splitlines() if line.strip()]
 
 
 @contextlib.contextmanager

@@ -22,9 +22,8 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-import yaml
 
-from conftest import Served, emitter_command, serve_intake_with_api_key
+from conftest import Served, emitted_events, emitter_command, serve_intake_with_api_key, write_emitter_transport
 from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr
 
@@ -68,10 +67,7 @@ def airflow_events(tmp_path_factory: pytest.TempPathFactory, served_with_key: tu
     (home / "dags").mkdir()
     (home / "dags" / "shop.py").write_text(DAG)
     events_file = home / "events.jsonl"
-    (home / "openlineage.yml").write_text(yaml.safe_dump({"transport": {
-        "type": "composite", "continue_on_failure": False, "continue_on_success": True,
-        "transports": [{"type": "file", "log_file_path": str(events_file), "append": True},
-                       {"type": "http", "url": served.url, "auth": {"type": "api_key", "apiKey": key}}]}}))
+    write_emitter_transport(home / "openlineage.yml", events_file, served.url, key)
     env = {**os.environ, "PATH": f"{airflow.parent}{os.pathsep}{os.environ['PATH']}", "AIRFLOW_HOME": str(home),
            "AIRFLOW__CORE__DAGS_FOLDER": str(home / "dags"), "AIRFLOW__CORE__LOAD_EXAMPLES": "false",
            "AIRFLOW__OPENLINEAGE__NAMESPACE": f"af{uuid.uuid4().hex[:8]}",
@@ -84,7 +80,7 @@ def airflow_events(tmp_path_factory: pytest.TempPathFactory, served_with_key: tu
     assert "Failed to emit" not in done.stdout + done.stderr, done.stdout[-3000:]
     for core in ("elements", "relations"):  # what the intake acknowledged, searchable now
         index.commit(core, soft=True)
-    return [json.loads(line) for line in events_file.read_text().splitlines() if line.strip()]
+    return emitted_events(events_file)
 
 
 def test_every_run_airflow_sent_is_in_navd_with_its_parent(airflow_events: list[dict[str, Any]],

@@ -18,7 +18,8 @@ from urllib.parse import quote
 import pytest
 import yaml
 
-from conftest import EMITTERS_BIN, Served, emitter_command, serve_intake_with_api_key
+from conftest import (EMITTERS_BIN, Served, emitted_events, emitter_command, serve_intake_with_api_key,
+                      write_emitter_transport)
 from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr
 
@@ -78,12 +79,7 @@ def dbt_events(tmp_path_factory: pytest.TempPathFactory, served_with_key: tuple[
     served, key = served_with_key
     project = dbt_project(tmp_path_factory.mktemp("dbt") / "shop")
     events_file = project / "events.jsonl"
-    # the file first: with continue_on_failure false, an event navd refused is still on file, and
-    # so missing from navd's answers below
-    (project / "openlineage.yml").write_text(yaml.safe_dump({"transport": {
-        "type": "composite", "continue_on_failure": False, "continue_on_success": True,
-        "transports": [{"type": "file", "log_file_path": str(events_file), "append": True},
-                       {"type": "http", "url": served.url, "auth": {"type": "api_key", "apiKey": key}}]}}))
+    write_emitter_transport(project / "openlineage.yml", events_file, served.url, key)
     env = {**os.environ, "PATH": f"{EMITTERS_BIN}{os.pathsep}{os.environ['PATH']}",
            "OPENLINEAGE_CONFIG": str(project / "openlineage.yml"), "DBT_PROFILES_DIR": str(project),
            "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "OPENLINEAGE_NAMESPACE": "dbt"}
@@ -94,7 +90,7 @@ def dbt_events(tmp_path_factory: pytest.TempPathFactory, served_with_key: tuple[
         assert "Failed to emit" not in done.stderr + done.stdout, done.stderr[-3000:]
     for core in ("elements", "relations"):  # what the intake acknowledged, searchable now
         index.commit(core, soft=True)
-    return [json.loads(line) for line in events_file.read_text().splitlines() if line.strip()]
+    return emitted_events(events_file)
 
 
 def column_edges_sent(events: list[dict[str, Any]]) -> dict[tuple[str, str], set[tuple[str, str, str]]]:
