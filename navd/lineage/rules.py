@@ -185,10 +185,15 @@ class _CachedStore:
     def related(self, asks: Sequence[RelationAsk]) -> list[tuple[int, StoredRelation]]:
         unasked = [dataclasses.replace(ask, ids=ids) for ask in asks
                    if (ids := tuple(i for i in ask.ids if (i, self._kind(ask)) not in self._asked))]
-        if unasked:  # in one request, as the asks would have been
-            for n, relation in self.store.related(unasked):
-                self._pool.add(relation, ends_only=unasked[n].ends_only)
-            self._asked.update((i, self._kind(ask)) for ask in unasked for i in ask.ids)
+        if not unasked:
+            return self._pool.related(asks)
+        # in one request, as the asks would have been
+        answered = list(self.store.related(unasked))
+        for n, relation in answered:
+            self._pool.add(relation, ends_only=unasked[n].ends_only)
+        self._asked.update((i, self._kind(ask)) for ask in unasked for i in ask.ids)
+        if unasked == list(asks):  # nothing was held: the store's answer is the answer
+            return answered
         return self._pool.related(asks)
 
 
