@@ -11,10 +11,10 @@ What a pass examines
   write; a spelling outside that set (say a mixed-case Hive name from a foreign writer) is still
   linked when its relation is re-indexed or by a full pass.
 
-Reading (`reading`): unlinked relations stream out of standalone Solr by `/export` over identity
-ranges (docValues, no stored-field reads except for the few relations with an expression or
-properties); the elements their endpoints may name come back in one terms query per page, stubs
-filtered out by Solr. On SolrCloud the relations are read with the cursor scan.
+Reading (linker/store.py): unlinked relations come out of Solr a range of identities at a time,
+read whole from their stored fields in index order (standalone and SolrCloud alike); the
+elements their endpoints may name come back in one terms query per page (identity and type
+only), stubs filtered out by Solr.
 
 The watermark: a document `<state_id>` in the runs core holds the Solr time at which the last
 complete pass started (`started`). The time comes from Solr itself (lastIndexed of a clock
@@ -48,7 +48,6 @@ from typing import Any
 
 import orjson
 
-from navd.index.admin import solr_mode
 from navd.index.client import SolrIndex, batches, serialise
 from navd.index.documents import NOT_STUB_FILTER, endpoint_field
 from navd.lineage.stored import StoredElement
@@ -56,7 +55,7 @@ from navd.logs import get_logger
 from navd.model import identity as element_identity
 
 from .aliases import AliasRules, endpoint_spellings
-from .store import UNLINKED, complete_page, end_unlinked, fetch_targets, indexed_since, relation_pages, terms
+from .store import UNLINKED, end_unlinked, fetch_targets, indexed_since, relation_pages, terms
 from .relink import Target, choose, endpoint_candidates, relink
 
 log = get_logger("navd.linker")
@@ -176,14 +175,12 @@ class Linker:
         examined = linked = still = 0
         self.examined_so_far = 0
         lock = threading.Lock()
-        cloud = solr_mode(self.index) == "cloud"
 
         def work(page: list[dict[str, Any]]) -> None:
             nonlocal examined, linked, still
-            page = complete_page(self.index, page, cloud=cloud)
             # Candidates once per relation: the alias rules are most of navd's own CPU per relation.
             candidates = [endpoint_candidates(doc, self.rules) for doc in page]
-            found = fetch_targets(self.index, [c for ends in candidates for ids in ends.values() for c in ids])
+            found = fetch_targets(self.index, [c for ends in candidates for cs in ends.values() for c in cs])
             result = plan_page([(doc, choose(ends, found)) for doc, ends in zip(page, candidates)])
             write_result(self.index, result)
             with lock:
@@ -192,16 +189,16 @@ class Linker:
                 still += result.still_unlinked
                 self.examined_so_far = examined  # read by the progress line of `navd link`
 
-        _run_pages(self._pages(since, cloud), work, self.threads)
+        _run_pages(self._pages(since), work, self.threads)
         report = LinkReport(examined, linked, still, full, round(time.monotonic() - clock, 3))
         self.finish(started, report)
         log.info("link pass done", **report.as_dict())
         return report
 
-    def _pages(self, since: str | None, cloud: bool) -> Iterator[list[dict[str, Any]]]:
+    def _pages(self, since: str | None) -> Iterator[list[dict[str, Any]]]:
         filters = [UNLINKED]
         if since is None:
-            yield from relation_pages(self.index, filters, self.page_size, cloud=cloud)
+            yield from relation_pages(self.index, filters, self.page_size)
             return
         seen: set[str] = set()
 
@@ -212,8 +209,7 @@ class Linker:
                 if new:
                     yield new
 
-        yield from fresh(relation_pages(self.index, [*filters, indexed_since(since)], self.page_size,
-                                        cloud=cloud))
+        yield from fresh(relation_pages(self.index, [*filters, indexed_since(since)], self.page_size))
         # (b) old unlinked relations naming elements indexed since the last pass.
         elements = self.index.scan("elements", "*:*", fl="identity,qualifiedName,type,sourceType",
                                    filters=[indexed_since(since), NOT_STUB_FILTER],
@@ -226,7 +222,7 @@ class Linker:
                 for id_chunk in batches(ids, _TERMS_CHUNK):
                     yield from fresh(relation_pages(self.index, [
                         *filters, end_unlinked(end),
-                        terms(endpoint_field(end, "Id"), id_chunk)], self.page_size, cloud=cloud))
+                        terms(endpoint_field(end, "Id"), id_chunk)], self.page_size))
 
 
 def _run_pages(pages: Iterator[list[dict[str, Any]]], work: Any, threads: int) -> None:
