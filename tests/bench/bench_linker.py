@@ -155,6 +155,21 @@ def load(index: SolrIndex, n: int) -> None:
         index.commit(core)
 
 
+def settle(solr_pid: int | None, quiet_cpu: float = 0.2, interval: float = 2.0, most: float = 120.0) -> float:
+    """Wait until Solr is idle (under `quiet_cpu` CPU-seconds per `interval`, at most `most`
+    seconds): the load's merges, run in the background after its commits, must not be counted
+    as the pass's CPU. Returns the seconds waited."""
+    start = time.monotonic()
+    before = _cpu_snapshot(solr_pid)
+    while before is not None and time.monotonic() - start < most:
+        time.sleep(interval)
+        after = _cpu_snapshot(solr_pid)
+        if after is None or after[2] - before[2] < quiet_cpu:
+            break
+        before = after
+    return time.monotonic() - start
+
+
 def cpu_split(before: tuple[float, float, float] | None, after: tuple[float, float, float] | None,
               seconds: float) -> tuple[str, float | None]:
     """(`navd X s / Solr Y s / other Z s of C` CPU-seconds over a run (C = CPUs x wall), the
@@ -211,6 +226,7 @@ def main() -> None:
                 t0 = time.monotonic()
                 load(index, args.n)
                 loaded = time.monotonic() - t0
+                settled = settle(solr_pid)
                 before = _cpu_snapshot(solr_pid)
                 t0 = time.monotonic()
                 profile = args.profile and not recorded.updates  # the incremental pass
@@ -224,7 +240,7 @@ def main() -> None:
                 index.commit("relations")
                 left = index.count("relations", "unlinked:true")
                 rates.append((label, report.linked / seconds, cpu))
-                print(f"{label}: n={args.n} load {loaded:.1f}s; linked {report.linked} of {report.examined} in "
+                print(f"{label}: n={args.n} load {loaded:.1f}s (Solr idle {settled:.0f}s after); linked {report.linked} of {report.examined} in "
                       f"{seconds:.2f}s = {rates[-1][1]:,.0f} relations/s; unlinked left {left}", flush=True)
                 print(f"  {split}", flush=True)
                 if profile:
