@@ -12,7 +12,7 @@ What a pass examines
   linked when its relation is re-indexed or by a full pass.
 
 Reading (linker/store.py): unlinked relations come out of Solr a range of identities at a time,
-read whole from their stored fields in index order (standalone and SolrCloud alike); the
+read whole from their stored fields (in index order on a standalone core); the
 elements their endpoints may name come back in one terms query per page (identity and type
 only), stubs filtered out by Solr.
 
@@ -48,6 +48,7 @@ from typing import Any
 
 import orjson
 
+from navd.index.admin import solr_mode
 from navd.index.client import SolrIndex, batches, serialise
 from navd.index.documents import NOT_STUB_FILTER, endpoint_field
 from navd.lineage.stored import StoredElement
@@ -175,6 +176,7 @@ class Linker:
         examined = linked = still = 0
         self.examined_so_far = 0
         lock = threading.Lock()
+        cloud = solr_mode(self.index) == "cloud"
 
         def work(page: list[dict[str, Any]]) -> None:
             nonlocal examined, linked, still
@@ -189,16 +191,16 @@ class Linker:
                 still += result.still_unlinked
                 self.examined_so_far = examined  # read by the progress line of `navd link`
 
-        _run_pages(self._pages(since), work, self.threads)
+        _run_pages(self._pages(since, cloud), work, self.threads)
         report = LinkReport(examined, linked, still, full, round(time.monotonic() - clock, 3))
         self.finish(started, report)
         log.info("link pass done", **report.as_dict())
         return report
 
-    def _pages(self, since: str | None) -> Iterator[list[dict[str, Any]]]:
+    def _pages(self, since: str | None, cloud: bool) -> Iterator[list[dict[str, Any]]]:
         filters = [UNLINKED]
         if since is None:
-            yield from relation_pages(self.index, filters, self.page_size)
+            yield from relation_pages(self.index, filters, self.page_size, cloud=cloud)
             return
         seen: set[str] = set()
 
@@ -209,7 +211,7 @@ class Linker:
                 if new:
                     yield new
 
-        yield from fresh(relation_pages(self.index, [*filters, indexed_since(since)], self.page_size))
+        yield from fresh(relation_pages(self.index, [*filters, indexed_since(since)], self.page_size, cloud=cloud))
         # (b) old unlinked relations naming elements indexed since the last pass.
         elements = self.index.scan("elements", "*:*", fl="identity,qualifiedName,type,sourceType",
                                    filters=[indexed_since(since), NOT_STUB_FILTER],
@@ -222,7 +224,7 @@ class Linker:
                 for id_chunk in batches(ids, _TERMS_CHUNK):
                     yield from fresh(relation_pages(self.index, [
                         *filters, end_unlinked(end),
-                        terms(endpoint_field(end, "Id"), id_chunk)], self.page_size))
+                        terms(endpoint_field(end, "Id"), id_chunk)], self.page_size, cloud=cloud))
 
 
 def _run_pages(pages: Iterator[list[dict[str, Any]]], work: Any, threads: int) -> None:

@@ -48,7 +48,7 @@ def _read_range(ranges: Iterator[str], solr: SolrConfig, core: str, filters: lis
         for identity_range in ranges:
             docs: Iterable[dict[str, Any]]
             if core == "relations":
-                docs = relation_range(index, filters, identity_range, _RANGE_DOCUMENTS)
+                docs = relation_range(index, filters, identity_range, _RANGE_DOCUMENTS, cloud=cloud)
             elif cloud:
                 docs = index.scan(core, "*:*", fl=fl, filters=[*filters, in_identity_range(identity_range)],
                                   page_size=5000, partition_above=sys.maxsize)

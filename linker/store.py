@@ -5,14 +5,15 @@ values it takes (a date through `range_bound`, identities through the terms pars
 Unlinked relations are read from their stored fields, one select per identity range of about
 `per_range` documents (`client.identity_ranges`, so memory stays bounded by a range whatever
 the backlog), sorted by `_docid_` (index order: neighbouring documents share a compressed
-stored-fields block, decompressed once) with `useDocValuesAsStored=false`. Every field of
+stored-fields block, decompressed once; on SolrCloud, where a distributed query cannot sort by
+`_docid_`, by identity) with `useDocValuesAsStored=false`. Every field of
 nav_relations is stored except the `prop_*` property fields, which are rebuilt from the stored
 `properties` (`documents.with_property_fields`). Measured on 50,000 relations, that costs Solr
 about a sixth of what it cost to read the same documents by `/export` from docValues (a dynamic
 field glob, `prop_*`, in an export's `fl` is most of an export's cost, and high-cardinality
-strings are decoded term by term) plus a second query per page for the stored-only fields. It
-is the same request on SolrCloud (the shards' answers merged by Solr), where `/export` would
-answer from one shard only.
+strings are decoded term by term) plus a second query per page for the stored-only fields.
+On SolrCloud it is the same request but for the sort (the shards' answers merged by Solr),
+where `/export` would answer from one shard only.
 
 A cursor (`SolrIndex.scan`) is not used for the relations: sorted by identity (an MD5) it reads
 stored fields in random order, one block per document, and pays the sort again per page.
@@ -88,17 +89,18 @@ def export_range(index: SolrIndex, core: str, filters: list[str], fl: str, ident
     return docs
 
 
-def relation_range(index: SolrIndex, filters: list[str], identity_range: str, expected: int = _RANGE_DOCUMENTS
-                   ) -> list[dict[str, Any]]:
-    """The whole relation documents matching `filters` in one identity range, index order, read
-    from their stored fields (see the module docstring). `expected`: about how many match; a
-    range holding more is asked again for all of them (one request, not pages: pages sorted by
-    `_docid_` would shift under merges)."""
+def relation_range(index: SolrIndex, filters: list[str], identity_range: str, expected: int = _RANGE_DOCUMENTS,
+                   *, cloud: bool = False) -> list[dict[str, Any]]:
+    """The whole relation documents matching `filters` in one identity range, read from their
+    stored fields (see the module docstring): in index order on a standalone core, by identity
+    on SolrCloud (a distributed query cannot sort by `_docid_`). `expected`: about how many
+    match; a range holding more is asked again for all of them (one request, not pages: pages
+    sorted by `_docid_` would shift under merges)."""
     ranged = [*filters, in_identity_range(identity_range, cached=False)]
     rows = expected + expected // 2 + 100
     while True:
-        body = index.search("relations", "*:*", rows=rows, fl="*", sort="_docid_ asc", filters=ranged,
-                            params=_STORED_READ)
+        body = index.search("relations", "*:*", rows=rows, fl="*", sort="identity asc" if cloud else "_docid_ asc",
+                            filters=ranged, params=_STORED_READ)
         docs: list[dict[str, Any]] = body["response"]["docs"]
         matches = int(body["response"]["numFound"])
         if len(docs) >= matches:
@@ -106,16 +108,17 @@ def relation_range(index: SolrIndex, filters: list[str], identity_range: str, ex
         rows = matches + matches // 10 + 100  # more were written since the count: ask for all
 
 
-def relation_pages(index: SolrIndex, filters: list[str], page_size: int,
+def relation_pages(index: SolrIndex, filters: list[str], page_size: int, *, cloud: bool,
                    per_range: int = _RANGE_DOCUMENTS) -> Iterator[list[dict[str, Any]]]:
-    """Pages of whole relation documents matching `filters`, streamed a range at a time."""
+    """Pages of whole relation documents matching `filters`, streamed a range at a time
+    (`cloud`: the index is SolrCloud, see `relation_range`)."""
     total = index.count("relations", "*:*", filters)
     if not total:
         return
     ranges = identity_ranges(total, per_range)
     expected = -(-total // len(ranges))
     yield from batches((doc for identity_range in ranges
-                        for doc in relation_range(index, filters, identity_range, expected)), page_size)
+                        for doc in relation_range(index, filters, identity_range, expected, cloud=cloud)), page_size)
 
 
 def fetch_targets(index: SolrIndex, candidates: Iterable[Candidate], chunk: int = 2000) -> dict[str, StoredElement]:
