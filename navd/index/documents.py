@@ -390,6 +390,19 @@ def relinked_document(doc: Mapping[str, Any], targets: Mapping[int, LinkTarget])
     return new
 
 
+def with_property_fields(doc: dict[str, Any]) -> dict[str, Any]:
+    """A relation document read from its stored fields alone (`useDocValuesAsStored=false`) made
+    whole: its property fields (`prop_*`, docValues only, not stored) rebuilt from the stored
+    `properties`, as `relation_document` writes them. `doc` itself when it has no properties."""
+    properties = doc.get("properties")
+    if not isinstance(properties, str):
+        return doc
+    whole = dict(doc)
+    for key, value in json.loads(properties).items():
+        whole[property_field(key)] = value
+    return whole
+
+
 def is_stub(doc: Mapping[str, Any]) -> bool:
     """Whether an element document is a stub (an ElementStub: known only from another source's
     reference, marked by the STUB_MARK property). Stubs are not link targets: they carry the
