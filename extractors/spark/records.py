@@ -165,11 +165,13 @@ def dropped(run: ApplicationRun, executions: Iterable[SqlExecution]) -> Iterator
     later one) is recorded by `created_tables` and incarnations.recreate: the dropped incarnation
     keeps its lineage under a name of its own, deleted as of this drop. Of several DROPs of a
     table in one batch each is yielded, in order (the last one's time is the one kept); a database
-    created again later in the same application is not flagged.
+    or a view created again later in the same application is not flagged (CREATE OR REPLACE VIEW
+    drops and creates: replaced_views withdraws the earlier definition's lineage).
     """
     executions = [e for e in executions if any(c.action in _DROPPING for c in e.catalog_events)]
     if not executions:  # the common pass: nothing dropped, nothing to scan
         return
+    views = defined_views(run)
     last_action: dict[str, CatalogEvent] = {}
     for event in run.catalog_events:
         last_action[event.qualified_name] = event
@@ -187,8 +189,11 @@ def dropped(run: ApplicationRun, executions: Iterable[SqlExecution]) -> Iterator
         if when is None:
             continue
         for event in execution.catalog_events:
-            if event.action == "DROP_DATABASE" and last_action.get(event.qualified_name) is not event:
-                continue  # created again later in this application: databases have no incarnations
+            if last_action.get(event.qualified_name) is not event and (
+                    event.action == "DROP_DATABASE" or event.qualified_name in views):
+                # created again later in this application: a database has no incarnations, and
+                # a view defined again is replaced_views' (its earlier definition's lineage withdrawn)
+                continue
             if event.action == "DROP_DATABASE":
                 yield Deletion(EntityRef(SourceType.HIVE, event.qualified_name, ElementType.DATABASE), when)
             elif event.action in ("DROP_TABLE", "RENAME_TABLE"):
@@ -219,6 +224,7 @@ def created_tables(run: ApplicationRun, executions: Iterable[SqlExecution]) -> I
     wanted = {e.execution_id for e in executions if any(c.action in _CREATING for c in e.catalog_events)}
     if not wanted:  # the common batch: nothing created, nothing to scan
         return
+    views = defined_views(run)  # defined again: replaced_views', not incarnations
     last_drop: dict[str, datetime] = {}
     last_create: dict[str, datetime] = {}
     for execution in sorted(run.executions, key=lambda e: e.execution_id):
@@ -229,7 +235,7 @@ def created_tables(run: ApplicationRun, executions: Iterable[SqlExecution]) -> I
             if event.action in ("DROP_TABLE", "RENAME_TABLE"):
                 last_drop[event.qualified_name] = when
             name = event.new_qualified_name if event.action == "RENAME_TABLE" else event.qualified_name
-            if event.action not in _CREATING or name is None:
+            if event.action not in _CREATING or name is None or name in views:
                 continue
             if execution.execution_id in wanted:
                 dropped_at = last_drop.get(name)
@@ -238,6 +244,12 @@ def created_tables(run: ApplicationRun, executions: Iterable[SqlExecution]) -> I
                                     earlier if earlier is not None and dropped_at is not None
                                     and earlier <= dropped_at else None)
             last_create[name] = when
+
+
+def defined_views(run: ApplicationRun) -> frozenset[str]:
+    """Qualified names of the views the application's executions defined (a VIEW output)."""
+    return frozenset(dataset.ref.qualified_name for execution in run.executions for dataset in execution.outputs
+                     if dataset.ref.type is ElementType.VIEW)
 
 
 #: catalog actions that give a table its name
