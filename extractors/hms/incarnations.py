@@ -14,6 +14,11 @@ that time, `incarnationOf` the current name. Relations with a later create time 
 the metastore) and relations without one (Spark, Hive: their logs carry no create time) stay on
 the name. Column edges stay on the name's columns: impalad logs no create time per column edge.
 
+Spark's event logs carry no create time either, but they tell the DROP and the CREATE
+themselves: `recreate` moves the relations on the name last seen before the CREATE onto the
+earlier incarnation's element, deleted as of the DROP, and makes the name alive again, created at
+the CREATE (the Spark extractor calls it for the tables its logs may speak for).
+
 The relations are found by one terms query per chunk of described tables of a database (not one
 request per table) and rewritten as the linker rewrites a relation (linker.plan_page: the new
 document first, the old one deleted once Solr took it). The incarnation elements are posted
