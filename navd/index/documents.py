@@ -215,6 +215,15 @@ def deletion_update(deletion: Deletion) -> dict[str, Any]:
             "deleteTime": {"set": solr_date(deletion.delete_time)}}
 
 
+def revival_update(identity: str, created: datetime, *, alive: bool = True) -> dict[str, Any]:
+    """An atomic update of an element created again at `created` (a table dropped and created
+    again under its name): `alive`, its deletion flag cleared. Only if it exists (`_version_: 1`)."""
+    update: dict[str, Any] = {"identity": identity, "_version_": 1, "created": {"set": solr_date(created)}}
+    if alive:
+        update.update({"deleted": {"set": False}, "deleteTime": {"set": None}})
+    return update
+
+
 def run_document(run_id: str, component: str, state: str, *, started: datetime, host: str,
                  ended: datetime | None = None, error: str | None = None,
                  counts: Mapping[str, int] | None = None, refused: str = "") -> dict[str, Any]:
