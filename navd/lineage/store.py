@@ -13,11 +13,12 @@ from navd.index.client import SolrIndex, batches
 from navd.index.documents import FIRST_SEEN, endpoint_field
 from navd.index.filters import by_time_filter, terms_filter
 from navd.index.lookup import find_entity, oldest_execution_facet, oldest_execution_from_facets
-from navd.lineage.rules import RelationAsk
+from navd.lineage.rules import ANSWER_CHUNK, RelationAsk
 from navd.lineage.stored import ELEMENT_FIELDS, RELATION_FIELDS, StoredElement, StoredRelation
 
-#: Ids per terms clause: the unit the answers are ordered by (as if asked one chunk at a time).
-_CHUNK = 500
+#: Ids per terms clause: the unit the answers are ordered by (as if asked one chunk at a time,
+#: the order every store answers in: rules.ANSWER_CHUNK).
+_CHUNK = ANSWER_CHUNK
 #: Ids per request, over all the clauses of one request: few round trips, bodies of ~100 kB.
 _REQUEST_IDS = 4000
 #: What an `ends_only` ask reads of a relation.
