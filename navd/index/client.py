@@ -408,7 +408,8 @@ class SolrIndex:
         name = self.core(core)
         docs: list[dict[str, Any]] = []
         for batch in batches(ids, 500):
-            body = self.request("GET", f"{name}/get", params={"ids": ",".join(batch)},
+            # Form-encoded POST, as `search`: 500 identities overflow a URL (HTTP 414).
+            body = self.request("POST", f"{name}/get", data={"ids": ",".join(batch)},
                                 what=f"get from {name}")
             docs.extend(body.get("response", {}).get("docs", []))
         return docs

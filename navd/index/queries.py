@@ -175,9 +175,9 @@ def view_column_stubs(source: SourceType, view_qualified_name: str, owner_key: s
                    property_is(owner_key, owner), NOT_DELETED_FILTER)
 
 
-def spark_executions_writing(view_identity: str) -> str:
-    """The DATA_FLOW relations from a Spark execution into the element `view_identity`."""
-    return _all_of(of_type(RelationType.DATA_FLOW), f"{endpoint_field(2, 'Id')}:{quote(view_identity)}",
+def spark_executions_writing(view_identities: Iterable[str]) -> str:
+    """The DATA_FLOW relations from a Spark execution into any of the elements `view_identities`."""
+    return _all_of(of_type(RelationType.DATA_FLOW), any_of(endpoint_field(2, "Id"), view_identities),
                    f"{endpoint_field(1, 'SourceType')}:{SourceType.SPARK.value}",
                    f"{endpoint_field(1, 'Type')}:{ElementType.OPERATION_EXECUTION.value}")
 
