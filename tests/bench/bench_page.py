@@ -24,7 +24,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from bisect import bisect_left
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -46,6 +48,80 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 NAVD = str(Path(sys.executable).parent / "navd")
 OUT = Path(__file__).resolve().parent.parent.parent / ".bench"
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+#: the CPU groups sampled: the browser (Chromium and Playwright's driver, this process's other
+#: descendants), Solr, navd serve, and everything else on the host (other work, this process too)
+GROUPS = ("browser", "solr", "navd", "other")
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:  # gone: a closed page's renderer
+        return 0.0
+    return (int(stat[11]) + int(stat[12])) / _TICKS
+
+
+def _host_busy_seconds() -> float:
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (
+        int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / _TICKS
+
+
+def _descendants(root: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, todo = set(), [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+class CpuSampler(threading.Thread):
+    """Every `interval` seconds, the CPU-seconds used so far by each of GROUPS (from /proc), so
+    that the CPU each group used in a window of a run (the fetch phase) can be read afterwards:
+    the browser shares this host's cores with Solr and navd, which a real user's browser does not."""
+
+    def __init__(self, solr_pid: int, navd_pid: int, interval: float = 0.02) -> None:
+        super().__init__(daemon=True)
+        self.solr_pid, self.navd_pid, self.interval = solr_pid, navd_pid, interval
+        self.times: list[float] = []
+        self.samples: list[dict[str, float]] = []
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        browser: set[int] = set()
+        used_by: dict[int, float] = {}  # a browser process that ended keeps its last figure
+        rescanned = 0.0
+        while not self.stopping.is_set():
+            now = time.time()
+            if now - rescanned > 0.25:  # new pages start renderer processes
+                browser = _descendants(os.getpid()) - {self.solr_pid, self.navd_pid} - _descendants(self.solr_pid)
+                rescanned = now
+            for pid in browser:
+                used_by[pid] = max(used_by.get(pid, 0.0), _cpu_seconds(pid))
+            sample = {"browser": sum(used_by.values()), "solr": _cpu_seconds(self.solr_pid),
+                      "navd": _cpu_seconds(self.navd_pid)}
+            sample["other"] = _host_busy_seconds() - sum(sample.values())
+            self.times.append(now)
+            self.samples.append(sample)
+            self.stopping.wait(self.interval)
+
+    def used(self, start: float, end: float) -> dict[str, float]:
+        """CPU-milliseconds per group between two epoch times (the nearest samples after each)."""
+        first = min(bisect_left(self.times, start), len(self.times) - 1)
+        last = min(bisect_left(self.times, end), len(self.times) - 1)
+        return {group: 1000 * (self.samples[last][group] - self.samples[first][group]) for group in GROUPS}
 
 
 def serve(home: Path, solr: EmbeddedSolr) -> tuple[subprocess.Popen[bytes], str]:
@@ -97,6 +173,7 @@ def page_run(browser: Browser, url: str, root: str, depth: int) -> dict[str, Any
         performance.getEntriesByType("resource").filter((e) => e.name.includes("/api/"))
           .map((e) => [new URL(e.name).pathname, e.duration])) })""")
     timing["request"] = page.evaluate(LINEAGE_REQUEST)
+    timing["origin"] = page.evaluate("() => performance.timeOrigin")
     context.close()
     return timing
 
@@ -110,7 +187,7 @@ def bare_run(idle: Page, params: str) -> dict[str, Any]:
         const response = await fetch("api/lineage?" + params, { cache: "no-store" });
         if (!response.ok) throw new Error("GET api/lineage answered " + response.status + ": " + await response.text());
         await response.json();
-        return { fetch: t0, data: performance.now() };
+        return { fetch: t0, data: performance.now(), origin: performance.timeOrigin };
     }""", params)
     return {**total, "request": idle.evaluate(LINEAGE_REQUEST)}
 
@@ -141,6 +218,15 @@ def summary(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     return {"p50": statistics.median(ordered), "p95": p95, "max": ordered[-1]}
+
+
+def fetch_cpu(sampler: CpuSampler, timings: list[dict[str, Any]]) -> dict[str, float]:
+    """Mean CPU-milliseconds per group during the fetch phases of `timings` (a clock tick is 10 ms:
+    a mean over the runs, not a median), and the phase's mean length."""
+    windows = [((t["origin"] + t["fetch"]) / 1000, (t["origin"] + t["data"]) / 1000) for t in timings]
+    used = [sampler.used(start, end) for start, end in windows]
+    return {**{group: statistics.fmean(u[group] for u in used) for group in GROUPS},
+            "window": statistics.fmean(1000 * (end - start) for start, end in windows)}
 
 
 def request_split(timings: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -189,6 +275,10 @@ def main() -> None:
             small, small_root, small_depth = tree("small", args.small)
             write(index, [*big, *small])
         proc, url = serve(home, solr)
+        solr_pid = solr.status().pid
+        assert solr_pid is not None
+        sampler = CpuSampler(solr_pid, proc.pid)
+        sampler.start()
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
             try:
@@ -198,6 +288,10 @@ def main() -> None:
                 small_runs, _ = draw_runs(browser, url, small_root, small_depth, args.runs)
             finally:
                 browser.close()
+                time.sleep(0.1)  # a sample after the last window
+                sampler.stopping.set()
+                sampler.join()
+        page_cpu, bare_cpu = fetch_cpu(sampler, big_runs), fetch_cpu(sampler, bare_runs)
         big_phases, small_phases = phases(big_runs), phases(small_runs)
         page_split, bare_split = request_split(big_runs), request_split(bare_runs)
         bare = bare_split["fetch"]
@@ -215,6 +309,10 @@ def main() -> None:
         for label, split in (("page", page_split), ("bare", bare_split)):
             print(f"{label:<5} {split['queue']['p50']:6.1f} | {split['server']['p50']:7.1f} ({split['app']['p50']:7.1f}) | "
                   f"{split['download']['p50']:5.1f} | {split['after']['p50']:6.1f}   fetch {split['fetch']['p50']:7.1f}")
+        print("-- CPU used during the big fetch (mean ms of CPU per run; 2 cores give 2 ms per ms): "
+              + " | ".join(GROUPS))
+        for label, cpu in (("page", page_cpu), ("bare", bare_cpu)):
+            print(f"{label:<5} " + " | ".join(f"{cpu[group]:6.0f}" for group in GROUPS) + f"   in {cpu['window']:6.0f} ms")
         paired = statistics.median((p["data"] - p["fetch"]) / (b["data"] - b["fetch"]) for p, b in zip(big_runs, bare_runs))
         fetch_ratio = big_phases["fetch"]["p50"] / bare["p50"]
         print(f"goal: the page's fetch within 1.2x the bare request: p50 {fetch_ratio:.2f}x "
@@ -228,6 +326,7 @@ def main() -> None:
         OUT.mkdir(exist_ok=True)
         (OUT / "page.json").write_text(json.dumps({"big": big_phases, "small": small_phases, "bare_fetch": bare,
                                                    "fetch_split": {"page": page_split, "bare": bare_split},
+                                                   "fetch_cpu": {"page": page_cpu, "bare": bare_cpu},
                                                    "fetch_ratio": fetch_ratio,
                                                    "nodes": {"big": big_nodes, "small": small_nodes}}, indent=2))
     finally:
