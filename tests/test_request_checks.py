@@ -13,6 +13,7 @@ import functools
 import html
 import json
 import os
+import re
 import subprocess
 import threading
 import uuid
@@ -242,6 +243,15 @@ def test_every_answer_says_nosniff_once(guarded: Served) -> None:
                                  ("GET", "/api/status", {"headers": {"Host": EVIL}})):
         answer = requests.request(method, guarded.url + path, timeout=60, **kwargs)
         assert answer.raw.headers.getlist("X-Content-Type-Options") == ["nosniff"], (path, answer.status_code)
+
+
+def test_every_answer_says_how_long_navd_took_once(guarded: Served) -> None:
+    """Server-Timing `app;dur=<ms>`: a browser shows it in the request's resource timing."""
+    for method, path, kwargs in (("GET", "/api/status", {}), ("GET", "/nowhere", {}), ("GET", "/", {}),
+                                 ("GET", "/healthz", {}), ("GET", "/api/status", {"headers": {"Host": EVIL}})):
+        answer = requests.request(method, guarded.url + path, timeout=60, **kwargs)
+        timings = answer.raw.headers.getlist("Server-Timing")
+        assert len(timings) == 1 and re.fullmatch(r"app;dur=\d+\.\d", timings[0]), (path, timings)
 
 
 def test_the_openapi_description_needs_the_login_as_the_api(tmp_path: Path, solr_server: EmbeddedSolr) -> None:

@@ -136,10 +136,15 @@ async def readyz(request: Request) -> Response:
     return JSONResponse({"status": "ready"})
 
 
+def server_timing(seconds: float) -> bytes:
+    """The Server-Timing header's value for `seconds` spent in navd: `app;dur=<milliseconds>`."""
+    return f"app;dur={seconds * 1000:.1f}".encode("ascii")
+
+
 class Guard:
-    """Outermost navd middleware (pure ASGI): times every request for /metrics, puts
-    request_checks.RESPONSE_HEADERS on every answer, and turns an unexpected exception into a
-    logged error and a JSON 500 that shows nothing of the internals."""
+    """Outermost navd middleware (pure ASGI): times every request for /metrics and in the answer's
+    Server-Timing header, puts request_checks.RESPONSE_HEADERS on every answer, and turns an
+    unexpected exception into a logged error and a JSON 500 that shows nothing of the internals."""
 
     def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
         self.app = app
@@ -159,6 +164,10 @@ class Guard:
                 headers = [*message.get("headers", [])]
                 present = {name.lower() for name, _ in headers}
                 headers += [header for header in RESPONSE_HEADERS if header[0] not in present]
+                # navd's own time until the answer's headers: a browser shows it in the request's
+                # resource timing (serverTiming), which splits navd's time from the network's and
+                # the browser's own (tests/bench/bench_page.py reads it)
+                headers.append((b"server-timing", server_timing(time.perf_counter() - started)))
                 # what the authentication adds to whatever the route answers (SPNEGO's
                 # mutual-authentication token): request.state lives in scope["state"]
                 extra = scope.get("state", {}).get("auth_response_headers")

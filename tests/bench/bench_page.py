@@ -8,7 +8,9 @@ lineage trees (upstream and downstream of a root) through navd's writer (tests/p
 fetch (the /api/lineage request until its JSON is parsed), layout (data received -> ELK layered
 layout done), draw (layout done -> the frame after cytoscape rendered), and shown = layout + draw,
 the goal's figure. Baselines in the same run: the same for a small graph, and the bare
-/api/lineage fetch of the big graph from inside the page (fetch + JSON parse, no drawing).
+/api/lineage fetch of the big graph from an idle page (fetch + JSON parse, no drawing), made after
+each page run so that both see the same load. Both fetches are split with the request's resource
+timing and navd's Server-Timing: queue, server (navd's app), download, after the last byte.
 """
 
 from __future__ import annotations
@@ -22,13 +24,15 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from bisect import bisect_left
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import requests
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, Page, sync_playwright
 
 from navd.config import DEFAULT_SOLR_VERSION, default_solr_dist_dir
 from navd.index.admin import init_solr
@@ -44,6 +48,80 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 NAVD = str(Path(sys.executable).parent / "navd")
 OUT = Path(__file__).resolve().parent.parent.parent / ".bench"
+
+
+_TICKS = os.sysconf("SC_CLK_TCK")
+#: the CPU groups sampled: the browser (Chromium and Playwright's driver, this process's other
+#: descendants), Solr, navd serve, and everything else on the host (other work, this process too)
+GROUPS = ("browser", "solr", "navd", "other")
+
+
+def _cpu_seconds(pid: int) -> float:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:  # gone: a closed page's renderer
+        return 0.0
+    return (int(stat[11]) + int(stat[12])) / _TICKS
+
+
+def _host_busy_seconds() -> float:
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (
+        int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9])
+    return (user + nice + system + irq + softirq + steal) / _TICKS
+
+
+def _descendants(root: int) -> set[int]:
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    found, todo = set(), [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+class CpuSampler(threading.Thread):
+    """Every `interval` seconds, the CPU-seconds used so far by each of GROUPS (from /proc), so
+    that the CPU each group used in a window of a run (the fetch phase) can be read afterwards:
+    the browser shares this host's cores with Solr and navd, which a real user's browser does not."""
+
+    def __init__(self, solr_pid: int, navd_pid: int, interval: float = 0.02) -> None:
+        super().__init__(daemon=True)
+        self.solr_pid, self.navd_pid, self.interval = solr_pid, navd_pid, interval
+        self.times: list[float] = []
+        self.samples: list[dict[str, float]] = []
+        self.stopping = threading.Event()
+
+    def run(self) -> None:
+        browser: set[int] = set()
+        used_by: dict[int, float] = {}  # a browser process that ended keeps its last figure
+        rescanned = 0.0
+        while not self.stopping.is_set():
+            now = time.time()
+            if now - rescanned > 0.25:  # new pages start renderer processes
+                browser = _descendants(os.getpid()) - {self.solr_pid, self.navd_pid} - _descendants(self.solr_pid)
+                rescanned = now
+            for pid in browser:
+                used_by[pid] = max(used_by.get(pid, 0.0), _cpu_seconds(pid))
+            sample = {"browser": sum(used_by.values()), "solr": _cpu_seconds(self.solr_pid),
+                      "navd": _cpu_seconds(self.navd_pid)}
+            sample["other"] = _host_busy_seconds() - sum(sample.values())
+            self.times.append(now)
+            self.samples.append(sample)
+            self.stopping.wait(self.interval)
+
+    def used(self, start: float, end: float) -> dict[str, float]:
+        """CPU-milliseconds per group between two epoch times (the nearest samples after each)."""
+        first = min(bisect_left(self.times, start), len(self.times) - 1)
+        last = min(bisect_left(self.times, end), len(self.times) - 1)
+        return {group: 1000 * (self.samples[last][group] - self.samples[first][group]) for group in GROUPS}
 
 
 def serve(home: Path, solr: EmbeddedSolr) -> tuple[subprocess.Popen[bytes], str]:
@@ -72,49 +150,95 @@ def serve(home: Path, solr: EmbeddedSolr) -> tuple[subprocess.Popen[bytes], str]
     raise SystemExit(f"navd serve did not answer: {(home / 'serve.log').read_text()}")
 
 
-def draw_runs(browser: Browser, url: str, root: str, depth: int, runs: int) -> list[dict[str, Any]]:
-    """One fresh page per run (no cache of the page's own); the first run warms up and is dropped."""
-    timings = []
+#: The timing of the last /api/lineage request a page made, from its resource timing entry:
+#: queue (asked -> sent), server (sent -> first byte), app (navd's own part of it: the answer's
+#: Server-Timing), download (first byte -> last byte); `end` is the last byte's time.
+LINEAGE_REQUEST = """() => {
+    const e = performance.getEntriesByType("resource").filter((e) => new URL(e.name).pathname.endsWith("/api/lineage")).pop();
+    const app = e.serverTiming.find((t) => t.name === "app");
+    return { start: e.startTime, queue: e.requestStart - e.startTime, server: e.responseStart - e.requestStart,
+             app: app ? app.duration : NaN, download: e.responseEnd - e.responseStart, end: e.responseEnd };
+}"""
+
+
+def page_run(browser: Browser, url: str, root: str, depth: int) -> dict[str, Any]:
+    """One fresh page (no cache of its own) drawing `root`'s lineage: its first drawing's marks,
+    its /api/lineage request's timing and every /api/ request's duration."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900}, base_url=url)
+    page = context.new_page()
+    page.goto(f"/#/lineage/{quote(root, safe='')}?direction=both&depth={depth}&operations=1")
+    page.wait_for_function("() => window.navdPage && window.navdPage.drawn > 0 && !window.navdPage.busy",
+                           timeout=120_000)
+    timing = page.evaluate("""() => ({ ...window.navdPage.timings[0], requests: Object.fromEntries(
+        performance.getEntriesByType("resource").filter((e) => e.name.includes("/api/"))
+          .map((e) => [new URL(e.name).pathname, e.duration])) })""")
+    timing["request"] = page.evaluate(LINEAGE_REQUEST)
+    timing["origin"] = page.evaluate("() => performance.timeOrigin")
+    context.close()
+    return timing
+
+
+def bare_run(idle: Page, params: str) -> dict[str, Any]:
+    """The page's lineage request alone, from an idle page: fetch + JSON parse, nothing drawn."""
+    idle.evaluate("() => performance.clearResourceTimings()")
+    total = idle.evaluate("""async (params) => {
+        const t0 = performance.now();
+        // no-store, not a cache-busting parameter: the API answers 400 to a parameter it does not take
+        const response = await fetch("api/lineage?" + params, { cache: "no-store" });
+        if (!response.ok) throw new Error("GET api/lineage answered " + response.status + ": " + await response.text());
+        await response.json();
+        return { fetch: t0, data: performance.now(), origin: performance.timeOrigin };
+    }""", params)
+    return {**total, "request": idle.evaluate(LINEAGE_REQUEST)}
+
+
+def draw_runs(browser: Browser, url: str, root: str, depth: int, runs: int,
+              bare_params: str | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """`runs` page runs after one warm-up (dropped); with `bare_params`, each page run is followed
+    by the bare request from an idle page, so both see the same load and the same Solr warmth."""
+    timings: list[dict[str, Any]] = []
+    bare: list[dict[str, Any]] = []
+    idle = None
+    if bare_params is not None:
+        idle = browser.new_context(base_url=url).new_page()
+        idle.goto("/#/search")
     for run in range(runs + 1):
-        context = browser.new_context(viewport={"width": 1400, "height": 900}, base_url=url)
-        page = context.new_page()
-        page.goto(f"/#/lineage/{quote(root, safe='')}?direction=both&depth={depth}&operations=1")
-        page.wait_for_function("() => window.navdPage && window.navdPage.drawn > 0 && !window.navdPage.busy",
-                               timeout=120_000)
-        timing = page.evaluate("""() => ({ ...window.navdPage.timings[0], requests: Object.fromEntries(
-            performance.getEntriesByType("resource").filter((e) => e.name.includes("/api/"))
-              .map((e) => [new URL(e.name).pathname, e.duration])) })""")
-        context.close()
+        timing = page_run(browser, url, root, depth)
+        alone = bare_run(idle, bare_params) if idle is not None and bare_params is not None else None
         if run:
             timings.append(timing)
-    return timings
-
-
-def fetch_runs(browser: Browser, url: str, root: str, depth: int, runs: int) -> list[float]:
-    context = browser.new_context(base_url=url)
-    page = context.new_page()
-    page.goto("/#/search")
-    params = f"entity={quote(root, safe='')}&direction=both&depth={depth}&operations=true&deleted=false&columns=false&max_nodes=400"
-    millis = page.evaluate("""async ([params, runs]) => {
-        const out = [];
-        for (let i = 0; i <= runs; i++) {
-            const t0 = performance.now();
-            // no-store, not a cache-busting parameter: the API answers 400 to a parameter it does not take
-            const response = await fetch("api/lineage?" + params, { cache: "no-store" });
-            if (!response.ok) throw new Error("GET api/lineage answered " + response.status + ": " + await response.text());
-            await response.json();
-            out.push(performance.now() - t0);
-        }
-        return out.slice(1);
-    }""", [params, runs])
-    context.close()
-    return list(millis)
+            if alone is not None:
+                bare.append(alone)
+    if idle is not None:
+        idle.context.close()
+    return timings, bare
 
 
 def summary(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
     return {"p50": statistics.median(ordered), "p95": p95, "max": ordered[-1]}
+
+
+def fetch_cpu(sampler: CpuSampler, timings: list[dict[str, Any]]) -> dict[str, float]:
+    """Mean CPU-milliseconds per group during the fetch phases of `timings` (a clock tick is 10 ms:
+    a mean over the runs, not a median), and the phase's mean length."""
+    windows = [((t["origin"] + t["fetch"]) / 1000, (t["origin"] + t["data"]) / 1000) for t in timings]
+    used = [sampler.used(start, end) for start, end in windows]
+    return {**{group: statistics.fmean(u[group] for u in used) for group in GROUPS},
+            "window": statistics.fmean(1000 * (end - start) for start, end in windows)}
+
+
+def request_split(timings: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """Where a fetch phase goes: asked -> sent (queue), the server's answer (server, of which
+    navd's app), the download, and after the last byte until the data mark (parse, for the page
+    also its own work before drawing)."""
+    return {"queue": summary([t["request"]["start"] - t["fetch"] + t["request"]["queue"] for t in timings]),
+            "server": summary([t["request"]["server"] for t in timings]),
+            "app": summary([t["request"]["app"] for t in timings]),
+            "download": summary([t["request"]["download"] for t in timings]),
+            "after": summary([t["data"] - t["request"]["end"] for t in timings]),
+            "fetch": summary([t["data"] - t["fetch"] for t in timings])}
 
 
 def phases(timings: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -151,15 +275,26 @@ def main() -> None:
             small, small_root, small_depth = tree("small", args.small)
             write(index, [*big, *small])
         proc, url = serve(home, solr)
+        solr_pid = solr.status().pid
+        assert solr_pid is not None
+        sampler = CpuSampler(solr_pid, proc.pid)
+        sampler.start()
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
             try:
-                big_runs = draw_runs(browser, url, big_root, big_depth, args.runs)
-                small_runs = draw_runs(browser, url, small_root, small_depth, args.runs)
-                bare = summary(fetch_runs(browser, url, big_root, big_depth, args.runs))
+                params = (f"entity={quote(big_root, safe='')}&direction=both&depth={big_depth}&operations=true"
+                          f"&deleted=false&columns=false&max_nodes=400")  # exactly what the page asks
+                big_runs, bare_runs = draw_runs(browser, url, big_root, big_depth, args.runs, params)
+                small_runs, _ = draw_runs(browser, url, small_root, small_depth, args.runs)
             finally:
                 browser.close()
+                time.sleep(0.1)  # a sample after the last window
+                sampler.stopping.set()
+                sampler.join()
+        page_cpu, bare_cpu = fetch_cpu(sampler, big_runs), fetch_cpu(sampler, bare_runs)
         big_phases, small_phases = phases(big_runs), phases(small_runs)
+        page_split, bare_split = request_split(big_runs), request_split(bare_runs)
+        bare = bare_split["fetch"]
         big_nodes, small_nodes = big_runs[0]["nodes"], small_runs[0]["nodes"]
         print(f"lineage page, {args.runs} runs each (fresh page per run, one warm-up dropped), Chromium headless")
         for label, shown, nodes, edges in (("big", big_phases, big_nodes, big_runs[0]["edges"]),
@@ -167,16 +302,32 @@ def main() -> None:
             print(f"-- {label}: {nodes} nodes, {edges} edges drawn")
             for phase in ("fetch", "layout", "draw", "shown", "total"):
                 print(line(f"{label} {phase}", shown[phase]))
-        print(line("bare /api/lineage (big)", bare) + "  [baseline: fetch + JSON parse in the page]")
-        for path in sorted(big_runs[0]["requests"]):  # where the page's fetch phase goes
+        print(line("bare /api/lineage (big)", bare) + "  [baseline: fetch + JSON parse, after each page run]")
+        for path in sorted(big_runs[0]["requests"]):
             print(line(f"big page's {path}", summary([r["requests"].get(path, 0.0) for r in big_runs])))
+        print("-- where the big fetch goes (p50, ms): queue | server (navd's app) | download | after the last byte")
+        for label, split in (("page", page_split), ("bare", bare_split)):
+            print(f"{label:<5} {split['queue']['p50']:6.1f} | {split['server']['p50']:7.1f} ({split['app']['p50']:7.1f}) | "
+                  f"{split['download']['p50']:5.1f} | {split['after']['p50']:6.1f}   fetch {split['fetch']['p50']:7.1f}")
+        print("-- CPU used during the big fetch (mean ms of CPU per run; 2 cores give 2 ms per ms): "
+              + " | ".join(GROUPS))
+        for label, cpu in (("page", page_cpu), ("bare", bare_cpu)):
+            print(f"{label:<5} " + " | ".join(f"{cpu[group]:6.0f}" for group in GROUPS) + f"   in {cpu['window']:6.0f} ms")
+        paired = statistics.median((p["data"] - p["fetch"]) / (b["data"] - b["fetch"]) for p, b in zip(big_runs, bare_runs))
+        fetch_ratio = big_phases["fetch"]["p50"] / bare["p50"]
+        print(f"goal: the page's fetch within 1.2x the bare request: p50 {fetch_ratio:.2f}x "
+              f"(median of the paired runs' ratios {paired:.2f}x): {'met' if fetch_ratio <= 1.2 else 'NOT met'}")
         print(f"goal: {big_nodes}-node diagram shown (data received -> drawn) p50 "
               f"{big_phases['shown']['p50']:.0f} ms, < 1000 ms: {'met' if big_phases['shown']['p50'] < 1000 else 'NOT met'}")
         print(f"ratio big/small shown p50: {big_phases['shown']['p50'] / small_phases['shown']['p50']:.2f} "
               f"(nodes {big_nodes / small_nodes:.1f}x)")
         print(f"ratio big total / bare fetch p50: {big_phases['total']['p50'] / bare['p50']:.2f}")
+        print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
         OUT.mkdir(exist_ok=True)
         (OUT / "page.json").write_text(json.dumps({"big": big_phases, "small": small_phases, "bare_fetch": bare,
+                                                   "fetch_split": {"page": page_split, "bare": bare_split},
+                                                   "fetch_cpu": {"page": page_cpu, "bare": bare_cpu},
+                                                   "fetch_ratio": fetch_ratio,
                                                    "nodes": {"big": big_nodes, "small": small_nodes}}, indent=2))
     finally:
         if proc is not None:

@@ -366,6 +366,8 @@
       await repaint(generation);
       return;
     }
+    // Asked before the view is built: navd answers while the page builds it and the layout worker starts.
+    const pending = loaded();
     const controls = lineageControls(name, options);
     state.status = el("p", { id: "lineage-status", class: "muted", text: "Loading lineage…" });
     state.panel = el("aside", { id: "panel" }, el("p", { class: "muted", text: "Click a node for its details and links; "
@@ -377,7 +379,6 @@
         + "Struck through and grey: deleted. Red fill: tainted (navd taint: reprocess what is downstream). "
         + "⊕: the node cap cut this node's lineage (select it: Show more)." }));
     try {
-      const pending = loaded(); // the request is on its way while the layout worker starts
       elk();
       await pending;
     } catch (error) {
@@ -385,6 +386,7 @@
       return;
     }
     if (generation !== navdPage.generation) return; // a newer view replaced this one
+    answered(generation);
     const graph = currentGraph();
     title.lastChild.textContent = displayName(graph.nodes.find((n) => n.id === graph.root)) || name;
     const cy = cytoscape({ container: document.getElementById("cy"), style: STYLE, wheelSensitivity: 0.3,
@@ -394,13 +396,18 @@
     paint(generation, graph);
   }
 
-  // One drawing: marks navd:fetch (asked) -> navd:data (answered) -> navd:layout -> navd:drawn.
+  // One drawing: marks navd:fetch (asked) -> navd:data (answered, JSON parsed) -> navd:layout -> navd:drawn.
   function begin() {
     const generation = ++navdPage.generation;
     navdPage.busy = true;
     navdPage.error = null;
     performance.mark("navd:fetch:" + generation);
     return generation;
+  }
+
+  // The data is in (navd answered, its JSON parsed): what follows, the diagram's instance too, is drawing.
+  function answered(generation) {
+    performance.mark("navd:data:" + generation);
   }
 
   function fail(generation, error) {
@@ -578,7 +585,6 @@
     const cy = navdPage.cy;
     // The answer came after the reader left the diagram (another entity or search): nothing to draw.
     if (!cy || generation !== navdPage.generation) return;
-    performance.mark("navd:data:" + generation);
     const shown = visibleGraph(graph, state.options);
     navdPage.graph = graph;
     state.status.textContent = shown.nodes.length + " nodes, " + shown.edges.length + " edges";
@@ -703,7 +709,9 @@
       fail(generation, error);
       return;
     }
-    if (generation === navdPage.generation) paint(generation, currentGraph());
+    if (generation !== navdPage.generation) return;
+    answered(generation);
+    paint(generation, currentGraph());
   }
 
   function details(node) {
@@ -762,6 +770,7 @@
       return;
     }
     if (generation !== navdPage.generation) return;
+    answered(generation);
     const graph = currentGraph();
     paint(generation, graph);
     const now = graph.nodes.find((n) => n.id === node.id);
