@@ -10,9 +10,10 @@ the walk sends is recorded (its form: the OR of terms clauses, the `$idsN` param
 cursor). Then every recorded request is replayed, `--repeat` times each (the median kept), in
 each representation, on one HTTP session, in the same run:
 
-- select: the request as recorded (navd's store today: /select, cursorMark paging sorted by
-  identity, `fl` of every relation field or of the endpoints only);
-- select unsorted: the same `fl`, one page of `rows` = the answer's size, no sort, no cursor;
+- select cursor: the request as navd's store sent it before (/select, cursorMark paging sorted
+  by identity, `fl` of every relation field or of the endpoints only);
+- select unsorted: the same `fl`, one page of `rows` = the answer's size, no sort, no cursor
+  (navd's store now, which orders the page by identity in Python);
 - select docValues: unsorted, `fl` of docValues fields only (no `expression`), which lets Solr
   read docValues instead of decompressing stored documents;
 - select aliased: unsorted, every field under a one-letter alias in `fl` (`a:identity`), as
@@ -25,7 +26,8 @@ each representation, on one HTTP session, in the same run:
 
 Per representation and case: the summed wall time of the requests, Solr's QTime, bytes received
 and Python's work (JSON parse, StoredRelation.from_doc or splitting the strings), and each one's
-ratio to the select as recorded.
+ratio to the select as recorded. Before that, per case, whole walks (`lineage(...)`) timed
+root by root with the store's reads and with the cursor reads it made before, in turn.
 """
 
 from __future__ import annotations
@@ -49,15 +51,18 @@ from navd.config import load_config
 from navd.index.client import SolrIndex, batches, serialise
 from navd.lineage.rules import LineageOptions
 from navd.lineage.service import lineage
+from navd.lineage.store import SolrLineageStore
 from navd.lineage.stored import RELATION_FIELDS, StoredRelation
 from navd.solr.server import effective_solr_config, free_port
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import lineage_graph  # noqa: E402 - sibling modules of this script, not a package
 from bench_lineage import hub_roots, random_roots  # noqa: E402
-from lineage_index import cached_solr, write_config  # noqa: E402
+from lineage_index import cached_solr, percentile, write_config  # noqa: E402
 
 #: the relation fields with docValues (every relation field but `expression`, a text field)
+#: rows per page of the cursor scan (navd's store)
+PAGE = 5000
 DOCVALUE_FIELDS = ",".join(f for f in RELATION_FIELDS.split(",") if f != "expression")
 #: one ask of a recorded request: its near end, its ids parameter and its relation types
 _ASK = re.compile(r'\{!terms f=endpoint(\d)Id v=\$(ids\d+)\}" AND type:\(([^)]*)\)')
@@ -121,7 +126,8 @@ class Replayer:
             raise SystemExit(f"{path}: HTTP {response.status_code}: {body[:500]!r}")
         return wall, body
 
-    def _relations(self, path: str, data: dict[str, Any], names: dict[str, str] | None = None) -> Cost:
+    def _relations(self, path: str, data: dict[str, Any], names: dict[str, str] | None = None,
+                   keep: bool = False) -> Any:
         wall, body = self._post(path, data)
         started = time.perf_counter()
         parsed = json.loads(body)
@@ -129,10 +135,19 @@ class Replayer:
         for doc in docs:
             StoredRelation.from_doc({names[k]: v for k, v in doc.items()} if names else doc)
         python = time.perf_counter() - started
-        return Cost(wall, float(parsed.get("responseHeader", {}).get("QTime", 0)), len(body), python, len(docs))
+        cost = Cost(wall, float(parsed.get("responseHeader", {}).get("QTime", 0)), len(body), python, len(docs))
+        return (cost, parsed) if keep else cost
 
-    def select(self, page: Recorded) -> Cost:
-        return self._relations(f"{self.relations}/select", page.data)
+    def cursor(self, ask: Recorded) -> Cost:
+        """As the store read before: sorted by identity, paged with cursorMark until a short page."""
+        data = {**ask.data, "sort": "identity asc", "rows": PAGE}
+        total, cursor = Cost(), "*"
+        while True:
+            cost, body = self._relations(f"{self.relations}/select", {**data, "cursorMark": cursor}, keep=True)
+            total.add(cost)
+            if body["nextCursorMark"] == cursor or cost.rows < PAGE:
+                return total
+            cursor = body["nextCursorMark"]
 
     def unsorted(self, page: Recorded, rows: int, fl: str | None = None) -> Cost:
         data = {k: v for k, v in page.data.items() if k not in ("sort", "cursorMark")}
@@ -254,34 +269,54 @@ def drop_adjacency(index: SolrIndex, name: str) -> None:
 
 # -- the cases ---------------------------------------------------------------------------------------
 
-def scans(recorded: list[Recorded]) -> Iterator[list[Recorded]]:
-    """The recorded pages grouped by scan (a scan starts at cursorMark `*`)."""
-    scan: list[Recorded] = []
-    for page in recorded:
-        if page.data.get("cursorMark") == "*" and scan:
-            yield scan
-            scan = []
-        scan.append(page)
-    if scan:
-        yield scan
+def asks(recorded: list[Recorded]) -> list[Recorded]:
+    """The walk's relation reads: the store's first request of each (a larger page or a cursor
+    scan that follows it, when the first page did not hold the answer, reads the same again)."""
+    return [page for page in recorded if "cursorMark" not in page.data and int(page.data["rows"]) <= PAGE]
 
 
 def measure_case(replay: Replayer, recorded: list[Recorded], repeat: int) -> dict[str, Cost]:
-    variants: dict[str, Callable[[list[Recorded], int], Cost]] = {
-        "select": lambda scan, rows: _sum(replay.select(page) for page in scan),
-        "select unsorted": lambda scan, rows: replay.unsorted(scan[0], rows),
-        "select docValues": lambda scan, rows: replay.unsorted(scan[0], rows, DOCVALUE_FIELDS
-                                                               if scan[0].data["fl"] == RELATION_FIELDS else None),
-        "select aliased": lambda scan, rows: replay.aliased(scan[0], rows),
-        "export": lambda scan, rows: replay.export(scan[0]),
-        "adjacency": lambda scan, rows: replay.adjacent(scan[0]),
+    variants: dict[str, Callable[[Recorded, int], Cost]] = {
+        "select cursor": lambda ask, rows: replay.cursor(ask),
+        "select unsorted": lambda ask, rows: replay.unsorted(ask, rows),
+        "select docValues": lambda ask, rows: replay.unsorted(ask, rows, DOCVALUE_FIELDS
+                                                              if ask.data["fl"] == RELATION_FIELDS else None),
+        "select aliased": lambda ask, rows: replay.aliased(ask, rows),
+        "export": lambda ask, rows: replay.export(ask),
+        "adjacency": lambda ask, rows: replay.adjacent(ask),
     }
     totals = {name: Cost() for name in variants}
-    for scan in scans(recorded):
-        rows = replay.select(scan[0]).rows if len(scan) == 1 else sum(replay.select(p).rows for p in scan)
+    for ask in asks(recorded):
+        rows = replay.cursor(ask).rows
         for name, variant in variants.items():
-            totals[name].add(median_cost([variant(scan, rows) for _ in range(repeat)]))
+            totals[name].add(median_cost([variant(ask, rows) for _ in range(repeat)]))
     return totals
+
+
+def cursor_reads(store: SolrLineageStore, fields: str, filters: list[str],
+                 params: dict[str, str]) -> list[dict[str, Any]]:
+    """The store's relation reads as they were: a cursor scan sorted by identity."""
+    return list(store.index.scan("relations", "*:*", fl=fields, filters=filters, page_size=PAGE, params=params))
+
+
+def walks(index: RecordingIndex, roots: list[str], options: LineageOptions, scope: Any,
+          repeat: int) -> dict[str, list[float]]:
+    """Whole walks, timed root by root with the cursor reads and the store's reads in turn
+    (which first alternating): the same roots, the same moment of the host's load."""
+    unsorted = SolrLineageStore._relation_docs
+    seconds: dict[str, list[float]] = {"cursor": [], "unsorted": []}
+    for n in range(repeat):
+        for i, root in enumerate(roots):
+            order = [("cursor", cursor_reads), ("unsorted", unsorted)]
+            for name, reads in (order if (i + n) % 2 else order[::-1]):
+                SolrLineageStore._relation_docs = reads  # type: ignore[method-assign]
+                try:
+                    started = time.perf_counter()
+                    lineage(index, root, options, scope).as_dict()
+                    seconds[name].append(time.perf_counter() - started)
+                finally:
+                    SolrLineageStore._relation_docs = unsorted  # type: ignore[method-assign]
+    return seconds
 
 
 def _sum(costs: Any) -> Cost:
@@ -299,6 +334,8 @@ def main() -> None:
     parser.add_argument("--hubs", type=int, default=4)
     parser.add_argument("--depth", type=int, default=5)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--walks-only", action="store_true",
+                        help="only the whole walks, cursor against unsorted reads (no adjacency core)")
     args = parser.parse_args()
     shape = lineage_graph.Shape(args.elements, args.seed)
     adjacency = "bench_adjacency"
@@ -309,8 +346,9 @@ def main() -> None:
             scope = lookup_scope(config)
             with SolrIndex(server.client_config()) as admin:
                 try:
-                    built = build_adjacency(admin, server.home, adjacency)
-                    print(f"adjacency core built in {built:.1f} s", flush=True)
+                    if not args.walks_only:
+                        built = build_adjacency(admin, server.home, adjacency)
+                        print(f"adjacency core built in {built:.1f} s", flush=True)
                     solr = dataclasses.replace(effective_solr_config(config, read_only=True), retries=0)
                     with RecordingIndex(solr) as index:
                         index.relations_core = index.core("relations")
@@ -322,13 +360,22 @@ def main() -> None:
                         for kind, direction, columns in cases:
                             options = LineageOptions(direction=direction, depth=args.depth,  # type: ignore[arg-type]
                                                      columns=columns, max_nodes=config.server.max_nodes)
+                            label = f"{kind} depth {args.depth} {direction} {'columns' if columns else 'tables'}"
                             index.recorded = []
                             for root in roots[kind]:
                                 lineage(index, root, options, scope).as_dict()
-                            totals = measure_case(replay, index.recorded, args.repeat)
-                            base = totals["select"]
-                            label = f"{kind} depth {args.depth} {direction} {'columns' if columns else 'tables'}"
-                            print(f"{label}: {len(index.recorded)} relation pages over {len(roots[kind])} roots, "
+                            recorded = list(index.recorded)
+                            timed = walks(index, roots[kind], options, scope, args.repeat)
+                            p = {name: (percentile(t, 50) * 1000, percentile(t, 95) * 1000) for name, t in timed.items()}
+                            print(f"{label} walks: cursor p50 {p['cursor'][0]:.1f} p95 {p['cursor'][1]:.1f} ms, "
+                                  f"unsorted p50 {p['unsorted'][0]:.1f} p95 {p['unsorted'][1]:.1f} ms, ratio p50 "
+                                  f"{p['unsorted'][0] / p['cursor'][0]:.2f} p95 {p['unsorted'][1] / p['cursor'][1]:.2f} "
+                                  f"(n={len(timed['unsorted'])})", flush=True)
+                            if args.walks_only:
+                                continue
+                            totals = measure_case(replay, recorded, args.repeat)
+                            base = totals["select cursor"]
+                            print(f"{label}: {len(asks(recorded))} relation reads over {len(roots[kind])} roots, "
                                   f"{base.rows:,} relations", flush=True)
                             for name, cost in totals.items():
                                 print(f"  {name:<17} wall {cost.wall * 1000:8.1f} ms ({cost.wall / base.wall:5.2f})  "
@@ -336,7 +383,8 @@ def main() -> None:
                                       f"python {cost.python * 1000:7.1f} ms ({cost.python / base.python:5.2f})  "
                                       f"bytes {cost.bytes / 1e6:6.2f} MB  rows {cost.rows:,}", flush=True)
                 finally:
-                    drop_adjacency(admin, adjacency)
+                    if not args.walks_only:
+                        drop_adjacency(admin, adjacency)
         finally:
             shutil.rmtree(directory, ignore_errors=True)
 
