@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
+from typing import NamedTuple
 
 from navd.model import ElementType, InvalidName, SourceType, identity, path_qualified_name
 from navd.names import (PATH_SOURCES, S3_SCHEME, S3_SCHEMES, field_qualified_name, path_field_qualified_name,
@@ -204,10 +205,19 @@ def candidate_names(qualified_name: str, source_type: SourceType | str, type_: E
     return [name for _, name in candidates(qualified_name, source_type, type_, rules)]
 
 
-def candidate_ids(qualified_name: str, source_type: SourceType | str, type_: ElementType | str | None,
-                  rules: AliasRules) -> list[str]:
-    """Identities of `candidates`, best first: what the linker fetches by real-time get."""
-    return [identity(s, n) for s, n in candidates(qualified_name, source_type, type_, rules)]
+class Candidate(NamedTuple):
+    """An element an endpoint name may mean: its identity (the MD5 of the other two), source
+    type and qualifiedName. A named tuple, not a dataclass: a pass makes a few per relation."""
+
+    id: str
+    source_type: str
+    qualified_name: str
+
+
+def candidate_elements(qualified_name: str, source_type: SourceType | str, type_: ElementType | str | None,
+                       rules: AliasRules) -> list[Candidate]:
+    """`candidates` with their identities, best first: what the linker looks up by identity."""
+    return [Candidate(identity(s, n), s._value_, n) for s, n in candidates(qualified_name, source_type, type_, rules)]
 
 
 def endpoint_spellings(qualified_name: str, source_type: SourceType | str, type_: ElementType | str | None,

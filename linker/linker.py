@@ -11,10 +11,10 @@ What a pass examines
   write; a spelling outside that set (say a mixed-case Hive name from a foreign writer) is still
   linked when its relation is re-indexed or by a full pass.
 
-Reading (`reading`): unlinked relations stream out of standalone Solr by `/export` over identity
-ranges (docValues, no stored-field reads except for the few relations with an expression or
-properties); the elements their endpoints may name come back in one terms query per page, stubs
-filtered out by Solr. On SolrCloud the relations are read with the cursor scan.
+Reading (linker/store.py): unlinked relations come out of Solr a range of identities at a time,
+read whole from their stored fields (in index order on a standalone core); the
+elements their endpoints may name come back in one terms query per page (identity and type
+only), stubs filtered out by Solr.
 
 The watermark: a document `<state_id>` in the runs core holds the Solr time at which the last
 complete pass started (`started`). The time comes from Solr itself (lastIndexed of a clock
@@ -56,7 +56,7 @@ from navd.logs import get_logger
 from navd.model import identity as element_identity
 
 from .aliases import AliasRules, endpoint_spellings
-from .store import UNLINKED, complete_page, end_unlinked, fetch_targets, indexed_since, relation_pages, terms
+from .store import UNLINKED, end_unlinked, fetch_targets, indexed_since, relation_pages, terms
 from .relink import Target, choose, endpoint_candidates, relink
 
 log = get_logger("navd.linker")
@@ -180,10 +180,9 @@ class Linker:
 
         def work(page: list[dict[str, Any]]) -> None:
             nonlocal examined, linked, still
-            page = complete_page(self.index, page, cloud=cloud)
             # Candidates once per relation: the alias rules are most of navd's own CPU per relation.
             candidates = [endpoint_candidates(doc, self.rules) for doc in page]
-            found = fetch_targets(self.index, [c for ends in candidates for ids in ends.values() for c in ids])
+            found = fetch_targets(self.index, [c for ends in candidates for cs in ends.values() for c in cs])
             result = plan_page([(doc, choose(ends, found)) for doc, ends in zip(page, candidates)])
             write_result(self.index, result)
             with lock:
@@ -212,8 +211,7 @@ class Linker:
                 if new:
                     yield new
 
-        yield from fresh(relation_pages(self.index, [*filters, indexed_since(since)], self.page_size,
-                                        cloud=cloud))
+        yield from fresh(relation_pages(self.index, [*filters, indexed_since(since)], self.page_size, cloud=cloud))
         # (b) old unlinked relations naming elements indexed since the last pass.
         elements = self.index.scan("elements", "*:*", fl="identity,qualifiedName,type,sourceType",
                                    filters=[indexed_since(since), NOT_STUB_FILTER],

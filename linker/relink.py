@@ -13,7 +13,7 @@ from typing import Any
 from navd.index.documents import endpoint_field, relinked_document
 from navd.lineage.stored import StoredElement
 
-from .aliases import AliasRules, candidate_ids
+from .aliases import AliasRules, Candidate, candidate_elements
 
 #: The indexed element an endpoint resolved to.
 Target = StoredElement
@@ -24,19 +24,19 @@ _END_FIELDS = tuple((end, *(endpoint_field(end, suffix) for suffix in ("Linked",
                     for end in (1, 2))
 
 
-def endpoint_candidates(doc: Mapping[str, Any], rules: AliasRules) -> dict[int, list[str]]:
-    """Candidate element identities, best first, of each unlinked endpoint of a relation.
+def endpoint_candidates(doc: Mapping[str, Any], rules: AliasRules) -> dict[int, list[Candidate]]:
+    """Candidate elements, best first, of each unlinked endpoint of a relation.
 
     Reads the document's fields directly rather than through `StoredRelation`: this runs once per
     relation of a pass, and the typed view was a third of its cost."""
-    found: dict[int, list[str]] = {}
+    found: dict[int, list[Candidate]] = {}
     for end, linked, name_field, source_field, type_field in _END_FIELDS:
         if doc.get(linked) is not False:
             continue
         name, source = doc.get(name_field), doc.get(source_field)
         if not name or not source:
             continue
-        found[end] = candidate_ids(str(name), str(source), str(doc.get(type_field) or "") or None, rules)
+        found[end] = candidate_elements(str(name), str(source), str(doc.get(type_field) or "") or None, rules)
     return found
 
 
@@ -48,12 +48,14 @@ def relink(doc: Mapping[str, Any], targets: Mapping[int, Target]) -> dict[str, A
     return relinked_document(doc, targets)
 
 
-def choose(candidates: Mapping[int, list[str]], found: Mapping[str, Target]) -> dict[int, Target]:
-    """The first indexed (non-stub) candidate of each endpoint; `found` holds only real elements."""
+def choose(candidates: Mapping[int, list[Candidate]], found: Mapping[str, Target]) -> dict[int, Target]:
+    """The first indexed (non-stub) candidate of each endpoint; `found` (by identity) holds only
+    real elements."""
     chosen: dict[int, Target] = {}
-    for end, ids in candidates.items():
-        for candidate in ids:
-            if candidate in found:
-                chosen[end] = found[candidate]
+    for end, ends_candidates in candidates.items():
+        for candidate in ends_candidates:
+            target = found.get(candidate.id)
+            if target is not None:
+                chosen[end] = target
                 break
     return chosen

@@ -2,8 +2,8 @@
 
 Always a full pass. Steps: Spark tasks read the unlinked relations and the non-stub elements
 straight from Solr, one task per identity range (`client.identity_ranges`, about 20,000
-documents each, read as the incremental linker reads them: `/export` on standalone Solr, see
-`reading`), so nothing is staged on the driver's disk and the read is as parallel as the
+documents each; relations read as the incremental linker reads them, see linker/store.py;
+elements by `/export` on standalone Solr, a cursor on SolrCloud), so nothing is staged on the driver's disk and the read is as parallel as the
 cluster (`--master yarn` works: executors only need to reach Solr). Spark explodes each
 relation's unlinked endpoints into candidate identities with the same pure function the
 incremental linker uses (`relink.endpoint_candidates`), joins them with the element identities,
@@ -30,7 +30,7 @@ from navd.logs import get_logger
 from navd.spark_jobs import SparkJobError, failure_cause, spark_session
 
 from .linker import Linker, LinkReport, plan_page, write_result
-from .store import EXPORT_FIELDS, TARGET_FIELDS, UNLINKED, add_stored_only, export_range, in_identity_range
+from .store import TARGET_FIELDS, UNLINKED, export_range, in_identity_range, relation_range
 from .relink import Target
 
 log = get_logger("navd.linker")
@@ -40,21 +40,20 @@ _RANGE_DOCUMENTS = 20_000
 
 def _read_range(ranges: Iterator[str], solr: SolrConfig, core: str, filters: list[str], fl: str,
                 line: Callable[[dict[str, Any]], tuple[Any, ...]], cloud: bool) -> Iterator[tuple[Any, ...]]:
-    """Executor side: the rows of the documents in some identity ranges of a core: `/export` on
-    standalone Solr (relations completed with their stored-only fields), a cursor on SolrCloud
-    (see `reading`)."""
+    """Executor side: the rows of the documents in some identity ranges of a core: relations
+    whole (`store.relation_range`); elements' `fl` by `/export` on standalone Solr, by a cursor
+    on SolrCloud."""
     index = SolrIndex(solr)
     try:
         for identity_range in ranges:
-            ranged = [*filters, in_identity_range(identity_range)]
-            if cloud:
-                docs: Iterable[dict[str, Any]] = index.scan(core, "*:*", fl=None if core == "relations" else fl,
-                                                            filters=ranged, page_size=5000,
-                                                            partition_above=sys.maxsize)
+            docs: Iterable[dict[str, Any]]
+            if core == "relations":
+                docs = relation_range(index, filters, identity_range, _RANGE_DOCUMENTS, cloud=cloud)
+            elif cloud:
+                docs = index.scan(core, "*:*", fl=fl, filters=[*filters, in_identity_range(identity_range)],
+                                  page_size=5000, partition_above=sys.maxsize)
             else:
                 docs = export_range(index, core, filters, fl, identity_range)
-                if core == "relations":
-                    docs = [doc for page in batches(docs, 2000) for doc in add_stored_only(index, page)]
             for doc in docs:
                 yield line(doc)
     finally:
@@ -140,13 +139,13 @@ def _job(spark: Any, F: Any, ArrayType: Any, IntegerType: Any, StringType: Any, 
         from navd.linker.aliases import AliasRules  # noqa: PLC0415
         from navd.linker.relink import endpoint_candidates  # noqa: PLC0415
         rules = AliasRules(cluster=cluster, default_fs=default_fs, fs_aliases=aliases)
-        return [(end, rank, cid) for end, ids in endpoint_candidates(orjson.loads(doc), rules).items()
-                for rank, cid in enumerate(ids)]
+        return [(end, rank, candidate.id) for end, found in endpoint_candidates(orjson.loads(doc), rules).items()
+                for rank, candidate in enumerate(found)]
 
     # Persisted: the explode and the final join both need it, and it must be read once, before
     # any partition writes (the writes delete the unlinked documents being read).
     cloud = solr_mode(index) == "cloud"
-    rels = _solr_frame(spark, index, "relations", [UNLINKED], EXPORT_FIELDS, _relation_row,
+    rels = _solr_frame(spark, index, "relations", [UNLINKED], "*", _relation_row,
                        "identity string, doc string", cloud).persist()
     elements = _solr_frame(spark, index, "elements", [NOT_STUB_FILTER], TARGET_FIELDS, _element_row,
                            "eid string, qn string, etype string, esource string", cloud)

@@ -23,7 +23,7 @@ def by_pipeline(directory: Path) -> dict[str, summary.Row]:
 
 def test_an_empty_directory_gives_every_row_not_run_with_the_reason(tmp_path: Path) -> None:
     table = summary.rows(tmp_path)
-    assert len(table) == 10 and {row.status for row in table} == {"not run"}
+    assert len(table) == 11 and {row.status for row in table} == {"not run"}
     assert all(row.note for row in table)
     assert summary.main(["--bench-dir", str(tmp_path)]) == 0
     assert json.loads((tmp_path / "summary.json").read_text())["rows"][0]["status"] == "not run"
@@ -105,6 +105,29 @@ def test_the_lineage_row_is_not_met_below_the_goal_size(tmp_path: Path) -> None:
     write(tmp_path, "lineage.json", {"1000000": {"standalone": {"depth 5 downstream": {"p95_ms": 50.0}}}})
     row = by_pipeline(tmp_path)["lineage query"]
     assert row.status == "NOT met" and row.note == "goal size not reached"
+
+
+def test_the_moments_row_takes_the_worst_p95_ratio_to_the_plain_walk_at_the_largest_size(tmp_path: Path) -> None:
+    def case(p95: float) -> dict[str, float]:
+        return {"p50_ms": p95 / 2, "p95_ms": p95}
+
+    write(tmp_path, "lineage.json", {"sizes": {
+        "100000": {"standalone": {"cases": {"in-process random depth 5 downstream tables": case(100.0),
+                                            "in-process random depth 5 downstream tables latest": case(400.0)}}},
+        "1000000": {"standalone": {"cases": {"in-process hub depth 3 upstream columns": case(200.0),
+                                             "in-process hub depth 3 upstream columns as-of": case(220.0),
+                                             "in-process hub depth 3 upstream columns latest": case(280.0)}}}}})
+    row = by_pipeline(tmp_path)["lineage --as-of / --latest vs plain"]
+    assert row.status == "met", row
+    assert row.now.startswith("1M elements: worst p95 1.40x") and "0 of 2 above" in row.now
+    lineage = by_pipeline(tmp_path)["lineage query"]  # a moment is not a plain walk's case
+    assert "worst p95 100 ms" in lineage.now and "400" not in lineage.now, lineage
+
+
+def test_the_moments_row_is_not_run_without_moments(tmp_path: Path) -> None:
+    write(tmp_path, "lineage.json", {"sizes": {"100000": {"standalone": {"cases": {
+        "in-process random depth 5 downstream tables": {"p95_ms": 10.0}}}}}})
+    assert by_pipeline(tmp_path)["lineage --as-of / --latest vs plain"].status == "not run"
 
 
 def test_the_daemon_row_needs_an_hour_under_300_mb_and_flat(tmp_path: Path) -> None:

@@ -41,7 +41,7 @@ def _collect(clause: Clause, out: dict[str, list[object]], field: str | None = N
 def test_a_value_is_one_phrase_of_its_field(value: str) -> None:
     for query, field in ((component_runs(value), "component"), (interrupted_runs(value), "host"),
                          (property_is("owner", value), "prop_owner"), (relations_between(value, "b"), "endpoint1Id"),
-                         (spark_executions_writing(value), "endpoint2Id")):
+                         (spark_executions_writing([value]), "endpoint2Id")):
         fields = _fields(parse(query))
         assert fields[field] == [Phrase(fields[field][0].image)], query  # type: ignore[union-attr]
         assert fields[field][0].text == value, query  # type: ignore[union-attr]

@@ -224,3 +224,22 @@ def test_solr_requests_grow_with_levels_not_with_width(index: SolrIndex, unique:
     # the root's lookup, 7 levels (6 with relations, the last asking for nothing new), the columns
     # of each level's new tables and of the root, the nodes' elements, the columns' tables
     assert requests[2] == requests[40] <= 1 + 7 * (2 if columns else 1) + 2
+
+
+@pytest.mark.parametrize(("page", "one_read"), [(3, 100_000), (3, 10)], ids=["read-again-whole", "cursor"])
+def test_a_level_larger_than_a_page_is_read_whole(index: SolrIndex, unique: str, monkeypatch: pytest.MonkeyPatch,
+                                                  page: int, one_read: int) -> None:
+    """A level's relations are read unsorted in one page; a level over the page is read again in
+    one page of its size, and one over the most read at once with the cursor: the same graph."""
+    from lineage_cases import fan_out  # noqa: PLC0415
+
+    from navd.lineage import store  # noqa: PLC0415
+
+    graph = fan_out(unique, 40)
+    index_all(index, list(graph.records))  # type: ignore[arg-type]
+    options = LineageOptions(direction="downstream", columns=True)
+    expected = lineage(index, graph.identity("root"), options).as_dict()
+    monkeypatch.setattr(store, "_PAGE", page)
+    monkeypatch.setattr(store, "_ONE_READ", one_read)
+    assert lineage(index, graph.identity("root"), options).as_dict() == expected
+    assert len(expected["nodes"]) > 40 and len(expected["edges"]) > 40

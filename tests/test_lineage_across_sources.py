@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Mapping
 from pathlib import Path
 
 from pyhive import hive
@@ -20,17 +21,19 @@ from navd_devstack.spark_thrift import SparkThriftServer
 from conftest import write_navd_config
 
 
-def run_job(app_name: str, body: str, hdfs: DevHdfs | None, tmp_path: Path) -> Path:
+def run_job(app_name: str, body: str, hdfs: DevHdfs | None, tmp_path: Path,
+            conf: Mapping[str, str] | None = None) -> Path:
     """Run a PySpark job (`spark` in scope), as the HDFS superuser when it uses the dev HDFS;
-    returns its event log dir."""
+    returns its event log dir. `conf`: Spark settings besides the ones every job gets."""
     events = tmp_path / "events"
     events.mkdir()
+    extra = "".join(f".config({key!r}, {value!r})" for key, value in (conf or {}).items())
     job = textwrap.dedent(f"""
         from pyspark.sql import SparkSession
         spark = (SparkSession.builder.master("local[1]").appName({app_name!r})
                  .config("spark.ui.enabled", "false").config("spark.driver.host", "127.0.0.1")
                  .config("spark.driver.bindAddress", "127.0.0.1").config("spark.eventLog.enabled", "true")
-                 .config("spark.eventLog.dir", {events.as_uri()!r}).getOrCreate())
+                 .config("spark.eventLog.dir", {events.as_uri()!r}){extra}.getOrCreate())
     """) + textwrap.dedent(body) + "spark.stop()\n"
     env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1",
            **({"HADOOP_USER_NAME": hdfs.superuser} if hdfs is not None else {})}

@@ -283,3 +283,140 @@ def test_a_pyspark_job_rewritten_to_read_another_input(navd: NavdRunner, solr_se
     # both graphs by the latest run: the rewritten job's new input appeared, its old one is gone
     assert [named[e["source"]] for e in found["appeared"]] == ["c"], found
     assert [named[e["source"]] for e in found["disappeared"]] == ["a"], found
+
+
+#: the PySpark pipeline over catalog tables: `b` written from `a`, the job rewritten to read `c`,
+#: `a` dropped, then created again and written from `c`; the moments noted between the steps
+_FIRST_JOB = """
+    import json, time
+    def note(name):
+        time.sleep(1.5)
+        moments[name] = time.time()
+        time.sleep(1.5)
+    moments = {{}}
+    spark.sql("CREATE DATABASE sales LOCATION '{database}'")
+    for name in ("a", "c"):
+        spark.createDataFrame([(1,)], "x long").write.saveAsTable("sales." + name)
+    spark.sql("CREATE TABLE sales.b (x BIGINT) USING parquet")
+    note("before")
+    spark.sql("INSERT INTO sales.b SELECT x FROM sales.a")
+    note("read_a")
+    spark.sql("INSERT INTO sales.b SELECT x FROM sales.c")
+    note("read_c")
+    spark.sql("DROP TABLE sales.a")
+    note("dropped")
+"""
+_SECOND_JOB = """
+    spark.sql("CREATE TABLE sales.a (x BIGINT) USING parquet")
+    spark.sql("INSERT INTO sales.a SELECT x FROM sales.c")
+    note("recreated")
+    open({moments!r}, "w").write(json.dumps(moments))
+"""
+#: the second application's catalog knows nothing of the first's (Spark's in-memory catalog):
+#: the database and `c` registered again over their files (a CREATE of a name not dropped: no
+#: re-creation)
+_SECOND_APP_PROLOGUE = """
+    import json, time
+    def note(name):
+        time.sleep(1.5)
+        moments[name] = time.time()
+        time.sleep(1.5)
+    moments = json.loads(open({moments!r}).read())
+    time.sleep(1.5)
+    spark.sql("CREATE DATABASE sales LOCATION '{database}'")
+    spark.sql("CREATE TABLE sales.c USING parquet LOCATION '{database}/c'")
+"""
+
+
+@pytest.mark.parametrize("one_application", [True, False], ids=["same-application", "later-application"])
+def test_a_table_spark_dropped_and_created_again(navd: NavdRunner, solr_server: EmbeddedSolr, index: SolrIndex,
+                                                  tmp_path: Path,
+                                                  one_application: bool) -> None:
+    """Real PySpark over catalog tables: INSERT from `a` into `b`; the job rewritten to read `c`;
+    `a` dropped, created again (by the same application or a later one) and written from `c`.
+    The Spark extractor keeps the dropped incarnation's lineage under `sales.a~<create time>`,
+    deleted as of the DROP, and `sales.a` is alive with the new incarnation's lineage only."""
+    database, moments = tmp_path / "warehouse" / "sales.db", tmp_path / "moments.json"
+    conf = {"spark.sql.warehouse.dir": (tmp_path / "warehouse").as_uri()}
+    values = {"database": database.as_uri(), "moments": str(moments)}
+    first, second = _FIRST_JOB.format(**values), _SECOND_JOB.format(**values)
+    runs = [tmp_path / "first", tmp_path / "second"]
+    for run in runs:
+        run.mkdir()
+    if one_application:
+        logs = [run_job("pipeline_of_b", first + second, None, runs[0], conf)]
+    else:
+        first += f"    open({str(moments)!r}, 'w').write(json.dumps(moments))\n"
+        logs = [run_job("pipeline_of_b", first, None, runs[0], conf),
+                run_job("recreate_a", _SECOND_APP_PROLOGUE.format(**values) + second, None, runs[1], conf)]
+    at = {name: datetime.fromtimestamp(t, UTC).isoformat() for name, t in json.loads(moments.read_text()).items()}
+    cluster = f"recreate{tmp_path.name[-6:].replace('_', '')}"
+    config = write_navd_config(tmp_path / "navd.toml", solr_server, cluster=cluster, body=(
+        f'[spark]\nevent_log_dirs = {json.dumps([str(d) for d in logs])}\n'
+        f'state_dir = "{tmp_path / "spark-state"}"\n'))
+    env = {**os.environ, "NAVD_CONFIG": str(config)}
+    extracted = navd("extract", "spark", "--once", env=env)
+    assert extracted.returncode == 0, extracted.stderr[-2000:]
+
+    def graph(table: str, *options: str, direction: str = "upstream") -> dict[str, Any]:
+        result = navd("lineage", hive_qualified_name(cluster, "sales", table), "--direction", direction,
+                      "--format", "json", *options, env=env)
+        assert result.returncode == 0, result.stderr
+        return dict(json.loads(result.stdout))
+
+    def named(node: dict[str, Any]) -> str:
+        """`a`, `c`, ...; `a~` for the dropped incarnation of `a`; `[deleted]` when flagged so."""
+        table = node["qualifiedName"].split("@")[0].split(".", 1)[1]
+        return table.split("~")[0] + ("~" if "~" in table else "") + (" [deleted]" if node["deleted"] else "")
+
+    def edges(table: str, *options: str, direction: str = "upstream") -> set[tuple[str, str]]:
+        found = graph(table, *options, direction=direction)
+        names = {n["id"]: named(n) for n in found["nodes"]}
+        return {(names[e["source"]], names[e["target"]]) for e in found["edges"]}
+
+    old = {("a~", "b")}
+    assert edges("b", "--as-of", at["before"]) == set()
+    assert edges("b", "--as-of", at["read_a"]) == edges("b", "--as-of", at["read_a"], "--latest") == old
+    assert edges("b", "--as-of", at["read_c"]) == old | {("c", "b")}
+    assert edges("b", "--as-of", at["read_c"], "--latest") == {("c", "b")}
+    # between the DROP and the CREATE: `a` is gone, shown only with --deleted, flagged deleted
+    assert edges("b", "--as-of", at["dropped"]) == {("c", "b")}
+    assert edges("b", "--as-of", at["dropped"], "--deleted") == {("a~ [deleted]", "b"), ("c", "b")}
+    assert edges("b", "--as-of", at["read_c"], "--deleted") == old | {("c", "b")}  # alive before the DROP
+    for moment in (("--as-of", at["recreated"]), ()):
+        assert edges("b", *moment) == edges("b", *moment, "--latest") == {("c", "b")}
+        assert edges("b", *moment, "--deleted") == {("a~ [deleted]", "b"), ("c", "b")}
+        # the name is the new incarnation: alive, its lineage only the write from `c`
+        assert edges("a", *moment) == edges("a", *moment, "--latest") == {("c", "a")}
+        assert edges("a", *moment, direction="downstream") == set()
+    now = graph("a")
+    root = {n["id"]: n for n in now["nodes"]}[now["root"]]
+    assert root["qualifiedName"] == hive_qualified_name(cluster, "sales", "a") and not root["deleted"]
+    # the dropped incarnation keeps its lineage, answerable as of a moment before the DROP
+    incarnation = next(n["qualifiedName"] for n in graph("b", "--deleted")["nodes"] if "~" in n["qualifiedName"])
+    assert incarnation.startswith("sales.a~") and incarnation.endswith(f"@{cluster}")
+    before_drop = navd("lineage", incarnation, "--direction", "downstream", "--as-of", at["read_c"], "--format",
+                       "json", env=env)
+    assert before_drop.returncode == 0, before_drop.stderr
+    shown = json.loads(before_drop.stdout)
+    names = {n["id"]: named(n) for n in shown["nodes"]}
+    assert {(names[e["source"]], names[e["target"]]) for e in shown["edges"]} == old
+
+    changes = navd("lineage", hive_qualified_name(cluster, "sales", "b"), "--direction", "upstream", "--changes",
+                   "--since", at["read_a"], "--until", at["recreated"], "--format", "json", env=env)
+    assert changes.returncode == 0, changes.stderr
+    found = json.loads(changes.stdout)
+    qualified = {n["id"]: n["qualifiedName"] for n in found["nodes"]}
+    table = {n["id"]: named(n) for n in found["nodes"]}
+    assert [(table[e["source"]], table[e["target"]]) for e in found["appeared"]] == [("c", "b")]
+    # the gone edge's nodes as they stood at `since`: the incarnation alive then
+    assert [(table[e["source"]], table[e["target"]]) for e in found["disappeared"]] == [("a~", "b")]
+    assert [qualified[n] for n in found["deleted"]] == [incarnation]
+    of_a = navd("lineage", hive_qualified_name(cluster, "sales", "a"), "--direction", "upstream", "--changes",
+                "--since", at["dropped"], "--until", at["recreated"], "--format", "json", env=env)
+    assert of_a.returncode == 0, of_a.stderr
+    found = json.loads(of_a.stdout)
+    table = {n["id"]: named(n) for n in found["nodes"]}
+    assert [(table[e["source"]], table[e["target"]]) for e in found["appeared"]] == [("c", "a")]
+    assert found["disappeared"] == []
+    assert [table[n] for n in found["created"]] == ["a"]

@@ -189,6 +189,26 @@ def test_round_trips_grow_with_levels_not_with_width(columns: bool, direction: s
     assert calls[2] == calls[20] <= 1 + levels * (2 if columns else 1) + (1 if columns else 0) + 2
 
 
+@pytest.mark.parametrize("columns", [False, True])
+@pytest.mark.parametrize("direction", ["upstream", "downstream"])
+def test_latest_asks_the_store_at_most_once_more_than_the_plain_walk(columns: bool, direction: str) -> None:
+    """Only each dataset's latest run: walking downstream, a level's writes come from the
+    executions of the level before, so the other writers of the datasets reached are asked for
+    once for the whole walk, not once per level; walking upstream they are among the hops."""
+    from lineage_cases import fan_out  # noqa: PLC0415
+
+    graph = fan_out(DB, 5)
+    start = "root" if direction == "downstream" else "l3_4"
+    calls, shown_graphs = {}, {}
+    for latest in (False, True):
+        store = CountingStore(MemoryLineageStore.of(graph.records))
+        result = lineage(store, graph.identity(start), LineageOptions(direction=direction, columns=columns,
+                                                                      latest=latest))
+        calls[latest], shown_graphs[latest] = store.calls, result
+    assert shown_graphs[True] == shown_graphs[False]  # no run is older than another here
+    assert calls[True] <= calls[False] + 1
+
+
 # -- what changed between two moments ---------------------------------------------------------
 
 def _changes(start: str, since: datetime, until: datetime, **options: object) -> tuple[dict[str, object], Graph]:

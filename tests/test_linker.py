@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import Any
 
 
@@ -10,7 +11,7 @@ from navd.index.client import IndexWriter, SolrIndex
 from navd.lineage.rules import LineageOptions
 from navd.lineage.service import lineage
 from navd.linker.linker import Linker
-from navd.index.documents import relation_document
+from navd.index.documents import FIRST_SEEN, LAST_SEEN, parse_solr_date, relation_document
 from navd.model import (DependencyType, Element, ElementStub, ElementType, EntityRef, Relation, RelationType,
                         SourceType)
 
@@ -133,7 +134,8 @@ def test_stub_is_not_a_target_and_lineage_walks_through(index: SolrIndex, unique
 
 def test_linked_document_keeps_every_field(index: SolrIndex, unique: str) -> None:
     """The linked document is the one the extractor would have written knowing the element: the
-    stored-only fields (expression, properties) and the property fields survive the rewrite."""
+    stored-only fields (expression, properties), the property fields and the times the relation
+    was seen (firstSeen, lastSeen) survive the rewrite."""
     u = unique
     exe = Element(SourceType.SPARK, EXE, f"spark://{u}app/3", name="3")
     real = Element(H, D, f"hdfs://{u}ns/wh/kept", name="kept")
@@ -143,6 +145,8 @@ def test_linked_document_keeps_every_field(index: SolrIndex, unique: str) -> Non
         {"dependency_type": DependencyType.EXPRESSION, "expression": "upper(a) + 1"},
         {"dependency_type": DependencyType.SIMPLE, "expression": "a", "properties": {"subtype": "FILTER"},
          "discriminator": "c1", "extractor_run_id": "run-1"},
+        {"first_seen": datetime(2026, 3, 1, 8, 0, tzinfo=timezone.utc),
+         "last_seen": datetime(2026, 3, 2, 9, 30, 15, tzinfo=timezone.utc)},
         {},
     ]
     unlinked = [Relation(RelationType.DATA_FLOW, exe.ref, seen, linked2=False,
@@ -153,8 +157,14 @@ def test_linked_document_keeps_every_field(index: SolrIndex, unique: str) -> Non
                 for i, kind in enumerate(kinds)]
     index.commit("relations", soft=True)
     got = index.get("relations", [doc["identity"] for doc in expected])
-    assert sorted(({k: v for k, v in d.items() if k not in ("lastIndexed", "_version_")} for d in got),
-                  key=lambda d: d["identity"]) == sorted(expected, key=lambda d: d["identity"])
+
+    def comparable(doc: dict[str, Any]) -> dict[str, Any]:
+        # times as instants: Solr renders 08:00:00Z where navd writes 08:00:00.000Z
+        return {k: parse_solr_date(v) if k in (FIRST_SEEN, LAST_SEEN) else v for k, v in doc.items()
+                if k not in ("lastIndexed", "_version_")}
+
+    assert sorted(map(comparable, got), key=lambda d: d["identity"]) == sorted(map(comparable, expected),
+                                                                               key=lambda d: d["identity"])
     assert not index.get("relations", [r.identity for r in unlinked])
 
 

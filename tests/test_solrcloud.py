@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import uuid
+from datetime import datetime, timezone
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
@@ -30,6 +31,8 @@ from navd.lineage.memory_store import MemoryLineageStore
 from navd.lineage.rules import LineageOptions
 from navd.lineage.rules import lineage as walk_lineage
 from navd.lineage.service import lineage
+from navd.linker.linker import Linker
+from navd.model import Element, ElementType, EntityRef, Relation, RelationType, SourceType
 from navd.openlineage import marquez
 from navd.openlineage.export import ExportSettings
 from navd.openlineage.mapping import MappingSettings, map_event
@@ -237,6 +240,32 @@ def test_documents_are_spread_over_both_shards(index: SolrIndex) -> None:
     body = index.search("elements", "identity:spread-*", rows=40, fl="identity,[shard]")
     assert body["response"]["numFound"] == 40
     assert len({doc["[shard]"] for doc in body["response"]["docs"]}) == SHARDS
+
+
+def test_the_linker_links_relations_on_both_shards(index: SolrIndex) -> None:
+    """The linker reads the unlinked relations of every shard (one query per identity range,
+    merged by Solr) and rewrites each whole, its properties and times kept."""
+    exe = Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION, "spark://cloudlink/1", name="1")
+    seen = datetime(2026, 3, 1, 8, 0, tzinfo=timezone.utc)
+    writer = IndexWriter(index)
+    writer.write(exe)
+    for n in range(60):
+        writer.write(Element(SourceType.HDFS, ElementType.DIRECTORY, f"hdfs://cloudns/wh/d{n}", name=f"d{n}"))
+        writer.write(Relation(RelationType.DATA_FLOW, exe.ref,
+                              EntityRef(SourceType.HDFS, f"hdfs://cloudnn:8020/wh/d{n}", ElementType.DIRECTORY),
+                              linked2=False, properties={"n": str(n)}, first_seen=seen, last_seen=seen))
+    assert writer.close()
+    report = Linker(index, cluster="cloudlink", default_fs="hdfs://cloudns",
+                    fs_aliases={"cloudnn:8020": "hdfs://cloudns"}, state_id="linker-cloud").link(full=True)
+    assert (report.examined, report.linked, report.still_unlinked) == (60, 60, 0)
+    index.commit("relations")
+    body = index.search("relations", "*:*", rows=100, fl="endpoint2QualifiedName,prop_n,properties,firstSeen,[shard]",
+                        filters=[f"endpoint1Id:{exe.identity}"])
+    docs = body["response"]["docs"]
+    assert sorted(d["endpoint2QualifiedName"] for d in docs) == sorted(f"hdfs://cloudns/wh/d{n}" for n in range(60))
+    assert all(d["prop_n"] == d["endpoint2QualifiedName"].rsplit("d", 1)[1] and d["firstSeen"] == "2026-03-01T08:00:00Z"
+               for d in docs)
+    assert len({d["[shard]"] for d in docs}) == SHARDS
 
 
 def test_search_through_the_cli(index: SolrIndex, navd_env: dict[str, str]) -> None:

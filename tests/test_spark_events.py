@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -22,12 +22,13 @@ from navd.extractors.hms.records import table_info, table_records
 from navd.extractors.spark.application_run import ApplicationRun, CatalogEvent
 from navd.extractors.spark.events import ApplicationProcessor
 from navd.extractors.spark.executions import MAX_STORED_PLAN_CHARS, bounded_plan
-from navd.extractors.spark.records import dropped, process_lines, records, stubs_for
+from navd.extractors.spark.records import TableCreation, created_tables, dropped, process_lines, records, stubs_for
 from navd.index.documents import STUB_MARK
 from navd.extractors.spark.plan.model import PlanError, TableId
 from navd.extractors.spark.plan.tables import plan_io
 from navd.extractors.spark.plan.text import location_paths, parse_identifier, split_list
-from navd.model import Element, ElementStub, ElementType, Relation, RelationType, SourceType, hive_qualified_name
+from navd.model import (Element, ElementStub, ElementType, EntityRef, Relation, RelationType, SourceType,
+                        hive_qualified_name)
 
 from spark_fixtures import CASES, CLUSTER, DEFAULT_FS, FIXTURES, UPDATE, fixture_lines
 
@@ -410,12 +411,26 @@ def test_dropped_tables_and_databases_become_deletions() -> None:
     assert f"ops.b@{CLUSTER}" not in {d.ref.qualified_name for d in others}
 
 
-def test_a_table_re_created_later_in_the_application_is_not_deleted() -> None:
+def test_a_table_created_again_later_in_the_application_is_dropped_then_created() -> None:
+    """The DROP flags the table as of its execution; the later CREATE is a creation that knows
+    the drop and the earlier creation (the name's first incarnation, through the RENAME)."""
     run, _ = run_case(fixture_lines("catalog_ops"))
     qualified_name = hive_qualified_name(CLUSTER, "ops", "b")
-    again = CatalogEvent("CREATE_TABLE", "ops", "b", None, qualified_name, None, None)
-    run = dataclasses.replace(run, catalog_events=(*run.catalog_events, again))
-    assert qualified_name not in {d.ref.qualified_name for d in dropped(run, run.executions)}
+    [drop_b] = [e for e in run.executions if any(c.action == "DROP_TABLE" for c in e.catalog_events)]
+    [rename] = [e for e in run.executions if any(c.action == "RENAME_TABLE" for c in e.catalog_events)]
+    again = CatalogEvent("CREATE_TABLE", "ops", "b", None, qualified_name, None, 999)
+    assert drop_b.ended is not None
+    creator = dataclasses.replace(drop_b, execution_id=999, catalog_events=(again,), started=drop_b.ended,
+                                  ended=drop_b.ended + timedelta(seconds=5))
+    run = dataclasses.replace(run, catalog_events=(*run.catalog_events, again), executions=(*run.executions, creator))
+    assert {d.ref.qualified_name: d.delete_time for d in dropped(run, run.executions)}[qualified_name] == drop_b.ended
+    recreated = [c for c in created_tables(run, [creator]) if c.table.qualified_name == qualified_name]
+    assert recreated == [TableCreation(EntityRef(SourceType.HIVE, qualified_name, ElementType.TABLE), creator.ended,
+                                       drop_b.ended, rename.ended)]
+    # the first creation (the RENAME to the name) knows no drop before it
+    [first] = [c for c in created_tables(run, run.executions) if c.table.qualified_name == qualified_name
+               and c.created == rename.ended]
+    assert (first.dropped, first.earlier_created) == (None, None)
 
 
 def test_dropped_table_takes_its_columns_from_the_applications_column_lineage() -> None:

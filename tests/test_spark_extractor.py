@@ -407,6 +407,51 @@ def test_a_view_defined_again_flags_the_column_stubs_it_no_longer_has(
                                    " AND -deleted:true") == 1
 
 
+def test_views_defined_again_in_one_pass_are_withdrawn_each_from_its_own_earlier_definition(index: SolrIndex) -> None:
+    """Several views of one pass are withdrawn in one go (one query, one get, one deletion for
+    them all): each view loses its own earlier definition's relations and the column stubs its
+    own latest definition no longer has, nothing of the other views; a view of another owner's
+    earlier definition keeps it and is named."""
+    t0 = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
+    views, latest, expected_old, expected_kept = [], [], set(), set()
+    for n, earlier_owner in enumerate(("alice", "alice", "bob")):
+        schema = f"rm_{n}"
+        view = EntityRef(SourceType.HIVE, f"{schema}.v@primary", ElementType.VIEW)
+        table = EntityRef(SourceType.HIVE, f"{schema}.a@primary", ElementType.TABLE)
+        earlier, later = f"spark://app-{schema}-1/1/sql/3", f"spark://app-{schema}-2/1/sql/1"
+        # the earlier definition also named the column `c{n}`, the later one has only `id`
+        first = _view_definition_records(view, table, earlier, t0, earlier_owner) + [
+            Relation(RelationType.DATA_FLOW, field_ref(table, "y"), field_ref(view, f"c{n}"), linked1=False,
+                     linked2=False, discriminator=earlier)]
+        second = _view_definition_records(view, table, later, t0 + timedelta(hours=n + 1), "alice")
+        writer = IndexWriter(index)
+        writer.write_all([*first, *stubs_for(first, "spark##1", earlier_owner)])
+        writer.write_all([*second, *stubs_for(second, "spark##2", "alice")])
+        assert writer.close()
+        views.append(view)
+        latest.append(ViewDefinition(view, EntityRef(SourceType.SPARK, later, ElementType.OPERATION_EXECUTION),
+                                     t0 + timedelta(hours=n + 1), "alice",
+                                     frozenset({field_ref(view, "id").qualified_name})))
+        (expected_old if earlier_owner == "alice" else expected_kept).add((view.qualified_name, earlier))
+    done = withdraw_replaced(index, latest)
+    assert set(done.definitions) == expected_old
+    assert done.untrusted == ("rm_2.v@primary",)
+    # the column stubs alice's logs named and her latest definitions no longer have; bob's stays
+    assert sorted(done.columns_dropped) == ["rm_0.v.c0@primary", "rm_1.v.c1@primary"]
+    index.commit("relations")
+    index.commit("elements")
+    for n, view in enumerate(views):
+        writers = {str(doc["endpoint1QualifiedName"]) for doc in index.scan(
+            "relations", f'type:DATA_FLOW AND endpoint2QualifiedName:"{view.qualified_name}"')}
+        column_edges = {str(doc["discriminator"]) for doc in index.scan(
+            "relations", f'type:DATA_FLOW AND endpoint2QualifiedName:"{field_ref(view, "id").qualified_name}"')}
+        later, earlier = f"spark://app-rm_{n}-2/1/sql/1", f"spark://app-rm_{n}-1/1/sql/3"
+        assert writers == column_edges == ({later} if n < 2 else {later, earlier}), view
+        flagged = {str(doc["qualifiedName"]) for doc in index.scan(
+            "elements", f"type:FIELD AND qualifiedName:rm_{n}.v.* AND deleted:true", fl="qualifiedName")}
+        assert flagged == ({f"rm_{n}.v.c{n}@primary"} if n < 2 else set()), view
+
+
 def test_a_view_replaced_in_one_pass_names_no_column_of_its_earlier_definition() -> None:
     """CREATE VIEW then CREATE OR REPLACE VIEW with other columns in one application, read in
     one pass: the records name (and stub) only the later definition's columns."""

@@ -14,6 +14,11 @@ that time, `incarnationOf` the current name. Relations with a later create time 
 the metastore) and relations without one (Spark, Hive: their logs carry no create time) stay on
 the name. Column edges stay on the name's columns: impalad logs no create time per column edge.
 
+Spark's event logs carry no create time either, but they tell the DROP and the CREATE
+themselves: `recreate` moves the relations on the name last seen before the CREATE onto the
+earlier incarnation's element, deleted as of the DROP, and makes the name alive again, created at
+the CREATE (the Spark extractor calls it for the tables its logs may speak for).
+
 The relations are found by one terms query per chunk of described tables of a database (not one
 request per table) and rewritten as the linker rewrites a relation (linker.plan_page: the new
 document first, the old one deleted once Solr took it). The incarnation elements are posted
@@ -31,7 +36,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from navd.index.client import SolrIndex
-from navd.index.documents import element_document, endpoint_field
+from navd.index.documents import FIRST_SEEN, element_document, endpoint_field, revival_update, stored_time
 from navd.index.queries import relations_touching
 from navd.lineage.stored import StoredElement
 from navd.model import Element, ElementType, EntityRef, SourceType
@@ -59,8 +64,9 @@ def create_time_of(doc: Mapping[str, Any]) -> int | None:
 
 
 def incarnation_element(table: EntityRef, create_time: int, *, now: datetime,
-                        extractor_run_id: str | None) -> Element:
-    """The deleted element of the incarnation of `table` created at `create_time`."""
+                        extractor_run_id: str | None, dropped: datetime | None = None) -> Element:
+    """The deleted element of the incarnation of `table` created at `create_time`, deleted when
+    it was `dropped` (when a log says so; else by `now`, when the metastore showed it gone)."""
     name = parse_hive_name(table.qualified_name)
     parent = None
     if name is not None and name.table is not None:
@@ -68,7 +74,8 @@ def incarnation_element(table: EntityRef, create_time: int, *, now: datetime,
     created = datetime.fromtimestamp(create_time, UTC)
     return Element(SourceType.HIVE, table.type, hive_incarnation_qualified_name(table.qualified_name, create_time),
                    name=name.table if name is not None and name.table else table.qualified_name, parent=parent,
-                   created=created, deleted=True, delete_time=max(now, created), extractor_run_id=extractor_run_id,
+                   created=created, deleted=True, delete_time=max(dropped or now, created),
+                   extractor_run_id=extractor_run_id,
                    properties={"incarnationOf": table.qualified_name, TABLE_CREATE_TIME: str(create_time)})
 
 
@@ -114,6 +121,56 @@ def _targets(doc: Mapping[str, Any], tables: Mapping[str, tuple[EntityRef, int]]
     return targets
 
 
+@dataclasses.dataclass(frozen=True)
+class Recreation:
+    """A table dropped and created again under its name, as a log that ran both tells it."""
+
+    #: the name (`db.t@cluster`), which the new incarnation keeps
+    table: EntityRef
+    #: when the earlier incarnation was dropped, and when the new one was created
+    dropped: datetime
+    created: datetime
+    #: when the earlier incarnation was created, if a source said so (else its first sighting)
+    earlier_created: datetime | None
+    #: whether the name's element is alive again (False: a later DROP, already applied, flagged
+    #: it; it keeps that flag and gets this incarnation's create time)
+    alive: bool
+
+
+def recreate(index: SolrIndex, recreation: Recreation, *, extractor_run_id: str | None = None) -> int:
+    """Record a re-creation told by a log whose lineage carries no create time (Spark): the
+    relations on the name last seen before the new incarnation was created move onto the earlier
+    incarnation's element (created when `earlier_created` says, else at the first of them),
+    deleted when it was dropped; then the name's element is created at `recreation.created`,
+    alive again unless dropped since. The number of relations moved.
+
+    The relations a create time places (impalad's) are the metastore run's to move
+    (`retire_incarnations`); undated ones (a table's columns) stay on the name, as they do there.
+    """
+    table = recreation.table
+    query = relations_touching((table.identity,), last_seen_before=recreation.created)
+    # one table's lineage before its re-creation: the incarnation's name needs the first of them
+    docs = [doc for doc in index.scan("relations", filters=query.filters, params=query.params)
+            if create_time_of(doc) is None]
+    moved = 0
+    if docs:
+        earliest = min(stored_time(doc.get(FIRST_SEEN)) or recreation.dropped for doc in docs)
+        born = recreation.earlier_created if recreation.earlier_created is not None else earliest
+        element = incarnation_element(table, int(born.timestamp()), now=recreation.dropped,
+                                      extractor_run_id=extractor_run_id, dropped=recreation.dropped)
+        written: set[str] = set()
+        for start in range(0, len(docs), _PAGE):
+            page = []
+            for doc in docs[start:start + _PAGE]:
+                targets = {end: StoredElement(element.identity, element.qualified_name, element.type.value,
+                                              element.source_type.value, element.name, deleted=True)
+                           for end in (1, 2) if doc.get(endpoint_field(end, "Id")) == table.identity}
+                page.append((doc, targets))
+            moved += _move(index, page, {element.identity: element}, written)
+    index.atomic_update("elements", [revival_update(table.identity, recreation.created, alive=recreation.alive)])
+    return moved
+
+
 def _move(index: SolrIndex, page: list[tuple[dict[str, Any], dict[int, StoredElement]]],
           elements: Mapping[str, Element], written: set[str]) -> int:
     new = [element for identity, element in elements.items() if identity not in written]
@@ -133,4 +190,5 @@ def _found(index: SolrIndex, tables: Mapping[str, tuple[EntityRef, int]]) -> Ite
     yield from index.scan("relations", filters=query.filters, params=query.params)
 
 
-__all__ = ["TABLE_CREATE_TIME", "create_time_of", "incarnation_element", "retire_incarnations"]
+__all__ = ["TABLE_CREATE_TIME", "Recreation", "create_time_of", "incarnation_element", "recreate",
+           "retire_incarnations"]

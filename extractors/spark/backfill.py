@@ -11,13 +11,15 @@ The index it leaves is the tailer's over the same logs, document for document (o
 2. One task per log reads it with the tailer's own reader and processor (a SparkExtractor over
    that log alone, positions kept in memory), writes its elements and relations through its own
    IndexWriter, withdraws the OpenLineage listener's lineage of its application as a tailer pass
-   does, and hands back its stubs, its DROPs and its files' final positions.
+   does, and hands back its stubs, its DROPs, the tables it created and its files' final positions.
 3. A stub is written only if its element is absent, so the tailer's document is the one of the
    first log (in its reading order) that named it; the job keeps that one per identity (a
    shuffle by identity) and writes it from the executors.
 4. The driver applies the DROPs in the tailer's order, each checked as the tailer checks it
    (`why_untrusted`) against the index as the tailer would have found it then: an element whose
    stub this backfill wrote counts only from the record that first named it on.
+   Then it records the re-creations among the tables the logs created, in the same order, as
+   the tailer's commits do (extractor.apply_creations).
 5. Once Solr has everything, the driver commits the positions to the tailer's cursor store:
    the tailer reads none of these logs again. The Spark extractor keeps nothing else per
    application once its log is finished (its processor state lives only while a log is open).
@@ -41,7 +43,8 @@ from navd.extractors.common.cursors import LogCursor, MemoryCursorStore
 from navd.extractors.common.tailing import remote_directories, tailing_file_system
 from navd.extractors.hdfs.settings import HdfsConfig, hdfs_settings
 from navd.extractors.spark.component import POST_COMMIT_HOOKS
-from navd.extractors.spark.extractor import SparkExtractor, file_owners, report_refused_drop, why_untrusted
+from navd.extractors.spark.extractor import (SparkExtractor, apply_creations, file_owners, report_refused_drop,
+                                            why_untrusted)
 from navd.extractors.spark.logfiles import EventLog, EventLogCursorStore, EventLogTailer, discover
 from navd.extractors.spark.settings import spark_settings
 from navd.index.client import IndexWriter, SolrIndex
@@ -55,7 +58,7 @@ from navd.webhdfs import make_client
 log = get_logger("navd.extractor.spark")
 
 #: what a backfill task hands back, each row tagged with one of these
-STUB, DROP, POSITION, COUNTS = "stub", "drop", "position", "counts"
+STUB, DROP, CREATE, POSITION, COUNTS = "stub", "drop", "create", "position", "counts"
 
 #: where a record stands in the tailer's stream over the same logs: (the log's place in the
 #: tailer's reading order, the record's place among that log's records)
@@ -178,6 +181,9 @@ def _read_log(order: int, event_log: EventLog, job: BackfillJob, index: SolrInde
         # Failing the task makes Spark retry it; upserts by identity make that harmless.
         raise BackfillError(f"{event_log.path}: not every document reached Solr at {index.base_url}")
     yield from held
+    # the tables it created, after all its records as the tailer's commit has them
+    yield from ((CREATE, (order, produced + i), owner, creation) for i, (owner, creation)
+                in enumerate(extractor.creations))
     yield from ((POSITION, cursor) for cursor in extractor.tailer.committed.values())
     yield (COUNTS, extractor.lines_read, produced, extractor.warnings_given)
 
@@ -254,13 +260,17 @@ class SparkBackfill:
         if plan.logs:
             log.info("Spark history backfill", logs=len(plan.logs), in_progress=plan.in_progress,
                      already_read=plan.already_read)
-            drops, positions, counts = self._job(plan)
+            drops, creations, positions, counts = self._job(plan)
             lines, records, warnings = (sum(c[i] for c in counts) for i in range(3))
             refused, not_applied = self._apply_drops(drops, writer)
             # Counted as the tailer counts: what went to the writer (a refused DROP never does).
             records -= not_applied
             warnings += refused
             writer.flush()
+            # Re-creations once Solr has the lineage and the DROPs, in the tailer's order, as its
+            # commits apply them (the result does not depend on which commit one falls in).
+            apply_creations(self.index, [(owner, creation) for _tag, _position, owner, creation in creations],
+                            extractor_run_id=self.extractor_run_id)
             # Solr has every record of these logs: from here on the tailer goes on after them.
             for cursor in positions:
                 self.tailer.advance(cursor)
@@ -271,7 +281,8 @@ class SparkBackfill:
         log.info("Spark history backfill done", **dataclasses.asdict(report))
         return report
 
-    def _job(self, plan: BackfillPlan) -> tuple[list[tuple[Any, ...]], list[LogCursor], list[tuple[Any, ...]]]:
+    def _job(self, plan: BackfillPlan) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[LogCursor],
+                                                list[tuple[Any, ...]]]:
         from pyspark import StorageLevel  # noqa: PLC0415 - PySpark, only for the backfill
 
         spark_config = spark_settings(self.config)
@@ -299,9 +310,10 @@ class SparkBackfill:
                 rows.unpersist()
             except Exception as exc:  # noqa: BLE001 - Py4J/PySpark errors: one line; no position moves
                 raise BackfillError(f"the Spark history backfill failed: {failure_cause(exc)}") from exc
+        creations = sorted((row for row in small if row[0] == CREATE), key=lambda row: row[1])
         positions = [row[1] for row in small if row[0] == POSITION]
         counts = [row[1:] for row in small if row[0] == COUNTS]
-        return drops, positions, counts
+        return drops, creations, positions, counts
 
     def _apply_drops(self, drops: list[tuple[Any, ...]], writer: IndexWriter) -> tuple[int, int]:
         """Write the DROPs the tailer would have applied, in its order; (the warnings it would

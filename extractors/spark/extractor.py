@@ -32,7 +32,7 @@ from hdfs import Client
 
 from navd.config import NavdConfig
 from navd.index.client import SolrIndex
-from navd.index.documents import STUB_MARK, is_stub, stub_document
+from navd.index.documents import STUB_MARK, element_field, is_stub, solr_date, stored_time, stub_document
 from navd.extractors import CHECKPOINT, Checkpoint
 from navd.extractors.common.cursors import CursorStore, LogCursor
 from navd.extractors.common.lines import Line
@@ -41,7 +41,9 @@ from navd.extractors.hdfs.settings import hdfs_settings
 from navd.extractors.spark.application_run import ApplicationRun, SqlExecution
 from navd.extractors.spark.events import ApplicationProcessor
 from navd.extractors.spark.logfiles import EventLog, EventLogCursorStore, EventLogTailer
-from navd.extractors.spark.records import LOG_OWNER, created, dropped, records, stubs_for
+from navd.extractors.hms.incarnations import Recreation, recreate
+from navd.extractors.spark.records import (LOG_OWNER, TableCreation, created, created_tables, dropped, records,
+                                           stubs_for)
 from navd.extractors.spark.replaced_views import ViewDefinition, view_definitions, withdraw_replaced
 from navd.extractors.spark.settings import spark_settings
 from navd.webhdfs import make_client
@@ -145,6 +147,10 @@ class SparkExtractor:
         #: each (the one the index keeps): a DROP's trust is decided against what the index holds
         #: once the writer has posted them, not against whichever batch has reached Solr yet
         self._unposted_stubs: dict[str, dict[str, object]] = {}
+        #: the tables created since the last commit, each with the owner of its log, in reading
+        #: order: re-creations are recorded at the commit (apply_creations); with `check_drops`
+        #: False they are left here for the caller, as the DROPs are
+        self.creations: list[tuple[str, TableCreation]] = []
         #: (lines, warnings) when the pass began: its report is what they grew by
         self._pass_start = (0, 0)
         # An application's processor state lives in memory: one whose log was unfinished when
@@ -268,6 +274,8 @@ class SparkExtractor:
         # After the stubs: a deletion flags only what is indexed.
         drops = list(dropped(run, changed))
         yield from self._trusted_drops(app, run, drops) if self.check_drops else drops
+        # Applied at the commit, once Solr has this lineage and these DROPs (apply_creations).
+        self.creations.extend((app.owner, creation) for creation in created_tables(run, changed))
         if run.app_id is not None and run.app_name is not None:  # else no records were made of them
             for root_id in app.processor.retire_ended(run.executions):
                 app.emitted.pop(root_id, None)  # ended: never built again
@@ -326,6 +334,10 @@ class SparkExtractor:
                 hook(self.index, written)
         self._written_apps.clear()
         self._unposted_stubs.clear()  # the writer flushed: Solr has them
+        if self.check_drops:  # else the caller applies them, with the DROPs
+            if self.index is not None and self.creations:
+                apply_creations(self.index, self.creations, extractor_run_id=self.extractor_run_id)
+            self.creations.clear()  # without an index nothing tells a re-creation: nothing to move
         if self.index is not None and self._view_definitions:
             self._withdraw_replaced_views(self.index)
         self._view_definitions.clear()
@@ -361,6 +373,7 @@ class SparkExtractor:
         self._marked = False
         self._written_apps.clear()
         self._view_definitions.clear()
+        self.creations.clear()
         self._unposted_stubs.clear()
         self.tailer.rollback()
 
@@ -409,6 +422,50 @@ def why_untrusted(doc: dict[str, object], owner: str) -> str:
     if first != owner or not owner:
         return f"first named by a log of {first or 'an unknown owner'}"
     return ""
+
+
+def apply_creations(index: SolrIndex, creations: Sequence[tuple[str, TableCreation]], *,
+                    extractor_run_id: str | None) -> int:
+    """Record the re-creations among `creations` ((log owner, table created), in reading order,
+    their lineage and DROPs already in Solr); the relations moved to earlier incarnations.
+
+    A creation is a re-creation when the log dropped the name before, or the index has the name
+    flagged deleted by then. It is recorded (incarnations.recreate) only where a DROP in that log
+    may flag the table (`why_untrusted`); elsewhere the extractor that indexed the table (the
+    metastore's) records it. Each is applied in turn over the element as the ones before left it,
+    so a later DROP already applied keeps the name flagged and the result is the same whichever
+    commit the creations fall in (the backfill applies them after all its DROPs).
+    """
+    docs = {str(d["identity"]): d for d in index.get("elements", sorted({c.table.identity for _o, c in creations}))}
+    moved = 0
+    searchable = False
+    for owner, creation in creations:
+        doc = docs.get(creation.table.identity)
+        if doc is None or why_untrusted(doc, owner):
+            continue  # nothing of it indexed, or not this log's to say
+        flagged = bool(doc.get("deleted"))
+        delete_time = stored_time(doc.get(element_field("delete_time")))
+        dropped_at = creation.dropped
+        if dropped_at is None:
+            if not flagged or delete_time is None or delete_time > creation.created:
+                continue  # not dropped before (as far as navd knows): a first creation
+            dropped_at = delete_time
+        earlier = creation.earlier_created or stored_time(doc.get(element_field("created")))
+        alive = not flagged or delete_time is None or delete_time <= creation.created
+        if not searchable:
+            index.commit("relations", soft=True)  # the pass's own lineage: searchable now
+            searchable = True
+        moved += recreate(index, Recreation(creation.table, dropped_at, creation.created,
+                                            earlier if earlier is not None and earlier <= dropped_at else None,
+                                            alive), extractor_run_id=extractor_run_id)
+        doc = {**doc, element_field("created"): solr_date(creation.created)}
+        if alive:
+            doc.update({"deleted": False, element_field("delete_time"): None})
+        docs[creation.table.identity] = doc
+        log.info("table created again: the lineage of its dropped incarnation kept under a name of its own",
+                 table=creation.table.qualified_name, dropped=dropped_at.isoformat(),
+                 created=creation.created.isoformat())
+    return moved
 
 
 def _is_last(event_log: EventLog, cursor: LogCursor) -> bool:

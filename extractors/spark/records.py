@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Iterable, Iterator
+from datetime import datetime
 
 from navd.index.documents import STUB_MARK
 from navd.model import (
@@ -154,18 +155,23 @@ _DROPPING = frozenset({"DROP_TABLE", "RENAME_TABLE", "DROP_DATABASE"})
 
 
 def dropped(run: ApplicationRun, executions: Iterable[SqlExecution]) -> Iterator[Deletion]:
-    """Deletions for what `executions` dropped and the application did not re-create later.
+    """Deletions for what `executions` dropped.
 
     A DROP TABLE (or the old name of a RENAME) flags the table deleted as of the execution's end,
     with the columns of it that this application's column lineage named (the HMS extractor flags
     the rest on its next pass); a DROP DATABASE flags the database. This is what keeps a
     temporary table created and dropped between two HMS extractions in the lineage, flagged
-    deleted, instead of a dangling name. A later CREATE (or RENAME to the name) in the same
-    application wins over the drop.
+    deleted, instead of a dangling name. A table created again later (in this application or a
+    later one) is recorded by `created_tables` and incarnations.recreate: the dropped incarnation
+    keeps its lineage under a name of its own, deleted as of this drop. Of several DROPs of a
+    table in one batch each is yielded, in order (the last one's time is the one kept); a database
+    or a view created again later in the same application is not flagged (CREATE OR REPLACE VIEW
+    drops and creates: replaced_views withdraws the earlier definition's lineage).
     """
     executions = [e for e in executions if any(c.action in _DROPPING for c in e.catalog_events)]
     if not executions:  # the common pass: nothing dropped, nothing to scan
         return
+    views = defined_views(run)
     last_action: dict[str, CatalogEvent] = {}
     for event in run.catalog_events:
         last_action[event.qualified_name] = event
@@ -183,7 +189,10 @@ def dropped(run: ApplicationRun, executions: Iterable[SqlExecution]) -> Iterator
         if when is None:
             continue
         for event in execution.catalog_events:
-            if last_action.get(event.qualified_name) is not event:
+            if last_action.get(event.qualified_name) is not event and (
+                    event.action == "DROP_DATABASE" or event.qualified_name in views):
+                # created again later in this application: a database has no incarnations, and
+                # a view defined again is replaced_views' (its earlier definition's lineage withdrawn)
                 continue
             if event.action == "DROP_DATABASE":
                 yield Deletion(EntityRef(SourceType.HIVE, event.qualified_name, ElementType.DATABASE), when)
@@ -192,6 +201,59 @@ def dropped(run: ApplicationRun, executions: Iterable[SqlExecution]) -> Iterator
                 yield Deletion(table, when)
                 for column in sorted(columns_of.get(table.identity, ()), key=lambda c: c.qualified_name):
                     yield Deletion(column, when)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TableCreation:
+    """A table an execution created (CREATE TABLE, or the new name of a RENAME): a re-creation
+    when the name was dropped before, by this application or, as the index says, an earlier one
+    (the Spark extractor decides it at its commit, once Solr has the lineage and the DROPs)."""
+
+    table: EntityRef
+    #: the creating execution's end (its start if it did not end): as a DROP's time is taken
+    created: datetime
+    #: when this application last dropped the name before, if it did
+    dropped: datetime | None = None
+    #: when this application created the name before that drop, if it did
+    earlier_created: datetime | None = None
+
+
+def created_tables(run: ApplicationRun, executions: Iterable[SqlExecution]) -> Iterator[TableCreation]:
+    """The tables `executions` created, each with what the application did to its name before
+    (the executions it still holds, in the order they ran)."""
+    wanted = {e.execution_id for e in executions if any(c.action in _CREATING for c in e.catalog_events)}
+    if not wanted:  # the common batch: nothing created, nothing to scan
+        return
+    views = defined_views(run)  # defined again: replaced_views', not incarnations
+    last_drop: dict[str, datetime] = {}
+    last_create: dict[str, datetime] = {}
+    for execution in sorted(run.executions, key=lambda e: e.execution_id):
+        when = execution.ended or execution.started
+        if when is None:
+            continue
+        for event in execution.catalog_events:
+            if event.action in ("DROP_TABLE", "RENAME_TABLE"):
+                last_drop[event.qualified_name] = when
+            name = event.new_qualified_name if event.action == "RENAME_TABLE" else event.qualified_name
+            if event.action not in _CREATING or name is None or name in views:
+                continue
+            if execution.execution_id in wanted:
+                dropped_at = last_drop.get(name)
+                earlier = last_create.get(name)
+                yield TableCreation(EntityRef(SourceType.HIVE, name, ElementType.TABLE), when, dropped_at,
+                                    earlier if earlier is not None and dropped_at is not None
+                                    and earlier <= dropped_at else None)
+            last_create[name] = when
+
+
+def defined_views(run: ApplicationRun) -> frozenset[str]:
+    """Qualified names of the views the application's executions defined (a VIEW output)."""
+    return frozenset(dataset.ref.qualified_name for execution in run.executions for dataset in execution.outputs
+                     if dataset.ref.type is ElementType.VIEW)
+
+
+#: catalog actions that give a table its name
+_CREATING = frozenset({"CREATE_TABLE", "RENAME_TABLE"})
 
 
 def created(run: ApplicationRun) -> frozenset[str]:

@@ -21,8 +21,9 @@ view is named in a warning.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timezone
+from typing import TypeVar
 
 from navd.index.client import SolrIndex
 from navd.index.documents import deletion_update, endpoint_field, property_field
@@ -80,7 +81,14 @@ class Withdrawn:
 
 def withdraw_replaced(index: SolrIndex, definitions: Iterable[ViewDefinition]) -> Withdrawn:
     """For each view of `definitions`, delete the relations into the view and its columns of
-    every Spark execution that defined it before the one that started last (see above)."""
+    every Spark execution that defined it before the one that started last (see above).
+
+    Solr is asked once for all the views, not once per view: one soft commit per core, one
+    query for the executions writing them, one real-time get of those executions, one query for
+    the column stubs, and the relations go by one delete-by-query per `DELETE_CLAUSES`
+    definitions. Each commit opens a searcher and each delete-by-query holds
+    up the concurrent adds while Solr applies it: a pass over many applications redefining
+    views would otherwise pay both per view."""
     latest: dict[str, ViewDefinition] = {}
     for definition in definitions:
         known = latest.get(definition.view.identity)
@@ -89,13 +97,17 @@ def withdraw_replaced(index: SolrIndex, definitions: Iterable[ViewDefinition]) -
     if not latest:
         return Withdrawn()
     index.commit("relations", soft=True)   # the pass's own relations: searchable now
-    withdrawn: list[tuple[str, str]] = []
-    untrusted: list[str] = []
-    dropped: list[str] = []
+    writers = _writers(index, [ours.view for ours in latest.values()])
     for ours in latest.values():
-        writers = _writers(index, ours.view)
-        writers.pop(ours.execution.identity, None)
-        known = [ours, *(_definition(doc, ours.view) for doc in index.get("elements", writers))] if writers else [ours]
+        writers.get(ours.view.identity, {}).pop(ours.execution.identity, None)
+    executions = {str(doc["identity"]): doc
+                  for doc in index.get("elements", {i for w in writers.values() for i in w})}
+    replaced: list[ViewDefinition] = []
+    untrusted: list[str] = []
+    stale_checked: list[ViewDefinition] = []
+    for ours in latest.values():
+        theirs = writers.get(ours.view.identity, {})
+        known = [ours, *(_definition(executions[i], ours.view) for i in theirs if i in executions)]
         newest = max(known, key=_start_order)
         for definition in known:
             if newest.started is None or definition.started is None or not definition.started < newest.started:
@@ -103,23 +115,51 @@ def withdraw_replaced(index: SolrIndex, definitions: Iterable[ViewDefinition]) -
             if definition.owner != newest.owner:
                 untrusted.append(ours.view.qualified_name)
                 continue
-            _delete(index, definition)
-            withdrawn.append((definition.view.qualified_name, definition.execution.qualified_name))
-        if writers and newest is ours and ours.columns is not None and ours.started is not None:
-            gone = _stale_column_stubs(index, ours)
-            index.atomic_update("elements", (deletion_update(Deletion(ref, ours.started)) for ref in gone))
-            dropped.extend(ref.qualified_name for ref in gone)
-    return Withdrawn(tuple(withdrawn), tuple(dict.fromkeys(untrusted)), tuple(dropped))
+            replaced.append(definition)
+        if theirs and newest is ours and ours.columns is not None and ours.started is not None:
+            stale_checked.append(ours)
+    _delete(index, replaced)
+    dropped: list[str] = []
+    if stale_checked:
+        index.commit("elements", soft=True)   # the pass's own stubs: searchable now
+        gone = _stale_column_stubs(index, stale_checked)
+        index.atomic_update("elements", (deletion_update(Deletion(ref, started)) for ref, started in gone))
+        dropped = [ref.qualified_name for ref, _started in gone]
+    withdrawn = tuple((d.view.qualified_name, d.execution.qualified_name) for d in replaced)
+    return Withdrawn(withdrawn, tuple(dict.fromkeys(untrusted)), tuple(dropped))
 
 
-def _stale_column_stubs(index: SolrIndex, latest: ViewDefinition) -> list[EntityRef]:
-    """The column stubs of `latest`'s view, named by a log of its owner, that it no longer has."""
-    columns = latest.columns or frozenset()
-    index.commit("elements", soft=True)   # the pass's own stubs: searchable now
-    query = view_column_stubs(latest.view.source_type, latest.view.qualified_name, LOG_OWNER, latest.owner)
-    return [EntityRef(latest.view.source_type, str(doc["qualifiedName"]), ElementType.FIELD)
-            for doc in index.scan("elements", query, fl="qualifiedName")
-            if str(doc["qualifiedName"]) not in columns]
+#: the most view definitions one query or delete-by-query names (a few clauses each: Solr's
+#: maxBooleanClauses, 1024 by default, bounds a query's clauses)
+DELETE_CLAUSES = 100
+
+
+T = TypeVar("T")
+
+
+def _chunks(items: Sequence[T], size: int) -> Iterator[Sequence[T]]:
+    for at in range(0, len(items), size):
+        yield items[at:at + size]
+
+
+def _stale_column_stubs(index: SolrIndex, latest: Sequence[ViewDefinition]) -> list[tuple[EntityRef, datetime]]:
+    """The column stubs of the views of `latest`, named by a log of each one's owner, that its
+    latest definition no longer has, each with that definition's start (one query for them all:
+    a column is a FIELD child of one view)."""
+    by_view = {ours.view.qualified_name: ours for ours in latest}
+    gone: list[tuple[EntityRef, datetime]] = []
+    for chunk in _chunks(latest, DELETE_CLAUSES // 2):  # six clauses each
+        query = " OR ".join(f"({view_column_stubs(o.view.source_type, o.view.qualified_name, LOG_OWNER, o.owner)})"
+                            for o in chunk)
+        for doc in index.scan("elements", query, fl="qualifiedName"):
+            name = str(doc["qualifiedName"])
+            # the view whose clause it matched: the clause names the view's columns only
+            ours = by_view.get(table_of_field(name) or "")
+            if ours is None or ours.started is None:
+                continue
+            if name not in (ours.columns or frozenset()):
+                gone.append((EntityRef(ours.view.source_type, name, ElementType.FIELD), ours.started))
+    return gone
 
 
 def _start_order(definition: ViewDefinition) -> tuple[bool, datetime]:
@@ -130,11 +170,15 @@ def _start_order(definition: ViewDefinition) -> tuple[bool, datetime]:
 _NEVER = datetime.min.replace(tzinfo=timezone.utc)
 
 
-def _writers(index: SolrIndex, view: EntityRef) -> dict[str, str]:
-    """The Spark executions with a DATA_FLOW into `view`: identity -> qualified name."""
-    query = spark_executions_writing(view.identity)
-    return {str(doc[endpoint_field(1, "Id")]): str(doc[endpoint_field(1, "QualifiedName")])
-            for doc in index.scan("relations", query, fl=f"{endpoint_field(1, 'Id')},{endpoint_field(1, 'QualifiedName')}")}
+def _writers(index: SolrIndex, views: Sequence[EntityRef]) -> dict[str, dict[str, str]]:
+    """Per view identity, the Spark executions with a DATA_FLOW into it: identity -> qualified name."""
+    writer_id, writer_name, view_id = endpoint_field(1, "Id"), endpoint_field(1, "QualifiedName"), endpoint_field(2, "Id")
+    found: dict[str, dict[str, str]] = {}
+    for chunk in _chunks(views, DELETE_CLAUSES * 4):
+        query = spark_executions_writing([view.identity for view in chunk])
+        for doc in index.scan("relations", query, fl=f"{writer_id},{writer_name},{view_id}"):
+            found.setdefault(str(doc[view_id]), {})[str(doc[writer_id])] = str(doc[writer_name])
+    return found
 
 
 def _definition(doc: dict[str, object], view: EntityRef) -> ViewDefinition:
@@ -146,9 +190,11 @@ def _definition(doc: dict[str, object], view: EntityRef) -> ViewDefinition:
                           owner if isinstance(owner, str) else "")
 
 
-def _delete(index: SolrIndex, definition: ViewDefinition) -> None:
-    """The relations of `definition` into its view (the execution's DATA_FLOW) and into the
-    view's columns (the column edges it discriminates)."""
-    view, execution = definition.view, definition.execution
-    index.delete_query("relations", relations_between(execution.identity, view.identity))
-    index.delete_query("relations", column_edges_into_view(execution.qualified_name, view.qualified_name))
+def _delete(index: SolrIndex, replaced: Sequence[ViewDefinition]) -> None:
+    """The relations of each definition of `replaced` into its view (the execution's DATA_FLOW)
+    and into the view's columns (the column edges it discriminates): one delete-by-query for up
+    to DELETE_CLAUSES definitions."""
+    for chunk in _chunks(replaced, DELETE_CLAUSES):
+        index.delete_query("relations", " OR ".join(
+            f"({relations_between(d.execution.identity, d.view.identity)}) OR "
+            f"({column_edges_into_view(d.execution.qualified_name, d.view.qualified_name)})" for d in chunk))

@@ -215,6 +215,15 @@ def deletion_update(deletion: Deletion) -> dict[str, Any]:
             "deleteTime": {"set": solr_date(deletion.delete_time)}}
 
 
+def revival_update(identity: str, created: datetime, *, alive: bool = True) -> dict[str, Any]:
+    """An atomic update of an element created again at `created` (a table dropped and created
+    again under its name): `alive`, its deletion flag cleared. Only if it exists (`_version_: 1`)."""
+    update: dict[str, Any] = {"identity": identity, "_version_": 1, "created": {"set": solr_date(created)}}
+    if alive:
+        update.update({"deleted": {"set": False}, "deleteTime": {"set": None}})
+    return update
+
+
 def run_document(run_id: str, component: str, state: str, *, started: datetime, host: str,
                  ended: datetime | None = None, error: str | None = None,
                  counts: Mapping[str, int] | None = None, refused: str = "") -> dict[str, Any]:
@@ -388,6 +397,19 @@ def relinked_document(doc: Mapping[str, Any], targets: Mapping[int, LinkTarget])
     new["unlinked"] = not (new.get(endpoint_field(1, "Linked"), True) and new.get(endpoint_field(2, "Linked"), True))
     new["identity"] = stored_relation_identity(new)
     return new
+
+
+def with_property_fields(doc: dict[str, Any]) -> dict[str, Any]:
+    """A relation document read from its stored fields alone (`useDocValuesAsStored=false`) made
+    whole: its property fields (`prop_*`, docValues only, not stored) rebuilt from the stored
+    `properties`, as `relation_document` writes them. `doc` itself when it has no properties."""
+    properties = doc.get("properties")
+    if not isinstance(properties, str):
+        return doc
+    whole = dict(doc)
+    for key, value in json.loads(properties).items():
+        whole[property_field(key)] = value
+    return whole
 
 
 def is_stub(doc: Mapping[str, Any]) -> bool:

@@ -17,8 +17,8 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
-from navd.index.documents import (DELETED_FILTER, NOT_DELETED_FILTER, NOT_STUB_FILTER, RUN_KIND, STUB_MARK,
-                                  endpoint_field, property_field, solr_date)
+from navd.index.documents import (DELETED_FILTER, LAST_SEEN, NOT_DELETED_FILTER, NOT_STUB_FILTER, RUN_KIND,
+                                  STUB_MARK, endpoint_field, property_field, solr_date)
 from navd.index.filters import prefix_filter, term_filter, terms_filter
 from navd.index.query_syntax import escape, quote, range_bound
 from navd.model import ElementType, RelationType, SourceType
@@ -142,12 +142,19 @@ class ParameterisedFilters:
     params: Mapping[str, str]
 
 
-def relations_touching(identities: Iterable[str], *, having_property: str) -> ParameterisedFilters:
-    """Relations with the property `having_property` whose either end is one of `identities`."""
+def relations_touching(identities: Iterable[str], *, having_property: str | None = None,
+                       last_seen_before: datetime | None = None) -> ParameterisedFilters:
+    """Relations whose either end is one of `identities`: with the property `having_property`
+    (if given), last seen (their last execution's end) before `last_seen_before` (if given)."""
     # the parameter is not `ids`: Solr's select takes `ids` as a distributed search's fetch of
     # those documents (no cursor in the answer)
     clauses = [f'_query_:"{{!terms f={endpoint_field(end, "Id")} v=$tables}}"' for end in (1, 2)]
-    return ParameterisedFilters((has_property(having_property), " OR ".join(clauses)), {"tables": ",".join(identities)})
+    filters = [" OR ".join(clauses)]
+    if having_property is not None:
+        filters.insert(0, has_property(having_property))
+    if last_seen_before is not None:
+        filters.append(f"{LAST_SEEN}:[* TO {range_bound(solr_date(last_seen_before))}}}")
+    return ParameterisedFilters(tuple(filters), {"tables": ",".join(identities)})
 
 
 # -- Spark views defined again ----------------------------------------------------------------------
@@ -168,9 +175,9 @@ def view_column_stubs(source: SourceType, view_qualified_name: str, owner_key: s
                    property_is(owner_key, owner), NOT_DELETED_FILTER)
 
 
-def spark_executions_writing(view_identity: str) -> str:
-    """The DATA_FLOW relations from a Spark execution into the element `view_identity`."""
-    return _all_of(of_type(RelationType.DATA_FLOW), f"{endpoint_field(2, 'Id')}:{quote(view_identity)}",
+def spark_executions_writing(view_identities: Iterable[str]) -> str:
+    """The DATA_FLOW relations from a Spark execution into any of the elements `view_identities`."""
+    return _all_of(of_type(RelationType.DATA_FLOW), any_of(endpoint_field(2, "Id"), view_identities),
                    f"{endpoint_field(1, 'SourceType')}:{SourceType.SPARK.value}",
                    f"{endpoint_field(1, 'Type')}:{ElementType.OPERATION_EXECUTION.value}")
 

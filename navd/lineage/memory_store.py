@@ -6,12 +6,12 @@ through the same views, so a graph here is what Solr would hold after writing th
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from datetime import datetime
 
 from navd.index.documents import deletion_update, element_document, relation_document, stub_document
 from navd.index.lookup import matches, name_queries
-from navd.lineage.rules import RelationAsk
+from navd.lineage.rules import RelationAsk, RelationPool
 from navd.lineage.stored import StoredElement, StoredRelation
 from navd.model import Deletion, Element, ElementStub, Record, Relation
 
@@ -21,7 +21,7 @@ class MemoryLineageStore:
 
     def __init__(self, elements: Iterable[StoredElement] = (), relations: Iterable[StoredRelation] = ()) -> None:
         self._elements: dict[str, StoredElement] = {e.id: e for e in elements}
-        self._relations: dict[str, StoredRelation] = {r.id: r for r in relations}
+        self._relations = RelationPool(relations)
 
     @classmethod
     def of(cls, records: Iterable[Record]) -> MemoryLineageStore:
@@ -62,14 +62,8 @@ class MemoryLineageStore:
     def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
                   near_type: str | None = None, far_type: str | None = None,
                   ends_only: bool = False, as_of: datetime | None = None) -> Iterable[StoredRelation]:
-        ask = RelationAsk(tuple(ids), tuple(types), near_end, near_type, far_type, ends_only, as_of)
-        wanted = set(ids)
-        for relation in self._relations.values():
-            if relation.endpoint(near_end).id in wanted and ask.matches(relation):
-                yield relation
+        return self._relations.relations(ids, types, near_end, near_type=near_type, far_type=far_type,
+                                         ends_only=ends_only, as_of=as_of)
 
-    def related(self, asks: Sequence[RelationAsk]) -> Iterator[tuple[int, StoredRelation]]:
-        for n, ask in enumerate(asks):
-            for relation in self.relations(ask.ids, ask.types, ask.near_end, near_type=ask.near_type,
-                                           far_type=ask.far_type, as_of=ask.as_of):
-                yield n, relation
+    def related(self, asks: Sequence[RelationAsk]) -> Iterable[tuple[int, StoredRelation]]:
+        return self._relations.related(asks)

@@ -113,6 +113,90 @@ class LineageStore(Protocol):
         together (on Solr: in one request), which is what makes a level of the walk one round trip."""
 
 
+#: Ids per piece of an ask: a store answers an ask piece by piece, each piece's relations in
+#: identity order (on Solr: a terms clause of this many ids, its answer sorted by identity).
+#: The order matters to the walk: of two relations reaching one node, the first sets its depth.
+ANSWER_CHUNK = 500
+
+
+class RelationPool:
+    """Relations held in memory, answering asks as a store does (LineageStore.relations and
+    .related), in a store's order (`ANSWER_CHUNK`)."""
+
+    def __init__(self, relations: Iterable[StoredRelation] = ()) -> None:
+        self._relations: dict[str, StoredRelation] = {}
+        self._by_end: tuple[dict[str, list[str]], dict[str, list[str]]] = ({}, {})
+        for relation in relations:
+            self.add(relation)
+
+    def add(self, relation: StoredRelation, *, ends_only: bool = False) -> None:
+        """Hold `relation` (read `ends_only`: its endpoints only, kept only until it is read whole)."""
+        if relation.id in self._relations:
+            if not ends_only:
+                self._relations[relation.id] = relation
+            return
+        self._relations[relation.id] = relation
+        for end in (1, 2):
+            self._by_end[end - 1].setdefault(relation.endpoint(end).id, []).append(relation.id)
+
+    def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
+                  near_type: str | None = None, far_type: str | None = None,
+                  ends_only: bool = False, as_of: datetime | None = None) -> Iterable[StoredRelation]:
+        ask = RelationAsk(tuple(ids), tuple(types), near_end, near_type, far_type, ends_only, as_of)
+        return [relation for _, relation in self.related([ask])]
+
+    def related(self, asks: Sequence[RelationAsk]) -> list[tuple[int, StoredRelation]]:
+        answered: list[tuple[int, StoredRelation]] = []
+        for n, ask in enumerate(asks):
+            ids = list(ask.ids)
+            for start in range(0, len(ids), ANSWER_CHUNK):
+                found = {r.id: r for i in ids[start:start + ANSWER_CHUNK]
+                         for r in map(self._relations.__getitem__, self._by_end[ask.near_end - 1].get(i, ()))
+                         if ask.matches(r)}
+                answered.extend((n, found[identity]) for identity in sorted(found))
+        return answered
+
+
+class _CachedStore:
+    """A store in front of another that asks it only what it was not asked before (the same ids
+    for the same kind of relations), answering the rest from memory, in the store's order."""
+
+    def __init__(self, store: LineageStore) -> None:
+        self.store = store
+        self._pool = RelationPool()
+        self._asked: set[tuple[str, tuple[object, ...]]] = set()
+
+    @staticmethod
+    def _kind(ask: RelationAsk) -> tuple[object, ...]:
+        return ask.types, ask.near_end, ask.near_type, ask.far_type, ask.ends_only, ask.as_of
+
+    def find(self, entity: str) -> StoredElement | None:
+        return self.store.find(entity)
+
+    def elements(self, ids: Collection[str]) -> Mapping[str, StoredElement]:
+        return self.store.elements(ids)
+
+    def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
+                  near_type: str | None = None, far_type: str | None = None,
+                  ends_only: bool = False, as_of: datetime | None = None) -> Iterable[StoredRelation]:
+        ask = RelationAsk(tuple(ids), tuple(types), near_end, near_type, far_type, ends_only, as_of)
+        return [relation for _, relation in self.related([ask])]
+
+    def related(self, asks: Sequence[RelationAsk]) -> list[tuple[int, StoredRelation]]:
+        unasked = [dataclasses.replace(ask, ids=ids) for ask in asks
+                   if (ids := tuple(i for i in ask.ids if (i, self._kind(ask)) not in self._asked))]
+        if not unasked:
+            return self._pool.related(asks)
+        # in one request, as the asks would have been
+        answered = list(self.store.related(unasked))
+        for n, relation in answered:
+            self._pool.add(relation, ends_only=unasked[n].ends_only)
+        self._asked.update((i, self._kind(ask)) for ask in unasked for i in ask.ids)
+        if unasked == list(asks):  # nothing was held: the store's answer is the answer
+            return answered
+        return self._pool.related(asks)
+
+
 @dataclasses.dataclass(frozen=True)
 class LineageOptions:
     direction: Direction = "both"
@@ -230,7 +314,7 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
     cut: set[str] = set()
     for direction in directions:
         progress = _Progress()
-        for relation in _walk(store, root, direction, options, progress):
+        for relation in _walked(store, root, direction, options, progress):
             relations[relation.id] = relation
             node_ids.update((relation.endpoint1.id, relation.endpoint2.id))
             if len(node_ids) > options.max_nodes:
@@ -261,6 +345,34 @@ class _Progress:
 
     def cut_by(self, last: StoredRelation) -> set[str]:
         return self.pending | ({last.endpoint1.id, last.endpoint2.id} - self.seen)
+
+
+def _walked(store: LineageStore, root: StoredElement, direction: str, options: LineageOptions,
+            progress: _Progress) -> Iterator[StoredRelation]:
+    """`_walk`, with `latest` downstream in about a plain walk's requests and one more.
+
+    Walking downstream, the writes that reach a dataset come from the executions of the level
+    before (their near end), so the other writers of the datasets a level reached are asked for
+    level by level: one request more per level. Instead, through a cache of the store's answers:
+    the plain walk (every run, up to the node cap), then the writers of every dataset it saw
+    written, in one request, then the walk with `latest`, which finds (nearly) all it asks in
+    the cache, as it reaches no node the plain walk did not. Whatever the cache does not hold is
+    asked of the store, so the answer is the level-by-level walk's, relation for relation."""
+    if not (options.latest and direction == "downstream"):
+        yield from _walk(store, root, direction, options, progress)
+        return
+    cached = _CachedStore(store)
+    reached = {root.id}
+    written: dict[str, None] = {}
+    for relation in _walk(cached, root, direction, dataclasses.replace(options, latest=False)):
+        if _is_write(relation):
+            written[relation.endpoint2.id] = None
+        reached.update((relation.endpoint1.id, relation.endpoint2.id))
+        if len(reached) > options.max_nodes:
+            break
+    if written:
+        cached.relations(sorted(written), (_DATA_FLOW,), 2, far_type=_EXECUTION, as_of=options.as_of)
+    yield from _walk(cached, root, direction, options, progress)
 
 
 def _walk(store: LineageStore, root: StoredElement, direction: str,

@@ -13,19 +13,22 @@ from navd.index.client import SolrIndex, batches
 from navd.index.documents import FIRST_SEEN, endpoint_field
 from navd.index.filters import by_time_filter, terms_filter
 from navd.index.lookup import find_entity, oldest_execution_facet, oldest_execution_from_facets
-from navd.lineage.rules import RelationAsk
+from navd.lineage.rules import ANSWER_CHUNK, RelationAsk
 from navd.lineage.stored import ELEMENT_FIELDS, RELATION_FIELDS, StoredElement, StoredRelation
 
-#: Ids per terms clause: the unit the answers are ordered by (as if asked one chunk at a time).
-_CHUNK = 500
+#: Ids per terms clause: the unit the answers are ordered by (as if asked one chunk at a time,
+#: the order every store answers in: rules.ANSWER_CHUNK).
+_CHUNK = ANSWER_CHUNK
 #: Ids per request, over all the clauses of one request: few round trips, bodies of ~100 kB.
 _REQUEST_IDS = 4000
 #: What an `ends_only` ask reads of a relation.
 _ENDS_FIELDS = ",".join(["identity", "type", *(endpoint_field(end, suffix) for end in (1, 2)
                                                 for suffix in ("Id", "Type"))])
-#: Rows per page: most of the walk's requests are answered in one page (a short page ends a
-#: scan), a hub's level in a few.
+#: Rows of a level's first read, and per page of a cursor: most levels fit in one.
 _PAGE = 5000
+#: The most relations one level reads in one unsorted page (rows Solr collects at once);
+#: above, it pages with the cursor.
+_ONE_READ = 100_000
 
 
 class SolrLineageStore:
@@ -62,9 +65,10 @@ class SolrLineageStore:
 
     def _element_docs(self, chunk: list[str]) -> Iterable[Mapping[str, Any]]:
         filters = [terms_filter("identity", chunk)]
+        # One page holds the chunk (identities are unique): no sort, no cursor
         if not self._oldest_wanted or self.oldest_execution_read:
-            return self.index.scan("elements", "*:*", fl=ELEMENT_FIELDS, filters=filters, page_size=_PAGE)
-        # One page holds the chunk (identities are unique, a chunk is under a page): no cursor
+            return list(self.index.search("elements", "*:*", rows=len(chunk), fl=ELEMENT_FIELDS,
+                                          filters=filters)["response"]["docs"])
         body = self.index.search("elements", "*:*", rows=len(chunk), fl=ELEMENT_FIELDS, filters=filters,
                                  params={"json.facet": json.dumps(oldest_execution_facet())})
         self.oldest_execution = oldest_execution_from_facets(body)
@@ -122,9 +126,30 @@ class SolrLineageStore:
         # Only the endpoints when that is all the asks read (a level's columns, the columns'
         # tables): measured, most of a hub's time is Solr writing stored fields nobody reads.
         fields = _ENDS_FIELDS if all(asks[n].ends_only for _, n, _ in pieces) else RELATION_FIELDS
-        for doc in self.index.scan("relations", "*:*", fl=fields, filters=[" OR ".join(clauses), *filters],
-                                   page_size=_PAGE, params=params):
+        for doc in self._relation_docs(fields, [" OR ".join(clauses), *filters], params):
             relation = StoredRelation.from_doc(doc)
             for number, ask, ids in sets:  # a relation answers every piece it matches, as asked alone
                 if relation.endpoint(ask.near_end).id in ids and ask.matches(relation):
                     yield number, relation
+
+    def _relation_docs(self, fields: str, filters: list[str], params: Mapping[str, str]) -> list[dict[str, Any]]:
+        """The matching relation documents in identity order, read unsorted and ordered here.
+
+        Measured (tests/bench/bench_walk_representation.py), sorting the matches by identity
+        for a cursor cost Solr several times the query itself and made it read the stored
+        documents out of index order. So: one page without a sort; a larger answer (a hub's
+        level) once more in one page of its size; one unsorted page is one searcher's view,
+        whole if it holds every match. Only an answer that outgrows even that (writes in
+        between) or `_ONE_READ` is read with the cursor, which is stable under writes."""
+        rows = _PAGE
+        while True:
+            body = self.index.search("relations", "*:*", rows=rows, fl=fields, filters=filters, params=params)
+            docs: list[dict[str, Any]] = body["response"]["docs"]
+            matches = int(body["response"]["numFound"])
+            if matches <= len(docs):
+                docs.sort(key=lambda doc: str(doc["identity"]))
+                return docs
+            if rows > _PAGE or matches > _ONE_READ:
+                return list(self.index.scan("relations", "*:*", fl=fields, filters=filters, page_size=_PAGE,
+                                            params=params))
+            rows = matches + _PAGE  # room for writes in between

@@ -132,80 +132,106 @@ def run_cases(config_path: Path, url: str | None, root_sets: dict[str, list[str]
     solr = dataclasses.replace(effective_solr_config(config, read_only=True), retries=0)
     scope = lookup_scope(config)
     results: dict[str, dict[str, Any]] = {}
+    # The moments of one case (plain, --as-of, --latest) are timed interleaved, root by root, so
+    # the load of a shared host falls on each alike and their ratios compare like with like.
+    groups: dict[tuple[int, str, bool], list[Case]] = {}
+    for case in cases:
+        groups.setdefault((case.depth, case.direction, case.columns), []).append(case)
     with CountingIndex(solr) as index, requests.Session() as session:
         session.trust_env = False
-        for case in cases:
-            options = LineageOptions(direction=case.direction, depth=case.depth,  # type: ignore[arg-type]
-                                     columns=case.columns, max_nodes=config.server.max_nodes,
-                                     as_of=AS_OF if case.moment else None, latest=case.moment == "latest")
-
-            hubs: HubCache | None = None
-
-            def facade(root: str) -> int:
-                return len(lineage(index, root, options, scope, hubs).as_dict()["nodes"])
-
-            def http(root: str) -> bytes:
-                response = session.get(f"{url}/api/lineage", params={
-                    "entity": root, "direction": case.direction, "depth": case.depth,
-                    "columns": str(case.columns).lower(),
-                    **({"as_of": AS_OF.isoformat(), "latest": str(case.moment == "latest").lower()}
-                       if case.moment else {})})
-                body = response.content  # the whole answer read: what a client waits for
-                if response.status_code != 200:
-                    raise SystemExit(f"GET /api/lineage {root}: {response.status_code} {body[:300]!r}")
-                return body
-
+        for group in groups.values():
             for kind, roots in root_sets.items():
-                if not roots:
-                    continue
-                cached = kind.endswith(" cached")
-                hubs = HubCache(LineageConfig()) if cached else None  # the server's defaults
-                sizes: dict[str, int] = {}
-                sent: dict[str, int] = {}
-                for root in roots:  # warm-up, untimed; a walk's requests do not depend on timing
-                    if cached:  # the first query tells the hub, the second stores its graph
-                        facade(root)
-                        facade(root)
-                    before = index.requests_sent
-                    sizes[root] = facade(root)
-                    sent[root] = index.requests_sent - before
-                if url is not None and not cached:
-                    http(roots[0])  # the server's code paths; Solr is warm from the facade
-                times: dict[str, list[float]] = {"in-process": [], "http": []}
-                nodes: dict[str, list[int]] = {"in-process": [], "http": []}
-                for n in range(repeat):
-                    for i, root in enumerate(roots):
-                        order: list[tuple[str, Callable[[str], object]]] = [("in-process", facade)]
-                        if url is not None and not cached:
-                            order.append(("http", http))
-                            if (i + n) % 2:
-                                order.reverse()
-                        for side, call in order:
-                            started = time.perf_counter()
-                            answer = call(root)
-                            times[side].append(time.perf_counter() - started)
-                            # The body is parsed after the clock: parsing is the client's work.
-                            count = len(json.loads(answer)["nodes"]) if isinstance(answer, bytes) else answer
-                            if count != sizes[root]:
-                                raise SystemExit(f"{root} {case.name}: {side} answered {count} nodes, "
-                                                 f"{sizes[root]} before")
-                            nodes[side].append(count)
-                for side, seconds in times.items():
-                    if not seconds:
-                        continue
-                    # The HTTP side runs the same walk in the server: the in-process count is its.
-                    s = summary(seconds, nodes[side], [sent[r] for r in roots for _ in range(repeat)])
-                    key = f"{side} {kind} {case.name}"
-                    results[key] = s
-                    print(line(f"{prefix} {key}", s), flush=True)
-                if cached and hubs is not None:
-                    walked = results.get(f"in-process {kind.removesuffix(' cached')} {case.name}")
-                    mine = results.get(f"in-process {kind} {case.name}")
-                    if walked and mine:
-                        print(f"{prefix} in-process {kind} {case.name}: p50 {mine['p50_ms'] / walked['p50_ms']:.3f} "
-                              f"p95 {mine['p95_ms'] / walked['p95_ms']:.3f} of the uncached walk; "
-                              f"{hubs.hits} hits, {hubs.misses} misses", flush=True)
+                if roots:
+                    run_group(index, session, config.server.max_nodes, scope, url, kind, roots, group, repeat,
+                              prefix, results)
     return results
+
+
+def options_of(case: Case, max_nodes: int) -> LineageOptions:
+    return LineageOptions(direction=case.direction, depth=case.depth,  # type: ignore[arg-type]
+                          columns=case.columns, max_nodes=max_nodes,
+                          as_of=AS_OF if case.moment else None, latest=case.moment == "latest")
+
+
+def run_group(index: CountingIndex, session: requests.Session, max_nodes: int, scope: Any, url: str | None,
+              kind: str, roots: list[str], group: list[Case], repeat: int, prefix: str,
+              results: dict[str, dict[str, Any]]) -> None:
+    """Time the cases of one group (the moments of one depth, direction and columns) over `roots`."""
+    cached = kind.endswith(" cached")
+    hubs = HubCache(LineageConfig()) if cached else None  # the server's defaults
+
+    def facade(case: Case) -> Callable[[str], int | bytes]:
+        options = options_of(case, max_nodes)
+        return lambda root: len(lineage(index, root, options, scope, hubs).as_dict()["nodes"])
+
+    def http(case: Case) -> Callable[[str], int | bytes]:
+        def call(root: str) -> bytes:
+            response = session.get(f"{url}/api/lineage", params={
+                "entity": root, "direction": case.direction, "depth": case.depth,
+                "columns": str(case.columns).lower(),
+                **({"as_of": AS_OF.isoformat(), "latest": str(case.moment == "latest").lower()}
+                   if case.moment else {})})
+            body = response.content  # the whole answer read: what a client waits for
+            if response.status_code != 200:
+                raise SystemExit(f"GET /api/lineage {root}: {response.status_code} {body[:300]!r}")
+            return body
+        return call
+
+    sizes: dict[tuple[str, str], int] = {}
+    sent: dict[tuple[str, str], int] = {}
+    for case in group:
+        walk = facade(case)
+        for root in roots:  # warm-up, untimed; a walk's requests do not depend on timing
+            if cached:  # the first query tells the hub, the second stores its graph
+                walk(root)
+                walk(root)
+            before = index.requests_sent
+            answered = walk(root)
+            assert isinstance(answered, int)
+            sizes[case.name, root] = answered
+            sent[case.name, root] = index.requests_sent - before
+        if url is not None and not cached:
+            http(case)(roots[0])  # the server's code paths; Solr is warm from the facade
+    calls: list[tuple[Case, str, Callable[[str], int | bytes]]] = []
+    for case in group:
+        calls.append((case, "in-process", facade(case)))
+        if url is not None and not cached:
+            calls.append((case, "http", http(case)))
+    times: dict[tuple[str, str], list[float]] = {(case.name, side): [] for case, side, _ in calls}
+    nodes: dict[tuple[str, str], list[int]] = {(case.name, side): [] for case, side, _ in calls}
+    for n in range(repeat):
+        for i, root in enumerate(roots):
+            turn = (i + n) % len(calls)  # which call goes first rotates from root to root
+            for case, side, call in calls[turn:] + calls[:turn]:
+                started = time.perf_counter()
+                answer = call(root)
+                times[case.name, side].append(time.perf_counter() - started)
+                # The body is parsed after the clock: parsing is the client's work.
+                count = len(json.loads(answer)["nodes"]) if isinstance(answer, bytes) else answer
+                if count != sizes[case.name, root]:
+                    raise SystemExit(f"{root} {case.name}: {side} answered {count} nodes, "
+                                     f"{sizes[case.name, root]} before")
+                nodes[case.name, side].append(count)
+    for case, side, _ in calls:
+        # The HTTP side runs the same walk in the server: the in-process count is its.
+        s = summary(times[case.name, side], nodes[case.name, side],
+                    [sent[case.name, r] for r in roots for _ in range(repeat)])
+        results[f"{side} {kind} {case.name}"] = s
+        print(line(f"{prefix} {side} {kind} {case.name}", s), flush=True)
+    plain = next((case for case in group if not case.moment), None)
+    for case, side, _ in calls:
+        if case.moment and plain is not None and (base := results.get(f"{side} {kind} {plain.name}")):
+            mine = results[f"{side} {kind} {case.name}"]
+            print(f"{prefix} {side} {kind} {case.name}: p50 {mine['p50_ms'] / base['p50_ms']:.3f} "
+                  f"p95 {mine['p95_ms'] / base['p95_ms']:.3f} of the plain walk (timed interleaved)", flush=True)
+    if cached and hubs is not None:
+        for case in group:
+            walked = results.get(f"in-process {kind.removesuffix(' cached')} {case.name}")
+            mine = results.get(f"in-process {kind} {case.name}")
+            if walked and mine:
+                print(f"{prefix} in-process {kind} {case.name}: p50 {mine['p50_ms'] / walked['p50_ms']:.3f} "
+                      f"p95 {mine['p95_ms'] / walked['p95_ms']:.3f} of the uncached walk; "
+                      f"{hubs.hits} hits, {hubs.misses} misses", flush=True)
 
 
 def host_load() -> str:

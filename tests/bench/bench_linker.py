@@ -2,7 +2,7 @@
 NameNode authority) against N HDFS elements under the nameservice; relations/s of the
 incremental linker's first (full) pass and of the Spark mode.
 
-Run: python tests/bench/bench_linker.py [--n 1000000] [--master local[*]] [--skip-spark]
+Run: python tests/bench/bench_linker.py [--n 1000000] [--master local[*]] [--skip-spark] [--profile]
 Starts its own embedded Solr (temporary home, free port). Goal: >= 50,000 relations/s.
 
 Baseline, in the same process against the same Solr: a raw post of the very update bodies the
@@ -10,18 +10,27 @@ incremental linker posted (recorded as sent, tests/bench/fair_baseline.py) into 
 the same batches, parameters, threads and commits, without the linker's reads and deletions.
 Linking a relation costs Solr at least that write, so the ratio linker / raw post says how close
 the linker comes to what Solr can take here; the goal is >= 0.7.
+
+`--profile`: the incremental pass under cProfile (every thread; the top functions printed) and
+its Solr requests per kind: count, wall seconds and Solr's own QTime where Solr reports one.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from navd.config import DEFAULT_SOLR_VERSION, default_solr_dist_dir
 from navd.index.admin import init_solr
@@ -38,6 +47,101 @@ from fair_baseline import Recorded, RecordingIndex, describe, fresh_cores, post_
 ALIASES = {"nn1:8020": "hdfs://ns1"}
 
 
+def request_kind(method: str, path: str, data: object) -> str:
+    """What a linker request is, for the per-kind table of `--profile`."""
+    core, _, handler = path.rpartition("/")
+    core = core.rsplit("_", 1)[-1] if "_" in core else core
+    if handler == "update":
+        body = data if isinstance(data, bytes) else b""
+        if body.lstrip()[:1] == b"[":
+            return f"{core}: add/update documents"
+        if b'"delete"' in body[:20]:
+            return f"{core}: delete by id"
+        return f"{core}: commit"
+    if handler == "select" and isinstance(data, Mapping):
+        query = str(data.get("q", ""))
+        fl = str(data.get("fl", ""))
+        return f"{core}: select {'rows=0 count' if data.get('rows') == 0 else (query[:28] + ' fl=' + fl[:40])}"
+    return f"{core}: {method} {handler}"
+
+
+class ProfilingIndex(RecordingIndex):
+    """A RecordingIndex that also times its requests per kind while `timing()` is open."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._times: dict[str, list[float]] | None = None
+        self._times_lock = threading.Lock()
+
+    def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        if self._times is None:
+            return super().request(method, path, **kwargs)
+        t0 = time.perf_counter()
+        body = super().request(method, path, **kwargs)
+        wall = time.perf_counter() - t0
+        qtime = body.get("responseHeader", {}).get("QTime") if isinstance(body, dict) else None
+        kind = request_kind(method, path, kwargs.get("data"))
+        with self._times_lock:
+            if self._times is not None:
+                row = self._times.setdefault(kind, [0, 0.0, 0.0, 0])
+                row[0] += 1
+                row[1] += wall
+                if qtime is not None:
+                    row[2] += qtime / 1000
+                    row[3] += 1
+        return body
+
+    @contextmanager
+    def timing(self) -> Iterator[dict[str, list[float]]]:
+        times: dict[str, list[float]] = {}
+        self._times = times
+        try:
+            yield times
+        finally:
+            self._times = None
+
+
+def print_request_times(times: Mapping[str, list[float]]) -> None:
+    print("  Solr requests of the pass, per kind: count, wall s (summed over threads), QTime s (of n)")
+    for kind, (count, wall, qtime, with_qtime) in sorted(times.items(), key=lambda kv: -kv[1][1]):
+        shown_q = f"{qtime:8.2f} ({int(with_qtime)})" if with_qtime else "       -"
+        print(f"    {kind:<80} {int(count):5d} {wall:8.2f} {shown_q}")
+
+
+@contextmanager
+def profiled_threads() -> Iterator[list[cProfile.Profile]]:
+    """cProfile in this thread and in every thread started inside the block (the linker works
+    its pages on a pool): one profiler per thread, all returned for pstats to merge."""
+    profilers: list[cProfile.Profile] = []
+    lock = threading.Lock()
+
+    def start(*_args: object) -> None:
+        profiler = cProfile.Profile()
+        with lock:
+            profilers.append(profiler)
+        sys.setprofile(None)
+        profiler.enable()
+
+    main = cProfile.Profile()
+    profilers.append(main)
+    threading.setprofile(start)
+    main.enable()
+    try:
+        yield profilers
+    finally:
+        main.disable()
+        threading.setprofile(None)  # type: ignore[arg-type]
+
+
+def print_profile(profilers: list[cProfile.Profile], top: int = 25) -> None:
+    stats = pstats.Stats(profilers[0])
+    for profiler in profilers[1:]:
+        profiler.create_stats()
+        stats.add(profiler)
+    print("  cProfile of the pass, every thread (threads waiting on Solr count as time in their socket reads):")
+    stats.sort_stats("tottime").print_stats(top)
+
+
 def load(index: SolrIndex, n: int) -> None:
     exe = Element(SourceType.SPARK, ElementType.OPERATION_EXECUTION, "spark://bench/1", name="1")
     writer = IndexWriter(index)
@@ -49,6 +153,21 @@ def load(index: SolrIndex, n: int) -> None:
     assert writer.close()
     for core in ("elements", "relations"):
         index.commit(core)
+
+
+def settle(solr_pid: int | None, quiet_cpu: float = 0.2, interval: float = 2.0, most: float = 120.0) -> float:
+    """Wait until Solr is idle (under `quiet_cpu` CPU-seconds per `interval`, at most `most`
+    seconds): the load's merges, run in the background after its commits, must not be counted
+    as the pass's CPU. Returns the seconds waited."""
+    start = time.monotonic()
+    before = _cpu_snapshot(solr_pid)
+    while before is not None and time.monotonic() - start < most:
+        time.sleep(interval)
+        after = _cpu_snapshot(solr_pid)
+        if after is None or after[2] - before[2] < quiet_cpu:
+            break
+        before = after
+    return time.monotonic() - start
 
 
 def cpu_split(before: tuple[float, float, float] | None, after: tuple[float, float, float] | None,
@@ -72,18 +191,25 @@ def raw_post_rate(index: RecordingIndex, recorded: Recorded, linked: int,
         return linked / seconds, cpu_split(before, _cpu_snapshot(solr_pid), seconds)
 
 
+@contextmanager
+def _nothing() -> Iterator[list[cProfile.Profile]]:
+    yield []
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--heap", default="2g")
     parser.add_argument("--master", default="local[*]")
     parser.add_argument("--skip-spark", action="store_true")
+    parser.add_argument("--profile", action="store_true",
+                        help="the incremental pass under cProfile, and its Solr requests per kind")
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="navd-bench-linker-"))
     server = EmbeddedSolr(home, free_port(), args.heap, SolrDistribution(DEFAULT_SOLR_VERSION, default_solr_dist_dir()))
     solr_pid = server.start().pid
     try:
-        with RecordingIndex(server.client_config()) as index:
+        with ProfilingIndex(server.client_config()) as index:
             init_solr(index)
             runs = [("incremental (first pass: full)", lambda: Linker(
                 index, cluster="bench", default_fs="hdfs://ns1", fs_aliases=ALIASES, state_id="bench-a").link())]
@@ -100,9 +226,12 @@ def main() -> None:
                 t0 = time.monotonic()
                 load(index, args.n)
                 loaded = time.monotonic() - t0
+                settled = settle(solr_pid)
                 before = _cpu_snapshot(solr_pid)
                 t0 = time.monotonic()
-                with index.recording() as updates:
+                profile = args.profile and not recorded.updates  # the incremental pass
+                with index.recording() as updates, index.timing() as times, \
+                        (profiled_threads() if profile else _nothing()) as profilers:
                     report = run()
                     seconds = time.monotonic() - t0
                 if not recorded.updates:  # the first run's: the one whose writes this process sends
@@ -111,9 +240,12 @@ def main() -> None:
                 index.commit("relations")
                 left = index.count("relations", "unlinked:true")
                 rates.append((label, report.linked / seconds, cpu))
-                print(f"{label}: n={args.n} load {loaded:.1f}s; linked {report.linked} of {report.examined} in "
+                print(f"{label}: n={args.n} load {loaded:.1f}s (Solr idle {settled:.0f}s after); linked {report.linked} of {report.examined} in "
                       f"{seconds:.2f}s = {rates[-1][1]:,.0f} relations/s; unlinked left {left}", flush=True)
                 print(f"  {split}", flush=True)
+                if profile:
+                    print_request_times(times)
+                    print_profile(profilers)
             # The baseline once, last, after Solr settled (merges after a big pass skew a post made
             # right after it), against the same index state for every ratio.
             index.commit("relations")

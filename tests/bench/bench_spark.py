@@ -31,6 +31,7 @@ Figures are printed and written to .bench/spark.json. Not collected by pytest (b
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import dataclasses
 import hashlib
@@ -59,6 +60,8 @@ import zstandard
 
 import navd
 from navd.config import DEFAULT_SOLR_VERSION, default_solr_dist_dir
+from navd.extractors import run_pass
+from navd.extractors.spark.component import POST_COMMIT_HOOKS
 from navd.extractors.spark.settings import SparkConfig
 from navd.extractors.spark.extractor import SparkExtractor
 from navd.index.admin import init_solr
@@ -336,6 +339,60 @@ def event_mix(files: list[Path]) -> list[dict[str, Any]]:
     return [{"event": k, "count": count[k], "mb": size[k] / 1e6} for k in sorted(size, key=lambda k: -size[k])]
 
 
+class TimedIndex(RecordingIndex):
+    """A RecordingIndex that also counts and times every Solr request by kind, on whichever
+    thread sent it (the writer's threads included) while `timing()` is open: where the pass's
+    Solr time goes (the extractor's own reads, the posts, deletions, commits)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._times_lock = threading.Lock()
+        self._times: dict[str, list[float]] | None = None
+
+    def request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        if self._times is None:
+            return super().request(method, path, **kwargs)
+        start = time.perf_counter()
+        try:
+            return super().request(method, path, **kwargs)
+        finally:
+            seconds = time.perf_counter() - start
+            kind = _request_kind(method, path, kwargs.get("params"), kwargs.get("data"))
+            with self._times_lock:
+                if self._times is not None:
+                    entry = self._times.setdefault(kind, [0, 0.0])
+                    entry[0] += 1
+                    entry[1] += seconds
+
+    @contextlib.contextmanager
+    def timing(self) -> Any:
+        """The dict {kind: [requests, seconds]} of the requests sent inside the block."""
+        kept: dict[str, list[float]] = {}
+        with self._times_lock:
+            self._times = kept
+        try:
+            yield kept
+        finally:
+            with self._times_lock:
+                self._times = None
+
+
+def _request_kind(method: str, path: str, params: Any, data: Any) -> str:
+    endpoint = path.rstrip("/").rsplit("/", 1)[-1]
+    core = path.strip("/").split("/", 1)[0]
+    if endpoint == "update":
+        params = dict(params or {})
+        if params.get("commit") == "true" or params.get("softCommit") == "true":
+            return f"commit {core}"
+        body = data if isinstance(data, bytes) else b""
+        if body.lstrip()[:1] != b"[":
+            return f"delete {core}"
+        if params.get("failOnVersionConflicts") == "false":
+            return f"update {core} (stubs/atomic)"
+        return f"update {core}"
+    return f"{endpoint} {core}"
+
+
 def clear_cores(index: SolrIndex) -> None:
     for core in CORES:
         index.delete_query(core, "*:*")
@@ -346,11 +403,13 @@ def navd_pass(index: SolrIndex, events: Path) -> dict[str, Any]:
     """A fresh extractor (fresh state dir) over the corpus: run_pass + close, timed."""
     state = Path(tempfile.mkdtemp(prefix="navd-bench-spark-state-"))
     try:
+        # As `navd extract spark` builds it (component.build): asking the index before a DROP,
+        # and withdrawing the OpenLineage listener's lineage of the applications at each commit.
         extractor = SparkExtractor(cluster=CLUSTER, directories=[str(events)], state_dir=state,
-                                   extractor_run_id="bench-spark##1")
+                                   extractor_run_id="bench-spark##1", index=index, post_commit=POST_COMMIT_HOOKS)
         writer = IndexWriter(index)
         start = time.perf_counter()
-        report = extractor.run_pass(writer)
+        report = run_pass(extractor, writer)
         ok = writer.close()
         seconds = time.perf_counter() - start
         if not ok:
@@ -375,7 +434,7 @@ def _timed(fn: Any, solr_pid: int | None) -> tuple[Any, Run]:
     return value, Run(seconds, python, solr, max(0.0, host - python - solr))
 
 
-def measure_throughput(index: RecordingIndex, corpus: Corpus, solr_pid: int | None) -> dict[str, Any]:
+def measure_throughput(index: TimedIndex, corpus: Corpus, solr_pid: int | None) -> dict[str, Any]:
     progress = sys.stderr
     mb = corpus.decompressed_bytes / 1e6
     progress.write("warm-up: baseline + navd pass (untimed) ...\n")
@@ -398,7 +457,7 @@ def measure_throughput(index: RecordingIndex, corpus: Corpus, solr_pid: int | No
         clear_cores(index)
         progress.write(f"run {n + 1}/2: navd SparkExtractor.run_pass -> Solr ...")
         progress.flush()
-        with index.recording() as updates:
+        with index.recording() as updates, index.timing() as requests_by_kind:
             result, run = _timed(lambda: navd_pass(index, corpus.events), solr_pid)
         recorded = Recorded(tuple(updates))
         for core in CORES:
@@ -406,10 +465,14 @@ def measure_throughput(index: RecordingIndex, corpus: Corpus, solr_pid: int | No
         found = {core: index.count(core) for core in CORES}
         runs["navd"].append({**dataclasses.asdict(run), "mb_per_s": mb / run.seconds,
                              **{k: result[k] for k in ("lines", "records", "warnings", "counts")},
-                             "indexed": found})
+                             "indexed": found,
+                             "solr_requests": {k: {"requests": int(n), "seconds": t}
+                                               for k, (n, t) in sorted(requests_by_kind.items())}})
         progress.write(f" {run.seconds:.2f} s, {mb / run.seconds:.1f} MB/s "
                        f"({result['records']:,} records, {found['elements']:,} elements, "
                        f"{found['relations']:,} relations in Solr)\n")
+        for kind, (count, seconds) in sorted(requests_by_kind.items(), key=lambda kv: -kv[1][1]):
+            progress.write(f"    Solr {kind}: {int(count)} requests, {seconds:.2f} s summed over threads\n")
         progress.write(f"run {n + 1}/2: raw post of what navd wrote, fresh cores ...")
         progress.flush()
         with fresh_cores(index) as fresh:
@@ -531,7 +594,8 @@ class _ExtractorLoop(threading.Thread):
     def __init__(self, index: SolrIndex, events: Path, state: Path, poll_seconds: float) -> None:
         super().__init__(name="bench-spark-extract", daemon=True)
         self.extractor = SparkExtractor(cluster=CLUSTER, directories=[str(events)], state_dir=state,
-                                        extractor_run_id="bench-spark-fresh##1")
+                                        extractor_run_id="bench-spark-fresh##1", index=index,
+                                        post_commit=POST_COMMIT_HOOKS)
         self.writer = IndexWriter(index)
         self.poll_seconds = poll_seconds
         self.stopping = threading.Event()
@@ -542,7 +606,7 @@ class _ExtractorLoop(threading.Thread):
         try:
             while not self.stopping.is_set():
                 start = time.time()
-                report = self.extractor.run_pass(self.writer)
+                report = run_pass(self.extractor, self.writer)
                 self.passes.append({"start": start, "seconds": time.time() - start,
                                     "lines": report.lines, "records": report.records})
                 self.stopping.wait(self.poll_seconds)
@@ -928,7 +992,7 @@ def main(argv: list[str] | None = None) -> int:
         cpus = os.sched_getaffinity(0)
         if args.pin:
             pin_cpus(status.pid)
-        with RecordingIndex(config) as index:
+        with TimedIndex(config) as index:
             init_solr(index)
             throughput = measure_throughput(index, corpus, status.pid)
             if args.profile == "always" or (args.profile == "auto" and not throughput["met"]):

@@ -32,6 +32,9 @@ LINKER_RATIO_GOAL = 0.7  # of a raw post of what the linker wrote
 RAW_POST_GOAL = 0.7
 LINEAGE_P95_GOAL_MS = 100.0
 LINEAGE_GOAL_ELEMENTS = 10_000_000
+#: `--as-of` and `--latest` against the plain walk of the same case and roots (bench_lineage.py --moments)
+MOMENTS_RATIO_GOAL = 1.5
+MOMENTS = ("as-of", "latest")
 SOAK_RSS_GOAL_MB = 300.0
 SOAK_MINUTES_GOAL = 60.0
 #: "flat": the least-squares RSS slope after the warm-up, at most this many MB per hour
@@ -226,7 +229,7 @@ def lineage_row(bench: Path) -> Row:
     goal = f"p95 <= {LINEAGE_P95_GOAL_MS:.0f} ms at {LINEAGE_GOAL_ELEMENTS // 1_000_000}M elements"
     data, why = load(bench / "lineage.json")
     cases = list(lineage_cases(data)) if data is not None else []
-    deep = [c for c in cases if c["depth"] == 5]
+    deep = [c for c in cases if c["depth"] == 5 and not c["label"].endswith(MOMENTS)]
     if not deep:
         return Row(name, "-", "-", before, goal, "not run", why or "lineage.json has no depth-5 case with p95_ms")
     sized = [c for c in deep if c["size"]]
@@ -241,6 +244,33 @@ def lineage_row(bench: Path) -> Row:
     ok = bool(largest and largest >= LINEAGE_GOAL_ELEMENTS) and worst_all <= LINEAGE_P95_GOAL_MS
     note = "" if largest and largest >= LINEAGE_GOAL_ELEMENTS else "goal size not reached"
     return Row(name, "-", size + "; ".join(parts), before, goal, status(ok), note)
+
+
+def moments_row(bench: Path) -> Row:
+    """The worst p95 of `--as-of` and `--latest` as a ratio of the plain walk's, over every case of
+    the largest size bench_lineage.py --moments measured."""
+    name, before = "lineage --as-of / --latest vs plain", "latest downstream depth 5: p95 1.81x (17 requests vs 12)"
+    goal = f"p95 <= {MOMENTS_RATIO_GOAL:g}x the plain walk"
+    data, why = load(bench / "lineage.json")
+    ratios: list[tuple[float, float, str]] = []  # (elements, ratio, case)
+    for size, modes in (dig(data, "sizes") or {}).items():
+        for mode, measured in (modes or {}).items():
+            cases = measured.get("cases") if isinstance(measured, dict) else None
+            for key, case in (cases or {}).items():
+                plain = next((cases.get(key.removesuffix(" " + m)) for m in MOMENTS if key.endswith(" " + m)), None)
+                ratio = (number(case.get("p95_ms")) or 0.0) / (number(plain.get("p95_ms")) or 0.0) \
+                    if isinstance(plain, dict) and number(plain.get("p95_ms")) else None
+                if ratio is not None and size.isdigit():
+                    ratios.append((float(size), ratio, f"{mode} {key}"))
+    if not ratios:
+        return Row(name, "-", "-", before, goal, "not run", why or "lineage.json has no --moments cases")
+    largest = max(elements for elements, _, _ in ratios)
+    at = [(ratio, case) for elements, ratio, case in ratios if elements == largest]
+    worst, case = max(at)
+    over = sum(1 for ratio, _ in at if ratio > MOMENTS_RATIO_GOAL)
+    return Row(name, "-", f"{largest / 1e6:g}M elements: worst p95 {worst:.2f}x ({case[-60:]}); "
+               f"{over} of {len(at)} above {MOMENTS_RATIO_GOAL:g}x", before, goal,
+               status(worst <= MOMENTS_RATIO_GOAL))
 
 
 def lineage_cases(data: Any, path: tuple[str, ...] = ()) -> Iterator[dict[str, Any]]:
@@ -314,7 +344,7 @@ def flat(data: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
 
 
 def rows(bench: Path) -> list[Row]:
-    return [lineage_row(bench), writer_row(bench), spark_row(bench), spark_raw_post_row(bench),
+    return [lineage_row(bench), moments_row(bench), writer_row(bench), spark_row(bench), spark_raw_post_row(bench),
             lineage_logs_raw_post_row(bench), openlineage_raw_post_row(bench), linker_row(bench),
             linker_raw_post_row(bench), first_start_row(bench), soak_row(bench)]
 
