@@ -124,6 +124,20 @@ class CpuSampler(threading.Thread):
         return {group: 1000 * (self.samples[last][group] - self.samples[first][group]) for group in GROUPS}
 
 
+def pin_browser_apart(server_pids: list[int]) -> str:
+    """Every thread of the server processes (Solr, navd serve) on CPU 0, this process and so the
+    browser it starts next on the others: as if the browser ran on another machine, which a
+    user's does. Threads made later inherit their creator's CPUs. Returns what was done."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise SystemExit("--pin needs at least 2 CPUs")
+    for pid in server_pids:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            os.sched_setaffinity(int(task.name), {cpus[0]})
+    os.sched_setaffinity(0, set(cpus[1:]))
+    return f"Solr and navd serve on CPU {cpus[0]}, the browser on CPU {','.join(map(str, cpus[1:]))}"
+
+
 def serve(home: Path, solr: EmbeddedSolr) -> tuple[subprocess.Popen[bytes], str]:
     credentials = solr.credentials()
     assert credentials is not None
@@ -259,6 +273,8 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=400, help="nodes of the big graph (the page's node cap: 400)")
     parser.add_argument("--small", type=int, default=40, help="nodes of the baseline graph")
     parser.add_argument("--heap", default="1g")
+    parser.add_argument("--pin", action="store_true",
+                        help="the browser on CPUs apart from Solr's and navd's, as on a user's machine")
     args = parser.parse_args()
     if not os.access(CHROMIUM, os.X_OK):
         raise SystemExit(f"{CHROMIUM} is missing: make setup-test installs Debian's chromium")
@@ -277,6 +293,7 @@ def main() -> None:
         proc, url = serve(home, solr)
         solr_pid = solr.status().pid
         assert solr_pid is not None
+        pinned = pin_browser_apart([solr_pid, proc.pid]) if args.pin else "no pinning: all share every CPU"
         sampler = CpuSampler(solr_pid, proc.pid)
         sampler.start()
         with sync_playwright() as playwright:
@@ -296,7 +313,7 @@ def main() -> None:
         page_split, bare_split = request_split(big_runs), request_split(bare_runs)
         bare = bare_split["fetch"]
         big_nodes, small_nodes = big_runs[0]["nodes"], small_runs[0]["nodes"]
-        print(f"lineage page, {args.runs} runs each (fresh page per run, one warm-up dropped), Chromium headless")
+        print(f"lineage page, {args.runs} runs each (fresh page per run, one warm-up dropped), Chromium headless; {pinned}")
         for label, shown, nodes, edges in (("big", big_phases, big_nodes, big_runs[0]["edges"]),
                                            ("small", small_phases, small_nodes, small_runs[0]["edges"])):
             print(f"-- {label}: {nodes} nodes, {edges} edges drawn")
