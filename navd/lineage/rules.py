@@ -119,7 +119,20 @@ class LineageStore(Protocol):
 ANSWER_CHUNK = 500
 
 
-class RelationPool:
+class RelationsByAsk:
+    """`LineageStore.relations` as one ask of the store's `related`: a store writes only `related`."""
+
+    def related(self, asks: Sequence[RelationAsk]) -> Iterable[tuple[int, StoredRelation]]:
+        raise NotImplementedError
+
+    def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
+                  near_type: str | None = None, far_type: str | None = None,
+                  ends_only: bool = False, as_of: datetime | None = None) -> Iterable[StoredRelation]:
+        ask = RelationAsk(tuple(ids), tuple(types), near_end, near_type, far_type, ends_only, as_of)
+        return [relation for _, relation in self.related([ask])]
+
+
+class RelationPool(RelationsByAsk):
     """Relations held in memory, answering asks as a store does (LineageStore.relations and
     .related), in a store's order (`ANSWER_CHUNK`)."""
 
@@ -139,12 +152,6 @@ class RelationPool:
         for end in (1, 2):
             self._by_end[end - 1].setdefault(relation.endpoint(end).id, []).append(relation.id)
 
-    def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
-                  near_type: str | None = None, far_type: str | None = None,
-                  ends_only: bool = False, as_of: datetime | None = None) -> Iterable[StoredRelation]:
-        ask = RelationAsk(tuple(ids), tuple(types), near_end, near_type, far_type, ends_only, as_of)
-        return [relation for _, relation in self.related([ask])]
-
     def related(self, asks: Sequence[RelationAsk]) -> list[tuple[int, StoredRelation]]:
         answered: list[tuple[int, StoredRelation]] = []
         for n, ask in enumerate(asks):
@@ -157,7 +164,7 @@ class RelationPool:
         return answered
 
 
-class _CachedStore:
+class _CachedStore(RelationsByAsk):
     """A store in front of another that asks it only what it was not asked before (the same ids
     for the same kind of relations), answering the rest from memory, in the store's order."""
 
@@ -175,12 +182,6 @@ class _CachedStore:
 
     def elements(self, ids: Collection[str]) -> Mapping[str, StoredElement]:
         return self.store.elements(ids)
-
-    def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
-                  near_type: str | None = None, far_type: str | None = None,
-                  ends_only: bool = False, as_of: datetime | None = None) -> Iterable[StoredRelation]:
-        ask = RelationAsk(tuple(ids), tuple(types), near_end, near_type, far_type, ends_only, as_of)
-        return [relation for _, relation in self.related([ask])]
 
     def related(self, asks: Sequence[RelationAsk]) -> list[tuple[int, StoredRelation]]:
         unasked = [dataclasses.replace(ask, ids=ids) for ask in asks

@@ -13,7 +13,7 @@ from navd.index.client import SolrIndex, batches
 from navd.index.documents import FIRST_SEEN, endpoint_field
 from navd.index.filters import by_time_filter, terms_filter
 from navd.index.lookup import find_entity, oldest_execution_facet, oldest_execution_from_facets
-from navd.lineage.rules import ANSWER_CHUNK, RelationAsk
+from navd.lineage.rules import ANSWER_CHUNK, RelationAsk, RelationsByAsk
 from navd.lineage.stored import ELEMENT_FIELDS, RELATION_FIELDS, StoredElement, StoredRelation
 
 #: Ids per terms clause: the unit the answers are ordered by (as if asked one chunk at a time,
@@ -31,7 +31,7 @@ _PAGE = 5000
 _ONE_READ = 100_000
 
 
-class SolrLineageStore:
+class SolrLineageStore(RelationsByAsk):
     """`LineageStore` over the elements and relations cores."""
 
     def __init__(self, index: SolrIndex, known: Iterable[Mapping[str, Any]] = (), *,
@@ -74,12 +74,6 @@ class SolrLineageStore:
         self.oldest_execution = oldest_execution_from_facets(body)
         self.oldest_execution_read = True
         return list(body["response"]["docs"])
-
-    def relations(self, ids: Collection[str], types: Collection[str], near_end: int, *,
-                  near_type: str | None = None, far_type: str | None = None,
-                  ends_only: bool = False, as_of: datetime | None = None) -> Iterable[StoredRelation]:
-        ask = RelationAsk(tuple(ids), tuple(types), near_end, near_type, far_type, ends_only, as_of)
-        return (relation for _, relation in self.related([ask]))
 
     def related(self, asks: Sequence[RelationAsk]) -> Iterator[tuple[int, StoredRelation]]:
         """Several asks in as few requests as their ids allow: one OR of terms clauses per
