@@ -5,6 +5,8 @@ itself built the way the index writer writes."""
 from __future__ import annotations
 
 import dataclasses
+import threading
+import time
 from datetime import datetime, timedelta
 
 import pytest
@@ -187,6 +189,56 @@ def test_round_trips_grow_with_levels_not_with_width(columns: bool, direction: s
     # are asked first; then the nodes' elements (and the columns' tables).
     levels = 7
     assert calls[2] == calls[20] <= 1 + levels * (2 if columns else 1) + (1 if columns else 0) + 2
+
+
+class RoundCountingStore(CountingStore):
+    """Counts round trips as a reader waits for them: calls in flight at the same time (each
+    held `hold` seconds, as a request to Solr takes time) count as one round."""
+
+    def __init__(self, store: MemoryLineageStore, hold: float = 0.1) -> None:
+        super().__init__(store)
+        self.rounds = 0
+        self._in_flight = 0
+        self._lock = threading.Lock()
+        self._hold = hold
+
+    def _timed(self, call):  # type: ignore[no-untyped-def]
+        with self._lock:
+            if self._in_flight == 0:
+                self.rounds += 1
+            self._in_flight += 1
+        try:
+            time.sleep(self._hold)
+            return call()
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def elements(self, ids):  # type: ignore[no-untyped-def]
+        return self._timed(lambda: super(RoundCountingStore, self).elements(ids))
+
+    def relations(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        return self._timed(lambda: list(super(RoundCountingStore, self).relations(*args, **kwargs)))
+
+    def related(self, asks):  # type: ignore[no-untyped-def]
+        return self._timed(lambda: list(super(RoundCountingStore, self).related(asks)))
+
+
+@pytest.mark.parametrize("columns", [False, True])
+def test_latest_downstream_waits_for_no_more_round_trips_than_the_plain_walk(columns: bool) -> None:
+    """The one ask more of `latest` downstream (the writers of the datasets reached) is in
+    flight together with the read of the nodes' elements, which the plain walk waits for after
+    its last level: the reader waits for as many round trips either way."""
+    from lineage_cases import fan_out  # noqa: PLC0415
+
+    graph = fan_out(DB, 3)
+    rounds, calls = {}, {}
+    for latest in (False, True):
+        store = RoundCountingStore(MemoryLineageStore.of(graph.records))
+        lineage(store, graph.identity("root"), LineageOptions(direction="downstream", columns=columns, latest=latest))
+        rounds[latest], calls[latest] = store.rounds, store.calls
+    assert calls[True] == calls[False] + 1  # the writers' ask: made, and counted
+    assert rounds[True] == rounds[False]
 
 
 @pytest.mark.parametrize("columns", [False, True])

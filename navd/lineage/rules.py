@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -172,6 +173,8 @@ class _CachedStore(RelationsByAsk):
         self.store = store
         self._pool = RelationPool()
         self._asked: set[tuple[str, tuple[object, ...]]] = set()
+        self._elements: dict[str, StoredElement] = {}
+        self._elements_read: set[str] = set()  # asked for, whether found or not
 
     @staticmethod
     def _kind(ask: RelationAsk) -> tuple[object, ...]:
@@ -181,7 +184,22 @@ class _CachedStore(RelationsByAsk):
         return self.store.find(entity)
 
     def elements(self, ids: Collection[str]) -> Mapping[str, StoredElement]:
-        return self.store.elements(ids)
+        self._read_elements(ids)
+        return {i: self._elements[i] for i in ids if i in self._elements}
+
+    def _read_elements(self, ids: Collection[str]) -> None:
+        unread = [i for i in ids if i not in self._elements_read]
+        if unread:
+            self._elements.update(self.store.elements(unread))
+            self._elements_read.update(unread)
+
+    def read_ahead(self, asks: Sequence[RelationAsk], element_ids: Collection[str]) -> None:
+        """Hold the answers to `asks` and the elements of `element_ids`, read at the same time:
+        two requests in flight at once (on Solr, one to each core), so the slower sets the pace."""
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineage-read-ahead") as pool:
+            elements = pool.submit(self._read_elements, list(element_ids))
+            self.related(asks)
+            elements.result()
 
     def related(self, asks: Sequence[RelationAsk]) -> list[tuple[int, StoredRelation]]:
         unasked = [dataclasses.replace(ask, ids=ids) for ask in asks
@@ -309,6 +327,8 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
     directions: tuple[str, ...] = ("upstream", "downstream") if options.direction == "both" \
         else (options.direction,)
 
+    if options.latest and "downstream" in directions:
+        store = _CachedStore(store)  # _walked reads ahead into it what the nodes need
     relations: dict[str, StoredRelation] = {}
     node_ids: set[str] = {root.id}
     truncated = False
@@ -362,7 +382,7 @@ def _walked(store: LineageStore, root: StoredElement, direction: str, options: L
     if not (options.latest and direction == "downstream"):
         yield from _walk(store, root, direction, options, progress)
         return
-    cached = _CachedStore(store)
+    cached = store if isinstance(store, _CachedStore) else _CachedStore(store)
     reached = {root.id}
     written: dict[str, None] = {}
     for relation in _walk(cached, root, direction, dataclasses.replace(options, latest=False)):
@@ -371,8 +391,11 @@ def _walked(store: LineageStore, root: StoredElement, direction: str, options: L
         reached.update((relation.endpoint1.id, relation.endpoint2.id))
         if len(reached) > options.max_nodes:
             break
-    if written:
-        cached.relations(sorted(written), (_DATA_FLOW,), 2, far_type=_EXECUTION, as_of=options.as_of)
+    # The nodes the latest walk shows are among those the plain walk reached: their elements are
+    # read while the writers are asked for, not in a request of their own after the walk.
+    writers = [RelationAsk(tuple(sorted(written)), (_DATA_FLOW,), 2, far_type=_EXECUTION, as_of=options.as_of)] \
+        if written else []
+    cached.read_ahead(writers, sorted(reached))
     yield from _walk(cached, root, direction, options, progress)
 
 

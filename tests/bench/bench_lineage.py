@@ -41,6 +41,7 @@ from navd.config import LineageConfig, load_config
 from navd.index.client import SolrIndex
 from navd.catalog.service import lookup_scope
 from navd.lineage.hub_cache import HubCache
+from navd.lineage.responsibility import ExtractedNamespaces, extracted_namespaces
 from navd.lineage.rules import LineageOptions
 from navd.lineage.service import lineage
 from navd.solr.server import effective_solr_config, free_port
@@ -142,18 +143,20 @@ def run_cases(config_path: Path, url: str | None, root_sets: dict[str, list[str]
         for group in groups.values():
             for kind, roots in root_sets.items():
                 if roots:
-                    run_group(index, session, config.server.max_nodes, scope, url, kind, roots, group, repeat,
+                    run_group(index, session, config.server.max_nodes, scope, extracted_namespaces(config), url,
+                              kind, roots, group, repeat,
                               prefix, results)
     return results
 
 
-def options_of(case: Case, max_nodes: int) -> LineageOptions:
+def options_of(case: Case, max_nodes: int, extracted: ExtractedNamespaces) -> LineageOptions:
     return LineageOptions(direction=case.direction, depth=case.depth,  # type: ignore[arg-type]
-                          columns=case.columns, max_nodes=max_nodes,
+                          columns=case.columns, max_nodes=max_nodes, extracted=extracted,
                           as_of=AS_OF if case.moment else None, latest=case.moment == "latest")
 
 
-def run_group(index: CountingIndex, session: requests.Session, max_nodes: int, scope: Any, url: str | None,
+def run_group(index: CountingIndex, session: requests.Session, max_nodes: int, scope: Any,
+              extracted: ExtractedNamespaces, url: str | None,
               kind: str, roots: list[str], group: list[Case], repeat: int, prefix: str,
               results: dict[str, dict[str, Any]]) -> None:
     """Time the cases of one group (the moments of one depth, direction and columns) over `roots`."""
@@ -161,7 +164,7 @@ def run_group(index: CountingIndex, session: requests.Session, max_nodes: int, s
     hubs = HubCache(LineageConfig()) if cached else None  # the server's defaults
 
     def facade(case: Case) -> Callable[[str], int | bytes]:
-        options = options_of(case, max_nodes)
+        options = options_of(case, max_nodes, extracted)
         return lambda root: len(lineage(index, root, options, scope, hubs).as_dict()["nodes"])
 
     def http(case: Case) -> Callable[[str], int | bytes]:
