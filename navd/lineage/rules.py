@@ -47,8 +47,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Literal, Protocol
 
