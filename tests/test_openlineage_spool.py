@@ -11,7 +11,7 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -27,6 +27,7 @@ from navd.config import NavdConfig, SolrConfig, parse_config
 from navd.errors import SolrError
 from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
+from navd.openlineage import intake as intake_module
 from navd.openlineage.intake import LARGE_EVENT_DOCUMENTS, SPOOLED, Intake, IntakeStopping
 from navd.openlineage.limits import event_size
 from navd.openlineage.schema import validate
@@ -270,6 +271,17 @@ class FailsUpdates(SolrIndex):
         super().post_update(core, body, params=params)
 
 
+class LaggingReads(SolrIndex):
+    """navd's own Solr client whose real-time gets of elements find nothing: the read-back of
+    the run's execution misses what the intake wrote a moment before (once seen in CI: a
+    spooled START drained, then its COMPLETE drained in the next batch, wrote the run without its
+    start). A real Solr cannot be made to do this on demand: the one fault made here; every
+    write goes to the real Solr."""
+
+    def get(self, core: str, ids: Iterable[str]) -> list[dict[str, Any]]:
+        return [] if core == "elements" else super().get(core, ids)
+
+
 def intake_config(tmp: Path) -> NavdConfig:
     return parse_config({"daemon": {"state_dir": str(tmp / "state")},
                          "openlineage": {"enabled": True, "spool_dir": str(tmp / "spool"), "namespaces": {HIVE: "primary"}}})
@@ -391,3 +403,31 @@ def test_spooled_events_solr_fails_to_take_stay_spooled_until_it_takes_them(tmp_
                                fl="started,ended"))
     assert [(doc.get("started"), doc.get("ended")) for doc in docs] == [
         ("2026-11-23T06:00:00Z", "2026-11-23T06:00:30Z")] * len(runs)
+
+
+def test_a_run_drained_event_by_event_keeps_its_start_when_the_read_back_lags(
+        tmp_path: Path, own_solr: EmbeddedSolr, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Spooled STARTs, then their COMPLETEs, drained one event a flush, while the stored read of
+    each run's execution finds nothing: each run still ends with its START's start and its
+    COMPLETE's end (the intake merges with the execution it last wrote, not only with Solr's
+    read-back)."""
+    monkeypatch.setattr(intake_module, "DRAIN_BATCH", 1)
+    prefix = f"lag{uuid.uuid4().hex[:6]}"
+    runs = [str(uuid.uuid4()) for _ in range(4)]
+    spool = Spool(tmp_path / "spool")
+    for state, offset in ((RunState.START, 0), (RunState.COMPLETE, 30)):
+        for n, run_id in enumerate(runs):
+            spool.put(orjson.dumps(as_json(job_run(run_id, f"{prefix}_{n}", state, offset=offset))))
+    intake = Intake(intake_config(tmp_path), LaggingReads(own_solr.client_config(retries=0)))
+    intake.start()
+    try:
+        wait_drained(tmp_path / "spool", tmp_path / "no-log")
+    finally:
+        intake.stop()
+    with admin_of(own_solr) as index:
+        assert len(executions(index, prefix)) == len(runs)
+        docs = list(index.scan("elements", f'type:OPERATION_EXECUTION AND '
+                                           f'qualifiedName:openlineage\\://{_escape(JOB_NAMESPACE)}/{prefix}*',
+                               fl="started,ended,properties"))
+    assert [(doc.get("started"), doc.get("ended"), json.loads(doc["properties"])["state"]) for doc in docs] == [
+        ("2026-11-23T06:00:00Z", "2026-11-23T06:00:30Z", "COMPLETE")] * len(runs)

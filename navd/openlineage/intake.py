@@ -25,7 +25,7 @@ then written by the writer thread one slice of STEP_DOCUMENTS documents at a tim
 events that arrived meanwhile written between two slices. Order is kept where it matters: a small
 event that writes a document a large event before it also writes (the same run, job, dataset or
 column) waits behind it. A run's execution is read back, merged with its events in order
-(mapping.merge_execution) and written whole under one lock shared with the drain, so no two
+(mapping.merge_execution) and with the execution as this intake last wrote it, and written whole under one lock shared with the drain, so no two
 events of a run race; a large event's execution is written with its last slice.
 """
 
@@ -37,7 +37,7 @@ import dataclasses
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future
 from datetime import datetime
 from pathlib import Path
@@ -91,6 +91,9 @@ LARGE_EVENTS_AT_ONCE = 2
 WARNING_SECONDS = 3600.0
 #: how many of each are remembered for that (a bound against a flood of made-up ones)
 WARNINGS_KEPT = 1024
+#: the executions this intake wrote last, kept to merge the next event of each run with (see
+#: Intake._write): seconds of events at thousands a second, a few megabytes
+RECENT_EXECUTIONS = 10_000
 
 
 @dataclasses.dataclass(frozen=True)
@@ -215,6 +218,9 @@ class Intake:
         self._trim_every = max(1, min(1000, self.keep_events // 10))
         self._kept_since_trim = 0
         self._sequence = kept.Sequence()
+        #: identity -> the document of an execution as this intake last wrote it (after Solr
+        #: acknowledged it), oldest first, at most RECENT_EXECUTIONS (Intake._write)
+        self._recent_executions: collections.OrderedDict[str, dict[str, Any]] = collections.OrderedDict()
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -547,11 +553,19 @@ class Intake:
         for mapped in events:
             if mapped.execution is not None:
                 key = mapped.execution.identity
-                before = element_document(merged[key]) if key in merged else stored.get(key)
-                merged[key] = merge_execution(mapped.execution, before)
+                if key in merged:
+                    merged[key] = merge_execution(mapped.execution, element_document(merged[key]))
+                    continue
+                # Also merged with the run's execution as this intake last wrote it: a START
+                # written by the previous flush was once missing from the stored read of the
+                # next (CI: the COMPLETE's document then lost the start). merge_execution is
+                # idempotent and independent of order, so merging with both is never wrong.
+                execution = merge_execution(mapped.execution, self._recent_executions.get(key))
+                merged[key] = merge_execution(execution, stored.get(key))
         self._flush([*merged.values(), *(record for mapped in events for record in (
             dated(mapped.records, merged[mapped.execution.identity]) if mapped.execution is not None
             else mapped.records))])
+        self._remember(merged.values())
         if kept_docs:
             kept.keep(self.index, kept_docs)
             self._kept_since_trim += len(kept_docs)
@@ -562,6 +576,15 @@ class Intake:
                 except SolrError as exc:  # the events are written; the next trim catches up
                     log.warning("kept OpenLineage events not trimmed to [openlineage] keep_events",
                                 reason=first_line(exc))
+
+    def _remember(self, executions: Iterable[Element]) -> None:
+        """Executions Solr acknowledged: the last RECENT_EXECUTIONS kept for the next merge."""
+        recent = self._recent_executions
+        for execution in executions:
+            recent[execution.identity] = element_document(execution)
+            recent.move_to_end(execution.identity)
+        while len(recent) > RECENT_EXECUTIONS:
+            recent.popitem(last=False)
 
     def _flush(self, records: list[Record] | tuple[Record, ...]) -> None:
         writer = IndexWriter(self.index, threads=1, carryover=self._carryover)
