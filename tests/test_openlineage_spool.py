@@ -379,22 +379,28 @@ def test_events_posted_while_the_spool_drains_are_each_written_once_and_merged(
             own_solr.start()
 
 
+def drain_spooled_runs(tmp_path: Path, prefix: str, runs: list[str], index: SolrIndex) -> None:
+    """Spool a START, then a COMPLETE 30 s later, of each run (as an intake does while Solr is
+    down), and let an intake writing through `index` drain them."""
+    spool = Spool(tmp_path / "spool")
+    for state, offset in ((RunState.START, 0), (RunState.COMPLETE, 30)):
+        for n, run_id in enumerate(runs):
+            spool.put(orjson.dumps(as_json(job_run(run_id, f"{prefix}_{n}", state, offset=offset))))
+    intake = Intake(intake_config(tmp_path), index)
+    intake.start()
+    try:
+        wait_drained(tmp_path / "spool", tmp_path / "no-log")
+    finally:
+        intake.stop()
+
+
 def test_spooled_events_solr_fails_to_take_stay_spooled_until_it_takes_them(tmp_path: Path, own_solr: EmbeddedSolr) -> None:
     """Spooled STARTs and COMPLETEs of runs; Solr answers the drain's first updates with HTTP 500
     (not a refusal of the documents). Nothing is set aside: the events wait in the spool, and once
     Solr takes updates every run is there with its START and COMPLETE merged."""
     prefix = f"fail{uuid.uuid4().hex[:6]}"
     runs = [str(uuid.uuid4()) for _ in range(5)]
-    spool = Spool(tmp_path / "spool")
-    for state, offset in ((RunState.START, 0), (RunState.COMPLETE, 30)):
-        for n, run_id in enumerate(runs):
-            spool.put(orjson.dumps(as_json(job_run(run_id, f"{prefix}_{n}", state, offset=offset))))
-    intake = Intake(intake_config(tmp_path), FailsUpdates(own_solr.client_config(retries=0), failures=8))
-    intake.start()
-    try:
-        wait_drained(tmp_path / "spool", tmp_path / "no-log")
-    finally:
-        intake.stop()
+    drain_spooled_runs(tmp_path, prefix, runs, FailsUpdates(own_solr.client_config(retries=0), failures=8))
     assert not (tmp_path / "spool" / "rejected").exists() or not any((tmp_path / "spool" / "rejected").iterdir())
     with admin_of(own_solr) as index:
         assert len(executions(index, prefix)) == len(runs)
@@ -414,16 +420,7 @@ def test_a_run_drained_event_by_event_keeps_its_start_when_the_read_back_lags(
     monkeypatch.setattr(intake_module, "DRAIN_BATCH", 1)
     prefix = f"lag{uuid.uuid4().hex[:6]}"
     runs = [str(uuid.uuid4()) for _ in range(4)]
-    spool = Spool(tmp_path / "spool")
-    for state, offset in ((RunState.START, 0), (RunState.COMPLETE, 30)):
-        for n, run_id in enumerate(runs):
-            spool.put(orjson.dumps(as_json(job_run(run_id, f"{prefix}_{n}", state, offset=offset))))
-    intake = Intake(intake_config(tmp_path), LaggingReads(own_solr.client_config(retries=0)))
-    intake.start()
-    try:
-        wait_drained(tmp_path / "spool", tmp_path / "no-log")
-    finally:
-        intake.stop()
+    drain_spooled_runs(tmp_path, prefix, runs, LaggingReads(own_solr.client_config(retries=0)))
     with admin_of(own_solr) as index:
         assert len(executions(index, prefix)) == len(runs)
         docs = list(index.scan("elements", f'type:OPERATION_EXECUTION AND '
