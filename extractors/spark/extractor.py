@@ -453,7 +453,10 @@ def apply_creations(index: SolrIndex, creations: Sequence[tuple[str, TableCreati
         earlier = creation.earlier_created or stored_time(doc.get(element_field("created")))
         alive = not flagged or delete_time is None or delete_time <= creation.created
         if not searchable:
-            index.commit("relations", soft=True)  # the pass's own lineage: searchable now
+            # the pass's own lineage, and the DROPs' flags on columns (recreate revives those the
+            # new incarnation names): searchable now
+            for core in ("relations", "elements"):
+                index.commit(core, soft=True)
             searchable = True
         moved += recreate(index, Recreation(creation.table, dropped_at, creation.created,
                                             earlier if earlier is not None and earlier <= dropped_at else None,
