@@ -323,6 +323,38 @@ def test_a_view_replaced_by_a_later_application_loses_its_earlier_lineage(  # ty
     assert [doc["endpoint2Type"] for doc in read] == ["OPERATION_EXECUTION"]
 
 
+def test_a_view_dropped_and_defined_again_by_a_later_application_is_alive(  # type: ignore[no-untyped-def]
+        navd, index: SolrIndex, solr_server: EmbeddedSolr, tmp_path: Path) -> None:
+    """DROP VIEW in one application flags the view (and the columns its lineage named) deleted; a
+    later application's CREATE VIEW of the name brings it back: alive, with the new definition's
+    lineage, shown without --deleted."""
+    root = tmp_path / "job"
+    run_pyspark("""
+        spark.sql("create database dv")
+        spark.sql("create table dv.a (x int, y string) using parquet")
+        spark.sql("create view dv.v as select x as id from dv.a")
+        spark.sql("drop view dv.v")
+    """, root, "view_dropped")
+    env = {**os.environ, "NAVD_CONFIG": str(config_file(tmp_path, solr_server, root / "events"))}
+    first = navd("extract", "spark", "--once", env=env)
+    assert first.returncode == 0, first.stderr
+    index.commit("elements")
+    assert [d.get("deleted") for d in index.scan("elements", 'qualifiedName:"dv.v@primary"')] == [True]
+    run_pyspark("""
+        spark.sql("create view dv.v as select x as id, y as label from dv.a")
+    """, root, "view_again")
+    second = navd("extract", "spark", "--once", env=env)
+    assert second.returncode == 0, second.stderr
+    index.commit("elements")
+    shown = {doc["qualifiedName"]: doc.get("deleted", False)
+             for doc in index.scan("elements", 'qualifiedName:dv.v*', fl="qualifiedName,deleted")}
+    assert shown == {"dv.v@primary": False, "dv.v.id@primary": False, "dv.v.label@primary": False}
+    assert lineage_edges(navd, env, "dv.v@primary", "--direction", "upstream", "--columns") == {
+        ("dv.a@primary", "dv.v@primary", "DATA_FLOW", None),
+        ("dv.a.x@primary", "dv.v.id@primary", "DATA_FLOW", "SIMPLE"),
+        ("dv.a.y@primary", "dv.v.label@primary", "DATA_FLOW", "SIMPLE")}
+
+
 def _view_definition_records(view: EntityRef, table: EntityRef, execution: str, started: datetime,
                              owner: str) -> list[Record]:
     """What a Spark execution defining `view` from `table` writes: its element (with the owner of

@@ -44,7 +44,8 @@ from navd.extractors.spark.logfiles import EventLog, EventLogCursorStore, EventL
 from navd.extractors.hms.incarnations import Recreation, recreate
 from navd.extractors.spark.records import (LOG_OWNER, TableCreation, created, created_tables, dropped, records,
                                            stubs_for)
-from navd.extractors.spark.replaced_views import ViewDefinition, view_definitions, withdraw_replaced
+from navd.extractors.spark.replaced_views import (ViewDefinition, revive_defined_again, view_definitions,
+                                                   withdraw_replaced)
 from navd.extractors.spark.settings import spark_settings
 from navd.webhdfs import make_client
 from navd.logs import get_logger
@@ -355,6 +356,8 @@ class SparkExtractor:
         lineage and their columns the latest no longer has (replaced_views); a definition from
         another owner's log is kept, warned once."""
         done = withdraw_replaced(index, self._view_definitions)
+        for view in revive_defined_again(index, self._view_definitions, why_untrusted):
+            log.info("view defined again after it was dropped: alive again", view=view)
         for view, execution in done.definitions:
             log.info("view defined again: the lineage of its earlier definition withdrawn", view=view,
                      execution=execution)
