@@ -505,7 +505,10 @@
     { selector: "node", style: {
       shape: "round-rectangle", width: "data(w)", height: "data(h)", label: "data(label)", "text-wrap": "wrap",
       "text-valign": "center", "text-halign": "center", "font-size": 12, "font-family": "system-ui, sans-serif",
-      "background-color": "#e8eef9", "border-width": 1, "border-color": "#6a7fa8", color: "#1d2433" } },
+      "background-color": "#e8eef9", "border-width": 1, "border-color": "#6a7fa8", color: "#1d2433",
+      // A label under 6 px on screen is not drawn (the whole of a 400-node diagram puts 12 px at about
+      // 1 px: a grey smear), and drawing the labels was most of the first frame; zooming in shows them.
+      "min-zoomed-font-size": 6 } },
     { selector: "node.operation", style: { shape: "ellipse", "background-color": "#fdf0d8", "border-color": "#b8862b" } },
     { selector: "node.bucket", style: { shape: "barrel", "background-color": "#e3f1e6", "border-color": "#4f8a5b" } },
     { selector: "node.root", style: { "border-width": 3, "border-color": "#1d2433", "font-weight": "bold" } },
@@ -540,7 +543,9 @@
   let layoutEngine = null;
   function elk() {
     if (!layoutEngine) {
-      layoutEngine = new ELK({ workerUrl: "static/vendor/elk-worker.min.js" });
+      // Only the layered algorithm is registered: ELK's first layout registers every algorithm it
+      // was given (all nine by default) with their options, work the page's one algorithm never needs.
+      layoutEngine = new ELK({ workerUrl: "static/vendor/elk-worker.min.js", algorithms: ["layered"] });
       const node = (id) => ({ id, width: 10, height: 10 });
       layoutEngine.layout({ id: "warm-up", layoutOptions: LAYOUT_OPTIONS, children: [node("a"), node("b")],
                             edges: [{ id: "e", sources: ["a"], targets: ["b"] }] }).catch(() => {});
