@@ -557,15 +557,12 @@
   // back the lineage answer's handling. The worker is made (and parses its 1.6 MB of compiled
   // Java) while the lineage request is in flight, and pays ELK's one-time start (~100-200 ms, the
   // algorithms registering) on a two-node graph then, off the time from data received to drawn.
-  const WORKER_URL = "static/vendor/elk-worker.min.js";
   let layoutEngine = null;
-  let earlyWorker = null; // made by prefetch, before elk-api.js (which wraps it) has run
   function elk() {
     if (!layoutEngine) {
       // Only the layered algorithm is registered: ELK's first layout registers every algorithm it
       // was given (all nine by default) with their options, work the page's one algorithm never needs.
-      layoutEngine = new ELK({ workerUrl: WORKER_URL, algorithms: ["layered"],
-                               workerFactory: (url) => { const worker = earlyWorker || new Worker(url); earlyWorker = null; return worker; } });
+      layoutEngine = new ELK({ workerUrl: "static/vendor/elk-worker.min.js", algorithms: ["layered"] });
       const node = (id) => ({ id, width: 10, height: 10 });
       layoutEngine.layout({ id: "warm-up", layoutOptions: LAYOUT_OPTIONS, children: [node("a"), node("b")],
                             edges: [{ id: "e", sources: ["a"], targets: ["b"] }] }).catch(() => {});
@@ -830,20 +827,21 @@
     route();
   }
 
-  // A lineage URL's requests leave, and the layout worker starts loading its 1.6 MB, as soon as this
-  // script runs: page.html loads it before cytoscape (435 kB) and elk-api, which are deferred, so
-  // navd answers while the browser fetches and compiles them. What is asked is what the first
-  // drawing asks (loaded(): the taints, the lineage, with columns when the toggle is on), under the
-  // same URLs; api() takes each answer once. The fetch mark is set here: the request left now.
+  // A lineage URL's requests leave as soon as this script runs: page.html loads it before cytoscape
+  // (435 kB) and elk-api, which are deferred, so navd answers while the browser loads and compiles
+  // them. What is asked is what the first drawing asks (loaded(): the taints, the lineage, with
+  // columns when the toggle is on), under the same URLs; api() takes each answer once. The fetch
+  // mark is set here: the request left now. The layout worker is not started here: compiling its
+  // 1.6 MB then competed with the libraries' and navd's work (on a shared 2-core host the request
+  // took ~150 ms longer and the diagram came no sooner); it starts when the view is built, as before.
   function prefetch() {
     const { route: name, arg, params } = parseHash();
-    if (name !== "lineage" || !arg || typeof Worker === "undefined") return;
+    if (name !== "lineage" || !arg) return;
     const options = lineageOptions(params);
     performance.mark("navd:fetch:1");
     const urls = [apiUrl("taints", TAINTS), apiUrl("lineage", lineageParams(arg, options, false))];
     if (options.columns) urls.push(apiUrl("lineage", lineageParams(arg, options, true)));
     for (const url of urls) early.set(url, ask(url).catch((error) => ({ status: 0, ok: false, body: { error: String(error) } })));
-    earlyWorker = new Worker(WORKER_URL);
   }
 
   prefetch();
