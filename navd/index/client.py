@@ -675,14 +675,21 @@ class IndexWriter:
             else:
                 write(record)
 
+    def submit(self) -> None:
+        """Post the cores' pending batches at once, without waiting for them (`flush` waits): a
+        caller with more to prepare meanwhile (the OpenLineage intake's next group of events)
+        overlaps it with Solr's work. Deletions are not posted here: they follow the elements'
+        acknowledgement, in `flush`."""
+        for writer in (self.elements, self.stubs, self.relations):
+            writer.submit_pending()
+
     def flush(self, timeout: float | None = None) -> None:
         """Wait until Solr has acknowledged every record written so far.
 
         The cores' last partial batches are posted at once, not one core after the other, so a
         flush costs one round trip of waiting rather than three. Deletions, which must follow
         the elements, still go after them (their writer flushes the elements first)."""
-        for writer in (self.elements, self.stubs, self.relations):
-            writer.submit_pending()
+        self.submit()
         for writer in (self.elements, self.stubs, self.relations, self.deletions):
             writer.flush(timeout)
         self._reproject()

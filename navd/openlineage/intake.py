@@ -38,7 +38,7 @@ import queue
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -124,6 +124,29 @@ class _Pending:
     mapped: EventRecords | None = None
     large: bool = False
     outcome: Future[int] = dataclasses.field(default_factory=Future)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Sent:
+    """Documents posted and not yet known acknowledged (Intake._send, then Intake._acknowledged):
+    the writer they went through, the post of the events as kept, the runs' executions as they
+    were written (remembered once acknowledged)."""
+
+    writer: IndexWriter
+    kept: Future[None] | None
+    kept_count: int
+    executions: tuple[Element, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class _InFlight:
+    """A group of small events whose documents are posted while the writer thread prepares the
+    next group; `identities` are the documents they write (a next group writing one of them
+    waits for this one's acknowledgement)."""
+
+    batch: list[tuple[_Pending, EventRecords]]
+    sent: _Sent
+    identities: frozenset[str]
 
 
 def _identities(mapped: EventRecords) -> set[str]:
@@ -221,6 +244,9 @@ class Intake:
         #: identity -> the document of an execution as this intake last wrote it (after Solr
         #: acknowledged it), oldest first, at most RECENT_EXECUTIONS (Intake._write)
         self._recent_executions: collections.OrderedDict[str, dict[str, Any]] = collections.OrderedDict()
+        #: posts the events as kept (runs core) beside the writer's flush of their documents, so
+        #: the two cost one round trip of waiting; two: a group in flight and the next one
+        self._keeper = ThreadPoolExecutor(2, thread_name_prefix="navd-openlineage-kept")
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -267,6 +293,8 @@ class Intake:
         if any(thread.is_alive() for thread in self._threads):
             log.warning("OpenLineage intake still writing after the stop timeout: its state directory lock is "
                         "released when it ends", timeout_seconds=timeout)
+        else:
+            self._keeper.shutdown(wait=False)
         self.index.close()
 
     def _thread_done(self) -> None:
@@ -368,10 +396,13 @@ class Intake:
         ordered: collections.deque[_Pending] = collections.deque()
         steps: Iterator[bool] | None = None
         held: dict[str, int] = {}  # identity -> how many events in `ordered` write it
+        # the group of small events posted last, acknowledged after the next group is posted:
+        # the next group is mapped, read back and posted while Solr takes this one
+        in_flight: _InFlight | None = None
         stopping = False
         while True:
             batch: list[tuple[_Pending, EventRecords]] = []
-            for pending in self._take(block=not ordered and not stopping):
+            for pending in self._take(block=not ordered and not stopping and in_flight is None):
                 if pending is None:
                     stopping = True
                     break
@@ -384,13 +415,29 @@ class Intake:
                         held[identity] = held.get(identity, 0) + 1
                 else:
                     batch.append((pending, mapped))
+            sent: _InFlight | None = None
             if batch:
+                identities = frozenset().union(*(_identities(mapped) for _pending, mapped in batch))
+                if in_flight is not None and not in_flight.identities.isdisjoint(identities):
+                    # a document of the group in flight written again (a run's next event, a
+                    # job's next run): after its acknowledgement, so the later event's lands last
+                    # and merges with the earlier one's execution
+                    self._settle_in_flight(in_flight)
+                    in_flight = None
                 try:
                     with self._lock:
-                        self._commit(batch)
+                        posted = self._start(batch)
                 except BaseException as exc:  # noqa: BLE001 - each request answers its own error; the thread goes on
                     _answer_unanswered([pending for pending, _mapped in batch], exc)
+                else:
+                    sent = _InFlight(batch, posted, identities) if posted is not None else None
+            if in_flight is not None:
+                self._settle_in_flight(in_flight)
+            in_flight = sent
             if ordered:
+                if in_flight is not None:  # the ordered lane writes after what was taken before it
+                    self._settle_in_flight(in_flight)
+                    in_flight = None
                 head = ordered[0]
                 steps = steps or self._write_ordered(head)
                 try:
@@ -408,8 +455,16 @@ class Intake:
                         held[identity] -= 1
                         if not held[identity]:
                             del held[identity]
-            elif stopping:
+            elif stopping and in_flight is None:
                 return
+
+    def _settle_in_flight(self, in_flight: _InFlight) -> None:
+        """Wait for the group's acknowledgement and answer its requests (201, or 202 spooled)."""
+        try:
+            with self._lock:
+                self._settle(in_flight.batch, in_flight.sent)
+        except BaseException as exc:  # noqa: BLE001 - each request answers its own error; the thread goes on
+            _answer_unanswered([pending for pending, _mapped in in_flight.batch], exc)
 
     def _take(self, *, block: bool) -> list[_Pending | None]:
         """The events waiting, in arrival order (blocking for the first when `block`): at most
@@ -445,30 +500,50 @@ class Intake:
         """Write the batch with one flush (the caller holds the lock), or spool it, in order,
         behind what the spool holds or when Solr is unreachable. A batch Solr refuses is
         written one event at a time, so only the refused event gets the SolrError."""
+        self._settle(batch, self._start(batch))
+
+    def _start(self, batch: list[tuple[_Pending, EventRecords]]) -> _Sent | None:
+        """Post the batch's documents (`_settle` waits for them; the caller holds the lock), or
+        spool it behind what the spool holds (None: answered, or failed and dealt with)."""
         if not batch:
+            return None
+        if self.spool.pending():
+            self._spool([pending for pending, _mapped in batch])
+            return None
+        try:
+            return self._send([mapped for _pending, mapped in batch],
+                              kept_docs=self._kept_docs([(p.event, p.body, m) for p, m in batch]))
+        except SolrError as exc:
+            self._failed(batch, exc)
+            return None
+
+    def _settle(self, batch: list[tuple[_Pending, EventRecords]], sent: _Sent | None) -> None:
+        """Once Solr acknowledged what `_start` posted, answer the batch's requests (201); the
+        caller holds the lock."""
+        if sent is None:
             return
-        if not self.spool.pending():
-            try:
-                self._write([mapped for _pending, mapped in batch],
-                            kept_docs=self._kept_docs([(p.event, p.body, m) for p, m in batch]))
-            except SolrUnavailable as exc:
-                log.warning("Solr unreachable: OpenLineage events spooled", events=len(batch), reason=first_line(exc))
-            except SolrError as exc:
-                if not refused(exc):  # Solr failed to take them now (not their content): they wait
-                    log.warning("Solr failed to take OpenLineage events: spooled", events=len(batch),
-                                reason=first_line(exc))
-                    self._spool([pending for pending, _mapped in batch])
-                    return
-                if len(batch) == 1:
-                    batch[0][0].outcome.set_exception(exc)
-                    return
-                for one in batch:
-                    self._commit([one])
-                return
-            else:
-                for pending, _mapped in batch:
-                    pending.outcome.set_result(WRITTEN)
-                return
+        try:
+            self._acknowledged(sent)
+        except SolrError as exc:
+            self._failed(batch, exc)
+        else:
+            for pending, _mapped in batch:
+                pending.outcome.set_result(WRITTEN)
+
+    def _failed(self, batch: list[tuple[_Pending, EventRecords]], exc: SolrError) -> None:
+        """Solr did not take the batch: spooled (unreachable, or failing to take them now), or,
+        refused, written again one event at a time so only the refused event gets the error."""
+        if isinstance(exc, SolrUnavailable):
+            log.warning("Solr unreachable: OpenLineage events spooled", events=len(batch), reason=first_line(exc))
+        elif not refused(exc):  # Solr failed to take them now (not their content): they wait
+            log.warning("Solr failed to take OpenLineage events: spooled", events=len(batch), reason=first_line(exc))
+        elif len(batch) == 1:
+            batch[0][0].outcome.set_exception(exc)
+            return
+        else:
+            for one in batch:
+                self._commit([one])
+            return
         self._spool([pending for pending, _mapped in batch])
 
     def _spool(self, events: list[_Pending]) -> None:
@@ -545,6 +620,13 @@ class Intake:
         """The events' documents into Solr, acknowledged, in one flush, and the events as kept;
         the caller holds the lock. A run's execution is read back once and merged with each of
         its events in order."""
+        self._acknowledged(self._send(events, superseded=superseded, kept_docs=kept_docs))
+
+    def _send(self, events: list[EventRecords], *, superseded: bool = False,
+              kept_docs: list[dict[str, Any]] | None = None) -> _Sent:
+        """`_write` up to the posts: the executions read back and merged, every document and the
+        events as kept posted, nothing waited for (`_acknowledged` waits); the caller holds the
+        lock."""
         if not superseded:
             events = [self._superseded(m) for m in events]
         ids = sorted({m.execution.identity for m in events if m.execution is not None})
@@ -562,13 +644,33 @@ class Intake:
                 # idempotent and independent of order, so merging with both is never wrong.
                 execution = merge_execution(mapped.execution, self._recent_executions.get(key))
                 merged[key] = merge_execution(execution, stored.get(key))
-        self._flush([*merged.values(), *(record for mapped in events for record in (
-            dated(mapped.records, merged[mapped.execution.identity]) if mapped.execution is not None
-            else mapped.records))])
-        self._remember(merged.values())
-        if kept_docs:
-            kept.keep(self.index, kept_docs)
-            self._kept_since_trim += len(kept_docs)
+        writer = IndexWriter(self.index, threads=1, carryover=self._carryover)
+        try:
+            writer.write_all([*merged.values(), *(record for mapped in events for record in (
+                dated(mapped.records, merged[mapped.execution.identity]) if mapped.execution is not None
+                else mapped.records))])
+            writer.submit()
+            posted = self._keeper.submit(kept.keep, self.index, kept_docs) if kept_docs else None
+        except BaseException:
+            writer.abandon()
+            raise
+        return _Sent(writer, posted, len(kept_docs or ()), tuple(merged.values()))
+
+    def _acknowledged(self, sent: _Sent) -> None:
+        """Wait until Solr acknowledged what `_send` posted (the documents, then the events as
+        kept), remember the executions written, trim the kept events now and then; the caller
+        holds the lock."""
+        try:
+            sent.writer.flush_together()
+        finally:
+            sent.writer.abandon()  # flushed, or failed: either way nothing is left to send
+        # (failed, the kept post is left to end on its own: the event is spooled, and written
+        # again the kept document is the same one, by the body's hash)
+        if sent.kept is not None:
+            sent.kept.result()
+        self._remember(sent.executions)
+        if sent.kept_count:
+            self._kept_since_trim += sent.kept_count
             if self._kept_since_trim >= self._trim_every:
                 self._kept_since_trim = 0
                 try:
