@@ -91,6 +91,10 @@ LARGE_EVENTS_AT_ONCE = 2
 WARNING_SECONDS = 3600.0
 #: how many of each are remembered for that (a bound against a flood of made-up ones)
 WARNINGS_KEPT = 1024
+#: the longest the writer thread goes, while groups of events follow each other, without
+#: projecting the annotations again after a flush (Carryover.reproject: a scan of the runs core
+#: each time); the last group of a burst always does
+REPROJECT_SECONDS = 1.0
 #: the executions this intake wrote last, kept to merge the next event of each run with (see
 #: Intake._write): seconds of events at thousands a second, a few megabytes
 RECENT_EXECUTIONS = 10_000
@@ -247,6 +251,8 @@ class Intake:
         #: posts the events as kept (runs core) beside the writer's flush of their documents, so
         #: the two cost one round trip of waiting; two: a group in flight and the next one
         self._keeper = ThreadPoolExecutor(2, thread_name_prefix="navd-openlineage-kept")
+        #: when the annotations were last projected again after a flush (monotonic)
+        self._reprojected = time.monotonic()
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -432,7 +438,9 @@ class Intake:
                 else:
                     sent = _InFlight(batch, posted, identities) if posted is not None else None
             if in_flight is not None:
-                self._settle_in_flight(in_flight)
+                # the group posted since projects the annotations again after its flush, which
+                # covers this one's documents too (within REPROJECT_SECONDS)
+                self._settle_in_flight(in_flight, last=sent is None)
             in_flight = sent
             if ordered:
                 if in_flight is not None:  # the ordered lane writes after what was taken before it
@@ -458,11 +466,14 @@ class Intake:
             elif stopping and in_flight is None:
                 return
 
-    def _settle_in_flight(self, in_flight: _InFlight) -> None:
-        """Wait for the group's acknowledgement and answer its requests (201, or 202 spooled)."""
+    def _settle_in_flight(self, in_flight: _InFlight, *, last: bool = True) -> None:
+        """Wait for the group's acknowledgement and answer its requests (201, or 202 spooled).
+        Unless it is the `last` group in flight, the annotations are projected again after it
+        only when REPROJECT_SECONDS passed since they last were."""
+        reproject = last or time.monotonic() - self._reprojected >= REPROJECT_SECONDS
         try:
             with self._lock:
-                self._settle(in_flight.batch, in_flight.sent)
+                self._settle(in_flight.batch, in_flight.sent, reproject=reproject)
         except BaseException as exc:  # noqa: BLE001 - each request answers its own error; the thread goes on
             _answer_unanswered([pending for pending, _mapped in in_flight.batch], exc)
 
@@ -517,13 +528,14 @@ class Intake:
             self._failed(batch, exc)
             return None
 
-    def _settle(self, batch: list[tuple[_Pending, EventRecords]], sent: _Sent | None) -> None:
+    def _settle(self, batch: list[tuple[_Pending, EventRecords]], sent: _Sent | None, *,
+                reproject: bool = True) -> None:
         """Once Solr acknowledged what `_start` posted, answer the batch's requests (201); the
         caller holds the lock."""
         if sent is None:
             return
         try:
-            self._acknowledged(sent)
+            self._acknowledged(sent, reproject=reproject)
         except SolrError as exc:
             self._failed(batch, exc)
         else:
@@ -656,12 +668,15 @@ class Intake:
             raise
         return _Sent(writer, posted, len(kept_docs or ()), tuple(merged.values()))
 
-    def _acknowledged(self, sent: _Sent) -> None:
+    def _acknowledged(self, sent: _Sent, *, reproject: bool = True) -> None:
         """Wait until Solr acknowledged what `_send` posted (the documents, then the events as
         kept), remember the executions written, trim the kept events now and then; the caller
-        holds the lock."""
+        holds the lock. The annotations are projected again after the documents unless told
+        not to (`reproject`: a flush of the same carry-over follows and does)."""
         try:
-            sent.writer.flush_together()
+            sent.writer.flush_together(reproject=reproject)
+            if reproject:
+                self._reprojected = time.monotonic()
         finally:
             sent.writer.abandon()  # flushed, or failed: either way nothing is left to send
         # (failed, the kept post is left to end on its own: the event is spooled, and written
