@@ -251,6 +251,10 @@ class Intake:
         #: posts the events as kept (runs core) beside the writer's flush of their documents, so
         #: the two cost one round trip of waiting; two: a group in flight and the next one
         self._keeper = ThreadPoolExecutor(2, thread_name_prefix="navd-openlineage-kept")
+        #: writers (one thread per core each) whose last flush Solr acknowledged, for the next
+        #: groups: a writer made per group started four threads for it (measured: a tenth of
+        #: the writer thread's time); one that failed is abandoned, not kept
+        self._idle_writers: list[IndexWriter] = []
         #: when the annotations were last projected again after a flush (monotonic)
         self._reprojected = time.monotonic()
 
@@ -301,6 +305,8 @@ class Intake:
                         "released when it ends", timeout_seconds=timeout)
         else:
             self._keeper.shutdown(wait=False)
+            while self._idle_writers:
+                self._idle_writers.pop().abandon()
         self.index.close()
 
     def _thread_done(self) -> None:
@@ -656,7 +662,7 @@ class Intake:
                 # idempotent and independent of order, so merging with both is never wrong.
                 execution = merge_execution(mapped.execution, self._recent_executions.get(key))
                 merged[key] = merge_execution(execution, stored.get(key))
-        writer = IndexWriter(self.index, threads=1, carryover=self._carryover)
+        writer = self._writer()
         try:
             writer.write_all([*merged.values(), *(record for mapped in events for record in (
                 dated(mapped.records, merged[mapped.execution.identity]) if mapped.execution is not None
@@ -677,8 +683,10 @@ class Intake:
             sent.writer.flush_together(reproject=reproject)
             if reproject:
                 self._reprojected = time.monotonic()
-        finally:
-            sent.writer.abandon()  # flushed, or failed: either way nothing is left to send
+        except BaseException:
+            sent.writer.abandon()  # failed: nothing is left to send, and it is not used again
+            raise
+        self._idle_writers.append(sent.writer)
         # (failed, the kept post is left to end on its own: the event is spooled, and written
         # again the kept document is the same one, by the body's hash)
         if sent.kept is not None:
@@ -704,12 +712,22 @@ class Intake:
             recent.popitem(last=False)
 
     def _flush(self, records: list[Record] | tuple[Record, ...]) -> None:
-        writer = IndexWriter(self.index, threads=1, carryover=self._carryover)
+        writer = self._writer()
         try:
             writer.write_all(records)
             writer.flush_together()
-        finally:
-            writer.abandon()  # flushed, or failed: either way nothing is left to send
+        except BaseException:
+            writer.abandon()  # failed: nothing is left to send, and it is not used again
+            raise
+        self._idle_writers.append(writer)
+
+    def _writer(self) -> IndexWriter:
+        """An idle writer (its last flush acknowledged), or a new one: one thread per core, so
+        a group's batches of a core go one after the other (two groups in flight use two)."""
+        try:
+            return self._idle_writers.pop()
+        except IndexError:
+            return IndexWriter(self.index, threads=1, carryover=self._carryover)
 
     # -- replay ---------------------------------------------------------------------------------
 
