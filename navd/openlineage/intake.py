@@ -19,6 +19,17 @@ acknowledged (201) or its event is spooled (202). One event per flush cost a rea
 acknowledged posts per event (28 events/s against 278 for a raw bulk post of the same documents,
 tests/bench/bench_openlineage.py).
 
+Pipelined: the writer thread posts a group's documents (and the events as kept, beside them) and,
+before waiting for their acknowledgement, takes, maps, reads back and posts the next group, so
+Solr takes one group while the thread prepares the next; then it waits for the first group and
+answers its requests. A group that writes a document of the group in flight (a run's next event,
+a job's or a dataset's) waits for that group's acknowledgement before it is read back and posted,
+so the later event lands last and merges with the earlier one's execution (remembered once
+acknowledged). Before, each group waited for four round trips one after the other (the read-back,
+the flush, the re-projection of annotations, the events as kept) and the thread did nothing
+meanwhile. While groups follow each other, the annotations are projected again after a flush at
+most every REPROJECT_SECONDS (the last group of a burst always does; navd/annotations/store.py).
+
 Large events (more than LARGE_EVENT_DOCUMENTS documents, from the event's size in
 navd.openlineage.limits) do not hold up the others: each is mapped in its own request's thread,
 then written by the writer thread one slice of STEP_DOCUMENTS documents at a time, with the small
