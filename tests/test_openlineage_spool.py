@@ -483,6 +483,7 @@ def test_a_runs_complete_taken_while_its_start_is_in_flight_waits_for_it(
         intake.stop()
     assert answers == {"start": 201, "complete": 201}
     with admin_of(own_solr) as index:
+        assert len(executions(index, prefix)) == 1
         docs = list(index.scan("elements", f'type:OPERATION_EXECUTION AND '
                                            f'qualifiedName:openlineage\\://{_escape(JOB_NAMESPACE)}/{prefix}*',
                                fl="started,ended,properties"))
