@@ -11,7 +11,7 @@ import subprocess
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -428,3 +428,64 @@ def test_a_run_drained_event_by_event_keeps_its_start_when_the_read_back_lags(
                                fl="started,ended,properties"))
     assert [(doc.get("started"), doc.get("ended"), json.loads(doc["properties"])["state"]) for doc in docs] == [
         ("2026-11-23T06:00:00Z", "2026-11-23T06:00:30Z", "COMPLETE")] * len(runs)
+
+
+class QueuesMoreAtTheFirstRead(LaggingReads):
+    """LaggingReads whose first real-time get of elements (the writer thread's read-back of the
+    first group) returns only once `then` has queued the next event: so that event is taken
+    while the first group's documents are in flight. The moment is chosen here; Solr is real."""
+
+    def __init__(self, config: SolrConfig, then: Callable[[], None]) -> None:
+        super().__init__(config)
+        self.then, self.first = then, True
+
+    def get(self, core: str, ids: Iterable[str]) -> list[dict[str, Any]]:
+        if core == "elements" and self.first:
+            self.first = False
+            self.then()
+        return super().get(core, ids)
+
+
+def test_a_runs_complete_taken_while_its_start_is_in_flight_waits_for_it(
+        tmp_path: Path, own_solr: EmbeddedSolr, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer posts the next group of events while Solr takes the group before. A run's
+    COMPLETE taken while its START's group is in flight waits for that group's acknowledgement
+    and merges with it (the stored read of the run finds nothing here, so only the START's
+    acknowledged write tells it): the run ends with the START's start and the COMPLETE's end."""
+    monkeypatch.setattr(intake_module, "WRITE_BATCH", 1)  # one event a group
+    prefix = f"flight{uuid.uuid4().hex[:6]}"
+    run_id = str(uuid.uuid4())
+    start, complete = (as_json(job_run(run_id, f"{prefix}_0", state, offset=offset))
+                       for state, offset in ((RunState.START, 0), (RunState.COMPLETE, 30)))
+    answers: dict[str, int] = {}
+    posting: list[threading.Thread] = []
+
+    def post(name: str, event: dict[str, Any]) -> None:
+        answers[name] = intake.accept(event, validate(event), orjson.dumps(event))
+
+    def queue_the_complete() -> None:
+        thread = threading.Thread(target=post, args=("complete", complete))
+        thread.start()
+        posting.append(thread)
+        deadline = time.monotonic() + 30
+        while intake._queue.qsize() == 0:  # the COMPLETE waits for the writer thread
+            assert time.monotonic() < deadline, "the COMPLETE was not handed over"
+            time.sleep(0.01)
+
+    intake = Intake(intake_config(tmp_path), QueuesMoreAtTheFirstRead(own_solr.client_config(retries=0),
+                                                                      queue_the_complete))
+    intake.start()
+    try:
+        post("start", start)
+        for thread in posting:
+            thread.join(60)
+    finally:
+        intake.stop()
+    assert answers == {"start": 201, "complete": 201}
+    with admin_of(own_solr) as index:
+        assert len(executions(index, prefix)) == 1
+        docs = list(index.scan("elements", f'type:OPERATION_EXECUTION AND '
+                                           f'qualifiedName:openlineage\\://{_escape(JOB_NAMESPACE)}/{prefix}*',
+                               fl="started,ended,properties"))
+    assert [(doc.get("started"), doc.get("ended"), json.loads(doc["properties"])["state"]) for doc in docs] == [
+        ("2026-11-23T06:00:00Z", "2026-11-23T06:00:30Z", "COMPLETE")]

@@ -692,17 +692,28 @@ class IndexWriter:
             else:
                 write(record)
 
-    def flush(self, timeout: float | None = None) -> None:
+    def submit(self) -> None:
+        """Post the cores' pending batches at once, without waiting for them (`flush` waits): a
+        caller with more to prepare meanwhile (the OpenLineage intake's next group of events)
+        overlaps it with Solr's work. Deletions are not posted here: they follow the elements'
+        acknowledgement, in `flush`."""
+        for writer in (self.elements, self.stubs, self.relations):
+            writer.submit_pending()
+
+    def flush(self, timeout: float | None = None, *, reproject: bool = True) -> None:
         """Wait until Solr has acknowledged every record written so far.
 
         The cores' last partial batches are posted at once, not one core after the other, so a
         flush costs one round trip of waiting rather than three. Deletions, which must follow
-        the elements, still go after them (their writer flushes the elements first)."""
-        for writer in (self.elements, self.stubs, self.relations):
-            writer.submit_pending()
+        the elements, still go after them (their writer flushes the elements first). Without
+        `reproject`, the annotations are not projected again after it: only for a caller that
+        has them projected after a later flush of the same carry-over (the OpenLineage intake,
+        whose next group of events is in flight)."""
+        self.submit()
         for writer in (self.elements, self.stubs, self.relations, self.deletions):
             writer.flush(timeout)
-        self._reproject()
+        if reproject:
+            self._reproject()
 
     def _reproject(self) -> None:
         """Edits made since the carry-over was loaded may have been overwritten by the element
@@ -712,10 +723,10 @@ class IndexWriter:
             self.carryover.reproject()
             self._reprojected_after = written
 
-    def flush_together(self, timeout: float | None = None) -> None:
+    def flush_together(self, timeout: float | None = None, *, reproject: bool = True) -> None:
         """The same as `flush` (which posts the cores' pending batches at once now); kept for
         the callers that asked for it by name (the OpenLineage intake)."""
-        self.flush(timeout)
+        self.flush(timeout, reproject=reproject)
 
     def close(self, timeout: float | None = None) -> bool:
         # The cores' last batches go out together (as in flush) before each core is waited on.

@@ -19,6 +19,17 @@ acknowledged (201) or its event is spooled (202). One event per flush cost a rea
 acknowledged posts per event (28 events/s against 278 for a raw bulk post of the same documents,
 tests/bench/bench_openlineage.py).
 
+Pipelined: the writer thread posts a group's documents (and the events as kept, beside them) and,
+before waiting for their acknowledgement, takes, maps, reads back and posts the next group, so
+Solr takes one group while the thread prepares the next; then it waits for the first group and
+answers its requests. A group that writes a document of the group in flight (a run's next event,
+a job's or a dataset's) waits for that group's acknowledgement before it is read back and posted,
+so the later event lands last and merges with the earlier one's execution (remembered once
+acknowledged). Before, each group waited for four round trips one after the other (the read-back,
+the flush, the re-projection of annotations, the events as kept) and the thread did nothing
+meanwhile. While groups follow each other, the annotations are projected again after a flush at
+most every REPROJECT_SECONDS (the last group of a burst always does; navd/annotations/store.py).
+
 Large events (more than LARGE_EVENT_DOCUMENTS documents, from the event's size in
 navd.openlineage.limits) do not hold up the others: each is mapped in its own request's thread,
 then written by the writer thread one slice of STEP_DOCUMENTS documents at a time, with the small
@@ -38,7 +49,7 @@ import queue
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -91,6 +102,10 @@ LARGE_EVENTS_AT_ONCE = 2
 WARNING_SECONDS = 3600.0
 #: how many of each are remembered for that (a bound against a flood of made-up ones)
 WARNINGS_KEPT = 1024
+#: the longest the writer thread goes, while groups of events follow each other, without
+#: projecting the annotations again after a flush (Carryover.reproject: a scan of the runs core
+#: each time); the last group of a burst always does
+REPROJECT_SECONDS = 1.0
 #: the executions this intake wrote last, kept to merge the next event of each run with (see
 #: Intake._write): seconds of events at thousands a second, a few megabytes
 RECENT_EXECUTIONS = 10_000
@@ -124,6 +139,29 @@ class _Pending:
     mapped: EventRecords | None = None
     large: bool = False
     outcome: Future[int] = dataclasses.field(default_factory=Future)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Sent:
+    """Documents posted and not yet known acknowledged (Intake._send, then Intake._acknowledged):
+    the writer they went through, the post of the events as kept, the runs' executions as they
+    were written (remembered once acknowledged)."""
+
+    writer: IndexWriter
+    kept: Future[None] | None
+    kept_count: int
+    executions: tuple[Element, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class _InFlight:
+    """A group of small events whose documents are posted while the writer thread prepares the
+    next group; `identities` are the documents they write (a next group writing one of them
+    waits for this one's acknowledgement)."""
+
+    batch: list[tuple[_Pending, EventRecords]]
+    sent: _Sent
+    identities: frozenset[str]
 
 
 def _identities(mapped: EventRecords) -> set[str]:
@@ -221,6 +259,15 @@ class Intake:
         #: identity -> the document of an execution as this intake last wrote it (after Solr
         #: acknowledged it), oldest first, at most RECENT_EXECUTIONS (Intake._write)
         self._recent_executions: collections.OrderedDict[str, dict[str, Any]] = collections.OrderedDict()
+        #: posts the events as kept (runs core) beside the writer's flush of their documents, so
+        #: the two cost one round trip of waiting; two: a group in flight and the next one
+        self._keeper = ThreadPoolExecutor(2, thread_name_prefix="navd-openlineage-kept")
+        #: writers (one thread per core each) whose last flush Solr acknowledged, for the next
+        #: groups: a writer made per group started four threads for it (measured: a tenth of
+        #: the writer thread's time); one that failed is abandoned, not kept
+        self._idle_writers: list[IndexWriter] = []
+        #: when the annotations were last projected again after a flush (monotonic)
+        self._reprojected = time.monotonic()
 
     # -- lifecycle ------------------------------------------------------------------------------
 
@@ -267,6 +314,10 @@ class Intake:
         if any(thread.is_alive() for thread in self._threads):
             log.warning("OpenLineage intake still writing after the stop timeout: its state directory lock is "
                         "released when it ends", timeout_seconds=timeout)
+        else:
+            self._keeper.shutdown(wait=False)
+            while self._idle_writers:
+                self._idle_writers.pop().abandon()
         self.index.close()
 
     def _thread_done(self) -> None:
@@ -368,10 +419,13 @@ class Intake:
         ordered: collections.deque[_Pending] = collections.deque()
         steps: Iterator[bool] | None = None
         held: dict[str, int] = {}  # identity -> how many events in `ordered` write it
+        # the group of small events posted last, acknowledged after the next group is posted:
+        # the next group is mapped, read back and posted while Solr takes this one
+        in_flight: _InFlight | None = None
         stopping = False
         while True:
             batch: list[tuple[_Pending, EventRecords]] = []
-            for pending in self._take(block=not ordered and not stopping):
+            for pending in self._take(block=not ordered and not stopping and in_flight is None):
                 if pending is None:
                     stopping = True
                     break
@@ -384,13 +438,31 @@ class Intake:
                         held[identity] = held.get(identity, 0) + 1
                 else:
                     batch.append((pending, mapped))
+            sent: _InFlight | None = None
             if batch:
+                identities = frozenset().union(*(_identities(mapped) for _pending, mapped in batch))
+                if in_flight is not None and not in_flight.identities.isdisjoint(identities):
+                    # a document of the group in flight written again (a run's next event, a
+                    # job's next run): after its acknowledgement, so the later event's lands last
+                    # and merges with the earlier one's execution
+                    self._settle_in_flight(in_flight)
+                    in_flight = None
                 try:
                     with self._lock:
-                        self._commit(batch)
+                        posted = self._start(batch)
                 except BaseException as exc:  # noqa: BLE001 - each request answers its own error; the thread goes on
                     _answer_unanswered([pending for pending, _mapped in batch], exc)
+                else:
+                    sent = _InFlight(batch, posted, identities) if posted is not None else None
+            if in_flight is not None:
+                # the group posted since projects the annotations again after its flush, which
+                # covers this one's documents too (within REPROJECT_SECONDS)
+                self._settle_in_flight(in_flight, last=sent is None)
+            in_flight = sent
             if ordered:
+                if in_flight is not None:  # the ordered lane writes after what was taken before it
+                    self._settle_in_flight(in_flight)
+                    in_flight = None
                 head = ordered[0]
                 steps = steps or self._write_ordered(head)
                 try:
@@ -408,8 +480,19 @@ class Intake:
                         held[identity] -= 1
                         if not held[identity]:
                             del held[identity]
-            elif stopping:
+            elif stopping and in_flight is None:
                 return
+
+    def _settle_in_flight(self, in_flight: _InFlight, *, last: bool = True) -> None:
+        """Wait for the group's acknowledgement and answer its requests (201, or 202 spooled).
+        Unless it is the `last` group in flight, the annotations are projected again after it
+        only when REPROJECT_SECONDS passed since they last were."""
+        reproject = last or time.monotonic() - self._reprojected >= REPROJECT_SECONDS
+        try:
+            with self._lock:
+                self._settle(in_flight.batch, in_flight.sent, reproject=reproject)
+        except BaseException as exc:  # noqa: BLE001 - each request answers its own error; the thread goes on
+            _answer_unanswered([pending for pending, _mapped in in_flight.batch], exc)
 
     def _take(self, *, block: bool) -> list[_Pending | None]:
         """The events waiting, in arrival order (blocking for the first when `block`): at most
@@ -445,30 +528,51 @@ class Intake:
         """Write the batch with one flush (the caller holds the lock), or spool it, in order,
         behind what the spool holds or when Solr is unreachable. A batch Solr refuses is
         written one event at a time, so only the refused event gets the SolrError."""
+        self._settle(batch, self._start(batch))
+
+    def _start(self, batch: list[tuple[_Pending, EventRecords]]) -> _Sent | None:
+        """Post the batch's documents (`_settle` waits for them; the caller holds the lock), or
+        spool it behind what the spool holds (None: answered, or failed and dealt with)."""
         if not batch:
+            return None
+        if self.spool.pending():
+            self._spool([pending for pending, _mapped in batch])
+            return None
+        try:
+            return self._send([mapped for _pending, mapped in batch],
+                              kept_docs=self._kept_docs([(p.event, p.body, m) for p, m in batch]))
+        except SolrError as exc:
+            self._failed(batch, exc)
+            return None
+
+    def _settle(self, batch: list[tuple[_Pending, EventRecords]], sent: _Sent | None, *,
+                reproject: bool = True) -> None:
+        """Once Solr acknowledged what `_start` posted, answer the batch's requests (201); the
+        caller holds the lock."""
+        if sent is None:
             return
-        if not self.spool.pending():
-            try:
-                self._write([mapped for _pending, mapped in batch],
-                            kept_docs=self._kept_docs([(p.event, p.body, m) for p, m in batch]))
-            except SolrUnavailable as exc:
-                log.warning("Solr unreachable: OpenLineage events spooled", events=len(batch), reason=first_line(exc))
-            except SolrError as exc:
-                if not refused(exc):  # Solr failed to take them now (not their content): they wait
-                    log.warning("Solr failed to take OpenLineage events: spooled", events=len(batch),
-                                reason=first_line(exc))
-                    self._spool([pending for pending, _mapped in batch])
-                    return
-                if len(batch) == 1:
-                    batch[0][0].outcome.set_exception(exc)
-                    return
-                for one in batch:
-                    self._commit([one])
-                return
-            else:
-                for pending, _mapped in batch:
-                    pending.outcome.set_result(WRITTEN)
-                return
+        try:
+            self._acknowledged(sent, reproject=reproject)
+        except SolrError as exc:
+            self._failed(batch, exc)
+        else:
+            for pending, _mapped in batch:
+                pending.outcome.set_result(WRITTEN)
+
+    def _failed(self, batch: list[tuple[_Pending, EventRecords]], exc: SolrError) -> None:
+        """Solr did not take the batch: spooled (unreachable, or failing to take them now), or,
+        refused, written again one event at a time so only the refused event gets the error."""
+        if isinstance(exc, SolrUnavailable):
+            log.warning("Solr unreachable: OpenLineage events spooled", events=len(batch), reason=first_line(exc))
+        elif not refused(exc):  # Solr failed to take them now (not their content): they wait
+            log.warning("Solr failed to take OpenLineage events: spooled", events=len(batch), reason=first_line(exc))
+        elif len(batch) == 1:
+            batch[0][0].outcome.set_exception(exc)
+            return
+        else:
+            for one in batch:
+                self._commit([one])
+            return
         self._spool([pending for pending, _mapped in batch])
 
     def _spool(self, events: list[_Pending]) -> None:
@@ -545,6 +649,13 @@ class Intake:
         """The events' documents into Solr, acknowledged, in one flush, and the events as kept;
         the caller holds the lock. A run's execution is read back once and merged with each of
         its events in order."""
+        self._acknowledged(self._send(events, superseded=superseded, kept_docs=kept_docs))
+
+    def _send(self, events: list[EventRecords], *, superseded: bool = False,
+              kept_docs: list[dict[str, Any]] | None = None) -> _Sent:
+        """`_write` up to the posts: the executions read back and merged, every document and the
+        events as kept posted, nothing waited for (`_acknowledged` waits); the caller holds the
+        lock."""
         if not superseded:
             events = [self._superseded(m) for m in events]
         ids = sorted({m.execution.identity for m in events if m.execution is not None})
@@ -562,13 +673,38 @@ class Intake:
                 # idempotent and independent of order, so merging with both is never wrong.
                 execution = merge_execution(mapped.execution, self._recent_executions.get(key))
                 merged[key] = merge_execution(execution, stored.get(key))
-        self._flush([*merged.values(), *(record for mapped in events for record in (
-            dated(mapped.records, merged[mapped.execution.identity]) if mapped.execution is not None
-            else mapped.records))])
-        self._remember(merged.values())
-        if kept_docs:
-            kept.keep(self.index, kept_docs)
-            self._kept_since_trim += len(kept_docs)
+        writer = self._writer()
+        try:
+            writer.write_all([*merged.values(), *(record for mapped in events for record in (
+                dated(mapped.records, merged[mapped.execution.identity]) if mapped.execution is not None
+                else mapped.records))])
+            writer.submit()
+            posted = self._keeper.submit(kept.keep, self.index, kept_docs) if kept_docs else None
+        except BaseException:
+            writer.abandon()
+            raise
+        return _Sent(writer, posted, len(kept_docs or ()), tuple(merged.values()))
+
+    def _acknowledged(self, sent: _Sent, *, reproject: bool = True) -> None:
+        """Wait until Solr acknowledged what `_send` posted (the documents, then the events as
+        kept), remember the executions written, trim the kept events now and then; the caller
+        holds the lock. The annotations are projected again after the documents unless told
+        not to (`reproject`: a flush of the same carry-over follows and does)."""
+        try:
+            sent.writer.flush_together(reproject=reproject)
+            if reproject:
+                self._reprojected = time.monotonic()
+        except BaseException:
+            sent.writer.abandon()  # failed: nothing is left to send, and it is not used again
+            raise
+        self._idle_writers.append(sent.writer)
+        # (failed, the kept post is left to end on its own: the event is spooled, and written
+        # again the kept document is the same one, by the body's hash)
+        if sent.kept is not None:
+            sent.kept.result()
+        self._remember(sent.executions)
+        if sent.kept_count:
+            self._kept_since_trim += sent.kept_count
             if self._kept_since_trim >= self._trim_every:
                 self._kept_since_trim = 0
                 try:
@@ -587,12 +723,22 @@ class Intake:
             recent.popitem(last=False)
 
     def _flush(self, records: list[Record] | tuple[Record, ...]) -> None:
-        writer = IndexWriter(self.index, threads=1, carryover=self._carryover)
+        writer = self._writer()
         try:
             writer.write_all(records)
             writer.flush_together()
-        finally:
-            writer.abandon()  # flushed, or failed: either way nothing is left to send
+        except BaseException:
+            writer.abandon()  # failed: nothing is left to send, and it is not used again
+            raise
+        self._idle_writers.append(writer)
+
+    def _writer(self) -> IndexWriter:
+        """An idle writer (its last flush acknowledged), or a new one: one thread per core, so
+        a group's batches of a core go one after the other (two groups in flight use two)."""
+        try:
+            return self._idle_writers.pop()
+        except IndexError:
+            return IndexWriter(self.index, threads=1, carryover=self._carryover)
 
     # -- replay ---------------------------------------------------------------------------------
 
