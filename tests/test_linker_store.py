@@ -16,6 +16,7 @@ from navd.linker import store
     (store.in_identity_range('["08" TO "10"}'), 'identity:["08" TO "10"}'),
     (store.in_identity_range('[* TO "08"}', cached=False), '{!cache=false}identity:[* TO "08"}'),
     (store.terms("endpoint2Id", ["a", "b"]), "{!terms f=endpoint2Id cache=false}a,b"),
+    (store.terms_param("identity", "targets"), "{!terms f=identity cache=false separator=' ' v=$targets}"),
 ])
 def test_each_query_as_solr_reads_it(query: str, expected: str) -> None:
     assert query == expected
