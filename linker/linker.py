@@ -12,9 +12,9 @@ What a pass examines
   linked when its relation is re-indexed or by a full pass.
 
 Reading (linker/store.py): unlinked relations come out of Solr a range of identities at a time,
-read whole from their stored fields (in index order on a standalone core); the
-elements their endpoints may name come back in one terms query per page (identity and type
-only), stubs filtered out by Solr.
+read whole from their stored fields (in index order on a standalone core), the next `readers`
+ranges read while the workers link the current one; the elements their endpoints may name come
+back in one terms query per page (identity and type only), stubs filtered out by Solr.
 
 The watermark: a document `<state_id>` in the runs core holds the Solr time at which the last
 complete pass started (`started`). The time comes from Solr itself (lastIndexed of a clock
