@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shutil
+import time
+from concurrent.futures import Future
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -10,7 +12,7 @@ import pytest
 
 from navd.errors import SolrError
 from navd.index.admin import configset_dir, init_solr
-from navd.index.client import IndexWriter, SolrIndex
+from navd.index.client import CoreWriter, IndexWriter, SolrIndex
 from navd.index.documents import element_document
 from navd.model import (
     Deletion,
@@ -207,3 +209,24 @@ def test_solr_errors_are_one_clear_line(index: SolrIndex) -> None:
     assert "Cannot parse" in str(bad_query.value) and "\n" not in str(bad_query.value)
     with pytest.raises(SolrError, match=r"update of nav_elements: HTTP 400: \[doc=x\] missing required field: qualifiedName$"):
         index.add("elements", [{"identity": "x", "type": "FILE", "sourceType": "HDFS"}])
+
+
+def test_a_failed_batch_fails_the_flush_even_before_its_callback_ran(index: SolrIndex, unique: str) -> None:
+    """A future wakes whoever waits on it before it runs its done-callbacks; on a busy host the
+    writer's callback can come after flush() woke up. flush must still report the failed batch,
+    or a tailer commits positions past records Solr never got (CI ci11: "positions advanced
+    while Solr was down")."""
+    writer = CoreWriter(index, "elements", batch_size=10, threads=1)
+    on_time = writer._done
+
+    def late(future: Future[None]) -> None:
+        time.sleep(0.5)  # the scheduling delay of a loaded host, made certain
+        on_time(future)
+
+    writer._done = late  # type: ignore[method-assign]
+    writer.add({"identity": f"{unique}-no-name", "type": "FILE", "sourceType": "HDFS"})  # Solr refuses: HTTP 400
+    with pytest.raises(SolrError, match="missing required field: qualifiedName"):
+        writer.flush()
+    with pytest.raises(SolrError, match="missing required field"):  # and every later flush says so too
+        writer.flush()
+    assert not writer.close()

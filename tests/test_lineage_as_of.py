@@ -392,6 +392,12 @@ def test_a_table_spark_dropped_and_created_again(navd: NavdRunner, solr_server: 
     now = graph("a")
     root = {n["id"]: n for n in now["nodes"]}[now["root"]]
     assert root["qualifiedName"] == hive_qualified_name(cluster, "sales", "a") and not root["deleted"]
+    # its column the new incarnation's lineage writes is alive again with it (the DROP flagged
+    # it: the first application's lineage named it), so the column edge shows without --deleted
+    columns = graph("a", "--columns")
+    shown = {n["id"]: n["qualifiedName"].split("@")[0] for n in columns["nodes"]}
+    assert {(shown[e["source"]], shown[e["target"]]) for e in columns["edges"]
+            if shown[e["target"]].count(".") == 2} == {("sales.c.x", "sales.a.x")}
     # the dropped incarnation keeps its lineage, answerable as of a moment before the DROP
     incarnation = next(n["qualifiedName"] for n in graph("b", "--deleted")["nodes"] if "~" in n["qualifiedName"])
     assert incarnation.startswith("sales.a~") and incarnation.endswith(f"@{cluster}")

@@ -208,6 +208,21 @@ def test_the_page_loads_with_no_request_leaving_navd(page: Page, served: Served,
     assert shot.stat().st_size > 10_000
 
 
+def test_a_lineage_url_asks_for_its_data_before_the_libraries_run(page: Page, graph: Pipeline) -> None:
+    """page.js runs first and asks what the first drawing needs (with the columns toggle, the graph
+    with columns too) while the parser is still on the page, before the deferred cytoscape and
+    elk-api run; the drawing takes those answers: each is asked once."""
+    open_lineage(page, graph.id("merged"), operations=1, columns=1)
+    asked = page.evaluate("""() => performance.getEntriesByType("resource").filter((e) => e.name.includes("/api/"))
+        .map((e) => ({ url: new URL(e.name).pathname + new URL(e.name).search, start: e.startTime }))""")
+    parsed = page.evaluate('performance.getEntriesByType("navigation")[0].domInteractive')
+    lineage = [a for a in asked if a["url"].startswith("/api/lineage?")]
+    assert sorted("columns=true" in a["url"] for a in lineage) == [False, True], asked
+    assert len([a for a in asked if a["url"].startswith("/api/taints?")]) == 1, asked
+    assert all(a["start"] < parsed for a in lineage), (lineage, parsed)
+    assert node_ids(page) >= {graph.id("raw.id"), graph.id("merged.id")}  # the columns' graph was drawn
+
+
 def test_upstream_is_left_of_the_root_and_downstream_right(page: Page, graph: Pipeline) -> None:
     open_lineage(page, graph.id("merged"), operations=1, deleted=1)
     x = page.evaluate("Object.fromEntries(window.navdPage.cy.nodes().map((n) => [n.id(), n.position('x')]))")

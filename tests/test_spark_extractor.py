@@ -323,6 +323,38 @@ def test_a_view_replaced_by_a_later_application_loses_its_earlier_lineage(  # ty
     assert [doc["endpoint2Type"] for doc in read] == ["OPERATION_EXECUTION"]
 
 
+def test_a_view_dropped_and_defined_again_by_a_later_application_is_alive(  # type: ignore[no-untyped-def]
+        navd, index: SolrIndex, solr_server: EmbeddedSolr, tmp_path: Path) -> None:
+    """DROP VIEW in one application flags the view (and the columns its lineage named) deleted; a
+    later application's CREATE VIEW of the name brings it back: alive, with the new definition's
+    lineage, shown without --deleted."""
+    root = tmp_path / "job"
+    run_pyspark("""
+        spark.sql("create database dv")
+        spark.sql("create table dv.a (x int, y string) using parquet")
+        spark.sql("create view dv.v as select x as id from dv.a")
+        spark.sql("drop view dv.v")
+    """, root, "view_dropped")
+    env = {**os.environ, "NAVD_CONFIG": str(config_file(tmp_path, solr_server, root / "events"))}
+    first = navd("extract", "spark", "--once", env=env)
+    assert first.returncode == 0, first.stderr
+    index.commit("elements")
+    assert [d.get("deleted") for d in index.scan("elements", 'qualifiedName:"dv.v@primary"')] == [True]
+    run_pyspark("""
+        spark.sql("create view dv.v as select x as id, y as label from dv.a")
+    """, root, "view_again")
+    second = navd("extract", "spark", "--once", env=env)
+    assert second.returncode == 0, second.stderr
+    index.commit("elements")
+    shown = {doc["qualifiedName"]: doc.get("deleted", False)
+             for doc in index.scan("elements", 'qualifiedName:dv.v*', fl="qualifiedName,deleted")}
+    assert shown == {"dv.v@primary": False, "dv.v.id@primary": False, "dv.v.label@primary": False}
+    assert lineage_edges(navd, env, "dv.v@primary", "--direction", "upstream", "--columns") == {
+        ("dv.a@primary", "dv.v@primary", "DATA_FLOW", None),
+        ("dv.a.x@primary", "dv.v.id@primary", "DATA_FLOW", "SIMPLE"),
+        ("dv.a.y@primary", "dv.v.label@primary", "DATA_FLOW", "SIMPLE")}
+
+
 def _view_definition_records(view: EntityRef, table: EntityRef, execution: str, started: datetime,
                              owner: str) -> list[Record]:
     """What a Spark execution defining `view` from `table` writes: its element (with the owner of
@@ -530,6 +562,72 @@ def test_a_log_completed_later_under_its_final_name_loses_and_duplicates_nothing
     # Finished now: read to its end and never again.
     assert extractor.tailer.committed[str(events / app_id)].done
     assert list(extractor.extract()) == []
+
+
+def _read_in_two(index: SolrIndex, tmp_path: Path, first_part: bytes, rest: bytes,
+                 name: str) -> tuple[dict[str, dict[str, dict[str, object]]], SparkExtractor, Path]:
+    """The index after one pass over `first_part` of a log under its final name and a second pass
+    once `rest` arrived; and the extractor and the log's path."""
+    events = tmp_path / "events"
+    events.mkdir()
+    (events / name).write_bytes(first_part)
+    extractor = SparkExtractor(cluster="primary", directories=[str(events)], state_dir=tmp_path / "state",
+                               extractor_run_id="spark##arriving")
+    writer = IndexWriter(index)
+    run_pass(extractor, writer)
+    with (events / name).open("ab") as fh:
+        fh.write(rest)
+    run_pass(extractor, writer)
+    assert writer.close()
+    return index_snapshot(index), extractor, events / name
+
+
+def _read_in_one(index: SolrIndex, tmp_path: Path, log: Path) -> dict[str, dict[str, dict[str, object]]]:
+    empty_index(index)
+    whole = SparkExtractor(cluster="primary", directories=[str(log.parent)], state_dir=tmp_path / "whole",
+                           extractor_run_id="spark##arriving")
+    writer = IndexWriter(index)
+    run_pass(whole, writer)
+    assert writer.close()
+    return index_snapshot(index)
+
+
+@pytest.mark.parametrize("cut_at", ["nothing yet", "a line's end"])
+def test_a_copy_arriving_under_the_final_name_is_read_whole_once_it_has_arrived(
+        clean_index: SolrIndex, tmp_path: Path, log_stream: io.StringIO, cut_at: str) -> None:
+    """`cp` into the event log directory creates the file empty, then fills it: a pass may see
+    it empty, or (rarely) ending at a line's end, and take it for a finished log. An empty one
+    gets no position (CI ci11: a done cursor committed while Solr was down); one that changes
+    after it looked finished is read again from its start, with its application's context."""
+    text = (FIXTURES / "insert_overwrite_join.jsonl").read_bytes()
+    app_id = next(json.loads(line)["App ID"] for line in text.splitlines()
+                  if b'"SparkListenerApplicationStart"' in line)
+    lines = text.splitlines(keepends=True)
+    cut = 0 if cut_at == "nothing yet" else sum(map(len, lines[:21]))  # before an SQL execution
+    in_two, extractor, log = _read_in_two(clean_index, tmp_path, text[:cut], text[cut:], app_id)
+    in_one = _read_in_one(clean_index, tmp_path, log)
+    assert len(in_one["elements"]) > 10 and len(in_one["relations"]) > 10
+    for core in ("elements", "relations"):
+        assert sorted(in_two[core]) == sorted(in_one[core]), core  # 0 lost, 0 extra
+        for identity, doc in in_two[core].items():
+            assert doc == in_one[core][identity], identity
+    assert extractor.tailer.committed[str(log)].done
+    assert list(extractor.extract()) == []
+    changed = [r for r in records(log_stream) if r["event"].startswith("finished event log changed")]
+    assert len(changed) == (0 if cut == 0 else 1)
+
+
+def test_an_empty_file_under_a_final_name_gets_no_position(clean_index: SolrIndex, tmp_path: Path) -> None:
+    events = tmp_path / "events"
+    events.mkdir()
+    (events / "application_1700000000000_0001").write_bytes(b"")
+    extractor = SparkExtractor(cluster="primary", directories=[str(events)], state_dir=tmp_path / "state",
+                               extractor_run_id="spark##empty")
+    writer = IndexWriter(clean_index)
+    report = run_pass(extractor, writer)
+    assert writer.close()
+    assert (report.lines, report.records) == (0, 0)
+    assert EventLogCursorStore(tmp_path / "state").load() == {}
 
 
 def records(stream: io.StringIO) -> list[dict[str, object]]:

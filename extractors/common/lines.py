@@ -171,6 +171,11 @@ class LogReader:
                     to_skip = 0
                 yield from self._split(file, live, piece)
         if complete and live.read_to >= end:
+            if end == 0:
+                # An empty file under its final name is a copy whose bytes have not arrived yet
+                # (every finished log holds at least its first record): no cursor until it has
+                # some, or a tailer would commit it as read while nothing of it was.
+                return
             partial = bool(live.pending) and not live.discarding
             unfinished = live.decoder.incomplete()
             if partial or unfinished is not None:

@@ -36,8 +36,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from navd.index.client import SolrIndex
-from navd.index.documents import FIRST_SEEN, element_document, endpoint_field, revival_update, stored_time
-from navd.index.queries import relations_touching
+from navd.index.documents import (FIRST_SEEN, element_document, element_field, endpoint_field, revival_update,
+                                  stored_time)
+from navd.index.queries import fields_hung_under, relations_touching
 from navd.lineage.stored import StoredElement
 from navd.model import Element, ElementType, EntityRef, SourceType
 from navd.linker.linker import plan_page, write_result
@@ -168,7 +169,30 @@ def recreate(index: SolrIndex, recreation: Recreation, *, extractor_run_id: str 
                 page.append((doc, targets))
             moved += _move(index, page, {element.identity: element}, written)
     index.atomic_update("elements", [revival_update(table.identity, recreation.created, alive=recreation.alive)])
+    if recreation.alive:
+        _revive_columns(index, recreation)
     return moved
+
+
+def _revive_columns(index: SolrIndex, recreation: Recreation) -> None:
+    """The table's columns the DROP flagged that the new incarnation's lineage names (a
+    relation last seen at or after the CREATE) are alive again with it, created at the CREATE.
+    The others stay flagged: the new table may not have them (the metastore's next pass says)."""
+    hung = {str(doc[endpoint_field(2, "Id")]) for doc in index.scan(
+        "relations", filters=fields_hung_under([recreation.table.identity]), fl=f"identity,{endpoint_field(2, 'Id')}")}
+    flagged = sorted(str(doc["identity"]) for doc in index.get("elements", sorted(hung))
+                     if doc.get("deleted") and (stored_time(doc.get(element_field("delete_time"))) or recreation.created)
+                     <= recreation.created)
+    named: set[str] = set()
+    for start in range(0, len(flagged), _CHUNK):
+        chunk = set(flagged[start:start + _CHUNK])
+        query = relations_touching(chunk, last_seen_since=recreation.created)
+        for doc in index.scan("relations", filters=query.filters, params=query.params,
+                              fl=f"identity,{endpoint_field(1, 'Id')},{endpoint_field(2, 'Id')}"):
+            named.update(end for end in (str(doc.get(endpoint_field(1, "Id"))), str(doc.get(endpoint_field(2, "Id"))))
+                         if end in chunk)
+    if named:
+        index.atomic_update("elements", [revival_update(column, recreation.created) for column in sorted(named)])
 
 
 def _move(index: SolrIndex, page: list[tuple[dict[str, Any], dict[int, StoredElement]]],

@@ -44,7 +44,8 @@ from navd.extractors.spark.logfiles import EventLog, EventLogCursorStore, EventL
 from navd.extractors.hms.incarnations import Recreation, recreate
 from navd.extractors.spark.records import (LOG_OWNER, TableCreation, created, created_tables, dropped, records,
                                            stubs_for)
-from navd.extractors.spark.replaced_views import ViewDefinition, view_definitions, withdraw_replaced
+from navd.extractors.spark.replaced_views import (ViewDefinition, revive_defined_again, view_definitions,
+                                                   withdraw_replaced)
 from navd.extractors.spark.settings import spark_settings
 from navd.webhdfs import make_client
 from navd.logs import get_logger
@@ -355,6 +356,8 @@ class SparkExtractor:
         lineage and their columns the latest no longer has (replaced_views); a definition from
         another owner's log is kept, warned once."""
         done = withdraw_replaced(index, self._view_definitions)
+        for view in revive_defined_again(index, self._view_definitions, why_untrusted):
+            log.info("view defined again after it was dropped: alive again", view=view)
         for view, execution in done.definitions:
             log.info("view defined again: the lineage of its earlier definition withdrawn", view=view,
                      execution=execution)
@@ -453,7 +456,10 @@ def apply_creations(index: SolrIndex, creations: Sequence[tuple[str, TableCreati
         earlier = creation.earlier_created or stored_time(doc.get(element_field("created")))
         alive = not flagged or delete_time is None or delete_time <= creation.created
         if not searchable:
-            index.commit("relations", soft=True)  # the pass's own lineage: searchable now
+            # the pass's own lineage, and the DROPs' flags on columns (recreate revives those the
+            # new incarnation names): searchable now
+            for core in ("relations", "elements"):
+                index.commit(core, soft=True)
             searchable = True
         moved += recreate(index, Recreation(creation.table, dropped_at, creation.created,
                                             earlier if earlier is not None and earlier <= dropped_at else None,

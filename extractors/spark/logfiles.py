@@ -265,6 +265,17 @@ class EventLogTailer(CursorBook):
         if cursor is not None and cursor.size == status.size and cursor.mtime_ns == status.mtime_ns \
                 and (cursor.done or not complete) and not lagging:
             return  # unchanged since last read
+        if cursor is not None and cursor.done and len(event_log.files) == 1:
+            # A finished log that changed after it was read to its end: Spark never appends to
+            # one, so it was a copy still arriving under its final name that happened to end at
+            # a line's end (or the file was rewritten). Its application's state was dropped when
+            # it looked finished, so the rest cannot be read on from the position: the whole log
+            # again, from its start (records are upserts: nothing duplicated).
+            self.reader.warnings.warn(status.path, "changed_after_finished",
+                                      "finished event log changed after it was read, reading it again",
+                                      previous_size=cursor.size, size=status.size)
+            self.reader.forget(file.key)
+            cursor = None
         if cursor is None and file.name.compact and self._has_earlier(event_log, file):
             # Its events were read from the files it replaces; reading it again duplicates.
             self.advance(cursor_for(file, status.size, 0, done=True))

@@ -21,12 +21,13 @@ view is named in a warning.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from navd.index.client import SolrIndex
-from navd.index.documents import deletion_update, endpoint_field, property_field
+from navd.index.documents import (deletion_update, element_field, endpoint_field, property_field, revival_update,
+                                  stored_time)
 from navd.index.queries import column_edges_into_view, relations_between, spark_executions_writing, view_column_stubs
 from navd.model import Deletion, ElementType, EntityRef, SourceType
 from navd.names import spark_execution_ref, table_of_field
@@ -89,11 +90,7 @@ def withdraw_replaced(index: SolrIndex, definitions: Iterable[ViewDefinition]) -
     definitions. Each commit opens a searcher and each delete-by-query holds
     up the concurrent adds while Solr applies it: a pass over many applications redefining
     views would otherwise pay both per view."""
-    latest: dict[str, ViewDefinition] = {}
-    for definition in definitions:
-        known = latest.get(definition.view.identity)
-        if known is None or _start_order(definition) > _start_order(known):
-            latest[definition.view.identity] = definition
+    latest = _latest(definitions)
     if not latest:
         return Withdrawn()
     index.commit("relations", soft=True)   # the pass's own relations: searchable now
@@ -127,6 +124,56 @@ def withdraw_replaced(index: SolrIndex, definitions: Iterable[ViewDefinition]) -
         dropped = [ref.qualified_name for ref, _started in gone]
     withdrawn = tuple((d.view.qualified_name, d.execution.qualified_name) for d in replaced)
     return Withdrawn(withdrawn, tuple(dict.fromkeys(untrusted)), tuple(dropped))
+
+
+def _latest(definitions: Iterable[ViewDefinition]) -> dict[str, ViewDefinition]:
+    """Per view identity, its definition that started last."""
+    latest: dict[str, ViewDefinition] = {}
+    for definition in definitions:
+        known = latest.get(definition.view.identity)
+        if known is None or _start_order(definition) > _start_order(known):
+            latest[definition.view.identity] = definition
+    return latest
+
+
+def revive_defined_again(index: SolrIndex, definitions: Iterable[ViewDefinition],
+                         untrusted: Callable[[Mapping[str, Any], str], str]) -> list[str]:
+    """The views of `definitions` a DROP flagged before their latest definition started (DROP
+    VIEW in one application, CREATE VIEW in a later one) are alive again, created at that start,
+    with the columns it names that were flagged too; the qualified names of the views revived.
+
+    Only where the log may speak for the view (`untrusted(doc, owner)` gives no reason, the
+    DROP-trust rule: a view the HMS extractor indexed is its to describe). One real-time get for
+    them all: the flags are the DROPs' atomic updates, acknowledged but maybe not searchable."""
+    latest = [d for d in _latest(definitions).values() if d.started is not None]
+    columns = {d.view.identity: [EntityRef(d.view.source_type, name, ElementType.FIELD).identity
+                                 for name in sorted(d.columns or ())] for d in latest}
+    asked = {d.view.identity for d in latest} | {c for ids in columns.values() for c in ids}
+    if not asked:
+        return []
+    docs = {str(doc["identity"]): doc for doc in index.get("elements", sorted(asked))}
+    updates: list[dict[str, Any]] = []
+    revived: list[str] = []
+    for ours in latest:
+        assert ours.started is not None
+        doc = docs.get(ours.view.identity)
+        if doc is None or not _flagged_by(doc, ours.started) or untrusted(doc, ours.owner):
+            continue
+        updates.append(revival_update(ours.view.identity, ours.started))
+        updates.extend(revival_update(column, ours.started) for column in columns[ours.view.identity]
+                       if column in docs and _flagged_by(docs[column], ours.started))
+        revived.append(ours.view.qualified_name)
+    if updates:
+        index.atomic_update("elements", updates)
+    return revived
+
+
+def _flagged_by(doc: Mapping[str, Any], moment: datetime) -> bool:
+    """Flagged deleted at or before `moment` (deleted with no time: before anything)."""
+    if not doc.get("deleted"):
+        return False
+    delete_time = stored_time(doc.get(element_field("delete_time")))
+    return delete_time is None or delete_time <= moment
 
 
 #: the most view definitions one query or delete-by-query names (a few clauses each: Solr's

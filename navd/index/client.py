@@ -13,7 +13,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -557,7 +557,13 @@ class CoreWriter:
                    if future.cancelled() else future.exception())
         with self._lock:
             self._in_flight.discard(future)
-            if problem is not None and self._error is None:
+        if problem is not None:
+            self._fail(problem)
+
+    def _fail(self, problem: BaseException) -> None:
+        """Keep the first failure: every later submit and flush raises it."""
+        with self._lock:
+            if self._error is None:
                 self._error = problem
 
     def _raise_if_failed(self) -> None:
@@ -580,12 +586,23 @@ class CoreWriter:
             if not waiting:
                 break
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
+            oldest = waiting[0]
             try:
-                waiting[0].result(timeout=remaining)
+                oldest.result(timeout=remaining)
             except TimeoutError:
                 raise SolrUnavailable(f"writes to {self.core} not acknowledged within {timeout}s") from None
-            except Exception:  # noqa: BLE001 - recorded by _done, raised below
+            except CancelledError:
+                self._fail(SolrUnavailable(f"a batch for {self.core} was abandoned at close"))
                 break
+            except Exception as exc:  # noqa: BLE001 - raised below
+                # Recorded here, not only by _done: a future wakes its waiters before it runs its
+                # callbacks, so on a busy host _done may not have run yet, and a flush that
+                # trusted it alone would report a failed batch as written (positions committed
+                # past records Solr never got).
+                self._fail(exc)
+                break
+            with self._lock:
+                self._in_flight.discard(oldest)  # acknowledged: _done may still be on its way
         self._raise_if_failed()
 
     def close(self, timeout: float | None = None) -> bool:

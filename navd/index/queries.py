@@ -143,9 +143,11 @@ class ParameterisedFilters:
 
 
 def relations_touching(identities: Iterable[str], *, having_property: str | None = None,
-                       last_seen_before: datetime | None = None) -> ParameterisedFilters:
+                       last_seen_before: datetime | None = None,
+                       last_seen_since: datetime | None = None) -> ParameterisedFilters:
     """Relations whose either end is one of `identities`: with the property `having_property`
-    (if given), last seen (their last execution's end) before `last_seen_before` (if given)."""
+    (if given), last seen (their last execution's end) before `last_seen_before` (if given), or
+    at or after `last_seen_since` (if given)."""
     # the parameter is not `ids`: Solr's select takes `ids` as a distributed search's fetch of
     # those documents (no cursor in the answer)
     clauses = [f'_query_:"{{!terms f={endpoint_field(end, "Id")} v=$tables}}"' for end in (1, 2)]
@@ -154,6 +156,8 @@ def relations_touching(identities: Iterable[str], *, having_property: str | None
         filters.insert(0, has_property(having_property))
     if last_seen_before is not None:
         filters.append(f"{LAST_SEEN}:[* TO {range_bound(solr_date(last_seen_before))}}}")
+    if last_seen_since is not None:
+        filters.append(f"{LAST_SEEN}:[{range_bound(solr_date(last_seen_since))} TO *]")
     return ParameterisedFilters(tuple(filters), {"tables": ",".join(identities)})
 
 

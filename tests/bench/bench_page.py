@@ -7,9 +7,11 @@ lineage trees (upstream and downstream of a root) through navd's writer (tests/p
 `/#/lineage/<root>?...&operations=1` in a fresh page per run. Phases from the page's marks:
 fetch (the /api/lineage request until its JSON is parsed), layout (data received -> ELK layered
 layout done), draw (layout done -> the frame after cytoscape rendered), and shown = layout + draw,
-the goal's figure. Baselines in the same run: the same for a small graph, and the bare
-/api/lineage fetch of the big graph from an idle page (fetch + JSON parse, no drawing), made after
-each page run so that both see the same load. Both fetches are split with the request's resource
+the goal's figure, total = fetch + shown, and navigation (the page's navigation start -> drawn:
+what a reader waits; the page asks for the lineage before its libraries are loaded and run).
+Baselines in the same run: the same for a small graph, and the bare /api/lineage fetch of the big
+graph from an idle page (fetch + JSON parse, no drawing), made after each page run so that both
+see the same load. Both fetches are split with the request's resource
 timing and navd's Server-Timing: queue, server (navd's app), download, after the last byte.
 """
 
@@ -38,6 +40,7 @@ from navd.config import DEFAULT_SOLR_VERSION, default_solr_dist_dir
 from navd.index.admin import init_solr
 from navd.index.client import SolrIndex
 from navd.solr.server import EmbeddedSolr, SolrDistribution, free_port
+from navd.server.page import SECURITY_HEADERS, static_dir
 from navd.state import write_atomically
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -175,10 +178,37 @@ LINEAGE_REQUEST = """() => {
 }"""
 
 
-def page_run(browser: Browser, url: str, root: str, depth: int) -> dict[str, Any]:
+#: The page's own files, which --against serves from a git revision (the libraries in static/vendor
+#: and the API are this tree's for both).
+PAGE_FILES = {"page.html": "text/html; charset=utf-8", "page.js": "text/javascript; charset=utf-8"}
+
+
+def page_files(revision: str | None) -> dict[str, bytes]:
+    """page.html and page.js of a git revision, or of this tree (None)."""
+    if revision is None:
+        return {name: (static_dir() / name).read_bytes() for name in PAGE_FILES}
+    repo = Path(__file__).resolve().parent.parent.parent
+    files = {}
+    for name in PAGE_FILES:
+        shown = subprocess.run(["git", "-C", str(repo), "show", f"{revision}:navd/server/static/{name}"],
+                               capture_output=True)
+        if shown.returncode:
+            raise SystemExit(f"--against {revision}: no navd/server/static/{name} there: {shown.stderr.decode().strip()}")
+        files[name] = shown.stdout
+    return files
+
+
+def page_run(browser: Browser, url: str, root: str, depth: int, files: dict[str, bytes] | None = None) -> dict[str, Any]:
     """One fresh page (no cache of its own) drawing `root`'s lineage: its first drawing's marks,
-    its /api/lineage request's timing and every /api/ request's duration."""
+    its /api/lineage request's timing and every /api/ request's duration. With `files`, the page's
+    own files are those (served through the browser's routing, with navd's headers)."""
     context = browser.new_context(viewport={"width": 1400, "height": 900}, base_url=url)
+    if files is not None:
+        for name, media_type in PAGE_FILES.items():
+            pattern = url + ("/" if name == "page.html" else "/static/" + name)
+            context.route(lambda u, pattern=pattern: u.split("#")[0] == pattern,
+                          lambda route, *_, body=files[name], media_type=media_type: route.fulfill(
+                              status=200, body=body, headers={**SECURITY_HEADERS, "Content-Type": media_type}))
     page = context.new_page()
     page.goto(f"/#/lineage/{quote(root, safe='')}?direction=both&depth={depth}&operations=1")
     page.wait_for_function("() => window.navdPage && window.navdPage.drawn > 0 && !window.navdPage.busy",
@@ -228,6 +258,28 @@ def draw_runs(browser: Browser, url: str, root: str, depth: int, runs: int,
     return timings, bare
 
 
+def against_runs(browser: Browser, url: str, root: str, depth: int, runs: int, revision: str,
+                 bare_params: str) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+    """The big graph drawn by this tree's page and by `revision`'s, one after the other in each run
+    (one warm-up round dropped), each round followed by the bare request: both pages see the same
+    load, which on a shared host moves more between two runs of the bench than the page does."""
+    variants = {"this tree": page_files(None), revision: page_files(revision)}
+    timings: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
+    bare: list[dict[str, Any]] = []
+    idle = browser.new_context(base_url=url).new_page()
+    idle.goto("/#/search")
+    for run in range(runs + 1):
+        for name, files in variants.items():
+            timing = page_run(browser, url, root, depth, files)
+            if run:
+                timings[name].append(timing)
+        alone = bare_run(idle, bare_params)
+        if run:
+            bare.append(alone)
+    idle.context.close()
+    return timings, bare
+
+
 def summary(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
@@ -260,11 +312,31 @@ def phases(timings: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
             "layout": summary([t["layout"] - t["data"] for t in timings]),
             "draw": summary([t["drawn"] - t["layout"] for t in timings]),
             "shown": summary([t["drawn"] - t["data"] for t in timings]),
-            "total": summary([t["drawn"] - t["fetch"] for t in timings])}
+            "total": summary([t["drawn"] - t["fetch"] for t in timings]),
+            "navigation": summary([t["drawn"] for t in timings])}
 
 
 def line(label: str, figures: dict[str, float]) -> str:
     return f"{label:<28} p50 {figures['p50']:7.1f} ms  p95 {figures['p95']:7.1f} ms  max {figures['max']:7.1f} ms"
+
+
+def against(timings: dict[str, list[dict[str, Any]]], bare: list[dict[str, Any]], runs: int, pinned: str) -> None:
+    """Print --against's comparison: per page, p50 of each phase and the fetch against the bare request."""
+    bare_fetch = summary([b["data"] - b["fetch"] for b in bare])["p50"]
+    print(f"lineage page against another revision's, {runs} runs each, alternately (fresh page per run, "
+          f"one warm-up round dropped), Chromium headless; {pinned}")
+    print(f"{'p50, ms':<14} {'asked at':>9} {'fetch':>7} {'layout':>7} {'draw':>6} {'shown':>7} {'navigation':>11}"
+          f"   fetch / bare ({bare_fetch:.0f} ms)")
+    for name, runs_of in timings.items():
+        shown = phases(runs_of)
+        asked = summary([t["fetch"] for t in runs_of])["p50"]
+        print(f"{name[:14]:<14} {asked:9.0f} {shown['fetch']['p50']:7.0f} {shown['layout']['p50']:7.0f} "
+              f"{shown['draw']['p50']:6.0f} {shown['shown']['p50']:7.0f} {shown['navigation']['p50']:11.0f}"
+              f"   {shown['fetch']['p50'] / bare_fetch:.2f}x")
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    OUT.mkdir(exist_ok=True)
+    (OUT / "page-against.json").write_text(json.dumps(
+        {"bare_fetch": bare_fetch, "pages": {name: phases(runs_of) for name, runs_of in timings.items()}}, indent=2))
 
 
 def main() -> None:
@@ -275,6 +347,9 @@ def main() -> None:
     parser.add_argument("--heap", default="1g")
     parser.add_argument("--pin", action="store_true",
                         help="the browser on CPUs apart from Solr's and navd's, as on a user's machine")
+    parser.add_argument("--against", metavar="REVISION",
+                        help="instead: the big graph drawn by this tree's page.html/page.js and by a git revision's "
+                             "(e.g. main), alternately in one run")
     args = parser.parse_args()
     if not os.access(CHROMIUM, os.X_OK):
         raise SystemExit(f"{CHROMIUM} is missing: make setup-test installs Debian's chromium")
@@ -302,6 +377,10 @@ def main() -> None:
                 params = (f"entity={quote(big_root, safe='')}&direction=both&depth={big_depth}&operations=true"
                           f"&deleted=false&columns=false&max_nodes=400")  # exactly what the page asks
                 big_runs, bare_runs = draw_runs(browser, url, big_root, big_depth, args.runs, params)
+                if args.against:
+                    against(*against_runs(browser, url, big_root, big_depth, args.runs, args.against, params),
+                            args.runs, pinned)
+                    return
                 small_runs, _ = draw_runs(browser, url, small_root, small_depth, args.runs)
             finally:
                 browser.close()
@@ -317,7 +396,7 @@ def main() -> None:
         for label, shown, nodes, edges in (("big", big_phases, big_nodes, big_runs[0]["edges"]),
                                            ("small", small_phases, small_nodes, small_runs[0]["edges"])):
             print(f"-- {label}: {nodes} nodes, {edges} edges drawn")
-            for phase in ("fetch", "layout", "draw", "shown", "total"):
+            for phase in ("fetch", "layout", "draw", "shown", "total", "navigation"):
                 print(line(f"{label} {phase}", shown[phase]))
         print(line("bare /api/lineage (big)", bare) + "  [baseline: fetch + JSON parse, after each page run]")
         for path in sorted(big_runs[0]["requests"]):

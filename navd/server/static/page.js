@@ -93,16 +93,28 @@
   }
 
   const cache = new Map(); // URL -> JSON: toggling back and forth asks navd once
+  const early = new Map(); // URL -> the answer asked before the page's other scripts ran (prefetch), taken once
 
-  async function api(path, params, { cached = false } = {}) {
+  function apiUrl(path, params) {
     const query = params ? "?" + new URLSearchParams(params).toString() : "";
-    const url = "api/" + path + query; // relative: works behind a path-prefixing proxy too
-    if (cached && cache.has(url)) return cache.get(url);
+    return "api/" + path + query; // relative: works behind a path-prefixing proxy too
+  }
+
+  async function ask(url) {
     const response = await fetch(url, { headers: { Accept: "application/json" }, credentials: "same-origin" });
     let body = null;
     try { body = await response.json(); } catch (e) { body = null; }
-    if (!response.ok && response.status !== 300) throw new ApiError(response.status, body);
-    if (response.status === 300) throw new ApiError(300, body);
+    return { status: response.status, ok: response.ok, body };
+  }
+
+  async function api(path, params, { cached = false } = {}) {
+    const url = apiUrl(path, params);
+    if (cached && cache.has(url)) return cache.get(url);
+    const asked = early.get(url);
+    early.delete(url);
+    const { status, ok, body } = await (asked || ask(url));
+    if (!ok && status !== 300) throw new ApiError(status, body);
+    if (status === 300) throw new ApiError(300, body);
     if (cached) cache.set(url, body);
     return body;
   }
@@ -325,13 +337,15 @@
     return { root: graphs[0].root, nodes: [...nodes.values()], edges: [...edges.values()], truncated };
   }
 
+  const TAINTS = { rows: "1000" };
+
   // The graphs the view needs now (the one with columns once a table is expanded).
   async function loaded() {
     // The taints (navd taint: few, made by people) mark their nodes; asked once per view, at the
     // same time as the lineage (one after the other, the diagram waited for both round trips).
     const asked = [];
     if (!state.tainted) {
-      asked.push(api("taints", { rows: "1000" }).then((answer) => { state.tainted = new Set(answer.taints.map((t) => t.target)); }));
+      asked.push(api("taints", TAINTS).then((answer) => { state.tainted = new Set(answer.taints.map((t) => t.target)); }));
     }
     if (!state.base) asked.push(fetchLineage(state.name, state.options, false).then((graph) => { state.base = graph; }));
     if (needColumns() && !state.columnGraph) {
@@ -378,8 +392,13 @@
         + "Dashed edges: control flow. Dashed outline: a placeholder for an input navd has not indexed (unlinked). "
         + "Struck through and grey: deleted. Red fill: tainted (navd taint: reprocess what is downstream). "
         + "⊕: the node cap cut this node's lineage (select it: Show more)." }));
+    // The layout worker and the (empty) diagram are made while navd answers: neither needs the data.
+    elk();
+    const cy = cytoscape({ container: document.getElementById("cy"), style: STYLE, wheelSensitivity: 0.3,
+                           minZoom: 0.02, maxZoom: 3, boxSelectionEnabled: false });
+    navdPage.cy = cy;
+    wire(cy);
     try {
-      elk();
       await pending;
     } catch (error) {
       fail(generation, error);
@@ -389,23 +408,21 @@
     answered(generation);
     const graph = currentGraph();
     title.lastChild.textContent = displayName(graph.nodes.find((n) => n.id === graph.root)) || name;
-    const cy = cytoscape({ container: document.getElementById("cy"), style: STYLE, wheelSensitivity: 0.3,
-                           minZoom: 0.02, maxZoom: 3, boxSelectionEnabled: false });
-    navdPage.cy = cy;
-    wire(cy);
     paint(generation, graph);
   }
 
   // One drawing: marks navd:fetch (asked) -> navd:data (answered, JSON parsed) -> navd:layout -> navd:drawn.
   function begin() {
     const generation = ++navdPage.generation;
+    if (generation > 1) early.clear(); // what prefetch asked and the first view did not take is not used later
     navdPage.busy = true;
     navdPage.error = null;
-    performance.mark("navd:fetch:" + generation);
+    // The first drawing's request may have left before the page's scripts ran (prefetch): its mark is then that moment.
+    if (!performance.getEntriesByName("navd:fetch:" + generation).length) performance.mark("navd:fetch:" + generation);
     return generation;
   }
 
-  // The data is in (navd answered, its JSON parsed): what follows, the diagram's instance too, is drawing.
+  // The data is in (navd answered, its JSON parsed): what follows is drawing.
   function answered(generation) {
     performance.mark("navd:data:" + generation);
   }
@@ -505,7 +522,10 @@
     { selector: "node", style: {
       shape: "round-rectangle", width: "data(w)", height: "data(h)", label: "data(label)", "text-wrap": "wrap",
       "text-valign": "center", "text-halign": "center", "font-size": 12, "font-family": "system-ui, sans-serif",
-      "background-color": "#e8eef9", "border-width": 1, "border-color": "#6a7fa8", color: "#1d2433" } },
+      "background-color": "#e8eef9", "border-width": 1, "border-color": "#6a7fa8", color: "#1d2433",
+      // A label under 6 px on screen is not drawn (the whole of a 400-node diagram puts 12 px at about
+      // 1 px: a grey smear), and drawing the labels was most of the first frame; zooming in shows them.
+      "min-zoomed-font-size": 6 } },
     { selector: "node.operation", style: { shape: "ellipse", "background-color": "#fdf0d8", "border-color": "#b8862b" } },
     { selector: "node.bucket", style: { shape: "barrel", "background-color": "#e3f1e6", "border-color": "#4f8a5b" } },
     { selector: "node.root", style: { "border-width": 3, "border-color": "#1d2433", "font-weight": "bold" } },
@@ -540,7 +560,9 @@
   let layoutEngine = null;
   function elk() {
     if (!layoutEngine) {
-      layoutEngine = new ELK({ workerUrl: "static/vendor/elk-worker.min.js" });
+      // Only the layered algorithm is registered: ELK's first layout registers every algorithm it
+      // was given (all nine by default) with their options, work the page's one algorithm never needs.
+      layoutEngine = new ELK({ workerUrl: "static/vendor/elk-worker.min.js", algorithms: ["layered"] });
       const node = (id) => ({ id, width: 10, height: 10 });
       layoutEngine.layout({ id: "warm-up", layoutOptions: LAYOUT_OPTIONS, children: [node("a"), node("b")],
                             edges: [{ id: "e", sources: ["a"], targets: ["b"] }] }).catch(() => {});
@@ -805,5 +827,23 @@
     route();
   }
 
+  // A lineage URL's requests leave as soon as this script runs: page.html loads it before cytoscape
+  // (435 kB) and elk-api, which are deferred, so navd answers while the browser loads and compiles
+  // them. What is asked is what the first drawing asks (loaded(): the taints, the lineage, with
+  // columns when the toggle is on), under the same URLs; api() takes each answer once. The fetch
+  // mark is set here: the request left now. The layout worker is not started here: compiling its
+  // 1.6 MB then competed with the libraries' and navd's work (on a shared 2-core host the request
+  // took ~150 ms longer and the diagram came no sooner); it starts when the view is built, as before.
+  function prefetch() {
+    const { route: name, arg, params } = parseHash();
+    if (name !== "lineage" || !arg) return;
+    const options = lineageOptions(params);
+    performance.mark("navd:fetch:1");
+    const urls = [apiUrl("taints", TAINTS), apiUrl("lineage", lineageParams(arg, options, false))];
+    if (options.columns) urls.push(apiUrl("lineage", lineageParams(arg, options, true)));
+    for (const url of urls) early.set(url, ask(url).catch((error) => ({ status: 0, ok: false, body: { error: String(error) } })));
+  }
+
+  prefetch();
   document.addEventListener("DOMContentLoaded", start);
 }());
