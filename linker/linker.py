@@ -12,9 +12,9 @@ What a pass examines
   linked when its relation is re-indexed or by a full pass.
 
 Reading (linker/store.py): unlinked relations come out of Solr a range of identities at a time,
-read whole from their stored fields (in index order on a standalone core); the
-elements their endpoints may name come back in one terms query per page (identity and type
-only), stubs filtered out by Solr.
+read whole from their stored fields (in index order on a standalone core), the next `readers`
+ranges read while the workers link the current one; the elements their endpoints may name come
+back in one terms query per page (identity and type only), stubs filtered out by Solr.
 
 The watermark: a document `<state_id>` in the runs core holds the Solr time at which the last
 complete pass started (`started`). The time comes from Solr itself (lastIndexed of a clock
@@ -56,7 +56,7 @@ from navd.logs import get_logger
 from navd.model import identity as element_identity
 
 from .aliases import AliasRules, endpoint_spellings
-from .store import UNLINKED, end_unlinked, fetch_targets, indexed_since, relation_pages, terms
+from .store import RANGE_DOCUMENTS, UNLINKED, end_unlinked, fetch_targets, indexed_since, relation_pages, terms
 from .relink import Target, choose, endpoint_candidates, relink
 
 log = get_logger("navd.linker")
@@ -126,13 +126,17 @@ class Linker:
 
     def __init__(self, index: SolrIndex, *, cluster: str, default_fs: str = "",
                  fs_aliases: Mapping[str, str] | None = None, state_id: str = "linker",
-                 overlap_seconds: float = 60.0, threads: int = 4, page_size: int = 2000) -> None:
+                 overlap_seconds: float = 60.0, threads: int = 4, page_size: int = 2000,
+                 range_size: int = RANGE_DOCUMENTS, readers: int = 2) -> None:
         self.index = index
         self.rules = AliasRules(cluster=cluster, default_fs=default_fs, fs_aliases=dict(fs_aliases or {}))
         self.state_id = state_id
         self.overlap_seconds = overlap_seconds
         self.threads = threads
         self.page_size = page_size
+        #: unlinked relations per read, and reads in flight ahead of the workers (store.read_ahead)
+        self.range_size = range_size
+        self.readers = readers
 
     # -- state --------------------------------------------------------------------------------
 
@@ -200,7 +204,7 @@ class Linker:
     def _pages(self, since: str | None, cloud: bool) -> Iterator[list[dict[str, Any]]]:
         filters = [UNLINKED]
         if since is None:
-            yield from relation_pages(self.index, filters, self.page_size, cloud=cloud)
+            yield from self._relation_pages(filters, cloud)
             return
         seen: set[str] = set()
 
@@ -211,7 +215,7 @@ class Linker:
                 if new:
                     yield new
 
-        yield from fresh(relation_pages(self.index, [*filters, indexed_since(since)], self.page_size, cloud=cloud))
+        yield from fresh(self._relation_pages([*filters, indexed_since(since)], cloud))
         # (b) old unlinked relations naming elements indexed since the last pass.
         elements = self.index.scan("elements", "*:*", fl="identity,qualifiedName,type,sourceType",
                                    filters=[indexed_since(since), NOT_STUB_FILTER],
@@ -222,9 +226,13 @@ class Linker:
                                                          self.rules)})
             for end in (1, 2):
                 for id_chunk in batches(ids, _TERMS_CHUNK):
-                    yield from fresh(relation_pages(self.index, [
-                        *filters, end_unlinked(end),
-                        terms(endpoint_field(end, "Id"), id_chunk)], self.page_size, cloud=cloud))
+                    yield from fresh(self._relation_pages([
+                        *filters, end_unlinked(end), terms(endpoint_field(end, "Id"), id_chunk)], cloud))
+
+
+    def _relation_pages(self, filters: list[str], cloud: bool) -> Iterator[list[dict[str, Any]]]:
+        return relation_pages(self.index, filters, self.page_size, cloud=cloud, per_range=self.range_size,
+                              readers=self.readers)
 
 
 def _run_pages(pages: Iterator[list[dict[str, Any]]], work: Any, threads: int) -> None:
