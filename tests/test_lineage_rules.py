@@ -168,6 +168,10 @@ class CountingStore:
         self.calls += 1
         return self.store.related(asks)
 
+    def related_within(self, asks, shown, cap):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return self.store.related_within(asks, shown, cap)
+
 
 @pytest.mark.parametrize("columns", [False, True])
 @pytest.mark.parametrize("direction", ["upstream", "downstream"])
@@ -222,6 +226,9 @@ class RoundCountingStore(CountingStore):
 
     def related(self, asks):  # type: ignore[no-untyped-def]
         return self._timed(lambda: list(super(RoundCountingStore, self).related(asks)))
+
+    def related_within(self, asks, shown, cap):  # type: ignore[no-untyped-def]
+        return self._timed(lambda: super(RoundCountingStore, self).related_within(asks, shown, cap))
 
 
 @pytest.mark.parametrize("columns", [False, True])
