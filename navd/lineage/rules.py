@@ -357,8 +357,16 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
         for relation in scheduler_relations(store, executions):
             relations[relation.id] = relation
             node_ids.update((relation.endpoint1.id, relation.endpoint2.id))
-    nodes = _with_parents(store, _load_nodes(store, node_ids, relations.values(), options.as_of,
-                                             options.extracted))
+    # The columns' datasets are asked while the nodes' elements are read: two requests in flight
+    # (on Solr, one to each core), as the walk's last two round trips were one after the other.
+    fields = sorted({end.id for r in relations.values() for end in (r.endpoint1, r.endpoint2) if end.type == _FIELD}
+                    | ({root.id} if root.type == _FIELD else set()))
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineage-parents") as pool:
+        parents = pool.submit(_parents_of, store, fields)
+        elements = store.elements(sorted(node_ids))
+        asked = parents.result()
+    nodes = _with_parents(store, _load_nodes(store, elements, node_ids, relations.values(), options.as_of,
+                                             options.extracted, asked), asked)
     edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression, r.subtype,
                   r.first_seen, r.last_seen) for r in relations.values()]
     return _contract(root.id, nodes, edges, options, truncated, frozenset(cut))
@@ -410,19 +418,23 @@ def _walked(store: LineageStore, root: StoredElement, direction: str, options: L
         return
     cached = store if isinstance(store, _CachedStore) else _CachedStore(store)
     reached = {root.id}
+    fields = {root.id} if root.type == _FIELD else set()
     written: dict[str, None] = {}
     # uncapped: a level the latest walk keeps may fit where the plain one would not
     for relation in _walk(cached, root, direction, dataclasses.replace(options, latest=False)):
         if _is_write(relation):
             written[relation.endpoint2.id] = None
         reached.update((relation.endpoint1.id, relation.endpoint2.id))
+        fields.update(end.id for end in (relation.endpoint1, relation.endpoint2) if end.type == _FIELD)
         if len(reached) > options.max_nodes:
             break
-    # The nodes the latest walk shows are among those the plain walk reached: their elements are
-    # read while the writers are asked for, not in a request of their own after the walk.
+    # The nodes the latest walk shows are among those the plain walk reached: their elements
+    # (and their columns' datasets) are read while the writers are asked for, not in requests of
+    # their own after the walk.
     writers = [RelationAsk(tuple(sorted(written)), (_DATA_FLOW,), 2, far_type=_EXECUTION, as_of=options.as_of)] \
         if written else []
-    cached.read_ahead(writers, sorted(reached))
+    parents = [_parents_ask(sorted(fields))] if fields else []
+    cached.read_ahead(writers + parents, sorted(reached))
     yield from _walk(cached, root, direction, options, progress)
 
 
@@ -596,21 +608,49 @@ def _field_ids(store: LineageStore, dataset_ids: Collection[str],
     return fields
 
 
-def _load_nodes(store: LineageStore, node_ids: set[str], relations: Iterable[StoredRelation],
-                as_of: datetime | None = None,
-                extracted: ExtractedNamespaces = EVERYTHING_EXTRACTED) -> dict[str, Node]:
-    """The nodes of `node_ids`; with `as_of`, deleted only if deleted by then (a table dropped
-    later was alive at `as_of`). A dataset no extractor indexed counts as indexed when no
-    extractor in `extracted` is responsible for it."""
+@dataclasses.dataclass(frozen=True)
+class _Parents:
+    """The datasets (PARENT_CHILD parents) of the columns `asked` for: `of` those that have one."""
+
+    asked: frozenset[str] = frozenset()
+    of: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+    def of_fields(self, store: LineageStore, fields: list[str]) -> Mapping[str, str]:
+        """The datasets of `fields`, asking the store only for those not asked before."""
+        unasked = [f for f in fields if f not in self.asked]
+        return {**self.of, **_parents_of(store, unasked).of} if unasked else self.of
+
+
+def _parents_ask(fields: list[str]) -> RelationAsk:
+    return RelationAsk(tuple(fields), (_PARENT_CHILD,), 2, ends_only=True)
+
+
+def _parents_of(store: LineageStore, fields: list[str]) -> _Parents:
+    """The datasets of `fields` (columns), in one ask."""
+    if not fields:
+        return _Parents()
+    ask = _parents_ask(fields)
+    return _Parents(frozenset(fields), {r.endpoint2.id: r.endpoint1.id
+                                        for r in store.relations(ask.ids, ask.types, ask.near_end, ends_only=True)})
+
+
+def _load_nodes(store: LineageStore, elements: Mapping[str, StoredElement], node_ids: set[str],
+                relations: Iterable[StoredRelation], as_of: datetime | None = None,
+                extracted: ExtractedNamespaces = EVERYTHING_EXTRACTED,
+                parents: _Parents = _Parents()) -> dict[str, Node]:
+    """The nodes of `node_ids`, whose indexed `elements` were read; with `as_of`, deleted only if
+    deleted by then (a table dropped later was alive at `as_of`). A dataset no extractor indexed
+    counts as indexed when no extractor in `extracted` is responsible for it. `parents`: the
+    datasets of the columns already asked for."""
     nodes: dict[str, Node] = {}
     live_stubs: dict[str, StoredElement] = {}
-    for element in store.elements(sorted(node_ids)).values():
+    for element in elements.values():
         deleted = element.deleted if as_of is None else element.deleted_at(as_of)
         nodes[element.id] = Node(element.id, element.qualified_name, element.type, element.source_type,
                                  element.name, deleted, indexed=True)
         if not deleted and element.stub:
             live_stubs[element.id] = element
-    for node_id in _unresolved(store, live_stubs, as_of, extracted):
+    for node_id in _unresolved(store, live_stubs, as_of, extracted, parents):
         nodes[node_id] = dataclasses.replace(nodes[node_id], indexed=False)
     for relation in relations:  # endpoints no extractor has indexed: known from the relation only
         for endpoint in (relation.endpoint1, relation.endpoint2):
@@ -623,24 +663,25 @@ def _load_nodes(store: LineageStore, node_ids: set[str], relations: Iterable[Sto
     return nodes
 
 
-def _with_parents(store: LineageStore, nodes: dict[str, Node]) -> dict[str, Node]:
-    """Columns with the identity of their dataset (one batched query; none without columns)."""
+def _with_parents(store: LineageStore, nodes: dict[str, Node], parents: _Parents = _Parents()) -> dict[str, Node]:
+    """Columns with the identity of their dataset (from `parents`, else one batched query; none
+    without columns)."""
     fields = [n for n, node in nodes.items() if node.type == _FIELD]
-    if not fields:
+    parent_of = parents.of_fields(store, fields)
+    if not parent_of:
         return nodes
-    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2, ends_only=True)}
     return {n: dataclasses.replace(node, parent=parent_of[n]) if n in parent_of else node for n, node in nodes.items()}
 
 
 def _unresolved(store: LineageStore, live_stubs: Mapping[str, StoredElement],
                 as_of: datetime | None = None,
-                extracted: ExtractedNamespaces = EVERYTHING_EXTRACTED) -> set[str]:
+                extracted: ExtractedNamespaces = EVERYTHING_EXTRACTED,
+                parents: _Parents = _Parents()) -> set[str]:
     """The live (not deleted) stubs nothing proves existed: datasets no operation wrote of a
     namespace an extractor in `extracted` is responsible for, and columns of such a dataset (a
     column is as real as its table)."""
     fields = [n for n, element in live_stubs.items() if element.type == _FIELD]
-    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2, ends_only=True)} \
-        if fields else {}
+    parent_of = parents.of_fields(store, fields) if fields else {}
     stub_datasets = {n: e for n, e in live_stubs.items() if e.type != _FIELD}
     other_parents = set(parent_of.values()) - set(stub_datasets)
     proven_parents: set[str] = set()  # real elements, or deleted ones: they existed
