@@ -243,3 +243,57 @@ def test_a_level_larger_than_a_page_is_read_whole(index: SolrIndex, unique: str,
     monkeypatch.setattr(store, "_ONE_READ", one_read)
     assert lineage(index, graph.identity("root"), options).as_dict() == expected
     assert len(expected["nodes"]) > 40 and len(expected["edges"]) > 40
+
+
+@pytest.mark.parametrize("columns", [False, True])
+@pytest.mark.parametrize("max_nodes", [2, 12, 45, 100, 1000])
+def test_the_node_cap_on_solr_keeps_the_graph_the_rules_give(index: SolrIndex, unique: str, columns: bool,
+                                                             max_nodes: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A level that would pass the cap is left out whole: on Solr the same graph as the rules
+    give in memory, whether the store reads the level or tells from a count of its far ends
+    that it passes (small pages here, so every level is counted)."""
+    from lineage_cases import fan_out  # noqa: PLC0415
+
+    from navd.lineage import store  # noqa: PLC0415
+    from navd.lineage.memory_store import MemoryLineageStore  # noqa: PLC0415
+    from navd.lineage.rules import lineage as walk  # noqa: PLC0415
+
+    graph = fan_out(unique, 40)
+    index_all(index, list(graph.records))  # type: ignore[arg-type]
+    options = LineageOptions(direction="downstream", columns=columns, max_nodes=max_nodes)
+    expected = walk(MemoryLineageStore.of(graph.records), graph.identity("root"), options).as_dict()
+    for root_page, page in ((250, 5000), (3, 3)):
+        monkeypatch.setattr(store, "_ROOT_PAGE", root_page)
+        monkeypatch.setattr(store, "_PAGE", page)
+        assert lineage(index, graph.identity("root"), options).as_dict() == expected, (root_page, page)
+    assert expected.get("truncated") is (True if max_nodes < 1000 else None)
+
+
+def test_a_hubs_level_is_told_from_a_count_not_read(index: SolrIndex, unique: str,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A root read by more jobs than the node cap shows: the store counts its level's far ends
+    in its first request and reads no more than that request's small page of relations."""
+    from lineage_cases import fan_out  # noqa: PLC0415
+
+    from navd.lineage import store  # noqa: PLC0415
+
+    graph = fan_out(unique, 40, layers=1)
+    index_all(index, list(graph.records))  # type: ignore[arg-type]
+    read: list[int] = []
+    send = SolrIndex.request
+
+    def counted(self: SolrIndex, method: str, path: str, **kwargs: object) -> dict[str, object]:
+        body = send(self, method, path, **kwargs)  # type: ignore[arg-type]
+        if path.endswith("relations/select"):
+            read.append(len(body["response"]["docs"]))  # type: ignore[index]
+        return body
+
+    monkeypatch.setattr(store, "_ROOT_PAGE", 5)
+    monkeypatch.setattr(SolrIndex, "request", counted)
+    capped = lineage(index, graph.identity("root"), LineageOptions(direction="downstream", max_nodes=20))
+    assert capped.truncated and [n.cut for n in capped.nodes] == [True] and len(capped.nodes) == 1
+    assert read == [5]  # the level's first page, counted beside it; nothing read after
+    read.clear()
+    whole = lineage(index, graph.identity("root"), LineageOptions(direction="downstream", max_nodes=100))
+    assert not whole.truncated and len(whole.nodes) == 41
+    assert read[0] == 5 and read[1] == 40  # over the small page and within the cap: read again whole

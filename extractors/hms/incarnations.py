@@ -36,8 +36,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from navd.index.client import SolrIndex
-from navd.index.documents import (FIRST_SEEN, element_document, element_field, endpoint_field, revival_update,
-                                  stored_time)
+from navd.index.documents import FIRST_SEEN, element_document, endpoint_field, revival_update, stored_time
 from navd.index.queries import fields_hung_under, relations_touching
 from navd.lineage.stored import StoredElement
 from navd.model import Element, ElementType, EntityRef, SourceType
@@ -181,8 +180,7 @@ def _revive_columns(index: SolrIndex, recreation: Recreation) -> None:
     hung = {str(doc[endpoint_field(2, "Id")]) for doc in index.scan(
         "relations", filters=fields_hung_under([recreation.table.identity]), fl=f"identity,{endpoint_field(2, 'Id')}")}
     flagged = sorted(str(doc["identity"]) for doc in index.get("elements", sorted(hung))
-                     if doc.get("deleted") and (stored_time(doc.get(element_field("delete_time"))) or recreation.created)
-                     <= recreation.created)
+                     if StoredElement.from_doc(doc).deleted_at(recreation.created))
     named: set[str] = set()
     for start in range(0, len(flagged), _CHUNK):
         chunk = set(flagged[start:start + _CHUNK])

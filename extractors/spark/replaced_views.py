@@ -26,9 +26,9 @@ from datetime import datetime, timezone
 from typing import Any, TypeVar
 
 from navd.index.client import SolrIndex
-from navd.index.documents import (deletion_update, element_field, endpoint_field, property_field, revival_update,
-                                  stored_time)
+from navd.index.documents import deletion_update, endpoint_field, property_field, revival_update
 from navd.index.queries import column_edges_into_view, relations_between, spark_executions_writing, view_column_stubs
+from navd.lineage.stored import StoredElement
 from navd.model import Deletion, ElementType, EntityRef, SourceType
 from navd.names import spark_execution_ref, table_of_field
 from navd.index.documents import parse_solr_date
@@ -157,23 +157,15 @@ def revive_defined_again(index: SolrIndex, definitions: Iterable[ViewDefinition]
     for ours in latest:
         assert ours.started is not None
         doc = docs.get(ours.view.identity)
-        if doc is None or not _flagged_by(doc, ours.started) or untrusted(doc, ours.owner):
+        if doc is None or not StoredElement.from_doc(doc).deleted_at(ours.started) or untrusted(doc, ours.owner):
             continue
         updates.append(revival_update(ours.view.identity, ours.started))
         updates.extend(revival_update(column, ours.started) for column in columns[ours.view.identity]
-                       if column in docs and _flagged_by(docs[column], ours.started))
+                       if column in docs and StoredElement.from_doc(docs[column]).deleted_at(ours.started))
         revived.append(ours.view.qualified_name)
     if updates:
         index.atomic_update("elements", updates)
     return revived
-
-
-def _flagged_by(doc: Mapping[str, Any], moment: datetime) -> bool:
-    """Flagged deleted at or before `moment` (deleted with no time: before anything)."""
-    if not doc.get("deleted"):
-        return False
-    delete_time = stored_time(doc.get(element_field("delete_time")))
-    return delete_time is None or delete_time <= moment
 
 
 #: the most view definitions one query or delete-by-query names (a few clauses each: Solr's
