@@ -21,12 +21,13 @@ The aliases real clusters produce:
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import NamedTuple
 
-from navd.model import ElementType, InvalidName, SourceType, identity, path_qualified_name
-from navd.names import (PATH_SOURCES, S3_SCHEME, S3_SCHEMES, field_qualified_name, path_field_qualified_name,
+from navd.model import ElementType, InvalidName, SourceType, path_qualified_name
+from navd.names import (PATH_SOURCES, S3_SCHEME, S3_SCHEMES, field_qualified_name, fresh_identity, path_field_qualified_name,
                         path_source_type, split_field, split_path_field)
 
 SESSION_CATALOG = "spark_catalog"
@@ -93,14 +94,29 @@ class AliasRules:
 
     def canonical_path(self, name: str) -> str | None:
         """The canonical spelling of a path, or None when it is not a usable path."""
+        split = self._canonical_split(name)
+        return None if split is None else split[0] + split[1]
+
+    def canonical_spellings(self, name: str) -> list[str] | None:
+        """`path_spellings(canonical_path(name))` in one step (the linker asks it once per
+        relation), or None when `name` is not a usable path."""
+        split = self._canonical_split(name)
+        if split is None:
+            return None
+        prefix, tail = split
+        return [member + tail for member in self._members.get(prefix, (prefix,))]
+
+    def _canonical_split(self, name: str) -> tuple[str, str] | None:
+        """(canonical `scheme://authority`, the path after it) of a path, or None."""
         try:
             qualified = path_qualified_name(name, self.default_fs)
         except InvalidName:
             return None
-        scheme, _, rest = qualified.partition("://")
-        authority, slash, path = rest.partition("/")
-        prefix = f"{scheme}://{authority}"
-        return self._canonical.get(prefix, prefix) + slash + path
+        # path_qualified_name spells `scheme://authority/path`: the prefix ends at the first '/'
+        # after the '://'
+        cut = qualified.find("/", qualified.find("://") + 3)
+        prefix, tail = (qualified, "") if cut < 0 else (qualified[:cut], qualified[cut:])
+        return self._canonical.get(prefix, prefix), tail
 
     def path_spellings(self, canonical: str) -> list[str]:
         """Every full spelling of a canonical path: the canonical one first, then its aliases."""
@@ -150,18 +166,18 @@ class AliasRules:
             return None
 
 
+# By value, for dict lookups: a StrEnum member hashes and compares as its value, so a member or
+# its value finds the member; the enum call this replaces cost more than an MD5, twice a relation.
+_SOURCES: Mapping[str, SourceType] = MappingProxyType({member.value: member for member in SourceType})
+_TYPES: Mapping[str, ElementType] = MappingProxyType({member.value: member for member in ElementType})
+
+
 def _source(value: SourceType | str) -> SourceType | None:
-    try:
-        return SourceType(value)
-    except ValueError:
-        return None
+    return _SOURCES.get(value) if isinstance(value, str) else None
 
 
 def _type(value: ElementType | str | None) -> ElementType | None:
-    try:
-        return ElementType(value) if value else None
-    except ValueError:
-        return None
+    return _TYPES.get(value) if isinstance(value, str) and value else None
 
 
 def candidates(qualified_name: str, source_type: SourceType | str, type_: ElementType | str | None,
@@ -179,9 +195,8 @@ def candidates(qualified_name: str, source_type: SourceType | str, type_: Elemen
         return _path_field_names(qualified_name, source, candidates, rules)
     found: list[tuple[SourceType, str]] = []
     if source in PATH_SOURCES or kind in _PATH_TYPES:
-        canonical = rules.canonical_path(qualified_name)
-        if canonical is not None:
-            spellings = rules.path_spellings(canonical)
+        spellings = rules.canonical_spellings(qualified_name)
+        if spellings is not None:
             # the owner of the canonical spelling: an `s3://` path named as HDFS is the S3 element
             found.append((path_source_type(spellings[0]) if source in PATH_SOURCES else source, spellings[0]))
             found.append((source, qualified_name))
@@ -191,10 +206,7 @@ def candidates(qualified_name: str, source_type: SourceType | str, type_: Elemen
         if canonical_name is not None:
             found.append(canonical_name)
     found.append((source, qualified_name))
-    unique: dict[tuple[SourceType, str], None] = {}
-    for item in found:
-        unique.setdefault(item, None)
-    return list(unique)
+    return list(dict.fromkeys(found))  # the first of each, in order
 
 
 def candidate_names(qualified_name: str, source_type: SourceType | str, type_: ElementType | str | None,
@@ -217,7 +229,13 @@ class Candidate(NamedTuple):
 def candidate_elements(qualified_name: str, source_type: SourceType | str, type_: ElementType | str | None,
                        rules: AliasRules) -> list[Candidate]:
     """`candidates` with their identities, best first: what the linker looks up by identity."""
-    return [Candidate(identity(s, n), s._value_, n) for s, n in candidates(qualified_name, source_type, type_, rules)]
+    return [_candidate((fresh_identity(s, n), s._value_, n))
+            for s, n in candidates(qualified_name, source_type, type_, rules)]
+
+
+# A Candidate from a tuple without the named tuple's Python-level __new__ (a pass makes two per
+# relation, and that call cost as much as the tuple's MD5).
+_candidate = functools.partial(tuple.__new__, Candidate)
 
 
 def endpoint_spellings(qualified_name: str, source_type: SourceType | str, type_: ElementType | str | None,
