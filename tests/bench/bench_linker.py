@@ -2,7 +2,7 @@
 NameNode authority) against N HDFS elements under the nameservice; relations/s of the
 incremental linker's first (full) pass and of the Spark mode.
 
-Run: python tests/bench/bench_linker.py [--n 1000000] [--master local[*]] [--skip-spark] [--profile]
+Run: python tests/bench/bench_linker.py [--n 1000000] [--master local[*]] [--skip-spark] [--profile | --profile-cpu]
 Starts its own embedded Solr (temporary home, free port). Goal: >= 50,000 relations/s.
 
 Baseline, in the same process against the same Solr: a raw post of the very update bodies the
@@ -109,20 +109,25 @@ def print_request_times(times: Mapping[str, list[float]]) -> None:
 
 
 @contextmanager
-def profiled_threads() -> Iterator[list[cProfile.Profile]]:
+def profiled_threads(cpu: bool = False) -> Iterator[list[cProfile.Profile]]:
     """cProfile in this thread and in every thread started inside the block (the linker works
-    its pages on a pool): one profiler per thread, all returned for pstats to merge."""
+    its pages on a pool): one profiler per thread, all returned for pstats to merge. `cpu`:
+    each thread's CPU time (`time.thread_time`) instead of the wall clock, so neither waiting
+    on Solr nor waiting for a CPU on a loaded host counts."""
     profilers: list[cProfile.Profile] = []
     lock = threading.Lock()
 
+    def new_profiler() -> cProfile.Profile:
+        return cProfile.Profile(time.thread_time) if cpu else cProfile.Profile()
+
     def start(*_args: object) -> None:
-        profiler = cProfile.Profile()
+        profiler = new_profiler()
         with lock:
             profilers.append(profiler)
         sys.setprofile(None)
         profiler.enable()
 
-    main = cProfile.Profile()
+    main = new_profiler()
     profilers.append(main)
     threading.setprofile(start)
     main.enable()
@@ -133,12 +138,13 @@ def profiled_threads() -> Iterator[list[cProfile.Profile]]:
         threading.setprofile(None)  # type: ignore[arg-type]
 
 
-def print_profile(profilers: list[cProfile.Profile], top: int = 25) -> None:
+def print_profile(profilers: list[cProfile.Profile], top: int = 25, cpu: bool = False) -> None:
     stats = pstats.Stats(profilers[0])
     for profiler in profilers[1:]:
         profiler.create_stats()
         stats.add(profiler)
-    print("  cProfile of the pass, every thread (threads waiting on Solr count as time in their socket reads):")
+    print("  cProfile of the pass, every thread, in CPU time of each thread:" if cpu else
+          "  cProfile of the pass, every thread (threads waiting on Solr count as time in their socket reads):")
     stats.sort_stats("tottime").print_stats(top)
 
 
@@ -204,6 +210,8 @@ def main() -> None:
     parser.add_argument("--skip-spark", action="store_true")
     parser.add_argument("--profile", action="store_true",
                         help="the incremental pass under cProfile, and its Solr requests per kind")
+    parser.add_argument("--profile-cpu", action="store_true",
+                        help="as --profile, the profile in each thread's CPU time instead of wall time")
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="navd-bench-linker-"))
     server = EmbeddedSolr(home, free_port(), args.heap, SolrDistribution(DEFAULT_SOLR_VERSION, default_solr_dist_dir()))
@@ -229,9 +237,9 @@ def main() -> None:
                 settled = settle(solr_pid)
                 before = _cpu_snapshot(solr_pid)
                 t0 = time.monotonic()
-                profile = args.profile and not recorded.updates  # the incremental pass
+                profile = (args.profile or args.profile_cpu) and not recorded.updates  # the incremental pass
                 with index.recording() as updates, index.timing() as times, \
-                        (profiled_threads() if profile else _nothing()) as profilers:
+                        (profiled_threads(args.profile_cpu) if profile else _nothing()) as profilers:
                     report = run()
                     seconds = time.monotonic() - t0
                 if not recorded.updates:  # the first run's: the one whose writes this process sends
@@ -245,7 +253,7 @@ def main() -> None:
                 print(f"  {split}", flush=True)
                 if profile:
                     print_request_times(times)
-                    print_profile(profilers)
+                    print_profile(profilers, cpu=args.profile_cpu)
             # The baseline once, last, after Solr settled (merges after a big pass skew a post made
             # right after it), against the same index state for every ratio.
             index.commit("relations")
