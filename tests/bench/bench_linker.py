@@ -11,8 +11,10 @@ the same batches, parameters, threads and commits, without the linker's reads an
 Linking a relation costs Solr at least that write, so the ratio linker / raw post says how close
 the linker comes to what Solr can take here; the goal is >= 0.7.
 
-`--profile`: the incremental pass under cProfile (every thread; the top functions printed) and
-its Solr requests per kind: count, wall seconds and Solr's own QTime where Solr reports one.
+`--profile`: the incremental pass under cProfile (every thread; the top functions printed, all
+saved to .bench/linker-navd.prof) and its Solr requests per kind: count, wall seconds and Solr's
+own QTime where Solr reports one. `--profile-cpu`: the same, the profile in each thread's CPU
+time (time.thread_time), so that neither waiting on Solr nor waiting for a CPU counts.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from bench_writer import _cpu_snapshot  # noqa: E402  (same directory)
 from fair_baseline import Recorded, RecordingIndex, describe, fresh_cores, post_recorded  # noqa: E402
 
 ALIASES = {"nn1:8020": "hdfs://ns1"}
+PROFILE_FILE = Path(__file__).resolve().parents[2] / ".bench" / "linker-navd.prof"
 
 
 def request_kind(method: str, path: str, data: object) -> str:
@@ -146,6 +149,9 @@ def print_profile(profilers: list[cProfile.Profile], top: int = 25, cpu: bool = 
     print("  cProfile of the pass, every thread, in CPU time of each thread:" if cpu else
           "  cProfile of the pass, every thread (threads waiting on Solr count as time in their socket reads):")
     stats.sort_stats("tottime").print_stats(top)
+    PROFILE_FILE.parent.mkdir(exist_ok=True)
+    stats.dump_stats(PROFILE_FILE)
+    print(f"  (saved to {PROFILE_FILE}: python -m pstats)")
 
 
 def load(index: SolrIndex, n: int) -> None:
