@@ -33,6 +33,7 @@ from navd.names import (PATH_SOURCES, S3_SCHEME, S3_SCHEMES, field_qualified_nam
 SESSION_CATALOG = "spark_catalog"
 _CATALOG_SOURCES = frozenset({SourceType.HIVE, SourceType.SPARK, SourceType.IMPALA})
 _PATH_TYPES = frozenset({ElementType.DIRECTORY, ElementType.FILE, ElementType.S3BUCKET})
+_FIELD = ElementType.FIELD
 _CATALOG_TYPES = frozenset({ElementType.DATABASE, ElementType.TABLE, ElementType.VIEW, ElementType.FIELD,
                             ElementType.PARTITION})
 #: Written `scheme://authority` prefixes an AliasRules keeps the canonical form of; past that,
@@ -201,8 +202,9 @@ class AliasRules:
 
 # By value, for dict lookups: a StrEnum member hashes and compares as its value, so a member or
 # its value finds the member; the enum call this replaces cost more than an MD5, twice a relation.
-_SOURCES: Mapping[str, SourceType] = MappingProxyType({member.value: member for member in SourceType})
-_TYPES: Mapping[str, ElementType] = MappingProxyType({member.value: member for member in ElementType})
+# Plain dicts, never written: a mappingproxy's get costs twice a dict's.
+_SOURCES: dict[str, SourceType] = {member.value: member for member in SourceType}
+_TYPES: dict[str, ElementType] = {member.value: member for member in ElementType}
 
 
 def _source(value: SourceType | str) -> SourceType | None:
@@ -224,16 +226,19 @@ def candidates(qualified_name: str, source_type: SourceType | str, type_: Elemen
     if source is None:
         return []
     kind = _type(type_)
-    if source in PATH_SOURCES and kind is ElementType.FIELD:
+    path_source = source in PATH_SOURCES
+    if path_source and kind is _FIELD:
         return _path_field_names(qualified_name, source, candidates, rules)
     found: list[tuple[SourceType, str]] = []
-    if source in PATH_SOURCES or kind in _PATH_TYPES:
+    if path_source or kind in _PATH_TYPES:
         spellings = rules.canonical_spellings(qualified_name)
         if spellings is not None:
+            first = spellings[0]
             # the owner of the canonical spelling: an `s3://` path named as HDFS is the S3 element
-            found.append((path_source_type(spellings[0]) if source in PATH_SOURCES else source, spellings[0]))
+            found.append((path_source_type(first) if path_source else source, first))
             found.append((source, qualified_name))
-            found.extend((source, s) for s in spellings[1:])
+            if len(spellings) > 1:
+                found.extend([(source, s) for s in spellings[1:]])
     elif source in _CATALOG_SOURCES and (kind is None or kind in _CATALOG_TYPES):
         canonical_name = rules.canonical_catalog(qualified_name, source, kind)
         if canonical_name is not None:
