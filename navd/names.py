@@ -139,8 +139,8 @@ _identity = functools.lru_cache(maxsize=65536)(_md5_identity)
 
 def fresh_identity(source_type: SourceType | str, qualified_name: str) -> str:
     """`identity` without its cache, for names met once (the linker's candidates, one or two per
-    relation of a pass), where a cache miss cost more than the MD5 itself and pushed out the
-    names that do repeat."""
+    relation of a pass), where a cache miss cost about as much again as the MD5 and pushed out
+    the names that do repeat."""
     kind = _SOURCE_VALUES.get(source_type)
     if kind is None:
         kind = SourceType(source_type).value  # raises ValueError naming the unknown source type
