@@ -8,15 +8,22 @@ built by navd.index.documents.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from navd.index.documents import endpoint_field, relinked_document
-from navd.lineage.stored import StoredElement
 
 from .aliases import AliasRules, Candidate, candidate_elements
 
-#: The indexed element an endpoint resolved to.
-Target = StoredElement
+
+class Target(NamedTuple):
+    """The indexed element an endpoint resolved to: what the relation records of it
+    (`documents.LinkTarget`). A named tuple, not a StoredElement: a pass makes one per
+    relation, and the frozen dataclass's constructor cost several times as much."""
+
+    id: str
+    qualified_name: str
+    type: str
+    source_type: str
 
 
 #: Per end: (end, its Linked, QualifiedName, SourceType and Type fields).

@@ -40,9 +40,9 @@ from navd.errors import SolrError
 from navd.index.client import SolrIndex, batches, identity_ranges
 from navd.index.documents import NOT_STUB_FILTER, UNLINKED_FILTER, endpoint_field, with_property_fields
 from navd.index.query_syntax import range_bound
-from navd.lineage.stored import StoredElement
 
 from .aliases import Candidate
+from .relink import Target
 
 #: The element fields the Spark pass joins on (all docValues, so an export reads no stored field).
 TARGET_FIELDS = "identity,qualifiedName,type,sourceType"
@@ -169,18 +169,18 @@ def read_ahead(read: Callable[[str], list[dict[str, Any]]], ranges: list[str], r
 
 
 def fetch_targets(index: SolrIndex, candidates: Iterable[Candidate], chunk: int = TARGET_CHUNK
-                  ) -> dict[str, StoredElement]:
+                  ) -> dict[str, Target]:
     """Indexed, non-stub elements among `candidates`, by identity: one terms query per `chunk`
     identities (the identities in a parameter, `terms_param`), stubs left out by Solr
     (`NOT_STUB_FILTER`), only `identity,type` returned (the candidate gives the rest, see the
     module docstring)."""
     by_id = {candidate.id: candidate for candidate in candidates}
-    found: dict[str, StoredElement] = {}
+    found: dict[str, Target] = {}
     for part in batches(sorted(by_id), chunk):
         body = index.search("elements", terms_param("identity", _TARGETS_PARAM), rows=len(part), fl=_TARGET_LOOKUP_FIELDS,
                             filters=[NOT_STUB_FILTER], params={_TARGETS_PARAM: " ".join(part)})
         for doc in body["response"]["docs"]:
             candidate = by_id[str(doc["identity"])]
-            found[candidate.id] = StoredElement(candidate.id, candidate.qualified_name, str(doc.get("type", "")),
-                                                candidate.source_type)
+            found[candidate.id] = Target(candidate.id, candidate.qualified_name, str(doc.get("type", "")),
+                                         candidate.source_type)
     return found

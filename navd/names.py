@@ -72,6 +72,10 @@ class SourceType(enum.StrEnum):
     OPENLINEAGE = "OPENLINEAGE"
 
 
+#: Source type -> its value, keyed by the value (a StrEnum member finds its own entry too).
+_SOURCE_VALUES: Mapping[str, str] = {member.value: member.value for member in SourceType}
+
+
 class InvalidName(NavdError):
     """A qualified name or path that cannot be normalised."""
 
@@ -111,19 +115,36 @@ def lookup_name(name: str) -> str:
 
 def identity(source_type: SourceType | str, qualified_name: str) -> str:
     """The identity of an element: MD5 of (sourceType, qualifiedName), hex."""
-    kind = source_type.value if isinstance(source_type, SourceType) else SourceType(source_type).value
+    # A dict lookup, not SourceType(...): a StrEnum member hashes and compares as its value, so
+    # one lookup takes either, where the enum call cost as much as the MD5 (the linker makes two
+    # identities per relation).
+    kind = _SOURCE_VALUES.get(source_type)
+    if kind is None:
+        kind = SourceType(source_type).value  # raises ValueError naming the unknown source type
     return _identity(kind, qualified_name)
 
 
-# Bounded: the same tables and columns come back in query after query of a lineage log (and
-# relation after relation of one query); a hit costs a dict lookup instead of an MD5.
-@functools.lru_cache(maxsize=65536)
-def _identity(kind: str, qualified_name: str) -> str:
+def _md5_identity(kind: str, qualified_name: str) -> str:
     try:
         key = f"{kind}\x1f{qualified_name}".encode()
     except UnicodeEncodeError:  # a lone surrogate (JSON's "\ud800" decodes to one): no Solr request can carry it
         raise InvalidName(f"name {shown(qualified_name)} is not valid UTF-8") from None
     return hashlib.md5(key, usedforsecurity=False).hexdigest()
+
+
+# Bounded: the same tables and columns come back in query after query of a lineage log (and
+# relation after relation of one query); a hit costs a dict lookup instead of an MD5.
+_identity = functools.lru_cache(maxsize=65536)(_md5_identity)
+
+
+def fresh_identity(source_type: SourceType | str, qualified_name: str) -> str:
+    """`identity` without its cache, for names met once (the linker's candidates, one or two per
+    relation of a pass), where a cache miss cost about as much again as the MD5 and pushed out
+    the names that do repeat."""
+    kind = _SOURCE_VALUES.get(source_type)
+    if kind is None:
+        kind = SourceType(source_type).value  # raises ValueError naming the unknown source type
+    return _md5_identity(kind, qualified_name)
 
 
 def source_identity(source_type: str, name: str) -> str:
@@ -410,25 +431,42 @@ def path_qualified_name(path: str, default_fs: str = "") -> str:
         authority, tail = "", rest
     if not tail.startswith("/"):
         tail = "/" + tail
-    # Lower-case only the host part of the authority; user info is case-sensitive.
     if authority:
         try:
-            netloc = urlsplit(f"{scheme}://{authority}/")
-            port = netloc.port
+            authority = _normal_authority(scheme, authority)
         except ValueError as exc:  # an unclosed '[', a port out of range or not a number
             raise InvalidName(f"path {shown(path)} has a bad authority: {exc}") from None
-        host = (netloc.hostname or "").lower()
-        if ":" in host:
-            host = f"[{host}]"  # an IPv6 address keeps its brackets, or its port could not be told apart
-        userinfo = authority.rpartition("@")[0] if "@" in authority else ""
-        authority = (userinfo + "@" if userinfo else "") + host + (f":{port}" if port else "")
-    normalised = posixpath.normpath(tail)
-    if normalised.startswith("//"):
-        normalised = "/" + normalised.lstrip("/")
+    if "//" in tail or "/." in tail or tail.endswith("/"):
+        normalised = posixpath.normpath(tail)
+        if normalised.startswith("//"):
+            normalised = "/" + normalised.lstrip("/")
+    else:  # no empty, "." or ".." segment and no trailing slash: normpath would return it as it is
+        normalised = tail
     return f"{scheme}://{authority}{normalised}"
 
 
+# Bounded: a cluster's paths name a handful of authorities, and splitting one with urlsplit was
+# the most expensive step of a path's normalisation (the linker normalises one per relation).
+@functools.lru_cache(maxsize=1024)
+def _normal_authority(scheme: str, authority: str) -> str:
+    """The authority of a `scheme://authority/` URI with its host lower case (user info is
+    case-sensitive) and its port as a number; ValueError when it is not one."""
+    netloc = urlsplit(f"{scheme}://{authority}/")
+    port = netloc.port
+    host = (netloc.hostname or "").lower()
+    if ":" in host:
+        host = f"[{host}]"  # an IPv6 address keeps its brackets, or its port could not be told apart
+    userinfo = authority.rpartition("@")[0] if "@" in authority else ""
+    return (userinfo + "@" if userinfo else "") + host + (f":{port}" if port else "")
+
+
+#: Schemes `_is_scheme` accepts, the ones paths are mostly spelled with: a set lookup first.
+_COMMON_SCHEMES = frozenset({"hdfs", "file", "s3", "s3a", "s3n", "viewfs", "HDFS", "FILE"})
+
+
 def _is_scheme(text: str) -> bool:
+    if text in _COMMON_SCHEMES:
+        return True
     return bool(text) and text.replace("+", "").replace("-", "").replace(".", "").isalnum()
 
 

@@ -141,6 +141,28 @@ def test_relinked_document_and_identity() -> None:
     assert relinked == relation_document(Relation(RelationType.DATA_FLOW, exe, real))
 
 
+def test_relinked_document_keeps_every_field_in_order() -> None:
+    """Linking rewrites the endpoint fields, `unlinked` and the identity, drops what Solr
+    maintains, and keeps everything else (properties and their prop_* fields, expression,
+    discriminator, fields navd does not know) with its value, in the order read."""
+    exe = EntityRef(SourceType.SPARK, "spark://app/1", ElementType.OPERATION_EXECUTION)
+    seen = EntityRef(SourceType.HDFS, "hdfs://nn1:8020/wh/t", ElementType.DIRECTORY)
+    real = EntityRef(SourceType.HDFS, "hdfs://ns1/wh/t", ElementType.DIRECTORY)
+    read = {**relation_document(Relation(RelationType.DATA_FLOW, exe, seen, linked2=False, discriminator="d1",
+                                         properties={"mode": "overwrite"})),
+            "lastIndexed": "2026-11-29T00:00:00Z", "someField_s": "kept", "_version_": 7, "score": 1.0}
+    relinked = relinked_document(read, {2: StoredElement(real.identity, real.qualified_name, "DIRECTORY", "HDFS")})
+    assert list(relinked) == [k for k in read if k not in ("lastIndexed", "_version_", "score")]
+    changed = {"identity", "endpoint2Id", "endpoint2QualifiedName", "endpoint2Linked", "unlinked"}
+    assert {k: v for k, v in relinked.items() if k not in changed} == \
+        {k: v for k, v in read.items() if k not in changed | {"lastIndexed", "_version_", "score"}}
+    assert (relinked["endpoint2Id"], relinked["endpoint2Linked"], relinked["unlinked"]) == (real.identity, True, False)
+    assert relinked["identity"] == stored_relation_identity(relinked) != read["identity"]
+    assert relinked["prop_mode"] == "overwrite" and relinked["discriminator"] == "d1"
+    with pytest.raises(ValueError, match="endpoint 3"):
+        relinked_document(read, {3: StoredElement(real.identity, real.qualified_name, "DIRECTORY", "HDFS")})
+
+
 def test_element_field_names() -> None:
     assert [element_field(a) for a in ("name", "last_modified", "block_size", "delete_time")] == \
         ["originalName", "lastModified", "blockSize", "deleteTime"]

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
+
 from navd.linker.aliases import AliasRules, candidate_names, candidates, endpoint_spellings
 from navd.index.documents import stored_relation_identity as relation_identity
 from navd.linker.relink import Target, relink
 from navd.index.documents import relation_document
-from navd.model import ElementType, EntityRef, Relation, RelationType, SourceType
+from navd.model import ElementType, EntityRef, InvalidName, Relation, RelationType, SourceType, path_qualified_name
 
 RULES = AliasRules(cluster="primary", default_fs="hdfs://nameservice1",
                    fs_aliases={"nn1:8020": "hdfs://nameservice1", "hdfs://NN2:8020": "hdfs://nameservice1"})
@@ -32,6 +34,33 @@ def test_bare_path_and_trailing_slash() -> None:
     assert names("/wh/sales.db/orders/")[0] == "hdfs://nameservice1/wh/sales.db/orders"
     assert names("/p", type_=ElementType.FILE)[0] == "hdfs://nameservice1/p"
     assert AliasRules(cluster="c").canonical_path("/p") is None  # no default FS: not a path
+
+
+def test_canonical_path_is_path_qualified_name_with_the_alias_mapped() -> None:
+    """canonical_path's shortcut (a written prefix's canonical form kept, for paths with
+    nothing to normalise) gives what normalising the whole name gives, valid or not: names
+    made of pieces that trip the normalisation (case, slashes, dots, bad authorities, colons)."""
+    rules = AliasRules(cluster="c", default_fs="hdfs://ns1",
+                       fs_aliases={"nn1:8020": "hdfs://ns1", "s3://old": "s3a://new"})
+    pieces = ["hdfs:", "HDFS:", "s3:", "S3N:", "file:", "/", "//", "///", "nn1:8020", "NN1:8020", "ns1",
+              "u@Host", "[::1]:9", "h:99999", "[x", "a", ".", "..", "b.", ".c", ":", "x:y", "", "é", "old"]
+    rng = random.Random(7)
+    checked = set()
+    for _ in range(20000):
+        name = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 7)))
+        try:
+            qualified = path_qualified_name(name, "hdfs://ns1")
+        except InvalidName:
+            expected = None
+        else:
+            scheme, _, rest = qualified.partition("://")
+            authority, slash, path = rest.partition("/")
+            prefix = f"{scheme}://{authority}"
+            expected = {"hdfs://nn1:8020": "hdfs://ns1", "s3a://old": "s3a://new"}.get(prefix, prefix) + slash + path
+        assert rules.canonical_path(name) == expected, name
+        checked.add(expected is not None)
+    assert checked == {True, False}
+    assert 0 < len(rules._prefixes) < 1000  # the shortcut was taken, its cache bounded by the prefixes
 
 
 def test_file_scheme() -> None:

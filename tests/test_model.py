@@ -63,6 +63,18 @@ def test_partition_name() -> None:
     ("hdfs://ns/", "hdfs://ns/"),
     ("s3a://Bucket/key with space/ü%#:x", "s3a://bucket/key with space/ü%#:x"),
     ("/data/raw", "hdfs://ns1/data/raw"),
+    # on either side of the shortcut that skips normpath for a path with nothing to normalise
+    ("hdfs://ns/a/b.", "hdfs://ns/a/b."),
+    ("hdfs://ns/a/.b/c..", "hdfs://ns/a/.b/c.."),
+    ("hdfs://ns/a/.", "hdfs://ns/a"),
+    ("hdfs://ns/a/..", "hdfs://ns/"),
+    ("hdfs://ns/a/../..", "hdfs://ns/"),
+    ("hdfs://ns//a", "hdfs://ns/a"),
+    ("hdfs://ns", "hdfs://ns/"),
+    # the cached authority: user info keeps its case, the host does not, a default port stays
+    ("hdfs://User@NN1:8020/x", "hdfs://User@nn1:8020/x"),
+    ("hdfs://user@nn1:8020/x", "hdfs://user@nn1:8020/x"),
+    ("webhdfs://[::1]:9870/x", "webhdfs://[::1]:9870/x"),
 ])
 def test_paths_have_one_spelling(path: str, expected: str) -> None:
     assert path_qualified_name(path, default_fs="hdfs://ns1/") == expected

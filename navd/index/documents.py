@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from itertools import compress
 from typing import Any, Protocol
 
+import orjson
+
 from navd.annotations.rules import is_projection_field, stored_annotation
 from navd.model import Deletion, Element, ElementStub, ElementType, Record, Relation, relation_identity
 
@@ -356,7 +358,7 @@ UNLINKED_FILTER = "unlinked:true"
 
 def stored_relation_identity(doc: Mapping[str, Any]) -> str:
     """A relation document's identity recomputed from its fields, as `Relation.identity`."""
-    return relation_identity(str(doc["type"]), str(doc[endpoint_field(1, "Id")]), str(doc[endpoint_field(2, "Id")]),
+    return relation_identity(str(doc["type"]), str(doc["endpoint1Id"]), str(doc["endpoint2Id"]),
                              str(doc.get("discriminator", "")))
 
 
@@ -387,16 +389,32 @@ def relinked_document(doc: Mapping[str, Any], targets: Mapping[int, LinkTarget])
     A resolved endpoint takes the element's identity, qualifiedName, type and source type and is
     marked linked; the identity is recomputed from the new endpoints, exactly as the extractor
     would have computed it had it known the element."""
-    new = {k: v for k, v in doc.items() if k not in _SOLR_MAINTAINED}
+    # Runs once per relation of a link pass: the field names come from `_RELINKED_FIELDS`, and the
+    # copy drops the Solr-maintained fields after copying (the same keys in the same order).
+    new = dict(doc)
+    for key in _SOLR_MAINTAINED:
+        if key in new:
+            del new[key]
     for end, target in targets.items():
-        new[endpoint_field(end, "Id")] = target.id
-        new[endpoint_field(end, "QualifiedName")] = target.qualified_name
-        new[endpoint_field(end, "Type")] = target.type
-        new[endpoint_field(end, "SourceType")] = target.source_type
-        new[endpoint_field(end, "Linked")] = True
-    new["unlinked"] = not (new.get(endpoint_field(1, "Linked"), True) and new.get(endpoint_field(2, "Linked"), True))
+        fields = _RELINKED_FIELDS.get(end)
+        if fields is None:
+            endpoint_field(end, "Id")  # raises, naming the endpoint
+            continue
+        id_field, name_field, type_field, source_field, linked_field = fields
+        new[id_field] = target.id
+        new[name_field] = target.qualified_name
+        new[type_field] = target.type
+        new[source_field] = target.source_type
+        new[linked_field] = True
+    new["unlinked"] = not (new.get("endpoint1Linked", True) and new.get("endpoint2Linked", True))
     new["identity"] = stored_relation_identity(new)
     return new
+
+
+#: Per end: the Id, QualifiedName, Type, SourceType and Linked fields `relinked_document` sets.
+_RELINKED_FIELDS: Mapping[int, tuple[str, str, str, str, str]] = {
+    end: (f"endpoint{end}Id", f"endpoint{end}QualifiedName", f"endpoint{end}Type", f"endpoint{end}SourceType",
+          f"endpoint{end}Linked") for end in (1, 2)}
 
 
 def with_property_fields(doc: dict[str, Any]) -> dict[str, Any]:
@@ -407,7 +425,11 @@ def with_property_fields(doc: dict[str, Any]) -> dict[str, Any]:
     if not isinstance(properties, str):
         return doc
     whole = dict(doc)
-    for key, value in json.loads(properties).items():
+    try:  # orjson: this runs once per relation a link pass reads
+        parsed = orjson.loads(properties)
+    except orjson.JSONDecodeError:  # what only the json module reads (NaN, integers past 64 bits)
+        parsed = json.loads(properties)
+    for key, value in parsed.items():
         whole[property_field(key)] = value
     return whole
 

@@ -2,7 +2,7 @@
 NameNode authority) against N HDFS elements under the nameservice; relations/s of the
 incremental linker's first (full) pass and of the Spark mode.
 
-Run: python tests/bench/bench_linker.py [--n 1000000] [--master local[*]] [--skip-spark] [--profile]
+Run: python tests/bench/bench_linker.py [--n 1000000] [--master local[*]] [--skip-spark] [--profile | --profile-cpu]
 Starts its own embedded Solr (temporary home, free port). Goal: >= 50,000 relations/s.
 
 Baseline, in the same process against the same Solr: a raw post of the very update bodies the
@@ -11,8 +11,10 @@ the same batches, parameters, threads and commits, without the linker's reads an
 Linking a relation costs Solr at least that write, so the ratio linker / raw post says how close
 the linker comes to what Solr can take here; the goal is >= 0.7.
 
-`--profile`: the incremental pass under cProfile (every thread; the top functions printed) and
-its Solr requests per kind: count, wall seconds and Solr's own QTime where Solr reports one.
+`--profile`: the incremental pass under cProfile (every thread; the top functions printed, all
+saved to .bench/linker-navd.prof) and its Solr requests per kind: count, wall seconds and Solr's
+own QTime where Solr reports one. `--profile-cpu`: the same, the profile in each thread's CPU
+time (time.thread_time), so that neither waiting on Solr nor waiting for a CPU counts.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from bench_writer import _cpu_snapshot  # noqa: E402  (same directory)
 from fair_baseline import Recorded, RecordingIndex, describe, fresh_cores, post_recorded  # noqa: E402
 
 ALIASES = {"nn1:8020": "hdfs://ns1"}
+PROFILE_FILE = Path(__file__).resolve().parents[2] / ".bench" / "linker-navd.prof"
 
 
 def request_kind(method: str, path: str, data: object) -> str:
@@ -109,20 +112,25 @@ def print_request_times(times: Mapping[str, list[float]]) -> None:
 
 
 @contextmanager
-def profiled_threads() -> Iterator[list[cProfile.Profile]]:
+def profiled_threads(cpu: bool = False) -> Iterator[list[cProfile.Profile]]:
     """cProfile in this thread and in every thread started inside the block (the linker works
-    its pages on a pool): one profiler per thread, all returned for pstats to merge."""
+    its pages on a pool): one profiler per thread, all returned for pstats to merge. `cpu`:
+    each thread's CPU time (`time.thread_time`) instead of the wall clock, so neither waiting
+    on Solr nor waiting for a CPU on a loaded host counts."""
     profilers: list[cProfile.Profile] = []
     lock = threading.Lock()
 
+    def new_profiler() -> cProfile.Profile:
+        return cProfile.Profile(time.thread_time) if cpu else cProfile.Profile()
+
     def start(*_args: object) -> None:
-        profiler = cProfile.Profile()
+        profiler = new_profiler()
         with lock:
             profilers.append(profiler)
         sys.setprofile(None)
         profiler.enable()
 
-    main = cProfile.Profile()
+    main = new_profiler()
     profilers.append(main)
     threading.setprofile(start)
     main.enable()
@@ -133,13 +141,17 @@ def profiled_threads() -> Iterator[list[cProfile.Profile]]:
         threading.setprofile(None)  # type: ignore[arg-type]
 
 
-def print_profile(profilers: list[cProfile.Profile], top: int = 25) -> None:
+def print_profile(profilers: list[cProfile.Profile], top: int = 25, cpu: bool = False) -> None:
     stats = pstats.Stats(profilers[0])
     for profiler in profilers[1:]:
         profiler.create_stats()
         stats.add(profiler)
-    print("  cProfile of the pass, every thread (threads waiting on Solr count as time in their socket reads):")
+    print("  cProfile of the pass, every thread, in CPU time of each thread:" if cpu else
+          "  cProfile of the pass, every thread (threads waiting on Solr count as time in their socket reads):")
     stats.sort_stats("tottime").print_stats(top)
+    PROFILE_FILE.parent.mkdir(exist_ok=True)
+    stats.dump_stats(PROFILE_FILE)
+    print(f"  (saved to {PROFILE_FILE}: python -m pstats)")
 
 
 def load(index: SolrIndex, n: int) -> None:
@@ -204,6 +216,8 @@ def main() -> None:
     parser.add_argument("--skip-spark", action="store_true")
     parser.add_argument("--profile", action="store_true",
                         help="the incremental pass under cProfile, and its Solr requests per kind")
+    parser.add_argument("--profile-cpu", action="store_true",
+                        help="as --profile, the profile in each thread's CPU time instead of wall time")
     args = parser.parse_args()
     home = Path(tempfile.mkdtemp(prefix="navd-bench-linker-"))
     server = EmbeddedSolr(home, free_port(), args.heap, SolrDistribution(DEFAULT_SOLR_VERSION, default_solr_dist_dir()))
@@ -229,9 +243,9 @@ def main() -> None:
                 settled = settle(solr_pid)
                 before = _cpu_snapshot(solr_pid)
                 t0 = time.monotonic()
-                profile = args.profile and not recorded.updates  # the incremental pass
+                profile = (args.profile or args.profile_cpu) and not recorded.updates  # the incremental pass
                 with index.recording() as updates, index.timing() as times, \
-                        (profiled_threads() if profile else _nothing()) as profilers:
+                        (profiled_threads(args.profile_cpu) if profile else _nothing()) as profilers:
                     report = run()
                     seconds = time.monotonic() - t0
                 if not recorded.updates:  # the first run's: the one whose writes this process sends
@@ -245,7 +259,7 @@ def main() -> None:
                 print(f"  {split}", flush=True)
                 if profile:
                     print_request_times(times)
-                    print_profile(profilers)
+                    print_profile(profilers, cpu=args.profile_cpu)
             # The baseline once, last, after Solr settled (merges after a big pass skew a post made
             # right after it), against the same index state for every ratio.
             index.commit("relations")
