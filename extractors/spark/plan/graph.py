@@ -4,15 +4,14 @@ Column lineage (columns.py) reads every node of a plan into one graph over expre
 where an id comes from (a scanned column: `origins`), what it is computed from (`defs`), what
 else is copied into it (`copies`, Union branches), what controls its rows (`controls`). A
 written column's sources, expression, subtypes and controls are then what one depth-first
-search (`search`) reaches from its id, each asking its own question of the same walk.
+search reaches from its id, each walk asking its own question.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Mapping
 
 from .model import AGGREGATION, CONDITIONAL, IDENTITY, MAX_EXPRESSION_CHARS, TRANSFORMATION, ColumnSource
 from .text import ATTR, NAMED_ATTR, PLAN_ID, REF_TOKEN, bounded, branch_ids, closing
@@ -61,39 +60,39 @@ class ColumnGraph:
         return found[0] if found is not None else ()
 
 
-State = TypeVar("State", bound=Hashable)
+# Each walk below is a depth-first search from the column's id, each id (or state) once, the last
+# one pushed taken first, with its own step written inline: they run for every written column of
+# every plan, and a generator and a step call per state cost more than the dict lookups they do.
 
 
-def search(starts: Iterable[State], step: Callable[[State], Iterable[State]]) -> Iterator[State]:
-    """Every state reachable from `starts` by `step`, each once, depth first (the last one
-    pushed first). A state is yielded before its successors are asked for."""
-    stack = list(starts)
-    seen: set[State] = set()
+def resolve(attr_id: int, graph: ColumnGraph) -> tuple[set[ColumnSource], str | None]:
+    """(scanned columns, the outermost expression other than a copy or rename, if any)."""
+    copies, origins, defs = graph.copies, graph.origins, graph.defs
+    sources: set[ColumnSource] = set()
+    outermost: str | None = None
+    stack = [attr_id]
+    seen: set[int] = set()
     while stack:
         current = stack.pop()
         if current in seen:
             continue
         seen.add(current)
-        yield current
-        stack.extend(step(current))
-
-
-def resolve(attr_id: int, graph: ColumnGraph) -> tuple[set[ColumnSource], str | None]:
-    """(scanned columns, the outermost expression other than a copy or rename, if any)."""
-    def step(current: int) -> Iterator[int]:
-        yield from graph.copies.get(current, ())
-        if current not in graph.origins:
-            yield from graph.deps(current)
-
-    sources: set[ColumnSource] = set()
-    outermost: str | None = None
-    for current in search([attr_id], step):
-        if current in graph.origins:
-            sources.add(graph.origins[current])
-        elif outermost is None and current in graph.defs:
-            expression = graph.defs[current][1]
+        copied = copies.get(current)
+        origin = origins.get(current)
+        if origin is not None:
+            sources.add(origin)
+            if copied:
+                stack.extend(copied)
+            continue
+        found = defs.get(current)
+        if found is not None and outermost is None:
+            expression = found[1]
             if expression is not None and not is_copy(expression, graph):
                 outermost = expression
+        if copied:
+            stack.extend(copied)
+        if found is not None:
+            stack.extend(found[0])
     return sources, outermost
 
 
@@ -102,25 +101,29 @@ def data_subtypes(attr_id: int, graph: ColumnGraph) -> dict[ColumnSource, str]:
     paths from it, a path being as strong as the strongest step on it (a copy or rename, an
     expression, an aggregate)."""
     strength = (IDENTITY, TRANSFORMATION, AGGREGATION)
-
-    def at(current: int, level: int) -> tuple[int, int]:
-        return current, 2 if current in graph.aggregates else level
-
-    def step(state: tuple[int, int]) -> Iterator[tuple[int, int]]:
+    copies, origins, defs, aggregates = graph.copies, graph.origins, graph.defs, graph.aggregates
+    found: dict[ColumnSource, int] = {}
+    # (id, level): the level of the strongest step so far on the path (an aggregate id is 2)
+    stack = [(attr_id, 2 if attr_id in aggregates else 0)]
+    seen: set[tuple[int, int]] = set()
+    while stack:
+        state = stack.pop()
+        if state in seen:
+            continue
+        seen.add(state)
         current, level = state
-        yield from (at(c, level) for c in graph.copies.get(current, ()))
-        if current in graph.origins or current not in graph.defs:
-            return
-        deps, expression = graph.defs[current]
+        origin = origins.get(current)
+        if origin is not None:
+            found[origin] = max(found.get(origin, 0), level)
+        copied = copies.get(current)
+        if copied:
+            stack.extend((c, 2 if c in aggregates else level) for c in copied)
+        if origin is not None or current not in defs:
+            continue
+        deps, expression = defs[current]
         if expression is not None and level == 0 and not is_copy(expression, graph):
             level = 1
-        yield from (at(d, level) for d in deps)
-
-    found: dict[ColumnSource, int] = {}
-    for current, level in search([at(attr_id, 0)], step):
-        if current in graph.origins:
-            source = graph.origins[current]
-            found[source] = max(found.get(source, 0), level)
+        stack.extend((d, 2 if d in aggregates else level) for d in deps)
     return {source: strength[level] for source, level in found.items()}
 
 
@@ -129,29 +132,77 @@ def resolve_controls(attr_id: int, graph: ColumnGraph) -> dict[ColumnSource, set
     control id met on its data path, with everything (data and control) they depend on in turn.
     A column a control is computed from controls as that control does; a control of a control
     (a filter under a join key) as its own."""
-    data_path = search([attr_id], lambda current: (*graph.copies.get(current, ()), *graph.deps(current)))
-    starts = [(c, subtype) for i in data_path for c, subtypes in graph.controls.get(i, {}).items()
-              for subtype in subtypes]
-
-    def step(state: tuple[int, str]) -> Iterator[tuple[int, str]]:
-        current, subtype = state
-        yield from ((c, subtype) for c in graph.copies.get(current, ()))
-        yield from ((c, inner) for c, subtypes in graph.controls.get(current, {}).items() for inner in subtypes)
-        if current not in graph.origins:
-            yield from ((d, subtype) for d in graph.deps(current))
-
+    copies, controls, origins, defs = graph.copies, graph.controls, graph.origins, graph.defs
+    starts: list[tuple[int, str]] = []
+    if controls:
+        # the data path (copies and definitions, through scanned columns too), and the controls
+        # of every id on it, in the order the path reaches them
+        path = [attr_id]
+        reached: set[int] = set()
+        while path:
+            current = path.pop()
+            if current in reached:
+                continue
+            reached.add(current)
+            controlling = controls.get(current)
+            if controlling:
+                starts.extend((c, subtype) for c, subtypes in controlling.items() for subtype in subtypes)
+            copied = copies.get(current)
+            if copied:
+                path.extend(copied)
+            found = defs.get(current)
+            if found is not None:
+                path.extend(found[0])
     sources: dict[ColumnSource, set[str]] = {}
-    for current, subtype in search(starts, step):
-        if current in graph.origins:
-            sources.setdefault(graph.origins[current], set()).add(subtype)
+    # (id, how it controls): copies and definitions keep the how, a control of it has its own
+    stack = starts
+    seen: set[tuple[int, str]] = set()
+    while stack:
+        state = stack.pop()
+        if state in seen:
+            continue
+        seen.add(state)
+        current, subtype = state
+        origin = origins.get(current)
+        if origin is not None:
+            sources.setdefault(origin, set()).add(subtype)
+        copied = copies.get(current)
+        if copied:
+            stack.extend((c, subtype) for c in copied)
+        controlling = controls.get(current)
+        if controlling:
+            stack.extend((c, inner) for c, subtypes in controlling.items() for inner in subtypes)
+        if origin is None:
+            found = defs.get(current)
+            if found is not None:
+                stack.extend((d, subtype) for d in found[0])
     return sources
 
 
 def unknown_on_path(attr_id: int, graph: ColumnGraph, unknown: Mapping[int, str]) -> set[str]:
     """The labels (`unknown`) of the unknown ids `attr_id` is computed or controlled from."""
-    reached = search([attr_id], lambda current: (*graph.copies.get(current, ()), *graph.controls.get(current, ()),
-                                                 *graph.deps(current)))
-    return {unknown[current] for current in reached if current in unknown}
+    copies, controls, defs = graph.copies, graph.controls, graph.defs
+    labels: set[str] = set()
+    stack = [attr_id]
+    seen: set[int] = set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        label = unknown.get(current)
+        if label is not None:
+            labels.add(label)
+        copied = copies.get(current)
+        if copied:
+            stack.extend(copied)
+        controlling = controls.get(current)
+        if controlling:
+            stack.extend(controlling)
+        found = defs.get(current)
+        if found is not None:
+            stack.extend(found[0])
+    return labels
 
 
 def is_copy(expression: str, graph: ColumnGraph) -> bool:
