@@ -208,6 +208,41 @@ def parse_description(description: str) -> PlanTree:
                     subquery_roots, subplans, tuple(views))
 
 
+class PlanTrees:
+    """The trees of the last few plan texts parsed (`parse`), one such cache an application
+    (events.ApplicationProcessor). An execution's description is parsed when its plan event
+    comes, for the datasets a CTAS, a view or a directory write names (tables.plan_io), and
+    again when it ends, for its column lineage (columns.column_flows), with only a few other
+    executions' plans between: the second parse is this cache's. Bounded: a tree is dropped once
+    `size` other texts were parsed since it was last asked for. A text that does not parse
+    raises each time (nothing is kept of it)."""
+
+    __slots__ = ("_size", "_trees")
+
+    def __init__(self, size: int = 4) -> None:
+        if size < 1:
+            raise ValueError(f"PlanTrees size must be at least 1, not {size}")
+        self._size = size
+        #: text -> its tree, the least recently asked for first
+        self._trees: dict[str, PlanTree] = {}
+
+    def parse(self, description: str) -> PlanTree:
+        """parse_description(description), the tree shared with earlier callers of the same text
+        (a PlanTree is not changed by its readers)."""
+        if not isinstance(description, str):
+            return parse_description(description)   # a broken event's: fails as it would have
+        tree = self._trees.pop(description, None)
+        if tree is None:
+            tree = parse_description(description)
+            if len(self._trees) >= self._size:
+                del self._trees[next(iter(self._trees))]
+        self._trees[description] = tree
+        return tree
+
+    def __len__(self) -> int:
+        return len(self._trees)
+
+
 def _subplans(sections: list[tuple[int, str, dict[str, str]]], children: dict[int, list[int]],
               inner: set[tuple[int, int]]) -> dict[int, tuple[int, ...]]:
     """Node -> the plans of the subqueries its expressions hold (a logical plan's: `Filter`
