@@ -33,6 +33,9 @@ class ColumnGraph:
     store_assignment: bool = False
     #: ids made by Python code from whole rows or groups (PANDAS_NODES) -> the node's name
     python_outputs: dict[int, str] = dataclasses.field(default_factory=dict)
+    #: what `resolve` found, by id: asked only once the graph is complete (columns._flows), for
+    #: every written column and every id its expression names
+    resolved: dict[int, tuple[frozenset[ColumnSource], str | None]] = dataclasses.field(default_factory=dict)
 
     def define(self, attr_id: int, deps: Iterable[int], expression: str | None) -> None:
         """`attr_id` is computed from `deps` by `expression` (None: a copy). The first
@@ -65,8 +68,12 @@ class ColumnGraph:
 # every plan, and a generator and a step call per state cost more than the dict lookups they do.
 
 
-def resolve(attr_id: int, graph: ColumnGraph) -> tuple[set[ColumnSource], str | None]:
-    """(scanned columns, the outermost expression other than a copy or rename, if any)."""
+def resolve(attr_id: int, graph: ColumnGraph) -> tuple[frozenset[ColumnSource], str | None]:
+    """(scanned columns, the outermost expression other than a copy or rename, if any).
+    Remembered in `graph.resolved`: ask once the graph is complete."""
+    known = graph.resolved.get(attr_id)
+    if known is not None:
+        return known
     copies, origins, defs = graph.copies, graph.origins, graph.defs
     sources: set[ColumnSource] = set()
     outermost: str | None = None
@@ -93,7 +100,8 @@ def resolve(attr_id: int, graph: ColumnGraph) -> tuple[set[ColumnSource], str | 
             stack.extend(copied)
         if found is not None:
             stack.extend(found[0])
-    return sources, outermost
+    known = graph.resolved[attr_id] = (frozenset(sources), outermost)
+    return known
 
 
 def data_subtypes(attr_id: int, graph: ColumnGraph) -> dict[ColumnSource, str]:
@@ -133,30 +141,36 @@ def resolve_controls(attr_id: int, graph: ColumnGraph) -> dict[ColumnSource, set
     A column a control is computed from controls as that control does; a control of a control
     (a filter under a join key) as its own."""
     copies, controls, origins, defs = graph.copies, graph.controls, graph.origins, graph.defs
-    starts: list[tuple[int, str]] = []
-    if controls:
-        # the data path (copies and definitions, through scanned columns too), and the controls
-        # of every id on it, in the order the path reaches them
-        path = [attr_id]
-        reached: set[int] = set()
-        while path:
-            current = path.pop()
-            if current in reached:
-                continue
-            reached.add(current)
-            controlling = controls.get(current)
-            if controlling:
-                starts.extend((c, subtype) for c, subtypes in controlling.items() for subtype in subtypes)
-            copied = copies.get(current)
-            if copied:
-                path.extend(copied)
-            found = defs.get(current)
-            if found is not None:
-                path.extend(found[0])
     sources: dict[ColumnSource, set[str]] = {}
+    if not controls:
+        return sources
+    # the data path (copies and definitions, through scanned columns too): the controls of
+    # every id on it, each (control id, how) once
+    starts: dict[tuple[int, str], None] = {}
+    path = [attr_id]
+    reached: set[int] = set()
+    while path:
+        current = path.pop()
+        if current in reached:
+            continue
+        reached.add(current)
+        controlling = controls.get(current)
+        if controlling:
+            for control_id, subtypes in controlling.items():
+                for subtype in subtypes:
+                    starts[(control_id, subtype)] = None
+        copied = copies.get(current)
+        if copied:
+            path.extend(copied)
+        found = defs.get(current)
+        if found is not None:
+            path.extend(found[0])
     # (id, how it controls): copies and definitions keep the how, a control of it has its own
-    stack = starts
+    stack = list(starts)
     seen: set[tuple[int, str]] = set()
+    # ids whose controls were pushed: those states do not depend on how the id was reached, so
+    # they are pushed once an id, not once each way it controls (the same states are reached)
+    expanded: set[int] = set()
     while stack:
         state = stack.pop()
         if state in seen:
@@ -169,9 +183,11 @@ def resolve_controls(attr_id: int, graph: ColumnGraph) -> dict[ColumnSource, set
         copied = copies.get(current)
         if copied:
             stack.extend((c, subtype) for c in copied)
-        controlling = controls.get(current)
-        if controlling:
-            stack.extend((c, inner) for c, subtypes in controlling.items() for inner in subtypes)
+        if current not in expanded:
+            expanded.add(current)
+            controlling = controls.get(current)
+            if controlling:
+                stack.extend((c, inner) for c, subtypes in controlling.items() for inner in subtypes)
         if origin is None:
             found = defs.get(current)
             if found is not None:
@@ -263,7 +279,7 @@ def _source_label(source: ColumnSource) -> str:
     return source.column
 
 
-def render(expression: str, graph: ColumnGraph, sources: set[ColumnSource]) -> str:
+def render(expression: str, graph: ColumnGraph, sources: Iterable[ColumnSource]) -> str:
     """The expression in source-column names: `upper(k#12)` -> `upper(k)`, where each reference
     is replaced by the scanned column it copies (`extra_v#30` -> `v`), or by its own expression
     when it is computed (`w#45` -> `(v + extra_v)` -> `(v + v)`). Columns of the same name from
@@ -274,14 +290,11 @@ def render(expression: str, graph: ColumnGraph, sources: set[ColumnSource]) -> s
     for source in sources:
         by_name.setdefault(source.column, set()).add(source)
     ambiguous = {name for name, group in by_name.items() if len(group) > 1}
-    resolved: dict[int, tuple[set[ColumnSource], str | None]] = {}   # an expression repeats its columns
 
     def expand(name: str | None, attr_id: int, depth: int) -> str:
         if name is None:
             return ""   # `sum(w#1)#50`: the id of an aggregate result; `[id=#852]`
-        if attr_id not in resolved:
-            resolved[attr_id] = resolve(attr_id, graph)
-        found, outer = resolved[attr_id]
+        found, outer = resolve(attr_id, graph)   # (remembered: an expression repeats its columns)
         if outer is None:
             if len(found) == 1:
                 (source,) = found
