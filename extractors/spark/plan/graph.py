@@ -36,6 +36,9 @@ class ColumnGraph:
     #: what `resolve` found, by id: asked only once the graph is complete (columns._flows), for
     #: every written column and every id its expression names
     resolved: dict[int, tuple[frozenset[ColumnSource], str | None]] = dataclasses.field(default_factory=dict)
+    #: what `_control_path` found, by id (same: once the graph is complete)
+    control_paths: dict[int, tuple[tuple[ColumnSource, ...], tuple[tuple[int, str], ...]]] = dataclasses.field(
+        default_factory=dict)
 
     def define(self, attr_id: int, deps: Iterable[int], expression: str | None) -> None:
         """`attr_id` is computed from `deps` by `expression` (None: a copy). The first
@@ -140,7 +143,7 @@ def resolve_controls(attr_id: int, graph: ColumnGraph) -> dict[ColumnSource, set
     control id met on its data path, with everything (data and control) they depend on in turn.
     A column a control is computed from controls as that control does; a control of a control
     (a filter under a join key) as its own."""
-    copies, controls, origins, defs = graph.copies, graph.controls, graph.origins, graph.defs
+    copies, controls, defs = graph.copies, graph.controls, graph.defs
     sources: dict[ColumnSource, set[str]] = {}
     if not controls:
         return sources
@@ -165,34 +168,57 @@ def resolve_controls(attr_id: int, graph: ColumnGraph) -> dict[ColumnSource, set
         found = defs.get(current)
         if found is not None:
             path.extend(found[0])
-    # (id, how it controls): copies and definitions keep the how, a control of it has its own
-    stack = list(starts)
-    seen: set[tuple[int, str]] = set()
-    # ids whose controls were pushed: those states do not depend on how the id was reached, so
-    # they are pushed once an id, not once each way it controls (the same states are reached)
-    expanded: set[int] = set()
-    while stack:
-        state = stack.pop()
-        if state in seen:
-            continue
-        seen.add(state)
-        current, subtype = state
-        origin = origins.get(current)
-        if origin is not None:
+    # A control (id, how) controls as `how` through the scanned columns its id is copied or
+    # computed from, and brings the controls of every id on that path, each with its own how
+    # (a control of a control). The path of an id does not depend on how it controls: it is
+    # found once a graph (`_control_path`), and each control met once a column.
+    pending = list(starts)
+    met = set(starts)
+    while pending:
+        control_id, subtype = pending.pop()
+        scanned, more = _control_path(control_id, graph)
+        for origin in scanned:
             sources.setdefault(origin, set()).add(subtype)
+        for control in more:
+            if control not in met:
+                met.add(control)
+                pending.append(control)
+    return sources
+
+
+def _control_path(attr_id: int, graph: ColumnGraph) -> tuple[tuple[ColumnSource, ...], tuple[tuple[int, str], ...]]:
+    """(the scanned columns `attr_id` is copied or computed from, the controls (id, how) of the
+    ids on the way); remembered in `graph.control_paths`."""
+    known = graph.control_paths.get(attr_id)
+    if known is not None:
+        return known
+    copies, controls, origins, defs = graph.copies, graph.controls, graph.origins, graph.defs
+    scanned: dict[ColumnSource, None] = {}
+    met: dict[tuple[int, str], None] = {}
+    stack = [attr_id]
+    seen: set[int] = set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        controlling = controls.get(current)
+        if controlling:
+            for control_id, subtypes in controlling.items():
+                for subtype in subtypes:
+                    met[(control_id, subtype)] = None
         copied = copies.get(current)
         if copied:
-            stack.extend((c, subtype) for c in copied)
-        if current not in expanded:
-            expanded.add(current)
-            controlling = controls.get(current)
-            if controlling:
-                stack.extend((c, inner) for c, subtypes in controlling.items() for inner in subtypes)
-        if origin is None:
-            found = defs.get(current)
-            if found is not None:
-                stack.extend((d, subtype) for d in found[0])
-    return sources
+            stack.extend(copied)
+        origin = origins.get(current)
+        if origin is not None:
+            scanned[origin] = None
+            continue   # a scanned column is not computed from anything
+        found = defs.get(current)
+        if found is not None:
+            stack.extend(found[0])
+    known = graph.control_paths[attr_id] = (tuple(scanned), tuple(met))
+    return known
 
 
 def unknown_on_path(attr_id: int, graph: ColumnGraph, unknown: Mapping[int, str]) -> set[str]:
