@@ -60,7 +60,7 @@ from .text import (
     split_list,
 )
 from .nodes import PANDAS_NODES
-from .tree import VIEW_COMMANDS, InfoNode, PlanTree, info_tree, parse_description
+from .tree import VIEW_COMMANDS, InfoNode, PlanTree, info_nodes, parse_description
 
 _V2_TABLE_ARG = re.compile(r"^(\w+?)Table\(([^,()]+),")
 _V2_WRITE = re.compile(r"^(AppendData|OverwriteByExpression|OverwritePartitionsDynamic|ReplaceData|"
@@ -133,10 +133,9 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None, 
             # The collected result of a command that already ran in an earlier execution:
             # its description repeats that command's plan, but nothing is read or written.
             return PlanIO()
-        for node in info_tree(spark_plan_info).walk():
+        # most nodes (Project, Filter, Exchange, ...): nothing to read
+        for node in info_nodes(spark_plan_info, _IO_NODE_PREFIXES):
             name = node.name
-            if not name.startswith(_IO_NODE_PREFIXES):
-                continue   # most nodes (Project, Filter, Exchange, ...): nothing to read
             found_reads = _scan_reads(node)
             try:
                 found_writes = command_writes(name, node.arguments)

@@ -3,7 +3,7 @@
 Two inputs, two trees:
 
 - the `sparkPlanInfo` object of SparkListenerSQLExecutionStart / SparkListenerSQLAdaptiveExecutionUpdate
-  (nodeName, simpleString, metadata, children) -> `InfoNode`s (`info_tree`), what table I/O reads;
+  (nodeName, simpleString, metadata, children) -> the `InfoNode`s table I/O reads (`info_nodes`);
 - the `physicalPlanDescription` text (Spark's formatted explain: a tree of `Name (n)` lines,
   then one `(n) Name` section of `Key: value` fields per node, then each subquery's tree and
   sections) -> a `PlanTree` of `PlanNode`s (`parse_description`), what column lineage reads and
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from .model import PlanError
@@ -40,44 +40,45 @@ VIEW_COMMANDS = ("CreateViewCommand", "AlterViewAsCommand")
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class InfoNode:
-    """A node of the sparkPlanInfo tree."""
+    """A node of the sparkPlanInfo tree (its children are not kept: see info_nodes)."""
 
     name: str
     #: its simpleString after the name ("" when the simpleString does not start with the name)
     arguments: str
     #: metadata `Location` (a file scan's `InMemoryFileIndex(N paths)[...]`), None when absent
     location: str | None
-    children: tuple[InfoNode, ...]
-
-    def walk(self) -> Iterator[InfoNode]:
-        """The nodes below and including this one, depth first, parents before children, in order."""
-        stack = [self]
-        while stack:
-            current = stack.pop()
-            yield current
-            stack.extend(reversed(current.children))
 
 
-def info_tree(root: Mapping[str, Any]) -> InfoNode:
-    """A sparkPlanInfo object as InfoNodes. Raises PlanError for a node whose children are not
-    a list; children that are not objects are left out. Built without recursion: JSON nests
-    deeper than Python's call stack."""
-    built: dict[int, InfoNode] = {}
-    stack: list[tuple[Mapping[str, Any], bool]] = [(root, False)]
+def info_nodes(root: Mapping[str, Any], prefixes: tuple[str, ...]) -> list[InfoNode]:
+    """The nodes of a sparkPlanInfo object whose name starts with one of `prefixes`, depth
+    first, parents before children, in order. Raises PlanError for a node whose children are
+    not a list (the first one met depth first, the last child first); children that are not
+    objects are left out. Without recursion: JSON nests deeper than Python's call stack.
+
+    Only the nodes asked for are made into InfoNodes (most of a plan, Project, Filter,
+    Exchange, ..., is of no interest to the caller), and all of the tree is checked before any
+    is returned."""
+    # First the check, in the order the children are met when the last one is taken first,
+    # keeping each node's children; then the nodes, parents first, in order.
+    children: dict[int, list[Mapping[str, Any]]] = {}
+    stack: list[Mapping[str, Any]] = [root]
     while stack:
-        node, kids_built = stack.pop()
-        kids = _info_children(node)
-        if not kids_built:
-            stack.append((node, True))
-            stack.extend((kid, False) for kid in kids)
-            continue
+        node = stack.pop()
+        kids = children[id(node)] = _info_children(node)
+        stack.extend(kids)
+    found: list[InfoNode] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
         name = str(node.get("nodeName", ""))
-        simple = str(node.get("simpleString", ""))
-        metadata = node.get("metadata") or {}
-        location = metadata.get("Location") if isinstance(metadata, Mapping) else None
-        built[id(node)] = InfoNode(name, simple[len(name):].strip() if simple.startswith(name) else "",
-                                   str(location) if location else None, tuple(built[id(kid)] for kid in kids))
-    return built[id(root)]
+        if name.startswith(prefixes):
+            simple = str(node.get("simpleString", ""))
+            metadata = node.get("metadata") or {}
+            location = metadata.get("Location") if isinstance(metadata, Mapping) else None
+            found.append(InfoNode(name, simple[len(name):].strip() if simple.startswith(name) else "",
+                                  str(location) if location else None))
+        stack.extend(reversed(children[id(node)]))
+    return found
 
 
 def _info_children(node: Mapping[str, Any]) -> list[Mapping[str, Any]]:
