@@ -119,6 +119,17 @@ def test_plan_trees_keep_the_last_texts_parsed() -> None:
     assert len(trees) == 2
     with pytest.raises(ValueError, match="at least 1"):
         PlanTrees(size=0)
+    # bounded by the texts' length too: a text longer than the bound is parsed, not kept; the
+    # oldest go until the texts fit
+    small = PlanTrees(size=4, max_chars=len(a) + len(b))
+    assert small.parse(a) is small.parse(a)
+    small.parse(b)
+    assert len(small) == 2
+    small.parse(a + "\n")                    # (the same plan, a text of its own): a and b go
+    assert len(small) == 1
+    longest = PlanTrees(size=4, max_chars=len(a) - 1)
+    assert longest.parse(a) is not longest.parse(a)
+    assert len(longest) == 0
 
 
 def source_text(source: ColumnSource) -> str:

@@ -214,16 +214,20 @@ class PlanTrees:
     (events.ApplicationProcessor). An execution's description is parsed when its plan event
     comes, for the datasets a CTAS, a view or a directory write names (tables.plan_io), and
     again when it ends, for its column lineage (columns.column_flows), with only a few other
-    executions' plans between: the second parse is this cache's. Bounded: a tree is dropped once
-    `size` other texts were parsed since it was last asked for. A text that does not parse
-    raises each time (nothing is kept of it)."""
+    executions' plans between: the second parse is this cache's. Bounded by count and by the
+    texts' length (an application's processor lives as long as its log is read, for months in a
+    Thrift Server's case): a tree is dropped once `size` other texts were parsed since it was
+    last asked for, or to keep the texts under `max_chars` in all; a longer text is not kept. A
+    text that does not parse raises each time (nothing is kept of it)."""
 
-    __slots__ = ("_size", "_trees")
+    __slots__ = ("_size", "_max_chars", "_chars", "_trees")
 
-    def __init__(self, size: int = 4) -> None:
+    def __init__(self, size: int = 4, max_chars: int = 1 << 20) -> None:
         if size < 1:
             raise ValueError(f"PlanTrees size must be at least 1, not {size}")
         self._size = size
+        self._max_chars = max_chars
+        self._chars = 0
         #: text -> its tree, the least recently asked for first
         self._trees: dict[str, PlanTree] = {}
 
@@ -235,8 +239,13 @@ class PlanTrees:
         tree = self._trees.pop(description, None)
         if tree is None:
             tree = parse_description(description)
-            if len(self._trees) >= self._size:
-                del self._trees[next(iter(self._trees))]
+            if len(description) > self._max_chars:
+                return tree
+            self._chars += len(description)
+            while len(self._trees) >= self._size or self._chars > self._max_chars:
+                oldest = next(iter(self._trees))
+                del self._trees[oldest]
+                self._chars -= len(oldest)
         self._trees[description] = tree
         return tree
 
