@@ -196,7 +196,9 @@ class Relation:
         if self.first_seen is not None and self.last_seen is not None and self.last_seen < self.first_seen:
             raise ValueError(f"relation {self.endpoint1.qualified_name} -> {self.endpoint2.qualified_name}: "
                              f"last_seen {self.last_seen.isoformat()} before first_seen {self.first_seen.isoformat()}")
-        if self.dependency_type is not None:
+        # (the enum call skipped for a member, which nearly all callers pass: a Spark pass makes
+        # a relation per column edge)
+        if self.dependency_type is not None and type(self.dependency_type) is not DependencyType:
             object.__setattr__(self, "dependency_type", DependencyType(self.dependency_type))
         object.__setattr__(self, "properties", MappingProxyType(dict(self.properties)))
 

@@ -48,10 +48,12 @@ from navd.extractors.spark.plan.model import (
     CONTROL_SUBTYPES,
     ColumnFlow,
     ColumnSource,
+    PlanError,
     PlanTooLarge,
 )
 from navd.extractors.spark.plan.tables import plan_io
 from navd.extractors.spark.plan.text import branch_ids, split_list, unwrap_char_varchar
+from navd.extractors.spark.plan.tree import PlanTrees, parse_description
 from navd.lineage.memory_store import MemoryLineageStore
 from navd.lineage.rules import LineageOptions, lineage
 from navd.model import DependencyType, Element, ElementStub, ElementType, Relation, RelationType, SourceType
@@ -70,6 +72,64 @@ def plan_descriptions(case: str, execution_id: int) -> list[str]:
             found.append(str(event["physicalPlanDescription"]))
     assert found, f"no execution {execution_id} in {case}"
     return found
+
+
+#: A view's plan whose logical relation names no table: parse_description raises PlanError
+UNREADABLE_VIEW_PLAN = """== Physical Plan ==
+Execute CreateViewCommand (1)
+   +- CreateViewCommand (2)
+         +- LogicalRelation (3)
+
+
+(1) Execute CreateViewCommand
+Output: []
+
+(2) CreateViewCommand
+Arguments: `spark_catalog`.`db`.`v`, SELECT 1, false, false, PersistedView, true
+
+(3) LogicalRelation
+Arguments: parquet, [id#1], ` `.` `, false
+"""
+
+
+def test_plan_trees_keep_the_last_texts_parsed() -> None:
+    """tree.PlanTrees, an application's plan trees shared by plan_io and column_flows: a text
+    asked for again while among the last `size` asked for gives the tree parsed the first time;
+    the least recently asked for is dropped (parsed again when asked for: an equal tree); a text
+    that does not parse raises each time and is not kept."""
+    texts = list(dict.fromkeys(str(json.loads(line)["physicalPlanDescription"])
+                               for line in fixture_lines("column_shapes")
+                               if json.loads(line)["Event"].endswith(SQL_PLAN_EVENTS)))
+    a, b, c = texts[:3]
+    trees = PlanTrees(size=2)
+    first_a = trees.parse(a)
+    assert first_a == parse_description(a)
+    assert trees.parse(a) is first_a
+    first_b = trees.parse(b)
+    assert trees.parse(a) is first_a        # a is now the most recently asked for: b goes first
+    trees.parse(c)
+    assert len(trees) == 2
+    assert trees.parse(a) is first_a
+    again_b = trees.parse(b)                # dropped: parsed again
+    assert again_b is not first_b and again_b == first_b
+    assert len(trees) == 2
+    for _ in range(2):
+        with pytest.raises(PlanError, match="not a table identifier"):
+            trees.parse(UNREADABLE_VIEW_PLAN)
+    assert len(trees) == 2
+    with pytest.raises(ValueError, match="at least 1"):
+        PlanTrees(size=0)
+    # bounded by the texts' length too: a text longer than the bound is parsed, not kept; the
+    # oldest go until the texts fit
+    small = PlanTrees(size=4, max_chars=len(a) + len(b))
+    assert small.parse(a) is small.parse(a)
+    small.parse(b)
+    assert len(small) == 2
+    small.parse(a + "\n")                    # (the same plan, a text of its own): a and b go
+    assert len(small) == 1
+    longest = PlanTrees(size=4, max_chars=len(a) - 1)
+    assert longest.parse(a) is not longest.parse(a)
+    assert len(longest) == 0
 
 
 def source_text(source: ColumnSource) -> str:

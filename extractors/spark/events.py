@@ -92,6 +92,7 @@ from .executions import ExecutionState, bounded_plan, build_execution
 from .plan.columns import column_flows
 from .plan.model import ColumnFlow, PlanError, PlanTooLarge
 from .plan.tables import plan_io
+from .plan.tree import PlanTrees
 
 
 _SQL_PREFIX = "org.apache.spark.sql.execution.ui."
@@ -192,6 +193,9 @@ class ApplicationProcessor:
         self._stream_sinks: dict[str, str] = {}
         #: see ApplicationRun.retired_columns
         self._retired_columns: set[EntityRef] = set()
+        #: the plan texts parsed last: an execution's plan is read for its datasets when it comes
+        #: and for its column lineage when the execution ends
+        self._plan_trees = PlanTrees()
 
     # -- input --------------------------------------------------------------------------------
 
@@ -317,7 +321,8 @@ class ApplicationProcessor:
             # Cut now, not at the end: a long application keeps one plan per execution in memory.
             state.plan = bounded_plan(str(text))
         try:
-            io = plan_io(event.get("sparkPlanInfo"), event.get("physicalPlanDescription"))
+            io = plan_io(event.get("sparkPlanInfo"), event.get("physicalPlanDescription"),
+                         parse=self._plan_trees.parse)
         except PlanError as exc:
             self._skip("unreadable_plan", f"execution {state.execution_id}: {exc}")
             return
@@ -338,7 +343,7 @@ class ApplicationProcessor:
         found: tuple[ColumnFlow, ...] = ()
         for text in reversed(state.pending_plans):
             try:
-                flows = column_flows(text)
+                flows = column_flows(text, parse=self._plan_trees.parse)
             except PlanTooLarge:
                 note = note or "plan too large for column lineage"
                 continue

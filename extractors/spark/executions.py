@@ -287,24 +287,23 @@ def _add_flow_edges(datasets: ApplicationDatasets, edges: dict[tuple[str, str, s
     target = column_field(target_table, flow.target)
     if target is None:
         return
-    data_subtypes = dict(flow.data_subtypes)
-    control_subtypes = dict(flow.control_subtypes)
-    kinds = [(RelationType.DATA_FLOW, s) for s in sorted(flow.sources)] + [
-        (RelationType.CONTROL_FLOW, s) for s in sorted(flow.controls)]
-    for kind, column in kinds:
+    # flow.data_subtypes and flow.control_subtypes hold every source and control with how it
+    # is used, sorted by column: the edges are made in that order
+    kinds = [(RelationType.DATA_FLOW, s, how) for s, how in flow.data_subtypes] + [
+        (RelationType.CONTROL_FLOW, s, ",".join(c for c in CONTROL_SUBTYPES if c in used))
+        for s, used in flow.control_subtypes]
+    dependency = DependencyType.SIMPLE if flow.expression is None else DependencyType.EXPRESSION
+    for kind, column, subtype in kinds:
         fields = datasets.source_fields(column)
         if not fields:
             notes.append("sources not read from a table or path")
+        kind_value = kind.value
         for source in fields:
-            key = (target.qualified_name, kind.value, source.qualified_name)
+            key = (target.qualified_name, kind_value, source.qualified_name)
             if kind is RelationType.DATA_FLOW:
-                edge = ColumnEdge(target, kind, source,
-                                  DependencyType.SIMPLE if flow.expression is None else DependencyType.EXPRESSION,
-                                  flow.expression, data_subtypes.get(column, ""))
+                edge = ColumnEdge(target, kind, source, dependency, flow.expression, subtype)
             else:
-                used = control_subtypes.get(column, frozenset())
-                edge = ColumnEdge(target, kind, source,
-                                  subtype=",".join(s for s in CONTROL_SUBTYPES if s in used))
+                edge = ColumnEdge(target, kind, source, subtype=subtype)
             known = edges.get(key)
             if known is not None and kind is RelationType.CONTROL_FLOW and edge.subtype != known.subtype:
                 # one column controlling the target in two ways through two flows (an AQE

@@ -425,15 +425,16 @@ _HANDLERS: Mapping[Kind, Callable[[_Reading, PlanNode], None]] = {
 
 # --- the plan --------------------------------------------------------------------------------------
 
-def column_flows(description: str) -> tuple[ColumnFlow, ...]:
-    """Column-level flows of the write in one formatted plan; () when it writes nothing.
+def column_flows(description: str, *, parse: Callable[[str], PlanTree] = parse_description) -> tuple[ColumnFlow, ...]:
+    """Column-level flows of the write in one formatted plan; () when it writes nothing. The
+    plan is read with `parse` (tree.PlanTrees.parse: the tree plan_io may have read already).
 
     Raises PlanTooLarge for a description longer than MAX_PLAN_CHARS.
     """
     if len(description) > MAX_PLAN_CHARS:
         raise PlanTooLarge(f"physicalPlanDescription of {len(description)} characters "
                            f"(more than {MAX_PLAN_CHARS}) not read for column lineage")
-    tree = parse_description(description)
+    tree = parse(description)
     truncated = PLAN_TRUNCATED.search(description[-100:])
     if truncated and tree.views:
         # The view's plan is the end of the text: what Spark left of it would give wrong columns.

@@ -4,15 +4,14 @@ Column lineage (columns.py) reads every node of a plan into one graph over expre
 where an id comes from (a scanned column: `origins`), what it is computed from (`defs`), what
 else is copied into it (`copies`, Union branches), what controls its rows (`controls`). A
 written column's sources, expression, subtypes and controls are then what one depth-first
-search (`search`) reaches from its id, each asking its own question of the same walk.
+search reaches from its id, each walk asking its own question.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
-from typing import TypeVar
+from collections.abc import Callable, Iterable, Mapping
 
 from .model import AGGREGATION, CONDITIONAL, IDENTITY, MAX_EXPRESSION_CHARS, TRANSFORMATION, ColumnSource
 from .text import ATTR, NAMED_ATTR, PLAN_ID, REF_TOKEN, bounded, branch_ids, closing
@@ -34,6 +33,12 @@ class ColumnGraph:
     store_assignment: bool = False
     #: ids made by Python code from whole rows or groups (PANDAS_NODES) -> the node's name
     python_outputs: dict[int, str] = dataclasses.field(default_factory=dict)
+    #: what `resolve` found, by id: asked only once the graph is complete (columns._flows), for
+    #: every written column and every id its expression names
+    resolved: dict[int, tuple[frozenset[ColumnSource], str | None]] = dataclasses.field(default_factory=dict)
+    #: what `_control_path` found, by id (same: once the graph is complete)
+    control_paths: dict[int, tuple[tuple[ColumnSource, ...], tuple[tuple[int, str], ...]]] = dataclasses.field(
+        default_factory=dict)
 
     def define(self, attr_id: int, deps: Iterable[int], expression: str | None) -> None:
         """`attr_id` is computed from `deps` by `expression` (None: a copy). The first
@@ -61,40 +66,45 @@ class ColumnGraph:
         return found[0] if found is not None else ()
 
 
-State = TypeVar("State", bound=Hashable)
+# Each walk below is a depth-first search from the column's id, each id (or state) once, the last
+# one pushed taken first, with its own step written inline: they run for every written column of
+# every plan, and a generator and a step call per state cost more than the dict lookups they do.
 
 
-def search(starts: Iterable[State], step: Callable[[State], Iterable[State]]) -> Iterator[State]:
-    """Every state reachable from `starts` by `step`, each once, depth first (the last one
-    pushed first). A state is yielded before its successors are asked for."""
-    stack = list(starts)
-    seen: set[State] = set()
+def resolve(attr_id: int, graph: ColumnGraph) -> tuple[frozenset[ColumnSource], str | None]:
+    """(scanned columns, the outermost expression other than a copy or rename, if any).
+    Remembered in `graph.resolved`: ask once the graph is complete."""
+    known = graph.resolved.get(attr_id)
+    if known is not None:
+        return known
+    copies, origins, defs = graph.copies, graph.origins, graph.defs
+    sources: set[ColumnSource] = set()
+    outermost: str | None = None
+    stack = [attr_id]
+    seen: set[int] = set()
     while stack:
         current = stack.pop()
         if current in seen:
             continue
         seen.add(current)
-        yield current
-        stack.extend(step(current))
-
-
-def resolve(attr_id: int, graph: ColumnGraph) -> tuple[set[ColumnSource], str | None]:
-    """(scanned columns, the outermost expression other than a copy or rename, if any)."""
-    def step(current: int) -> Iterator[int]:
-        yield from graph.copies.get(current, ())
-        if current not in graph.origins:
-            yield from graph.deps(current)
-
-    sources: set[ColumnSource] = set()
-    outermost: str | None = None
-    for current in search([attr_id], step):
-        if current in graph.origins:
-            sources.add(graph.origins[current])
-        elif outermost is None and current in graph.defs:
-            expression = graph.defs[current][1]
+        copied = copies.get(current)
+        origin = origins.get(current)
+        if origin is not None:
+            sources.add(origin)
+            if copied:
+                stack.extend(copied)
+            continue
+        found = defs.get(current)
+        if found is not None and outermost is None:
+            expression = found[1]
             if expression is not None and not is_copy(expression, graph):
                 outermost = expression
-    return sources, outermost
+        if copied:
+            stack.extend(copied)
+        if found is not None:
+            stack.extend(found[0])
+    known = graph.resolved[attr_id] = (frozenset(sources), outermost)
+    return known
 
 
 def data_subtypes(attr_id: int, graph: ColumnGraph) -> dict[ColumnSource, str]:
@@ -102,25 +112,29 @@ def data_subtypes(attr_id: int, graph: ColumnGraph) -> dict[ColumnSource, str]:
     paths from it, a path being as strong as the strongest step on it (a copy or rename, an
     expression, an aggregate)."""
     strength = (IDENTITY, TRANSFORMATION, AGGREGATION)
-
-    def at(current: int, level: int) -> tuple[int, int]:
-        return current, 2 if current in graph.aggregates else level
-
-    def step(state: tuple[int, int]) -> Iterator[tuple[int, int]]:
+    copies, origins, defs, aggregates = graph.copies, graph.origins, graph.defs, graph.aggregates
+    found: dict[ColumnSource, int] = {}
+    # (id, level): the level of the strongest step so far on the path (an aggregate id is 2)
+    stack = [(attr_id, 2 if attr_id in aggregates else 0)]
+    seen: set[tuple[int, int]] = set()
+    while stack:
+        state = stack.pop()
+        if state in seen:
+            continue
+        seen.add(state)
         current, level = state
-        yield from (at(c, level) for c in graph.copies.get(current, ()))
-        if current in graph.origins or current not in graph.defs:
-            return
-        deps, expression = graph.defs[current]
+        origin = origins.get(current)
+        if origin is not None:
+            found[origin] = max(found.get(origin, 0), level)
+        copied = copies.get(current)
+        if copied:
+            stack.extend((c, 2 if c in aggregates else level) for c in copied)
+        if origin is not None or current not in defs:
+            continue
+        deps, expression = defs[current]
         if expression is not None and level == 0 and not is_copy(expression, graph):
             level = 1
-        yield from (at(d, level) for d in deps)
-
-    found: dict[ColumnSource, int] = {}
-    for current, level in search([at(attr_id, 0)], step):
-        if current in graph.origins:
-            source = graph.origins[current]
-            found[source] = max(found.get(source, 0), level)
+        stack.extend((d, 2 if d in aggregates else level) for d in deps)
     return {source: strength[level] for source, level in found.items()}
 
 
@@ -129,29 +143,108 @@ def resolve_controls(attr_id: int, graph: ColumnGraph) -> dict[ColumnSource, set
     control id met on its data path, with everything (data and control) they depend on in turn.
     A column a control is computed from controls as that control does; a control of a control
     (a filter under a join key) as its own."""
-    data_path = search([attr_id], lambda current: (*graph.copies.get(current, ()), *graph.deps(current)))
-    starts = [(c, subtype) for i in data_path for c, subtypes in graph.controls.get(i, {}).items()
-              for subtype in subtypes]
-
-    def step(state: tuple[int, str]) -> Iterator[tuple[int, str]]:
-        current, subtype = state
-        yield from ((c, subtype) for c in graph.copies.get(current, ()))
-        yield from ((c, inner) for c, subtypes in graph.controls.get(current, {}).items() for inner in subtypes)
-        if current not in graph.origins:
-            yield from ((d, subtype) for d in graph.deps(current))
-
+    copies, controls, defs = graph.copies, graph.controls, graph.defs
     sources: dict[ColumnSource, set[str]] = {}
-    for current, subtype in search(starts, step):
-        if current in graph.origins:
-            sources.setdefault(graph.origins[current], set()).add(subtype)
+    if not controls:
+        return sources
+    # the data path (copies and definitions, through scanned columns too): the controls of
+    # every id on it, each (control id, how) once
+    starts: dict[tuple[int, str], None] = {}
+    path = [attr_id]
+    reached: set[int] = set()
+    while path:
+        current = path.pop()
+        if current in reached:
+            continue
+        reached.add(current)
+        controlling = controls.get(current)
+        if controlling:
+            for control_id, subtypes in controlling.items():
+                for subtype in subtypes:
+                    starts[(control_id, subtype)] = None
+        copied = copies.get(current)
+        if copied:
+            path.extend(copied)
+        found = defs.get(current)
+        if found is not None:
+            path.extend(found[0])
+    # A control (id, how) controls as `how` through the scanned columns its id is copied or
+    # computed from, and brings the controls of every id on that path, each with its own how
+    # (a control of a control). The path of an id does not depend on how it controls: it is
+    # found once a graph (`_control_path`), and each control met once a column.
+    pending = list(starts)
+    met = set(starts)
+    while pending:
+        control_id, subtype = pending.pop()
+        scanned, more = _control_path(control_id, graph)
+        for origin in scanned:
+            sources.setdefault(origin, set()).add(subtype)
+        for control in more:
+            if control not in met:
+                met.add(control)
+                pending.append(control)
     return sources
+
+
+def _control_path(attr_id: int, graph: ColumnGraph) -> tuple[tuple[ColumnSource, ...], tuple[tuple[int, str], ...]]:
+    """(the scanned columns `attr_id` is copied or computed from, the controls (id, how) of the
+    ids on the way); remembered in `graph.control_paths`."""
+    known = graph.control_paths.get(attr_id)
+    if known is not None:
+        return known
+    copies, controls, origins, defs = graph.copies, graph.controls, graph.origins, graph.defs
+    scanned: dict[ColumnSource, None] = {}
+    met: dict[tuple[int, str], None] = {}
+    stack = [attr_id]
+    seen: set[int] = set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        controlling = controls.get(current)
+        if controlling:
+            for control_id, subtypes in controlling.items():
+                for subtype in subtypes:
+                    met[(control_id, subtype)] = None
+        copied = copies.get(current)
+        if copied:
+            stack.extend(copied)
+        origin = origins.get(current)
+        if origin is not None:
+            scanned[origin] = None
+            continue   # a scanned column is not computed from anything
+        found = defs.get(current)
+        if found is not None:
+            stack.extend(found[0])
+    known = graph.control_paths[attr_id] = (tuple(scanned), tuple(met))
+    return known
 
 
 def unknown_on_path(attr_id: int, graph: ColumnGraph, unknown: Mapping[int, str]) -> set[str]:
     """The labels (`unknown`) of the unknown ids `attr_id` is computed or controlled from."""
-    reached = search([attr_id], lambda current: (*graph.copies.get(current, ()), *graph.controls.get(current, ()),
-                                                 *graph.deps(current)))
-    return {unknown[current] for current in reached if current in unknown}
+    copies, controls, defs = graph.copies, graph.controls, graph.defs
+    labels: set[str] = set()
+    stack = [attr_id]
+    seen: set[int] = set()
+    while stack:
+        current = stack.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        label = unknown.get(current)
+        if label is not None:
+            labels.add(label)
+        copied = copies.get(current)
+        if copied:
+            stack.extend(copied)
+        controlling = controls.get(current)
+        if controlling:
+            stack.extend(controlling)
+        found = defs.get(current)
+        if found is not None:
+            stack.extend(found[0])
+    return labels
 
 
 def is_copy(expression: str, graph: ColumnGraph) -> bool:
@@ -212,7 +305,7 @@ def _source_label(source: ColumnSource) -> str:
     return source.column
 
 
-def render(expression: str, graph: ColumnGraph, sources: set[ColumnSource]) -> str:
+def render(expression: str, graph: ColumnGraph, sources: Iterable[ColumnSource]) -> str:
     """The expression in source-column names: `upper(k#12)` -> `upper(k)`, where each reference
     is replaced by the scanned column it copies (`extra_v#30` -> `v`), or by its own expression
     when it is computed (`w#45` -> `(v + extra_v)` -> `(v + v)`). Columns of the same name from
@@ -223,14 +316,11 @@ def render(expression: str, graph: ColumnGraph, sources: set[ColumnSource]) -> s
     for source in sources:
         by_name.setdefault(source.column, set()).add(source)
     ambiguous = {name for name, group in by_name.items() if len(group) > 1}
-    resolved: dict[int, tuple[set[ColumnSource], str | None]] = {}   # an expression repeats its columns
 
     def expand(name: str | None, attr_id: int, depth: int) -> str:
         if name is None:
             return ""   # `sum(w#1)#50`: the id of an aggregate result; `[id=#852]`
-        if attr_id not in resolved:
-            resolved[attr_id] = resolve(attr_id, graph)
-        found, outer = resolved[attr_id]
+        found, outer = resolve(attr_id, graph)   # (remembered: an expression repeats its columns)
         if outer is None:
             if len(found) == 1:
                 (source,) = found

@@ -45,7 +45,7 @@ What Spark 4.3 writes (checked against the captured fixtures in tests/fixtures/s
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from . import model
@@ -60,7 +60,7 @@ from .text import (
     split_list,
 )
 from .nodes import PANDAS_NODES
-from .tree import VIEW_COMMANDS, InfoNode, info_tree, parse_description
+from .tree import VIEW_COMMANDS, InfoNode, PlanTree, info_nodes, parse_description
 
 _V2_TABLE_ARG = re.compile(r"^(\w+?)Table\(([^,()]+),")
 _V2_WRITE = re.compile(r"^(AppendData|OverwriteByExpression|OverwritePartitionsDynamic|ReplaceData|"
@@ -115,11 +115,13 @@ _ROW_LEVEL_WRITES = ("ReplaceData", "WriteDelta", "MergeRows")
 _STREAMING_WRITES = ("WriteToDataSourceV2", "WriteToMicroBatchDataSource", "WriteToContinuousDataSource")
 
 
-def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) -> PlanIO:
+def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None, *,
+            parse: Callable[[str], PlanTree] = parse_description) -> PlanIO:
     """Reads and writes of one plan. Raises PlanError naming the node it cannot read.
 
     The description is read only for the CTAS/saveAsTable commands the tree executes (their
-    target is not in the tree); a root `CommandResult` means nothing ran in this execution.
+    target is not in the tree), with `parse` (tree.PlanTrees.parse shares the tree with the
+    execution's column lineage); a root `CommandResult` means nothing ran in this execution.
     """
     reads: set[Read] = set()
     writes: set[Write] = set()
@@ -131,10 +133,9 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
             # The collected result of a command that already ran in an earlier execution:
             # its description repeats that command's plan, but nothing is read or written.
             return PlanIO()
-        for node in info_tree(spark_plan_info).walk():
+        # most nodes (Project, Filter, Exchange, ...): nothing to read
+        for node in info_nodes(spark_plan_info, _IO_NODE_PREFIXES):
             name = node.name
-            if not name.startswith(_IO_NODE_PREFIXES):
-                continue   # most nodes (Project, Filter, Exchange, ...): nothing to read
             found_reads = _scan_reads(node)
             try:
                 found_writes = command_writes(name, node.arguments)
@@ -154,7 +155,7 @@ def plan_io(spark_plan_info: Mapping[str, Any] | None, description: str | None) 
                                        or _V2_UNREAD.match(name)):
                 unparsed.append(name)
     if description and commands:
-        more_reads, more_writes, more_gaps = _description_io(description, commands)
+        more_reads, more_writes, more_gaps = _description_io(parse(description), commands)
         reads.update(more_reads)
         writes.update(more_writes)
         gaps.update(more_gaps)
@@ -275,14 +276,14 @@ def delta_target(name: str, arguments: str) -> Write | None:
     return None
 
 
-def _description_io(description: str, commands: set[str]) -> tuple[list[Read], list[Write], list[str]]:
+def _description_io(tree: PlanTree, commands: set[str]) -> tuple[list[Read], list[Write], list[str]]:
     """CTAS/saveAsTable targets, persisted views defined, directories of INSERT OVERWRITE
     DIRECTORY ... USING, Delta MERGE / UPDATE / DELETE targets, and their logical sources, for
     the commands the tree runs; with the gaps (model.GAPS) met."""
     reads: list[Read] = []
     writes: list[Write] = []
     gaps: list[str] = []
-    for node in parse_description(description).nodes:
+    for node in tree.nodes:
         name, args = node.name, node.arguments
         if name in DELTA_COMMANDS:
             if name in commands:

@@ -3,7 +3,7 @@
 Two inputs, two trees:
 
 - the `sparkPlanInfo` object of SparkListenerSQLExecutionStart / SparkListenerSQLAdaptiveExecutionUpdate
-  (nodeName, simpleString, metadata, children) -> `InfoNode`s (`info_tree`), what table I/O reads;
+  (nodeName, simpleString, metadata, children) -> the `InfoNode`s table I/O reads (`info_nodes`);
 - the `physicalPlanDescription` text (Spark's formatted explain: a tree of `Name (n)` lines,
   then one `(n) Name` section of `Key: value` fields per node, then each subquery's tree and
   sections) -> a `PlanTree` of `PlanNode`s (`parse_description`), what column lineage reads and
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from .model import PlanError
@@ -40,44 +40,45 @@ VIEW_COMMANDS = ("CreateViewCommand", "AlterViewAsCommand")
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class InfoNode:
-    """A node of the sparkPlanInfo tree."""
+    """A node of the sparkPlanInfo tree (its children are not kept: see info_nodes)."""
 
     name: str
     #: its simpleString after the name ("" when the simpleString does not start with the name)
     arguments: str
     #: metadata `Location` (a file scan's `InMemoryFileIndex(N paths)[...]`), None when absent
     location: str | None
-    children: tuple[InfoNode, ...]
-
-    def walk(self) -> Iterator[InfoNode]:
-        """The nodes below and including this one, depth first, parents before children, in order."""
-        stack = [self]
-        while stack:
-            current = stack.pop()
-            yield current
-            stack.extend(reversed(current.children))
 
 
-def info_tree(root: Mapping[str, Any]) -> InfoNode:
-    """A sparkPlanInfo object as InfoNodes. Raises PlanError for a node whose children are not
-    a list; children that are not objects are left out. Built without recursion: JSON nests
-    deeper than Python's call stack."""
-    built: dict[int, InfoNode] = {}
-    stack: list[tuple[Mapping[str, Any], bool]] = [(root, False)]
+def info_nodes(root: Mapping[str, Any], prefixes: tuple[str, ...]) -> list[InfoNode]:
+    """The nodes of a sparkPlanInfo object whose name starts with one of `prefixes`, depth
+    first, parents before children, in order. Raises PlanError for a node whose children are
+    not a list (the first one met depth first, the last child first); children that are not
+    objects are left out. Without recursion: JSON nests deeper than Python's call stack.
+
+    Only the nodes asked for are made into InfoNodes (most of a plan, Project, Filter,
+    Exchange, ..., is of no interest to the caller), and all of the tree is checked before any
+    is returned."""
+    # First the check, in the order the children are met when the last one is taken first,
+    # keeping each node's children; then the nodes, parents first, in order.
+    children: dict[int, list[Mapping[str, Any]]] = {}
+    stack: list[Mapping[str, Any]] = [root]
     while stack:
-        node, kids_built = stack.pop()
-        kids = _info_children(node)
-        if not kids_built:
-            stack.append((node, True))
-            stack.extend((kid, False) for kid in kids)
-            continue
+        node = stack.pop()
+        kids = children[id(node)] = _info_children(node)
+        stack.extend(kids)
+    found: list[InfoNode] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
         name = str(node.get("nodeName", ""))
-        simple = str(node.get("simpleString", ""))
-        metadata = node.get("metadata") or {}
-        location = metadata.get("Location") if isinstance(metadata, Mapping) else None
-        built[id(node)] = InfoNode(name, simple[len(name):].strip() if simple.startswith(name) else "",
-                                   str(location) if location else None, tuple(built[id(kid)] for kid in kids))
-    return built[id(root)]
+        if name.startswith(prefixes):
+            simple = str(node.get("simpleString", ""))
+            metadata = node.get("metadata") or {}
+            location = metadata.get("Location") if isinstance(metadata, Mapping) else None
+            found.append(InfoNode(name, simple[len(name):].strip() if simple.startswith(name) else "",
+                                  str(location) if location else None))
+        stack.extend(reversed(children[id(node)]))
+    return found
 
 
 def _info_children(node: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -206,6 +207,50 @@ def parse_description(description: str) -> PlanTree:
                     {number: tuple(kids) for number, kids in children.items()},
                     {kid: number for number, kids in children.items() for kid in kids},
                     subquery_roots, subplans, tuple(views))
+
+
+class PlanTrees:
+    """The trees of the last few plan texts parsed (`parse`), one such cache an application
+    (events.ApplicationProcessor). An execution's description is parsed when its plan event
+    comes, for the datasets a CTAS, a view or a directory write names (tables.plan_io), and
+    again when it ends, for its column lineage (columns.column_flows), with only a few other
+    executions' plans between: the second parse is this cache's. Bounded by count and by the
+    texts' length (an application's processor lives as long as its log is read, for months in a
+    Thrift Server's case): a tree is dropped once `size` other texts were parsed since it was
+    last asked for, or to keep the texts under `max_chars` in all; a longer text is not kept. A
+    text that does not parse raises each time (nothing is kept of it)."""
+
+    __slots__ = ("_size", "_max_chars", "_chars", "_trees")
+
+    def __init__(self, size: int = 4, max_chars: int = 1 << 20) -> None:
+        if size < 1:
+            raise ValueError(f"PlanTrees size must be at least 1, not {size}")
+        self._size = size
+        self._max_chars = max_chars
+        self._chars = 0
+        #: text -> its tree, the least recently asked for first
+        self._trees: dict[str, PlanTree] = {}
+
+    def parse(self, description: str) -> PlanTree:
+        """parse_description(description), the tree shared with earlier callers of the same text
+        (a PlanTree is not changed by its readers)."""
+        if not isinstance(description, str):
+            return parse_description(description)   # a broken event's: fails as it would have
+        tree = self._trees.pop(description, None)
+        if tree is None:
+            tree = parse_description(description)
+            if len(description) > self._max_chars:
+                return tree
+            self._chars += len(description)
+            while len(self._trees) >= self._size or self._chars > self._max_chars:
+                oldest = next(iter(self._trees))
+                del self._trees[oldest]
+                self._chars -= len(oldest)
+        self._trees[description] = tree
+        return tree
+
+    def __len__(self) -> int:
+        return len(self._trees)
 
 
 def _subplans(sections: list[tuple[int, str, dict[str, str]]], children: dict[int, list[int]],
