@@ -20,11 +20,16 @@ run's execution is merged from all its events (`merge_execution`), the same what
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import hashlib
 import json
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
+
+import orjson
 
 from navd.extractors.spark.plan.model import CONTROL_SUBTYPES, DATA_SUBTYPES
 from navd.extractors.spark.records import stubs_for
@@ -175,23 +180,21 @@ def _dedupe(records: Iterable[Record]) -> Iterator[Record]:
     """Records with stubs for their unlinked endpoints (once each, the first kept: a schema
     facet's typed stub before a bare one)."""
     emitted = list(records)
-    seen = {_record_key(r) for r in emitted}
     yield from emitted
-    for extra in stubs_for(emitted, None, known_from=KNOWN_FROM):
-        key = _record_key(extra)
-        if key not in seen:
-            seen.add(key)
-            yield extra
-
-
-def _record_key(record: Record) -> tuple[str, str]:
-    if isinstance(record, ElementStub):
-        return ("element", record.element.identity)
-    if isinstance(record, Element):
-        return ("element", record.identity)
-    if isinstance(record, Relation):
-        return ("relation", record.identity)
-    return ("other", repr(record))
+    # The elements the event names already are no stubs' to make: stubs_for skips them (and the
+    # PARENT_CHILD of a field it skips), instead of making each and dropping it here. Most
+    # endpoints are columns a schema facet gave: this was half the mapping's stub work.
+    elements = {r.identity if isinstance(r, Element) else r.element.identity
+                for r in emitted if isinstance(r, (Element, ElementStub))}
+    relations: set[str] | None = None
+    for extra in stubs_for(emitted, None, known_from=KNOWN_FROM, seen=elements):
+        if isinstance(extra, Relation):  # a field's link to its table: new with the field, checked all the same
+            if relations is None:
+                relations = {r.identity for r in emitted if isinstance(r, Relation)}
+            if extra.identity in relations:
+                continue
+            relations.add(extra.identity)
+        yield extra
 
 
 def _ref(dataset: Mapping[str, Any], settings: MappingSettings) -> EntityRef:
@@ -374,9 +377,58 @@ def _owned(ref: EntityRef) -> bool:
     return ref.source_type is SourceType.OPENLINEAGE
 
 
-def _dataset_records(dataset: Mapping[str, Any], ref: EntityRef) -> Iterator[Record]:
+#: the most records the memo of datasets' records (`_dataset_records`) holds: a few megabytes
+DATASET_MEMO_RECORDS = 20_000
+#: a dataset of more records than this (a very wide table's schema) is mapped each time, not kept
+DATASET_MEMO_LARGEST = 2_000
+
+
+class _DatasetMemo:
+    """The records of datasets mapped lately, by (ref, namespace, name, schema facet's digest):
+    a dataset comes again and again (in every event of a run, in every run that reads or writes
+    the table), and its element, columns and their links to it were a third of the mapping's
+    time (tests/bench/bench_openlineage.py). A pure function of that key (the records are
+    frozen), so a hit is the same answer; bounded by the records held, oldest dropped."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: collections.OrderedDict[tuple[EntityRef, str, str, bytes], tuple[Record, ...]] = \
+            collections.OrderedDict()
+        self._records = 0
+
+    def records(self, dataset: Mapping[str, Any], ref: EntityRef) -> tuple[Record, ...]:
+        schema = (dataset.get("facets") or {}).get("schema")
+        try:
+            digest = hashlib.blake2b(orjson.dumps(schema), digest_size=16).digest()
+        except TypeError:  # not what orjson writes (an integer beyond 64 bits): mapped, not kept
+            return tuple(_map_dataset(dataset, ref))
+        key = (ref, str(dataset["namespace"]), str(dataset["name"]), digest)
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+                return found
+        records = tuple(_map_dataset(dataset, ref))
+        if len(records) <= DATASET_MEMO_LARGEST:
+            with self._lock:
+                if key not in self._kept:
+                    self._kept[key] = records
+                    self._records += len(records)
+                while self._records > DATASET_MEMO_RECORDS:
+                    self._records -= len(self._kept.popitem(last=False)[1])
+        return records
+
+
+_dataset_memo = _DatasetMemo()
+
+
+def _dataset_records(dataset: Mapping[str, Any], ref: EntityRef) -> tuple[Record, ...]:
     """The dataset's element (a stub, unless only OpenLineage knows it) and its schema facet's
-    fields, each with a PARENT_CHILD from the dataset."""
+    fields, each with a PARENT_CHILD from the dataset (remembered: `_DatasetMemo`)."""
+    return _dataset_memo.records(dataset, ref)
+
+
+def _map_dataset(dataset: Mapping[str, Any], ref: EntityRef) -> Iterator[Record]:
     facets = dataset.get("facets") or {}
     element = Element(ref.source_type, ref.type, ref.qualified_name,
                       name=display_name(ref.qualified_name, ref.type, ref.source_type),
