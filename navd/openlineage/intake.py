@@ -68,6 +68,7 @@ from navd.index.documents import (
     oversized_term,
     relation_document,
     solr_date,
+    stub_document,
 )
 from navd.locks import LockBusy, component_lock
 from navd.logs import get_logger
@@ -81,6 +82,7 @@ from navd.openlineage.mapping import (
     MappingSettings,
     map_event,
     merge_execution,
+    remembered,
 )
 from navd.openlineage.schema import CheckedEvent, InvalidEvent, check_event
 from navd.openlineage.spool import Spool
@@ -113,6 +115,9 @@ WARNINGS_KEPT = 1024
 #: projecting the annotations again after a flush (Carryover.reproject: a scan of the runs core
 #: each time); the last group of a burst always does
 REPROJECT_SECONDS = 1.0
+#: documents of the records the mapping remembers kept built (see _Documents): as many as the
+#: mapping keeps records (mapping.DATASET_MEMO_RECORDS), with room for those it dropped lately
+DOCUMENTS_KEPT = 40_000
 #: the executions this intake wrote last, kept to merge the next event of each run with (see
 #: Intake._write): seconds of events at thousands a second, a few megabytes
 RECENT_EXECUTIONS = 10_000
@@ -180,27 +185,55 @@ def _identities(mapped: EventRecords) -> set[str]:
     return ids
 
 
-def _write_dated(writer: IndexWriter, records: tuple[Record, ...], execution: Element) -> None:
-    """`records` written with the relations of `execution` dated by its start and end as all its
-    events so far tell them (mapping.dated): the dates set on their documents, not on copies of
-    the relations (dataclasses.replace of each was a tenth of the writer thread's time)."""
-    first, last = execution_times(execution.started, execution.ended)
-    if first is None:
-        writer.write_all(records)
-        return
-    assert last is not None  # execution_times gives both or neither
-    seen = {FIRST_SEEN: solr_date(first), LAST_SEEN: solr_date(last)}
-    identity, name = execution.identity, execution.qualified_name
-    add, others = writer.relations.add, []
-    for record in records:
-        if type(record) is Relation and (identity in (record.endpoint1.identity, record.endpoint2.identity)
-                                         or record.discriminator == name):
-            doc = relation_document(record)
-            doc.update(seen)
-            add(doc)
-        else:
-            others.append(record)
-    writer.write_all(others)
+class _Documents:
+    """The documents of the records the mapping remembers (mapping.remembered: a dataset's
+    element, columns and their links, the same objects in event after event), kept by the
+    record's id with the record itself, so an id reused by another object is never taken for
+    it: built once, then copied (the writer adds the annotations to the copy it posts). At most
+    DOCUMENTS_KEPT, all forgotten when full. Used by the thread holding the intake's lock."""
+
+    def __init__(self) -> None:
+        self._kept: dict[int, tuple[Record, dict[str, Any]]] = {}
+
+    def write(self, writer: IndexWriter, records: Iterable[Record], dated: Element | None = None) -> None:
+        """`records` into `writer`'s cores, in order (IndexWriter.write_all); with `dated`, the
+        relations of that execution (through it, or column edges it showed) dated by its start
+        and end as all its events so far tell them (mapping.dated), on their documents rather
+        than on copies of the relations (dataclasses.replace of each was a tenth of the writer
+        thread's time)."""
+        first, last = execution_times(dated.started, dated.ended) if dated is not None else (None, None)
+        seen = {FIRST_SEEN: solr_date(first), LAST_SEEN: solr_date(last)} if first and last else None
+        through = (dated.identity, dated.qualified_name) if seen and dated is not None else ("", "")
+        kept, write = self._kept, writer.write
+        for record in records:
+            if seen is not None and type(record) is Relation and (
+                    through[0] in (record.endpoint1.identity, record.endpoint2.identity)
+                    or record.discriminator == through[1]):
+                doc = relation_document(record)
+                doc.update(seen)
+                writer.relations.add(doc)
+            elif remembered(record):
+                kind = type(record)
+                found = kept.get(id(record))
+                if found is None or found[0] is not record:
+                    if len(kept) >= DOCUMENTS_KEPT:
+                        kept.clear()
+                    found = kept[id(record)] = (record, _document(record))
+                (writer.elements if kind is Element else writer.relations if kind is Relation
+                 else writer.stubs).add(dict(found[1]))
+            else:
+                write(record)
+
+
+def _document(record: Record) -> dict[str, Any]:
+    """What IndexWriter.write makes of an Element, Relation or ElementStub."""
+    if isinstance(record, Element):
+        return element_document(record)
+    if isinstance(record, Relation):
+        return relation_document(record)
+    if isinstance(record, ElementStub):
+        return stub_document(record)
+    raise TypeError(f"no document of a {type(record).__name__} is kept")
 
 
 def _documents(mapped: EventRecords) -> int:
@@ -296,6 +329,8 @@ class Intake:
         #: groups: a writer made per group started four threads for it (measured: a tenth of
         #: the writer thread's time); one that failed is abandoned, not kept
         self._idle_writers: list[IndexWriter] = []
+        #: the documents of records the mapping remembers, built once (used under self._lock)
+        self._documents = _Documents()
         #: when the annotations were last projected again after a flush (monotonic)
         self._reprojected = time.monotonic()
 
@@ -392,6 +427,8 @@ class Intake:
         read back from the spool: it was when it came) warned of and counted."""
         mapped = map_event(event, kind, self.settings)
         for record in (*mapped.records, *filter(None, [mapped.execution])):
+            if remembered(record):  # checked when the mapping kept it
+                continue
             problem = oversized_term(record)
             if problem is not None:
                 element = record.element if isinstance(record, ElementStub) else record
@@ -707,10 +744,8 @@ class Intake:
         try:
             writer.write_all(merged.values())
             for mapped in events:
-                if mapped.execution is None:
-                    writer.write_all(mapped.records)
-                else:
-                    _write_dated(writer, mapped.records, merged[mapped.execution.identity])
+                self._documents.write(writer, mapped.records, merged[mapped.execution.identity]
+                                      if mapped.execution is not None else None)
             writer.submit()
             posted = self._keeper.submit(kept.keep, self.index, kept_docs) if kept_docs else None
         except BaseException:

@@ -33,7 +33,7 @@ import orjson
 
 from navd.extractors.spark.plan.model import CONTROL_SUBTYPES, DATA_SUBTYPES
 from navd.extractors.spark.records import stubs_for
-from navd.index.documents import STUB_MARK, solr_date
+from navd.index.documents import STUB_MARK, oversized_term, solr_date
 from navd.model import (
     DependencyType,
     Element,
@@ -395,6 +395,12 @@ class _DatasetMemo:
         self._kept: collections.OrderedDict[tuple[EntityRef, str, str, bytes], tuple[Record, ...]] = \
             collections.OrderedDict()
         self._records = 0
+        #: id -> record, of every record held (`remembered`); the record itself is compared, so a
+        #: record of the same id made after one was dropped is never taken for it
+        self._held: dict[int, Record] = {}
+
+    def remembered(self, record: Record) -> bool:
+        return self._held.get(id(record)) is record
 
     def records(self, dataset: Mapping[str, Any], ref: EntityRef) -> tuple[Record, ...]:
         schema = (dataset.get("facets") or {}).get("schema")
@@ -409,17 +415,29 @@ class _DatasetMemo:
                 self._kept.move_to_end(key)
                 return found
         records = tuple(_map_dataset(dataset, ref))
-        if len(records) <= DATASET_MEMO_LARGEST:
+        # only records that fit the index are kept: `remembered` tells the intake they need no check
+        if len(records) <= DATASET_MEMO_LARGEST and not any(map(oversized_term, records)):
             with self._lock:
                 if key not in self._kept:
                     self._kept[key] = records
                     self._records += len(records)
+                    self._held.update((id(record), record) for record in records)
                 while self._records > DATASET_MEMO_RECORDS:
-                    self._records -= len(self._kept.popitem(last=False)[1])
+                    dropped = self._kept.popitem(last=False)[1]
+                    self._records -= len(dropped)
+                    for record in dropped:
+                        self._held.pop(id(record), None)
         return records
 
 
 _dataset_memo = _DatasetMemo()
+
+
+def remembered(record: Record) -> bool:
+    """Whether `record` is one the mapping keeps for the datasets it saw lately (the same object
+    comes again in later events' records): its document fits the index, and a caller may keep
+    what it derives from the record (its document) by the record's identity as an object."""
+    return _dataset_memo.remembered(record)
 
 
 def _dataset_records(dataset: Mapping[str, Any], ref: EntityRef) -> tuple[Record, ...]:
