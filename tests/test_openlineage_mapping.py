@@ -537,3 +537,25 @@ def test_the_intake_keeps_documents_of_remembered_records_and_writes_each_a_copy
         direct.write(record)
     for core in ("elements", "relations", "stubs"):
         assert getattr(direct, core).docs == getattr(second, core).docs
+
+
+@pytest.mark.parametrize(("change", "path"), [
+    (lambda e: e["run"].update(runId="not-a-uuid"), "$.run.runId"),
+    (lambda e: e.update(eventTime="2026-11-23T06:00:00"), "$.eventTime"),  # no time zone
+    (lambda e: e.update(eventTime=1700000000), "$.eventTime"),
+    (lambda e: e["run"].update(runId=None), "$.run.runId"),
+])
+def test_a_core_checked_by_its_shape_still_refuses_a_bad_run_id_or_time(
+        change: Callable[[dict[str, Any]], None], path: str) -> None:
+    """Cores that differ only in a valid runId and eventTime are checked once (one shape); one whose
+    runId or eventTime fails its format is not of that shape, and is refused naming the field."""
+    event = as_json(job_run(RUN_ID, "load_revenue", RunState.COMPLETE))
+    for run_id in (RUN_ID, DAG_RUN_ID):  # two runs of the job: the second from the memo
+        valid = copy.deepcopy(event)
+        valid["run"]["runId"] = run_id
+        assert check_event(valid).kind == "RunEvent"
+    bad = copy.deepcopy(event)
+    change(bad)
+    with pytest.raises(InvalidEvent) as refused:
+        check_event(bad)
+    assert refused.value.path == path
