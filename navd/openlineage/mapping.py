@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import hashlib
 import json
 import threading
@@ -237,10 +238,23 @@ class _Naming:
 
     settings: MappingSettings
     aliases: Mapping[tuple[str, str], EntityRef]
+    #: (namespace, name) -> ref, of this event: a column-lineage facet names its inputs again at
+    #: each column (the refs were a sixth of the mapping's time)
+    named: dict[tuple[str, str], EntityRef] = dataclasses.field(default_factory=dict)
 
     def ref(self, dataset: Mapping[str, Any]) -> EntityRef:
-        alias = self.aliases.get((dataset["namespace"], dataset["name"]))
-        return alias if alias is not None else _ref(dataset, self.settings)
+        key = (dataset["namespace"], dataset["name"])
+        found = self.named.get(key)
+        if found is None:
+            alias = self.aliases.get(key)
+            found = self.named[key] = alias if alias is not None else _ref(dataset, self.settings)
+        return found
+
+
+#: names.field_ref remembered: an output's columns and their inputs are named two or three times
+#: an event (the schema facet, the facet's columns, each edge), and a table's in every event that
+#: reads it; a pure function of a frozen ref and a string
+_field_ref = functools.lru_cache(maxsize=8192)(field_ref)
 
 
 def _job_element(job: Mapping[str, Any]) -> Element:
@@ -454,7 +468,7 @@ def _map_dataset(dataset: Mapping[str, Any], ref: EntityRef) -> Iterator[Record]
                       if _owned(ref) else {STUB_MARK: KNOWN_FROM})
     yield element if _owned(ref) else ElementStub(element)
     for column in _schema_fields(facets.get("schema")):
-        field = field_ref(ref, column["name"])
+        field = _field_ref(ref, column["name"])
         props = {} if _owned(ref) else {STUB_MARK: KNOWN_FROM}
         if isinstance(column.get("ordinal_position"), int):
             props["ordinalPosition"] = str(column["ordinal_position"])
@@ -495,10 +509,10 @@ def _named_columns(dataset: Mapping[str, Any], target: EntityRef, naming: _Namin
     lineage = (dataset.get("facets") or {}).get("columnLineage") or {}
     named: dict[str, tuple[Mapping[str, Any], EntityRef, str]] = {}
     for column, spec in (lineage.get("fields") or {}).items():
-        named.setdefault(field_ref(target, column).identity, (dataset, target, column))
+        named.setdefault(_field_ref(target, column).identity, (dataset, target, column))
         for source in spec.get("inputFields") or ():
             ref = naming.ref(source)
-            named.setdefault(field_ref(ref, source["field"]).identity, (source, ref, source["field"]))
+            named.setdefault(_field_ref(ref, source["field"]).identity, (source, ref, source["field"]))
     tables: set[str] = set()
     for owner, ref, column in named.values():
         if not _owned(ref):
@@ -508,7 +522,7 @@ def _named_columns(dataset: Mapping[str, Any], target: EntityRef, naming: _Namin
             yield ElementStub(Element(ref.source_type, ref.type, ref.qualified_name,
                                       name=display_name(ref.qualified_name, ref.type, ref.source_type),
                                       properties={"namespace": owner["namespace"], "openlineageName": owner["name"]}))
-        field = field_ref(ref, column)
+        field = _field_ref(ref, column)
         yield ElementStub(Element(field.source_type, ElementType.FIELD, field.qualified_name, name=column, parent=ref))
         yield Relation(RelationType.PARENT_CHILD, ref, field)
 
@@ -528,7 +542,7 @@ def _column_edges(dataset: Mapping[str, Any], target: EntityRef, through: Entity
     fields = lineage.get("fields") or {}
     written = list(fields) + [f["name"] for f in _schema_fields(facets.get("schema")) if f["name"] not in fields]
     for column, spec in fields.items():
-        out = field_ref(target, column)
+        out = _field_ref(target, column)
         for source in spec.get("inputFields") or ():
             transformations = source.get("transformations") or [_legacy_transformation(spec)]
             for transformation in transformations:
@@ -536,7 +550,7 @@ def _column_edges(dataset: Mapping[str, Any], target: EntityRef, through: Entity
     for source in lineage.get("dataset") or ():
         for transformation in source.get("transformations") or [{"type": "INDIRECT"}]:
             for column in written:
-                _add_edge(edges, source, {**transformation, "type": "INDIRECT"}, field_ref(target, column), naming)
+                _add_edge(edges, source, {**transformation, "type": "INDIRECT"}, _field_ref(target, column), naming)
     for (kind, source_ref, target_ref), (subtypes, description) in edges.items():
         if kind is RelationType.CONTROL_FLOW:
             subtype = ",".join([s for s in CONTROL_SUBTYPES if s in subtypes] +
@@ -572,7 +586,7 @@ def _add_edge(edges: dict[tuple[RelationType, EntityRef, EntityRef], tuple[set[s
               source: Mapping[str, Any], transformation: Mapping[str, Any], out: EntityRef,
               naming: _Naming) -> None:
     kind = _RELATION_OF_TYPE.get(str(transformation.get("type")), RelationType.CONTROL_FLOW)
-    source_ref = field_ref(naming.ref(source), source["field"])
+    source_ref = _field_ref(naming.ref(source), source["field"])
     subtypes, description = edges.setdefault((kind, source_ref, out), (set(), None))
     if transformation.get("subtype"):
         subtypes.add(str(transformation["subtype"]))
