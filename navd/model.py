@@ -99,6 +99,15 @@ RELATION_SEMANTICS: Mapping[RelationType, LineageSemantics] = MappingProxyType({
 
 # --- records ---------------------------------------------------------------------------------
 
+#: the properties of every record made without any: one shared read-only mapping, not a copy each
+_NO_PROPERTIES: Mapping[str, str] = MappingProxyType({})
+
+
+def _frozen(properties: Mapping[str, str]) -> Mapping[str, str]:
+    """A record's properties as a read-only copy (the caller's dict may change after)."""
+    return MappingProxyType(dict(properties)) if properties else _NO_PROPERTIES
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Element:
     """An entity in nav_elements. Optional fields are None when the source does not know them."""
@@ -143,7 +152,7 @@ class Element:
             raise InvalidName(f"{self.type} element {self.name!r} has an empty qualifiedName")
         if self.deleted and self.delete_time is None:
             raise ValueError(f"deleted element {self.qualified_name} needs a delete_time")
-        object.__setattr__(self, "properties", MappingProxyType(dict(self.properties)))
+        object.__setattr__(self, "properties", _frozen(self.properties))
         object.__setattr__(self, "identity", identity(self.source_type, self.qualified_name))
 
     @property
@@ -189,6 +198,9 @@ class Relation:
     properties: Mapping[str, str] = dataclasses.field(default_factory=dict)
     first_seen: datetime | None = None
     last_seen: datetime | None = None
+    # Computed once, as Element's: the document, the intake's ordering and de-duplication all
+    # need it (an MD5 each time, taken two or three times a relation before).
+    identity: str = dataclasses.field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if type(self.type) is not RelationType:
@@ -200,12 +212,9 @@ class Relation:
         # a relation per column edge)
         if self.dependency_type is not None and type(self.dependency_type) is not DependencyType:
             object.__setattr__(self, "dependency_type", DependencyType(self.dependency_type))
-        object.__setattr__(self, "properties", MappingProxyType(dict(self.properties)))
-
-    @property
-    def identity(self) -> str:
-        return relation_identity(self.type.value, self.endpoint1.identity, self.endpoint2.identity,
-                                 self.discriminator)
+        object.__setattr__(self, "properties", _frozen(self.properties))
+        object.__setattr__(self, "identity", relation_identity(self.type._value_, self.endpoint1.identity,
+                                                               self.endpoint2.identity, self.discriminator))
 
     @property
     def unlinked(self) -> bool:

@@ -17,11 +17,12 @@ from openlineage.client.event_v2 import RunState
 
 from navd.config import parse_config
 from navd.errors import ConfigError
-from navd.index.documents import element_document
+from navd.index.documents import MAX_TERM_BYTES, element_document, relation_document, stub_document
 from navd.model import Element, ElementStub, Record, Relation
 from navd.names import SourceType, openlineage_dataset_ref
 from navd.openlineage.mapping import MappingSettings, edge_transformations, map_event, merge_execution
-from navd.openlineage import schema
+from navd.openlineage import intake, mapping, schema
+from navd.openlineage.limits import check_names
 from navd.openlineage.schema import SPEC_VERSION, InvalidEvent, check_event, validate
 
 from openlineage_events import HIVE, JOB_NAMESPACE, as_json, job_run
@@ -405,3 +406,156 @@ def test_an_input_field_without_transformations_has_no_dependency_type() -> None
     assert edge_transformations(total[0].type, None, None, None) == [{"type": "DIRECT"}]
     # a stored edge that does carry SIMPLE is still an IDENTITY
     assert edge_transformations(total[0].type, None, "SIMPLE", None) == [{"type": "DIRECT", "subtype": "IDENTITY"}]
+
+
+# -- what the mapping remembers between events ---------------------------------------------------
+
+def _fresh(event: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The event's records as comparable values (documents), whether remembered or not."""
+    out = []
+    for record in map_event(copy.deepcopy(event), "RunEvent", SETTINGS).records:
+        element = record.element if isinstance(record, ElementStub) else record
+        out.append((type(record).__name__, element_document(element) if isinstance(element, Element)
+                    else (record.identity, record.properties.get("subtype"))))  # type: ignore[union-attr]
+    return out
+
+
+def test_a_datasets_records_are_remembered_and_a_changed_schema_is_mapped_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The memo of datasets' records hands out the same objects for the same dataset, namespace,
+    name and schema facet; a table whose schema facet changed gets its new columns, not the old."""
+    monkeypatch.setattr(mapping, "_dataset_memo", mapping._DatasetMemo())
+    event = as_json(job_run(RUN_ID, "load_revenue", RunState.COMPLETE))
+    first = map_event(copy.deepcopy(event), "RunEvent", SETTINGS)
+    again = map_event(copy.deepcopy(event), "RunEvent", SETTINGS)
+    kept = [r for r in again.records if mapping.remembered(r)]
+    assert kept and all(any(r is f for f in first.records) for r in kept)  # the very same records
+    assert [_key(r) for r in first.records] == [_key(r) for r in again.records]
+    changed = copy.deepcopy(event)
+    orders = next(d for d in changed["inputs"] if d["name"] == "sales.orders")
+    orders["facets"]["schema"]["fields"][0]["type"] = "BIGINT"
+    orders["facets"]["schema"]["fields"].append({"name": "added_later", "type": "STRING"})
+    remapped = map_event(copy.deepcopy(changed), "RunEvent", SETTINGS)
+    stubs = {r.element.qualified_name: r.element for r in remapped.records if isinstance(r, ElementStub)}
+    first_column = orders["facets"]["schema"]["fields"][0]["name"]
+    assert stubs[f"sales.orders.{first_column}@primary"].data_type == "BIGINT"
+    assert "sales.orders.added_later@primary" in stubs
+    # what the memo answers is what a fresh mapping makes
+    monkeypatch.setattr(mapping, "_dataset_memo", mapping._DatasetMemo())
+    fresh = _fresh(changed)
+    monkeypatch.setattr(mapping, "_dataset_memo", mapping._DatasetMemo())
+    map_event(copy.deepcopy(changed), "RunEvent", SETTINGS)
+    assert _fresh(changed) == fresh
+
+
+def test_the_dataset_memo_is_bounded_and_keeps_no_record_too_long_for_the_index(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mapping, "_dataset_memo", mapping._DatasetMemo())
+    monkeypatch.setattr(mapping, "DATASET_MEMO_RECORDS", 50)
+    for n in range(20):
+        event = as_json(job_run(RUN_ID, "load_revenue", RunState.COMPLETE, database=f"db{n}"))
+        map_event(event, "RunEvent", SETTINGS)
+        memo = mapping._dataset_memo
+        assert memo._records <= 50 and memo._records == sum(map(len, memo._kept.values()))
+        assert len(memo._held) == memo._records
+    # a column name longer than Solr indexes as one term: mapped (the intake refuses it), not remembered
+    event = as_json(job_run(RUN_ID, "load_revenue", RunState.COMPLETE, database="wide"))
+    event["inputs"][0]["facets"]["schema"]["fields"].append({"name": "x" * 40_000, "type": "STRING"})
+    records = map_event(copy.deepcopy(event), "RunEvent", SETTINGS).records
+    long = [r for r in records if isinstance(r, ElementStub) and r.element.qualified_name.startswith("wide.orders.xxx")]
+    assert long and not any(mapping.remembered(r) for r in long)
+    again = map_event(copy.deepcopy(event), "RunEvent", SETTINGS).records
+    assert not any(mapping.remembered(r) for r in again if isinstance(r, ElementStub)
+                   and r.element.qualified_name.startswith("wide.orders."))
+
+
+@pytest.mark.parametrize("character", ["a", "é", "\u20ac", "\U0001f600", "\n", "\ud800"])
+def test_a_json_text_no_longer_than_solrs_term_limit_holds_no_longer_name(character: str) -> None:
+    """check_names skips its walk for a text of at most MAX_TERM_BYTES: any string in JSON takes
+    at least its UTF-8 bytes (raw or escaped), so a name past the limit makes a longer text."""
+    name = character * (MAX_TERM_BYTES // len(character.encode("utf-8", "surrogatepass")) + 1)
+    event = as_json(job_run(RUN_ID, "load_revenue", RunState.COMPLETE))
+    event["job"]["name"] = name
+    for text in (json.dumps(event).encode(), json.dumps(event, ensure_ascii=False).encode("utf-8", "surrogatepass")):
+        assert len(text) > MAX_TERM_BYTES
+        with pytest.raises(InvalidEvent, match=re.escape("$.job.name")):
+            check_names(event, len(text))
+    check_names(event, MAX_TERM_BYTES)  # (what the route passes for a text that short: nothing to walk)
+
+
+class _Core:
+    def __init__(self) -> None:
+        self.docs: list[dict[str, Any]] = []
+
+    def add(self, doc: dict[str, Any]) -> None:
+        self.docs.append(doc)
+
+
+class _Cores:
+    """Where the intake's document memo puts documents: IndexWriter's cores, as lists (no Solr:
+    what is checked is which documents, and that each is a copy of its own)."""
+
+    def __init__(self) -> None:
+        self.elements, self.relations, self.stubs = _Core(), _Core(), _Core()
+
+    def write(self, record: Record) -> None:
+        if isinstance(record, Relation):
+            self.relations.add(relation_document(record))
+        elif isinstance(record, ElementStub):
+            self.stubs.add(stub_document(record))
+        else:
+            self.elements.add(element_document(record))  # type: ignore[arg-type]
+
+
+def test_the_intake_keeps_documents_of_remembered_records_and_writes_each_a_copy(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The writer adds annotations to the element documents it posts: a document the intake keeps
+    built must reach it as a copy, or an annotation removed since would stay on the next event's."""
+    monkeypatch.setattr(mapping, "_dataset_memo", mapping._DatasetMemo())
+    event = as_json(job_run(RUN_ID, "load_revenue", RunState.COMPLETE))
+    event["inputs"][0]["namespace"] = "postgres://db:5432"  # a dataset only OpenLineage knows: an element
+    memo = intake._Documents()
+    written = []
+    for time in range(2):
+        mapped = map_event(copy.deepcopy(event), "RunEvent", SETTINGS)
+        assert mapped.execution is not None
+        cores = _Cores()
+        memo.write(cores, mapped.records, mapped.execution)  # type: ignore[arg-type]
+        written.append(cores)
+        if time == 0:
+            for doc in cores.elements.docs + cores.stubs.docs:
+                doc["annotation_carried"] = "set by the writer"  # what IndexWriter's carry-over does
+    first, second = written
+    assert any(mapping.remembered(r) for r in mapped.records)
+    for core in ("elements", "relations", "stubs"):
+        docs = getattr(second, core).docs
+        assert docs and not any("annotation_carried" in doc for doc in docs)
+        assert [{k: v for k, v in d.items() if k != "annotation_carried"} for d in getattr(first, core).docs] == docs
+    # and they are the documents IndexWriter makes of the records, the run's relations dated
+    direct = _Cores()
+    for record in mapping.dated(mapped.records, mapped.execution):
+        direct.write(record)
+    for core in ("elements", "relations", "stubs"):
+        assert getattr(direct, core).docs == getattr(second, core).docs
+
+
+@pytest.mark.parametrize(("change", "path"), [
+    (lambda e: e["run"].update(runId="not-a-uuid"), "$.run.runId"),
+    (lambda e: e.update(eventTime="2026-11-23T06:00:00"), "$.eventTime"),  # no time zone
+    (lambda e: e.update(eventTime=1700000000), "$.eventTime"),
+    (lambda e: e["run"].update(runId=None), "$.run.runId"),
+])
+def test_a_core_checked_by_its_shape_still_refuses_a_bad_run_id_or_time(
+        change: Callable[[dict[str, Any]], None], path: str) -> None:
+    """Cores that differ only in a valid runId and eventTime are checked once (one shape); one whose
+    runId or eventTime fails its format is not of that shape, and is refused naming the field."""
+    event = as_json(job_run(RUN_ID, "load_revenue", RunState.COMPLETE))
+    for run_id in (RUN_ID, DAG_RUN_ID):  # two runs of the job: the second from the memo
+        valid = copy.deepcopy(event)
+        valid["run"]["runId"] = run_id
+        assert check_event(valid).kind == "RunEvent"
+    bad = copy.deepcopy(event)
+    change(bad)
+    with pytest.raises(InvalidEvent) as refused:
+        check_event(bad)
+    assert refused.value.path == path

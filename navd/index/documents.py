@@ -153,7 +153,7 @@ def relation_document(relation: Relation) -> dict[str, Any]:
     ep1, ep2 = relation.endpoint1, relation.endpoint2
     kind = relation.type._value_  # `_value_`: see element_document
     doc: dict[str, Any] = {
-        "identity": relation_identity(kind, ep1.identity, ep2.identity, relation.discriminator),
+        "identity": relation.identity,
         "type": kind,
         "endpoint1Id": ep1.identity,
         "endpoint2Id": ep2.identity,

@@ -60,10 +60,19 @@ from navd.annotations.store import Carryover
 from navd.config import NavdConfig, extractor_state_dir, openlineage_spool_path
 from navd.errors import ConfigError, NavdError, SolrError, SolrUnavailable, first_line
 from navd.index.client import IndexWriter, SolrIndex
-from navd.index.documents import MAX_TERM_BYTES, element_document, oversized_term
+from navd.index.documents import (
+    FIRST_SEEN,
+    LAST_SEEN,
+    MAX_TERM_BYTES,
+    element_document,
+    oversized_term,
+    relation_document,
+    solr_date,
+    stub_document,
+)
 from navd.locks import LockBusy, component_lock
 from navd.logs import get_logger
-from navd.model import Deletion, Element, ElementStub, Record
+from navd.model import Deletion, Element, ElementStub, Record, Relation, execution_times
 from navd.names import InvalidName, shown
 from navd.openlineage import kept
 from navd.openlineage.limits import EventSize, event_size
@@ -72,8 +81,8 @@ from navd.openlineage.mapping import (
     EventRecords,
     MappingSettings,
     map_event,
-    dated,
     merge_execution,
+    remembered,
 )
 from navd.openlineage.schema import CheckedEvent, InvalidEvent, check_event
 from navd.openlineage.spool import Spool
@@ -106,6 +115,9 @@ WARNINGS_KEPT = 1024
 #: projecting the annotations again after a flush (Carryover.reproject: a scan of the runs core
 #: each time); the last group of a burst always does
 REPROJECT_SECONDS = 1.0
+#: documents of the records the mapping remembers kept built (see _Documents): as many as the
+#: mapping keeps records (mapping.DATASET_MEMO_RECORDS), with room for those it dropped lately
+DOCUMENTS_KEPT = 40_000
 #: the executions this intake wrote last, kept to merge the next event of each run with (see
 #: Intake._write): seconds of events at thousands a second, a few megabytes
 RECENT_EXECUTIONS = 10_000
@@ -171,6 +183,57 @@ def _identities(mapped: EventRecords) -> set[str]:
     if mapped.execution is not None:
         ids.add(mapped.execution.identity)
     return ids
+
+
+class _Documents:
+    """The documents of the records the mapping remembers (mapping.remembered: a dataset's
+    element, columns and their links, the same objects in event after event), kept by the
+    record's id with the record itself, so an id reused by another object is never taken for
+    it: built once, then copied (the writer adds the annotations to the copy it posts). At most
+    DOCUMENTS_KEPT, all forgotten when full. Used by the thread holding the intake's lock."""
+
+    def __init__(self) -> None:
+        self._kept: dict[int, tuple[Record, dict[str, Any]]] = {}
+
+    def write(self, writer: IndexWriter, records: Iterable[Record], dated: Element | None = None) -> None:
+        """`records` into `writer`'s cores, in order (IndexWriter.write_all); with `dated`, the
+        relations of that execution (through it, or column edges it showed) dated by its start
+        and end as all its events so far tell them (mapping.dated), on their documents rather
+        than on copies of the relations (dataclasses.replace of each was a tenth of the writer
+        thread's time)."""
+        first, last = execution_times(dated.started, dated.ended) if dated is not None else (None, None)
+        seen = {FIRST_SEEN: solr_date(first), LAST_SEEN: solr_date(last)} if first and last else None
+        through = (dated.identity, dated.qualified_name) if seen and dated is not None else ("", "")
+        kept, write = self._kept, writer.write
+        for record in records:
+            if seen is not None and type(record) is Relation and (
+                    through[0] in (record.endpoint1.identity, record.endpoint2.identity)
+                    or record.discriminator == through[1]):
+                doc = relation_document(record)
+                doc.update(seen)
+                writer.relations.add(doc)
+            elif remembered(record):
+                kind = type(record)
+                found = kept.get(id(record))
+                if found is None or found[0] is not record:
+                    if len(kept) >= DOCUMENTS_KEPT:
+                        kept.clear()
+                    found = kept[id(record)] = (record, _document(record))
+                (writer.elements if kind is Element else writer.relations if kind is Relation
+                 else writer.stubs).add(dict(found[1]))
+            else:
+                write(record)
+
+
+def _document(record: Record) -> dict[str, Any]:
+    """What IndexWriter.write makes of an Element, Relation or ElementStub."""
+    if isinstance(record, Element):
+        return element_document(record)
+    if isinstance(record, Relation):
+        return relation_document(record)
+    if isinstance(record, ElementStub):
+        return stub_document(record)
+    raise TypeError(f"no document of a {type(record).__name__} is kept")
 
 
 def _documents(mapped: EventRecords) -> int:
@@ -266,6 +329,8 @@ class Intake:
         #: groups: a writer made per group started four threads for it (measured: a tenth of
         #: the writer thread's time); one that failed is abandoned, not kept
         self._idle_writers: list[IndexWriter] = []
+        #: the documents of records the mapping remembers, built once (used under self._lock)
+        self._documents = _Documents()
         #: when the annotations were last projected again after a flush (monotonic)
         self._reprojected = time.monotonic()
 
@@ -362,6 +427,8 @@ class Intake:
         read back from the spool: it was when it came) warned of and counted."""
         mapped = map_event(event, kind, self.settings)
         for record in (*mapped.records, *filter(None, [mapped.execution])):
+            if remembered(record):  # checked when the mapping kept it
+                continue
             problem = oversized_term(record)
             if problem is not None:
                 element = record.element if isinstance(record, ElementStub) else record
@@ -535,7 +602,7 @@ class Intake:
         spool it behind what the spool holds (None: answered, or failed and dealt with)."""
         if not batch:
             return None
-        if self.spool.pending():
+        if self.spool.holds_events():
             self._spool([pending for pending, _mapped in batch])
             return None
         try:
@@ -594,13 +661,13 @@ class Intake:
         if not pending.large:
             self._commit([(pending, pending.mapped)])
             return
-        if self.spool.pending():
+        if self.spool.holds_events():
             self._spool([pending])
             return
         try:
             for _ in self._slices(pending.mapped, self._kept_docs([(pending.event, pending.body, pending.mapped)])):
                 yield True
-                if self.spool.pending():  # Solr failed a small batch since: the spool keeps the order
+                if self.spool.holds_events():  # Solr failed a small batch since: the spool keeps the order
                     self._spool([pending])
                     return
         except SolrError as exc:
@@ -675,9 +742,10 @@ class Intake:
                 merged[key] = merge_execution(execution, stored.get(key))
         writer = self._writer()
         try:
-            writer.write_all([*merged.values(), *(record for mapped in events for record in (
-                dated(mapped.records, merged[mapped.execution.identity]) if mapped.execution is not None
-                else mapped.records))])
+            writer.write_all(merged.values())
+            for mapped in events:
+                self._documents.write(writer, mapped.records, merged[mapped.execution.identity]
+                                      if mapped.execution is not None else None)
             writer.submit()
             posted = self._keeper.submit(kept.keep, self.index, kept_docs) if kept_docs else None
         except BaseException:

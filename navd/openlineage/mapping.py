@@ -20,15 +20,21 @@ run's execution is merged from all its events (`merge_execution`), the same what
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import functools
+import hashlib
 import json
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import Any
 
+import orjson
+
 from navd.extractors.spark.plan.model import CONTROL_SUBTYPES, DATA_SUBTYPES
 from navd.extractors.spark.records import stubs_for
-from navd.index.documents import STUB_MARK, solr_date
+from navd.index.documents import STUB_MARK, oversized_term, solr_date
 from navd.model import (
     DependencyType,
     Element,
@@ -175,23 +181,21 @@ def _dedupe(records: Iterable[Record]) -> Iterator[Record]:
     """Records with stubs for their unlinked endpoints (once each, the first kept: a schema
     facet's typed stub before a bare one)."""
     emitted = list(records)
-    seen = {_record_key(r) for r in emitted}
     yield from emitted
-    for extra in stubs_for(emitted, None, known_from=KNOWN_FROM):
-        key = _record_key(extra)
-        if key not in seen:
-            seen.add(key)
-            yield extra
-
-
-def _record_key(record: Record) -> tuple[str, str]:
-    if isinstance(record, ElementStub):
-        return ("element", record.element.identity)
-    if isinstance(record, Element):
-        return ("element", record.identity)
-    if isinstance(record, Relation):
-        return ("relation", record.identity)
-    return ("other", repr(record))
+    # The elements the event names already are no stubs' to make: stubs_for skips them (and the
+    # PARENT_CHILD of a field it skips), instead of making each and dropping it here. Most
+    # endpoints are columns a schema facet gave: this was half the mapping's stub work.
+    elements = {r.identity if isinstance(r, Element) else r.element.identity
+                for r in emitted if isinstance(r, (Element, ElementStub))}
+    relations: set[str] | None = None
+    for extra in stubs_for(emitted, None, known_from=KNOWN_FROM, seen=elements):
+        if isinstance(extra, Relation):  # a field's link to its table: new with the field, checked all the same
+            if relations is None:
+                relations = {r.identity for r in emitted if isinstance(r, Relation)}
+            if extra.identity in relations:
+                continue
+            relations.add(extra.identity)
+        yield extra
 
 
 def _ref(dataset: Mapping[str, Any], settings: MappingSettings) -> EntityRef:
@@ -234,10 +238,23 @@ class _Naming:
 
     settings: MappingSettings
     aliases: Mapping[tuple[str, str], EntityRef]
+    #: (namespace, name) -> ref, of this event: a column-lineage facet names its inputs again at
+    #: each column (the refs were a sixth of the mapping's time)
+    named: dict[tuple[str, str], EntityRef] = dataclasses.field(default_factory=dict)
 
     def ref(self, dataset: Mapping[str, Any]) -> EntityRef:
-        alias = self.aliases.get((dataset["namespace"], dataset["name"]))
-        return alias if alias is not None else _ref(dataset, self.settings)
+        key = (dataset["namespace"], dataset["name"])
+        found = self.named.get(key)
+        if found is None:
+            alias = self.aliases.get(key)
+            found = self.named[key] = alias if alias is not None else _ref(dataset, self.settings)
+        return found
+
+
+#: names.field_ref remembered: an output's columns and their inputs are named two or three times
+#: an event (the schema facet, the facet's columns, each edge), and a table's in every event that
+#: reads it; a pure function of a frozen ref and a string
+_field_ref = functools.lru_cache(maxsize=8192)(field_ref)
 
 
 def _job_element(job: Mapping[str, Any]) -> Element:
@@ -374,9 +391,76 @@ def _owned(ref: EntityRef) -> bool:
     return ref.source_type is SourceType.OPENLINEAGE
 
 
-def _dataset_records(dataset: Mapping[str, Any], ref: EntityRef) -> Iterator[Record]:
+#: the most records the memo of datasets' records (`_dataset_records`) holds: a few megabytes
+DATASET_MEMO_RECORDS = 20_000
+#: a dataset of more records than this (a very wide table's schema) is mapped each time, not kept
+DATASET_MEMO_LARGEST = 2_000
+
+
+class _DatasetMemo:
+    """The records of datasets mapped lately, by (ref, namespace, name, schema facet's digest):
+    a dataset comes again and again (in every event of a run, in every run that reads or writes
+    the table), and its element, columns and their links to it were a third of the mapping's
+    time (tests/bench/bench_openlineage.py). A pure function of that key (the records are
+    frozen), so a hit is the same answer; bounded by the records held, oldest dropped."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: collections.OrderedDict[tuple[EntityRef, str, str, bytes], tuple[Record, ...]] = \
+            collections.OrderedDict()
+        self._records = 0
+        #: id -> record, of every record held (`remembered`); the record itself is compared, so a
+        #: record of the same id made after one was dropped is never taken for it
+        self._held: dict[int, Record] = {}
+
+    def remembered(self, record: Record) -> bool:
+        return self._held.get(id(record)) is record
+
+    def records(self, dataset: Mapping[str, Any], ref: EntityRef) -> tuple[Record, ...]:
+        schema = (dataset.get("facets") or {}).get("schema")
+        try:
+            digest = hashlib.blake2b(orjson.dumps(schema), digest_size=16).digest()
+        except TypeError:  # not what orjson writes (an integer beyond 64 bits): mapped, not kept
+            return tuple(_map_dataset(dataset, ref))
+        key = (ref, str(dataset["namespace"]), str(dataset["name"]), digest)
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+                return found
+        records = tuple(_map_dataset(dataset, ref))
+        # only records that fit the index are kept: `remembered` tells the intake they need no check
+        if len(records) <= DATASET_MEMO_LARGEST and not any(map(oversized_term, records)):
+            with self._lock:
+                if key not in self._kept:
+                    self._kept[key] = records
+                    self._records += len(records)
+                    self._held.update((id(record), record) for record in records)
+                while self._records > DATASET_MEMO_RECORDS:
+                    dropped = self._kept.popitem(last=False)[1]
+                    self._records -= len(dropped)
+                    for record in dropped:
+                        self._held.pop(id(record), None)
+        return records
+
+
+_dataset_memo = _DatasetMemo()
+
+
+def remembered(record: Record) -> bool:
+    """Whether `record` is one the mapping keeps for the datasets it saw lately (the same object
+    comes again in later events' records): its document fits the index, and a caller may keep
+    what it derives from the record (its document) by the record's identity as an object."""
+    return _dataset_memo.remembered(record)
+
+
+def _dataset_records(dataset: Mapping[str, Any], ref: EntityRef) -> tuple[Record, ...]:
     """The dataset's element (a stub, unless only OpenLineage knows it) and its schema facet's
-    fields, each with a PARENT_CHILD from the dataset."""
+    fields, each with a PARENT_CHILD from the dataset (remembered: `_DatasetMemo`)."""
+    return _dataset_memo.records(dataset, ref)
+
+
+def _map_dataset(dataset: Mapping[str, Any], ref: EntityRef) -> Iterator[Record]:
     facets = dataset.get("facets") or {}
     element = Element(ref.source_type, ref.type, ref.qualified_name,
                       name=display_name(ref.qualified_name, ref.type, ref.source_type),
@@ -384,7 +468,7 @@ def _dataset_records(dataset: Mapping[str, Any], ref: EntityRef) -> Iterator[Rec
                       if _owned(ref) else {STUB_MARK: KNOWN_FROM})
     yield element if _owned(ref) else ElementStub(element)
     for column in _schema_fields(facets.get("schema")):
-        field = field_ref(ref, column["name"])
+        field = _field_ref(ref, column["name"])
         props = {} if _owned(ref) else {STUB_MARK: KNOWN_FROM}
         if isinstance(column.get("ordinal_position"), int):
             props["ordinalPosition"] = str(column["ordinal_position"])
@@ -425,10 +509,10 @@ def _named_columns(dataset: Mapping[str, Any], target: EntityRef, naming: _Namin
     lineage = (dataset.get("facets") or {}).get("columnLineage") or {}
     named: dict[str, tuple[Mapping[str, Any], EntityRef, str]] = {}
     for column, spec in (lineage.get("fields") or {}).items():
-        named.setdefault(field_ref(target, column).identity, (dataset, target, column))
+        named.setdefault(_field_ref(target, column).identity, (dataset, target, column))
         for source in spec.get("inputFields") or ():
             ref = naming.ref(source)
-            named.setdefault(field_ref(ref, source["field"]).identity, (source, ref, source["field"]))
+            named.setdefault(_field_ref(ref, source["field"]).identity, (source, ref, source["field"]))
     tables: set[str] = set()
     for owner, ref, column in named.values():
         if not _owned(ref):
@@ -438,7 +522,7 @@ def _named_columns(dataset: Mapping[str, Any], target: EntityRef, naming: _Namin
             yield ElementStub(Element(ref.source_type, ref.type, ref.qualified_name,
                                       name=display_name(ref.qualified_name, ref.type, ref.source_type),
                                       properties={"namespace": owner["namespace"], "openlineageName": owner["name"]}))
-        field = field_ref(ref, column)
+        field = _field_ref(ref, column)
         yield ElementStub(Element(field.source_type, ElementType.FIELD, field.qualified_name, name=column, parent=ref))
         yield Relation(RelationType.PARENT_CHILD, ref, field)
 
@@ -458,7 +542,7 @@ def _column_edges(dataset: Mapping[str, Any], target: EntityRef, through: Entity
     fields = lineage.get("fields") or {}
     written = list(fields) + [f["name"] for f in _schema_fields(facets.get("schema")) if f["name"] not in fields]
     for column, spec in fields.items():
-        out = field_ref(target, column)
+        out = _field_ref(target, column)
         for source in spec.get("inputFields") or ():
             transformations = source.get("transformations") or [_legacy_transformation(spec)]
             for transformation in transformations:
@@ -466,7 +550,7 @@ def _column_edges(dataset: Mapping[str, Any], target: EntityRef, through: Entity
     for source in lineage.get("dataset") or ():
         for transformation in source.get("transformations") or [{"type": "INDIRECT"}]:
             for column in written:
-                _add_edge(edges, source, {**transformation, "type": "INDIRECT"}, field_ref(target, column), naming)
+                _add_edge(edges, source, {**transformation, "type": "INDIRECT"}, _field_ref(target, column), naming)
     for (kind, source_ref, target_ref), (subtypes, description) in edges.items():
         if kind is RelationType.CONTROL_FLOW:
             subtype = ",".join([s for s in CONTROL_SUBTYPES if s in subtypes] +
@@ -502,7 +586,7 @@ def _add_edge(edges: dict[tuple[RelationType, EntityRef, EntityRef], tuple[set[s
               source: Mapping[str, Any], transformation: Mapping[str, Any], out: EntityRef,
               naming: _Naming) -> None:
     kind = _RELATION_OF_TYPE.get(str(transformation.get("type")), RelationType.CONTROL_FLOW)
-    source_ref = field_ref(naming.ref(source), source["field"])
+    source_ref = _field_ref(naming.ref(source), source["field"])
     subtypes, description = edges.setdefault((kind, source_ref, out), (set(), None))
     if transformation.get("subtype"):
         subtypes.add(str(transformation["subtype"]))

@@ -232,13 +232,45 @@ def _check_core(event: dict[str, Any], kind: str) -> None:
     # outputs spent 3 s of its 5 in jsonschema, one dataset after the other).
     lists = {side: event[side] for side in ("inputs", "outputs")
              if kind != "DatasetEvent" and isinstance(event.get(side), list) and event[side]}
-    _raise_first(schemas.kinds[kind].iter_errors({**event, **dict.fromkeys(lists, [])} if lists else event), "$")
+    core = {**event, **dict.fromkeys(lists, [])} if lists else event
+    _check_remembered(_core_shape(core), core, (schemas.kinds[kind],), "$")
     for side, datasets in lists.items():
         checker = schemas.datasets[side]
         for number, dataset in enumerate(datasets):
             shape = ({**dataset, "namespace": "", "name": ""} if isinstance(dataset, dict)
                      and isinstance(dataset.get("namespace"), str) and isinstance(dataset.get("name"), str) else None)
             _check_remembered(shape, dataset, (checker,), f"$.{side}[{number}]")
+
+
+#: what `_core_shape` puts in place of a valid runId and eventTime
+_SHAPE_RUN_ID = "00000000-0000-4000-8000-000000000000"
+_SHAPE_TIME = "2000-01-01T00:00:00Z"
+
+
+def _core_shape(core: dict[str, Any]) -> dict[str, Any]:
+    """The event's core as far as its schema can tell it from another's: a runId and an
+    eventTime that pass their format check (the spec asks nothing else of them: a string of
+    format uuid, of format date-time) replaced by fixed ones, so the cores of a job's runs are
+    one shape, checked once (`_check_remembered`) instead of by jsonschema at every event (a
+    tenth of the route's time). A value that fails its format is left as it is: checked, and
+    named in the refusal."""
+    shape = dict(core)
+    when = core.get("eventTime")
+    if isinstance(when, str) and _valid_format(parse_time, when):
+        shape["eventTime"] = _SHAPE_TIME
+    run = core.get("run")
+    if isinstance(run, dict) and isinstance(run.get("runId"), str) and _valid_format(uuid.UUID, run["runId"]):
+        shape["run"] = {**run, "runId": _SHAPE_RUN_ID}
+    return shape
+
+
+def _valid_format(check: Any, value: str) -> bool:
+    """Whether `value` passes the format check the validators run (`_format_checker`)."""
+    try:
+        check(value)
+    except ValueError:
+        return False
+    return True
 
 
 def _check_remembered(key_value: Any, value: Any, validators: tuple[Draft202012Validator, ...], where: str) -> None:

@@ -102,7 +102,7 @@ def take(intake: Intake, config: OpenLineageConfig, body: bytes, gzipped: bool) 
     try:
         # as Marquez: the core strictly; a facet that does not conform is left out, never refused
         checked = check_event(event)
-        check_names(checked.mappable)
+        check_names(checked.mappable, len(body))
     except InvalidEvent as exc:
         raise ApiError(400, str(exc), exc.path) from None
     intake.note_nonconforming(checked)
