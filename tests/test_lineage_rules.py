@@ -168,10 +168,6 @@ class CountingStore:
         self.calls += 1
         return self.store.related(asks)
 
-    def related_within(self, asks, shown, cap):  # type: ignore[no-untyped-def]
-        self.calls += 1
-        return self.store.related_within(asks, shown, cap)
-
 
 @pytest.mark.parametrize("columns", [False, True])
 @pytest.mark.parametrize("direction", ["upstream", "downstream"])
@@ -227,9 +223,6 @@ class RoundCountingStore(CountingStore):
     def related(self, asks):  # type: ignore[no-untyped-def]
         return self._timed(lambda: list(super(RoundCountingStore, self).related(asks)))
 
-    def related_within(self, asks, shown, cap):  # type: ignore[no-untyped-def]
-        return self._timed(lambda: super(RoundCountingStore, self).related_within(asks, shown, cap))
-
 
 @pytest.mark.parametrize("columns", [False, True])
 def test_latest_downstream_waits_for_no_more_round_trips_than_the_plain_walk(columns: bool) -> None:
@@ -244,36 +237,8 @@ def test_latest_downstream_waits_for_no_more_round_trips_than_the_plain_walk(col
         store = RoundCountingStore(MemoryLineageStore.of(graph.records))
         lineage(store, graph.identity("root"), LineageOptions(direction="downstream", columns=columns, latest=latest))
         rounds[latest], calls[latest] = store.rounds, store.calls
-    # the writers' ask: made, and counted; with columns it goes in one request with the ask for
-    # the columns' datasets, which the plain walk makes after its last level
-    assert calls[True] == calls[False] + (0 if columns else 1)
+    assert calls[True] == calls[False] + 1  # the writers' ask: made, and counted
     assert rounds[True] == rounds[False]
-
-
-def test_the_columns_datasets_are_asked_while_the_nodes_are_read() -> None:
-    """After its last level a walk with columns waits for one round trip, not two: the ask for
-    the columns' datasets is in flight while the nodes' elements are read, not made after it."""
-    from lineage_cases import fan_out  # noqa: PLC0415
-
-    graph = fan_out(DB, 3)
-    parents_asked = threading.Event()
-    overlapped: list[bool] = []
-
-    class Watching(CountingStore):
-        def relations(self, ids, types, near_end, **kwargs):  # type: ignore[no-untyped-def]
-            if tuple(types) == ("PARENT_CHILD",) and near_end == 2:
-                parents_asked.set()
-            return super().relations(ids, types, near_end, **kwargs)
-
-        def elements(self, ids):  # type: ignore[no-untyped-def]
-            overlapped.append(parents_asked.wait(timeout=5))
-            return super().elements(ids)
-
-    result = lineage(Watching(MemoryLineageStore.of(graph.records)), graph.identity("root"),
-                     LineageOptions(direction="downstream", columns=True))
-    assert overlapped == [True]
-    fields = [n for n in result.nodes if n.type == "FIELD"]
-    assert fields and all(n.parent for n in fields)
 
 
 @pytest.mark.parametrize("columns", [False, True])

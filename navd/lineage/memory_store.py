@@ -67,7 +67,3 @@ class MemoryLineageStore:
 
     def related(self, asks: Sequence[RelationAsk]) -> Iterable[tuple[int, StoredRelation]]:
         return self._relations.related(asks)
-
-    def related_within(self, asks: Sequence[RelationAsk], shown: Collection[str],
-                       cap: int) -> list[tuple[int, StoredRelation]] | None:
-        return list(self.related(asks))  # always whole: the walk counts

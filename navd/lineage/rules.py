@@ -113,12 +113,6 @@ class LineageStore(Protocol):
         order `relations` would give them asked one after the other; a store answers them
         together (on Solr: in one request), which is what makes a level of the walk one round trip."""
 
-    def related_within(self, asks: Sequence[RelationAsk], shown: Collection[str],
-                       cap: int) -> list[tuple[int, StoredRelation]] | None:
-        """`related`, or None when the answer certainly names more than `cap` ids with those of
-        `shown`: a level the node cap leaves out (a hub's), told without reading it whole.
-        Answering whole is always right: the walk counts then."""
-
 
 #: Ids per piece of an ask: a store answers an ask piece by piece, each piece's relations in
 #: identity order (on Solr: a terms clause of this many ids, its answer sorted by identity).
@@ -137,10 +131,6 @@ class RelationsByAsk:
                   ends_only: bool = False, as_of: datetime | None = None) -> Iterable[StoredRelation]:
         ask = RelationAsk(tuple(ids), tuple(types), near_end, near_type, far_type, ends_only, as_of)
         return [relation for _, relation in self.related([ask])]
-
-    def related_within(self, asks: Sequence[RelationAsk], shown: Collection[str],
-                       cap: int) -> list[tuple[int, StoredRelation]] | None:
-        return list(self.related(asks))
 
 
 class RelationPool(RelationsByAsk):
@@ -344,62 +334,38 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
     truncated = False
     cut: set[str] = set()
     for direction in directions:
-        progress = _Progress(_NodeCap(node_ids, options.max_nodes))
+        progress = _Progress()
         for relation in _walked(store, root, direction, options, progress):
             relations[relation.id] = relation
             node_ids.update((relation.endpoint1.id, relation.endpoint2.id))
-        if progress.left_out:
-            truncated = True
-            cut |= progress.pending
+            if len(node_ids) > options.max_nodes:
+                truncated = True
+                cut |= progress.cut_by(relation)
+                break
     if options.operations and not truncated:
         executions = {end.id for r in relations.values() for end in (r.endpoint1, r.endpoint2)
                       if end.type == _EXECUTION} | ({root.id} if root.type == _EXECUTION else set())
         for relation in scheduler_relations(store, executions):
             relations[relation.id] = relation
             node_ids.update((relation.endpoint1.id, relation.endpoint2.id))
-    # The columns' datasets are asked while the nodes' elements are read: two requests in flight
-    # (on Solr, one to each core), as the walk's last two round trips were one after the other.
-    fields = sorted({end.id for r in relations.values() for end in (r.endpoint1, r.endpoint2) if end.type == _FIELD}
-                    | ({root.id} if root.type == _FIELD else set()))
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineage-parents") as pool:
-        parents = pool.submit(_parents_of, store, fields)
-        elements = store.elements(sorted(node_ids))
-        asked = parents.result()
-    nodes = _with_parents(store, _load_nodes(store, elements, node_ids, relations.values(), options.as_of,
-                                             options.extracted, asked), asked)
+    nodes = _with_parents(store, _load_nodes(store, node_ids, relations.values(), options.as_of,
+                                             options.extracted))
     edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression, r.subtype,
                   r.first_seen, r.last_seen) for r in relations.values()]
     return _contract(root.id, nodes, edges, options, truncated, frozenset(cut))
 
 
 @dataclasses.dataclass(frozen=True)
-class _NodeCap:
-    """The nodes a walk shows so far (`lineage`'s, both directions: it adds a level's endpoints
-    as the walk yields them) and how many it may show."""
-
-    shown: set[str]
-    cap: int
-
-    def passed_by(self, relations: Iterable[StoredRelation]) -> bool:
-        """Whether showing `relations` too would pass the cap."""
-        new = {end for r in relations for end in (r.endpoint1.id, r.endpoint2.id)} - self.shown
-        return len(self.shown) + len(new) > self.cap
-
-
-@dataclasses.dataclass
 class _Progress:
-    """What one direction's walk has done so far, to tell which nodes the node cap cut.
+    """What one direction's walk has done so far, to tell which nodes the node cap cut: those
+    queued for walking whose level was not finished, and the new far end of the relation that
+    reached the cap (walked to, never from). Nodes left at the depth limit are not cut."""
 
-    The cap is kept level by level: a level that would pass it is left out whole and the walk
-    stops, its nodes cut (queued for walking, not walked from: the page offers "show more" on
-    them). A whole level rather than the part that fits: the graph stays every path up to a
-    depth, never an arbitrary part of the neighbours, and a hub's level is told without being
-    read (LineageStore.related_within). Nodes left at the depth limit are not cut."""
-
-    cap: _NodeCap | None = None
     seen: set[str] = dataclasses.field(default_factory=set)  # reached (queued or at the depth limit)
     pending: set[str] = dataclasses.field(default_factory=set)  # queued, their level not finished
-    left_out: bool = False  # a level was left out: the walk stopped there, `pending` is cut
+
+    def cut_by(self, last: StoredRelation) -> set[str]:
+        return self.pending | ({last.endpoint1.id, last.endpoint2.id} - self.seen)
 
 
 def _walked(store: LineageStore, root: StoredElement, direction: str, options: LineageOptions,
@@ -418,23 +384,18 @@ def _walked(store: LineageStore, root: StoredElement, direction: str, options: L
         return
     cached = store if isinstance(store, _CachedStore) else _CachedStore(store)
     reached = {root.id}
-    fields = {root.id} if root.type == _FIELD else set()
     written: dict[str, None] = {}
-    # uncapped: a level the latest walk keeps may fit where the plain one would not
     for relation in _walk(cached, root, direction, dataclasses.replace(options, latest=False)):
         if _is_write(relation):
             written[relation.endpoint2.id] = None
         reached.update((relation.endpoint1.id, relation.endpoint2.id))
-        fields.update(end.id for end in (relation.endpoint1, relation.endpoint2) if end.type == _FIELD)
         if len(reached) > options.max_nodes:
             break
-    # The nodes the latest walk shows are among those the plain walk reached: their elements
-    # (and their columns' datasets) are read while the writers are asked for, not in requests of
-    # their own after the walk.
+    # The nodes the latest walk shows are among those the plain walk reached: their elements are
+    # read while the writers are asked for, not in a request of their own after the walk.
     writers = [RelationAsk(tuple(sorted(written)), (_DATA_FLOW,), 2, far_type=_EXECUTION, as_of=options.as_of)] \
         if written else []
-    parents = [_parents_ask(sorted(fields))] if fields else []
-    cached.read_ahead(writers + parents, sorted(reached))
+    cached.read_ahead(writers, sorted(reached))
     yield from _walk(cached, root, direction, options, progress)
 
 
@@ -465,17 +426,10 @@ def _walk(store: LineageStore, root: StoredElement, direction: str,
         datasets = tuple(node for node, _, is_field in level if not is_field)
         fields = tuple(node for node, _, is_field in level if is_field)
         # The whole level in one request: every query of its datasets, then of its columns.
-        asked = [(datasets, query) for query in dataset_queries] + [(fields, query) for query in field_queries]
-        # With `latest` the level is counted once its older runs are dropped: read it whole.
-        within = progress.cap if progress.cap is not None and not options.latest else None
-        level_hops = _hops(store, asked, options.as_of, within)
-        if level_hops is None:  # the store told it passes the cap without reading it
-            progress.left_out = True
-            return
-        hops = _latest_runs(store, level_hops, options.as_of) if options.latest else level_hops
-        if progress.cap is not None and progress.cap.passed_by(relation for _, relation, _ in hops):
-            progress.left_out = True
-            return
+        hops = list(_hops(store, [(datasets, query) for query in dataset_queries] +
+                          [(fields, query) for query in field_queries], options.as_of))
+        if options.latest:
+            hops = _latest_runs(store, hops, options.as_of)
         fields_of = _field_ids(store, _queued_datasets(hops, seen, depth_of, options), options.as_of) \
             if options.columns else {}
         for near, relation, far_end in hops:
@@ -545,21 +499,16 @@ def walked_queries(direction: str, *, columns: bool, operations: bool) -> tuple[
 
 
 def _hops(store: LineageStore, asked: list[tuple[tuple[str, ...], _Query]],
-          as_of: datetime | None = None, within: _NodeCap | None = None,
-          ) -> list[tuple[str, StoredRelation, int]] | None:
+          as_of: datetime | None = None) -> Iterator[tuple[str, StoredRelation, int]]:
     """(near node, relation, far end) for every lineage relation of each (nodes, query) of
-    `asked`, in that order, asked of the store together; None when the store tells, `within`
-    a cap, that they pass it."""
+    `asked`, in that order, asked of the store together."""
     asks = [(nodes, query) for nodes, query in asked if nodes]
     if not asks:
-        return []
-    relation_asks = [RelationAsk(nodes, query.types, query.near_end, query.both_ends, query.both_ends, as_of=as_of)
-                     for nodes, query in asks]
-    answer = store.related(relation_asks) if within is None \
-        else store.related_within(relation_asks, within.shown, within.cap)
-    if answer is None:
-        return None
-    return [(relation.endpoint(asks[n][1].near_end).id, relation, 3 - asks[n][1].near_end) for n, relation in answer]
+        return
+    for n, relation in store.related([RelationAsk(nodes, query.types, query.near_end, query.both_ends,
+                                                  query.both_ends, as_of=as_of) for nodes, query in asks]):
+        near_end = asks[n][1].near_end
+        yield relation.endpoint(near_end).id, relation, 3 - near_end
 
 
 def _latest_runs(store: LineageStore, hops: list[tuple[str, StoredRelation, int]],
@@ -608,49 +557,21 @@ def _field_ids(store: LineageStore, dataset_ids: Collection[str],
     return fields
 
 
-@dataclasses.dataclass(frozen=True)
-class _Parents:
-    """The datasets (PARENT_CHILD parents) of the columns `asked` for: `of` those that have one."""
-
-    asked: frozenset[str] = frozenset()
-    of: Mapping[str, str] = dataclasses.field(default_factory=dict)
-
-    def of_fields(self, store: LineageStore, fields: list[str]) -> Mapping[str, str]:
-        """The datasets of `fields`, asking the store only for those not asked before."""
-        unasked = [f for f in fields if f not in self.asked]
-        return {**self.of, **_parents_of(store, unasked).of} if unasked else self.of
-
-
-def _parents_ask(fields: list[str]) -> RelationAsk:
-    return RelationAsk(tuple(fields), (_PARENT_CHILD,), 2, ends_only=True)
-
-
-def _parents_of(store: LineageStore, fields: list[str]) -> _Parents:
-    """The datasets of `fields` (columns), in one ask."""
-    if not fields:
-        return _Parents()
-    ask = _parents_ask(fields)
-    return _Parents(frozenset(fields), {r.endpoint2.id: r.endpoint1.id
-                                        for r in store.relations(ask.ids, ask.types, ask.near_end, ends_only=True)})
-
-
-def _load_nodes(store: LineageStore, elements: Mapping[str, StoredElement], node_ids: set[str],
-                relations: Iterable[StoredRelation], as_of: datetime | None = None,
-                extracted: ExtractedNamespaces = EVERYTHING_EXTRACTED,
-                parents: _Parents = _Parents()) -> dict[str, Node]:
-    """The nodes of `node_ids`, whose indexed `elements` were read; with `as_of`, deleted only if
-    deleted by then (a table dropped later was alive at `as_of`). A dataset no extractor indexed
-    counts as indexed when no extractor in `extracted` is responsible for it. `parents`: the
-    datasets of the columns already asked for."""
+def _load_nodes(store: LineageStore, node_ids: set[str], relations: Iterable[StoredRelation],
+                as_of: datetime | None = None,
+                extracted: ExtractedNamespaces = EVERYTHING_EXTRACTED) -> dict[str, Node]:
+    """The nodes of `node_ids`; with `as_of`, deleted only if deleted by then (a table dropped
+    later was alive at `as_of`). A dataset no extractor indexed counts as indexed when no
+    extractor in `extracted` is responsible for it."""
     nodes: dict[str, Node] = {}
     live_stubs: dict[str, StoredElement] = {}
-    for element in elements.values():
+    for element in store.elements(sorted(node_ids)).values():
         deleted = element.deleted if as_of is None else element.deleted_at(as_of)
         nodes[element.id] = Node(element.id, element.qualified_name, element.type, element.source_type,
                                  element.name, deleted, indexed=True)
         if not deleted and element.stub:
             live_stubs[element.id] = element
-    for node_id in _unresolved(store, live_stubs, as_of, extracted, parents):
+    for node_id in _unresolved(store, live_stubs, as_of, extracted):
         nodes[node_id] = dataclasses.replace(nodes[node_id], indexed=False)
     for relation in relations:  # endpoints no extractor has indexed: known from the relation only
         for endpoint in (relation.endpoint1, relation.endpoint2):
@@ -663,25 +584,24 @@ def _load_nodes(store: LineageStore, elements: Mapping[str, StoredElement], node
     return nodes
 
 
-def _with_parents(store: LineageStore, nodes: dict[str, Node], parents: _Parents = _Parents()) -> dict[str, Node]:
-    """Columns with the identity of their dataset (from `parents`, else one batched query; none
-    without columns)."""
+def _with_parents(store: LineageStore, nodes: dict[str, Node]) -> dict[str, Node]:
+    """Columns with the identity of their dataset (one batched query; none without columns)."""
     fields = [n for n, node in nodes.items() if node.type == _FIELD]
-    parent_of = parents.of_fields(store, fields)
-    if not parent_of:
+    if not fields:
         return nodes
+    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2, ends_only=True)}
     return {n: dataclasses.replace(node, parent=parent_of[n]) if n in parent_of else node for n, node in nodes.items()}
 
 
 def _unresolved(store: LineageStore, live_stubs: Mapping[str, StoredElement],
                 as_of: datetime | None = None,
-                extracted: ExtractedNamespaces = EVERYTHING_EXTRACTED,
-                parents: _Parents = _Parents()) -> set[str]:
+                extracted: ExtractedNamespaces = EVERYTHING_EXTRACTED) -> set[str]:
     """The live (not deleted) stubs nothing proves existed: datasets no operation wrote of a
     namespace an extractor in `extracted` is responsible for, and columns of such a dataset (a
     column is as real as its table)."""
     fields = [n for n, element in live_stubs.items() if element.type == _FIELD]
-    parent_of = parents.of_fields(store, fields) if fields else {}
+    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2, ends_only=True)} \
+        if fields else {}
     stub_datasets = {n: e for n, e in live_stubs.items() if e.type != _FIELD}
     other_parents = set(parent_of.values()) - set(stub_datasets)
     proven_parents: set[str] = set()  # real elements, or deleted ones: they existed

@@ -4,9 +4,8 @@ queries, streamed. An in-memory store for tests is navd/lineage/memory_store.py.
 
 from __future__ import annotations
 
-import dataclasses
-import json
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+import json
 from datetime import datetime
 from typing import Any
 
@@ -30,9 +29,6 @@ _PAGE = 5000
 #: The most relations one level reads in one unsorted page (rows Solr collects at once);
 #: above, it pages with the cursor.
 _ONE_READ = 100_000
-#: Rows of the first read of the root's own level, counted in the same request: an ordinary
-#: table's relations and its columns' fit, a hub's are told by the count without being read.
-_ROOT_PAGE = 250
 
 
 class SolrLineageStore(RelationsByAsk):
@@ -82,41 +78,26 @@ class SolrLineageStore(RelationsByAsk):
     def related(self, asks: Sequence[RelationAsk]) -> Iterator[tuple[int, StoredRelation]]:
         """Several asks in as few requests as their ids allow: one OR of terms clauses per
         request, each answer told to the asks it matches, in the order of asking one after the other."""
-        answer = self._answer(asks, None)
-        assert answer is not None  # only a cap leaves an answer out
-        yield from answer
-
-    def related_within(self, asks: Sequence[RelationAsk], shown: Collection[str],
-                       cap: int) -> list[tuple[int, StoredRelation]] | None:
-        return self._answer(asks, _Cap(frozenset(shown), cap))
-
-    def _answer(self, asks: Sequence[RelationAsk], cap: _Cap | None) -> list[tuple[int, StoredRelation]] | None:
         pieces = [(n, chunk) for n, ask in enumerate(asks) for chunk in batches(ask.ids, _CHUNK)]
-        requests: list[list[tuple[int, int, list[str]]]] = [[]]  # each: (piece, ask, ids)
-        for number, (n, chunk) in enumerate(pieces):
-            if requests[-1] and sum(len(ids) for _, _, ids in requests[-1]) + len(chunk) > _REQUEST_IDS:
-                requests.append([])
-            requests[-1].append((number, n, chunk))
         found: list[tuple[int, StoredRelation]] = []
-        new: set[str] = set()  # with a cap: the ids the answer so far adds to those shown
-        for request in requests if pieces else []:
-            answered = self._request(asks, request, cap)
-            if answered is None:
-                return None
-            if cap is not None:
-                new.update(end for _, r in answered for end in (r.endpoint1.id, r.endpoint2.id)
-                           if end not in cap.shown)
-                if len(cap.shown) + len(new) > cap.cap:
-                    return None  # the rest of the level need not be read
-            # Each request's answer is in identity order: a stable sort by piece restores the
-            # order of asking each piece alone (requests hold consecutive pieces).
-            found.extend(sorted(answered, key=lambda item: item[0]))
+        request: list[tuple[int, int, list[str]]] = []  # (piece, ask, ids)
+        for number, (n, chunk) in enumerate(pieces):
+            if request and sum(len(ids) for _, _, ids in request) + len(chunk) > _REQUEST_IDS:
+                found.extend(self._request(asks, request))
+                request = []
+            request.append((number, n, chunk))
+        if request:
+            found.extend(self._request(asks, request))
+        # Each request's answer is in identity order: a stable sort by piece restores the order
+        # of asking each piece alone.
+        found.sort(key=lambda item: item[0])
         self.known_degree += sum(1 for number, relation in found if not asks[pieces[number][0]].ends_only
                                  and relation.endpoint(asks[pieces[number][0]].near_end).id in self._known)
-        return [(pieces[number][0], relation) for number, relation in found]
+        for number, relation in found:
+            yield pieces[number][0], relation
 
     def _request(self, asks: Sequence[RelationAsk], pieces: list[tuple[int, int, list[str]]],
-                 cap: _Cap | None = None) -> list[tuple[int, StoredRelation]] | None:
+                 ) -> Iterator[tuple[int, StoredRelation]]:
         clauses: list[str] = []
         params: dict[str, str] = {}
         # One moment for every ask (the walk's case): a filter of its own, which Solr caches
@@ -139,92 +120,30 @@ class SolrLineageStore(RelationsByAsk):
         # Only the endpoints when that is all the asks read (a level's columns, the columns'
         # tables): measured, most of a hub's time is Solr writing stored fields nobody reads.
         fields = _ENDS_FIELDS if all(asks[n].ends_only for _, n, _ in pieces) else RELATION_FIELDS
-        level_filters = [" OR ".join(clauses), *filters]
-        far_fields = sorted({endpoint_field(3 - asks[n].near_end, "Id") for _, n, _ in pieces})
-        within = None if cap is None else _Within(cap, far_fields,
-                                                   roots=any(i in self._known for _, _, ids in pieces for i in ids))
-        docs = self._relation_docs(fields, level_filters, params, within)
-        if docs is None:
-            # what the level was not read for: the root's relations still tell the hub cache a hub
-            self.known_degree += within.matches if within is not None and within.roots else 0
-            return None
-        answered: list[tuple[int, StoredRelation]] = []
-        for doc in docs:
+        for doc in self._relation_docs(fields, [" OR ".join(clauses), *filters], params):
             relation = StoredRelation.from_doc(doc)
             for number, ask, ids in sets:  # a relation answers every piece it matches, as asked alone
                 if relation.endpoint(ask.near_end).id in ids and ask.matches(relation):
-                    answered.append((number, relation))
-        return answered
+                    yield number, relation
 
-    def _relation_docs(self, fields: str, filters: list[str], params: Mapping[str, str],
-                       within: _Within | None = None) -> list[dict[str, Any]] | None:
-        """The matching relation documents in identity order, read unsorted and ordered here;
-        None when, `within` a node cap, their far ends alone pass it.
+    def _relation_docs(self, fields: str, filters: list[str], params: Mapping[str, str]) -> list[dict[str, Any]]:
+        """The matching relation documents in identity order, read unsorted and ordered here.
 
         Measured (tests/bench/bench_walk_representation.py), sorting the matches by identity
         for a cursor cost Solr several times the query itself and made it read the stored
         documents out of index order. So: one page without a sort; a larger answer (a hub's
         level) once more in one page of its size; one unsorted page is one searcher's view,
         whole if it holds every match. Only an answer that outgrows even that (writes in
-        between) or `_ONE_READ` is read with the cursor, which is stable under writes.
-
-        Within a cap, a level larger than the first page is first counted: its distinct far
-        ends, from docValues, without a stored field read. The root's own level (where a hub
-        shows first) is counted in its first request, whose page is small: a hub's level is
-        then told in one request that reads a few hundred documents, not thousands."""
-        gate = within is not None and within.roots
-        rows = _ROOT_PAGE if gate else _PAGE
-        first = True
+        between) or `_ONE_READ` is read with the cursor, which is stable under writes."""
+        rows = _PAGE
         while True:
-            extra = {**params, "json.facet": json.dumps(within.facets())} if gate and within is not None else params
-            body = self.index.search("relations", "*:*", rows=rows, fl=fields, filters=filters, params=extra)
+            body = self.index.search("relations", "*:*", rows=rows, fl=fields, filters=filters, params=params)
             docs: list[dict[str, Any]] = body["response"]["docs"]
             matches = int(body["response"]["numFound"])
             if matches <= len(docs):
                 docs.sort(key=lambda doc: str(doc["identity"]))
                 return docs
-            if within is not None:
-                if not gate:  # counted in a request of its own
-                    body = self.index.search("relations", "*:*", rows=0, filters=filters,
-                                             params={**params, "json.facet": json.dumps(within.facets())})
-                if within.passed(body.get("facets", {}), matches):
-                    return None
-                within = None  # it fits: read it whole
-                gate = False
-            if not first or matches > _ONE_READ:
+            if rows > _PAGE or matches > _ONE_READ:
                 return list(self.index.scan("relations", "*:*", fl=fields, filters=filters, page_size=_PAGE,
                                             params=params))
-            first = False
             rows = matches + _PAGE  # room for writes in between
-
-
-@dataclasses.dataclass(frozen=True)
-class _Cap:
-    shown: frozenset[str]
-    cap: int
-
-
-@dataclasses.dataclass
-class _Within:
-    """One request of a level read within a node cap (LineageStore.related_within)."""
-
-    cap: _Cap
-    far_fields: list[str]  # the field of each ask's far end
-    roots: bool  # the request asks for the walk's root's own relations
-    matches: int = 0  # the request's relations, once counted
-
-    def facets(self) -> dict[str, Any]:
-        """Distinct far ends per far field, up to one more than the cap: a terms facet lists
-        real values, so as many buckets as that are as many distinct ids, on one core and on a
-        sharded collection alike (its `unique` and `numBuckets` are estimates there). `dvhash`
-        counts the matches only, not an array over every id in the index."""
-        return {f"far{n}": {"type": "terms", "field": field, "limit": self.cap.cap + 1, "method": "dvhash"}
-                for n, field in enumerate(self.far_fields)}
-
-    def passed(self, facets: Mapping[str, Any], matches: int) -> bool:
-        """Whether the counted far ends alone pass the cap: at least cap + 1 distinct ids, of
-        which at most those shown are not new."""
-        self.matches = matches
-        distinct = max((len(facets.get(f"far{n}", {}).get("buckets", [])) for n in range(len(self.far_fields))),
-                       default=0)
-        return distinct > self.cap.cap
