@@ -143,31 +143,12 @@ def resolve_controls(attr_id: int, graph: ColumnGraph) -> dict[ColumnSource, set
     control id met on its data path, with everything (data and control) they depend on in turn.
     A column a control is computed from controls as that control does; a control of a control
     (a filter under a join key) as its own."""
-    copies, controls, defs = graph.copies, graph.controls, graph.defs
     sources: dict[ColumnSource, set[str]] = {}
-    if not controls:
+    if not graph.controls:
         return sources
     # the data path (copies and definitions, through scanned columns too): the controls of
     # every id on it, each (control id, how) once
-    starts: dict[tuple[int, str], None] = {}
-    path = [attr_id]
-    reached: set[int] = set()
-    while path:
-        current = path.pop()
-        if current in reached:
-            continue
-        reached.add(current)
-        controlling = controls.get(current)
-        if controlling:
-            for control_id, subtypes in controlling.items():
-                for subtype in subtypes:
-                    starts[(control_id, subtype)] = None
-        copied = copies.get(current)
-        if copied:
-            path.extend(copied)
-        found = defs.get(current)
-        if found is not None:
-            path.extend(found[0])
+    _, starts = _behind(attr_id, graph, through_scanned=True)
     # A control (id, how) controls as `how` through the scanned columns its id is copied or
     # computed from, and brings the controls of every id on that path, each with its own how
     # (a control of a control). The path of an id does not depend on how it controls: it is
@@ -192,6 +173,16 @@ def _control_path(attr_id: int, graph: ColumnGraph) -> tuple[tuple[ColumnSource,
     known = graph.control_paths.get(attr_id)
     if known is not None:
         return known
+    scanned, met = _behind(attr_id, graph, through_scanned=False)
+    known = graph.control_paths[attr_id] = (tuple(scanned), tuple(met))
+    return known
+
+
+def _behind(attr_id: int, graph: ColumnGraph, *, through_scanned: bool,
+            ) -> tuple[dict[ColumnSource, None], dict[tuple[int, str], None]]:
+    """Walking `attr_id`'s copies and definitions: the scanned columns met (the walk stops at
+    them unless `through_scanned`) and the controls (id, how) of every id on the way, in the
+    order met. Plain loops: this runs for every written column of every plan."""
     copies, controls, origins, defs = graph.copies, graph.controls, graph.origins, graph.defs
     scanned: dict[ColumnSource, None] = {}
     met: dict[tuple[int, str], None] = {}
@@ -210,15 +201,15 @@ def _control_path(attr_id: int, graph: ColumnGraph) -> tuple[tuple[ColumnSource,
         copied = copies.get(current)
         if copied:
             stack.extend(copied)
-        origin = origins.get(current)
-        if origin is not None:
-            scanned[origin] = None
-            continue   # a scanned column is not computed from anything
+        if not through_scanned:
+            origin = origins.get(current)
+            if origin is not None:
+                scanned[origin] = None
+                continue  # a scanned column is not computed from anything
         found = defs.get(current)
         if found is not None:
             stack.extend(found[0])
-    known = graph.control_paths[attr_id] = (tuple(scanned), tuple(met))
-    return known
+    return scanned, met
 
 
 def unknown_on_path(attr_id: int, graph: ColumnGraph, unknown: Mapping[int, str]) -> set[str]:
