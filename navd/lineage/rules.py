@@ -358,8 +358,13 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
         for relation in scheduler_relations(store, executions):
             relations[relation.id] = relation
             node_ids.update((relation.endpoint1.id, relation.endpoint2.id))
-    nodes = _with_parents(store, _load_nodes(store, node_ids, relations.values(), options.as_of,
-                                             options.extracted))
+    # Without operations an execution is never shown, whatever its document says (`_contract`):
+    # its endpoint is all the graph needs of it, so its element is not read (a hub's level is
+    # thousands of executions).
+    unshown = set() if options.operations else \
+        {end.id for r in relations.values() for end in (r.endpoint1, r.endpoint2) if end.type in _OPERATION_TYPES}
+    nodes = _with_parents(store, _load_nodes(store, node_ids - (unshown - {root.id}), relations.values(),
+                                             options.as_of, options.extracted))
     edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression, r.subtype,
                   r.first_seen, r.last_seen) for r in relations.values()]
     return _contract(root.id, nodes, edges, options, truncated, frozenset(cut))
@@ -394,18 +399,21 @@ def _walked(store: LineageStore, root: StoredElement, direction: str, options: L
         return
     cached = store if isinstance(store, _CachedStore) else _CachedStore(store)
     reached = {root.id}
+    read = {root.id}  # the elements `lineage` will read (executions only with operations)
     written: dict[str, None] = {}
     for relation in _walk(cached, root, direction, dataclasses.replace(options, latest=False)):
         if _is_write(relation):
             written[relation.endpoint2.id] = None
         reached.update((relation.endpoint1.id, relation.endpoint2.id))
+        read.update(end.id for end in (relation.endpoint1, relation.endpoint2)
+                    if options.operations or end.type not in _OPERATION_TYPES)
         if len(reached) > options.max_nodes:
             break
     # The nodes the latest walk shows are among those the plain walk reached: their elements are
     # read while the writers are asked for, not in a request of their own after the walk.
     writers = [RelationAsk(tuple(sorted(written)), (_DATA_FLOW,), 2, far_type=_EXECUTION, as_of=options.as_of)] \
         if written else []
-    cached.read_ahead(writers, sorted(reached))
+    cached.read_ahead(writers, sorted(read))
     yield from _walk(cached, root, direction, options, progress)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 from navd.index.client import SolrIndex, batches
 from navd.index.documents import FIRST_SEEN, endpoint_field
 from navd.index.filters import by_time_filter, terms_filter
+from navd.index.query_syntax import range_bound
 from navd.index.lookup import find_entity, oldest_execution_facet, oldest_execution_from_facets
 from navd.lineage.rules import ANSWER_CHUNK, RelationAsk, RelationsByAsk
 from navd.lineage.stored import ELEMENT_FIELDS, RELATION_FIELDS, StoredElement, StoredRelation
@@ -136,10 +137,10 @@ class SolrLineageStore(RelationsByAsk):
 
     def related_pages(self, asks: Sequence[RelationAsk]) -> Iterator[list[tuple[int, StoredRelation]]]:
         """`related`, each request's answer one part when it holds one page (`_PAGE`); a larger
-        one (a hub's level) is read piece by piece in identity order (the order the walk takes
-        it in), a cursor page at a time, so a walk stopping at its node cap reads only what it
-        shows and the next page. Measured (tests/bench/README.md): a hub's column level at 10M
-        is 100,000 relations, of which a 3,000-node cap shows the first few thousand."""
+        one (a hub's level) goes on piece by piece in identity order (the order the walk takes
+        it in), a cursor page at a time, so a walk stopping at its node cap reads about what it
+        shows. Measured (tests/bench/README.md): at 10M a hub's level with columns is 140,000
+        relations, of which a 3,000-node cap walks the first 3,000."""
         return self._pages(asks, in_parts=True)
 
     def _pages(self, asks: Sequence[RelationAsk], *, in_parts: bool) -> Iterator[list[tuple[int, StoredRelation]]]:
@@ -155,27 +156,42 @@ class SolrLineageStore(RelationsByAsk):
             if not request:
                 continue
             query = _Query.of(asks, request)
+            # Read in parts, the first page sorted: if it is not the whole answer, it is still
+            # the beginning of each piece's. Measured at 10M (tests/bench/README.md): no slower
+            # on an ordinary level; a hub's level of tables read in one request.
+            sort = "identity asc" if in_parts else None
             body = self.index.search("relations", "*:*", rows=_PAGE, fl=query.fields, filters=query.filters,
-                                     params=query.params)
+                                     sort=sort, params=query.params)
             docs: list[dict[str, Any]] = body["response"]["docs"]
             if int(body["response"]["numFound"]) <= len(docs):
-                docs.sort(key=lambda doc: str(doc["identity"]))
+                if sort is None:
+                    docs.sort(key=lambda doc: str(doc["identity"]))
             elif in_parts:
+                # The first page holds every answer up to its last identity: each piece's answer
+                # begins with those, and goes on after it.
+                after = str(docs[-1]["identity"])
+                head: dict[int, list[tuple[int, StoredRelation]]] = {}
+                for number, relation in _told(asks, request, docs):
+                    head.setdefault(number, []).append((pieces[number][0], relation))
                 for piece in request:
-                    yield from self._piece_pages(asks, piece)
+                    if piece[0] in head:
+                        yield self._counted(asks, head[piece[0]])
+                    yield from self._piece_pages(asks, piece, after)
                 continue
             else:
                 docs = self._relation_docs(query, int(body["response"]["numFound"]))
             found = sorted(_told(asks, request, docs), key=lambda item: item[0])
             yield self._counted(asks, [(pieces[number][0], relation) for number, relation in found])
 
-    def _piece_pages(self, asks: Sequence[RelationAsk], piece: _Piece) -> Iterator[list[tuple[int, StoredRelation]]]:
-        """One piece's answer in identity order, a cursor page at a time, pages growing from
-        `_PIECE_PAGE` to `_PAGE` (the first page is what a capped walk mostly reads)."""
+    def _piece_pages(self, asks: Sequence[RelationAsk], piece: _Piece, after: str,
+                     ) -> Iterator[list[tuple[int, StoredRelation]]]:
+        """One piece's answer after the identity `after`, in identity order, a cursor page at a
+        time, pages growing from `_PIECE_PAGE` to `_PAGE` (the first is what a capped walk mostly reads)."""
         query = _Query.of(asks, [piece])
+        filters = [*query.filters, f"identity:{{{range_bound(after)} TO *]"]
         cursor, rows = "*", _PIECE_PAGE
         while True:
-            body = self.index.search("relations", "*:*", rows=rows, fl=query.fields, filters=query.filters,
+            body = self.index.search("relations", "*:*", rows=rows, fl=query.fields, filters=filters,
                                      sort="identity asc", params={**query.params, "cursorMark": cursor})
             docs = body["response"]["docs"]
             page = [(piece[1], relation) for _, relation in _told(asks, [piece], docs)]
