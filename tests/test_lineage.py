@@ -187,11 +187,19 @@ def test_cli_json_shape(navd, index: SolrIndex, pipeline: dict[str, Element]) ->
     assert f"{pipeline['s'].qualified_name} (HIVE TABLE) -> {pipeline['t'].qualified_name} (HIVE TABLE)" in text.stdout
 
 
+@pytest.mark.parametrize("page", [None, 2], ids=["one-read", "in-parts"])
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_rule_cases_on_solr(index: SolrIndex, unique: str, case: Case) -> None:
-    """The rule cases (tests/test_lineage_rules.py runs them in memory) show the same through Solr."""
+def test_rule_cases_on_solr(index: SolrIndex, unique: str, case: Case, page: int | None,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule cases (tests/test_lineage_rules.py runs them in memory) show the same through
+    Solr, also when every level is larger than a page (read in parts, as a hub's level)."""
+    from navd.lineage import store  # noqa: PLC0415
+
     graph = case.graph(unique)
     index_all(index, list(graph.records))  # type: ignore[arg-type]
+    if page is not None:
+        monkeypatch.setattr(store, "_PAGE", page)
+        monkeypatch.setattr(store, "_PIECE_PAGE", 1)
     result = lineage(index, start_name(case, graph, unique), case.options)
     nodes, edges = shown(result, graph.labels)
     assert (edges, nodes, result.truncated) == (case.edges, expected_nodes(case), case.truncated)

@@ -44,6 +44,8 @@ class _Query:
 
     filters: list[str]
     params: dict[str, str]
+    #: each piece's clause, in the pieces' order (the first of `filters` is their OR)
+    clauses: list[str]
     #: only the endpoints when that is all the asks read (a level's columns, the columns' tables):
     #: measured, most of a hub's time is Solr writing stored fields nobody reads
     fields: str
@@ -70,7 +72,7 @@ class _Query:
                 clause.append(f"({by_time_filter(FIRST_SEEN, ask.as_of)})")
             clauses.append(f"({' AND '.join(clause)})")
         fields = _ENDS_FIELDS if all(asks[n].ends_only for _, n, _ in pieces) else RELATION_FIELDS
-        return cls([" OR ".join(clauses), *filters], params, fields)
+        return cls([" OR ".join(clauses), *filters], params, clauses, fields)
 
 
 def _told(asks: Sequence[RelationAsk], pieces: Sequence[_Piece], docs: Iterable[Mapping[str, Any]],
@@ -154,34 +156,60 @@ class SolrLineageStore(RelationsByAsk):
         for request in requests:
             if not request:
                 continue
+            if in_parts:
+                yield from self._parts(asks, request)
+                continue
             query = _Query.of(asks, request)
-            # Read in parts, the first page sorted: if it is not the whole answer, it is still
-            # the beginning of each piece's. Measured at 10M (tests/bench/README.md): no slower
-            # on an ordinary level; a hub's level of tables read in one request.
-            sort = "identity asc" if in_parts else None
             body = self.index.search("relations", "*:*", rows=_PAGE, fl=query.fields, filters=query.filters,
-                                     sort=sort, params=query.params)
+                                     params=query.params)
             docs: list[dict[str, Any]] = body["response"]["docs"]
             if int(body["response"]["numFound"]) <= len(docs):
-                if sort is None:
-                    docs.sort(key=lambda doc: str(doc["identity"]))
-            elif in_parts:
-                # The first page holds every answer up to its last identity: each piece's answer
-                # begins with those, and goes on after it.
-                after = str(docs[-1]["identity"])
-                head: dict[int, list[tuple[int, StoredRelation]]] = {}
-                for number, relation in _told(asks, request, docs):
-                    head.setdefault(number, []).append((pieces[number][0], relation))
-                for piece in request:
-                    held = head.get(piece[0], [])
-                    if held:
-                        yield self._counted(asks, held)
-                    yield from self._piece_pages(asks, piece, after, len(held))
-                continue
+                docs.sort(key=lambda doc: str(doc["identity"]))
             else:
                 docs = self._relation_docs(query, int(body["response"]["numFound"]))
             found = sorted(_told(asks, request, docs), key=lambda item: item[0])
             yield self._counted(asks, [(pieces[number][0], relation) for number, relation in found])
+
+    def _parts(self, asks: Sequence[RelationAsk], request: list[_Piece]) -> Iterator[list[tuple[int, StoredRelation]]]:
+        """One request's answer in the walk's order (piece by piece, each in identity order),
+        read as the caller goes. The first page is sorted with the first piece's answers first:
+        if they fill it, they go on by the piece's cursor and the other pieces are asked again
+        the same way; if not, the page holds the first piece whole and every other piece's
+        answers up to the page's last identity, and each goes on after it."""
+        pending = list(request)
+        while pending:
+            first = pending[0]
+            query = _Query.of(asks, pending)
+            params = dict(query.params)
+            sort = "identity asc"
+            if len(pending) > 1:
+                params["first"] = query.clauses[0]
+                sort = f"if(query($first,0),0,1) asc,{sort}"
+            body = self.index.search("relations", "*:*", rows=_PAGE, fl=query.fields, filters=query.filters,
+                                     sort=sort, params=params)
+            docs: list[dict[str, Any]] = body["response"]["docs"]
+            told = list(_told(asks, pending, docs))
+            if int(body["response"]["numFound"]) <= len(docs):  # the whole answer
+                ask_of = {number: n for number, n, _ in pending}
+                yield self._counted(asks, [(ask_of[number], relation) for number, relation
+                                           in sorted(told, key=lambda item: (item[0], item[1].id))])
+                return
+            firsts = [relation for number, relation in told if number == first[0]]
+            if len(firsts) == len(docs):  # the first piece fills the page: it may go on
+                yield self._counted(asks, [(first[1], relation) for relation in firsts])
+                yield from self._piece_pages(asks, first, str(docs[-1]["identity"]), len(docs))
+                pending = pending[1:]
+                continue
+            after = str(docs[-1]["identity"])
+            if firsts:
+                yield self._counted(asks, [(first[1], relation) for relation in firsts])
+            for piece in pending[1:]:
+                held = sorted((relation for number, relation in told if number == piece[0] and relation.id <= after),
+                              key=lambda relation: relation.id)
+                if held:
+                    yield self._counted(asks, [(piece[1], relation) for relation in held])
+                yield from self._piece_pages(asks, piece, after, len(held))
+            return
 
     def _piece_pages(self, asks: Sequence[RelationAsk], piece: _Piece, after: str, held: int,
                      ) -> Iterator[list[tuple[int, StoredRelation]]]:
