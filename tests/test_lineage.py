@@ -187,12 +187,14 @@ def test_cli_json_shape(navd, index: SolrIndex, pipeline: dict[str, Element]) ->
     assert f"{pipeline['s'].qualified_name} (HIVE TABLE) -> {pipeline['t'].qualified_name} (HIVE TABLE)" in text.stdout
 
 
-@pytest.mark.parametrize("page", [None, 2], ids=["one-read", "in-parts"])
+@pytest.mark.parametrize(("page", "hub_piece"), [(None, 10), (2, 10), (2, 0)],
+                         ids=["one-read", "in-parts-hub-first", "in-parts-by-identity"])
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_rule_cases_on_solr(index: SolrIndex, unique: str, case: Case, page: int | None,
+def test_rule_cases_on_solr(index: SolrIndex, unique: str, case: Case, page: int | None, hub_piece: int,
                             monkeypatch: pytest.MonkeyPatch) -> None:
     """The rule cases (tests/test_lineage_rules.py runs them in memory) show the same through
-    Solr, also when every level is larger than a page (read in parts, as a hub's level)."""
+    Solr, also when every level is larger than a page (read in parts, as a hub's level), its
+    first page sorted with the first piece's answers first or by identity alone."""
     from navd.lineage import store  # noqa: PLC0415
 
     graph = case.graph(unique)
@@ -200,6 +202,7 @@ def test_rule_cases_on_solr(index: SolrIndex, unique: str, case: Case, page: int
     if page is not None:
         monkeypatch.setattr(store, "_PAGE", page)
         monkeypatch.setattr(store, "_PIECE_PAGE", 1)
+        monkeypatch.setattr(store, "_HUB_PIECE", hub_piece)
     result = lineage(index, start_name(case, graph, unique), case.options)
     nodes, edges = shown(result, graph.labels)
     assert (edges, nodes, result.truncated) == (case.edges, expected_nodes(case), case.truncated)
