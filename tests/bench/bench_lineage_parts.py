@@ -21,7 +21,6 @@ import sys
 import time
 from pathlib import Path
 
-from navd.index.client import SolrIndex
 from navd.index.lookup import Scope, resolve_one
 from navd.lineage.rules import LineageOptions, lineage
 from navd.lineage.store import SolrLineageStore
