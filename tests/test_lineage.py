@@ -10,7 +10,9 @@ from lineage_cases import CASES, Case, expected_nodes, shown, start_name
 
 from navd.index.client import IndexWriter, SolrIndex
 from navd.errors import EntityNotFound
+from navd.lineage.memory_store import MemoryLineageStore
 from navd.lineage.rules import LineageGraph, LineageOptions, render_text
+from navd.lineage.rules import lineage as walk
 from navd.lineage.service import lineage
 from navd.model import (
     DependencyType,
@@ -185,11 +187,22 @@ def test_cli_json_shape(navd, index: SolrIndex, pipeline: dict[str, Element]) ->
     assert f"{pipeline['s'].qualified_name} (HIVE TABLE) -> {pipeline['t'].qualified_name} (HIVE TABLE)" in text.stdout
 
 
+@pytest.mark.parametrize(("page", "hub_piece"), [(None, 10), (2, 10), (2, 0)],
+                         ids=["one-read", "in-parts-hub-first", "in-parts-by-identity"])
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_rule_cases_on_solr(index: SolrIndex, unique: str, case: Case) -> None:
-    """The rule cases (tests/test_lineage_rules.py runs them in memory) show the same through Solr."""
+def test_rule_cases_on_solr(index: SolrIndex, unique: str, case: Case, page: int | None, hub_piece: int,
+                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The rule cases (tests/test_lineage_rules.py runs them in memory) show the same through
+    Solr, also when every level is larger than a page (read in parts, as a hub's level), its
+    first page sorted with the first piece's answers first or by identity alone."""
+    from navd.lineage import store  # noqa: PLC0415
+
     graph = case.graph(unique)
     index_all(index, list(graph.records))  # type: ignore[arg-type]
+    if page is not None:
+        monkeypatch.setattr(store, "_PAGE", page)
+        monkeypatch.setattr(store, "_PIECE_PAGE", 1)
+        monkeypatch.setattr(store, "_HUB_PIECE", hub_piece)
     result = lineage(index, start_name(case, graph, unique), case.options)
     nodes, edges = shown(result, graph.labels)
     assert (edges, nodes, result.truncated) == (case.edges, expected_nodes(case), case.truncated)
@@ -243,3 +256,35 @@ def test_a_level_larger_than_a_page_is_read_whole(index: SolrIndex, unique: str,
     monkeypatch.setattr(store, "_ONE_READ", one_read)
     assert lineage(index, graph.identity("root"), options).as_dict() == expected
     assert len(expected["nodes"]) > 40 and len(expected["edges"]) > 40
+
+
+@pytest.mark.parametrize("max_nodes", [7, 30, 3000])
+def test_a_level_larger_than_a_page_is_walked_in_parts_up_to_the_cap(
+        index: SolrIndex, unique: str, monkeypatch: pytest.MonkeyPatch, max_nodes: int) -> None:
+    """A level over one page (a hub's) is walked piece by piece in identity order, a cursor page
+    at a time: the graph is the memory store's (cap and cut nodes included), and a walk the cap
+    stops reads only the pages it needs, not the rest of the level."""
+    from lineage_cases import fan_out  # noqa: PLC0415
+
+    from navd.lineage import store  # noqa: PLC0415
+
+    graph = fan_out(unique, 40)
+    index_all(index, list(graph.records))  # type: ignore[arg-type]
+    options = LineageOptions(direction="downstream", columns=True, max_nodes=max_nodes)
+    expected = walk(MemoryLineageStore.of(graph.records), graph.identity("root"), options)
+    read: list[int] = []
+    send = SolrIndex.request
+
+    def counted(self: SolrIndex, method: str, path: str, **kwargs: object) -> dict[str, object]:
+        body = send(self, method, path, **kwargs)  # type: ignore[arg-type]
+        if "relations" in path:
+            read.append(len(body.get("response", {}).get("docs", [])))  # type: ignore[attr-defined]
+        return body
+
+    monkeypatch.setattr(store, "_PAGE", 10)
+    monkeypatch.setattr(store, "_PIECE_PAGE", 3)
+    monkeypatch.setattr(SolrIndex, "request", counted)
+    result = lineage(index, graph.identity("root"), options)
+    assert (result.as_dict(), result.truncated) == (expected.as_dict(), max_nodes < 3000)
+    root_level = 40 + 3 * 40  # the root's 40 readers, its 3 columns' 40 copies each
+    assert (sum(read) < root_level) is (max_nodes < 3000)

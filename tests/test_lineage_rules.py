@@ -27,15 +27,35 @@ from navd.lineage.rules import (
 DB = "rules"
 
 
+@pytest.mark.parametrize("part", [None, 1], ids=["one-read", "relation-by-relation"])
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_rule(case: Case) -> None:
+def test_rule(case: Case, part: int | None) -> None:
     graph = case.graph(DB)
-    result = lineage(MemoryLineageStore.of(graph.records), start_name(case, graph, DB), case.options)
+    store = MemoryLineageStore.of(graph.records)
+    store.part = part  # a store reading each answer in parts (Solr, a hub's level) shows the same
+    result = lineage(store, start_name(case, graph, DB), case.options)
     nodes, edges = shown(result, graph.labels)
     assert edges == case.edges
     assert nodes == expected_nodes(case)
     assert result.truncated is case.truncated
     assert graph.labels[result.root] == case.start
+
+
+@pytest.mark.parametrize("part", [1, 2, 5])
+@pytest.mark.parametrize("max_nodes", [4, 9, 3000])
+@pytest.mark.parametrize("columns", [False, True])
+def test_the_walk_is_the_same_whatever_parts_the_store_reads_in(part: int, max_nodes: int, columns: bool) -> None:
+    """A store reads a large answer in parts (a hub's level on Solr, page by page) so the walk
+    can stop at its cap without the rest: the graph, cut nodes included, is the one-read walk's."""
+    from lineage_cases import fan_out  # noqa: PLC0415
+
+    graph = fan_out(DB, 12)
+    options = LineageOptions(direction="downstream", columns=columns, max_nodes=max_nodes)
+    whole = lineage(MemoryLineageStore.of(graph.records), graph.identity("root"), options)
+    parts = MemoryLineageStore.of(graph.records)
+    parts.part = part
+    assert lineage(parts, graph.identity("root"), options) == whole
+    assert whole.truncated is (max_nodes < 3000)
 
 
 def test_there_are_enough_cases() -> None:
@@ -168,6 +188,10 @@ class CountingStore:
         self.calls += 1
         return self.store.related(asks)
 
+    def related_pages(self, asks):  # type: ignore[no-untyped-def]
+        self.calls += 1
+        return self.store.related_pages(asks)
+
 
 @pytest.mark.parametrize("columns", [False, True])
 @pytest.mark.parametrize("direction", ["upstream", "downstream"])
@@ -222,6 +246,9 @@ class RoundCountingStore(CountingStore):
 
     def related(self, asks):  # type: ignore[no-untyped-def]
         return self._timed(lambda: list(super(RoundCountingStore, self).related(asks)))
+
+    def related_pages(self, asks):  # type: ignore[no-untyped-def]
+        return self._timed(lambda: list(super(RoundCountingStore, self).related_pages(asks)))
 
 
 @pytest.mark.parametrize("columns", [False, True])

@@ -6,7 +6,7 @@ through the same views, so a graph here is what Solr would hold after writing th
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 
 from navd.index.documents import deletion_update, element_document, relation_document, stub_document
@@ -19,9 +19,12 @@ from navd.model import Deletion, Element, ElementStub, Record, Relation
 class MemoryLineageStore:
     """`navd.lineage.rules.LineageStore` over elements and relations held in dicts."""
 
-    def __init__(self, elements: Iterable[StoredElement] = (), relations: Iterable[StoredRelation] = ()) -> None:
+    def __init__(self, elements: Iterable[StoredElement] = (), relations: Iterable[StoredRelation] = (), *,
+                 part: int | None = None) -> None:
         self._elements: dict[str, StoredElement] = {e.id: e for e in elements}
         self._relations = RelationPool(relations)
+        #: answers per part of `related_pages` (None: all in one, as Solr reads an ordinary level)
+        self.part = part
 
     @classmethod
     def of(cls, records: Iterable[Record]) -> MemoryLineageStore:
@@ -67,3 +70,9 @@ class MemoryLineageStore:
 
     def related(self, asks: Sequence[RelationAsk]) -> Iterable[tuple[int, StoredRelation]]:
         return self._relations.related(asks)
+
+    def related_pages(self, asks: Sequence[RelationAsk]) -> Iterator[Sequence[tuple[int, StoredRelation]]]:
+        answers = self._relations.related(asks)
+        size = self.part or max(len(answers), 1)
+        for start in range(0, len(answers), size):
+            yield answers[start:start + size]

@@ -66,6 +66,8 @@ _FIELD = ElementType.FIELD.value
 _EXECUTION = ElementType.OPERATION_EXECUTION.value
 _PARENT_CHILD = RelationType.PARENT_CHILD.value
 _DATA_FLOW = RelationType.DATA_FLOW.value
+#: (near node, relation, far end): one step of the walk
+_Hop = tuple[str, StoredRelation, int]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,6 +115,11 @@ class LineageStore(Protocol):
         order `relations` would give them asked one after the other; a store answers them
         together (on Solr: in one request), which is what makes a level of the walk one round trip."""
 
+    def related_pages(self, asks: Sequence[RelationAsk]) -> Iterable[Sequence[tuple[int, StoredRelation]]]:
+        """`related`'s answers in its order, in the parts the store reads at once, read as they
+        are asked for: a caller that stops early (the walk at its node cap, in a hub's level)
+        saves the reads of the rest. An ordinary answer is one part."""
+
 
 #: Ids per piece of an ask: a store answers an ask piece by piece, each piece's relations in
 #: identity order (on Solr: a terms clause of this many ids, its answer sorted by identity).
@@ -131,6 +138,9 @@ class RelationsByAsk:
                   ends_only: bool = False, as_of: datetime | None = None) -> Iterable[StoredRelation]:
         ask = RelationAsk(tuple(ids), tuple(types), near_end, near_type, far_type, ends_only, as_of)
         return [relation for _, relation in self.related([ask])]
+
+    def related_pages(self, asks: Sequence[RelationAsk]) -> Iterator[Sequence[tuple[int, StoredRelation]]]:
+        yield list(self.related(asks))
 
 
 class RelationPool(RelationsByAsk):
@@ -348,8 +358,13 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
         for relation in scheduler_relations(store, executions):
             relations[relation.id] = relation
             node_ids.update((relation.endpoint1.id, relation.endpoint2.id))
-    nodes = _with_parents(store, _load_nodes(store, node_ids, relations.values(), options.as_of,
-                                             options.extracted))
+    # Without operations an execution is never shown, whatever its document says (`_contract`):
+    # its endpoint is all the graph needs of it, so its element is not read (a hub's level is
+    # thousands of executions).
+    unshown = set() if options.operations else \
+        {end.id for r in relations.values() for end in (r.endpoint1, r.endpoint2) if end.type in _OPERATION_TYPES}
+    nodes = _with_parents(store, _load_nodes(store, node_ids - (unshown - {root.id}), relations.values(),
+                                             options.as_of, options.extracted))
     edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression, r.subtype,
                   r.first_seen, r.last_seen) for r in relations.values()]
     return _contract(root.id, nodes, edges, options, truncated, frozenset(cut))
@@ -384,18 +399,21 @@ def _walked(store: LineageStore, root: StoredElement, direction: str, options: L
         return
     cached = store if isinstance(store, _CachedStore) else _CachedStore(store)
     reached = {root.id}
+    read = {root.id}  # the elements `lineage` will read (executions only with operations)
     written: dict[str, None] = {}
     for relation in _walk(cached, root, direction, dataclasses.replace(options, latest=False)):
         if _is_write(relation):
             written[relation.endpoint2.id] = None
         reached.update((relation.endpoint1.id, relation.endpoint2.id))
+        read.update(end.id for end in (relation.endpoint1, relation.endpoint2)
+                    if options.operations or end.type not in _OPERATION_TYPES)
         if len(reached) > options.max_nodes:
             break
     # The nodes the latest walk shows are among those the plain walk reached: their elements are
     # read while the writers are asked for, not in a request of their own after the walk.
     writers = [RelationAsk(tuple(sorted(written)), (_DATA_FLOW,), 2, far_type=_EXECUTION, as_of=options.as_of)] \
         if written else []
-    cached.read_ahead(writers, sorted(reached))
+    cached.read_ahead(writers, sorted(read))
     yield from _walk(cached, root, direction, options, progress)
 
 
@@ -425,35 +443,39 @@ def _walk(store: LineageStore, root: StoredElement, direction: str,
         depth_of = {node: depth for node, depth, _ in level}
         datasets = tuple(node for node, _, is_field in level if not is_field)
         fields = tuple(node for node, _, is_field in level if is_field)
-        # The whole level in one request: every query of its datasets, then of its columns.
-        hops = list(_hops(store, [(datasets, query) for query in dataset_queries] +
-                          [(fields, query) for query in field_queries], options.as_of))
-        if options.latest:
-            hops = _latest_runs(store, hops, options.as_of)
-        fields_of = _field_ids(store, _queued_datasets(hops, seen, depth_of, options), options.as_of) \
-            if options.columns else {}
-        for near, relation, far_end in hops:
-            yield relation
-            far = relation.endpoint(far_end)
-            if far.id in seen:
-                continue
-            seen.add(far.id)
-            depth = depth_of[near] + (0 if far.type in _OPERATION_TYPES else 1)
-            if depth >= options.depth and far.type not in _OPERATION_TYPES:
-                continue
-            if not RELATION_SEMANTICS[RelationType(relation.type)].onward:
-                continue
-            frontier.append((far.id, depth, far.type == _FIELD))
-            progress.pending.add(far.id)
-            for field_id in fields_of.get(far.id, ()):
-                if field_id not in seen:
-                    seen.add(field_id)
-                    frontier.append((field_id, depth, True))
-                    progress.pending.add(field_id)
+        # The whole level in one request: every query of its datasets, then of its columns. Read
+        # in the parts the store reads at once (one, but for a hub's level), each part's new
+        # tables' columns asked before it is walked: a caller stopping at the node cap leaves
+        # the rest of a hub's level unread. Parts or not, the same relations in the same order.
+        pages = _hop_pages(store, [(datasets, query) for query in dataset_queries] +
+                           [(fields, query) for query in field_queries], options.as_of)
+        if options.latest:  # a dataset's writers are compared over the whole level
+            pages = iter([_latest_runs(store, [hop for page in pages for hop in page], options.as_of)])
+        for hops in pages:
+            fields_of = _field_ids(store, _queued_datasets(hops, seen, depth_of, options), options.as_of) \
+                if options.columns else {}
+            for near, relation, far_end in hops:
+                yield relation
+                far = relation.endpoint(far_end)
+                if far.id in seen:
+                    continue
+                seen.add(far.id)
+                depth = depth_of[near] + (0 if far.type in _OPERATION_TYPES else 1)
+                if depth >= options.depth and far.type not in _OPERATION_TYPES:
+                    continue
+                if not RELATION_SEMANTICS[RelationType(relation.type)].onward:
+                    continue
+                frontier.append((far.id, depth, far.type == _FIELD))
+                progress.pending.add(far.id)
+                for field_id in fields_of.get(far.id, ()):
+                    if field_id not in seen:
+                        seen.add(field_id)
+                        frontier.append((field_id, depth, True))
+                        progress.pending.add(field_id)
         progress.pending.difference_update(node for node, _, _ in level)  # all their hops walked
 
 
-def _queued_datasets(hops: list[tuple[str, StoredRelation, int]], seen: set[str], depth_of: Mapping[str, int],
+def _queued_datasets(hops: list[_Hop], seen: set[str], depth_of: Mapping[str, int],
                      options: LineageOptions) -> list[str]:
     """The datasets (not executions, not columns) this level's hops may queue: whose columns
     join the walk with them. Those the walk will skip (seen, at the depth limit, reached by a
@@ -498,21 +520,20 @@ def walked_queries(direction: str, *, columns: bool, operations: bool) -> tuple[
     return tuple(queries)
 
 
-def _hops(store: LineageStore, asked: list[tuple[tuple[str, ...], _Query]],
-          as_of: datetime | None = None) -> Iterator[tuple[str, StoredRelation, int]]:
+def _hop_pages(store: LineageStore, asked: list[tuple[tuple[str, ...], _Query]],
+               as_of: datetime | None = None) -> Iterator[list[_Hop]]:
     """(near node, relation, far end) for every lineage relation of each (nodes, query) of
-    `asked`, in that order, asked of the store together."""
+    `asked`, in that order, asked of the store together, in the parts the store reads them."""
     asks = [(nodes, query) for nodes, query in asked if nodes]
     if not asks:
         return
-    for n, relation in store.related([RelationAsk(nodes, query.types, query.near_end, query.both_ends,
-                                                  query.both_ends, as_of=as_of) for nodes, query in asks]):
-        near_end = asks[n][1].near_end
-        yield relation.endpoint(near_end).id, relation, 3 - near_end
+    near_ends = [query.near_end for _, query in asks]
+    for page in store.related_pages([RelationAsk(nodes, query.types, query.near_end, query.both_ends,
+                                                 query.both_ends, as_of=as_of) for nodes, query in asks]):
+        yield [(relation.endpoint(near_ends[n]).id, relation, 3 - near_ends[n]) for n, relation in page]
 
 
-def _latest_runs(store: LineageStore, hops: list[tuple[str, StoredRelation, int]],
-                 as_of: datetime | None) -> list[tuple[str, StoredRelation, int]]:
+def _latest_runs(store: LineageStore, hops: list[_Hop], as_of: datetime | None) -> list[_Hop]:
     """The hops without the writes of a dataset by executions older than its latest writer (at
     or before `as_of`). Walking upstream, a dataset's writers are all among the hops (its
     DATA_FLOW in); walking downstream, the writers of the datasets reached are asked for, in one ask."""
