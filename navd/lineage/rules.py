@@ -363,21 +363,24 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
     # thousands of executions).
     unshown = set() if options.operations else \
         {end.id for r in relations.values() for end in (r.endpoint1, r.endpoint2) if end.type in _OPERATION_TYPES}
-    # The columns' datasets are asked while the nodes' elements are read: two requests in flight
-    # (on Solr, one to each core), where they were the walk's last two round trips.
+    read = node_ids - (unshown - {root.id})
     fields = _fields_of(relations.values(), root)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineage-parents") as pool:
-        asked = pool.submit(_parents_of, store, fields)
+    if not fields:  # no column: nothing to ask beside the elements (a thread costs ~3 ms a query)
+        nodes = _load_nodes(store, read, relations.values(), options.as_of, options.extracted)
+    else:
+        # The columns' datasets are asked while the nodes' elements are read: two requests in
+        # flight (on Solr, one to each core), where they were the walk's last two round trips.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineage-parents") as pool:
+            asked = pool.submit(_parents_of, store, fields)
 
-        def parents(of: list[str]) -> Mapping[str, str]:
-            unasked = sorted(set(of) - set(fields))
-            return {**asked.result(), **(_parents_of(store, unasked) if unasked else {})}
+            def parents(of: list[str]) -> Mapping[str, str]:
+                unasked = sorted(set(of) - set(fields))
+                return {**asked.result(), **(_parents_of(store, unasked) if unasked else {})}
 
-        loaded = _load_nodes(store, node_ids - (unshown - {root.id}), relations.values(), options.as_of,
-                             options.extracted, parents)
-        parent_of = asked.result()
-    nodes = {n: dataclasses.replace(node, parent=parent_of[n]) if node.type == _FIELD and n in parent_of else node
-             for n, node in loaded.items()}
+            loaded = _load_nodes(store, read, relations.values(), options.as_of, options.extracted, parents)
+            parent_of = asked.result()
+        nodes = {n: dataclasses.replace(node, parent=parent_of[n]) if node.type == _FIELD and n in parent_of
+                 else node for n, node in loaded.items()}
     edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression, r.subtype,
                   r.first_seen, r.last_seen) for r in relations.values()]
     return _contract(root.id, nodes, edges, options, truncated, frozenset(cut))
