@@ -310,6 +310,31 @@ def test_wide_lineage_on_two_shards_is_the_same_as_in_memory(index: SolrIndex) -
     assert len(found.nodes) > 300
 
 
+@pytest.mark.parametrize(("hub_piece", "max_nodes"), [(10, 50), (0, 50), (10, 3000)],
+                         ids=["hub-first-capped", "by-identity-capped", "hub-first-whole"])
+def test_wide_lineage_read_in_parts_on_two_shards(index: SolrIndex, monkeypatch: pytest.MonkeyPatch,
+                                                  hub_piece: int, max_nodes: int) -> None:
+    """Levels larger than a page, read in parts as a hub's level is (a first page sorted over
+    both shards, then each piece by its cursor): the graph of the in-memory store, cut nodes
+    and all, whether the node cap stops the walk or not."""
+    from navd.lineage import store  # noqa: PLC0415
+
+    graph = fan_out(f"cloud_{uuid.uuid4().hex[:8]}", 30)
+    writer = IndexWriter(index)
+    writer.write_all(graph.records)
+    assert writer.close()
+    for core in ("elements", "relations"):
+        index.commit(core, soft=True)
+    options = LineageOptions(direction="downstream", columns=True, max_nodes=max_nodes)
+    expected = walk_lineage(MemoryLineageStore.of(graph.records), graph.identity("root"), options)
+    monkeypatch.setattr(store, "_PAGE", 7)
+    monkeypatch.setattr(store, "_PIECE_PAGE", 2)
+    monkeypatch.setattr(store, "_HUB_PIECE", hub_piece)
+    found = lineage(index, graph.identity("root"), options)
+    assert found.as_dict() == expected.as_dict()
+    assert found.truncated is (max_nodes < 3000)
+
+
 # -- the home ---------------------------------------------------------------------------------
 
 def test_a_standalone_home_is_not_turned_into_solrcloud(tmp_path: Path, cloud: EmbeddedSolr) -> None:

@@ -47,7 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import deque
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any, Literal, Protocol
@@ -363,8 +363,24 @@ def lineage(store: LineageStore, entity: str, options: LineageOptions = LineageO
     # thousands of executions).
     unshown = set() if options.operations else \
         {end.id for r in relations.values() for end in (r.endpoint1, r.endpoint2) if end.type in _OPERATION_TYPES}
-    nodes = _with_parents(store, _load_nodes(store, node_ids - (unshown - {root.id}), relations.values(),
-                                             options.as_of, options.extracted))
+    read = node_ids - (unshown - {root.id})
+    fields = _fields_of(relations.values(), root)
+    if not fields:  # no column: nothing to ask beside the elements (a thread costs ~3 ms a query)
+        nodes = _load_nodes(store, read, relations.values(), options.as_of, options.extracted)
+    else:
+        # The columns' datasets are asked while the nodes' elements are read: two requests in
+        # flight (on Solr, one to each core), where they were the walk's last two round trips.
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="lineage-parents") as pool:
+            asked = pool.submit(_parents_of, store, fields)
+
+            def parents(of: list[str]) -> Mapping[str, str]:
+                unasked = sorted(set(of) - set(fields))
+                return {**asked.result(), **(_parents_of(store, unasked) if unasked else {})}
+
+            loaded = _load_nodes(store, read, relations.values(), options.as_of, options.extracted, parents)
+            parent_of = asked.result()
+        nodes = {n: dataclasses.replace(node, parent=parent_of[n]) if node.type == _FIELD and n in parent_of
+                 else node for n, node in loaded.items()}
     edges = [Edge(r.endpoint1.id, r.endpoint2.id, r.type, r.dependency_type, r.expression, r.subtype,
                   r.first_seen, r.last_seen) for r in relations.values()]
     return _contract(root.id, nodes, edges, options, truncated, frozenset(cut))
@@ -400,8 +416,10 @@ def _walked(store: LineageStore, root: StoredElement, direction: str, options: L
     cached = store if isinstance(store, _CachedStore) else _CachedStore(store)
     reached = {root.id}
     read = {root.id}  # the elements `lineage` will read (executions only with operations)
+    walked: list[StoredRelation] = []
     written: dict[str, None] = {}
     for relation in _walk(cached, root, direction, dataclasses.replace(options, latest=False)):
+        walked.append(relation)
         if _is_write(relation):
             written[relation.endpoint2.id] = None
         reached.update((relation.endpoint1.id, relation.endpoint2.id))
@@ -409,11 +427,13 @@ def _walked(store: LineageStore, root: StoredElement, direction: str, options: L
                     if options.operations or end.type not in _OPERATION_TYPES)
         if len(reached) > options.max_nodes:
             break
-    # The nodes the latest walk shows are among those the plain walk reached: their elements are
-    # read while the writers are asked for, not in a request of their own after the walk.
+    # The nodes the latest walk shows are among those the plain walk reached: their elements (and
+    # their columns' datasets) are read while the writers are asked for, not in requests of their
+    # own after the walk.
     writers = [RelationAsk(tuple(sorted(written)), (_DATA_FLOW,), 2, far_type=_EXECUTION, as_of=options.as_of)] \
         if written else []
-    cached.read_ahead(writers, sorted(read))
+    fields = _fields_of(walked, root)
+    cached.read_ahead(writers + ([_parents_ask(fields)] if fields else []), sorted(read))
     yield from _walk(cached, root, direction, options, progress)
 
 
@@ -579,11 +599,12 @@ def _field_ids(store: LineageStore, dataset_ids: Collection[str],
 
 
 def _load_nodes(store: LineageStore, node_ids: set[str], relations: Iterable[StoredRelation],
-                as_of: datetime | None = None,
-                extracted: ExtractedNamespaces = EVERYTHING_EXTRACTED) -> dict[str, Node]:
+                as_of: datetime | None = None, extracted: ExtractedNamespaces = EVERYTHING_EXTRACTED,
+                parents: Callable[[list[str]], Mapping[str, str]] | None = None) -> dict[str, Node]:
     """The nodes of `node_ids`; with `as_of`, deleted only if deleted by then (a table dropped
     later was alive at `as_of`). A dataset no extractor indexed counts as indexed when no
-    extractor in `extracted` is responsible for it."""
+    extractor in `extracted` is responsible for it. `parents`: the datasets of columns (by
+    default asked of the store)."""
     nodes: dict[str, Node] = {}
     live_stubs: dict[str, StoredElement] = {}
     for element in store.elements(sorted(node_ids)).values():
@@ -592,7 +613,8 @@ def _load_nodes(store: LineageStore, node_ids: set[str], relations: Iterable[Sto
                                  element.name, deleted, indexed=True)
         if not deleted and element.stub:
             live_stubs[element.id] = element
-    for node_id in _unresolved(store, live_stubs, as_of, extracted):
+    for node_id in _unresolved(store, live_stubs, as_of, extracted,
+                               parents or (lambda fields: _parents_of(store, fields))):
         nodes[node_id] = dataclasses.replace(nodes[node_id], indexed=False)
     for relation in relations:  # endpoints no extractor has indexed: known from the relation only
         for endpoint in (relation.endpoint1, relation.endpoint2):
@@ -605,24 +627,33 @@ def _load_nodes(store: LineageStore, node_ids: set[str], relations: Iterable[Sto
     return nodes
 
 
-def _with_parents(store: LineageStore, nodes: dict[str, Node]) -> dict[str, Node]:
-    """Columns with the identity of their dataset (one batched query; none without columns)."""
-    fields = [n for n, node in nodes.items() if node.type == _FIELD]
+def _fields_of(relations: Iterable[StoredRelation], root: StoredElement) -> list[str]:
+    """The columns among the relations' endpoints and the root."""
+    return sorted({end.id for r in relations for end in (r.endpoint1, r.endpoint2) if end.type == _FIELD}
+                  | ({root.id} if root.type == _FIELD else set()))
+
+
+def _parents_ask(fields: Sequence[str]) -> RelationAsk:
+    """The PARENT_CHILD relations of `fields` (columns) from their datasets: endpoints only."""
+    return RelationAsk(tuple(fields), (_PARENT_CHILD,), 2, ends_only=True)
+
+
+def _parents_of(store: LineageStore, fields: Sequence[str]) -> Mapping[str, str]:
+    """The dataset of each of `fields` (columns) that has one, in one ask (none without columns)."""
     if not fields:
-        return nodes
-    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2, ends_only=True)}
-    return {n: dataclasses.replace(node, parent=parent_of[n]) if n in parent_of else node for n, node in nodes.items()}
+        return {}
+    ask = _parents_ask(fields)
+    return {r.endpoint2.id: r.endpoint1.id for r in store.relations(ask.ids, ask.types, ask.near_end, ends_only=True)}
 
 
 def _unresolved(store: LineageStore, live_stubs: Mapping[str, StoredElement],
-                as_of: datetime | None = None,
-                extracted: ExtractedNamespaces = EVERYTHING_EXTRACTED) -> set[str]:
+                as_of: datetime | None, extracted: ExtractedNamespaces,
+                parents: Callable[[list[str]], Mapping[str, str]]) -> set[str]:
     """The live (not deleted) stubs nothing proves existed: datasets no operation wrote of a
     namespace an extractor in `extracted` is responsible for, and columns of such a dataset (a
     column is as real as its table)."""
     fields = [n for n, element in live_stubs.items() if element.type == _FIELD]
-    parent_of = {r.endpoint2.id: r.endpoint1.id for r in store.relations(fields, (_PARENT_CHILD,), 2, ends_only=True)} \
-        if fields else {}
+    parent_of = {f: p for f, p in parents(fields).items() if f in live_stubs} if fields else {}
     stub_datasets = {n: e for n, e in live_stubs.items() if e.type != _FIELD}
     other_parents = set(parent_of.values()) - set(stub_datasets)
     proven_parents: set[str] = set()  # real elements, or deleted ones: they existed
