@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 import requests
-from lineage_cases import CASES, Case, expected_nodes, fan_out, shown, start_name
+from lineage_cases import CASES, Case, Graph, expected_nodes, fan_out, shown, start_name
 
 from navd.config import DEFAULT_SOLR_VERSION, SolrConfig, default_solr_dist_dir
 from navd.errors import NavdError, SolrError
@@ -293,15 +293,21 @@ def test_lineage_rule_cases_on_two_shards(index: SolrIndex, case: Case) -> None:
     assert (edges, nodes, result.truncated) == (case.edges, expected_nodes(case), case.truncated)
 
 
-def test_wide_lineage_on_two_shards_is_the_same_as_in_memory(index: SolrIndex) -> None:
-    """A table read by 30 jobs, three layers deep, with columns: the same graph from the
-    collection as from the in-memory store, spread over both shards."""
+def _indexed_fan_out(index: SolrIndex) -> Graph:
+    """A table read by 30 jobs, three layers deep, with columns, written and searchable."""
     graph = fan_out(f"cloud_{uuid.uuid4().hex[:8]}", 30)
     writer = IndexWriter(index)
     writer.write_all(graph.records)
     assert writer.close()
     for core in ("elements", "relations"):
         index.commit(core, soft=True)
+    return graph
+
+
+def test_wide_lineage_on_two_shards_is_the_same_as_in_memory(index: SolrIndex) -> None:
+    """A table read by 30 jobs, three layers deep, with columns: the same graph from the
+    collection as from the in-memory store, spread over both shards."""
+    graph = _indexed_fan_out(index)
     options = LineageOptions(direction="downstream", columns=True)
     expected = walk_lineage(MemoryLineageStore.of(graph.records), graph.identity("root"), options)
     found = lineage(index, graph.identity("root"), options)
@@ -319,12 +325,7 @@ def test_wide_lineage_read_in_parts_on_two_shards(index: SolrIndex, monkeypatch:
     and all, whether the node cap stops the walk or not."""
     from navd.lineage import store  # noqa: PLC0415
 
-    graph = fan_out(f"cloud_{uuid.uuid4().hex[:8]}", 30)
-    writer = IndexWriter(index)
-    writer.write_all(graph.records)
-    assert writer.close()
-    for core in ("elements", "relations"):
-        index.commit(core, soft=True)
+    graph = _indexed_fan_out(index)
     options = LineageOptions(direction="downstream", columns=True, max_nodes=max_nodes)
     expected = walk_lineage(MemoryLineageStore.of(graph.records), graph.identity("root"), options)
     monkeypatch.setattr(store, "_PAGE", 7)

@@ -186,7 +186,8 @@ class SolrLineageStore(RelationsByAsk):
             query = _Query.of(asks, pending)
             params = dict(query.params)
             sort = "identity asc"
-            if len(pending) > 1 and len(first[2]) <= _HUB_PIECE:
+            hub_first = len(pending) > 1 and len(first[2]) <= _HUB_PIECE
+            if hub_first:
                 params["first"] = query.clauses[0]
                 sort = f"if(query($first,0),0,1) asc,{sort}"
             body = self.index.search("relations", "*:*", rows=_PAGE, fl=query.fields, filters=query.filters,
@@ -205,7 +206,7 @@ class SolrLineageStore(RelationsByAsk):
                 pending = pending[1:]
                 continue
             after = str(docs[-1]["identity"])
-            if "first" in params:  # the first piece's answers came first: it is whole
+            if hub_first:  # the first piece's answers came first: it is whole
                 if firsts:
                     yield self._counted(asks, [(first[1], relation) for relation in firsts])
                 pending = pending[1:]
